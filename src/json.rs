@@ -1,0 +1,291 @@
+//! The order-preserving JSON value and the JavaScript rendering rules of SPEC §0.4.
+//!
+//! Values are `serde_json::Value` built with `preserve_order`, so objects keep insertion order.
+//! On top of that this module enforces ECMAScript own-property order (array-index keys first,
+//! ascending) and renders text exactly like `JSON.stringify`.
+
+use std::fmt::Write as _;
+
+pub use serde_json::json;
+
+/// A JSON value whose objects keep their key order.
+pub type Json = serde_json::Value;
+/// A JSON object (ordered map).
+pub type JsonMap = serde_json::Map<String, Json>;
+
+/// Parses strict JSON (RFC 8259) and puts object keys in ECMAScript order.
+/// Duplicate keys: the last value wins and the key keeps its first position.
+pub fn parse(text: &str) -> Result<Json, String> {
+    let mut value: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    normalize_key_order(&mut value);
+    Ok(value)
+}
+
+/// True for the decimal strings "0".."4294967294" without leading zeros (ECMAScript array indices).
+pub fn is_array_index(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    if bytes.is_empty() || bytes.len() > 10 || !bytes.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    if bytes.len() > 1 && bytes[0] == b'0' {
+        return false;
+    }
+    key.parse::<u64>().is_ok_and(|n| n < 4_294_967_295)
+}
+
+/// Reorders every object so that array-index keys come first in ascending numeric order,
+/// followed by the other keys in their current (insertion) order.
+pub fn normalize_key_order(value: &mut Json) {
+    match value {
+        Json::Object(map) => {
+            if map.keys().any(|k| is_array_index(k)) {
+                let old = std::mem::take(map);
+                let (mut index_keys, others): (Vec<_>, Vec<_>) =
+                    old.into_iter().partition(|(k, _)| is_array_index(k));
+                index_keys.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(0));
+                map.extend(index_keys);
+                map.extend(others);
+            }
+            map.values_mut().for_each(normalize_key_order);
+        }
+        Json::Array(items) => items.iter_mut().for_each(normalize_key_order),
+        _ => {}
+    }
+}
+
+/// Sets `key` on `map` with ECMAScript semantics: an existing key keeps its position, a new
+/// array-index key goes to its numeric place among the index keys, any other new key goes last.
+pub fn set_key(map: &mut JsonMap, key: &str, value: Json) {
+    if let Some(slot) = map.get_mut(key) {
+        *slot = value;
+        return;
+    }
+    if !is_array_index(key) {
+        map.insert(key.to_string(), value);
+        return;
+    }
+    let n: u64 = key.parse().unwrap_or(0);
+    let position = map
+        .keys()
+        .position(|k| !is_array_index(k) || k.parse::<u64>().unwrap_or(0) > n)
+        .unwrap_or(map.len());
+    map.shift_insert(position, key.to_string(), value);
+}
+
+/// Renders a number the way ECMAScript's Number-to-String does (`3`, `0.1`, `1e+21`, `-0` → `0`).
+pub fn number_to_string(n: f64) -> String {
+    if n.is_finite() {
+        let mut buffer = ryu_js::Buffer::new();
+        buffer.format_finite(n).to_string()
+    } else if n.is_nan() {
+        "NaN".into()
+    } else if n > 0.0 {
+        "Infinity".into()
+    } else {
+        "-Infinity".into()
+    }
+}
+
+/// The f64 value of a JSON number (all JSON numbers are doubles in the reference).
+pub fn number_value(n: &serde_json::Number) -> f64 {
+    n.as_f64().unwrap_or(0.0)
+}
+
+/// Makes a JSON number from a double; non-finite values become `null` (as `JSON.stringify` does).
+pub fn number(n: f64) -> Json {
+    if n == n.trunc() && n.abs() < 9_007_199_254_740_992.0 {
+        // Integral values are stored as integers so that every consumer prints them without `.0`.
+        Json::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map_or(Json::Null, Json::Number)
+    }
+}
+
+/// `JSON.stringify(value)`: compact text.
+pub fn to_string(value: &Json) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, None, 0);
+    out
+}
+
+/// `JSON.stringify(value, null, 2)`.
+pub fn to_string_pretty(value: &Json) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, Some(2), 0);
+    out
+}
+
+/// Appends `JSON.stringify(text)` to `out`.
+pub fn write_string(out: &mut String, text: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, ch) in text.char_indices() {
+        let escape = match ch {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\u{08}' => "\\b",
+            '\u{0c}' => "\\f",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            c if (c as u32) < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&text[start..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{:04x}", ch as u32);
+        } else {
+            out.push_str(escape);
+        }
+        start = i + ch.len_utf8();
+    }
+    out.push_str(&text[start..]);
+    out.push('"');
+}
+
+fn write_value(out: &mut String, value: &Json, indent: Option<usize>, depth: usize) {
+    match value {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) => {
+            let f = number_value(n);
+            if f.is_finite() {
+                out.push_str(&number_to_string(f));
+            } else {
+                out.push_str("null");
+            }
+        }
+        Json::String(s) => write_string(out, s),
+        Json::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, indent, depth + 1);
+                write_value(out, item, indent, depth + 1);
+            }
+            newline(out, indent, depth);
+            out.push(']');
+        }
+        Json::Object(map) => {
+            if map.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, indent, depth + 1);
+                write_string(out, key);
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+                write_value(out, item, indent, depth + 1);
+            }
+            newline(out, indent, depth);
+            out.push('}');
+        }
+    }
+}
+
+fn newline(out: &mut String, indent: Option<usize>, depth: usize) {
+    if let Some(width) = indent {
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', width * depth));
+    }
+}
+
+/// JSON equality as JSON Schema defines it: same primitive (numbers by value), arrays item-wise,
+/// objects with the same keys and equal values regardless of key order.
+pub fn deep_equal(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => number_value(x) == number_value(y),
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q))
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Milliseconds since the Unix epoch, as a JSON number (SPEC §0.4.6).
+pub fn now_ms() -> Json {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    Json::from(ms)
+}
+
+/// The string value of `value[key]`, if it is a string.
+pub fn str_field<'a>(value: &'a Json, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Json::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_render_like_javascript() {
+        assert_eq!(to_string(&parse("3.0").unwrap()), "3");
+        assert_eq!(to_string(&parse("1e21").unwrap()), "1e+21");
+        assert_eq!(to_string(&parse("0.1").unwrap()), "0.1");
+        assert_eq!(to_string(&parse("-0").unwrap()), "0");
+        assert_eq!(to_string(&parse("1e-7").unwrap()), "1e-7");
+        assert_eq!(to_string(&parse("1.5").unwrap()), "1.5");
+        assert_eq!(to_string(&parse("9007199254740993").unwrap()), "9007199254740992");
+        assert_eq!(number_to_string(123456789012345678901234567890.0), "1.2345678901234568e+29");
+    }
+
+    #[test]
+    fn integer_like_keys_come_first() {
+        let v = parse(r#"{"b":1,"2":2,"a":3,"1":4,"01":5}"#).unwrap();
+        assert_eq!(to_string(&v), r#"{"1":4,"2":2,"b":1,"a":3,"01":5}"#);
+        let mut m = JsonMap::new();
+        set_key(&mut m, "x", json!(1));
+        set_key(&mut m, "5", json!(2));
+        set_key(&mut m, "3", json!(3));
+        set_key(&mut m, "x", json!(4));
+        assert_eq!(to_string(&Json::Object(m)), r#"{"3":3,"5":2,"x":4}"#);
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position_last_value() {
+        let v = parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
+        assert_eq!(to_string(&v), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn strings_escape_like_json_stringify() {
+        let v = json!("a\"b\\c\n\u{1}/é\u{7f}");
+        assert_eq!(to_string(&v), "\"a\\\"b\\\\c\\n\\u0001/é\u{7f}\"");
+    }
+
+    #[test]
+    fn pretty_printing_matches_indent_two() {
+        let v = parse(r#"{"n":"abc","extra":1,"e":{},"l":[]}"#).unwrap();
+        assert_eq!(
+            to_string_pretty(&v),
+            "{\n  \"n\": \"abc\",\n  \"extra\": 1,\n  \"e\": {},\n  \"l\": []\n}"
+        );
+    }
+
+    #[test]
+    fn deep_equal_ignores_key_order_and_number_spelling() {
+        assert!(deep_equal(&parse(r#"{"a":1,"b":[1.0]}"#).unwrap(), &parse(r#"{"b":[1],"a":1}"#).unwrap()));
+        assert!(!deep_equal(&json!(true), &json!(1)));
+    }
+}

@@ -1,0 +1,167 @@
+//! Data model (SPEC §2): messages, content blocks, usage, models and tool declarations.
+//!
+//! Messages are host JSON kept verbatim (custom roles and unknown fields round-trip); this
+//! module holds the fixed shapes the core creates itself and small accessors.
+
+use crate::json::{json, now_ms, Json, JsonMap};
+
+/// The zero usage of SPEC §2.2.
+pub fn zero_usage() -> Json {
+    json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+}
+
+/// The placeholder model of an Agent created without a model (SPEC §2.4).
+pub fn placeholder_model() -> Json {
+    json!({"id": "unknown", "name": "unknown", "api": "unknown", "provider": "unknown",
+        "baseUrl": "", "reasoning": false, "input": [],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 0, "maxTokens": 0})
+}
+
+/// The default client identity merged under the configured one (SPEC §2.5).
+pub fn default_identity() -> Json {
+    json!({"attribution": {"name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"]}})
+}
+
+/// An error tool result created by the loop (SPEC §2.7).
+pub fn error_tool_result(text: &str) -> Json {
+    json!({"content": [{"type": "text", "text": text}], "details": {}})
+}
+
+/// A user message with array content: the text block, then the images (SPEC §7.6).
+pub fn user_text_message(text: &str, images: &[Json]) -> Json {
+    let mut content = vec![json!({"type": "text", "text": text})];
+    content.extend(images.iter().cloned());
+    json!({"role": "user", "content": content, "timestamp": now_ms()})
+}
+
+/// The role of a message ("" when it has none).
+pub fn role(message: &Json) -> &str {
+    message.get("role").and_then(Json::as_str).unwrap_or("")
+}
+
+/// True for the four roles the default `convertToLlm` keeps.
+pub fn is_llm_role(role: &str) -> bool {
+    matches!(role, "system" | "user" | "assistant" | "toolResult")
+}
+
+/// The synthetic assistant message of the failure path (SPEC §7.9).
+pub fn failure_message(model: &Json, error: &str, aborted: bool) -> Json {
+    let field = |k: &str| model.get(k).cloned().unwrap_or(Json::Null);
+    json!({
+        "role": "assistant",
+        "content": [{"type": "text", "text": ""}],
+        "api": field("api"),
+        "provider": field("provider"),
+        "model": field("id"),
+        "usage": zero_usage(),
+        "stopReason": if aborted { "aborted" } else { "error" },
+        "errorMessage": error,
+        "timestamp": now_ms(),
+    })
+}
+
+/// `toToolDeclaration` (SPEC §2.6): name, description (if any), parameters, constrainedSampling
+/// (if the key exists, including `false`), in that order.
+pub fn tool_declaration(tool: &Json) -> Json {
+    let mut out = JsonMap::new();
+    for key in ["name", "description", "parameters", "constrainedSampling"] {
+        if let Some(value) = tool.get(key) {
+            out.insert(key.to_string(), value.clone());
+        }
+    }
+    Json::Object(out)
+}
+
+/// A tool result message for an outcome, fields in the loop's order (SPEC §2.3, §6.10).
+pub fn tool_result_message(
+    tool_call: &Json,
+    result: &Json,
+    is_error: bool,
+    duration_ms: Option<u64>,
+) -> Json {
+    let mut m = JsonMap::new();
+    m.insert("role".into(), json!("toolResult"));
+    m.insert("toolCallId".into(), tool_call.get("id").cloned().unwrap_or(json!("")));
+    m.insert("toolName".into(), tool_call.get("name").cloned().unwrap_or(json!("")));
+    let content = result.get("content").filter(|c| !c.is_null()).cloned();
+    m.insert("content".into(), content.unwrap_or_else(|| json!([])));
+    if let Some(details) = result.get("details") {
+        m.insert("details".into(), details.clone());
+    }
+    if let Some(usage) = result.get("usage") {
+        m.insert("usage".into(), usage.clone());
+    }
+    m.insert("isError".into(), json!(is_error));
+    if let Some(ms) = duration_ms {
+        m.insert("durationMs".into(), json!(ms));
+    }
+    m.insert("timestamp".into(), now_ms());
+    Json::Object(m)
+}
+
+/// The `toolCall` blocks of an assistant message, in order.
+pub fn tool_calls(message: &Json) -> Vec<Json> {
+    message
+        .get("content")
+        .and_then(Json::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Json::as_str) == Some("toolCall"))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::to_string;
+
+    #[test]
+    fn zero_usage_matches_spec() {
+        assert_eq!(
+            to_string(&zero_usage()),
+            r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#
+        );
+    }
+
+    #[test]
+    fn placeholder_model_matches_spec() {
+        assert_eq!(
+            to_string(&placeholder_model()),
+            r#"{"id":"unknown","name":"unknown","api":"unknown","provider":"unknown","baseUrl":"","reasoning":false,"input":[],"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0},"contextWindow":0,"maxTokens":0}"#
+        );
+    }
+
+    #[test]
+    fn declaration_keeps_only_declared_keys_in_order() {
+        let tool = json!({"label": "R", "constrainedSampling": false, "parameters": {"type": "object"},
+            "name": "read", "executionMode": "sequential", "extra": 1, "description": "d"});
+        assert_eq!(
+            to_string(&tool_declaration(&tool)),
+            r#"{"name":"read","description":"d","parameters":{"type":"object"},"constrainedSampling":false}"#
+        );
+        let bare = json!({"name": "x", "parameters": {}});
+        assert_eq!(to_string(&tool_declaration(&bare)), r#"{"name":"x","parameters":{}}"#);
+    }
+
+    #[test]
+    fn tool_result_message_key_order_and_absent_fields() {
+        let call = json!({"type": "toolCall", "id": "c1", "name": "t", "arguments": {}});
+        let result = json!({"usage": {"input": 1}, "extra": 1, "content": [], "terminate": true});
+        let m = tool_result_message(&call, &result, false, Some(5));
+        let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["role", "toolCallId", "toolName", "content", "usage", "isError", "durationMs", "timestamp"]
+        );
+        let m = tool_result_message(&call, &json!({"details": null}), true, None);
+        assert_eq!(m["content"], json!([]));
+        assert_eq!(m["details"], Json::Null);
+        assert!(m.get("durationMs").is_none());
+    }
+}

@@ -1,0 +1,1 @@
+//! System-prompt replay, tool declarations and tool-state diffs (SPEC §4).
