@@ -1,3 +1,195 @@
-//! Assistant stream: turns host events into partial/final messages (SPEC §3).
+//! Assistant stream: the channel a stream function pushes into, and its consumption by the loop
+//! (SPEC §3). Assembly of host events into partial/final messages lives in `assemble`; this
+//! module adds the channel, the consumed notification and the response timing (SPEC §3.5).
 
 pub mod assemble;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+
+use crate::host::lock;
+use crate::json::{json, number_value, Json};
+use assemble::{Assembled, Assembler};
+
+/// What a producer pushes.
+#[derive(Debug)]
+enum Item {
+    Event(Json),
+    End(Option<Json>),
+    Fail(String),
+}
+
+#[derive(Debug)]
+struct Pushed {
+    item: Item,
+    at: Instant,
+}
+
+type ConsumedFn = Arc<dyn Fn() + Send + Sync>;
+
+struct Shared {
+    tx: mpsc::UnboundedSender<Pushed>,
+    closed: AtomicBool,
+    on_consumed: Mutex<Option<ConsumedFn>>,
+}
+
+/// The push after the loop stopped consuming (terminal event seen, run over, agent freed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamClosed;
+
+impl std::fmt::Display for StreamClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("The stream is closed: the agent no longer consumes it.")
+    }
+}
+
+/// The producer side of one request's stream. Cloneable, usable from any thread; pushes never
+/// block.
+#[derive(Clone)]
+pub struct StreamSender {
+    shared: Arc<Shared>,
+}
+
+impl StreamSender {
+    fn send(&self, item: Item) -> Result<(), StreamClosed> {
+        if self.is_closed() {
+            return Err(StreamClosed);
+        }
+        let pushed = Pushed { item, at: Instant::now() };
+        self.shared.tx.send(pushed).map_err(|_| StreamClosed)
+    }
+
+    /// Pushes one assistant stream event (full or delta form, SPEC §3.2, §3.7).
+    pub fn push(&self, event: Json) -> Result<(), StreamClosed> {
+        self.send(Item::Event(event))
+    }
+
+    /// Ends the stream without a terminal event; `final_message` is the explicit final message
+    /// (SPEC §3.5), `None` applies the [libagent] rule.
+    pub fn end(&self, final_message: Option<Json>) -> Result<(), StreamClosed> {
+        self.send(Item::End(final_message))
+    }
+
+    /// Before any push: the stream function failed with `message` (SPEC §6.12). After a push:
+    /// an `error` event with `errorMessage` = `message`.
+    pub fn fail(&self, message: &str) -> Result<(), StreamClosed> {
+        self.send(Item::Fail(message.to_string()))
+    }
+
+    /// Registers the consumed notification: called on the runtime thread each time a pushed
+    /// item has been fully processed by the agent (its event delivered to every listener).
+    pub fn on_consumed(&self, callback: impl Fn() + Send + Sync + 'static) {
+        *lock(&self.shared.on_consumed) = Some(Arc::new(callback));
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::SeqCst)
+    }
+}
+
+/// What the loop gets from the stream for one pushed item.
+#[derive(Debug)]
+pub enum StreamOutput {
+    /// Nothing to emit for this item.
+    Ignored,
+    Start { partial: Json },
+    Update { event: Json, partial: Json },
+    /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
+    Final { message: Json, started: bool },
+    /// The stream function failed before producing anything.
+    FunctionFailed(String),
+}
+
+/// The consumer side, owned by the loop for one request.
+pub struct StreamReceiver {
+    rx: mpsc::UnboundedReceiver<Pushed>,
+    shared: Arc<Shared>,
+    assembler: Assembler,
+    created_at: Instant,
+    created_wall_ms: f64,
+    received_any: bool,
+}
+
+/// Creates a request's stream; the creation time is the stream's `T0` (SPEC §3.5).
+pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared { tx, closed: AtomicBool::new(false), on_consumed: Mutex::new(None) });
+    let created_wall_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as f64)
+        .unwrap_or(0.0);
+    let receiver = StreamReceiver {
+        rx,
+        shared: shared.clone(),
+        assembler: Assembler::new(model),
+        created_at: Instant::now(),
+        created_wall_ms,
+        received_any: false,
+    };
+    (StreamSender { shared }, receiver)
+}
+
+impl StreamReceiver {
+    /// Waits for the next pushed item and interprets it.
+    pub async fn next(&mut self) -> StreamOutput {
+        let pushed = self.rx.recv().await;
+        let at = pushed.as_ref().map_or_else(Instant::now, |p| p.at);
+        let first = !self.received_any;
+        self.received_any = true;
+        let assembled = match pushed.map(|p| p.item) {
+            Some(Item::Event(event)) => self.assembler.accept(event),
+            Some(Item::End(message)) => self.assembler.end(message),
+            Some(Item::Fail(message)) if first => return StreamOutput::FunctionFailed(message),
+            Some(Item::Fail(message)) => self
+                .assembler
+                .accept(json!({"type": "error", "reason": "error", "errorMessage": message})),
+            // Every sender is gone without a terminal event (SPEC §3.5 [libagent]).
+            None => self.assembler.end(None),
+        };
+        match assembled {
+            Assembled::Ignored => StreamOutput::Ignored,
+            Assembled::Start { partial } => StreamOutput::Start { partial },
+            Assembled::Update { event, partial } => StreamOutput::Update { event, partial },
+            Assembled::Final { mut message, started } => {
+                self.close();
+                self.apply_duration(&mut message, at);
+                StreamOutput::Final { message, started }
+            }
+        }
+    }
+
+    /// SPEC §3.5: `durationMs` only when absent and the message is not older than the stream.
+    fn apply_duration(&self, message: &mut Json, at: Instant) {
+        let Some(object) = message.as_object_mut() else { return };
+        if object.contains_key("durationMs") {
+            return;
+        }
+        let timestamp = object.get("timestamp").and_then(Json::as_number).map(number_value);
+        if timestamp.is_some_and(|t| t >= self.created_wall_ms) {
+            let elapsed = at.saturating_duration_since(self.created_at).as_secs_f64() * 1000.0;
+            object.insert("durationMs".into(), json!((elapsed + 0.5).floor() as u64));
+        }
+    }
+
+    /// Tells the producer that the last item was fully processed.
+    pub fn consumed(&self) {
+        let callback = lock(&self.shared.on_consumed).clone();
+        if let Some(callback) = callback {
+            callback();
+        }
+    }
+
+    /// Stops consuming: later pushes fail with `StreamClosed`.
+    pub fn close(&self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Drop for StreamReceiver {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,447 @@
+//! The low-level loop (SPEC §6): stateless runs over a context, turns, requests, tool batches,
+//! queues and hooks. The stateful owner is `agent.rs`.
+
+mod tools;
+
+use std::sync::Arc;
+
+use crate::event::AgentEvent;
+use crate::host::{default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn, StreamRequest};
+use crate::json::{json, set_key, Json, JsonMap};
+use crate::message::{default_identity, is_llm_role, role, tool_calls};
+use crate::stream::{self, StreamOutput};
+use crate::transcript::declare_tool_changes;
+
+pub use tools::{run_tool_call, RunToolCallOptions, ToolCallOutcome};
+
+/// A queue source (`getSteeringMessages` / `getFollowUpMessages`).
+pub type QueueSource = Arc<dyn Fn() -> HostFuture<Result<Vec<Json>, String>> + Send + Sync>;
+
+/// The emit sink: awaited for every event; an `Err` fails the run (SPEC §6.12).
+pub type Emit = Arc<dyn Fn(AgentEvent) -> HostFuture<Result<(), String>> + Send + Sync>;
+
+/// `AgentLoopConfig` (SPEC §6.1).
+#[derive(Clone, Default)]
+pub struct LoopConfig {
+    pub model: Json,
+    /// The requested reasoning level; `None` = off.
+    pub reasoning: Option<String>,
+    /// `"sequential"` runs every batch sequentially; anything else is parallel.
+    pub tool_execution: Option<String>,
+    pub convert_to_llm: Option<Hook>,
+    pub transform_context: Option<Hook>,
+    pub get_api_key: Option<Hook>,
+    pub api_key: Option<String>,
+    pub before_tool_call: Option<Hook>,
+    pub after_tool_call: Option<Hook>,
+    pub finish_turn: Option<Hook>,
+    pub prepare_request: Option<Hook>,
+    /// Receives the turn context (SPEC §2.8) and the run's signal.
+    pub prepare_next_turn: Option<Hook>,
+    pub get_steering_messages: Option<QueueSource>,
+    pub get_follow_up_messages: Option<QueueSource>,
+    pub identity: Option<Json>,
+    /// Forwarded stream options besides reasoning/apiKey/identity (sessionId, transport,
+    /// thinkingBudgets, maxRetryDelayMs, and any pass-through option), in order.
+    pub stream_options: JsonMap,
+    /// Tools that hook results may name in `context.tools` besides the context's own tools.
+    pub tool_registry: Vec<AgentTool>,
+}
+
+/// `{ messages, tools }`: the transcript the loop works on plus the executable tools.
+#[derive(Clone, Default, Debug)]
+pub struct LoopContext {
+    pub messages: Vec<Json>,
+    pub tools: Vec<AgentTool>,
+}
+
+impl LoopContext {
+    /// The tools' definitions as hooks see them (SPEC §2.8).
+    pub fn tool_definitions(&self) -> Vec<Json> {
+        self.tools.iter().map(|t| (*t.definition).clone()).collect()
+    }
+
+    /// `{ "messages": [...], "tools": [definitions] }`.
+    pub fn to_json(&self) -> Json {
+        json!({"messages": self.messages.clone(), "tools": self.tool_definitions()})
+    }
+}
+
+/// `runAgentLoop` (SPEC §6.2): starts a run with new prompt messages; returns the new messages.
+pub async fn run_agent_loop(
+    prompts: Vec<Json>,
+    context: LoopContext,
+    config: LoopConfig,
+    emit: Emit,
+    signal: AbortSignal,
+    stream_fn: Option<StreamFn>,
+) -> Result<Vec<Json>, String> {
+    let initial = declare_tool_changes(&context.messages, &context.tool_definitions(), prompts);
+    let mut run = Run::new(context, config, emit, signal, stream_fn);
+    run.new_messages = initial.clone();
+    run.context.messages.extend(initial.iter().cloned());
+    run.emit(AgentEvent::AgentStart).await?;
+    run.emit(AgentEvent::TurnStart).await?;
+    for message in initial {
+        run.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+        run.emit(AgentEvent::MessageEnd { message }).await?;
+    }
+    run.main_loop().await?;
+    Ok(run.new_messages)
+}
+
+/// The two checks `runAgentLoopContinue` makes before any event (SPEC §6.3).
+pub fn check_continue(messages: &[Json]) -> Result<(), String> {
+    match messages.last() {
+        None => Err("Cannot continue: no messages in context".into()),
+        Some(last) if role(last) == "assistant" => Err("Cannot continue from message role: assistant".into()),
+        Some(_) => Ok(()),
+    }
+}
+
+/// `runAgentLoopContinue` (SPEC §6.3): continues from the context without new messages.
+pub async fn run_agent_loop_continue(
+    context: LoopContext,
+    config: LoopConfig,
+    emit: Emit,
+    signal: AbortSignal,
+    stream_fn: Option<StreamFn>,
+) -> Result<Vec<Json>, String> {
+    check_continue(&context.messages)?;
+    let mut run = Run::new(context, config, emit, signal, stream_fn);
+    run.emit(AgentEvent::AgentStart).await?;
+    run.emit(AgentEvent::TurnStart).await?;
+    run.main_loop().await?;
+    Ok(run.new_messages)
+}
+
+/// Serialises event delivery: parallel tools never overlap two emits (SPEC §1.3 item 2).
+pub(crate) struct Emitter {
+    emit: Emit,
+    gate: tokio::sync::Mutex<()>,
+}
+
+impl Emitter {
+    pub(crate) async fn emit(&self, event: AgentEvent) -> Result<(), String> {
+        let _turn = self.gate.lock().await;
+        (self.emit)(event).await
+    }
+}
+
+/// The state of one run: the working context `W`, the private config copy and `newMessages`.
+struct Run {
+    context: LoopContext,
+    config: LoopConfig,
+    emitter: Emitter,
+    signal: AbortSignal,
+    stream_fn: Option<StreamFn>,
+    new_messages: Vec<Json>,
+}
+
+/// The assistant message and tool results of the last turn (`lastTurn`).
+struct Turn {
+    message: Json,
+    tool_results: Vec<Json>,
+}
+
+/// The continue/end decision of `finishTurn`.
+#[derive(PartialEq)]
+enum Decision {
+    None,
+    Continue,
+    End,
+}
+
+impl Run {
+    fn new(context: LoopContext, config: LoopConfig, emit: Emit, signal: AbortSignal, stream_fn: Option<StreamFn>) -> Self {
+        let emitter = Emitter { emit, gate: tokio::sync::Mutex::new(()) };
+        Self { context, config, emitter, signal, stream_fn, new_messages: Vec::new() }
+    }
+
+    async fn emit(&self, event: AgentEvent) -> Result<(), String> {
+        self.emitter.emit(event).await
+    }
+
+    async fn poll(source: &Option<QueueSource>) -> Result<Vec<Json>, String> {
+        match source {
+            Some(source) => source().await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The main loop (SPEC §6.4).
+    async fn main_loop(&mut self) -> Result<(), String> {
+        // The default stream function is looked up only now (SPEC §6.1).
+        if self.stream_fn.is_none() {
+            self.stream_fn = Some(default_stream_fn()?);
+        }
+        let mut pending = Self::poll(&self.config.get_steering_messages).await?;
+        let mut last_turn: Option<Turn> = None;
+        let mut explicit_continuation = false;
+        loop {
+            let mut has_more_tool_calls = true;
+            while has_more_tool_calls || !pending.is_empty() {
+                let mut prepared = Vec::new();
+                if let Some(turn) = &last_turn {
+                    if let Some(hook) = self.config.prepare_next_turn.clone() {
+                        let update = hook(self.turn_json(turn), self.signal.clone()).await?;
+                        if let Some(update) = update.filter(Json::is_object) {
+                            if let Some(messages) = update.get("messages").and_then(Json::as_array) {
+                                prepared = messages.clone();
+                            }
+                            self.apply_update(&update);
+                        }
+                    }
+                    if pending.is_empty() {
+                        pending = Self::poll(&self.config.get_steering_messages).await?;
+                    }
+                    self.emit(AgentEvent::TurnStart).await?;
+                }
+                prepared.append(&mut pending);
+                let batch = declare_tool_changes(&self.context.messages, &self.context.tool_definitions(), prepared);
+                for message in batch {
+                    self.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+                    self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+                    self.context.messages.push(message.clone());
+                    self.new_messages.push(message);
+                }
+
+                if let Some(hook) = self.config.prepare_request.clone() {
+                    let input = json!({"context": self.context.to_json(), "model": self.config.model.clone(),
+                        "thinkingLevel": self.thinking_level()});
+                    if let Some(update) = hook(input, self.signal.clone()).await?.filter(Json::is_object) {
+                        self.apply_update(&update);
+                    }
+                }
+
+                let message = self.stream_assistant_response().await?;
+                self.new_messages.push(message.clone());
+
+                let stop_reason = message.get("stopReason").and_then(Json::as_str).unwrap_or("");
+                if stop_reason == "error" || stop_reason == "aborted" {
+                    let turn = Turn { message, tool_results: Vec::new() };
+                    if let Some(hook) = self.config.finish_turn.clone() {
+                        hook(self.turn_json(&turn), self.signal.clone()).await?;
+                    }
+                    self.emit(AgentEvent::TurnEnd { message: turn.message, tool_results: Vec::new() }).await?;
+                    return self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await;
+                }
+
+                let calls = tool_calls(&message);
+                let mut tool_results = Vec::new();
+                has_more_tool_calls = false;
+                if !calls.is_empty() {
+                    let batch = if stop_reason == "length" {
+                        tools::fail_truncated_tool_calls(&self.emitter, calls).await?
+                    } else {
+                        let config = &self.config;
+                        let context = &self.context;
+                        tools::execute_tool_calls(context, &message, calls, config, &self.emitter, &self.signal).await?
+                    };
+                    tool_results = batch.messages;
+                    has_more_tool_calls = !batch.terminate;
+                    self.context.messages.extend(tool_results.iter().cloned());
+                    self.new_messages.extend(tool_results.iter().cloned());
+                }
+
+                let turn = Turn { message, tool_results };
+                let decision = match self.config.finish_turn.clone() {
+                    Some(hook) => decision_of(hook(self.turn_json(&turn), self.signal.clone()).await?),
+                    None => Decision::None,
+                };
+                self.emit(AgentEvent::TurnEnd { message: turn.message.clone(), tool_results: turn.tool_results.clone() })
+                    .await?;
+                last_turn = Some(turn);
+                if decision == Decision::End {
+                    return self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await;
+                }
+                explicit_continuation = decision == Decision::Continue;
+                pending = Self::poll(&self.config.get_steering_messages).await?;
+                if has_more_tool_calls || !pending.is_empty() {
+                    explicit_continuation = false;
+                }
+            }
+            let follow_ups = Self::poll(&self.config.get_follow_up_messages).await?;
+            if !follow_ups.is_empty() {
+                explicit_continuation = false;
+                pending = follow_ups;
+                continue;
+            }
+            if explicit_continuation {
+                explicit_continuation = false;
+                continue;
+            }
+            break;
+        }
+        self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await
+    }
+
+    fn thinking_level(&self) -> String {
+        self.config.reasoning.clone().unwrap_or_else(|| "off".into())
+    }
+
+    /// `AgentTurnContext` (SPEC §2.8) for `finishTurn` and `prepareNextTurn`.
+    fn turn_json(&self, turn: &Turn) -> Json {
+        json!({"message": turn.message.clone(), "toolResults": turn.tool_results.clone(),
+            "context": self.context.to_json(), "newMessages": self.new_messages.clone()})
+    }
+
+    /// Applies `context`, `model` and `thinkingLevel` of a hook update (SPEC §6.4 steps 4.2, 7).
+    fn apply_update(&mut self, update: &Json) {
+        if let Some(context) = update.get("context").filter(|c| c.is_object()) {
+            if let Some(messages) = context.get("messages").and_then(Json::as_array) {
+                self.context.messages = messages.clone();
+            }
+            let names = context.get("tools").and_then(Json::as_array).cloned().unwrap_or_default();
+            self.context.tools = self.resolve_tools(&names);
+        }
+        if let Some(model) = update.get("model").filter(|m| !m.is_null()) {
+            self.config.model = model.clone();
+        }
+        match update.get("thinkingLevel").and_then(Json::as_str) {
+            Some("off") => self.config.reasoning = None,
+            Some(level) => self.config.reasoning = Some(level.to_string()),
+            None => {}
+        }
+    }
+
+    /// Hook results name tools (SPEC A17): by name string, or by an object with a `name`.
+    fn resolve_tools(&self, names: &[Json]) -> Vec<AgentTool> {
+        names
+            .iter()
+            .filter_map(|entry| entry.as_str().or_else(|| entry.get("name").and_then(Json::as_str)))
+            .filter_map(|name| {
+                self.context
+                    .tools
+                    .iter()
+                    .chain(self.config.tool_registry.iter())
+                    .find(|tool| tool.name() == name)
+                    .cloned()
+            })
+            .collect()
+    }
+
+    /// `streamAssistantResponse` (SPEC §6.5) and the stream consumption of SPEC §3.10.
+    async fn stream_assistant_response(&mut self) -> Result<Json, String> {
+        let mut messages = self.context.messages.clone();
+        if let Some(hook) = self.config.transform_context.clone() {
+            // A13: answering nothing leaves the messages unchanged.
+            if let Some(Json::Array(transformed)) = hook(Json::Array(messages.clone()), self.signal.clone()).await? {
+                messages = transformed;
+            }
+        }
+        let llm_messages = match self.config.convert_to_llm.clone() {
+            Some(hook) => match hook(Json::Array(messages.clone()), self.signal.clone()).await? {
+                Some(Json::Array(converted)) => converted,
+                // A14: answering nothing applies the default conversion.
+                _ => default_convert_to_llm(&messages),
+            },
+            None => default_convert_to_llm(&messages),
+        };
+        let mut api_key = None;
+        if let Some(hook) = self.config.get_api_key.clone() {
+            let provider = self.config.model.get("provider").cloned().unwrap_or(Json::Null);
+            if let Some(Json::String(key)) = hook(provider, self.signal.clone()).await? {
+                api_key = Some(key).filter(|k| !k.is_empty());
+            }
+        }
+        let api_key = api_key.or_else(|| self.config.api_key.clone());
+        let request = StreamRequest {
+            model: self.config.model.clone(),
+            context: json!({"messages": llm_messages}),
+            options: self.stream_options(api_key),
+            signal: self.signal.clone(),
+        };
+        let stream_fn = match &self.stream_fn {
+            Some(stream_fn) => stream_fn.clone(),
+            None => default_stream_fn()?,
+        };
+        let (sender, mut receiver) = stream::channel(&self.config.model);
+        stream_fn(request, sender);
+
+        loop {
+            match receiver.next().await {
+                StreamOutput::Ignored => receiver.consumed(),
+                StreamOutput::Start { partial } => {
+                    // The working context holds the partial only as a placeholder: nothing reads
+                    // it before the final message replaces it.
+                    self.context.messages.push(Json::Null);
+                    self.emit(AgentEvent::MessageStart { message: partial }).await?;
+                    receiver.consumed();
+                }
+                StreamOutput::Update { event, .. } => {
+                    self.emit(AgentEvent::MessageUpdate { event }).await?;
+                    receiver.consumed();
+                }
+                StreamOutput::Final { mut message, started } => {
+                    if let Some(object) = message.as_object_mut() {
+                        set_key(object, "thinkingLevel", json!(self.thinking_level()));
+                    }
+                    if started {
+                        if let Some(last) = self.context.messages.last_mut() {
+                            *last = message.clone();
+                        }
+                    } else {
+                        self.context.messages.push(message.clone());
+                        self.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+                    }
+                    self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+                    receiver.consumed();
+                    return Ok(message);
+                }
+                StreamOutput::FunctionFailed(error) => return Err(error),
+            }
+        }
+    }
+
+    /// The stream options of SPEC §6.5 step 5.
+    fn stream_options(&self, api_key: Option<String>) -> Json {
+        let mut options = JsonMap::new();
+        if let Some(reasoning) = &self.config.reasoning {
+            options.insert("reasoning".into(), json!(reasoning));
+        }
+        for (key, value) in &self.config.stream_options {
+            options.insert(key.clone(), value.clone());
+        }
+        if let Some(key) = api_key {
+            options.insert("apiKey".into(), json!(key));
+        }
+        options.insert("identity".into(), merged_identity(self.config.identity.as_ref()));
+        Json::Object(options)
+    }
+}
+
+/// The default identity with the configured one merged over it field by field (SPEC §6.5).
+pub fn merged_identity(identity: Option<&Json>) -> Json {
+    let mut merged = default_identity();
+    if let (Some(Json::Object(fields)), Some(target)) = (identity, merged.as_object_mut()) {
+        for (key, value) in fields {
+            set_key(target, key, value.clone());
+        }
+    }
+    merged
+}
+
+/// The default `convertToLlm`: keep system, user, assistant and toolResult messages (SPEC §7.14).
+pub fn default_convert_to_llm(messages: &[Json]) -> Vec<Json> {
+    messages.iter().filter(|m| is_llm_role(role(m))).cloned().collect()
+}
+
+fn decision_of(answer: Option<Json>) -> Decision {
+    match answer.as_ref().and_then(|a| a.get("action")).and_then(Json::as_str) {
+        Some("continue") => Decision::Continue,
+        Some("end") => Decision::End,
+        _ => Decision::None,
+    }
+}
+
+/// JavaScript truthiness of a JSON value.
+pub(crate) fn truthy(value: Option<&Json>) -> bool {
+    match value {
+        None | Some(Json::Null) => false,
+        Some(Json::Bool(b)) => *b,
+        Some(Json::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Json::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    }
+}

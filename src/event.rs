@@ -1,0 +1,138 @@
+//! Agent events (SPEC §8.1) and their JSON shapes.
+//!
+//! Events are immutable snapshots (SPEC §0.4.8). Their JSON is built only on request, in the
+//! reference's `full` shape or the `lean` shape (no whole partial message on `message_update`).
+
+use crate::json::{json, Json, JsonMap};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    AgentStart,
+    TurnStart,
+    MessageStart { message: Json },
+    /// `event` is the full-form assistant stream event; its `partial` is the message.
+    MessageUpdate { event: Json },
+    MessageEnd { message: Json },
+    ToolExecutionStart { tool_call_id: Json, tool_name: Json, args: Json },
+    ToolExecutionUpdate { tool_call_id: Json, tool_name: Json, args: Json, partial_result: Json },
+    ToolExecutionEnd { tool_call_id: Json, tool_name: Json, result: Json, is_error: bool, duration_ms: Option<u64> },
+    TurnEnd { message: Json, tool_results: Vec<Json> },
+    AgentEnd { messages: Vec<Json> },
+}
+
+/// Which JSON shape to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventShape {
+    /// The reference's event object.
+    Full,
+    /// `message_update` without `message` and without the event's `partial`.
+    Lean,
+}
+
+impl AgentEvent {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            AgentEvent::AgentStart => "agent_start",
+            AgentEvent::TurnStart => "turn_start",
+            AgentEvent::MessageStart { .. } => "message_start",
+            AgentEvent::MessageUpdate { .. } => "message_update",
+            AgentEvent::MessageEnd { .. } => "message_end",
+            AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
+            AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
+            AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+            AgentEvent::TurnEnd { .. } => "turn_end",
+            AgentEvent::AgentEnd { .. } => "agent_end",
+        }
+    }
+
+    /// The message carried by `message_start`/`message_update`/`message_end`/`turn_end`.
+    pub fn message(&self) -> Option<&Json> {
+        match self {
+            AgentEvent::MessageStart { message }
+            | AgentEvent::MessageEnd { message }
+            | AgentEvent::TurnEnd { message, .. } => Some(message),
+            AgentEvent::MessageUpdate { event } => event.get("partial"),
+            _ => None,
+        }
+    }
+
+    /// The `delta` text of a `message_update` whose stream event is a `*_delta`.
+    pub fn delta(&self) -> Option<&str> {
+        match self {
+            AgentEvent::MessageUpdate { event } => event.get("delta").and_then(Json::as_str),
+            _ => None,
+        }
+    }
+
+    /// The `assistantMessageEvent.type` of a `message_update`.
+    pub fn update_type(&self) -> Option<&str> {
+        match self {
+            AgentEvent::MessageUpdate { event } => event.get("type").and_then(Json::as_str),
+            _ => None,
+        }
+    }
+
+    pub fn to_json(&self, shape: EventShape) -> Json {
+        let mut m = JsonMap::new();
+        m.insert("type".into(), json!(self.type_name()));
+        match self {
+            AgentEvent::AgentStart | AgentEvent::TurnStart => {}
+            AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
+                m.insert("message".into(), message.clone());
+            }
+            AgentEvent::MessageUpdate { event } => match shape {
+                EventShape::Full => {
+                    m.insert("message".into(), event.get("partial").cloned().unwrap_or(Json::Null));
+                    m.insert("assistantMessageEvent".into(), event.clone());
+                }
+                EventShape::Lean => {
+                    let mut lean = event.clone();
+                    if let Some(object) = lean.as_object_mut() {
+                        object.shift_remove("partial");
+                    }
+                    if let Some(arguments) = lean_tool_arguments(event) {
+                        m.insert("arguments".into(), arguments);
+                    }
+                    m.insert("assistantMessageEvent".into(), lean);
+                }
+            },
+            AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
+                m.insert("toolCallId".into(), tool_call_id.clone());
+                m.insert("toolName".into(), tool_name.clone());
+                m.insert("args".into(), args.clone());
+            }
+            AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
+                m.insert("toolCallId".into(), tool_call_id.clone());
+                m.insert("toolName".into(), tool_name.clone());
+                m.insert("args".into(), args.clone());
+                m.insert("partialResult".into(), partial_result.clone());
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error, duration_ms } => {
+                m.insert("toolCallId".into(), tool_call_id.clone());
+                m.insert("toolName".into(), tool_name.clone());
+                m.insert("result".into(), result.clone());
+                m.insert("isError".into(), json!(is_error));
+                if let Some(ms) = duration_ms {
+                    m.insert("durationMs".into(), json!(ms));
+                }
+            }
+            AgentEvent::TurnEnd { message, tool_results } => {
+                m.insert("message".into(), message.clone());
+                m.insert("toolResults".into(), Json::Array(tool_results.clone()));
+            }
+            AgentEvent::AgentEnd { messages } => {
+                m.insert("messages".into(), Json::Array(messages.clone()));
+            }
+        }
+        Json::Object(m)
+    }
+}
+
+/// A `toolcall_delta`'s block arguments, kept in the lean shape.
+fn lean_tool_arguments(event: &Json) -> Option<Json> {
+    if event.get("type").and_then(Json::as_str) != Some("toolcall_delta") {
+        return None;
+    }
+    let index = event.get("contentIndex").and_then(Json::as_u64)? as usize;
+    event.get("partial")?.get("content")?.get(index)?.get("arguments").cloned()
+}

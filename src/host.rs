@@ -1,0 +1,236 @@
+//! What the host plugs in: the abort signal, stream functions, tools, hooks and listeners.
+//!
+//! Everything here is expressed with Rust closures and futures; the C ABI (`ffi/`) implements
+//! these types on top of C callbacks and the deferred-reply rule.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+
+use crate::event::AgentEvent;
+use crate::json::Json;
+use crate::stream::StreamSender;
+
+/// A boxed future returned by host callbacks.
+pub type HostFuture<T> = BoxFuture<'static, T>;
+
+/// A hook's answer: `Ok(None)` is "returns nothing", `Err(message)` is a failure (a JS throw).
+pub type HookResult = Result<Option<Json>, String>;
+
+type AbortCallback = Box<dyn FnOnce() + Send>;
+
+/// The abort signal of a run. Cheap to clone; every clone observes the same signal.
+#[derive(Clone, Default)]
+pub struct AbortSignal(Arc<SignalInner>);
+
+#[derive(Default)]
+struct SignalInner {
+    aborted: AtomicBool,
+    notify: tokio::sync::Notify,
+    callbacks: Mutex<Vec<AbortCallback>>,
+}
+
+impl AbortSignal {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Aborts the signal. Idempotent. Registered callbacks run on the runtime thread, never
+    /// inside this call.
+    pub fn abort(&self) {
+        if self.0.aborted.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.0.notify.notify_waiters();
+        let callbacks = std::mem::take(&mut *lock(&self.0.callbacks));
+        if !callbacks.is_empty() {
+            crate::runtime::spawn(async move {
+                for callback in callbacks {
+                    callback();
+                }
+            });
+        }
+    }
+
+    pub fn is_aborted(&self) -> bool {
+        self.0.aborted.load(Ordering::SeqCst)
+    }
+
+    /// Completes once the signal is aborted.
+    pub async fn aborted(&self) {
+        loop {
+            let notified = self.0.notify.notified();
+            if self.is_aborted() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Calls `callback` on the runtime thread when the signal aborts (soon, if it already has).
+    pub fn on_abort(&self, callback: impl FnOnce() + Send + 'static) {
+        let mut callbacks = lock(&self.0.callbacks);
+        if self.is_aborted() {
+            drop(callbacks);
+            crate::runtime::spawn(async move { callback() });
+        } else {
+            callbacks.push(Box::new(callback));
+        }
+    }
+
+    /// True when both values are the same signal.
+    pub fn same(&self, other: &AbortSignal) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for AbortSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AbortSignal(aborted={})", self.is_aborted())
+    }
+}
+
+/// Locks a mutex, ignoring poisoning (a panicking host callback must not wedge the agent).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One request to a stream function (SPEC §3.1, §6.5).
+#[derive(Debug, Clone)]
+pub struct StreamRequest {
+    pub model: Json,
+    /// `{ "messages": [...] }`: exactly the `convertToLlm` output.
+    pub context: Json,
+    /// reasoning, sessionId, transport, thinkingBudgets, maxRetryDelayMs, apiKey, identity, ...
+    pub options: Json,
+    pub signal: AbortSignal,
+}
+
+/// A stream function: performs one request by pushing assistant stream events into `sink`
+/// (from any thread, now or later). Failing before any push (`sink.fail`) means the stream
+/// function itself failed (SPEC §6.12).
+pub type StreamFn = Arc<dyn Fn(StreamRequest, StreamSender) + Send + Sync>;
+
+/// A hook: receives the reference's argument object (SPEC §2.8) and the run's signal.
+pub type Hook = Arc<dyn Fn(Json, AbortSignal) -> HostFuture<HookResult> + Send + Sync>;
+
+/// A listener: awaited for every event; an `Err` fails the run (SPEC §7.11).
+pub type Listener = Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> HostFuture<Result<(), String>> + Send + Sync>;
+
+/// Receives a tool's progress updates (`onUpdate`). Never blocks.
+pub type UpdateFn = Arc<dyn Fn(Json) + Send + Sync>;
+
+/// One `execute` call of a tool.
+pub struct ToolInvocation {
+    pub tool_call_id: String,
+    /// The validated, coerced arguments.
+    pub args: Json,
+    pub signal: AbortSignal,
+    /// `onUpdate(partialResult)`; calls after the execution completed are ignored.
+    pub on_update: UpdateFn,
+}
+
+/// The behaviour of a tool. `execute` answers with the AgentToolResult JSON (`Ok(None)` or a
+/// non-object is "returned nothing", SPEC A15) or fails with a message.
+pub trait ToolBehavior: Send + Sync {
+    fn execute(&self, invocation: ToolInvocation) -> HostFuture<Result<Option<Json>, String>>;
+
+    /// Whether the tool has a `prepareArguments` shim.
+    fn has_prepare_arguments(&self) -> bool {
+        false
+    }
+
+    /// The synchronous `prepareArguments(args)` shim (SPEC §5.2).
+    fn prepare_arguments(&self, args: Json) -> Result<Json, String> {
+        Ok(args)
+    }
+}
+
+/// An executable tool: its definition JSON (`name`, `label`, `description`, `parameters`,
+/// `executionMode`, ...) plus its behaviour.
+#[derive(Clone)]
+pub struct AgentTool {
+    pub definition: Arc<Json>,
+    pub behavior: Arc<dyn ToolBehavior>,
+}
+
+impl AgentTool {
+    pub fn new(definition: Json, behavior: Arc<dyn ToolBehavior>) -> Self {
+        Self { definition: Arc::new(definition), behavior }
+    }
+
+    pub fn name(&self) -> &str {
+        self.definition.get("name").and_then(Json::as_str).unwrap_or("")
+    }
+
+    /// `executionMode: "sequential"` forces its batch to run sequentially (SPEC §6.6.1).
+    pub fn is_sequential(&self) -> bool {
+        self.definition.get("executionMode").and_then(Json::as_str) == Some("sequential")
+    }
+}
+
+impl std::fmt::Debug for AgentTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AgentTool({})", self.name())
+    }
+}
+
+/// A tool built from closures (handy for Rust hosts and tests).
+pub struct FnTool<E> {
+    execute: E,
+    prepare: Option<Box<dyn Fn(Json) -> Result<Json, String> + Send + Sync>>,
+}
+
+impl<E> FnTool<E>
+where
+    E: Fn(ToolInvocation) -> HostFuture<Result<Option<Json>, String>> + Send + Sync + 'static,
+{
+    pub fn tool(definition: Json, execute: E) -> AgentTool {
+        AgentTool::new(definition, Arc::new(FnTool { execute, prepare: None }))
+    }
+
+    pub fn with_prepare(
+        definition: Json,
+        execute: E,
+        prepare: impl Fn(Json) -> Result<Json, String> + Send + Sync + 'static,
+    ) -> AgentTool {
+        AgentTool::new(definition, Arc::new(FnTool { execute, prepare: Some(Box::new(prepare)) }))
+    }
+}
+
+impl<E> ToolBehavior for FnTool<E>
+where
+    E: Fn(ToolInvocation) -> HostFuture<Result<Option<Json>, String>> + Send + Sync + 'static,
+{
+    fn execute(&self, invocation: ToolInvocation) -> HostFuture<Result<Option<Json>, String>> {
+        (self.execute)(invocation)
+    }
+
+    fn has_prepare_arguments(&self) -> bool {
+        self.prepare.is_some()
+    }
+
+    fn prepare_arguments(&self, args: Json) -> Result<Json, String> {
+        match &self.prepare {
+            Some(prepare) => prepare(args),
+            None => Ok(args),
+        }
+    }
+}
+
+static DEFAULT_STREAM_FN: Mutex<Option<StreamFn>> = Mutex::new(None);
+
+/// The text of every "no stream function" failure (SPEC §6.1, §7.17).
+pub const NO_DEFAULT_STREAM_FN: &str =
+    "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().";
+
+/// `setDefaultStreamFn`: sets or clears the process-global default stream function.
+pub fn set_default_stream_fn(stream_fn: Option<StreamFn>) {
+    *lock(&DEFAULT_STREAM_FN) = stream_fn;
+}
+
+/// `getDefaultStreamFn`: the process-global default, or the reference's error text.
+pub fn default_stream_fn() -> Result<StreamFn, String> {
+    lock(&DEFAULT_STREAM_FN).clone().ok_or_else(|| NO_DEFAULT_STREAM_FN.to_string())
+}
