@@ -1,0 +1,702 @@
+//! The stateful Agent (SPEC §7): transcript, tools, queues, run lifecycle, listeners, abort.
+
+mod settings;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, QueueSource};
+use crate::event::AgentEvent;
+use crate::host::{default_stream_fn, lock, AbortSignal, AgentTool, Hook, HostFuture, Listener, StreamFn};
+use crate::json::{json, Json, JsonMap};
+use crate::message::{failure_message, placeholder_model, role, tool_declaration, user_text_message};
+use crate::transcript::{create_initial_system_message, get_current_system_message, get_current_system_prompt};
+
+pub use settings::{HookKind, Hooks, Settings};
+
+/// Exact error texts of SPEC §7.18.
+pub mod errors {
+    pub const PROMPT_WHILE_RUNNING: &str =
+        "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
+    pub const CONTINUE_WHILE_RUNNING: &str = "Agent is already processing. Wait for completion before continuing.";
+    pub const RESET_WHILE_RUNNING: &str = "Agent is already processing. Wait for completion before resetting.";
+    pub const NO_MESSAGES: &str = "No messages to continue from";
+    pub const CONTINUE_FROM_ASSISTANT: &str = "Cannot continue from message role: assistant";
+    pub const OUTSIDE_RUN: &str = "Agent listener invoked outside active run";
+}
+
+/// `initialState` (SPEC §7.4).
+#[derive(Clone, Default)]
+pub struct InitialState {
+    pub system_prompt: Option<String>,
+    pub model: Option<Json>,
+    pub thinking_level: Option<String>,
+    pub tools: Vec<AgentTool>,
+    pub messages: Vec<Json>,
+}
+
+/// `AgentOptions` (SPEC §7.1).
+#[derive(Clone, Default)]
+pub struct AgentOptions {
+    pub initial_state: InitialState,
+    /// `None` = the process-wide default, resolved now (SPEC §7.1).
+    pub stream_fn: Option<StreamFn>,
+    pub settings: Settings,
+}
+
+/// What `prompt()` accepts (SPEC §7.6).
+#[derive(Debug, Clone)]
+pub enum PromptInput {
+    Text { text: String, images: Vec<Json> },
+    Message(Json),
+    Messages(Vec<Json>),
+}
+
+impl PromptInput {
+    fn into_messages(self) -> Vec<Json> {
+        match self {
+            PromptInput::Text { text, images } => vec![user_text_message(&text, &images)],
+            PromptInput::Message(message) => vec![message],
+            PromptInput::Messages(messages) => messages,
+        }
+    }
+}
+
+/// A FIFO queue of messages (SPEC §7.13); the mode is read at every drain.
+#[derive(Default, Debug, Clone)]
+struct Queue(VecDeque<Json>);
+
+impl Queue {
+    fn peek(&self, mode: &str) -> Vec<Json> {
+        if mode == "all" {
+            self.0.iter().cloned().collect()
+        } else {
+            self.0.front().cloned().into_iter().collect()
+        }
+    }
+
+    fn drain(&mut self, mode: &str) -> Vec<Json> {
+        let count = if mode == "all" { self.0.len() } else { self.0.len().min(1) };
+        self.0.drain(..count).collect()
+    }
+}
+
+/// Completion of one run: released after the cleanup of SPEC §7.10.
+#[derive(Default)]
+pub struct RunCompletion {
+    outcome: Mutex<Option<Result<(), String>>>,
+    condvar: Condvar,
+    notify: tokio::sync::Notify,
+}
+
+impl RunCompletion {
+    fn complete(&self, outcome: Result<(), String>) {
+        *lock(&self.outcome) = Some(outcome);
+        self.condvar.notify_all();
+        self.notify.notify_waiters();
+    }
+
+    /// The run's outcome once it settled.
+    pub fn outcome(&self) -> Option<Result<(), String>> {
+        lock(&self.outcome).clone()
+    }
+
+    /// Waits (async) until the run settled; returns its outcome.
+    pub async fn wait(&self) -> Result<(), String> {
+        loop {
+            let notified = self.notify.notified();
+            if let Some(outcome) = self.outcome() {
+                return outcome;
+            }
+            notified.await;
+        }
+    }
+
+    /// Blocks the calling thread until the run settled or `timeout` passed (`false`).
+    pub fn wait_blocking(&self, timeout: Option<Duration>) -> bool {
+        let guard = lock(&self.outcome);
+        let settled = |o: &mut Option<Result<(), String>>| o.is_none();
+        match timeout {
+            None => self.condvar.wait_while(guard, settled).map(|g| g.is_some()).unwrap_or(true),
+            Some(t) => self
+                .condvar
+                .wait_timeout_while(guard, t, settled)
+                .map(|(g, _)| g.is_some())
+                .unwrap_or(true),
+        }
+    }
+}
+
+/// Called after a run's cleanup, before `waitForIdle` waiters are released.
+pub type DoneFn = Box<dyn FnOnce(Result<(), String>) + Send>;
+
+struct ActiveRun {
+    id: u64,
+    signal: AbortSignal,
+    completion: Arc<RunCompletion>,
+    task: Option<tokio::task::AbortHandle>,
+    done: Option<DoneFn>,
+}
+
+struct State {
+    messages: Vec<Json>,
+    tools: Vec<AgentTool>,
+    /// Every tool ever given to the agent: hook results may name them (SPEC A17).
+    tool_registry: Vec<AgentTool>,
+    model: Json,
+    thinking_level: String,
+    streaming_message: Option<Arc<AgentEvent>>,
+    pending_tool_calls: Vec<String>,
+    error_message: Option<String>,
+    settings: Settings,
+    stream_fn: Option<StreamFn>,
+    steering: Queue,
+    follow_up: Queue,
+    run: Option<ActiveRun>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    listeners: Mutex<Vec<(u64, Listener)>>,
+    next_id: AtomicU64,
+}
+
+/// The stateful agent. Cheap to clone; clones share the same agent.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+/// A JSON snapshot of the state (SPEC §7.3 plus queues and modes).
+pub type StateSnapshot = Json;
+
+impl Agent {
+    /// Builds an agent (SPEC §7.1, §7.4). Fails when no stream function is given and no
+    /// default is configured.
+    pub fn new(options: AgentOptions) -> Result<Agent, String> {
+        let stream_fn = match options.stream_fn {
+            Some(stream_fn) => stream_fn,
+            None => default_stream_fn()?,
+        };
+        let initial = options.initial_state;
+        let mut messages = initial.messages;
+        let declarations: Vec<Json> = initial.tools.iter().map(|t| tool_declaration(&t.definition)).collect();
+        let starts_with_system = messages.first().is_some_and(|m| role(m) == "system");
+        if !starts_with_system {
+            if let Some(system) = create_initial_system_message(initial.system_prompt.as_deref(), &declarations) {
+                messages.insert(0, system);
+            }
+        }
+        let state = State {
+            messages,
+            tool_registry: initial.tools.clone(),
+            tools: initial.tools,
+            model: initial.model.unwrap_or_else(placeholder_model),
+            thinking_level: initial.thinking_level.unwrap_or_else(|| "off".into()),
+            streaming_message: None,
+            pending_tool_calls: Vec::new(),
+            error_message: None,
+            settings: options.settings,
+            stream_fn: Some(stream_fn),
+            steering: Queue::default(),
+            follow_up: Queue::default(),
+            run: None,
+        };
+        let inner = Inner { state: Mutex::new(state), listeners: Mutex::new(Vec::new()), next_id: AtomicU64::new(1) };
+        Ok(Agent { inner: Arc::new(inner) })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        lock(&self.inner.state)
+    }
+
+    // ----- runs -------------------------------------------------------------------------------
+
+    /// Starts `prompt(input)` (SPEC §7.6). On `Ok` the run is active; the completion settles
+    /// after cleanup.
+    pub fn start_prompt(&self, input: PromptInput, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, String> {
+        let mut state = self.state();
+        if state.run.is_some() {
+            return Err(errors::PROMPT_WHILE_RUNNING.into());
+        }
+        Ok(self.start_run(&mut state, Executor::Prompt(input.into_messages()), false, done))
+    }
+
+    /// Starts `continue()` (SPEC §7.7).
+    pub fn start_continue(&self, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, String> {
+        let mut state = self.state();
+        if state.run.is_some() {
+            return Err(errors::CONTINUE_WHILE_RUNNING.into());
+        }
+        if state.messages.iter().all(|m| role(m) == "system") {
+            return Err(errors::NO_MESSAGES.into());
+        }
+        if state.messages.last().is_some_and(|m| role(m) == "assistant") {
+            let steering_mode = state.settings.steering_mode.clone();
+            let steering = state.steering.drain(&steering_mode);
+            if !steering.is_empty() {
+                return Ok(self.start_run(&mut state, Executor::Prompt(steering), true, done));
+            }
+            let follow_up_mode = state.settings.follow_up_mode.clone();
+            let follow_ups = state.follow_up.drain(&follow_up_mode);
+            if !follow_ups.is_empty() {
+                return Ok(self.start_run(&mut state, Executor::Prompt(follow_ups), false, done));
+            }
+            return Err(errors::CONTINUE_FROM_ASSISTANT.into());
+        }
+        check_continue(&state.messages)?;
+        Ok(self.start_run(&mut state, Executor::Continue, false, done))
+    }
+
+    /// `prompt(input)`: starts a run and waits until it settled.
+    pub async fn prompt(&self, input: PromptInput) -> Result<(), String> {
+        self.start_prompt(input, None)?.wait().await
+    }
+
+    /// `prompt(text)` with no images.
+    pub async fn prompt_text(&self, text: &str) -> Result<(), String> {
+        self.prompt(PromptInput::Text { text: text.into(), images: Vec::new() }).await
+    }
+
+    /// `continue()`: starts a continuation and waits until it settled.
+    pub async fn continue_run(&self) -> Result<(), String> {
+        self.start_continue(None)?.wait().await
+    }
+
+    /// The run lifecycle of SPEC §7.8 (the caller holds the state lock and checked for a run).
+    fn start_run(&self, state: &mut State, executor: Executor, skip_initial_steering: bool, done: Option<DoneFn>) -> Arc<RunCompletion> {
+        let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
+        let signal = AbortSignal::new();
+        let completion = Arc::new(RunCompletion::default());
+        state.streaming_message = None;
+        state.error_message = None;
+        let config = self.loop_config(state, skip_initial_steering);
+        let context = LoopContext { messages: state.messages.clone(), tools: state.tools.clone() };
+        let stream_fn = state.stream_fn.clone();
+        let emit = self.emitter(id);
+        let run_signal = signal.clone();
+        let future = async move {
+            match executor {
+                Executor::Prompt(messages) => {
+                    agent_loop::run_agent_loop(messages, context, config, emit, run_signal, stream_fn).await
+                }
+                Executor::Continue => {
+                    agent_loop::run_agent_loop_continue(context, config, emit, run_signal, stream_fn).await
+                }
+            }
+        };
+        state.run = Some(ActiveRun { id, signal: signal.clone(), completion: completion.clone(), task: None, done });
+        let agent = self.clone();
+        let task = crate::runtime::handle().spawn(async move {
+            let outcome = match future.await {
+                Ok(_) => Ok(()),
+                Err(error) => agent.handle_run_failure(id, &error, signal.is_aborted()).await,
+            };
+            agent.finish_run(id, outcome);
+        });
+        if let Some(run) = state.run.as_mut().filter(|run| run.id == id) {
+            run.task = Some(task.abort_handle());
+        }
+        completion
+    }
+
+    /// `createLoopConfig` (SPEC §7.14).
+    fn loop_config(&self, state: &State, skip_initial_steering: bool) -> LoopConfig {
+        let settings = &state.settings;
+        let hooks = &settings.hooks;
+        let prepare_next_turn = (hooks.prepare_next_turn.is_some() || hooks.prepare_next_turn_with_context.is_some())
+            .then(|| self.prepare_next_turn_wrapper());
+        let skip = Arc::new(AtomicBool::new(skip_initial_steering));
+        let agent = self.clone();
+        let steering: QueueSource = Arc::new(move || {
+            let skip_this = skip.swap(false, Ordering::SeqCst);
+            let messages = if skip_this { Vec::new() } else { agent.drain_steering() };
+            Box::pin(async move { Ok(messages) }) as HostFuture<_>
+        });
+        let agent = self.clone();
+        let follow_up: QueueSource = Arc::new(move || {
+            let messages = agent.drain_follow_up();
+            Box::pin(async move { Ok(messages) }) as HostFuture<_>
+        });
+        LoopConfig {
+            model: state.model.clone(),
+            reasoning: (state.thinking_level != "off").then(|| state.thinking_level.clone()),
+            tool_execution: Some(settings.tool_execution.clone()),
+            convert_to_llm: hooks.convert_to_llm.clone(),
+            transform_context: hooks.transform_context.clone(),
+            get_api_key: hooks.get_api_key.clone(),
+            api_key: None,
+            before_tool_call: hooks.before_tool_call.clone(),
+            after_tool_call: hooks.after_tool_call.clone(),
+            finish_turn: hooks.finish_turn.clone(),
+            prepare_request: hooks.prepare_request.clone(),
+            prepare_next_turn,
+            get_steering_messages: Some(steering),
+            get_follow_up_messages: Some(follow_up),
+            identity: settings.identity.clone(),
+            stream_options: settings.stream_options(),
+            tool_registry: state.tool_registry.clone(),
+        }
+    }
+
+    /// Reads the current `prepareNextTurnWithContext` / `prepareNextTurn` at every call.
+    fn prepare_next_turn_wrapper(&self) -> Hook {
+        let agent = self.clone();
+        Arc::new(move |turn_context: Json, signal: AbortSignal| {
+            let hooks = agent.state().settings.hooks.clone();
+            match (hooks.prepare_next_turn_with_context, hooks.prepare_next_turn) {
+                (Some(hook), _) => hook(turn_context, signal),
+                // The Agent-level form receives only the signal.
+                (None, Some(hook)) => hook(Json::Null, signal),
+                (None, None) => Box::pin(async { Ok(None) }),
+            }
+        })
+    }
+
+    fn drain_steering(&self) -> Vec<Json> {
+        let mut state = self.state();
+        let mode = state.settings.steering_mode.clone();
+        state.steering.drain(&mode)
+    }
+
+    fn drain_follow_up(&self) -> Vec<Json> {
+        let mut state = self.state();
+        let mode = state.settings.follow_up_mode.clone();
+        state.follow_up.drain(&mode)
+    }
+
+    /// The emit sink of run `id`: `processEvents` (SPEC §7.11).
+    fn emitter(&self, id: u64) -> Emit {
+        let agent = self.clone();
+        Arc::new(move |event: AgentEvent| {
+            let agent = agent.clone();
+            Box::pin(async move { agent.process_event(id, event).await }) as HostFuture<_>
+        })
+    }
+
+    async fn process_event(&self, run_id: u64, event: AgentEvent) -> Result<(), String> {
+        let event = Arc::new(event);
+        let signal = {
+            let mut state = self.state();
+            reduce(&mut state, &event);
+            match state.run.as_ref().filter(|run| run.id == run_id) {
+                Some(run) => run.signal.clone(),
+                None => return Err(errors::OUTSIDE_RUN.into()),
+            }
+        };
+        self.dispatch(event, signal).await
+    }
+
+    /// Calls every listener in subscription order over the live set (SPEC §7.11 step 3).
+    async fn dispatch(&self, event: Arc<AgentEvent>, signal: AbortSignal) -> Result<(), String> {
+        let mut last = 0;
+        loop {
+            let next = lock(&self.inner.listeners)
+                .iter()
+                .find(|(id, _)| *id > last)
+                .map(|(id, listener)| (*id, listener.clone()));
+            let Some((id, listener)) = next else { return Ok(()) };
+            last = id;
+            listener(event.clone(), signal.clone()).await?;
+        }
+    }
+
+    /// The failure path (SPEC §7.9). `Err` when a listener failed during it.
+    async fn handle_run_failure(&self, run_id: u64, error: &str, aborted: bool) -> Result<(), String> {
+        let model = self.state().model.clone();
+        let failure = failure_message(&model, error, aborted);
+        let events = [
+            AgentEvent::MessageStart { message: failure.clone() },
+            AgentEvent::MessageEnd { message: failure.clone() },
+            AgentEvent::TurnEnd { message: failure.clone(), tool_results: Vec::new() },
+            AgentEvent::AgentEnd { messages: vec![failure] },
+        ];
+        for event in events {
+            self.process_event(run_id, event).await?;
+        }
+        Ok(())
+    }
+
+    /// Cleanup (SPEC §7.10), then the done callback, then the waiters.
+    fn finish_run(&self, run_id: u64, outcome: Result<(), String>) {
+        let run = {
+            let mut state = self.state();
+            if state.run.as_ref().is_none_or(|run| run.id != run_id) {
+                return;
+            }
+            state.streaming_message = None;
+            state.pending_tool_calls = Vec::new();
+            state.run.take()
+        };
+        if let Some(mut run) = run {
+            if let Some(done) = run.done.take() {
+                done(outcome.clone());
+            }
+            run.completion.complete(outcome);
+        }
+    }
+
+    /// Stops the active run at once (the agent is being freed): the run's task is dropped, its
+    /// done callback gets `Err(reason)`, waiters are released.
+    pub fn shutdown(&self, reason: &str) {
+        let run = self.state().run.take();
+        if let Some(mut run) = run {
+            run.signal.abort();
+            if let Some(task) = run.task.take() {
+                task.abort();
+            }
+            if let Some(done) = run.done.take() {
+                done(Err(reason.to_string()));
+            }
+            run.completion.complete(Err(reason.to_string()));
+        }
+        lock(&self.inner.listeners).clear();
+    }
+
+    /// `abort()`: aborts the active run's signal; nothing when idle.
+    pub fn abort(&self) {
+        let signal = self.state().run.as_ref().map(|run| run.signal.clone());
+        if let Some(signal) = signal {
+            signal.abort();
+        }
+    }
+
+    /// The active run's signal, or `None` when idle.
+    pub fn signal(&self) -> Option<AbortSignal> {
+        self.state().run.as_ref().map(|run| run.signal.clone())
+    }
+
+    /// The active run's completion, or `None` when idle.
+    pub fn active_run(&self) -> Option<Arc<RunCompletion>> {
+        self.state().run.as_ref().map(|run| run.completion.clone())
+    }
+
+    /// `waitForIdle()`: completes when the active run finished its cleanup; at once when idle.
+    pub async fn wait_for_idle(&self) {
+        if let Some(completion) = self.active_run() {
+            let _ = completion.wait().await;
+        }
+    }
+
+    /// `reset()` (SPEC §7.16).
+    pub fn reset(&self) -> Result<(), String> {
+        let mut state = self.state();
+        if state.run.is_some() {
+            return Err(errors::RESET_WHILE_RUNNING.into());
+        }
+        state.messages = get_current_system_message(&state.messages).into_iter().collect();
+        state.streaming_message = None;
+        state.pending_tool_calls = Vec::new();
+        state.error_message = None;
+        state.steering.0.clear();
+        state.follow_up.0.clear();
+        Ok(())
+    }
+
+    // ----- listeners ----------------------------------------------------------------------------
+
+    /// `subscribe(listener)`: returns the subscription id. Subscribing the same listener (the
+    /// same `Arc`) again changes nothing and returns its existing id.
+    pub fn subscribe(&self, listener: Listener) -> u64 {
+        let mut listeners = lock(&self.inner.listeners);
+        if let Some((id, _)) = listeners.iter().find(|(_, l)| Arc::ptr_eq(l, &listener)) {
+            return *id;
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
+        listeners.push((id, listener));
+        id
+    }
+
+    /// Removes a subscription; `false` when there was none with that id.
+    pub fn unsubscribe(&self, id: u64) -> bool {
+        let mut listeners = lock(&self.inner.listeners);
+        let before = listeners.len();
+        listeners.retain(|(other, _)| *other != id);
+        listeners.len() != before
+    }
+
+    // ----- queues -------------------------------------------------------------------------------
+
+    pub fn steer(&self, message: Json) {
+        self.state().steering.0.push_back(message);
+    }
+
+    pub fn follow_up(&self, message: Json) {
+        self.state().follow_up.0.push_back(message);
+    }
+
+    /// `peekQueuedMessages()`: steering's peek if non-empty, else the follow-ups' peek.
+    pub fn peek_queued_messages(&self) -> Vec<Json> {
+        let state = self.state();
+        let steering = state.steering.peek(&state.settings.steering_mode);
+        if steering.is_empty() {
+            state.follow_up.peek(&state.settings.follow_up_mode)
+        } else {
+            steering
+        }
+    }
+
+    pub fn has_queued_messages(&self) -> bool {
+        let state = self.state();
+        !state.steering.0.is_empty() || !state.follow_up.0.is_empty()
+    }
+
+    pub fn clear_steering_queue(&self) {
+        self.state().steering.0.clear();
+    }
+
+    pub fn clear_follow_up_queue(&self) {
+        self.state().follow_up.0.clear();
+    }
+
+    pub fn clear_all_queues(&self) {
+        let mut state = self.state();
+        state.steering.0.clear();
+        state.follow_up.0.clear();
+    }
+
+    // ----- state --------------------------------------------------------------------------------
+
+    pub fn messages(&self) -> Vec<Json> {
+        self.state().messages.clone()
+    }
+
+    /// Replaces the transcript with a copy of `messages`.
+    pub fn set_messages(&self, messages: Vec<Json>) {
+        self.state().messages = messages;
+    }
+
+    /// Appends to the live transcript (the reference's in-place edit of `state.messages`).
+    pub fn push_message(&self, message: Json) {
+        self.state().messages.push(message);
+    }
+
+    pub fn tools(&self) -> Vec<AgentTool> {
+        self.state().tools.clone()
+    }
+
+    /// Replaces the executable tools with a copy of `tools`.
+    pub fn set_tools(&self, tools: Vec<AgentTool>) {
+        let mut state = self.state();
+        for tool in &tools {
+            state.tool_registry.retain(|known| known.name() != tool.name());
+            state.tool_registry.push(tool.clone());
+        }
+        state.tools = tools;
+    }
+
+    pub fn model(&self) -> Json {
+        self.state().model.clone()
+    }
+
+    pub fn set_model(&self, model: Json) {
+        self.state().model = model;
+    }
+
+    pub fn thinking_level(&self) -> String {
+        self.state().thinking_level.clone()
+    }
+
+    pub fn set_thinking_level(&self, level: &str) {
+        self.state().thinking_level = level.to_string();
+    }
+
+    pub fn system_prompt(&self) -> String {
+        get_current_system_prompt(&self.state().messages)
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        self.state().run.is_some()
+    }
+
+    pub fn streaming_message(&self) -> Option<Json> {
+        self.state().streaming_message.as_ref().and_then(|e| e.message().cloned())
+    }
+
+    pub fn pending_tool_calls(&self) -> Vec<String> {
+        self.state().pending_tool_calls.clone()
+    }
+
+    pub fn error_message(&self) -> Option<String> {
+        self.state().error_message.clone()
+    }
+
+    /// The reassignable settings (hooks, modes, forwarded options).
+    pub fn settings(&self) -> Settings {
+        self.state().settings.clone()
+    }
+
+    /// Changes settings in place; hooks and options are captured when a run starts (SPEC §7.2).
+    pub fn update_settings(&self, change: impl FnOnce(&mut Settings)) {
+        change(&mut self.state().settings);
+    }
+
+    /// Reassigns `streamFunction` (`None` = look up the default when a run's main loop starts).
+    pub fn set_stream_fn(&self, stream_fn: Option<StreamFn>) {
+        self.state().stream_fn = stream_fn;
+    }
+
+    /// The whole state as JSON (SPEC §7.3, plus queues and modes for introspection).
+    pub fn state_json(&self) -> StateSnapshot {
+        let state = self.state();
+        let mut out = JsonMap::new();
+        out.insert("systemPrompt".into(), json!(get_current_system_prompt(&state.messages)));
+        out.insert("model".into(), state.model.clone());
+        out.insert("thinkingLevel".into(), json!(state.thinking_level));
+        let tools: Vec<Json> = state.tools.iter().map(|t| (*t.definition).clone()).collect();
+        out.insert("tools".into(), Json::Array(tools));
+        out.insert("messages".into(), Json::Array(state.messages.clone()));
+        out.insert("isStreaming".into(), json!(state.run.is_some()));
+        if let Some(message) = state.streaming_message.as_ref().and_then(|e| e.message()) {
+            out.insert("streamingMessage".into(), message.clone());
+        }
+        out.insert("pendingToolCalls".into(), json!(state.pending_tool_calls));
+        if let Some(error) = &state.error_message {
+            out.insert("errorMessage".into(), json!(error));
+        }
+        out.insert("steeringMode".into(), json!(state.settings.steering_mode));
+        out.insert("followUpMode".into(), json!(state.settings.follow_up_mode));
+        out.insert("steeringQueue".into(), Json::Array(state.steering.0.iter().cloned().collect()));
+        out.insert("followUpQueue".into(), Json::Array(state.follow_up.0.iter().cloned().collect()));
+        state.settings.write_options(&mut out);
+        Json::Object(out)
+    }
+}
+
+enum Executor {
+    Prompt(Vec<Json>),
+    Continue,
+}
+
+/// The state reduction of SPEC §7.11 step 1.
+fn reduce(state: &mut State, event: &Arc<AgentEvent>) {
+    match &**event {
+        AgentEvent::MessageStart { .. } | AgentEvent::MessageUpdate { .. } => {
+            state.streaming_message = Some(event.clone());
+        }
+        AgentEvent::MessageEnd { message } => {
+            state.streaming_message = None;
+            state.messages.push(message.clone());
+        }
+        AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+            let id = tool_call_id.as_str().unwrap_or("").to_string();
+            if !state.pending_tool_calls.contains(&id) {
+                state.pending_tool_calls.push(id);
+            }
+        }
+        AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+            let id = tool_call_id.as_str().unwrap_or("");
+            state.pending_tool_calls.retain(|pending| pending != id);
+        }
+        AgentEvent::TurnEnd { message, .. } => {
+            let error = message.get("errorMessage").and_then(Json::as_str).filter(|e| !e.is_empty());
+            if let (Some(error), "assistant") = (error, role(message)) {
+                state.error_message = Some(error.to_string());
+            }
+        }
+        AgentEvent::AgentEnd { .. } => state.streaming_message = None,
+        _ => {}
+    }
+}

@@ -1,0 +1,197 @@
+//! The Agent's reassignable fields (SPEC §7.1–§7.2): hooks, queue modes, forwarded options.
+
+use crate::host::Hook;
+use crate::json::{json, Json, JsonMap};
+
+/// The hooks of SPEC §7.1, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookKind {
+    ConvertToLlm,
+    TransformContext,
+    GetApiKey,
+    BeforeToolCall,
+    AfterToolCall,
+    FinishTurn,
+    PrepareRequest,
+    PrepareNextTurn,
+    PrepareNextTurnWithContext,
+}
+
+impl HookKind {
+    pub const ALL: [HookKind; 9] = [
+        HookKind::ConvertToLlm,
+        HookKind::TransformContext,
+        HookKind::GetApiKey,
+        HookKind::BeforeToolCall,
+        HookKind::AfterToolCall,
+        HookKind::FinishTurn,
+        HookKind::PrepareRequest,
+        HookKind::PrepareNextTurn,
+        HookKind::PrepareNextTurnWithContext,
+    ];
+
+    /// The reference's option name (`beforeToolCall`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            HookKind::ConvertToLlm => "convertToLlm",
+            HookKind::TransformContext => "transformContext",
+            HookKind::GetApiKey => "getApiKey",
+            HookKind::BeforeToolCall => "beforeToolCall",
+            HookKind::AfterToolCall => "afterToolCall",
+            HookKind::FinishTurn => "finishTurn",
+            HookKind::PrepareRequest => "prepareRequest",
+            HookKind::PrepareNextTurn => "prepareNextTurn",
+            HookKind::PrepareNextTurnWithContext => "prepareNextTurnWithContext",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<HookKind> {
+        HookKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+/// The installed hooks; `None` = not configured.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    pub convert_to_llm: Option<Hook>,
+    pub transform_context: Option<Hook>,
+    pub get_api_key: Option<Hook>,
+    pub before_tool_call: Option<Hook>,
+    pub after_tool_call: Option<Hook>,
+    pub finish_turn: Option<Hook>,
+    pub prepare_request: Option<Hook>,
+    pub prepare_next_turn: Option<Hook>,
+    pub prepare_next_turn_with_context: Option<Hook>,
+}
+
+impl Hooks {
+    fn slot(&mut self, kind: HookKind) -> &mut Option<Hook> {
+        match kind {
+            HookKind::ConvertToLlm => &mut self.convert_to_llm,
+            HookKind::TransformContext => &mut self.transform_context,
+            HookKind::GetApiKey => &mut self.get_api_key,
+            HookKind::BeforeToolCall => &mut self.before_tool_call,
+            HookKind::AfterToolCall => &mut self.after_tool_call,
+            HookKind::FinishTurn => &mut self.finish_turn,
+            HookKind::PrepareRequest => &mut self.prepare_request,
+            HookKind::PrepareNextTurn => &mut self.prepare_next_turn,
+            HookKind::PrepareNextTurnWithContext => &mut self.prepare_next_turn_with_context,
+        }
+    }
+
+    /// Installs (`Some`) or clears (`None`) a hook.
+    pub fn set(&mut self, kind: HookKind, hook: Option<Hook>) {
+        *self.slot(kind) = hook;
+    }
+}
+
+/// Reassignable options besides the hooks.
+#[derive(Clone)]
+pub struct Settings {
+    pub hooks: Hooks,
+    pub steering_mode: String,
+    pub follow_up_mode: String,
+    pub tool_execution: String,
+    pub session_id: Option<Json>,
+    pub transport: Option<Json>,
+    pub thinking_budgets: Option<Json>,
+    pub max_retry_delay_ms: Option<Json>,
+    pub identity: Option<Json>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            hooks: Hooks::default(),
+            steering_mode: "one-at-a-time".into(),
+            follow_up_mode: "one-at-a-time".into(),
+            tool_execution: "parallel".into(),
+            session_id: None,
+            transport: Some(json!("auto")),
+            thinking_budgets: None,
+            max_retry_delay_ms: None,
+            identity: None,
+        }
+    }
+}
+
+/// The option fields `Settings::apply` accepts, with the JSON type each needs.
+const FIELDS: [(&str, &str); 8] = [
+    ("steeringMode", "a string"),
+    ("followUpMode", "a string"),
+    ("toolExecution", "a string"),
+    ("sessionId", "a string"),
+    ("transport", "a string"),
+    ("thinkingBudgets", "an object"),
+    ("maxRetryDelayMs", "a number"),
+    ("identity", "an object"),
+];
+
+impl Settings {
+    /// The forwarded stream options (SPEC §7.14): only those that are set.
+    pub fn stream_options(&self) -> JsonMap {
+        let mut options = JsonMap::new();
+        let fields = [
+            ("sessionId", &self.session_id),
+            ("transport", &self.transport),
+            ("thinkingBudgets", &self.thinking_budgets),
+            ("maxRetryDelayMs", &self.max_retry_delay_ms),
+        ];
+        for (key, value) in fields {
+            if let Some(value) = value {
+                options.insert(key.into(), value.clone());
+            }
+        }
+        options
+    }
+
+    /// Writes `toolExecution` and the set options into a state snapshot.
+    pub fn write_options(&self, out: &mut JsonMap) {
+        out.insert("toolExecution".into(), json!(self.tool_execution));
+        for (key, value) in self.stream_options() {
+            out.insert(key, value);
+        }
+        if let Some(identity) = &self.identity {
+            out.insert("identity".into(), identity.clone());
+        }
+    }
+
+    /// Checks a patch of option fields without applying it: unknown fields and wrong types are
+    /// errors. `null` unsets an optional field (the modes and `toolExecution` cannot be unset).
+    pub fn check(patch: &JsonMap) -> Result<(), String> {
+        for (key, value) in patch {
+            let Some((_, expected)) = FIELDS.iter().find(|(name, _)| name == key) else {
+                return Err(format!("Unknown option \"{key}\"."));
+            };
+            let required = matches!(key.as_str(), "steeringMode" | "followUpMode" | "toolExecution");
+            let ok = match *expected {
+                "a string" => value.is_string(),
+                "an object" => value.is_object(),
+                _ => value.is_number(),
+            } || (value.is_null() && !required);
+            if !ok {
+                return Err(format!("Option \"{key}\" must be {expected}{}.", if required { "" } else { " or null" }));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a patch that passed `check`.
+    pub fn apply(&mut self, patch: &JsonMap) {
+        for (key, value) in patch {
+            let optional = (!value.is_null()).then(|| value.clone());
+            let text = value.as_str().unwrap_or("").to_string();
+            match key.as_str() {
+                "steeringMode" => self.steering_mode = text,
+                "followUpMode" => self.follow_up_mode = text,
+                "toolExecution" => self.tool_execution = text,
+                "sessionId" => self.session_id = optional,
+                "transport" => self.transport = optional,
+                "thinkingBudgets" => self.thinking_budgets = optional,
+                "maxRetryDelayMs" => self.max_retry_delay_ms = optional,
+                "identity" => self.identity = optional,
+                _ => {}
+            }
+        }
+    }
+}
