@@ -1,0 +1,248 @@
+//! The C ABI. No agent logic lives here: it converts, validates and forwards to the core.
+//!
+//! Conventions (see `include/agent.h`): every function returns an `AgentStatus`; on failure
+//! `agent_last_error()` holds a message for the calling thread; out-parameters are written only
+//! on success; no panic crosses the boundary.
+
+mod agent;
+mod call;
+mod events;
+mod handles;
+mod options;
+mod stream;
+mod tool;
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::json::Json;
+
+/// A status code: `AGENT_OK` (0) or a negative `AGENT_ERR_*` value.
+pub type AgentStatus = i32;
+
+/// Success.
+pub const AGENT_OK: AgentStatus = 0;
+/// A required pointer argument was NULL.
+pub const AGENT_ERR_NULL: AgentStatus = -1;
+/// A handle was NULL-like, freed, or forged.
+pub const AGENT_ERR_INVALID_HANDLE: AgentStatus = -2;
+/// A string argument was not valid UTF-8.
+pub const AGENT_ERR_INVALID_UTF8: AgentStatus = -3;
+/// A JSON argument was malformed or had the wrong shape.
+pub const AGENT_ERR_INVALID_JSON: AgentStatus = -4;
+/// A run is active (prompt, continue and reset fail with the reference's text).
+pub const AGENT_ERR_BUSY: AgentStatus = -5;
+/// The agent's state does not allow the operation (e.g. nothing to continue from).
+pub const AGENT_ERR_INVALID_STATE: AgentStatus = -6;
+/// The call was already answered.
+pub const AGENT_ERR_ALREADY_COMPLETED: AgentStatus = -7;
+/// The stream is no longer consumed (terminal event seen, run over, agent freed).
+pub const AGENT_ERR_STREAM_CLOSED: AgentStatus = -8;
+/// A blocking wait was called on the runtime thread, where it could never finish.
+pub const AGENT_ERR_WOULD_DEADLOCK: AgentStatus = -9;
+/// A wait timed out.
+pub const AGENT_ERR_TIMEOUT: AgentStatus = -10;
+/// The event queue is closed (its agent was freed) and empty.
+pub const AGENT_ERR_CLOSED: AgentStatus = -11;
+/// The agent was freed while the run was active (passed to `done`).
+pub const AGENT_ERR_FREED: AgentStatus = -12;
+/// No stream function was given and no default is configured.
+pub const AGENT_ERR_NO_STREAM_FN: AgentStatus = -13;
+/// The run failed (passed to `done`; the message says why).
+pub const AGENT_ERR_RUN_FAILED: AgentStatus = -14;
+/// An argument had an invalid value (unknown hook kind, bad option, ...).
+pub const AGENT_ERR_INVALID_ARGUMENT: AgentStatus = -15;
+/// An internal error (a bug in libagent); the message says where.
+pub const AGENT_ERR_INTERNAL: AgentStatus = -16;
+
+/// Called with a `user_data` pointer when the library drops its last reference to it.
+pub type AgentFinalizer = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// An error crossing the boundary: a status code and a message.
+#[derive(Debug)]
+pub(crate) struct FfiError {
+    pub status: AgentStatus,
+    pub message: String,
+}
+
+pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
+
+pub(crate) fn err<T>(status: AgentStatus, message: impl Into<String>) -> FfiResult<T> {
+    Err(FfiError { status, message: message.into() })
+}
+
+fn set_last_error(message: &str) {
+    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = text);
+}
+
+/// Runs an export body: catches panics, records the error message, returns the status.
+pub(crate) fn boundary(body: impl FnOnce() -> FfiResult) -> AgentStatus {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => {
+            set_last_error("");
+            AGENT_OK
+        }
+        Ok(Err(error)) => {
+            set_last_error(&error.message);
+            error.status
+        }
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            set_last_error(&format!("Internal error in libagent: {detail}"));
+            AGENT_ERR_INTERNAL
+        }
+    }
+}
+
+/// Runs a host callback, containing any panic that unwinds out of it (foreign exceptions
+/// cannot be caught; Rust panics from binding code can).
+pub(crate) fn guard_callback(callback: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(callback));
+}
+
+/// Borrows a C string argument as UTF-8.
+pub(crate) fn str_arg<'a>(ptr: *const c_char, name: &str) -> FfiResult<&'a str> {
+    if ptr.is_null() {
+        return err(AGENT_ERR_NULL, format!("{name} is NULL."));
+    }
+    // SAFETY: the caller passes a NUL-terminated string that lives for the call.
+    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+    std::str::from_utf8(bytes)
+        .map_err(|e| FfiError { status: AGENT_ERR_INVALID_UTF8, message: format!("{name} is not valid UTF-8: {e}.") })
+}
+
+/// Like `str_arg`, with NULL meaning "absent".
+pub(crate) fn opt_str_arg<'a>(ptr: *const c_char, name: &str) -> FfiResult<Option<&'a str>> {
+    if ptr.is_null() {
+        Ok(None)
+    } else {
+        str_arg(ptr, name).map(Some)
+    }
+}
+
+/// Parses a JSON string argument.
+pub(crate) fn json_arg(ptr: *const c_char, name: &str) -> FfiResult<Json> {
+    let text = str_arg(ptr, name)?;
+    crate::json::parse(text)
+        .map_err(|e| FfiError { status: AGENT_ERR_INVALID_JSON, message: format!("{name} is not valid JSON: {e}.") })
+}
+
+/// Like `json_arg`, with NULL meaning "absent".
+pub(crate) fn opt_json_arg(ptr: *const c_char, name: &str) -> FfiResult<Option<Json>> {
+    if ptr.is_null() {
+        Ok(None)
+    } else {
+        json_arg(ptr, name).map(Some)
+    }
+}
+
+/// Checks the loosest message shape the reference accepts: an object with a string `role`.
+pub(crate) fn check_message(message: &Json, name: &str) -> FfiResult {
+    if message.get("role").is_some_and(Json::is_string) {
+        Ok(())
+    } else {
+        err(AGENT_ERR_INVALID_JSON, format!("{name} must be a message: a JSON object with a string \"role\"."))
+    }
+}
+
+/// Checks an array of messages.
+pub(crate) fn messages_arg(value: Json, name: &str) -> FfiResult<Vec<Json>> {
+    let Json::Array(messages) = value else {
+        return err(AGENT_ERR_INVALID_JSON, format!("{name} must be a JSON array of messages."));
+    };
+    for (index, message) in messages.iter().enumerate() {
+        check_message(message, &format!("{name}[{index}]"))?;
+    }
+    Ok(messages)
+}
+
+/// Writes an out-parameter (callers checked it is not NULL).
+pub(crate) fn write_out<T>(out: *mut T, value: T) {
+    // SAFETY: the caller checked `out` is non-NULL; it points to writable storage.
+    unsafe { out.write(value) }
+}
+
+pub(crate) fn check_out<T>(out: *mut T, name: &str) -> FfiResult {
+    if out.is_null() {
+        err(AGENT_ERR_NULL, format!("{name} is NULL."))
+    } else {
+        Ok(())
+    }
+}
+
+/// A string returned to the host (freed with `agent_string_free`).
+pub(crate) fn owned_c_string(text: &str) -> *mut c_char {
+    CString::new(text.replace('\0', "\u{FFFD}")).unwrap_or_default().into_raw()
+}
+
+/// Host data with its finalizer: the finalizer runs once, when the last reference drops.
+pub(crate) struct HostData {
+    pub user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+}
+
+// SAFETY: the host promises (header docs) that user_data may be used from the runtime thread
+// and that finalizers may run on any thread.
+unsafe impl Send for HostData {}
+unsafe impl Sync for HostData {}
+
+impl HostData {
+    pub fn new(user_data: *mut c_void, finalizer: AgentFinalizer) -> std::sync::Arc<HostData> {
+        std::sync::Arc::new(HostData { user_data, finalizer })
+    }
+}
+
+impl Drop for HostData {
+    fn drop(&mut self) {
+        if let Some(finalizer) = self.finalizer {
+            let user_data = self.user_data;
+            // SAFETY: the host registered this finalizer for this user_data.
+            guard_callback(|| unsafe { finalizer(user_data) });
+        }
+    }
+}
+
+/// The message of the last failed call on this thread ("" after a success). Valid until the
+/// next libagent call on this thread. Never NULL.
+#[no_mangle]
+pub extern "C" fn agent_last_error() -> *const c_char {
+    LAST_ERROR.with(|slot| slot.borrow().as_ptr())
+}
+
+/// Frees a string returned by libagent. NULL is ignored.
+///
+/// # Safety
+/// `text` must be NULL or a string returned by libagent that was not freed yet.
+#[no_mangle]
+pub unsafe extern "C" fn agent_string_free(text: *mut c_char) {
+    if !text.is_null() {
+        // SAFETY: per the contract above, `text` came from `CString::into_raw`.
+        guard_callback(|| drop(unsafe { CString::from_raw(text) }));
+    }
+}
+
+/// The library version, e.g. "0.1.0" (static; do not free).
+#[no_mangle]
+pub extern "C" fn agent_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}
+
+/// Chooses the runtime before first use: `workers` <= 1 runs every agent on one runtime thread
+/// (the default); N > 1 uses a multi-thread runtime with N workers.
+/// Returns `AGENT_ERR_INVALID_STATE` once the runtime is running.
+#[no_mangle]
+pub extern "C" fn agent_runtime_configure(workers: u32) -> AgentStatus {
+    boundary(|| {
+        crate::runtime::configure(workers as usize).map_err(|m| FfiError { status: AGENT_ERR_INVALID_STATE, message: m })
+    })
+}
