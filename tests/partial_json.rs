@@ -578,3 +578,59 @@ fn repair_leaves_text_outside_strings_alone() {
     assert_eq!(repair_json("{\n\"a\" : 1}"), "{\n\"a\" : 1}");
     assert_eq!(repair_json(r#"{"a":"q\"x\n"}"#), r#"{"a":"q\"x\n"}"#);
 }
+
+/// Deterministic pseudo-random generator for the robustness tests.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+#[test]
+fn random_text_never_panics_and_always_yields_objects() {
+    let alphabet: Vec<char> = "{}[]\":, \\u0aeE+-.19tfnrulsx\u{e9}\u{1F600}\n\t\u{1}d"
+        .chars()
+        .collect();
+    let mut rng = Lcg(7);
+    for _ in 0..400 {
+        let len = rng.next(80);
+        let text: String = (0..len)
+            .map(|_| alphabet[rng.next(alphabet.len())])
+            .collect();
+        let mut stream = ArgumentStream::new();
+        let chars: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let n = 1 + rng.next(6);
+            let piece: String = chars[i..(i + n).min(chars.len())].iter().collect();
+            assert!(stream.append(&piece).is_object(), "{text:?}");
+            i += n;
+        }
+        let finished = stream.finish();
+        assert!(finished.arguments.is_object());
+        if finished.error.is_some() {
+            assert_eq!(finished.arguments, json!({}));
+        }
+        let _ = repair_json(&text);
+    }
+}
+
+#[test]
+fn long_string_in_small_deltas_is_fast_enough() {
+    let mut stream = ArgumentStream::new();
+    stream.append(r#"{"content": ""#);
+    let chunk = "abcdefghij".repeat(10);
+    let start = std::time::Instant::now();
+    for _ in 0..2000 {
+        stream.append(&chunk);
+    }
+    let value = stream.append("\"}");
+    assert_eq!(value["content"].as_str().map(str::len), Some(200_000));
+    assert!(start.elapsed().as_secs() < 20);
+}

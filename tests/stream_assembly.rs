@@ -681,3 +681,82 @@ fn forwarded_field_order_keeps_host_fields() {
         ["contentIndex", "type", "extra", "toolCall", "partial"]
     );
 }
+
+#[test]
+fn random_events_never_panic() {
+    let kinds = [
+        "start",
+        "text_start",
+        "text_delta",
+        "text_end",
+        "thinking_start",
+        "thinking_delta",
+        "thinking_end",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_end",
+        "done",
+        "error",
+        "other",
+    ];
+    let indexes = [
+        json!(0),
+        json!(1),
+        json!(2),
+        json!(5),
+        json!(-1),
+        json!(1.5),
+        json!(null),
+        json!("1"),
+    ];
+    let values = [
+        json!("x"),
+        json!("{\"a\":"),
+        json!(3),
+        json!(null),
+        json!({"k": 1}),
+        json!([1]),
+        json!(true),
+    ];
+    let mut state: u64 = 11;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % n
+    };
+    for _ in 0..300 {
+        let mut a = Assembler::new(&model());
+        for _ in 0..30 {
+            let mut event = json!({"type": kinds[next(kinds.len())]});
+            for key in [
+                "contentIndex",
+                "delta",
+                "content",
+                "toolCall",
+                "partial",
+                "message",
+                "error",
+                "usage",
+                "reason",
+                "id",
+                "toolName",
+                "redacted",
+            ] {
+                if next(3) == 0 {
+                    event[key] = if key == "contentIndex" {
+                        indexes[next(indexes.len())].clone()
+                    } else {
+                        values[next(values.len())].clone()
+                    };
+                }
+            }
+            if next(20) == 0 {
+                event = values[next(values.len())].clone();
+            }
+            let _ = a.accept(event);
+        }
+        let _ = a.end(None);
+        assert!(a.is_complete());
+    }
+}
