@@ -202,7 +202,9 @@ impl PartialJsonParser {
     fn pending_scalar(&self) -> Option<Json> {
         if self.scalar.is_empty()
             || self.scalar_slot == Slot::None
-            || self.scalar.chars().map(char::len_utf16).sum::<usize>() > MAX_PENDING_SCALAR
+            // Bytes bound UTF-16 units from above, and only ASCII tokens are ever displayable,
+            // so the byte length decides exactly (and in O(1) for long tokens).
+            || self.scalar.len() > MAX_PENDING_SCALAR
         {
             return None;
         }
