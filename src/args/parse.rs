@@ -1,6 +1,6 @@
 //! The final argument parse (`parseToolCallArguments`) and `repairJson` of SPEC §3.9.
 
-use crate::json::Json;
+use crate::json::{self, Json, JsonMap};
 
 /// Result of the final parse: `arguments` is `{}` whenever `error` is set.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,14 +10,169 @@ pub struct ParsedArguments {
     pub error: Option<String>,
 }
 
+/// The error text for a parsed value that is not an object.
+pub const NOT_AN_OBJECT: &str = "Tool arguments must be a JSON object";
+
 /// Parses the complete raw argument text of a tool call (SPEC §3.9).
 pub fn parse_tool_call_arguments(text: &str) -> ParsedArguments {
-    let _ = text;
-    todo!("SPEC §3.9")
+    if text.trim_matches(is_ecmascript_whitespace).is_empty() {
+        return ParsedArguments {
+            arguments: Json::Object(JsonMap::new()),
+            error: None,
+        };
+    }
+    let parsed = strict_parse(text).or_else(|original_error| {
+        let repaired = repair_json(text);
+        if repaired != text {
+            strict_parse(&repaired)
+        } else {
+            Err(original_error)
+        }
+    });
+    let description = match parsed {
+        Ok(value @ Json::Object(_)) => {
+            return ParsedArguments {
+                arguments: value,
+                error: None,
+            }
+        }
+        Ok(_) => NOT_AN_OBJECT.to_string(),
+        Err(description) => description,
+    };
+    ParsedArguments {
+        arguments: Json::Object(JsonMap::new()),
+        error: Some(format!("{description}\n\nReceived arguments:\n{text}")),
+    }
+}
+
+/// Strict JSON parse; lone surrogate escapes become U+FFFD (SPEC §0.4.4) instead of failing.
+fn strict_parse(text: &str) -> Result<Json, String> {
+    if text.contains("\\u") {
+        json::parse(&replace_lone_surrogates(text))
+    } else {
+        json::parse(text)
+    }
+}
+
+/// ECMAScript `String.prototype.trim` whitespace (WhiteSpace and LineTerminator).
+fn is_ecmascript_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{09}'
+            | '\u{0A}'
+            | '\u{0B}'
+            | '\u{0C}'
+            | '\u{0D}'
+            | '\u{20}'
+            | '\u{A0}'
+            | '\u{1680}'
+            | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
+}
+
+/// The UTF-16 unit of a `\uXXXX` escape starting at byte `i` (which holds the backslash).
+fn unicode_escape_at(bytes: &[u8], i: usize) -> Option<u16> {
+    let hex = bytes.get(i + 2..i + 6)?;
+    if bytes.get(i + 1) != Some(&b'u') || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    std::str::from_utf8(hex)
+        .ok()
+        .and_then(|h| u16::from_str_radix(h, 16).ok())
+}
+
+/// Rewrites unpaired `\uD800`–`\uDFFF` escapes inside strings to `\ufffd` (same length, so
+/// error positions are unchanged). The strict parser would otherwise reject them.
+fn replace_lone_surrogates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let Some(unit) = unicode_escape_at(bytes, i) else {
+                    i += 2;
+                    continue;
+                };
+                let paired = match unit {
+                    0xD800..=0xDBFF => unicode_escape_at(bytes, i + 6)
+                        .is_some_and(|next| (0xDC00..=0xDFFF).contains(&next)),
+                    0xDC00..=0xDFFF => false,
+                    _ => {
+                        i += 6;
+                        continue;
+                    }
+                };
+                if paired {
+                    i += 12;
+                } else {
+                    out.push_str(&text[copied..i]);
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    copied = i;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // `copied` is always on a char boundary: it only advances past ASCII escape text.
+    out.push_str(text.get(copied..).unwrap_or(""));
+    out
 }
 
 /// `repairJson` of SPEC §3.9.
 pub fn repair_json(text: &str) -> String {
-    let _ = text;
-    todo!("SPEC §3.9")
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut in_string = false;
+    let mut chars = text.char_indices().peekable();
+    let bytes = text.as_bytes();
+    while let Some((i, c)) = chars.next() {
+        if !in_string {
+            out.push(c);
+            in_string = c == '"';
+            continue;
+        }
+        match c {
+            '"' => {
+                out.push(c);
+                in_string = false;
+            }
+            '\\' => match chars.peek().map(|&(_, next)| next) {
+                None => out.push_str("\\\\"),
+                Some('u') if unicode_escape_at(bytes, i).is_some() => {
+                    out.push_str(&text[i..i + 6]);
+                    for _ in 0..5 {
+                        chars.next();
+                    }
+                }
+                Some(next @ ('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't')) => {
+                    out.push('\\');
+                    out.push(next);
+                    chars.next();
+                }
+                // The backslash is doubled; the next character is processed normally.
+                Some(_) => out.push_str("\\\\"),
+            },
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0C}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }

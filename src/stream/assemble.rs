@@ -1,7 +1,25 @@
 //! Turning host stream events (full or delta form) into full-form events and partial messages
 //! (SPEC §3.3, §3.4, §3.7, §3.10 steps 1–3).
+//!
+//! Robustness choices for malformed input (the reference would throw or misbehave):
+//! - a non-object event, or one without a string `type`, is ignored like an unknown type;
+//! - `partial` counts as given only when it is an object (full form); otherwise delta form;
+//! - a missing or invalid `contentIndex` (not a non-negative integer) means "no block there":
+//!   deltas and `text_end`/`thinking_end` fail with the §3.7 text, `toolcall_end` is ignored,
+//!   and a `*_start` without a usable index is ignored;
+//! - a `*_start` beyond the end pads `content` with `null` (how the reference's sparse array
+//!   serialises), but at most `MAX_PADDING` holes; further away the event is ignored;
+//! - a non-string `delta` appends nothing; `content`/`contentSignature` count only as strings,
+//!   `redacted` only as a boolean; `usage`/`providerThinkingLevel`/`errorMessage` count when present
+//!   and not null; `message`/`error`/`toolCall` count only as objects;
+//! - a terminal event without a string `reason` uses `"stop"` (`done`) or `"error"` (`error`);
+//! - `toolcall_end` without `toolCall` on a block that has no argument stream keeps its arguments.
 
-use crate::json::Json;
+use std::collections::HashMap;
+
+use crate::args::ArgumentStream;
+use crate::json::{now_ms, set_key, Json, JsonMap};
+use crate::message::zero_usage;
 
 /// What one host event means for the loop after assembly.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,20 +38,83 @@ pub enum Assembled {
     Final { message: Json, started: bool },
 }
 
+/// The final error text of a stream ended with neither a terminal event nor a final message.
+pub const ENDED_WITHOUT_TERMINAL: &str = "Stream ended without a done or error event";
+
+/// Most `null` holes a `*_start` beyond the end may create.
+const MAX_PADDING: usize = 1024;
+
 /// Assembles one request's stream. `model` is the request's model (for delta-form `start`).
 #[derive(Debug)]
-pub struct Assembler {}
+pub struct Assembler {
+    model: Json,
+    /// The current partial message P (an object once started).
+    partial: JsonMap,
+    started: bool,
+    complete: bool,
+    /// Argument streams of open tool calls, by content index.
+    streams: HashMap<usize, ArgumentStream>,
+}
+
+/// Outcome of applying one delta-form update to P.
+enum Step {
+    /// Forward the event, with these extra fields set on it.
+    Forward(Option<(&'static str, Json)>),
+    Ignore,
+    Fail(&'static str),
+}
 
 impl Assembler {
     pub fn new(model: &Json) -> Self {
-        let _ = model;
-        todo!("SPEC §3.7")
+        Self {
+            model: model.clone(),
+            partial: JsonMap::new(),
+            started: false,
+            complete: false,
+            streams: HashMap::new(),
+        }
     }
 
     /// Feeds one event pushed by the host.
     pub fn accept(&mut self, event: Json) -> Assembled {
-        let _ = event;
-        todo!("SPEC §3.7")
+        if self.complete {
+            return Assembled::Ignored;
+        }
+        let Json::Object(mut event) = event else {
+            return Assembled::Ignored;
+        };
+        let Some(kind) = event.get("type").and_then(Json::as_str).map(str::to_owned) else {
+            return Assembled::Ignored;
+        };
+        let full_form = matches!(event.get("partial"), Some(Json::Object(_)));
+        match kind.as_str() {
+            "start" => {
+                if self.started {
+                    return Assembled::Ignored;
+                }
+                self.started = true;
+                self.partial = match event.remove("partial") {
+                    Some(Json::Object(partial)) => partial,
+                    _ => self.base_partial(),
+                };
+                Assembled::Start {
+                    partial: Json::Object(self.partial.clone()),
+                }
+            }
+            "done" | "error" => self.terminal(&kind, event),
+            "text_start" | "text_delta" | "text_end" | "thinking_start" | "thinking_delta"
+            | "thinking_end" | "toolcall_start" | "toolcall_delta" | "toolcall_end" => {
+                if !self.started {
+                    return Assembled::Ignored;
+                }
+                if full_form {
+                    self.full_form_update(&kind, event)
+                } else {
+                    self.delta_form_update(&kind, event)
+                }
+            }
+            _ => Assembled::Ignored,
+        }
     }
 
     /// Ends the stream without a terminal event: `final_message` is the host's explicit final
@@ -41,12 +122,363 @@ impl Assembler {
     /// (`Stream ended without a done or error event`). Returns `Assembled::Final`, or `Ignored`
     /// if the stream was already complete.
     pub fn end(&mut self, final_message: Option<Json>) -> Assembled {
-        let _ = final_message;
-        todo!("SPEC §3.5")
+        if self.complete {
+            return Assembled::Ignored;
+        }
+        let message = match final_message {
+            Some(message) => message,
+            None => self.failed(ENDED_WITHOUT_TERMINAL),
+        };
+        self.finish(message)
     }
 
     /// True once a terminal event or `end` has been processed.
     pub fn is_complete(&self) -> bool {
-        todo!()
+        self.complete
     }
+
+    /// True once the first `start` was accepted.
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// The base partial of §3.7 step 1 (request's model, zero usage, pending, now).
+    fn base_partial(&self) -> JsonMap {
+        let mut p = JsonMap::new();
+        p.insert("role".into(), "assistant".into());
+        p.insert("stopReason".into(), "pending".into());
+        p.insert("content".into(), Json::Array(Vec::new()));
+        // A model field the host left out stays absent (JavaScript `undefined`).
+        for (target, source) in [("api", "api"), ("provider", "provider"), ("model", "id")] {
+            if let Some(value) = self.model.get(source) {
+                p.insert(target.into(), value.clone());
+            }
+        }
+        p.insert("usage".into(), zero_usage());
+        p.insert("timestamp".into(), now_ms());
+        p
+    }
+
+    /// P, or a fresh base partial when no `start` was seen.
+    fn current_or_base(&self) -> JsonMap {
+        if self.started {
+            self.partial.clone()
+        } else {
+            self.base_partial()
+        }
+    }
+
+    /// P with `stopReason: "error"` and `errorMessage` (rule 13 and the §3.5 end rule).
+    fn failed(&self, error_message: &str) -> Json {
+        let mut message = self.current_or_base();
+        set_key(&mut message, "stopReason", "error".into());
+        set_key(&mut message, "errorMessage", error_message.into());
+        Json::Object(message)
+    }
+
+    fn finish(&mut self, message: Json) -> Assembled {
+        self.complete = true;
+        self.streams.clear();
+        Assembled::Final {
+            message,
+            started: self.started,
+        }
+    }
+
+    /// `done` / `error` (rules 11, 12 and 14).
+    fn terminal(&mut self, kind: &str, mut event: JsonMap) -> Assembled {
+        let carried = if kind == "done" { "message" } else { "error" };
+        if let Some(message @ Json::Object(_)) = event.remove(carried) {
+            return self.finish(message);
+        }
+        if let Some(Json::Object(partial)) = event.remove("partial") {
+            if self.started {
+                self.partial = partial;
+            } else {
+                // No `start`: the carried partial is still the best base for the final message.
+                return self.finish_from(kind, &event, partial);
+            }
+        }
+        let base = self.current_or_base();
+        self.finish_from(kind, &event, base)
+    }
+
+    fn finish_from(&mut self, kind: &str, event: &JsonMap, mut message: JsonMap) -> Assembled {
+        let default_reason = if kind == "done" { "stop" } else { "error" };
+        let reason = event
+            .get("reason")
+            .and_then(Json::as_str)
+            .unwrap_or(default_reason);
+        set_key(&mut message, "stopReason", reason.into());
+        let given = |key: &str| event.get(key).filter(|v| !v.is_null()).cloned();
+        if kind == "error" {
+            if let Some(text) = given("errorMessage") {
+                set_key(&mut message, "errorMessage", text);
+            }
+        }
+        for key in ["usage", "providerThinkingLevel"] {
+            if let Some(value) = given(key) {
+                set_key(&mut message, key, value);
+            }
+        }
+        self.finish(Json::Object(message))
+    }
+
+    /// An update carrying `partial`: P becomes a copy of it; the event is forwarded as given.
+    /// Argument streams are still kept per index so later delta-form deltas work (rule 14).
+    fn full_form_update(&mut self, kind: &str, event: JsonMap) -> Assembled {
+        if let Some(Json::Object(partial)) = event.get("partial") {
+            self.partial = partial.clone();
+        }
+        if let Some(i) = content_index(&event) {
+            match kind {
+                "toolcall_start" => {
+                    self.streams.insert(i, ArgumentStream::new());
+                }
+                "toolcall_delta" => {
+                    if let (Some(stream), Some(delta)) = (
+                        self.streams.get_mut(&i),
+                        event.get("delta").and_then(Json::as_str),
+                    ) {
+                        stream.append(delta);
+                    }
+                }
+                "toolcall_end" => {
+                    self.streams.remove(&i);
+                }
+                _ => {}
+            }
+        }
+        Assembled::Update {
+            event: Json::Object(event),
+            partial: Json::Object(self.partial.clone()),
+        }
+    }
+
+    /// Rules 2–10 of §3.7.
+    fn delta_form_update(&mut self, kind: &str, mut event: JsonMap) -> Assembled {
+        let step = match kind {
+            "text_start" => self.start_block(&event, text_block("text", "text")),
+            "thinking_start" => self.start_block(&event, text_block("thinking", "thinking")),
+            "toolcall_start" => self.start_tool_call(&event),
+            "text_delta" => self.append_text(
+                &event,
+                "text",
+                "text",
+                "Received text_delta for non-text content",
+            ),
+            "thinking_delta" => self.append_text(
+                &event,
+                "thinking",
+                "thinking",
+                "Received thinking_delta for non-thinking content",
+            ),
+            "text_end" => self.end_text(
+                &event,
+                "text",
+                "textSignature",
+                "Received text_end for non-text content",
+            ),
+            "thinking_end" => self.end_text(
+                &event,
+                "thinking",
+                "thinkingSignature",
+                "Received thinking_end for non-thinking content",
+            ),
+            "toolcall_delta" => self.append_arguments(&event),
+            _ => self.end_tool_call(&event),
+        };
+        match step {
+            Step::Ignore => Assembled::Ignored,
+            Step::Fail(text) => {
+                let message = self.failed(text);
+                self.finish(message)
+            }
+            Step::Forward(extra) => {
+                if let Some((key, value)) = extra {
+                    set_key(&mut event, key, value);
+                }
+                let partial = Json::Object(self.partial.clone());
+                set_key(&mut event, "partial", partial.clone());
+                Assembled::Update {
+                    event: Json::Object(event),
+                    partial,
+                }
+            }
+        }
+    }
+
+    /// P.content, made an array if the host's partial had none.
+    fn content_mut(&mut self) -> Option<&mut Vec<Json>> {
+        if !matches!(self.partial.get("content"), Some(Json::Array(_))) {
+            set_key(&mut self.partial, "content", Json::Array(Vec::new()));
+        }
+        self.partial.get_mut("content").and_then(Json::as_array_mut)
+    }
+
+    /// The block at `contentIndex` if it is an object of type `kind`.
+    fn block_mut(&mut self, event: &JsonMap, kind: &str) -> Option<&mut JsonMap> {
+        let i = content_index(event)?;
+        match self
+            .partial
+            .get_mut("content")?
+            .as_array_mut()?
+            .get_mut(i)?
+        {
+            Json::Object(block) if block.get("type").and_then(Json::as_str) == Some(kind) => {
+                Some(block)
+            }
+            _ => None,
+        }
+    }
+
+    /// `P.content[i] = block` (rules 2, 5, 8); returns the index used.
+    fn place_block(&mut self, event: &JsonMap, block: JsonMap) -> Option<usize> {
+        let i = content_index(event)?;
+        let content = self.content_mut()?;
+        if i > content.len() + MAX_PADDING {
+            return None;
+        }
+        if i >= content.len() {
+            content.resize(i, Json::Null);
+            content.push(Json::Object(block));
+        } else {
+            content[i] = Json::Object(block);
+        }
+        Some(i)
+    }
+
+    fn start_block(&mut self, event: &JsonMap, block: JsonMap) -> Step {
+        match self.place_block(event, block) {
+            Some(_) => Step::Forward(None),
+            None => Step::Ignore,
+        }
+    }
+
+    fn start_tool_call(&mut self, event: &JsonMap) -> Step {
+        let mut block = JsonMap::new();
+        block.insert("type".into(), "toolCall".into());
+        for (target, source) in [("id", "id"), ("name", "toolName")] {
+            if let Some(value) = event.get(source) {
+                block.insert(target.into(), value.clone());
+            }
+        }
+        block.insert("arguments".into(), Json::Object(JsonMap::new()));
+        match self.place_block(event, block) {
+            Some(i) => {
+                self.streams.insert(i, ArgumentStream::new());
+                Step::Forward(None)
+            }
+            None => Step::Ignore,
+        }
+    }
+
+    fn append_text(
+        &mut self,
+        event: &JsonMap,
+        kind: &str,
+        field: &str,
+        failure: &'static str,
+    ) -> Step {
+        let delta = event.get("delta").and_then(Json::as_str).unwrap_or("");
+        let Some(block) = self.block_mut(event, kind) else {
+            return Step::Fail(failure);
+        };
+        match block.get_mut(field) {
+            Some(Json::String(text)) => text.push_str(delta),
+            _ => set_key(block, field, delta.into()),
+        }
+        Step::Forward(None)
+    }
+
+    fn end_text(
+        &mut self,
+        event: &JsonMap,
+        kind: &str,
+        signature: &str,
+        failure: &'static str,
+    ) -> Step {
+        let Some(block) = self.block_mut(event, kind) else {
+            return Step::Fail(failure);
+        };
+        if let Some(Json::String(content)) = event.get("content") {
+            set_key(block, kind, content.as_str().into());
+        }
+        if let Some(Json::String(sig)) = event.get("contentSignature") {
+            set_key(block, signature, sig.as_str().into());
+        }
+        if kind == "thinking" {
+            if let Some(Json::Bool(redacted)) = event.get("redacted") {
+                set_key(block, "redacted", (*redacted).into());
+            }
+        }
+        let text = block.get(kind).cloned().unwrap_or_else(|| "".into());
+        Step::Forward(Some(("content", text)))
+    }
+
+    fn append_arguments(&mut self, event: &JsonMap) -> Step {
+        const FAILURE: &str = "Received toolcall_delta for non-toolCall content";
+        let Some(i) = content_index(event) else {
+            return Step::Fail(FAILURE);
+        };
+        if self.block_mut(event, "toolCall").is_none() {
+            return Step::Fail(FAILURE);
+        }
+        let Some(stream) = self.streams.get_mut(&i) else {
+            return Step::Fail(FAILURE);
+        };
+        let delta = event.get("delta").and_then(Json::as_str).unwrap_or("");
+        let arguments = stream.append(delta);
+        if let Some(block) = self.block_mut(event, "toolCall") {
+            set_key(block, "arguments", arguments);
+        }
+        Step::Forward(None)
+    }
+
+    fn end_tool_call(&mut self, event: &JsonMap) -> Step {
+        let Some(i) = content_index(event) else {
+            return Step::Ignore;
+        };
+        if self.block_mut(event, "toolCall").is_none() {
+            return Step::Ignore;
+        }
+        let stream = self.streams.remove(&i);
+        let Some(block) = self.block_mut(event, "toolCall") else {
+            return Step::Ignore;
+        };
+        match (event.get("toolCall"), stream) {
+            (Some(Json::Object(given)), _) => {
+                for (key, value) in given {
+                    set_key(block, key, value.clone());
+                }
+            }
+            (_, Some(stream)) => {
+                let parsed = stream.finish();
+                set_key(block, "arguments", parsed.arguments);
+                if let Some(error) = parsed.error {
+                    set_key(block, "argumentsError", error.into());
+                }
+            }
+            (_, None) => {}
+        }
+        Step::Forward(Some(("toolCall", Json::Object(block.clone()))))
+    }
+}
+
+/// `{ "type": kind, field: "" }`.
+fn text_block(kind: &str, field: &str) -> JsonMap {
+    let mut block = JsonMap::new();
+    block.insert("type".into(), kind.into());
+    block.insert(field.into(), "".into());
+    block
+}
+
+/// `contentIndex` as a usable index: a non-negative integer (integral doubles included).
+fn content_index(event: &JsonMap) -> Option<usize> {
+    let n = event.get("contentIndex")?.as_number()?;
+    if let Some(i) = n.as_u64() {
+        return usize::try_from(i).ok();
+    }
+    let f = n.as_f64()?;
+    (f >= 0.0 && f.fract() == 0.0 && f < 9_007_199_254_740_992.0).then_some(f as usize)
 }

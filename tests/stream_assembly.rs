@@ -1,0 +1,762 @@
+//! SPEC §3.3–§3.5, §3.7, §3.10 at the Assembler level: checklist items 13, 16, 17, 19, 25–38 and
+//! the 15-event worked example of §3.7.
+
+use agent::json::{json, to_string, Json};
+use agent::message::zero_usage;
+use agent::stream::assemble::{Assembled, Assembler};
+
+fn model() -> Json {
+    json!({"id": "m1", "name": "Model", "api": "test-api", "provider": "test-prov"})
+}
+
+fn started() -> Assembler {
+    let mut a = Assembler::new(&model());
+    assert!(matches!(
+        a.accept(json!({"type": "start"})),
+        Assembled::Start { .. }
+    ));
+    a
+}
+
+fn update(result: Assembled) -> (Json, Json) {
+    match result {
+        Assembled::Update { event, partial } => (event, partial),
+        other => panic!("expected Update, got {other:?}"),
+    }
+}
+
+fn final_message(result: Assembled) -> (Json, bool) {
+    match result {
+        Assembled::Final { message, started } => (message, started),
+        other => panic!("expected Final, got {other:?}"),
+    }
+}
+
+fn content(partial: &Json) -> String {
+    to_string(&partial["content"])
+}
+
+#[test]
+fn worked_example_rows() {
+    let mut a = Assembler::new(&model());
+    let Assembled::Start { partial } = a.accept(json!({"type": "start"})) else {
+        panic!("start")
+    };
+    assert_eq!(content(&partial), "[]");
+    assert_eq!(partial["stopReason"], "pending");
+
+    let thinking = r#"{"type":"thinking","thinking":"Plan","thinkingSignature":"sig1"}"#;
+    let text = r#"{"type":"text","text":"Reading."}"#;
+    let rows: Vec<(Json, String)> = vec![
+        (
+            json!({"type":"thinking_start","contentIndex":0}),
+            r#"[{"type":"thinking","thinking":""}]"#.into(),
+        ),
+        (
+            json!({"type":"thinking_delta","contentIndex":0,"delta":"Plan"}),
+            r#"[{"type":"thinking","thinking":"Plan"}]"#.into(),
+        ),
+        (
+            json!({"type":"thinking_end","contentIndex":0,"contentSignature":"sig1"}),
+            format!("[{thinking}]"),
+        ),
+        (
+            json!({"type":"text_start","contentIndex":1}),
+            format!(r#"[{thinking},{{"type":"text","text":""}}]"#),
+        ),
+        (
+            json!({"type":"text_delta","contentIndex":1,"delta":"Read"}),
+            format!(r#"[{thinking},{{"type":"text","text":"Read"}}]"#),
+        ),
+        (
+            json!({"type":"text_delta","contentIndex":1,"delta":"ing."}),
+            format!("[{thinking},{text}]"),
+        ),
+        (
+            json!({"type":"text_end","contentIndex":1}),
+            format!("[{thinking},{text}]"),
+        ),
+        (
+            json!({"type":"toolcall_start","contentIndex":2,"id":"call_1","toolName":"read"}),
+            format!(
+                r#"[{thinking},{text},{{"type":"toolCall","id":"call_1","name":"read","arguments":{{}}}}]"#
+            ),
+        ),
+        (
+            json!({"type":"toolcall_delta","contentIndex":2,"delta":"{\"pa"}),
+            format!(
+                r#"[{thinking},{text},{{"type":"toolCall","id":"call_1","name":"read","arguments":{{}}}}]"#
+            ),
+        ),
+        (
+            json!({"type":"toolcall_delta","contentIndex":2,"delta":"th\": \"src/ma"}),
+            format!(
+                r#"[{thinking},{text},{{"type":"toolCall","id":"call_1","name":"read","arguments":{{"path":"src/ma"}}}}]"#
+            ),
+        ),
+        (
+            json!({"type":"toolcall_delta","contentIndex":2,"delta":"in.rs\", \"limit\": 2"}),
+            format!(
+                r#"[{thinking},{text},{{"type":"toolCall","id":"call_1","name":"read","arguments":{{"path":"src/main.rs","limit":2}}}}]"#
+            ),
+        ),
+        (
+            json!({"type":"toolcall_delta","contentIndex":2,"delta":"0}"}),
+            format!(
+                r#"[{thinking},{text},{{"type":"toolCall","id":"call_1","name":"read","arguments":{{"path":"src/main.rs","limit":20}}}}]"#
+            ),
+        ),
+        (
+            json!({"type":"toolcall_end","contentIndex":2,"toolCall":{"type":"toolCall","id":"call_1","name":"read","arguments":{"path":"src/main.rs","limit":20}}}),
+            format!(
+                r#"[{thinking},{text},{{"type":"toolCall","id":"call_1","name":"read","arguments":{{"path":"src/main.rs","limit":20}}}}]"#
+            ),
+        ),
+    ];
+    for (n, (event, expected)) in rows.into_iter().enumerate() {
+        let (forwarded, partial) = update(a.accept(event));
+        assert_eq!(content(&partial), expected, "row {}", n + 2);
+        assert_eq!(forwarded["partial"], partial, "row {}", n + 2);
+    }
+    let usage = json!({"input": 5, "output": 7, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+    let (message, was_started) =
+        final_message(a.accept(json!({"type":"done","reason":"toolUse","usage":usage})));
+    assert!(was_started);
+    assert_eq!(message["stopReason"], "toolUse");
+    assert_eq!(message["usage"], usage);
+    assert_eq!(message["content"].as_array().map(Vec::len), Some(3));
+    assert!(a.is_complete());
+}
+
+#[test]
+fn c013_updates_before_start_ignored() {
+    let mut a = Assembler::new(&model());
+    assert_eq!(
+        a.accept(json!({"type": "text_start", "contentIndex": 0})),
+        Assembled::Ignored
+    );
+    assert_eq!(
+        a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "x"})),
+        Assembled::Ignored
+    );
+    let full = json!({"type": "text_start", "contentIndex": 0, "partial": {"role": "assistant", "content": [{"type": "text", "text": ""}]}});
+    assert_eq!(a.accept(full), Assembled::Ignored);
+    let Assembled::Start { partial } = a.accept(json!({"type": "start"})) else {
+        panic!("start")
+    };
+    assert_eq!(content(&partial), "[]");
+}
+
+#[test]
+fn c016_events_after_terminal_ignored() {
+    let mut a = started();
+    let _ = final_message(a.accept(json!({"type": "done", "reason": "stop"})));
+    assert_eq!(
+        a.accept(json!({"type": "text_start", "contentIndex": 0})),
+        Assembled::Ignored
+    );
+    assert_eq!(
+        a.accept(json!({"type": "error", "reason": "error", "errorMessage": "x"})),
+        Assembled::Ignored
+    );
+    assert_eq!(a.accept(json!({"type": "start"})), Assembled::Ignored);
+    assert_eq!(a.end(None), Assembled::Ignored);
+}
+
+#[test]
+fn c017_second_start_ignored() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    assert_eq!(
+        a.accept(json!({"type": "start", "partial": {"role": "assistant", "content": []}})),
+        Assembled::Ignored
+    );
+    let (_, partial) =
+        update(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "hi"})));
+    assert_eq!(content(&partial), r#"[{"type":"text","text":"hi"}]"#);
+}
+
+#[test]
+fn c019_end_without_terminal_event() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    let _ = update(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "so far"})));
+    let (message, was_started) = final_message(a.end(None));
+    assert!(was_started);
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(
+        message["errorMessage"],
+        "Stream ended without a done or error event"
+    );
+    assert_eq!(content(&message), r#"[{"type":"text","text":"so far"}]"#);
+    assert!(a.is_complete());
+
+    // Without a start: a fresh base partial.
+    let mut b = Assembler::new(&model());
+    let (message, was_started) = final_message(b.end(None));
+    assert!(!was_started);
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(
+        message["errorMessage"],
+        "Stream ended without a done or error event"
+    );
+    assert_eq!(message["model"], "m1");
+    assert_eq!(content(&message), "[]");
+}
+
+#[test]
+fn end_with_explicit_final_message() {
+    let mut a = started();
+    let explicit =
+        json!({"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 5});
+    assert_eq!(
+        final_message(a.end(Some(explicit.clone()))),
+        (explicit, true)
+    );
+    assert_eq!(a.end(None), Assembled::Ignored);
+}
+
+#[test]
+fn c025_unknown_event_types_ignored() {
+    let mut a = started();
+    assert_eq!(
+        a.accept(json!({"type": "mystery", "contentIndex": 0})),
+        Assembled::Ignored
+    );
+    assert_eq!(a.accept(json!({"no": "type"})), Assembled::Ignored);
+    assert_eq!(a.accept(json!([1, 2])), Assembled::Ignored);
+    assert_eq!(a.accept(json!("text_start")), Assembled::Ignored);
+    assert!(!a.is_complete());
+}
+
+#[test]
+fn c026_delta_start_builds_base_partial() {
+    let mut a = Assembler::new(&model());
+    let Assembled::Start { partial } = a.accept(json!({"type": "start"})) else {
+        panic!("start")
+    };
+    let keys: Vec<&str> = partial
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        [
+            "role",
+            "stopReason",
+            "content",
+            "api",
+            "provider",
+            "model",
+            "usage",
+            "timestamp"
+        ]
+    );
+    assert_eq!(partial["role"], "assistant");
+    assert_eq!(partial["stopReason"], "pending");
+    assert_eq!(partial["api"], "test-api");
+    assert_eq!(partial["provider"], "test-prov");
+    assert_eq!(partial["model"], "m1");
+    assert_eq!(partial["usage"], zero_usage());
+    assert!(partial["timestamp"]
+        .as_i64()
+        .is_some_and(|t| t > 1_600_000_000_000));
+
+    // With a partial, it is taken as given.
+    let mut b = Assembler::new(&model());
+    let given = json!({"role": "assistant", "content": [], "api": "x", "stopReason": "pending", "timestamp": 3});
+    assert_eq!(
+        b.accept(json!({"type": "start", "partial": given.clone()})),
+        Assembled::Start { partial: given }
+    );
+}
+
+#[test]
+fn c027_text_delta_appends() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    for (delta, expected) in [("He", "He"), ("llo", "Hello"), ("", "Hello")] {
+        let (event, partial) =
+            update(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": delta})));
+        assert_eq!(partial["content"][0]["text"], expected);
+        assert_eq!(event["delta"], delta);
+    }
+}
+
+#[test]
+fn c028_text_end_content_and_signature() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    let _ = update(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "draft"})));
+    let (event, partial) = update(a.accept(
+        json!({"type": "text_end", "contentIndex": 0, "content": "final", "contentSignature": "s"}),
+    ));
+    assert_eq!(
+        content(&partial),
+        r#"[{"type":"text","text":"final","textSignature":"s"}]"#
+    );
+    assert_eq!(event["content"], "final");
+
+    // Without `content`, the forwarded content is the accumulated text.
+    let mut b = started();
+    let _ = update(b.accept(json!({"type": "text_start", "contentIndex": 0})));
+    let _ = update(b.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "abc"})));
+    let (event, _) = update(b.accept(json!({"type": "text_end", "contentIndex": 0})));
+    let expected = format!(
+        r#"{{"type":"text_end","contentIndex":0,"content":"abc","partial":{}}}"#,
+        to_string(&event["partial"])
+    );
+    assert_eq!(to_string(&event), expected);
+}
+
+#[test]
+fn c029_thinking_end_signature_and_redacted() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "thinking_start", "contentIndex": 0})));
+    let _ = update(a.accept(json!({"type": "thinking_delta", "contentIndex": 0, "delta": "hmm"})));
+    let (event, partial) = update(a.accept(
+        json!({"type": "thinking_end", "contentIndex": 0, "contentSignature": "sig", "redacted": true}),
+    ));
+    assert_eq!(
+        content(&partial),
+        r#"[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig","redacted":true}]"#
+    );
+    assert_eq!(event["content"], "hmm");
+}
+
+#[test]
+fn c030_toolcall_start_block() {
+    let mut a = started();
+    let (_, partial) = update(a.accept(
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    ));
+    assert_eq!(
+        content(&partial),
+        r#"[{"type":"toolCall","id":"c1","name":"read","arguments":{}}]"#
+    );
+}
+
+#[test]
+fn c031_toolcall_delta_uses_partial_parser() {
+    let mut a = started();
+    let _ = update(a.accept(
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    ));
+    let (_, partial) =
+        update(a.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"pa"})));
+    assert_eq!(partial["content"][0]["arguments"], json!({}));
+    let (_, partial) = update(
+        a.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "th\": \"src/ma"})),
+    );
+    assert_eq!(
+        partial["content"][0]["arguments"],
+        json!({"path": "src/ma"})
+    );
+}
+
+#[test]
+fn c032_toolcall_end_copies_tool_call_fields() {
+    let mut a = started();
+    let _ = update(a.accept(
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    ));
+    let _ =
+        update(a.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":1"})));
+    let (event, partial) = update(a.accept(json!({"type": "toolcall_end", "contentIndex": 0,
+        "toolCall": {"type": "toolCall", "id": "c1", "name": "read2", "arguments": {"b": 2}, "thoughtSignature": "t"}})));
+    let expected = r#"{"type":"toolCall","id":"c1","name":"read2","arguments":{"b":2},"thoughtSignature":"t"}"#;
+    assert_eq!(to_string(&partial["content"][0]), expected);
+    assert_eq!(to_string(&event["toolCall"]), expected);
+}
+
+#[test]
+fn c033_toolcall_end_without_tool_call_uses_final_parse() {
+    let mut a = started();
+    let _ = update(a.accept(
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    ));
+    let _ = update(a.accept(
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":\"x\\dy\"}"}),
+    ));
+    let (event, partial) = update(a.accept(json!({"type": "toolcall_end", "contentIndex": 0})));
+    assert_eq!(partial["content"][0]["arguments"], json!({"a": "x\\dy"}));
+    assert!(partial["content"][0].get("argumentsError").is_none());
+    assert_eq!(event["toolCall"], partial["content"][0]);
+
+    let mut b = started();
+    let _ = update(b.accept(
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    ));
+    let _ =
+        update(b.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":1"})));
+    let (event, partial) = update(b.accept(json!({"type": "toolcall_end", "contentIndex": 0})));
+    let block = &partial["content"][0];
+    assert_eq!(block["arguments"], json!({}));
+    let error = block["argumentsError"].as_str().unwrap_or_default();
+    assert!(
+        error.ends_with("\n\nReceived arguments:\n{\"a\":1"),
+        "{error}"
+    );
+    assert_eq!(&event["toolCall"], block);
+    // The argument stream is dropped: later deltas fail.
+    let (message, _) =
+        final_message(b.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "x"})));
+    assert_eq!(
+        message["errorMessage"],
+        "Received toolcall_delta for non-toolCall content"
+    );
+}
+
+#[test]
+fn c034_text_delta_on_non_text_block_fails() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "thinking_start", "contentIndex": 0})));
+    let (message, was_started) =
+        final_message(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "x"})));
+    assert!(was_started);
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(
+        message["errorMessage"],
+        "Received text_delta for non-text content"
+    );
+    assert_eq!(content(&message), r#"[{"type":"thinking","thinking":""}]"#);
+    assert!(a.is_complete());
+    assert_eq!(
+        a.accept(json!({"type": "done", "reason": "stop"})),
+        Assembled::Ignored
+    );
+}
+
+#[test]
+fn c035_toolcall_delta_on_non_tool_call_block_fails() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    let (message, _) =
+        final_message(a.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{"})));
+    assert_eq!(
+        message["errorMessage"],
+        "Received toolcall_delta for non-toolCall content"
+    );
+    assert_eq!(message["stopReason"], "error");
+}
+
+#[test]
+fn other_failure_texts() {
+    let cases = [
+        ("text_end", "Received text_end for non-text content"),
+        (
+            "thinking_delta",
+            "Received thinking_delta for non-thinking content",
+        ),
+        (
+            "thinking_end",
+            "Received thinking_end for non-thinking content",
+        ),
+    ];
+    for (kind, text) in cases {
+        let mut a = started();
+        let _ = update(a.accept(
+            json!({"type": "toolcall_start", "contentIndex": 0, "id": "c", "toolName": "t"}),
+        ));
+        let (message, _) =
+            final_message(a.accept(json!({"type": kind, "contentIndex": 0, "delta": "x"})));
+        assert_eq!(message["errorMessage"], text);
+    }
+    // Missing or out-of-range index: not a block of that kind.
+    let mut a = started();
+    let (message, _) =
+        final_message(a.accept(json!({"type": "text_delta", "contentIndex": 7, "delta": "x"})));
+    assert_eq!(
+        message["errorMessage"],
+        "Received text_delta for non-text content"
+    );
+    let mut b = started();
+    let (message, _) = final_message(b.accept(json!({"type": "thinking_delta", "delta": "x"})));
+    assert_eq!(
+        message["errorMessage"],
+        "Received thinking_delta for non-thinking content"
+    );
+}
+
+#[test]
+fn toolcall_end_on_non_tool_call_block_ignored() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    assert_eq!(
+        a.accept(json!({"type": "toolcall_end", "contentIndex": 0})),
+        Assembled::Ignored
+    );
+    assert_eq!(
+        a.accept(json!({"type": "toolcall_end", "contentIndex": 4})),
+        Assembled::Ignored
+    );
+    assert_eq!(
+        a.accept(json!({"type": "toolcall_end"})),
+        Assembled::Ignored
+    );
+    assert!(!a.is_complete());
+}
+
+#[test]
+fn c036_done_without_message_uses_partial() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    let usage = json!({"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+    let (message, _) = final_message(a.accept(
+        json!({"type": "done", "reason": "stop", "usage": usage, "providerThinkingLevel": "high"}),
+    ));
+    assert_eq!(message["stopReason"], "stop");
+    assert_eq!(message["usage"], usage);
+    assert_eq!(message["providerThinkingLevel"], "high");
+    assert_eq!(content(&message), r#"[{"type":"text","text":""}]"#);
+
+    // [libagent] usage is kept when not given.
+    let mut b = started();
+    let (message, _) = final_message(b.accept(json!({"type": "done", "reason": "length"})));
+    assert_eq!(message["stopReason"], "length");
+    assert_eq!(message["usage"], zero_usage());
+
+    // A given `message` is the final message as is.
+    let mut c = started();
+    let given = json!({"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1});
+    assert_eq!(
+        final_message(
+            c.accept(json!({"type": "done", "reason": "stop", "message": given.clone()}))
+        ),
+        (given, true)
+    );
+}
+
+#[test]
+fn c037_error_without_error_sets_error_message() {
+    let mut a = started();
+    let (message, _) = final_message(a.accept(
+        json!({"type": "error", "reason": "aborted", "errorMessage": "Request was aborted"}),
+    ));
+    assert_eq!(message["stopReason"], "aborted");
+    assert_eq!(message["errorMessage"], "Request was aborted");
+
+    let mut b = started();
+    let given = json!({"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "429", "timestamp": 1});
+    assert_eq!(
+        final_message(
+            b.accept(json!({"type": "error", "reason": "error", "error": given.clone()}))
+        ),
+        (given, true)
+    );
+}
+
+#[test]
+fn terminal_as_first_event_is_final_without_start() {
+    let mut a = Assembler::new(&model());
+    let given = json!({"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "setup", "timestamp": 1});
+    assert_eq!(
+        final_message(
+            a.accept(json!({"type": "error", "reason": "error", "error": given.clone()}))
+        ),
+        (given, false)
+    );
+
+    let mut b = Assembler::new(&model());
+    let (message, was_started) = final_message(b.accept(json!({"type": "done", "reason": "stop"})));
+    assert!(!was_started);
+    assert_eq!(message["stopReason"], "stop");
+    assert_eq!(message["api"], "test-api");
+}
+
+#[test]
+fn c038_forwarded_events_are_full_form() {
+    let mut a = started();
+    let events = [
+        json!({"type": "text_start", "contentIndex": 0}),
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "x"}),
+        json!({"type": "text_end", "contentIndex": 0}),
+        json!({"type": "thinking_start", "contentIndex": 1}),
+        json!({"type": "thinking_delta", "contentIndex": 1, "delta": "y"}),
+        json!({"type": "thinking_end", "contentIndex": 1}),
+        json!({"type": "toolcall_start", "contentIndex": 2, "id": "c", "toolName": "t"}),
+        json!({"type": "toolcall_delta", "contentIndex": 2, "delta": "{}"}),
+        json!({"type": "toolcall_end", "contentIndex": 2}),
+    ];
+    for event in events {
+        let kind = event["type"].as_str().unwrap_or_default().to_string();
+        let (forwarded, partial) = update(a.accept(event));
+        assert_eq!(forwarded["type"], kind.as_str());
+        assert_eq!(forwarded["partial"], partial);
+        match kind.as_str() {
+            "text_end" => assert_eq!(forwarded["content"], "x"),
+            "thinking_end" => assert_eq!(forwarded["content"], "y"),
+            "toolcall_end" => assert_eq!(forwarded["toolCall"], partial["content"][2]),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn full_form_events_forwarded_as_given() {
+    let mut a = Assembler::new(&model());
+    let p0 = json!({"role": "assistant", "content": [], "stopReason": "pending", "timestamp": 9});
+    assert_eq!(
+        a.accept(json!({"type": "start", "partial": p0.clone()})),
+        Assembled::Start { partial: p0 }
+    );
+    let p1 = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "t", "arguments": {}}],
+        "stopReason": "pending", "timestamp": 9});
+    let event = json!({"type": "toolcall_start", "contentIndex": 0, "partial": p1.clone()});
+    assert_eq!(
+        a.accept(event.clone()),
+        Assembled::Update { event, partial: p1 }
+    );
+    // A later delta-form delta still works: the full-form start created an argument stream.
+    let (forwarded, partial) = update(
+        a.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"k\": 1"})),
+    );
+    assert_eq!(partial["content"][0]["arguments"], json!({"k": 1}));
+    assert_eq!(forwarded["partial"], partial);
+    assert_eq!(partial["timestamp"], 9);
+}
+
+#[test]
+fn mixed_stream_partial_replaces_p() {
+    let mut a = started();
+    let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
+    let replaced = json!({"role": "assistant", "content": [{"type": "text", "text": "abc"}], "stopReason": "pending", "timestamp": 2});
+    let _ = update(a.accept(
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "c", "partial": replaced}),
+    ));
+    let (_, partial) =
+        update(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "d"})));
+    assert_eq!(content(&partial), r#"[{"type":"text","text":"abcd"}]"#);
+    let (message, _) = final_message(a.accept(json!({"type": "done", "reason": "stop"})));
+    assert_eq!(message["timestamp"], 2);
+}
+
+#[test]
+fn start_beyond_end_pads_and_bad_indexes_do_not_panic() {
+    let mut a = started();
+    let (_, partial) = update(a.accept(json!({"type": "text_start", "contentIndex": 2})));
+    assert_eq!(
+        content(&partial),
+        r#"[null,null,{"type":"text","text":""}]"#
+    );
+    assert_eq!(
+        a.accept(json!({"type": "text_start", "contentIndex": 1_000_000_000u64})),
+        Assembled::Ignored
+    );
+    assert_eq!(
+        a.accept(json!({"type": "text_start", "contentIndex": -1})),
+        Assembled::Ignored
+    );
+    assert_eq!(
+        a.accept(json!({"type": "text_start", "contentIndex": "0"})),
+        Assembled::Ignored
+    );
+    let (_, partial) =
+        update(a.accept(json!({"type": "text_delta", "contentIndex": 2.0, "delta": 5})));
+    assert_eq!(partial["content"][2]["text"], "");
+    let (message, _) =
+        final_message(a.accept(json!({"type": "text_delta", "contentIndex": 0.5, "delta": "x"})));
+    assert_eq!(
+        message["errorMessage"],
+        "Received text_delta for non-text content"
+    );
+}
+
+#[test]
+fn forwarded_field_order_keeps_host_fields() {
+    let mut a = started();
+    let _ = update(
+        a.accept(json!({"type": "toolcall_start", "contentIndex": 0, "id": "c", "toolName": "t"})),
+    );
+    let (event, _) =
+        update(a.accept(json!({"contentIndex": 0, "type": "toolcall_end", "extra": 1})));
+    let keys: Vec<&str> = event
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        ["contentIndex", "type", "extra", "toolCall", "partial"]
+    );
+}
+
+#[test]
+fn random_events_never_panic() {
+    let kinds = [
+        "start",
+        "text_start",
+        "text_delta",
+        "text_end",
+        "thinking_start",
+        "thinking_delta",
+        "thinking_end",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_end",
+        "done",
+        "error",
+        "other",
+    ];
+    let indexes = [
+        json!(0),
+        json!(1),
+        json!(2),
+        json!(5),
+        json!(-1),
+        json!(1.5),
+        json!(null),
+        json!("1"),
+    ];
+    let values = [
+        json!("x"),
+        json!("{\"a\":"),
+        json!(3),
+        json!(null),
+        json!({"k": 1}),
+        json!([1]),
+        json!(true),
+    ];
+    let mut state: u64 = 11;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % n
+    };
+    for _ in 0..300 {
+        let mut a = Assembler::new(&model());
+        for _ in 0..30 {
+            let mut event = json!({"type": kinds[next(kinds.len())]});
+            for key in [
+                "contentIndex",
+                "delta",
+                "content",
+                "toolCall",
+                "partial",
+                "message",
+                "error",
+                "usage",
+                "reason",
+                "id",
+                "toolName",
+                "redacted",
+            ] {
+                if next(3) == 0 {
+                    event[key] = if key == "contentIndex" {
+                        indexes[next(indexes.len())].clone()
+                    } else {
+                        values[next(values.len())].clone()
+                    };
+                }
+            }
+            if next(20) == 0 {
+                event = values[next(values.len())].clone();
+            }
+            let _ = a.accept(event);
+        }
+        let _ = a.end(None);
+        assert!(a.is_complete());
+    }
+}
