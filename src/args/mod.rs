@@ -17,6 +17,10 @@ use crate::json::Json;
 /// Returns the coerced arguments on success, or the exact failure text (`Invalid arguments for
 /// tool ...`, `Validation failed for tool ...`, `A schema must be an object or a boolean, got ...`).
 pub fn validate_tool_arguments(tool_name: &str, parameters: &Json, tool_call: &Json) -> Result<Json, String> {
-    let _ = (tool_name, parameters, tool_call);
-    todo!("SPEC §5")
+    // Placeholder until the validator lands: only the argumentsError short-circuit.
+    let _ = parameters;
+    if let Some(error) = tool_call.get("argumentsError").and_then(Json::as_str).filter(|e| !e.is_empty()) {
+        return Err(format!("Invalid arguments for tool \"{tool_name}\": {error}"));
+    }
+    Ok(tool_call.get("arguments").cloned().unwrap_or(Json::Null))
 }

@@ -211,10 +211,10 @@ impl Assembler {
             .unwrap_or(default_reason);
         set_key(&mut message, "stopReason", reason.into());
         let given = |key: &str| event.get(key).filter(|v| !v.is_null()).cloned();
-        if kind == "error" {
-            if let Some(text) = given("errorMessage") {
-                set_key(&mut message, "errorMessage", text);
-            }
+        // [libagent] a delta-form `done` may carry `errorMessage` too (a finished response can
+        // still report an error text, which the scripted model relies on).
+        if let Some(text) = given("errorMessage") {
+            set_key(&mut message, "errorMessage", text);
         }
         for key in ["usage", "providerThinkingLevel"] {
             if let Some(value) = given(key) {
