@@ -398,6 +398,9 @@ impl Agent {
                 .find(|(id, _)| *id > last)
                 .map(|(id, listener)| (*id, listener.clone()));
             let Some((id, listener)) = next else { return Ok(()) };
+            if signal.is_cancelled() {
+                return Err(crate::host::CANCELLED.into());
+            }
             last = id;
             listener(event.clone(), signal.clone()).await?;
         }
@@ -443,7 +446,7 @@ impl Agent {
     pub fn shutdown(&self, reason: &str) {
         let run = self.state().run.take();
         if let Some(mut run) = run {
-            run.signal.abort();
+            run.signal.cancel();
             if let Some(task) = run.task.take() {
                 task.abort();
             }
@@ -631,6 +634,33 @@ impl Agent {
     /// Changes settings in place; hooks and options are captured when a run starts (SPEC §7.2).
     pub fn update_settings(&self, change: impl FnOnce(&mut Settings)) {
         change(&mut self.state().settings);
+    }
+
+    /// Applies a patch of reassignable fields atomically: `model` (an object), `thinkingLevel`
+    /// (a string) and the option fields of `Settings::check`. Nothing changes on error.
+    pub fn configure(&self, patch: &Json) -> Result<(), String> {
+        let Json::Object(patch) = patch else {
+            return Err("The configuration patch must be a JSON object.".into());
+        };
+        let mut options = patch.clone();
+        let model = options.shift_remove("model");
+        let thinking_level = options.shift_remove("thinkingLevel");
+        if model.as_ref().is_some_and(|m| !m.is_object()) {
+            return Err("Option \"model\" must be an object.".into());
+        }
+        if thinking_level.as_ref().is_some_and(|t| !t.is_string()) {
+            return Err("Option \"thinkingLevel\" must be a string.".into());
+        }
+        Settings::check(&options)?;
+        let mut state = self.state();
+        state.settings.apply(&options);
+        if let Some(model) = model {
+            state.model = model;
+        }
+        if let Some(Json::String(level)) = thinking_level {
+            state.thinking_level = level;
+        }
+        Ok(())
     }
 
     /// Reassigns `streamFunction` (`None` = look up the default when a run's main loop starts).

@@ -6,7 +6,7 @@ mod tools;
 use std::sync::Arc;
 
 use crate::event::AgentEvent;
-use crate::host::{default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn, StreamRequest};
+use crate::host::{call_hook, default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn, StreamRequest, CANCELLED};
 use crate::json::{json, set_key, Json, JsonMap};
 use crate::message::{default_identity, is_llm_role, role, tool_calls};
 use crate::stream::{self, StreamOutput};
@@ -184,7 +184,7 @@ impl Run {
                 let mut prepared = Vec::new();
                 if let Some(turn) = &last_turn {
                     if let Some(hook) = self.config.prepare_next_turn.clone() {
-                        let update = hook(self.turn_json(turn), self.signal.clone()).await?;
+                        let update = call_hook(&hook, self.turn_json(turn), &self.signal).await?;
                         if let Some(update) = update.filter(Json::is_object) {
                             if let Some(messages) = update.get("messages").and_then(Json::as_array) {
                                 prepared = messages.clone();
@@ -209,7 +209,7 @@ impl Run {
                 if let Some(hook) = self.config.prepare_request.clone() {
                     let input = json!({"context": self.context.to_json(), "model": self.config.model.clone(),
                         "thinkingLevel": self.thinking_level()});
-                    if let Some(update) = hook(input, self.signal.clone()).await?.filter(Json::is_object) {
+                    if let Some(update) = call_hook(&hook, input, &self.signal).await?.filter(Json::is_object) {
                         self.apply_update(&update);
                     }
                 }
@@ -221,7 +221,7 @@ impl Run {
                 if stop_reason == "error" || stop_reason == "aborted" {
                     let turn = Turn { message, tool_results: Vec::new() };
                     if let Some(hook) = self.config.finish_turn.clone() {
-                        hook(self.turn_json(&turn), self.signal.clone()).await?;
+                        call_hook(&hook, self.turn_json(&turn), &self.signal).await?;
                     }
                     self.emit(AgentEvent::TurnEnd { message: turn.message, tool_results: Vec::new() }).await?;
                     return self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await;
@@ -246,7 +246,7 @@ impl Run {
 
                 let turn = Turn { message, tool_results };
                 let decision = match self.config.finish_turn.clone() {
-                    Some(hook) => decision_of(hook(self.turn_json(&turn), self.signal.clone()).await?),
+                    Some(hook) => decision_of(call_hook(&hook, self.turn_json(&turn), &self.signal).await?),
                     None => Decision::None,
                 };
                 self.emit(AgentEvent::TurnEnd { message: turn.message.clone(), tool_results: turn.tool_results.clone() })
@@ -326,12 +326,12 @@ impl Run {
         let mut messages = self.context.messages.clone();
         if let Some(hook) = self.config.transform_context.clone() {
             // A13: answering nothing leaves the messages unchanged.
-            if let Some(Json::Array(transformed)) = hook(Json::Array(messages.clone()), self.signal.clone()).await? {
+            if let Some(Json::Array(transformed)) = call_hook(&hook, Json::Array(messages.clone()), &self.signal).await? {
                 messages = transformed;
             }
         }
         let llm_messages = match self.config.convert_to_llm.clone() {
-            Some(hook) => match hook(Json::Array(messages.clone()), self.signal.clone()).await? {
+            Some(hook) => match call_hook(&hook, Json::Array(messages.clone()), &self.signal).await? {
                 Some(Json::Array(converted)) => converted,
                 // A14: answering nothing applies the default conversion.
                 _ => default_convert_to_llm(&messages),
@@ -341,7 +341,7 @@ impl Run {
         let mut api_key = None;
         if let Some(hook) = self.config.get_api_key.clone() {
             let provider = self.config.model.get("provider").cloned().unwrap_or(Json::Null);
-            if let Some(Json::String(key)) = hook(provider, self.signal.clone()).await? {
+            if let Some(Json::String(key)) = call_hook(&hook, provider, &self.signal).await? {
                 api_key = Some(key).filter(|k| !k.is_empty());
             }
         }
@@ -356,6 +356,9 @@ impl Run {
             Some(stream_fn) => stream_fn.clone(),
             None => default_stream_fn()?,
         };
+        if self.signal.is_cancelled() {
+            return Err(CANCELLED.into());
+        }
         let (sender, mut receiver) = stream::channel(&self.config.model);
         stream_fn(request, sender);
 

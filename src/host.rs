@@ -27,6 +27,7 @@ pub struct AbortSignal(Arc<SignalInner>);
 #[derive(Default)]
 struct SignalInner {
     aborted: AtomicBool,
+    cancelled: AtomicBool,
     notify: tokio::sync::Notify,
     callbacks: Mutex<Vec<AbortCallback>>,
 }
@@ -51,6 +52,17 @@ impl AbortSignal {
                 }
             });
         }
+    }
+
+    /// Aborts the signal and cancels the run: the loop makes no further host call (the agent
+    /// is being freed).
+    pub fn cancel(&self) {
+        self.0.cancelled.store(true, Ordering::SeqCst);
+        self.abort();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::SeqCst)
     }
 
     pub fn is_aborted(&self) -> bool {
@@ -114,6 +126,17 @@ pub type StreamFn = Arc<dyn Fn(StreamRequest, StreamSender) + Send + Sync>;
 
 /// A hook: receives the reference's argument object (SPEC §2.8) and the run's signal.
 pub type Hook = Arc<dyn Fn(Json, AbortSignal) -> HostFuture<HookResult> + Send + Sync>;
+
+/// The error a cancelled run fails with.
+pub const CANCELLED: &str = "The agent was freed.";
+
+/// Calls a hook unless the run was cancelled (then it fails with `CANCELLED`).
+pub fn call_hook(hook: &Hook, input: Json, signal: &AbortSignal) -> HostFuture<HookResult> {
+    if signal.is_cancelled() {
+        return Box::pin(async { Err(CANCELLED.to_string()) });
+    }
+    hook(input, signal.clone())
+}
 
 /// A listener: awaited for every event; an `Err` fails the run (SPEC §7.11).
 pub type Listener = Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> HostFuture<Result<(), String>> + Send + Sync>;

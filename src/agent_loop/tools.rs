@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::{truthy, Emitter, LoopConfig, LoopContext};
 use crate::args::validate_tool_arguments;
 use crate::event::AgentEvent;
-use crate::host::{AbortSignal, AgentTool, Hook, HostFuture, ToolInvocation, UpdateFn};
+use crate::host::{call_hook, AbortSignal, AgentTool, Hook, HostFuture, ToolInvocation, UpdateFn, CANCELLED};
 use crate::json::{json, set_key, Json};
 use crate::message::{error_tool_result, tool_result_message};
 
@@ -252,7 +252,7 @@ async fn guarded_preparation(site: &CallSite<'_>, tool: &AgentTool, tool_call: &
     if let Some(hook) = site.before {
         let input = json!({"assistantMessage": site.assistant_message.clone(), "toolCall": tool_call.clone(),
             "args": args.clone(), "context": site.context.to_json()});
-        decision = hook(input, site.signal.clone()).await?;
+        decision = call_hook(hook, input, site.signal).await?;
     }
     if site.signal.is_aborted() {
         return Ok(Err(error_tool_result(OPERATION_ABORTED)));
@@ -328,6 +328,10 @@ fn start_execution(prepared: Prepared, signal: &AbortSignal) -> Running {
         }
     });
     let started = Instant::now();
+    if signal.is_cancelled() {
+        let execution: HostFuture<_> = Box::pin(async { Err(CANCELLED.to_string()) });
+        return Running { prepared, execution, updates, open, started };
+    }
     let execution = prepared.tool.behavior.execute(ToolInvocation {
         tool_call_id: prepared.tool_call.get("id").and_then(Json::as_str).unwrap_or("").to_string(),
         args: prepared.args.clone(),
@@ -385,7 +389,7 @@ async fn finalize(site: &CallSite<'_>, executed: Executed) -> ToolCallOutcome {
         let input = json!({"assistantMessage": site.assistant_message.clone(), "toolCall": prepared.tool_call.clone(),
             "args": prepared.args.clone(), "result": result.clone(), "isError": is_error,
             "context": site.context.to_json()});
-        match hook(input, site.signal.clone()).await {
+        match call_hook(hook, input, site.signal).await {
             Err(message) => {
                 result = error_tool_result(&message);
                 is_error = true;

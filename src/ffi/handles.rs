@@ -1,0 +1,96 @@
+//! Generation-checked handles: what the host holds is a token, never a pointer into memory, so a
+//! freed or forged handle is detected instead of dereferenced.
+
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+use super::{err, FfiResult, AGENT_ERR_INVALID_HANDLE};
+use crate::host::lock;
+
+struct Slot<T> {
+    generation: u32,
+    value: Option<T>,
+}
+
+/// A table of live objects of one kind. Tokens encode slot index and generation, mixed with a
+/// per-kind tag so that a handle of one kind is not accepted as another.
+pub(crate) struct Registry<T> {
+    kind: &'static str,
+    tag: u64,
+    slots: Mutex<(Vec<Slot<T>>, Vec<usize>)>,
+}
+
+/// What a token refers to.
+pub(crate) enum Lookup<T> {
+    Live(T),
+    /// The object existed and was removed (freed, completed).
+    Retired,
+    Invalid,
+}
+
+impl<T: Clone> Registry<T> {
+    pub const fn new(kind: &'static str, tag: u64) -> Self {
+        Registry { kind, tag, slots: Mutex::new((Vec::new(), Vec::new())) }
+    }
+
+    fn token(&self, index: usize, generation: u32) -> *mut c_void {
+        let raw = (((index as u64) + 1) << 32 | generation as u64) ^ self.tag;
+        raw as usize as *mut c_void
+    }
+
+    fn decode(&self, token: *const c_void) -> Option<(usize, u32)> {
+        let raw = (token as usize as u64) ^ self.tag;
+        let index = (raw >> 32).checked_sub(1)? as usize;
+        Some((index, raw as u32))
+    }
+
+    /// Stores a value and returns its token.
+    pub fn insert(&self, value: T) -> *mut c_void {
+        let mut guard = lock(&self.slots);
+        let (slots, free) = &mut *guard;
+        if let Some(index) = free.pop() {
+            let slot = &mut slots[index];
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.value = Some(value);
+            return self.token(index, slot.generation);
+        }
+        slots.push(Slot { generation: 0, value: Some(value) });
+        self.token(slots.len() - 1, 0)
+    }
+
+    pub fn lookup(&self, token: *const c_void) -> Lookup<T> {
+        let Some((index, generation)) = self.decode(token) else { return Lookup::Invalid };
+        let guard = lock(&self.slots);
+        match guard.0.get(index) {
+            Some(slot) if slot.generation == generation => match &slot.value {
+                Some(value) => Lookup::Live(value.clone()),
+                None => Lookup::Retired,
+            },
+            Some(slot) if generation < slot.generation => Lookup::Retired,
+            _ => Lookup::Invalid,
+        }
+    }
+
+    /// The live value, or `AGENT_ERR_INVALID_HANDLE` naming the argument.
+    pub fn get(&self, token: *const c_void, name: &str) -> FfiResult<T> {
+        match self.lookup(token) {
+            Lookup::Live(value) => Ok(value),
+            Lookup::Retired => err(AGENT_ERR_INVALID_HANDLE, format!("{name} is a freed {}.", self.kind)),
+            Lookup::Invalid if token.is_null() => err(AGENT_ERR_INVALID_HANDLE, format!("{name} is NULL.")),
+            Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, format!("{name} is not a valid {}.", self.kind)),
+        }
+    }
+
+    /// Removes the value; the token becomes `Retired`.
+    pub fn remove(&self, token: *const c_void) -> Option<T> {
+        let (index, generation) = self.decode(token)?;
+        let mut guard = lock(&self.slots);
+        let (slots, free) = &mut *guard;
+        let slot = slots.get_mut(index).filter(|slot| slot.generation == generation)?;
+        let value = slot.value.take();
+        if value.is_some() {
+            free.push(index);
+        }
+        value
+    }
+}
