@@ -1,0 +1,296 @@
+//! The deferred-reply rule: every callback receives an `AgentCall*` that the host answers
+//! exactly once, at once or later, from any thread.
+
+use std::ffi::{c_char, c_void, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+
+use super::handles::{Lookup, Registry};
+use super::*;
+use crate::host::{lock, AbortSignal, HookResult, HostFuture, UpdateFn};
+use crate::json::Json;
+use crate::stream::StreamSender;
+
+/// An opaque call object: the pending answer of one callback invocation.
+pub struct AgentCall {
+    _private: [u8; 0],
+}
+
+/// A tool execution's call object (`agent_tool_call_update` works on it).
+pub type AgentToolCall = AgentCall;
+
+/// A stream function's call object: push stream events into it.
+pub type AgentStream = AgentCall;
+
+/// Called on the runtime thread when a run's signal aborts.
+pub type AgentAbortFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// What a JSON answer must look like.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Shape {
+    Any,
+    Object,
+    Messages,
+    StringOrNull,
+}
+
+impl Shape {
+    fn check(self, value: &Json) -> FfiResult {
+        let ok = match self {
+            Shape::Any => true,
+            Shape::Object => value.is_object(),
+            Shape::StringOrNull => value.is_string() || value.is_null(),
+            Shape::Messages => {
+                return messages_arg(value.clone(), "The answer").map(|_| ());
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            let expected = match self {
+                Shape::Object => "a JSON object",
+                _ => "a JSON string",
+            };
+            err(AGENT_ERR_INVALID_JSON, format!("The answer must be {expected} or NULL."))
+        }
+    }
+}
+
+pub(crate) enum Reply {
+    /// A hook or tool: the JSON answer (`None` = "returns nothing") or a failure.
+    Value { reply: Mutex<Option<oneshot::Sender<HookResult>>>, shape: Shape },
+    /// A tool execution, which also takes progress updates.
+    Tool { reply: Mutex<Option<oneshot::Sender<HookResult>>>, on_update: UpdateFn },
+    /// A stream: events are pushed; complete/fail end it.
+    Stream { sender: StreamSender, pushed: AtomicBool },
+}
+
+pub(crate) struct CallState {
+    reply: Reply,
+    signal: AbortSignal,
+}
+
+pub(crate) static CALLS: Registry<Arc<CallState>> = Registry::new("call", 0x5a17_c0de_0000_0000);
+
+/// Registers a call; returns the token to hand to the host and the receiver of its answer.
+pub(crate) fn new_value_call(shape: Shape, signal: &AbortSignal) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
+    let (tx, rx) = oneshot::channel();
+    let state = CallState { reply: Reply::Value { reply: Mutex::new(Some(tx)), shape }, signal: signal.clone() };
+    (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
+}
+
+pub(crate) fn new_tool_call(on_update: UpdateFn, signal: &AbortSignal) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
+    let (tx, rx) = oneshot::channel();
+    let state = CallState { reply: Reply::Tool { reply: Mutex::new(Some(tx)), on_update }, signal: signal.clone() };
+    (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
+}
+
+pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> *mut AgentCall {
+    let state = CallState { reply: Reply::Stream { sender: sender.clone(), pushed: AtomicBool::new(false) }, signal: signal.clone() };
+    let token = CALLS.insert(Arc::new(state)) as usize;
+    // The call retires when the loop stops consuming the stream.
+    sender.on_close(move || {
+        CALLS.remove(token as *const c_void);
+    });
+    token as *mut AgentCall
+}
+
+/// Waits for a call's answer. A call whose answer can never come (its registry entry was
+/// dropped) waits forever, like a promise that never settles.
+pub(crate) fn answer(rx: oneshot::Receiver<HookResult>) -> HostFuture<HookResult> {
+    Box::pin(async move {
+        match rx.await {
+            Ok(result) => result,
+            Err(_) => std::future::pending().await,
+        }
+    })
+}
+
+fn lookup(call: *const AgentCall, closed_status: AgentStatus) -> FfiResult<Arc<CallState>> {
+    match CALLS.lookup(call as *const c_void) {
+        Lookup::Live(state) => Ok(state),
+        Lookup::Retired if closed_status == AGENT_ERR_STREAM_CLOSED => {
+            err(closed_status, "The stream is closed: the agent no longer consumes it.")
+        }
+        Lookup::Retired => err(closed_status, "The call was already answered."),
+        Lookup::Invalid if call.is_null() => err(AGENT_ERR_NULL, "call is NULL."),
+        Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, "call is not a valid call object."),
+    }
+}
+
+/// Sends a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
+fn settle(call: *const AgentCall, reply: &Mutex<Option<oneshot::Sender<HookResult>>>, result: HookResult) -> FfiResult {
+    let Some(tx) = lock(reply).take() else {
+        return err(AGENT_ERR_ALREADY_COMPLETED, "The call was already answered.");
+    };
+    CALLS.remove(call as *const c_void);
+    // A closed receiver means the agent is gone: the answer is accepted and discarded.
+    let _ = tx.send(result);
+    Ok(())
+}
+
+pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
+    let state = lookup(call, AGENT_ERR_STREAM_CLOSED)?;
+    let Reply::Stream { sender, pushed } = &state.reply else {
+        return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
+    };
+    let event = json_arg(event_json, "event_json")?;
+    if !event.get("type").is_some_and(Json::is_string) {
+        return err(AGENT_ERR_INVALID_JSON, "event_json must be a JSON object with a string \"type\".");
+    }
+    sender.push(event).map_err(|e| FfiError { status: AGENT_ERR_STREAM_CLOSED, message: e.to_string() })?;
+    pushed.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Answers a call with a JSON result (`result_json` NULL = "returns nothing").
+///
+/// For a stream, ends it with that final message (NULL: the stream ends without one, which
+/// yields an error message, SPEC §3.5). Malformed or wrongly shaped JSON returns
+/// `AGENT_ERR_INVALID_JSON` and leaves the call unanswered. A second answer returns
+/// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded.
+/// Callable from any thread, inside or after the callback.
+#[no_mangle]
+pub extern "C" fn agent_call_complete(call: *mut AgentCall, result_json: *const c_char) -> AgentStatus {
+    boundary(|| {
+        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
+        let value = opt_json_arg(result_json, "result_json")?;
+        match &state.reply {
+            Reply::Value { reply, shape } => {
+                if let Some(value) = &value {
+                    shape.check(value)?;
+                }
+                settle(call, reply, Ok(value.filter(|v| !v.is_null())))
+            }
+            Reply::Tool { reply, .. } => {
+                if let Some(value) = &value {
+                    Shape::Object.check(value)?;
+                }
+                settle(call, reply, Ok(value))
+            }
+            Reply::Stream { sender, .. } => {
+                if let Some(value) = &value {
+                    check_message(value, "result_json")?;
+                }
+                sender.end(value).map_err(|e| FfiError { status: AGENT_ERR_STREAM_CLOSED, message: e.to_string() })?;
+                CALLS.remove(call as *const c_void);
+                Ok(())
+            }
+        }
+    })
+}
+
+/// Answers a call with a failure (the equivalent of a JavaScript throw); `message` is the error
+/// text. For a stream before any push: the stream function failed (SPEC §6.12); after a push:
+/// an `error` event with `errorMessage` = message.
+#[no_mangle]
+pub extern "C" fn agent_call_fail(call: *mut AgentCall, message: *const c_char) -> AgentStatus {
+    boundary(|| {
+        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
+        let message = str_arg(message, "message")?.to_string();
+        match &state.reply {
+            Reply::Value { reply, .. } | Reply::Tool { reply, .. } => settle(call, reply, Err(message)),
+            Reply::Stream { sender, .. } => {
+                sender.fail(&message).map_err(|e| FfiError { status: AGENT_ERR_STREAM_CLOSED, message: e.to_string() })?;
+                CALLS.remove(call as *const c_void);
+                Ok(())
+            }
+        }
+    })
+}
+
+/// Writes whether the run that made this call is aborted.
+#[no_mangle]
+pub extern "C" fn agent_call_is_aborted(call: *const AgentCall, out_aborted: *mut bool) -> AgentStatus {
+    boundary(|| {
+        check_out(out_aborted, "out_aborted")?;
+        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
+        write_out(out_aborted, state.signal.is_aborted());
+        Ok(())
+    })
+}
+
+/// Registers `on_abort(user_data)`, called once on the runtime thread when the run aborts
+/// (never inside `agent_abort` itself; at once, on the runtime thread, if already aborted).
+/// `finalizer(user_data)` runs when the registration is dropped.
+#[no_mangle]
+pub extern "C" fn agent_call_on_abort(
+    call: *const AgentCall,
+    on_abort: AgentAbortFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        let Some(callback) = on_abort else { return err(AGENT_ERR_NULL, "on_abort is NULL.") };
+        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
+        let data = HostData::new(user_data, finalizer);
+        state.signal.on_abort(move || {
+            // SAFETY: the host registered this callback for this user_data.
+            guard_callback(|| unsafe { callback(data.user_data) });
+        });
+        Ok(())
+    })
+}
+
+/// Reports a tool's progress (`onUpdate(partialResult)`, SPEC §6.8). Never blocks. Updates are
+/// emitted in call order; after the tool answered, returns `AGENT_ERR_ALREADY_COMPLETED` and
+/// emits nothing.
+#[no_mangle]
+pub extern "C" fn agent_tool_call_update(call: *mut AgentToolCall, partial_result_json: *const c_char) -> AgentStatus {
+    boundary(|| {
+        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
+        let Reply::Tool { reply, on_update } = &state.reply else {
+            return err(AGENT_ERR_INVALID_HANDLE, "call is not a tool execution.");
+        };
+        let value = json_arg(partial_result_json, "partial_result_json")?;
+        let guard = lock(reply);
+        if guard.is_none() {
+            return err(AGENT_ERR_ALREADY_COMPLETED, "The call was already answered.");
+        }
+        on_update(value);
+        Ok(())
+    })
+}
+
+/// Pushes one assistant stream event (SPEC §3.2; `partial` optional, SPEC §3.7). Never blocks.
+/// Returns `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream.
+#[no_mangle]
+pub extern "C" fn agent_stream_push(stream: *mut AgentStream, event_json: *const c_char) -> AgentStatus {
+    boundary(|| push_event(stream, event_json))
+}
+
+/// Called on the runtime thread each time an event pushed into the stream has been fully
+/// processed (its agent event delivered to every listener): a lock-step producer pushes the
+/// next event from here.
+pub type AgentConsumedFn = Option<unsafe extern "C" fn(user_data: *mut c_void, stream: *mut AgentStream)>;
+
+/// Registers the consumed notification of a stream (replacing any previous one).
+#[no_mangle]
+pub extern "C" fn agent_stream_on_consumed(
+    stream: *mut AgentStream,
+    on_consumed: AgentConsumedFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        let Some(callback) = on_consumed else { return err(AGENT_ERR_NULL, "on_consumed is NULL.") };
+        let state = lookup(stream, AGENT_ERR_STREAM_CLOSED)?;
+        let Reply::Stream { sender, .. } = &state.reply else {
+            return err(AGENT_ERR_INVALID_HANDLE, "stream is not a stream.");
+        };
+        let data = HostData::new(user_data, finalizer);
+        let token = stream as usize;
+        sender.on_consumed(move || {
+            // SAFETY: the host registered this callback for this user_data.
+            guard_callback(|| unsafe { callback(data.user_data, token as *mut AgentStream) });
+        });
+        Ok(())
+    })
+}
+
+/// A borrowed C string of JSON for a callback argument.
+pub(crate) fn json_c_string(value: &Json) -> CString {
+    CString::new(crate::json::to_string(value)).unwrap_or_default()
+}
