@@ -29,6 +29,8 @@ pub struct Index {
     pub engine_ptrs: HashMap<String, String>,
     /// Pointer of a node holding a string `$ref` → pointer of its target (None: unresolved).
     pub refs: HashMap<String, Option<String>>,
+    /// Pointers of nodes whose string `$dynamicRef` names nothing (also a `false` schema).
+    unresolved_dynamic: Vec<String>,
     nodes: Vec<NodeInfo>,
 }
 
@@ -68,8 +70,14 @@ pub fn schema_children(map: &JsonMap) -> Vec<(&str, Option<String>, &Json)> {
         "contentSchema",
         "items",
     ];
-    const MAPS: [&str; 6] =
-        ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
+    const MAPS: [&str; 6] = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependencies",
+    ];
     const ARRAYS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
     let mut out = Vec::new();
     for (key, value) in map {
@@ -87,7 +95,9 @@ pub fn schema_children(map: &JsonMap) -> Vec<(&str, Option<String>, &Json)> {
                     out.push((key, Some(i.to_string()), child));
                 }
             }
-            Json::Object(_) | Json::Bool(_) if SINGLE.contains(&key) => out.push((key, None, value)),
+            Json::Object(_) | Json::Bool(_) if SINGLE.contains(&key) => {
+                out.push((key, None, value))
+            }
             _ => {}
         }
     }
@@ -109,9 +119,18 @@ impl Index {
         }
         let mut refs = HashMap::new();
         for node in &index.nodes {
-            if let Some(Json::String(reference)) = root.pointer(&node.ptr).and_then(|n| n.get("$ref")) {
+            if let Some(Json::String(reference)) =
+                root.pointer(&node.ptr).and_then(|n| n.get("$ref"))
+            {
                 let target = index.resolve(root, &node.base, reference);
                 refs.insert(node.ptr.clone(), target);
+            }
+            if let Some(Json::String(reference)) =
+                root.pointer(&node.ptr).and_then(|n| n.get("$dynamicRef"))
+            {
+                if index.resolve(root, &node.base, reference).is_none() {
+                    index.unresolved_dynamic.push(node.ptr.clone());
+                }
             }
         }
         index.refs = refs;
@@ -129,10 +148,13 @@ impl Index {
         if let Some(Json::String(id)) = map.get("$id") {
             if let Ok(url) = base.join(id) {
                 base = url;
-                self.resources.entry(without_fragment(&base)).or_insert_with(|| ptr.clone());
+                self.resources
+                    .entry(without_fragment(&base))
+                    .or_insert_with(|| ptr.clone());
             }
         } else if ptr.is_empty() {
-            self.resources.insert(without_fragment(&base), String::new());
+            self.resources
+                .insert(without_fragment(&base), String::new());
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(Json::String(name)) = map.get(key) {
@@ -154,7 +176,8 @@ impl Index {
                 child_engine = push_segment(&child_engine, member);
             }
             if child_ptr != child_engine {
-                self.engine_ptrs.insert(child_ptr.clone(), child_engine.clone());
+                self.engine_ptrs
+                    .insert(child_ptr.clone(), child_engine.clone());
             }
             self.walk(child, child_ptr, child_engine, base.clone(), depth + 1);
         }
@@ -171,7 +194,9 @@ impl Index {
         } else if fragment.starts_with('/') {
             format!("{resource}{fragment}")
         } else {
-            self.anchors.get(&(without_fragment(&full), fragment))?.clone()
+            self.anchors
+                .get(&(without_fragment(&full), fragment))?
+                .clone()
         };
         match root.pointer(&target) {
             Some(Json::Object(_) | Json::Bool(_)) => Some(target),
@@ -188,7 +213,7 @@ impl Index {
     pub fn engine_document(&self, root: &Json) -> Json {
         let mut doc = root.clone();
         let mut false_def = None;
-        if self.refs.values().any(Option::is_none) {
+        if self.refs.values().any(Option::is_none) || !self.unresolved_dynamic.is_empty() {
             // A `false` definition that unresolved references point to.
             let mut name = String::from("libagent-unresolved-reference");
             while root.pointer(&push_segment("/$defs", &name)).is_some() {
@@ -196,7 +221,9 @@ impl Index {
             }
             false_def = Some(push_segment("/$defs", &name));
             if let Json::Object(map) = &mut doc {
-                let defs = map.entry("$defs").or_insert_with(|| Json::Object(JsonMap::new()));
+                let defs = map
+                    .entry("$defs")
+                    .or_insert_with(|| Json::Object(JsonMap::new()));
                 if let Json::Object(defs) = defs {
                     defs.insert(name, Json::Bool(false));
                 }
@@ -215,7 +242,17 @@ impl Index {
                     Some(t) => self.engine_ptr(t).to_string(),
                     None => false_def.clone().unwrap_or_default(),
                 };
-                map.insert("$ref".into(), Json::String(format!("#{}", percent_encode(&target_ptr))));
+                map.insert(
+                    "$ref".into(),
+                    Json::String(format!("#{}", percent_encode(&target_ptr))),
+                );
+            }
+            if self.unresolved_dynamic.contains(&node.ptr) {
+                let target = false_def.clone().unwrap_or_default();
+                map.insert(
+                    "$dynamicRef".into(),
+                    Json::String(format!("#{}", percent_encode(&target))),
+                );
             }
             if is_draft7_tuple(map) {
                 if let Some(items) = map.shift_remove("items") {
@@ -234,7 +271,9 @@ impl Index {
 /// Unknown type names match nothing (SPEC §5.5.1); jsonschema refuses them at compile time, so
 /// they are dropped, and a `type` left with no known name becomes `enum: []` (rejects all).
 fn fix_unknown_types(map: &mut JsonMap) {
-    const KNOWN: [&str; 7] = ["string", "number", "integer", "boolean", "null", "array", "object"];
+    const KNOWN: [&str; 7] = [
+        "string", "number", "integer", "boolean", "null", "array", "object",
+    ];
     let known = |t: &Json| t.as_str().is_none_or(|s| KNOWN.contains(&s));
     let fixed = match map.get("type") {
         Some(Json::String(s)) if !KNOWN.contains(&s.as_str()) => None,
