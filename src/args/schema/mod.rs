@@ -7,6 +7,7 @@
 mod explain;
 mod keywords;
 mod refs;
+mod values;
 
 pub use explain::{explain, format_path, matches_type, type_list, type_name, SchemaError};
 pub use keywords::{compile_regex, is_multiple_of};
