@@ -6,7 +6,10 @@ mod tools;
 use std::sync::Arc;
 
 use crate::event::AgentEvent;
-use crate::host::{call_hook, default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn, StreamRequest, CANCELLED};
+use crate::host::{
+    call_hook, default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn,
+    StreamRequest, CANCELLED,
+};
 use crate::json::{json, set_key, Json, JsonMap};
 use crate::message::{default_identity, is_llm_role, role, tool_calls};
 use crate::stream::{self, StreamOutput};
@@ -83,7 +86,10 @@ pub async fn run_agent_loop(
     run.emit(AgentEvent::AgentStart).await?;
     run.emit(AgentEvent::TurnStart).await?;
     for message in initial {
-        run.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+        run.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await?;
         run.emit(AgentEvent::MessageEnd { message }).await?;
     }
     run.main_loop().await?;
@@ -94,7 +100,9 @@ pub async fn run_agent_loop(
 pub fn check_continue(messages: &[Json]) -> Result<(), String> {
     match messages.last() {
         None => Err("Cannot continue: no messages in context".into()),
-        Some(last) if role(last) == "assistant" => Err("Cannot continue from message role: assistant".into()),
+        Some(last) if role(last) == "assistant" => {
+            Err("Cannot continue from message role: assistant".into())
+        }
         Some(_) => Ok(()),
     }
 }
@@ -153,9 +161,25 @@ enum Decision {
 }
 
 impl Run {
-    fn new(context: LoopContext, config: LoopConfig, emit: Emit, signal: AbortSignal, stream_fn: Option<StreamFn>) -> Self {
-        let emitter = Emitter { emit, gate: tokio::sync::Mutex::new(()) };
-        Self { context, config, emitter, signal, stream_fn, new_messages: Vec::new() }
+    fn new(
+        context: LoopContext,
+        config: LoopConfig,
+        emit: Emit,
+        signal: AbortSignal,
+        stream_fn: Option<StreamFn>,
+    ) -> Self {
+        let emitter = Emitter {
+            emit,
+            gate: tokio::sync::Mutex::new(()),
+        };
+        Self {
+            context,
+            config,
+            emitter,
+            signal,
+            stream_fn,
+            new_messages: Vec::new(),
+        }
     }
 
     async fn emit(&self, event: AgentEvent) -> Result<(), String> {
@@ -186,7 +210,8 @@ impl Run {
                     if let Some(hook) = self.config.prepare_next_turn.clone() {
                         let update = call_hook(&hook, self.turn_json(turn), &self.signal).await?;
                         if let Some(update) = update.filter(Json::is_object) {
-                            if let Some(messages) = update.get("messages").and_then(Json::as_array) {
+                            if let Some(messages) = update.get("messages").and_then(Json::as_array)
+                            {
                                 prepared = messages.clone();
                             }
                             self.apply_update(&update);
@@ -198,10 +223,20 @@ impl Run {
                     self.emit(AgentEvent::TurnStart).await?;
                 }
                 prepared.append(&mut pending);
-                let batch = declare_tool_changes(&self.context.messages, &self.context.tool_definitions(), prepared);
+                let batch = declare_tool_changes(
+                    &self.context.messages,
+                    &self.context.tool_definitions(),
+                    prepared,
+                );
                 for message in batch {
-                    self.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
-                    self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+                    self.emit(AgentEvent::MessageStart {
+                        message: message.clone(),
+                    })
+                    .await?;
+                    self.emit(AgentEvent::MessageEnd {
+                        message: message.clone(),
+                    })
+                    .await?;
                     self.context.messages.push(message.clone());
                     self.new_messages.push(message);
                 }
@@ -209,7 +244,10 @@ impl Run {
                 if let Some(hook) = self.config.prepare_request.clone() {
                     let input = json!({"context": self.context.to_json(), "model": self.config.model.clone(),
                         "thinkingLevel": self.thinking_level()});
-                    if let Some(update) = call_hook(&hook, input, &self.signal).await?.filter(Json::is_object) {
+                    if let Some(update) = call_hook(&hook, input, &self.signal)
+                        .await?
+                        .filter(Json::is_object)
+                    {
                         self.apply_update(&update);
                     }
                 }
@@ -217,14 +255,28 @@ impl Run {
                 let message = self.stream_assistant_response().await?;
                 self.new_messages.push(message.clone());
 
-                let stop_reason = message.get("stopReason").and_then(Json::as_str).unwrap_or("");
+                let stop_reason = message
+                    .get("stopReason")
+                    .and_then(Json::as_str)
+                    .unwrap_or("");
                 if stop_reason == "error" || stop_reason == "aborted" {
-                    let turn = Turn { message, tool_results: Vec::new() };
+                    let turn = Turn {
+                        message,
+                        tool_results: Vec::new(),
+                    };
                     if let Some(hook) = self.config.finish_turn.clone() {
                         call_hook(&hook, self.turn_json(&turn), &self.signal).await?;
                     }
-                    self.emit(AgentEvent::TurnEnd { message: turn.message, tool_results: Vec::new() }).await?;
-                    return self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await;
+                    self.emit(AgentEvent::TurnEnd {
+                        message: turn.message,
+                        tool_results: Vec::new(),
+                    })
+                    .await?;
+                    return self
+                        .emit(AgentEvent::AgentEnd {
+                            messages: self.new_messages.clone(),
+                        })
+                        .await;
                 }
 
                 let calls = tool_calls(&message);
@@ -236,7 +288,15 @@ impl Run {
                     } else {
                         let config = &self.config;
                         let context = &self.context;
-                        tools::execute_tool_calls(context, &message, calls, config, &self.emitter, &self.signal).await?
+                        tools::execute_tool_calls(
+                            context,
+                            &message,
+                            calls,
+                            config,
+                            &self.emitter,
+                            &self.signal,
+                        )
+                        .await?
                     };
                     tool_results = batch.messages;
                     has_more_tool_calls = !batch.terminate;
@@ -244,16 +304,28 @@ impl Run {
                     self.new_messages.extend(tool_results.iter().cloned());
                 }
 
-                let turn = Turn { message, tool_results };
+                let turn = Turn {
+                    message,
+                    tool_results,
+                };
                 let decision = match self.config.finish_turn.clone() {
-                    Some(hook) => decision_of(call_hook(&hook, self.turn_json(&turn), &self.signal).await?),
+                    Some(hook) => {
+                        decision_of(call_hook(&hook, self.turn_json(&turn), &self.signal).await?)
+                    }
                     None => Decision::None,
                 };
-                self.emit(AgentEvent::TurnEnd { message: turn.message.clone(), tool_results: turn.tool_results.clone() })
-                    .await?;
+                self.emit(AgentEvent::TurnEnd {
+                    message: turn.message.clone(),
+                    tool_results: turn.tool_results.clone(),
+                })
+                .await?;
                 last_turn = Some(turn);
                 if decision == Decision::End {
-                    return self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await;
+                    return self
+                        .emit(AgentEvent::AgentEnd {
+                            messages: self.new_messages.clone(),
+                        })
+                        .await;
                 }
                 explicit_continuation = decision == Decision::Continue;
                 pending = Self::poll(&self.config.get_steering_messages).await?;
@@ -273,11 +345,17 @@ impl Run {
             }
             break;
         }
-        self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await
+        self.emit(AgentEvent::AgentEnd {
+            messages: self.new_messages.clone(),
+        })
+        .await
     }
 
     fn thinking_level(&self) -> String {
-        self.config.reasoning.clone().unwrap_or_else(|| "off".into())
+        self.config
+            .reasoning
+            .clone()
+            .unwrap_or_else(|| "off".into())
     }
 
     /// `AgentTurnContext` (SPEC §2.8) for `finishTurn` and `prepareNextTurn`.
@@ -292,7 +370,11 @@ impl Run {
             if let Some(messages) = context.get("messages").and_then(Json::as_array) {
                 self.context.messages = messages.clone();
             }
-            let names = context.get("tools").and_then(Json::as_array).cloned().unwrap_or_default();
+            let names = context
+                .get("tools")
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default();
             self.context.tools = self.resolve_tools(&names);
         }
         if let Some(model) = update.get("model").filter(|m| !m.is_null()) {
@@ -309,7 +391,11 @@ impl Run {
     fn resolve_tools(&self, names: &[Json]) -> Vec<AgentTool> {
         names
             .iter()
-            .filter_map(|entry| entry.as_str().or_else(|| entry.get("name").and_then(Json::as_str)))
+            .filter_map(|entry| {
+                entry
+                    .as_str()
+                    .or_else(|| entry.get("name").and_then(Json::as_str))
+            })
             .filter_map(|name| {
                 self.context
                     .tools
@@ -326,21 +412,30 @@ impl Run {
         let mut messages = self.context.messages.clone();
         if let Some(hook) = self.config.transform_context.clone() {
             // A13: answering nothing leaves the messages unchanged.
-            if let Some(Json::Array(transformed)) = call_hook(&hook, Json::Array(messages.clone()), &self.signal).await? {
+            if let Some(Json::Array(transformed)) =
+                call_hook(&hook, Json::Array(messages.clone()), &self.signal).await?
+            {
                 messages = transformed;
             }
         }
         let llm_messages = match self.config.convert_to_llm.clone() {
-            Some(hook) => match call_hook(&hook, Json::Array(messages.clone()), &self.signal).await? {
-                Some(Json::Array(converted)) => converted,
-                // A14: answering nothing applies the default conversion.
-                _ => default_convert_to_llm(&messages),
-            },
+            Some(hook) => {
+                match call_hook(&hook, Json::Array(messages.clone()), &self.signal).await? {
+                    Some(Json::Array(converted)) => converted,
+                    // A14: answering nothing applies the default conversion.
+                    _ => default_convert_to_llm(&messages),
+                }
+            }
             None => default_convert_to_llm(&messages),
         };
         let mut api_key = None;
         if let Some(hook) = self.config.get_api_key.clone() {
-            let provider = self.config.model.get("provider").cloned().unwrap_or(Json::Null);
+            let provider = self
+                .config
+                .model
+                .get("provider")
+                .cloned()
+                .unwrap_or(Json::Null);
             if let Some(Json::String(key)) = call_hook(&hook, provider, &self.signal).await? {
                 api_key = Some(key).filter(|k| !k.is_empty());
             }
@@ -369,14 +464,18 @@ impl Run {
                     // The working context holds the partial only as a placeholder: nothing reads
                     // it before the final message replaces it.
                     self.context.messages.push(Json::Null);
-                    self.emit(AgentEvent::MessageStart { message: partial }).await?;
+                    self.emit(AgentEvent::MessageStart { message: partial })
+                        .await?;
                     receiver.consumed();
                 }
                 StreamOutput::Update { event, .. } => {
                     self.emit(AgentEvent::MessageUpdate { event }).await?;
                     receiver.consumed();
                 }
-                StreamOutput::Final { mut message, started } => {
+                StreamOutput::Final {
+                    mut message,
+                    started,
+                } => {
                     if let Some(object) = message.as_object_mut() {
                         set_key(object, "thinkingLevel", json!(self.thinking_level()));
                     }
@@ -386,9 +485,15 @@ impl Run {
                         }
                     } else {
                         self.context.messages.push(message.clone());
-                        self.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+                        self.emit(AgentEvent::MessageStart {
+                            message: message.clone(),
+                        })
+                        .await?;
                     }
-                    self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+                    self.emit(AgentEvent::MessageEnd {
+                        message: message.clone(),
+                    })
+                    .await?;
                     receiver.consumed();
                     return Ok(message);
                 }
@@ -409,7 +514,10 @@ impl Run {
         if let Some(key) = api_key {
             options.insert("apiKey".into(), json!(key));
         }
-        options.insert("identity".into(), merged_identity(self.config.identity.as_ref()));
+        options.insert(
+            "identity".into(),
+            merged_identity(self.config.identity.as_ref()),
+        );
         Json::Object(options)
     }
 }
@@ -427,11 +535,19 @@ pub fn merged_identity(identity: Option<&Json>) -> Json {
 
 /// The default `convertToLlm`: keep system, user, assistant and toolResult messages (SPEC §7.14).
 pub fn default_convert_to_llm(messages: &[Json]) -> Vec<Json> {
-    messages.iter().filter(|m| is_llm_role(role(m))).cloned().collect()
+    messages
+        .iter()
+        .filter(|m| is_llm_role(role(m)))
+        .cloned()
+        .collect()
 }
 
 fn decision_of(answer: Option<Json>) -> Decision {
-    match answer.as_ref().and_then(|a| a.get("action")).and_then(Json::as_str) {
+    match answer
+        .as_ref()
+        .and_then(|a| a.get("action"))
+        .and_then(Json::as_str)
+    {
         Some("continue") => Decision::Continue,
         Some("end") => Decision::End,
         _ => Decision::None,

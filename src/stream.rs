@@ -34,6 +34,7 @@ struct Shared {
     tx: mpsc::UnboundedSender<Pushed>,
     closed: AtomicBool,
     on_consumed: Mutex<Option<ConsumedFn>>,
+    on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 /// The push after the loop stopped consuming (terminal event seen, run over, agent freed).
@@ -58,7 +59,10 @@ impl StreamSender {
         if self.is_closed() {
             return Err(StreamClosed);
         }
-        let pushed = Pushed { item, at: Instant::now() };
+        let pushed = Pushed {
+            item,
+            at: Instant::now(),
+        };
         self.shared.tx.send(pushed).map_err(|_| StreamClosed)
     }
 
@@ -88,6 +92,17 @@ impl StreamSender {
     pub fn is_closed(&self) -> bool {
         self.shared.closed.load(Ordering::SeqCst)
     }
+
+    /// Registers a callback run once when the loop stops consuming (at once if it already has).
+    pub fn on_close(&self, callback: impl FnOnce() + Send + 'static) {
+        let mut slot = lock(&self.shared.on_close);
+        if self.is_closed() {
+            drop(slot);
+            callback();
+        } else {
+            *slot = Some(Box::new(callback));
+        }
+    }
 }
 
 /// What the loop gets from the stream for one pushed item.
@@ -95,10 +110,18 @@ impl StreamSender {
 pub enum StreamOutput {
     /// Nothing to emit for this item.
     Ignored,
-    Start { partial: Json },
-    Update { event: Json, partial: Json },
+    Start {
+        partial: Json,
+    },
+    Update {
+        event: Json,
+        partial: Json,
+    },
     /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
-    Final { message: Json, started: bool },
+    Final {
+        message: Json,
+        started: bool,
+    },
     /// The stream function failed before producing anything.
     FunctionFailed(String),
 }
@@ -116,7 +139,12 @@ pub struct StreamReceiver {
 /// Creates a request's stream; the creation time is the stream's `T0` (SPEC §3.5).
 pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let shared = Arc::new(Shared { tx, closed: AtomicBool::new(false), on_consumed: Mutex::new(None) });
+    let shared = Arc::new(Shared {
+        tx,
+        closed: AtomicBool::new(false),
+        on_consumed: Mutex::new(None),
+        on_close: Mutex::new(None),
+    });
     let created_wall_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)
@@ -153,7 +181,10 @@ impl StreamReceiver {
             Assembled::Ignored => StreamOutput::Ignored,
             Assembled::Start { partial } => StreamOutput::Start { partial },
             Assembled::Update { event, partial } => StreamOutput::Update { event, partial },
-            Assembled::Final { mut message, started } => {
+            Assembled::Final {
+                mut message,
+                started,
+            } => {
                 self.close();
                 self.apply_duration(&mut message, at);
                 StreamOutput::Final { message, started }
@@ -163,11 +194,16 @@ impl StreamReceiver {
 
     /// SPEC §3.5: `durationMs` only when absent and the message is not older than the stream.
     fn apply_duration(&self, message: &mut Json, at: Instant) {
-        let Some(object) = message.as_object_mut() else { return };
+        let Some(object) = message.as_object_mut() else {
+            return;
+        };
         if object.contains_key("durationMs") {
             return;
         }
-        let timestamp = object.get("timestamp").and_then(Json::as_number).map(number_value);
+        let timestamp = object
+            .get("timestamp")
+            .and_then(Json::as_number)
+            .map(number_value);
         if timestamp.is_some_and(|t| t >= self.created_wall_ms) {
             let elapsed = at.saturating_duration_since(self.created_at).as_secs_f64() * 1000.0;
             object.insert("durationMs".into(), json!((elapsed + 0.5).floor() as u64));
@@ -184,7 +220,14 @@ impl StreamReceiver {
 
     /// Stops consuming: later pushes fail with `StreamClosed`.
     pub fn close(&self) {
-        self.shared.closed.store(true, Ordering::SeqCst);
+        let callback = {
+            let mut slot = lock(&self.shared.on_close);
+            self.shared.closed.store(true, Ordering::SeqCst);
+            slot.take()
+        };
+        if let Some(callback) = callback {
+            callback();
+        }
     }
 }
 

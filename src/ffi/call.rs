@@ -53,18 +53,30 @@ impl Shape {
                 Shape::Object => "a JSON object",
                 _ => "a JSON string",
             };
-            err(AGENT_ERR_INVALID_JSON, format!("The answer must be {expected} or NULL."))
+            err(
+                AGENT_ERR_INVALID_JSON,
+                format!("The answer must be {expected} or NULL."),
+            )
         }
     }
 }
 
 pub(crate) enum Reply {
     /// A hook or tool: the JSON answer (`None` = "returns nothing") or a failure.
-    Value { reply: Mutex<Option<oneshot::Sender<HookResult>>>, shape: Shape },
+    Value {
+        reply: Mutex<Option<oneshot::Sender<HookResult>>>,
+        shape: Shape,
+    },
     /// A tool execution, which also takes progress updates.
-    Tool { reply: Mutex<Option<oneshot::Sender<HookResult>>>, on_update: UpdateFn },
+    Tool {
+        reply: Mutex<Option<oneshot::Sender<HookResult>>>,
+        on_update: UpdateFn,
+    },
     /// A stream: events are pushed; complete/fail end it.
-    Stream { sender: StreamSender, pushed: AtomicBool },
+    Stream {
+        sender: StreamSender,
+        pushed: AtomicBool,
+    },
 }
 
 pub(crate) struct CallState {
@@ -75,20 +87,44 @@ pub(crate) struct CallState {
 pub(crate) static CALLS: Registry<Arc<CallState>> = Registry::new("call", 0x5a17_c0de_0000_0000);
 
 /// Registers a call; returns the token to hand to the host and the receiver of its answer.
-pub(crate) fn new_value_call(shape: Shape, signal: &AbortSignal) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
+pub(crate) fn new_value_call(
+    shape: Shape,
+    signal: &AbortSignal,
+) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
     let (tx, rx) = oneshot::channel();
-    let state = CallState { reply: Reply::Value { reply: Mutex::new(Some(tx)), shape }, signal: signal.clone() };
+    let state = CallState {
+        reply: Reply::Value {
+            reply: Mutex::new(Some(tx)),
+            shape,
+        },
+        signal: signal.clone(),
+    };
     (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
 }
 
-pub(crate) fn new_tool_call(on_update: UpdateFn, signal: &AbortSignal) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
+pub(crate) fn new_tool_call(
+    on_update: UpdateFn,
+    signal: &AbortSignal,
+) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
     let (tx, rx) = oneshot::channel();
-    let state = CallState { reply: Reply::Tool { reply: Mutex::new(Some(tx)), on_update }, signal: signal.clone() };
+    let state = CallState {
+        reply: Reply::Tool {
+            reply: Mutex::new(Some(tx)),
+            on_update,
+        },
+        signal: signal.clone(),
+    };
     (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
 }
 
 pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> *mut AgentCall {
-    let state = CallState { reply: Reply::Stream { sender: sender.clone(), pushed: AtomicBool::new(false) }, signal: signal.clone() };
+    let state = CallState {
+        reply: Reply::Stream {
+            sender: sender.clone(),
+            pushed: AtomicBool::new(false),
+        },
+        signal: signal.clone(),
+    };
     let token = CALLS.insert(Arc::new(state)) as usize;
     // The call retires when the loop stops consuming the stream.
     sender.on_close(move || {
@@ -111,9 +147,10 @@ pub(crate) fn answer(rx: oneshot::Receiver<HookResult>) -> HostFuture<HookResult
 fn lookup(call: *const AgentCall, closed_status: AgentStatus) -> FfiResult<Arc<CallState>> {
     match CALLS.lookup(call as *const c_void) {
         Lookup::Live(state) => Ok(state),
-        Lookup::Retired if closed_status == AGENT_ERR_STREAM_CLOSED => {
-            err(closed_status, "The stream is closed: the agent no longer consumes it.")
-        }
+        Lookup::Retired if closed_status == AGENT_ERR_STREAM_CLOSED => err(
+            closed_status,
+            "The stream is closed: the agent no longer consumes it.",
+        ),
         Lookup::Retired => err(closed_status, "The call was already answered."),
         Lookup::Invalid if call.is_null() => err(AGENT_ERR_NULL, "call is NULL."),
         Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, "call is not a valid call object."),
@@ -121,9 +158,16 @@ fn lookup(call: *const AgentCall, closed_status: AgentStatus) -> FfiResult<Arc<C
 }
 
 /// Sends a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
-fn settle(call: *const AgentCall, reply: &Mutex<Option<oneshot::Sender<HookResult>>>, result: HookResult) -> FfiResult {
+fn settle(
+    call: *const AgentCall,
+    reply: &Mutex<Option<oneshot::Sender<HookResult>>>,
+    result: HookResult,
+) -> FfiResult {
     let Some(tx) = lock(reply).take() else {
-        return err(AGENT_ERR_ALREADY_COMPLETED, "The call was already answered.");
+        return err(
+            AGENT_ERR_ALREADY_COMPLETED,
+            "The call was already answered.",
+        );
     };
     CALLS.remove(call as *const c_void);
     // A closed receiver means the agent is gone: the answer is accepted and discarded.
@@ -138,9 +182,15 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
     };
     let event = json_arg(event_json, "event_json")?;
     if !event.get("type").is_some_and(Json::is_string) {
-        return err(AGENT_ERR_INVALID_JSON, "event_json must be a JSON object with a string \"type\".");
+        return err(
+            AGENT_ERR_INVALID_JSON,
+            "event_json must be a JSON object with a string \"type\".",
+        );
     }
-    sender.push(event).map_err(|e| FfiError { status: AGENT_ERR_STREAM_CLOSED, message: e.to_string() })?;
+    sender.push(event).map_err(|e| FfiError {
+        status: AGENT_ERR_STREAM_CLOSED,
+        message: e.to_string(),
+    })?;
     pushed.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -153,7 +203,10 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
 /// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded.
 /// Callable from any thread, inside or after the callback.
 #[no_mangle]
-pub extern "C" fn agent_call_complete(call: *mut AgentCall, result_json: *const c_char) -> AgentStatus {
+pub extern "C" fn agent_call_complete(
+    call: *mut AgentCall,
+    result_json: *const c_char,
+) -> AgentStatus {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let value = opt_json_arg(result_json, "result_json")?;
@@ -174,7 +227,10 @@ pub extern "C" fn agent_call_complete(call: *mut AgentCall, result_json: *const 
                 if let Some(value) = &value {
                     check_message(value, "result_json")?;
                 }
-                sender.end(value).map_err(|e| FfiError { status: AGENT_ERR_STREAM_CLOSED, message: e.to_string() })?;
+                sender.end(value).map_err(|e| FfiError {
+                    status: AGENT_ERR_STREAM_CLOSED,
+                    message: e.to_string(),
+                })?;
                 CALLS.remove(call as *const c_void);
                 Ok(())
             }
@@ -191,9 +247,14 @@ pub extern "C" fn agent_call_fail(call: *mut AgentCall, message: *const c_char) 
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let message = str_arg(message, "message")?.to_string();
         match &state.reply {
-            Reply::Value { reply, .. } | Reply::Tool { reply, .. } => settle(call, reply, Err(message)),
+            Reply::Value { reply, .. } | Reply::Tool { reply, .. } => {
+                settle(call, reply, Err(message))
+            }
             Reply::Stream { sender, .. } => {
-                sender.fail(&message).map_err(|e| FfiError { status: AGENT_ERR_STREAM_CLOSED, message: e.to_string() })?;
+                sender.fail(&message).map_err(|e| FfiError {
+                    status: AGENT_ERR_STREAM_CLOSED,
+                    message: e.to_string(),
+                })?;
                 CALLS.remove(call as *const c_void);
                 Ok(())
             }
@@ -203,7 +264,10 @@ pub extern "C" fn agent_call_fail(call: *mut AgentCall, message: *const c_char) 
 
 /// Writes whether the run that made this call is aborted.
 #[no_mangle]
-pub extern "C" fn agent_call_is_aborted(call: *const AgentCall, out_aborted: *mut bool) -> AgentStatus {
+pub extern "C" fn agent_call_is_aborted(
+    call: *const AgentCall,
+    out_aborted: *mut bool,
+) -> AgentStatus {
     boundary(|| {
         check_out(out_aborted, "out_aborted")?;
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
@@ -223,7 +287,9 @@ pub extern "C" fn agent_call_on_abort(
     finalizer: AgentFinalizer,
 ) -> AgentStatus {
     boundary(|| {
-        let Some(callback) = on_abort else { return err(AGENT_ERR_NULL, "on_abort is NULL.") };
+        let Some(callback) = on_abort else {
+            return err(AGENT_ERR_NULL, "on_abort is NULL.");
+        };
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let data = HostData::new(user_data, finalizer);
         state.signal.on_abort(move || {
@@ -238,7 +304,10 @@ pub extern "C" fn agent_call_on_abort(
 /// emitted in call order; after the tool answered, returns `AGENT_ERR_ALREADY_COMPLETED` and
 /// emits nothing.
 #[no_mangle]
-pub extern "C" fn agent_tool_call_update(call: *mut AgentToolCall, partial_result_json: *const c_char) -> AgentStatus {
+pub extern "C" fn agent_tool_call_update(
+    call: *mut AgentToolCall,
+    partial_result_json: *const c_char,
+) -> AgentStatus {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let Reply::Tool { reply, on_update } = &state.reply else {
@@ -247,7 +316,10 @@ pub extern "C" fn agent_tool_call_update(call: *mut AgentToolCall, partial_resul
         let value = json_arg(partial_result_json, "partial_result_json")?;
         let guard = lock(reply);
         if guard.is_none() {
-            return err(AGENT_ERR_ALREADY_COMPLETED, "The call was already answered.");
+            return err(
+                AGENT_ERR_ALREADY_COMPLETED,
+                "The call was already answered.",
+            );
         }
         on_update(value);
         Ok(())
@@ -257,14 +329,18 @@ pub extern "C" fn agent_tool_call_update(call: *mut AgentToolCall, partial_resul
 /// Pushes one assistant stream event (SPEC §3.2; `partial` optional, SPEC §3.7). Never blocks.
 /// Returns `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream.
 #[no_mangle]
-pub extern "C" fn agent_stream_push(stream: *mut AgentStream, event_json: *const c_char) -> AgentStatus {
+pub extern "C" fn agent_stream_push(
+    stream: *mut AgentStream,
+    event_json: *const c_char,
+) -> AgentStatus {
     boundary(|| push_event(stream, event_json))
 }
 
 /// Called on the runtime thread each time an event pushed into the stream has been fully
 /// processed (its agent event delivered to every listener): a lock-step producer pushes the
 /// next event from here.
-pub type AgentConsumedFn = Option<unsafe extern "C" fn(user_data: *mut c_void, stream: *mut AgentStream)>;
+pub type AgentConsumedFn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, stream: *mut AgentStream)>;
 
 /// Registers the consumed notification of a stream (replacing any previous one).
 #[no_mangle]
@@ -275,7 +351,9 @@ pub extern "C" fn agent_stream_on_consumed(
     finalizer: AgentFinalizer,
 ) -> AgentStatus {
     boundary(|| {
-        let Some(callback) = on_consumed else { return err(AGENT_ERR_NULL, "on_consumed is NULL.") };
+        let Some(callback) = on_consumed else {
+            return err(AGENT_ERR_NULL, "on_consumed is NULL.");
+        };
         let state = lookup(stream, AGENT_ERR_STREAM_CLOSED)?;
         let Reply::Stream { sender, .. } = &state.reply else {
             return err(AGENT_ERR_INVALID_HANDLE, "stream is not a stream.");

@@ -30,7 +30,11 @@ pub(crate) enum Lookup<T> {
 
 impl<T: Clone> Registry<T> {
     pub const fn new(kind: &'static str, tag: u64) -> Self {
-        Registry { kind, tag, slots: Mutex::new((Vec::new(), Vec::new())) }
+        Registry {
+            kind,
+            tag,
+            slots: Mutex::new((Vec::new(), Vec::new())),
+        }
     }
 
     fn token(&self, index: usize, generation: u32) -> *mut c_void {
@@ -54,12 +58,17 @@ impl<T: Clone> Registry<T> {
             slot.value = Some(value);
             return self.token(index, slot.generation);
         }
-        slots.push(Slot { generation: 0, value: Some(value) });
+        slots.push(Slot {
+            generation: 0,
+            value: Some(value),
+        });
         self.token(slots.len() - 1, 0)
     }
 
     pub fn lookup(&self, token: *const c_void) -> Lookup<T> {
-        let Some((index, generation)) = self.decode(token) else { return Lookup::Invalid };
+        let Some((index, generation)) = self.decode(token) else {
+            return Lookup::Invalid;
+        };
         let guard = lock(&self.slots);
         match guard.0.get(index) {
             Some(slot) if slot.generation == generation => match &slot.value {
@@ -75,9 +84,17 @@ impl<T: Clone> Registry<T> {
     pub fn get(&self, token: *const c_void, name: &str) -> FfiResult<T> {
         match self.lookup(token) {
             Lookup::Live(value) => Ok(value),
-            Lookup::Retired => err(AGENT_ERR_INVALID_HANDLE, format!("{name} is a freed {}.", self.kind)),
-            Lookup::Invalid if token.is_null() => err(AGENT_ERR_INVALID_HANDLE, format!("{name} is NULL.")),
-            Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, format!("{name} is not a valid {}.", self.kind)),
+            Lookup::Retired => err(
+                AGENT_ERR_INVALID_HANDLE,
+                format!("{name} is a freed {}.", self.kind),
+            ),
+            Lookup::Invalid if token.is_null() => {
+                err(AGENT_ERR_INVALID_HANDLE, format!("{name} is NULL."))
+            }
+            Lookup::Invalid => err(
+                AGENT_ERR_INVALID_HANDLE,
+                format!("{name} is not a valid {}.", self.kind),
+            ),
         }
     }
 
@@ -86,7 +103,9 @@ impl<T: Clone> Registry<T> {
         let (index, generation) = self.decode(token)?;
         let mut guard = lock(&self.slots);
         let (slots, free) = &mut *guard;
-        let slot = slots.get_mut(index).filter(|slot| slot.generation == generation)?;
+        let slot = slots
+            .get_mut(index)
+            .filter(|slot| slot.generation == generation)?;
         let value = slot.value.take();
         if value.is_some() {
             free.push(index);

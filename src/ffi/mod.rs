@@ -4,13 +4,13 @@
 //! `agent_last_error()` holds a message for the calling thread; out-parameters are written only
 //! on success; no panic crosses the boundary.
 
-mod agent;
-mod call;
-mod events;
+pub mod agent;
+pub mod call;
+pub mod events;
 mod handles;
-mod options;
-mod stream;
-mod tool;
+pub mod options;
+pub mod stream;
+pub mod tool;
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -73,7 +73,10 @@ pub(crate) struct FfiError {
 pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
 
 pub(crate) fn err<T>(status: AgentStatus, message: impl Into<String>) -> FfiResult<T> {
-    Err(FfiError { status, message: message.into() })
+    Err(FfiError {
+        status,
+        message: message.into(),
+    })
 }
 
 fn set_last_error(message: &str) {
@@ -117,24 +120,19 @@ pub(crate) fn str_arg<'a>(ptr: *const c_char, name: &str) -> FfiResult<&'a str> 
     }
     // SAFETY: the caller passes a NUL-terminated string that lives for the call.
     let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
-    std::str::from_utf8(bytes)
-        .map_err(|e| FfiError { status: AGENT_ERR_INVALID_UTF8, message: format!("{name} is not valid UTF-8: {e}.") })
-}
-
-/// Like `str_arg`, with NULL meaning "absent".
-pub(crate) fn opt_str_arg<'a>(ptr: *const c_char, name: &str) -> FfiResult<Option<&'a str>> {
-    if ptr.is_null() {
-        Ok(None)
-    } else {
-        str_arg(ptr, name).map(Some)
-    }
+    std::str::from_utf8(bytes).map_err(|e| FfiError {
+        status: AGENT_ERR_INVALID_UTF8,
+        message: format!("{name} is not valid UTF-8: {e}."),
+    })
 }
 
 /// Parses a JSON string argument.
 pub(crate) fn json_arg(ptr: *const c_char, name: &str) -> FfiResult<Json> {
     let text = str_arg(ptr, name)?;
-    crate::json::parse(text)
-        .map_err(|e| FfiError { status: AGENT_ERR_INVALID_JSON, message: format!("{name} is not valid JSON: {e}.") })
+    crate::json::parse(text).map_err(|e| FfiError {
+        status: AGENT_ERR_INVALID_JSON,
+        message: format!("{name} is not valid JSON: {e}."),
+    })
 }
 
 /// Like `json_arg`, with NULL meaning "absent".
@@ -151,14 +149,20 @@ pub(crate) fn check_message(message: &Json, name: &str) -> FfiResult {
     if message.get("role").is_some_and(Json::is_string) {
         Ok(())
     } else {
-        err(AGENT_ERR_INVALID_JSON, format!("{name} must be a message: a JSON object with a string \"role\"."))
+        err(
+            AGENT_ERR_INVALID_JSON,
+            format!("{name} must be a message: a JSON object with a string \"role\"."),
+        )
     }
 }
 
 /// Checks an array of messages.
 pub(crate) fn messages_arg(value: Json, name: &str) -> FfiResult<Vec<Json>> {
     let Json::Array(messages) = value else {
-        return err(AGENT_ERR_INVALID_JSON, format!("{name} must be a JSON array of messages."));
+        return err(
+            AGENT_ERR_INVALID_JSON,
+            format!("{name} must be a JSON array of messages."),
+        );
     };
     for (index, message) in messages.iter().enumerate() {
         check_message(message, &format!("{name}[{index}]"))?;
@@ -182,7 +186,9 @@ pub(crate) fn check_out<T>(out: *mut T, name: &str) -> FfiResult {
 
 /// A string returned to the host (freed with `agent_string_free`).
 pub(crate) fn owned_c_string(text: &str) -> *mut c_char {
-    CString::new(text.replace('\0', "\u{FFFD}")).unwrap_or_default().into_raw()
+    CString::new(text.replace('\0', "\u{FFFD}"))
+        .unwrap_or_default()
+        .into_raw()
 }
 
 /// Host data with its finalizer: the finalizer runs once, when the last reference drops.
@@ -198,7 +204,10 @@ unsafe impl Sync for HostData {}
 
 impl HostData {
     pub fn new(user_data: *mut c_void, finalizer: AgentFinalizer) -> std::sync::Arc<HostData> {
-        std::sync::Arc::new(HostData { user_data, finalizer })
+        std::sync::Arc::new(HostData {
+            user_data,
+            finalizer,
+        })
     }
 }
 
@@ -243,6 +252,9 @@ pub extern "C" fn agent_version() -> *const c_char {
 #[no_mangle]
 pub extern "C" fn agent_runtime_configure(workers: u32) -> AgentStatus {
     boundary(|| {
-        crate::runtime::configure(workers as usize).map_err(|m| FfiError { status: AGENT_ERR_INVALID_STATE, message: m })
+        crate::runtime::configure(workers as usize).map_err(|m| FfiError {
+            status: AGENT_ERR_INVALID_STATE,
+            message: m,
+        })
     })
 }

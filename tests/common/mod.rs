@@ -16,7 +16,11 @@ pub fn model() -> Json {
 }
 
 /// An agent answering from `responses`, with `tools` and an optional system prompt.
-pub fn agent_with(responses: Vec<Json>, tools: Vec<AgentTool>, system_prompt: Option<&str>) -> Agent {
+pub fn agent_with(
+    responses: Vec<Json>,
+    tools: Vec<AgentTool>,
+    system_prompt: Option<&str>,
+) -> Agent {
     Agent::new(AgentOptions {
         initial_state: InitialState {
             system_prompt: system_prompt.map(String::from),
@@ -91,7 +95,9 @@ pub fn text_tool(name: &str, text: &'static str, delay_ms: u64) -> AgentTool {
                 if delay_ms > 0 {
                     tokio::time::sleep(Duration::from_millis(delay_ms)).await;
                 }
-                Ok(Some(json!({"content": [{"type": "text", "text": text}], "details": {}})))
+                Ok(Some(
+                    json!({"content": [{"type": "text", "text": text}], "details": {}}),
+                ))
             }) as HostFuture<_>
         },
     )

@@ -1,0 +1,72 @@
+# libagent — build, test, demo, install.
+#   make demo      builds the library and runs examples/c/quickstart.c
+#   make test      everything: fmt, clippy, Rust tests, header drift check, C tests (+valgrind),
+#                  conformance against the reference traces
+#   make install PREFIX=/usr/local
+
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+SHARED ?= $(abspath ../shared)
+SCENARIOS ?= $(SHARED)/conformance/scenarios
+EXPECTED ?= $(SHARED)/conformance/expected
+CONFORMANCE_OUT ?= build/conformance
+CBINDGEN_VERSION := 0.29.4
+LIBDIR := $(CURDIR)/target/debug
+CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
+
+.PHONY: all build header check-header demo test rust-test lint c-test conformance install tools clean
+
+all: build
+
+tools:
+	@command -v cbindgen >/dev/null && cbindgen --version | grep -q $(CBINDGEN_VERSION) || \
+		cargo install --locked cbindgen --version $(CBINDGEN_VERSION)
+	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind >/dev/null)
+
+build:
+	cargo build --quiet
+
+header:
+	cbindgen --quiet --config cbindgen.toml --crate libagent --output include/agent.h
+
+# The committed header must be exactly what cbindgen generates from the sources.
+check-header: tools
+	@mkdir -p build
+	@cbindgen --quiet --config cbindgen.toml --crate libagent --output build/agent.h
+	@diff -u include/agent.h build/agent.h || (echo "include/agent.h is stale: run 'make header'"; exit 1)
+	@echo "header: include/agent.h is current"
+
+demo: build
+	@mkdir -p build
+	cc $(CFLAGS) examples/c/quickstart.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -o build/quickstart
+	./build/quickstart
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --quiet --all-targets -- -D warnings
+
+rust-test:
+	cargo test --quiet
+
+c-test: build tools
+	bash tests/c/run.sh
+
+conformance: build
+	@rm -rf $(CONFORMANCE_OUT) && mkdir -p $(CONFORMANCE_OUT)
+	python3 tests/conformance/runner.py --lib $(LIBDIR)/libagent.so --out $(CONFORMANCE_OUT) $(SCENARIOS)
+	python3 $(SHARED)/conformance/compare.py $(EXPECTED) $(CONFORMANCE_OUT)
+
+test: tools lint rust-test check-header c-test conformance
+
+install:
+	cargo build --release --quiet
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 target/release/libagent.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 target/release/libagent.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/agent.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)|' \
+		libagent.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libagent.pc
+
+clean:
+	cargo clean
+	rm -rf build

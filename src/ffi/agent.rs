@@ -1,0 +1,467 @@
+//! Agent handles: construction, runs, queues, state and settings.
+
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::events::{close_queues, EventQueue};
+use super::handles::Registry;
+use super::options::{hook_kind, host_hook, AgentHookFn, AgentHookKind, CAgentOptions, OPTIONS};
+use super::stream::{host_stream_fn, scripted, AgentStreamFn};
+use super::tool::{tool_arg, CAgentTool};
+use super::*;
+use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
+use crate::host::lock;
+
+/// An opaque agent handle (generation-checked: a freed or forged handle is reported, never used).
+pub struct AgentHandle {
+    _private: [u8; 0],
+}
+
+/// Called once when a run settled (after its cleanup, before `agent_wait_for_idle` returns),
+/// on the runtime thread: `status` is `AGENT_OK`, `AGENT_ERR_RUN_FAILED` (the run's promise
+/// rejected: a listener failed during the failure path; `error` says why) or `AGENT_ERR_FREED`
+/// (called inside `agent_free` on its thread). `error` is borrowed for the call ("" on success).
+pub type AgentDoneFn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, status: AgentStatus, error: *const c_char)>;
+
+pub(crate) struct FfiAgent {
+    pub agent: Agent,
+    pub freed: Arc<AtomicBool>,
+    pub queues: Mutex<Vec<Arc<EventQueue>>>,
+    pub event_cache: super::events::EventCache,
+}
+
+pub(crate) static AGENTS: Registry<Arc<FfiAgent>> = Registry::new("agent", 0xa6e7_a6e7_0000_0000);
+
+pub(crate) fn agent_arg(handle: *const AgentHandle) -> FfiResult<Arc<FfiAgent>> {
+    AGENTS.get(handle as *const c_void, "agent")
+}
+
+/// Builds an agent from `options` (consumed, also on failure; NULL = defaults). Without a stream
+/// function and without a process-wide default it fails with `AGENT_ERR_NO_STREAM_FN` and the
+/// reference's text. Writes `*out_agent` on success.
+#[no_mangle]
+pub extern "C" fn agent_new(
+    options: *mut CAgentOptions,
+    out_agent: *mut *mut AgentHandle,
+) -> AgentStatus {
+    boundary(|| {
+        let core_options = if options.is_null() {
+            CoreOptions::default()
+        } else {
+            let builder = OPTIONS.get(options as *const c_void, "options")?;
+            OPTIONS.remove(options as *const c_void);
+            let taken = lock(&builder).take();
+            taken.ok_or_else(|| FfiError {
+                status: AGENT_ERR_INVALID_HANDLE,
+                message: "options was already consumed.".into(),
+            })?
+        };
+        check_out(out_agent, "out_agent")?;
+        let agent = Agent::new(core_options).map_err(|m| FfiError {
+            status: AGENT_ERR_NO_STREAM_FN,
+            message: m,
+        })?;
+        let ffi = FfiAgent {
+            agent,
+            freed: Arc::new(AtomicBool::new(false)),
+            queues: Mutex::new(Vec::new()),
+            event_cache: Default::default(),
+        };
+        write_out(out_agent, AGENTS.insert(Arc::new(ffi)) as *mut AgentHandle);
+        Ok(())
+    })
+}
+
+/// Frees an agent. Never blocks: a running run is cancelled (no new host callback of this agent
+/// starts afterwards; one already running on the runtime thread finishes), its `done` is called
+/// with `AGENT_ERR_FREED` before this returns, event queues close, and the agent's references to
+/// tools, hooks and listeners are dropped (running their finalizers once unused). Callable from
+/// any thread, including inside this agent's callbacks.
+#[no_mangle]
+pub extern "C" fn agent_free(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| {
+        agent_arg(handle)?;
+        let Some(ffi) = AGENTS.remove(handle as *const c_void) else {
+            return err(AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
+        };
+        ffi.freed.store(true, Ordering::SeqCst);
+        ffi.agent.shutdown("The agent was freed.");
+        close_queues(&ffi);
+        Ok(())
+    })
+}
+
+fn done_callback(
+    done: AgentDoneFn,
+    user_data: *mut c_void,
+    freed: Arc<AtomicBool>,
+) -> Option<crate::agent::DoneFn> {
+    let callback = done?;
+    let data = HostData::new(user_data, None);
+    Some(Box::new(move |outcome: Result<(), String>| {
+        let (status, message) = match outcome {
+            Ok(()) => (AGENT_OK, String::new()),
+            Err(_) if freed.load(Ordering::SeqCst) => {
+                (AGENT_ERR_FREED, "The agent was freed.".to_string())
+            }
+            Err(message) => (AGENT_ERR_RUN_FAILED, message),
+        };
+        let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: the host registered this callback for this user_data.
+        guard_callback(|| unsafe { callback(data.user_data, status, text.as_ptr()) });
+    }))
+}
+
+fn start_error(message: String) -> FfiError {
+    let status = if message.starts_with("Agent is already processing") {
+        AGENT_ERR_BUSY
+    } else {
+        AGENT_ERR_INVALID_STATE
+    };
+    FfiError { status, message }
+}
+
+fn prompt_input(value: Json) -> FfiResult<PromptInput> {
+    match value {
+        Json::String(text) => Ok(PromptInput::Text {
+            text,
+            images: Vec::new(),
+        }),
+        Json::Array(_) => Ok(PromptInput::Messages(messages_arg(value, "input_json")?)),
+        message => {
+            check_message(&message, "input_json")?;
+            Ok(PromptInput::Message(message))
+        }
+    }
+}
+
+/// `prompt(input)` (SPEC §7.6). `input_json`: a JSON string (a text prompt), one message object,
+/// or an array of messages (a message is any object with a string `role`). On `AGENT_OK` the run
+/// is active; `done` (optional) is called when it settled. While a run is active it returns
+/// `AGENT_ERR_BUSY` with the reference's text, and `done` is not called.
+#[no_mangle]
+pub extern "C" fn agent_prompt(
+    handle: *mut AgentHandle,
+    input_json: *const c_char,
+    done: AgentDoneFn,
+    user_data: *mut c_void,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let input = prompt_input(json_arg(input_json, "input_json")?)?;
+        let done = done_callback(done, user_data, ffi.freed.clone());
+        ffi.agent
+            .start_prompt(input, done)
+            .map(|_| ())
+            .map_err(start_error)
+    })
+}
+
+/// `prompt(text, images)`: `images_json` is NULL or a JSON array of image blocks
+/// (`{"type":"image","data","mimeType"}`), appended after the text block when non-empty.
+#[no_mangle]
+pub extern "C" fn agent_prompt_text(
+    handle: *mut AgentHandle,
+    text: *const c_char,
+    images_json: *const c_char,
+    done: AgentDoneFn,
+    user_data: *mut c_void,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let text = str_arg(text, "text")?.to_string();
+        let images = match opt_json_arg(images_json, "images_json")? {
+            None => Vec::new(),
+            Some(Json::Array(images)) if images.iter().all(Json::is_object) => images,
+            Some(_) => {
+                return err(
+                    AGENT_ERR_INVALID_JSON,
+                    "images_json must be a JSON array of image objects.",
+                )
+            }
+        };
+        let done = done_callback(done, user_data, ffi.freed.clone());
+        ffi.agent
+            .start_prompt(PromptInput::Text { text, images }, done)
+            .map(|_| ())
+            .map_err(start_error)
+    })
+}
+
+/// `continue()` (SPEC §7.7). Fails with `AGENT_ERR_BUSY` during a run and with
+/// `AGENT_ERR_INVALID_STATE` when there is nothing to continue from (reference texts).
+#[no_mangle]
+pub extern "C" fn agent_continue(
+    handle: *mut AgentHandle,
+    done: AgentDoneFn,
+    user_data: *mut c_void,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let done = done_callback(done, user_data, ffi.freed.clone());
+        ffi.agent
+            .start_continue(done)
+            .map(|_| ())
+            .map_err(start_error)
+    })
+}
+
+fn message_op(
+    handle: *mut AgentHandle,
+    message_json: *const c_char,
+    op: impl FnOnce(&Agent, Json),
+) -> FfiResult {
+    let ffi = agent_arg(handle)?;
+    let message = json_arg(message_json, "message_json")?;
+    check_message(&message, "message_json")?;
+    op(&ffi.agent, message);
+    Ok(())
+}
+
+/// Queues a steering message (delivered at the next steering poll). Allowed at any time.
+#[no_mangle]
+pub extern "C" fn agent_steer(
+    handle: *mut AgentHandle,
+    message_json: *const c_char,
+) -> AgentStatus {
+    boundary(|| message_op(handle, message_json, |agent, m| agent.steer(m)))
+}
+
+/// Queues a follow-up message (delivered when a run would otherwise stop).
+#[no_mangle]
+pub extern "C" fn agent_follow_up(
+    handle: *mut AgentHandle,
+    message_json: *const c_char,
+) -> AgentStatus {
+    boundary(|| message_op(handle, message_json, |agent, m| agent.follow_up(m)))
+}
+
+/// Aborts the active run's signal; does nothing when idle. Abort callbacks run later on the
+/// runtime thread, never inside this call.
+#[no_mangle]
+pub extern "C" fn agent_abort(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| {
+        agent_arg(handle)?.agent.abort();
+        Ok(())
+    })
+}
+
+/// Blocks until the active run finished its cleanup (at once when idle). `timeout_ms` < 0 waits
+/// forever. Returns `AGENT_ERR_TIMEOUT` when the time ran out and `AGENT_ERR_WOULD_DEADLOCK` on
+/// the runtime thread (inside a callback), where the run could never finish.
+#[no_mangle]
+pub extern "C" fn agent_wait_for_idle(handle: *mut AgentHandle, timeout_ms: i64) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let Some(completion) = ffi.agent.active_run() else {
+            return Ok(());
+        };
+        if crate::runtime::is_runtime_thread() {
+            return err(AGENT_ERR_WOULD_DEADLOCK, "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.");
+        }
+        let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
+        if completion.wait_blocking(timeout) {
+            Ok(())
+        } else {
+            err(AGENT_ERR_TIMEOUT, "The run did not finish in time.")
+        }
+    })
+}
+
+/// `reset()` (SPEC §7.16); `AGENT_ERR_BUSY` during a run.
+#[no_mangle]
+pub extern "C" fn agent_reset(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| agent_arg(handle)?.agent.reset().map_err(start_error))
+}
+
+fn write_json(out: *mut *mut c_char, value: &Json) {
+    write_out(out, owned_c_string(&crate::json::to_string(value)));
+}
+
+/// Writes `*out_json` (free with `agent_string_free`): the queued messages `peekQueuedMessages()`
+/// returns (steering if any, else follow-ups; one or all per the queue's mode).
+#[no_mangle]
+pub extern "C" fn agent_peek_queued_messages(
+    handle: *mut AgentHandle,
+    out_json: *mut *mut c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_json, "out_json")?;
+        let messages = agent_arg(handle)?.agent.peek_queued_messages();
+        write_json(out_json, &Json::Array(messages));
+        Ok(())
+    })
+}
+
+/// Writes whether either queue holds messages.
+#[no_mangle]
+pub extern "C" fn agent_has_queued_messages(
+    handle: *mut AgentHandle,
+    out_has: *mut bool,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_has, "out_has")?;
+        write_out(out_has, agent_arg(handle)?.agent.has_queued_messages());
+        Ok(())
+    })
+}
+
+/// Drops the queued steering messages.
+#[no_mangle]
+pub extern "C" fn agent_clear_steering_queue(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| {
+        agent_arg(handle)?.agent.clear_steering_queue();
+        Ok(())
+    })
+}
+
+/// Drops the queued follow-up messages.
+#[no_mangle]
+pub extern "C" fn agent_clear_follow_up_queue(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| {
+        agent_arg(handle)?.agent.clear_follow_up_queue();
+        Ok(())
+    })
+}
+
+/// Drops every queued message.
+#[no_mangle]
+pub extern "C" fn agent_clear_all_queues(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| {
+        agent_arg(handle)?.agent.clear_all_queues();
+        Ok(())
+    })
+}
+
+/// Writes `*out_state_json` (free with `agent_string_free`): a snapshot `{systemPrompt, model,
+/// thinkingLevel, tools (definitions), messages, isStreaming, streamingMessage?,
+/// pendingToolCalls, errorMessage?, steeringMode, followUpMode, steeringQueue, followUpQueue,
+/// toolExecution, sessionId?, transport?, thinkingBudgets?, maxRetryDelayMs?, identity?}`.
+#[no_mangle]
+pub extern "C" fn agent_get_state(
+    handle: *mut AgentHandle,
+    out_state_json: *mut *mut c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_state_json, "out_state_json")?;
+        write_json(out_state_json, &agent_arg(handle)?.agent.state_json());
+        Ok(())
+    })
+}
+
+/// Replaces the transcript with a copy of `messages_json` (an array of messages). A run in
+/// progress appends its later messages to the new transcript (SPEC §7.15).
+#[no_mangle]
+pub extern "C" fn agent_set_messages(
+    handle: *mut AgentHandle,
+    messages_json: *const c_char,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let messages = messages_arg(json_arg(messages_json, "messages_json")?, "messages_json")?;
+        ffi.agent.set_messages(messages);
+        Ok(())
+    })
+}
+
+/// Replaces the executable tools with `tools[0..count]` (the agent takes its own references).
+/// Takes effect at the next run; the change is declared before its next request (SPEC §4.7).
+#[no_mangle]
+pub extern "C" fn agent_set_tools(
+    handle: *mut AgentHandle,
+    tools: *const *mut CAgentTool,
+    count: usize,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        if tools.is_null() && count > 0 {
+            return err(AGENT_ERR_NULL, "tools is NULL.");
+        }
+        let handles = if count == 0 {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(tools, count) }
+        };
+        let tools = handles
+            .iter()
+            .enumerate()
+            .map(|(i, &tool)| tool_arg(tool, &format!("tools[{i}]")))
+            .collect::<FfiResult<Vec<_>>>()?;
+        ffi.agent.set_tools(tools);
+        Ok(())
+    })
+}
+
+/// Changes reassignable fields at once from a JSON object: `model` (object), `thinkingLevel`,
+/// `steeringMode`, `followUpMode`, `toolExecution`, `sessionId`, `transport`, `thinkingBudgets`,
+/// `maxRetryDelayMs`, `identity` (`null` unsets the last six). Unknown fields or wrong types fail
+/// with `AGENT_ERR_INVALID_JSON` and change nothing. Captured by the next run (modes apply at once).
+#[no_mangle]
+pub extern "C" fn agent_configure(
+    handle: *mut AgentHandle,
+    patch_json: *const c_char,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let patch = json_arg(patch_json, "patch_json")?;
+        ffi.agent.configure(&patch).map_err(|m| FfiError {
+            status: AGENT_ERR_INVALID_JSON,
+            message: m,
+        })
+    })
+}
+
+/// Installs (or, with NULL `hook`, removes) a hook; captured when the next run starts
+/// (prepareNextTurn hooks: at the next turn boundary, SPEC §7.2).
+#[no_mangle]
+pub extern "C" fn agent_set_hook(
+    handle: *mut AgentHandle,
+    kind: AgentHookKind,
+    hook: AgentHookFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let kind = hook_kind(kind)?;
+        let hook = host_hook(kind, hook, user_data, finalizer);
+        ffi.agent
+            .update_settings(|settings| settings.hooks.set(kind, hook));
+        Ok(())
+    })
+}
+
+/// Reassigns the stream function (NULL: the next run looks up the process-wide default when its
+/// main loop starts, failing the run when there is none).
+#[no_mangle]
+pub extern "C" fn agent_set_stream_fn(
+    handle: *mut AgentHandle,
+    stream_fn: AgentStreamFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        ffi.agent
+            .set_stream_fn(host_stream_fn(stream_fn, user_data, finalizer));
+        Ok(())
+    })
+}
+
+/// Uses the built-in scripted model (see `agent_options_set_scripted_model`) as the stream function.
+#[no_mangle]
+pub extern "C" fn agent_set_scripted_model(
+    handle: *mut AgentHandle,
+    script_json: *const c_char,
+) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        ffi.agent.set_stream_fn(Some(scripted(script_json)?));
+        Ok(())
+    })
+}
+
+use crate::json::Json;

@@ -1,0 +1,437 @@
+//! Events for the host: listeners receiving lazy event views, and the lossless pull queue.
+
+use std::collections::VecDeque;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use super::agent::{agent_arg, AgentHandle, FfiAgent, AGENTS};
+use super::call::{answer, new_value_call, AgentCall, Shape};
+use super::handles::Registry;
+use super::*;
+use crate::event::{AgentEvent as CoreEvent, EventShape};
+use crate::host::{lock, AbortSignal, HostFuture, Listener};
+
+/// An event borrowed by a listener for the duration of its callback.
+pub struct CAgentEvent {
+    _private: [u8; 0],
+}
+
+/// Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
+/// `AGENT_EVENT_SHAPE_LEAN` (`message_update` without the whole partial message; a
+/// `toolcall_delta` keeps that block's parsed `arguments`).
+pub type AgentEventShape = i32;
+/// The reference's event JSON.
+pub const AGENT_EVENT_SHAPE_FULL: AgentEventShape = 0;
+/// The lean event JSON.
+pub const AGENT_EVENT_SHAPE_LEAN: AgentEventShape = 1;
+
+/// A listener (SPEC §7.11). Called on the runtime thread for every event, in subscription order;
+/// the next listener and the loop wait until it answered through `call`:
+/// `agent_call_complete(call, NULL)` to continue, `agent_call_fail(call, message)` to fail the
+/// run. `event` is valid during the callback only.
+pub type AgentListenerFn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, event: *const CAgentEvent, call: *mut AgentCall),
+>;
+
+/// One event as listeners see it, with its JSON built at most once per shape.
+pub(crate) struct EventView {
+    event: Arc<CoreEvent>,
+    json: [OnceLock<CString>; 2],
+}
+
+/// The view of the event being dispatched, shared by the agent's listeners.
+pub(crate) type EventCache = Arc<Mutex<Option<Arc<EventView>>>>;
+
+static EVENTS: Registry<Arc<EventView>> = Registry::new("event", 0xe7e7_e7e7_0000_0000);
+
+fn shape_of(shape: AgentEventShape) -> FfiResult<EventShape> {
+    match shape {
+        AGENT_EVENT_SHAPE_FULL => Ok(EventShape::Full),
+        AGENT_EVENT_SHAPE_LEAN => Ok(EventShape::Lean),
+        other => err(
+            AGENT_ERR_INVALID_ARGUMENT,
+            format!("Unknown event shape {other}."),
+        ),
+    }
+}
+
+fn view_for(cache: &EventCache, event: &Arc<CoreEvent>) -> Arc<EventView> {
+    let mut cached = lock(cache);
+    if let Some(view) = cached
+        .as_ref()
+        .filter(|view| Arc::ptr_eq(&view.event, event))
+    {
+        return view.clone();
+    }
+    let view = Arc::new(EventView {
+        event: event.clone(),
+        json: Default::default(),
+    });
+    *cached = Some(view.clone());
+    view
+}
+
+fn type_c_str(event: &CoreEvent) -> &'static CStr {
+    match event {
+        CoreEvent::AgentStart => c"agent_start",
+        CoreEvent::TurnStart => c"turn_start",
+        CoreEvent::MessageStart { .. } => c"message_start",
+        CoreEvent::MessageUpdate { .. } => c"message_update",
+        CoreEvent::MessageEnd { .. } => c"message_end",
+        CoreEvent::ToolExecutionStart { .. } => c"tool_execution_start",
+        CoreEvent::ToolExecutionUpdate { .. } => c"tool_execution_update",
+        CoreEvent::ToolExecutionEnd { .. } => c"tool_execution_end",
+        CoreEvent::TurnEnd { .. } => c"turn_end",
+        CoreEvent::AgentEnd { .. } => c"agent_end",
+    }
+}
+
+fn event_arg(event: *const CAgentEvent) -> FfiResult<Arc<EventView>> {
+    EVENTS.get(event as *const c_void, "event")
+}
+
+/// The core listener behind a C callback.
+fn host_listener(
+    callback: unsafe extern "C" fn(*mut c_void, *const CAgentEvent, *mut AgentCall),
+    data: Arc<HostData>,
+    cache: EventCache,
+) -> Listener {
+    Arc::new(move |event: Arc<CoreEvent>, signal: AbortSignal| {
+        let view = view_for(&cache, &event);
+        let token = EVENTS.insert(view) as *const CAgentEvent;
+        let (call, rx) = new_value_call(Shape::Any, &signal);
+        // SAFETY: the host registered this callback for this user_data.
+        guard_callback(|| unsafe { callback(data.user_data, token, call) });
+        EVENTS.remove(token as *const c_void);
+        let reply = answer(rx);
+        Box::pin(async move { reply.await.map(|_| ()) }) as HostFuture<_>
+    })
+}
+
+/// Subscribes a listener; every call creates a distinct subscription, called after the existing
+/// ones (also for the event being dispatched, when called from inside a listener). Writes
+/// `*out_id` for `agent_unsubscribe`. `finalizer(user_data)` runs once the subscription is gone.
+#[no_mangle]
+pub extern "C" fn agent_subscribe(
+    handle: *mut AgentHandle,
+    listener: AgentListenerFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+    out_id: *mut u64,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_id, "out_id")?;
+        let ffi = agent_arg(handle)?;
+        let Some(callback) = listener else {
+            return err(AGENT_ERR_NULL, "listener is NULL.");
+        };
+        let listener = host_listener(
+            callback,
+            HostData::new(user_data, finalizer),
+            ffi.event_cache.clone(),
+        );
+        write_out(out_id, ffi.agent.subscribe(listener));
+        Ok(())
+    })
+}
+
+/// Removes a subscription; `AGENT_ERR_INVALID_ARGUMENT` when there is none with that id.
+#[no_mangle]
+pub extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentStatus {
+    boundary(|| {
+        if agent_arg(handle)?.agent.unsubscribe(id) {
+            Ok(())
+        } else {
+            err(
+                AGENT_ERR_INVALID_ARGUMENT,
+                format!("There is no subscription {id}."),
+            )
+        }
+    })
+}
+
+/// Writes the event's type (`"message_update"`, ...; static, never freed) to `*out_type`.
+#[no_mangle]
+pub extern "C" fn agent_event_type(
+    event: *const CAgentEvent,
+    out_type: *mut *const c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_type, "out_type")?;
+        write_out(out_type, type_c_str(&event_arg(event)?.event).as_ptr());
+        Ok(())
+    })
+}
+
+/// Writes the event's JSON in `shape` to `*out_json`, built once and shared with the other
+/// listeners; valid until the callback returns (do not free).
+#[no_mangle]
+pub extern "C" fn agent_event_json(
+    event: *const CAgentEvent,
+    shape: AgentEventShape,
+    out_json: *mut *const c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_json, "out_json")?;
+        let shape = shape_of(shape)?;
+        let view = event_arg(event)?;
+        let slot = &view.json[shape as usize];
+        let text = slot.get_or_init(|| {
+            CString::new(crate::json::to_string(&view.event.to_json(shape))).unwrap_or_default()
+        });
+        write_out(out_json, text.as_ptr());
+        Ok(())
+    })
+}
+
+/// For a `message_update`, writes its assistant stream event type (`"text_delta"`, ...; valid
+/// during the callback) to `*out_type`; for any other event writes NULL.
+#[no_mangle]
+pub extern "C" fn agent_event_update_type(
+    event: *const CAgentEvent,
+    out_type: *mut *const c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_type, "out_type")?;
+        let view = event_arg(event)?;
+        let name = match view.event.update_type() {
+            Some(kind) => update_type_c_str(kind).as_ptr(),
+            None => std::ptr::null(),
+        };
+        write_out(out_type, name);
+        Ok(())
+    })
+}
+
+fn update_type_c_str(kind: &str) -> &'static CStr {
+    match kind {
+        "start" => c"start",
+        "text_start" => c"text_start",
+        "text_delta" => c"text_delta",
+        "text_end" => c"text_end",
+        "thinking_start" => c"thinking_start",
+        "thinking_delta" => c"thinking_delta",
+        "thinking_end" => c"thinking_end",
+        "toolcall_start" => c"toolcall_start",
+        "toolcall_delta" => c"toolcall_delta",
+        "toolcall_end" => c"toolcall_end",
+        _ => c"unknown",
+    }
+}
+
+/// For a `message_update` carrying a `*_delta`, writes the delta text (UTF-8, not
+/// NUL-terminated, valid during the callback) to `*out_text`/`*out_len` without building JSON;
+/// for any other event writes NULL and 0.
+#[no_mangle]
+pub extern "C" fn agent_event_delta(
+    event: *const CAgentEvent,
+    out_text: *mut *const c_char,
+    out_len: *mut usize,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_text, "out_text")?;
+        check_out(out_len, "out_len")?;
+        let view = event_arg(event)?;
+        let (ptr, len) = match view.event.delta() {
+            Some(delta) => (delta.as_ptr() as *const c_char, delta.len()),
+            None => (std::ptr::null(), 0),
+        };
+        write_out(out_text, ptr);
+        write_out(out_len, len);
+        Ok(())
+    })
+}
+
+/// An opaque pull queue of events (JSON strings), fed by a subscription.
+pub struct AgentEventQueue {
+    _private: [u8; 0],
+}
+
+struct QueueState {
+    items: VecDeque<String>,
+    closed: bool,
+}
+
+pub(crate) struct EventQueue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+    space: tokio::sync::Notify,
+    capacity: usize,
+    agent: usize,
+    subscription: AtomicU64,
+}
+
+impl EventQueue {
+    fn close(&self) {
+        lock(&self.state).closed = true;
+        self.ready.notify_all();
+        self.space.notify_one();
+    }
+
+    async fn enqueue(&self, text: String) {
+        loop {
+            {
+                let mut state = lock(&self.state);
+                if state.closed {
+                    return;
+                }
+                if state.items.len() < self.capacity {
+                    state.items.push_back(text);
+                    self.ready.notify_all();
+                    return;
+                }
+            }
+            // Full: the loop waits (backpressure) until the host takes an event.
+            self.space.notified().await;
+        }
+    }
+}
+
+static QUEUES: Registry<Arc<EventQueue>> = Registry::new("event queue", 0x9e9e_9e9e_0000_0000);
+
+pub(crate) fn close_queues(ffi: &FfiAgent) {
+    for queue in lock(&ffi.queues).drain(..) {
+        queue.close();
+    }
+}
+
+/// Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
+/// `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
+/// (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
+/// counts as delivery: the queue never fails a run. Writes `*out_queue`.
+#[no_mangle]
+pub extern "C" fn agent_events_open(
+    handle: *mut AgentHandle,
+    options_json: *const c_char,
+    out_queue: *mut *mut AgentEventQueue,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_queue, "out_queue")?;
+        let ffi = agent_arg(handle)?;
+        let options = opt_json_arg(options_json, "options_json")?
+            .unwrap_or_else(|| Json::Object(Default::default()));
+        let Json::Object(options) = options else {
+            return err(
+                AGENT_ERR_INVALID_JSON,
+                "options_json must be a JSON object.",
+            );
+        };
+        let mut capacity = 1024;
+        let mut shape = EventShape::Full;
+        for (key, value) in &options {
+            match (key.as_str(), value) {
+                ("capacity", v) if v.as_u64().is_some_and(|n| n >= 1) => {
+                    capacity = v.as_u64().unwrap_or(1) as usize
+                }
+                ("shape", Json::String(s)) if s == "full" => shape = EventShape::Full,
+                ("shape", Json::String(s)) if s == "lean" => shape = EventShape::Lean,
+                ("capacity", _) => {
+                    return err(AGENT_ERR_INVALID_JSON, "capacity must be an integer >= 1.")
+                }
+                ("shape", _) => {
+                    return err(
+                        AGENT_ERR_INVALID_JSON,
+                        "shape must be \"full\" or \"lean\".",
+                    )
+                }
+                _ => return err(AGENT_ERR_INVALID_JSON, format!("Unknown option \"{key}\".")),
+            }
+        }
+        let queue = Arc::new(EventQueue {
+            state: Mutex::new(QueueState {
+                items: VecDeque::new(),
+                closed: false,
+            }),
+            ready: Condvar::new(),
+            space: tokio::sync::Notify::new(),
+            capacity,
+            agent: handle as usize,
+            subscription: AtomicU64::new(0),
+        });
+        let feeder = queue.clone();
+        let listener: Listener = Arc::new(move |event: Arc<CoreEvent>, _signal| {
+            let feeder = feeder.clone();
+            let text = crate::json::to_string(&event.to_json(shape));
+            Box::pin(async move {
+                feeder.enqueue(text).await;
+                Ok(())
+            }) as HostFuture<_>
+        });
+        queue
+            .subscription
+            .store(ffi.agent.subscribe(listener), Ordering::SeqCst);
+        lock(&ffi.queues).push(queue.clone());
+        write_out(out_queue, QUEUES.insert(queue) as *mut AgentEventQueue);
+        Ok(())
+    })
+}
+
+/// Takes the next event JSON (free it with `agent_string_free`), waiting up to `timeout_ms`
+/// (< 0: forever; 0: no wait). Returns `AGENT_ERR_TIMEOUT` when none arrived, `AGENT_ERR_CLOSED`
+/// once the agent was freed and the queue is empty, and `AGENT_ERR_WOULD_DEADLOCK` when it would
+/// wait on the runtime thread.
+#[no_mangle]
+pub extern "C" fn agent_events_next(
+    queue: *mut AgentEventQueue,
+    timeout_ms: i64,
+    out_event_json: *mut *mut c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_event_json, "out_event_json")?;
+        let queue = QUEUES.get(queue as *const c_void, "queue")?;
+        if timeout_ms != 0 && crate::runtime::is_runtime_thread() {
+            return err(
+                AGENT_ERR_WOULD_DEADLOCK,
+                "agent_events_next would wait on the runtime thread.",
+            );
+        }
+        let guard = lock(&queue.state);
+        let waiting = |s: &mut QueueState| s.items.is_empty() && !s.closed;
+        let mut guard = if timeout_ms < 0 {
+            queue
+                .ready
+                .wait_while(guard, waiting)
+                .unwrap_or_else(|e| e.into_inner())
+        } else {
+            let timeout = Duration::from_millis(timeout_ms as u64);
+            queue
+                .ready
+                .wait_timeout_while(guard, timeout, waiting)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0)
+        };
+        match guard.items.pop_front() {
+            Some(text) => {
+                drop(guard);
+                queue.space.notify_one();
+                write_out(out_event_json, owned_c_string(&text));
+                Ok(())
+            }
+            None if guard.closed => err(AGENT_ERR_CLOSED, "The event queue is closed."),
+            None => err(AGENT_ERR_TIMEOUT, "No event arrived in time."),
+        }
+    })
+}
+
+/// Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
+#[no_mangle]
+pub extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus {
+    boundary(|| {
+        QUEUES.get(queue as *const c_void, "queue")?;
+        let Some(queue) = QUEUES.remove(queue as *const c_void) else {
+            return Ok(());
+        };
+        queue.close();
+        if let crate::ffi::handles::Lookup::Live(ffi) = AGENTS.lookup(queue.agent as *const c_void)
+        {
+            ffi.agent
+                .unsubscribe(queue.subscription.load(Ordering::SeqCst));
+            lock(&ffi.queues).retain(|q| !Arc::ptr_eq(q, &queue));
+        }
+        Ok(())
+    })
+}
+
+use crate::json::Json;

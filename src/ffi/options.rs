@@ -1,0 +1,258 @@
+//! The options builder (`CAgentOptions` of SPEC §7.1) and host hooks.
+
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex};
+
+use super::call::{answer, json_c_string, new_value_call, AgentCall, Shape};
+use super::handles::Registry;
+use super::stream::{host_stream_fn, scripted, AgentStreamFn};
+use super::tool::{tool_arg, CAgentTool};
+use super::*;
+use crate::agent::{AgentOptions as CoreOptions, HookKind, Settings};
+use crate::host::{lock, AbortSignal, Hook};
+
+/// An opaque options builder, consumed by `agent_new`.
+pub struct CAgentOptions {
+    _private: [u8; 0],
+}
+
+/// Which hook (SPEC §7.1): one of the `AGENT_HOOK_*` values.
+pub type AgentHookKind = i32;
+/// `convertToLlm(messages)`: answer an array of messages (NULL: the default conversion).
+pub const AGENT_HOOK_CONVERT_TO_LLM: AgentHookKind = 0;
+/// `transformContext(messages)`: answer an array of messages (NULL: unchanged).
+pub const AGENT_HOOK_TRANSFORM_CONTEXT: AgentHookKind = 1;
+/// `getApiKey(provider)`: input is the provider as a JSON string; answer a JSON string or NULL.
+pub const AGENT_HOOK_GET_API_KEY: AgentHookKind = 2;
+/// `beforeToolCall({assistantMessage, toolCall, args, context})`: answer `{block?, reason?, terminate?}` or NULL.
+pub const AGENT_HOOK_BEFORE_TOOL_CALL: AgentHookKind = 3;
+/// `afterToolCall({assistantMessage, toolCall, args, result, isError, context})`: answer overrides or NULL.
+pub const AGENT_HOOK_AFTER_TOOL_CALL: AgentHookKind = 4;
+/// `finishTurn({message, toolResults, context, newMessages})`: answer `{"action":"continue"|"end"}` or NULL.
+pub const AGENT_HOOK_FINISH_TURN: AgentHookKind = 5;
+/// `prepareRequest({context, model, thinkingLevel})`: answer `{context?, model?, thinkingLevel?}` or NULL.
+pub const AGENT_HOOK_PREPARE_REQUEST: AgentHookKind = 6;
+/// `prepareNextTurn()` (input `null`): answer `{context?, messages?, model?, thinkingLevel?}` or NULL.
+pub const AGENT_HOOK_PREPARE_NEXT_TURN: AgentHookKind = 7;
+/// `prepareNextTurnWithContext(turnContext)`: like `prepareNextTurn`, with the turn context.
+pub const AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT: AgentHookKind = 8;
+
+/// A hook. Called on the runtime thread with the hook's argument object as JSON (borrowed for
+/// the call; in it a context's `tools` are tool definitions). Answer through `call` exactly once
+/// (now or later, any thread): `agent_call_complete(call, json_or_NULL)` or
+/// `agent_call_fail(call, message)`. In answers, `context.tools` is an array of tool names.
+pub type AgentHookFn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, input_json: *const c_char, call: *mut AgentCall),
+>;
+
+pub(crate) fn hook_kind(kind: AgentHookKind) -> FfiResult<HookKind> {
+    usize::try_from(kind)
+        .ok()
+        .and_then(|index| HookKind::ALL.get(index).copied())
+        .ok_or_else(|| FfiError {
+            status: AGENT_ERR_INVALID_ARGUMENT,
+            message: format!("Unknown hook kind {kind}."),
+        })
+}
+
+/// The core hook behind a C callback (`None` when `callback` is NULL).
+pub(crate) fn host_hook(
+    kind: HookKind,
+    callback: AgentHookFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> Option<Hook> {
+    let data = HostData::new(user_data, finalizer);
+    let callback = callback?;
+    let shape = match kind {
+        HookKind::ConvertToLlm | HookKind::TransformContext => Shape::Messages,
+        HookKind::GetApiKey => Shape::StringOrNull,
+        _ => Shape::Object,
+    };
+    Some(Arc::new(move |input, signal: AbortSignal| {
+        let (call, rx) = new_value_call(shape, &signal);
+        let text = json_c_string(&input);
+        // SAFETY: the host registered this callback for this user_data.
+        guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), call) });
+        answer(rx)
+    }))
+}
+
+pub(crate) type Builder = Arc<Mutex<Option<CoreOptions>>>;
+
+pub(crate) static OPTIONS: Registry<Builder> =
+    Registry::new("options object", 0x0b7e_0b7e_0000_0000);
+
+fn with_options(
+    options: *mut CAgentOptions,
+    change: impl FnOnce(&mut CoreOptions) -> FfiResult,
+) -> FfiResult {
+    let builder = OPTIONS.get(options as *const c_void, "options")?;
+    let mut guard = lock(&builder);
+    match guard.as_mut() {
+        Some(options) => change(options),
+        None => err(AGENT_ERR_INVALID_HANDLE, "options was already consumed."),
+    }
+}
+
+/// Builds core options from the options JSON (see `agent_options_new`).
+fn parse_options(value: Option<Json>) -> FfiResult<CoreOptions> {
+    let mut options = CoreOptions::default();
+    let Some(value) = value else {
+        return Ok(options);
+    };
+    let Json::Object(mut fields) = value else {
+        return err(
+            AGENT_ERR_INVALID_JSON,
+            "options_json must be a JSON object.",
+        );
+    };
+    if let Some(initial) = fields.shift_remove("initialState") {
+        let Json::Object(initial) = initial else {
+            return err(
+                AGENT_ERR_INVALID_JSON,
+                "initialState must be a JSON object.",
+            );
+        };
+        let state = &mut options.initial_state;
+        for (key, value) in initial {
+            let bad = |what: &str| FfiError {
+                status: AGENT_ERR_INVALID_JSON,
+                message: format!("initialState.{key} must be {what}."),
+            };
+            match key.as_str() {
+                "systemPrompt" => {
+                    state.system_prompt =
+                        Some(value.as_str().ok_or_else(|| bad("a string"))?.to_string())
+                }
+                "model" if value.is_object() => state.model = Some(value),
+                "model" => return Err(bad("an object")),
+                "thinkingLevel" => {
+                    state.thinking_level =
+                        Some(value.as_str().ok_or_else(|| bad("a string"))?.to_string())
+                }
+                "messages" => state.messages = messages_arg(value, "initialState.messages")?,
+                "tools" => {
+                    return err(
+                        AGENT_ERR_INVALID_JSON,
+                        "initialState.tools cannot be JSON: add tools with agent_options_add_tool.",
+                    )
+                }
+                _ => {
+                    return err(
+                        AGENT_ERR_INVALID_JSON,
+                        format!("Unknown field initialState.{key}."),
+                    )
+                }
+            }
+        }
+    }
+    Settings::check(&fields).map_err(|m| FfiError {
+        status: AGENT_ERR_INVALID_JSON,
+        message: m,
+    })?;
+    options.settings.apply(&fields);
+    Ok(options)
+}
+
+/// Creates an options builder from `options_json` (NULL = all defaults):
+/// `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
+/// "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
+/// "maxRetryDelayMs"?, "identity"?}`. Unknown fields are errors. Writes `*out_options`.
+#[no_mangle]
+pub extern "C" fn agent_options_new(
+    options_json: *const c_char,
+    out_options: *mut *mut CAgentOptions,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_options, "out_options")?;
+        let options = parse_options(opt_json_arg(options_json, "options_json")?)?;
+        write_out(
+            out_options,
+            OPTIONS.insert(Arc::new(Mutex::new(Some(options)))) as *mut CAgentOptions,
+        );
+        Ok(())
+    })
+}
+
+/// Frees an options builder that was not passed to `agent_new`.
+#[no_mangle]
+pub extern "C" fn agent_options_free(options: *mut CAgentOptions) -> AgentStatus {
+    boundary(|| {
+        OPTIONS.get(options as *const c_void, "options")?;
+        OPTIONS.remove(options as *const c_void);
+        Ok(())
+    })
+}
+
+/// Appends a tool to `initialState.tools` (the options take their own reference).
+#[no_mangle]
+pub extern "C" fn agent_options_add_tool(
+    options: *mut CAgentOptions,
+    tool: *mut CAgentTool,
+) -> AgentStatus {
+    boundary(|| {
+        let tool = tool_arg(tool, "tool")?;
+        with_options(options, |o| {
+            o.initial_state.tools.push(tool);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the agent's stream function (NULL: use the process-wide default, resolved by `agent_new`).
+#[no_mangle]
+pub extern "C" fn agent_options_set_stream_fn(
+    options: *mut CAgentOptions,
+    stream_fn: AgentStreamFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        let stream_fn = host_stream_fn(stream_fn, user_data, finalizer);
+        with_options(options, |o| {
+            o.stream_fn = stream_fn;
+            Ok(())
+        })
+    })
+}
+
+/// Uses the built-in scripted model as the stream function. `script_json` is an array of
+/// responses, one per request: `{"content": [{"type":"text","text","chunks"?|"deltas"?,
+/// "signature"?} | {"type":"thinking","thinking",...} | {"type":"toolCall","id","name",
+/// "arguments"?|"argsText"?,"chunks"?|"deltas"?}], "stopReason"?, "errorMessage"?, "usage"?,
+/// "delayMs"?, "throw"?}`. Each response streams as deltas in lock step with the listeners.
+#[no_mangle]
+pub extern "C" fn agent_options_set_scripted_model(
+    options: *mut CAgentOptions,
+    script_json: *const c_char,
+) -> AgentStatus {
+    boundary(|| {
+        let stream_fn = scripted(script_json)?;
+        with_options(options, |o| {
+            o.stream_fn = Some(stream_fn);
+            Ok(())
+        })
+    })
+}
+
+/// Installs (or, with NULL `hook`, removes) a hook.
+#[no_mangle]
+pub extern "C" fn agent_options_set_hook(
+    options: *mut CAgentOptions,
+    kind: AgentHookKind,
+    hook: AgentHookFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        let kind = hook_kind(kind)?;
+        let hook = host_hook(kind, hook, user_data, finalizer);
+        with_options(options, |o| {
+            o.settings.hooks.set(kind, hook);
+            Ok(())
+        })
+    })
+}
+
+use crate::json::Json;

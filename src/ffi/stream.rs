@@ -1,0 +1,79 @@
+//! Host stream functions, the process-wide default, and the built-in scripted model.
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use super::call::{json_c_string, new_stream_call, AgentStream};
+use super::*;
+use crate::faux::{parse_script, scripted_stream_fn};
+use crate::host::{set_default_stream_fn, StreamFn, StreamRequest};
+use crate::json::json;
+use crate::stream::StreamSender;
+
+/// A stream function (SPEC §3.1): performs one request. Called on the runtime thread with
+/// `request_json` = `{"model", "context": {"messages"}, "options": {reasoning?, sessionId?,
+/// transport?, thinkingBudgets?, maxRetryDelayMs?, apiKey?, identity}}` (borrowed for the call).
+/// Push events into `stream` with `agent_stream_push` (from any thread, now or later), end with
+/// a `done`/`error` event or `agent_call_complete(stream, final_message_or_NULL)`;
+/// `agent_call_fail(stream, message)` before any push means the stream function failed.
+pub type AgentStreamFn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        request_json: *const c_char,
+        stream: *mut AgentStream,
+    ),
+>;
+
+/// The core stream function behind a C callback.
+pub(crate) fn host_stream_fn(
+    callback: AgentStreamFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> Option<StreamFn> {
+    let data = HostData::new(user_data, finalizer);
+    let callback = callback?;
+    Some(Arc::new(
+        move |request: StreamRequest, sender: StreamSender| {
+            let stream = new_stream_call(sender, &request.signal);
+            let text = json_c_string(
+                &json!({"model": request.model, "context": request.context, "options": request.options}),
+            );
+            // SAFETY: the host registered this callback for this user_data.
+            guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), stream) });
+        },
+    ))
+}
+
+/// The built-in scripted model from a JSON script (see `agent_options_set_scripted_model`).
+pub(crate) fn scripted(script_json: *const c_char) -> FfiResult<StreamFn> {
+    let script = json_arg(script_json, "script_json")?;
+    let responses = parse_script(&script).map_err(|m| FfiError {
+        status: AGENT_ERR_INVALID_JSON,
+        message: m,
+    })?;
+    Ok(scripted_stream_fn(responses))
+}
+
+/// Sets (or, with NULL `stream_fn`, clears) the process-wide default stream function
+/// (`setDefaultStreamFn`). Agents capture the default when they are built.
+#[no_mangle]
+pub extern "C" fn agent_set_default_stream_fn(
+    stream_fn: AgentStreamFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        set_default_stream_fn(host_stream_fn(stream_fn, user_data, finalizer));
+        Ok(())
+    })
+}
+
+/// Makes the built-in scripted model (see `agent_options_set_scripted_model`) the process-wide
+/// default stream function.
+#[no_mangle]
+pub extern "C" fn agent_set_default_scripted_model(script_json: *const c_char) -> AgentStatus {
+    boundary(|| {
+        set_default_stream_fn(Some(scripted(script_json)?));
+        Ok(())
+    })
+}

@@ -1,0 +1,156 @@
+//! Host tools: `agent_tool_new` and the adapters that run C execute/prepareArguments callbacks.
+
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex};
+
+use super::call::{answer, new_tool_call, new_value_call, AgentCall, AgentToolCall, Shape, CALLS};
+use super::handles::Registry;
+use super::*;
+use crate::host::{
+    lock, AbortSignal, AgentTool as CoreTool, HookResult, HostFuture, ToolBehavior, ToolInvocation,
+};
+use crate::json::Json;
+
+/// An opaque, reference-counted tool. Agents and options take their own reference.
+pub struct CAgentTool {
+    _private: [u8; 0],
+}
+
+/// Runs a tool (SPEC §6.8) on the runtime thread. `tool_call_id` and `args_json` (the validated
+/// arguments) are borrowed for the callback. Answer through `call` exactly once, now or later,
+/// from any thread: `agent_call_complete(call, result_json)` with an AgentToolResult object
+/// (`{"content":[...],"details":...}`), or `agent_call_fail(call, message)`. Report progress with
+/// `agent_tool_call_update` before answering; observe aborts with `agent_call_is_aborted` /
+/// `agent_call_on_abort`.
+pub type AgentToolExecuteFn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        tool_call_id: *const c_char,
+        args_json: *const c_char,
+        call: *mut AgentToolCall,
+    ),
+>;
+
+/// The synchronous `prepareArguments(args)` shim (SPEC §5.2), called on the runtime thread with
+/// the raw arguments. It must answer before returning: `agent_call_complete(call, args_json)`
+/// (NULL keeps the arguments) or `agent_call_fail(call, message)`.
+pub type AgentPrepareArgumentsFn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, args_json: *const c_char, call: *mut AgentCall),
+>;
+
+type ExecuteCallback =
+    unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut AgentToolCall);
+type PrepareCallback = unsafe extern "C" fn(*mut c_void, *const c_char, *mut AgentCall);
+
+pub(crate) struct HostTool {
+    execute: ExecuteCallback,
+    data: Arc<HostData>,
+    prepare: Mutex<Option<(PrepareCallback, Arc<HostData>)>>,
+}
+
+impl ToolBehavior for HostTool {
+    fn execute(&self, invocation: ToolInvocation) -> HostFuture<HookResult> {
+        let (call, rx) = new_tool_call(invocation.on_update, &invocation.signal);
+        let id = std::ffi::CString::new(invocation.tool_call_id).unwrap_or_default();
+        let args = call::json_c_string(&invocation.args);
+        // SAFETY: the host registered this callback for this user_data.
+        guard_callback(|| unsafe {
+            (self.execute)(self.data.user_data, id.as_ptr(), args.as_ptr(), call)
+        });
+        answer(rx)
+    }
+
+    fn has_prepare_arguments(&self) -> bool {
+        lock(&self.prepare).is_some()
+    }
+
+    fn prepare_arguments(&self, args: Json) -> Result<Json, String> {
+        let Some((callback, data)) = lock(&self.prepare).clone() else {
+            return Ok(args);
+        };
+        let (call, mut rx) = new_value_call(Shape::Any, &AbortSignal::new());
+        let text = call::json_c_string(&args);
+        // SAFETY: the host registered this callback for this user_data.
+        guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), call) });
+        match rx.try_recv() {
+            Ok(Ok(Some(prepared))) => Ok(prepared),
+            Ok(Ok(None)) => Ok(args),
+            Ok(Err(message)) => Err(message),
+            Err(_) => {
+                CALLS.remove(call as *const c_void);
+                Err("prepareArguments did not answer before returning".into())
+            }
+        }
+    }
+}
+
+use super::call;
+
+pub(crate) static TOOLS: Registry<(CoreTool, Arc<HostTool>)> =
+    Registry::new("tool", 0x7001_7001_0000_0000);
+
+/// The core tool behind a handle.
+pub(crate) fn tool_arg(tool: *const CAgentTool, name: &str) -> FfiResult<CoreTool> {
+    TOOLS.get(tool as *const c_void, name).map(|(tool, _)| tool)
+}
+
+/// Creates a tool. `definition_json`: `{"name", "label"?, "description"?, "parameters"?,
+/// "executionMode"?, "constrainedSampling"?, "outputSchema"?, "replay"?}` (`name` required;
+/// other fields are kept and passed through). `finalizer(user_data)` runs when the last
+/// reference to the tool is dropped. Writes `*out_tool` on success; free it with
+/// `agent_tool_free` (agents keep their own references).
+#[no_mangle]
+pub extern "C" fn agent_tool_new(
+    definition_json: *const c_char,
+    execute: AgentToolExecuteFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+    out_tool: *mut *mut CAgentTool,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_tool, "out_tool")?;
+        let Some(execute) = execute else {
+            return err(AGENT_ERR_NULL, "execute is NULL.");
+        };
+        let definition = json_arg(definition_json, "definition_json")?;
+        if !definition.get("name").is_some_and(Json::is_string) {
+            return err(
+                AGENT_ERR_INVALID_JSON,
+                "definition_json must be a JSON object with a string \"name\".",
+            );
+        }
+        let behavior = Arc::new(HostTool {
+            execute,
+            data: HostData::new(user_data, finalizer),
+            prepare: Mutex::new(None),
+        });
+        let tool = CoreTool::new(definition, behavior.clone());
+        write_out(out_tool, TOOLS.insert((tool, behavior)) as *mut CAgentTool);
+        Ok(())
+    })
+}
+
+/// Installs (or, with NULL, removes) the tool's `prepareArguments` shim.
+#[no_mangle]
+pub extern "C" fn agent_tool_set_prepare_arguments(
+    tool: *mut CAgentTool,
+    prepare: AgentPrepareArgumentsFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> AgentStatus {
+    boundary(|| {
+        let (_, behavior) = TOOLS.get(tool as *const c_void, "tool")?;
+        let data = HostData::new(user_data, finalizer);
+        *lock(&behavior.prepare) = prepare.map(|callback| (callback, data));
+        Ok(())
+    })
+}
+
+/// Drops the host's reference to a tool. Agents that use it keep theirs.
+#[no_mangle]
+pub extern "C" fn agent_tool_free(tool: *mut CAgentTool) -> AgentStatus {
+    boundary(|| match TOOLS.remove(tool as *const c_void) {
+        Some(_) => Ok(()),
+        None => TOOLS.get(tool as *const c_void, "tool").map(|_| ()),
+    })
+}
