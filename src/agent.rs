@@ -319,7 +319,8 @@ impl Agent {
         done: Option<DoneFn>,
     ) -> Arc<RunCompletion> {
         let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
-        let signal = AbortSignal::new();
+        let grace = state.settings.abort_grace_ms.map(Duration::from_millis);
+        let signal = AbortSignal::with_grace(grace);
         let completion = Arc::new(RunCompletion::default());
         state.streaming_message = None;
         state.error_message = None;
@@ -482,7 +483,11 @@ impl Agent {
                 return Err(crate::host::CANCELLED.into());
             }
             last = id;
-            listener(event.clone(), signal.clone()).await?;
+            let delivery = listener(event.clone(), signal.clone());
+            signal
+                .within_grace(delivery)
+                .await
+                .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?;
         }
     }
 

@@ -458,7 +458,11 @@ impl Run {
         stream_fn(request, sender);
 
         loop {
-            match receiver.next().await {
+            let output = match self.signal.within_grace(receiver.next()).await {
+                Ok(output) => output,
+                Err(()) => receiver.give_up(),
+            };
+            match output {
                 StreamOutput::Ignored => receiver.consumed(),
                 StreamOutput::Start { partial } => {
                     // The working context holds the partial only as a placeholder: nothing reads

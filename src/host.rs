@@ -28,6 +28,8 @@ pub struct AbortSignal(Arc<SignalInner>);
 struct SignalInner {
     aborted: AtomicBool,
     cancelled: AtomicBool,
+    /// `abortGraceMs`: how long to keep waiting for host callbacks after an abort.
+    grace: Option<std::time::Duration>,
     notify: tokio::sync::Notify,
     callbacks: Mutex<Vec<AbortCallback>>,
 }
@@ -35,6 +37,32 @@ struct SignalInner {
 impl AbortSignal {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A signal whose runs stop waiting for unanswered host callbacks `grace` after an abort.
+    pub fn with_grace(grace: Option<std::time::Duration>) -> Self {
+        AbortSignal(Arc::new(SignalInner {
+            grace,
+            ..Default::default()
+        }))
+    }
+
+    /// Waits for `future`, unless the signal aborted and its grace period passed first
+    /// (`Err(())`). Without a grace period this is just `future`.
+    pub async fn within_grace<T>(
+        &self,
+        future: impl std::future::Future<Output = T>,
+    ) -> Result<T, ()> {
+        let Some(grace) = self.0.grace else {
+            return Ok(future.await);
+        };
+        tokio::select! {
+            value = future => Ok(value),
+            _ = async {
+                self.aborted().await;
+                tokio::time::sleep(grace).await;
+            } => Err(()),
+        }
     }
 
     /// Aborts the signal. Idempotent. Registered callbacks run on the runtime thread, never
@@ -131,12 +159,24 @@ pub type Hook = Arc<dyn Fn(Json, AbortSignal) -> HostFuture<HookResult> + Send +
 pub const CANCELLED: &str = "The agent was freed.";
 
 /// Calls a hook unless the run was cancelled (then it fails with `CANCELLED`).
+/// With `abortGraceMs`, a hook still unanswered when the grace period after an abort ends fails
+/// with `Operation aborted`.
 pub fn call_hook(hook: &Hook, input: Json, signal: &AbortSignal) -> HostFuture<HookResult> {
     if signal.is_cancelled() {
         return Box::pin(async { Err(CANCELLED.to_string()) });
     }
-    hook(input, signal.clone())
+    let answer = hook(input, signal.clone());
+    let signal = signal.clone();
+    Box::pin(async move {
+        signal
+            .within_grace(answer)
+            .await
+            .unwrap_or_else(|()| Err(OPERATION_ABORTED.into()))
+    })
 }
+
+/// The text of a tool or hook given up on after an abort.
+pub const OPERATION_ABORTED: &str = "Operation aborted";
 
 /// A listener: awaited for every event; an `Err` fails the run (SPEC §7.11).
 pub type Listener =

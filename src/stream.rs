@@ -192,6 +192,24 @@ impl StreamReceiver {
         }
     }
 
+    /// Gives up on an unanswered stream (`abortGraceMs` passed after an abort): the final
+    /// message is the current partial, aborted with `Request was aborted`.
+    pub fn give_up(&mut self) -> StreamOutput {
+        let event =
+            json!({"type": "error", "reason": "aborted", "errorMessage": "Request was aborted"});
+        match self.assembler.accept(event) {
+            Assembled::Final {
+                mut message,
+                started,
+            } => {
+                self.close();
+                self.apply_duration(&mut message, Instant::now());
+                StreamOutput::Final { message, started }
+            }
+            _ => StreamOutput::Ignored,
+        }
+    }
+
     /// SPEC §3.5: `durationMs` only when absent and the message is not older than the stream.
     fn apply_duration(&self, message: &mut Json, at: Instant) {
         let Some(object) = message.as_object_mut() else {

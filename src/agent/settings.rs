@@ -97,6 +97,8 @@ pub struct Settings {
     pub thinking_budgets: Option<Json>,
     pub max_retry_delay_ms: Option<Json>,
     pub identity: Option<Json>,
+    /// libagent: after an abort, stop waiting for unanswered host callbacks after this long.
+    pub abort_grace_ms: Option<u64>,
 }
 
 impl Default for Settings {
@@ -111,12 +113,13 @@ impl Default for Settings {
             thinking_budgets: None,
             max_retry_delay_ms: None,
             identity: None,
+            abort_grace_ms: None,
         }
     }
 }
 
 /// The option fields `Settings::apply` accepts, with the JSON type each needs.
-const FIELDS: [(&str, &str); 8] = [
+const FIELDS: [(&str, &str); 9] = [
     ("steeringMode", "a string"),
     ("followUpMode", "a string"),
     ("toolExecution", "a string"),
@@ -125,6 +128,7 @@ const FIELDS: [(&str, &str); 8] = [
     ("thinkingBudgets", "an object"),
     ("maxRetryDelayMs", "a number"),
     ("identity", "an object"),
+    ("abortGraceMs", "a number"),
 ];
 
 impl Settings {
@@ -153,6 +157,9 @@ impl Settings {
         }
         if let Some(identity) = &self.identity {
             out.insert("identity".into(), identity.clone());
+        }
+        if let Some(grace) = self.abort_grace_ms {
+            out.insert("abortGraceMs".into(), json!(grace));
         }
     }
 
@@ -196,6 +203,7 @@ impl Settings {
                 "thinkingBudgets" => self.thinking_budgets = optional,
                 "maxRetryDelayMs" => self.max_retry_delay_ms = optional,
                 "identity" => self.identity = optional,
+                "abortGraceMs" => self.abort_grace_ms = value.as_f64().map(|ms| ms.max(0.0) as u64),
                 _ => {}
             }
         }

@@ -12,11 +12,10 @@ use crate::args::validate_tool_arguments;
 use crate::event::AgentEvent;
 use crate::host::{
     call_hook, AbortSignal, AgentTool, Hook, HostFuture, ToolInvocation, UpdateFn, CANCELLED,
+    OPERATION_ABORTED,
 };
 use crate::json::{json, set_key, Json};
 use crate::message::{error_tool_result, tool_result_message};
-
-const OPERATION_ABORTED: &str = "Operation aborted";
 
 /// `AgentToolCallOutcome` (SPEC §2.7).
 #[derive(Debug, Clone, PartialEq)]
@@ -416,6 +415,15 @@ fn start_execution(prepared: Prepared, signal: &AbortSignal) -> Running {
         args: prepared.args.clone(),
         signal: signal.clone(),
         on_update,
+    });
+    // With `abortGraceMs`, a tool still running when the grace period after an abort ends is
+    // given up on with `Operation aborted`.
+    let grace_signal = signal.clone();
+    let execution: HostFuture<_> = Box::pin(async move {
+        grace_signal
+            .within_grace(execution)
+            .await
+            .unwrap_or_else(|()| Err(OPERATION_ABORTED.into()))
     });
     Running {
         prepared,
