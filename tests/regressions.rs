@@ -54,3 +54,19 @@ fn delta_form_input_fields_are_not_forwarded() {
     assert_eq!(start["partial"]["content"][2]["id"], "call_1");
     assert_eq!(start["partial"]["content"][2]["name"], "read");
 }
+
+/// Extra scenario (identity with an unknown field): the forwarded identity merges only the
+/// ClientIdentity fields `userAgent`, `attribution` and `version` over the default; other
+/// fields are dropped, `null` is kept (verified with the conformance oracle).
+#[test]
+fn identity_merges_only_client_identity_fields() {
+    use agent::agent_loop::merged_identity;
+    let merged = merged_identity(Some(&json!({"extra": 1, "userAgent": "short", "version": "v"})));
+    assert_eq!(
+        merged,
+        json!({"attribution": {"name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"]},
+            "userAgent": "short", "version": "v"})
+    );
+    let merged = merged_identity(Some(&json!({"attribution": null, "zzz": null})));
+    assert_eq!(merged, json!({"attribution": null}));
+}
