@@ -61,7 +61,9 @@ fn delta_form_input_fields_are_not_forwarded() {
 #[test]
 fn identity_merges_only_client_identity_fields() {
     use agent::agent_loop::merged_identity;
-    let merged = merged_identity(Some(&json!({"extra": 1, "userAgent": "short", "version": "v"})));
+    let merged = merged_identity(Some(
+        &json!({"extra": 1, "userAgent": "short", "version": "v"}),
+    ));
     assert_eq!(
         merged,
         json!({"attribution": {"name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"]},
