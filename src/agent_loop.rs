@@ -527,11 +527,16 @@ impl Run {
 }
 
 /// The default identity with the configured one merged over it field by field (SPEC §6.5).
+/// Only the ClientIdentity fields (§2.5) are merged: the reference drops any other field
+/// [verified with the conformance oracle].
 pub fn merged_identity(identity: Option<&Json>) -> Json {
+    const FIELDS: [&str; 3] = ["userAgent", "attribution", "version"];
     let mut merged = default_identity();
     if let (Some(Json::Object(fields)), Some(target)) = (identity, merged.as_object_mut()) {
         for (key, value) in fields {
-            set_key(target, key, value.clone());
+            if FIELDS.contains(&key.as_str()) {
+                set_key(target, key, value.clone());
+            }
         }
     }
     merged

@@ -295,6 +295,16 @@ impl Assembler {
                 self.finish(message)
             }
             Step::Forward(extra) => {
+                // The delta form's input-only fields are consumed here: the forwarded event has
+                // the reference shape (§3.7, last paragraph).
+                let input_only: &[&str] = match kind {
+                    "toolcall_start" => &["id", "toolName"],
+                    "text_end" | "thinking_end" => &["contentSignature", "redacted"],
+                    _ => &[],
+                };
+                for key in input_only {
+                    event.shift_remove(*key);
+                }
                 if let Some((key, value)) = extra {
                     set_key(&mut event, key, value);
                 }

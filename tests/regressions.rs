@@ -1,0 +1,74 @@
+//! Regressions found by the conformance runner (tests/conformance) against the reference traces.
+
+use agent::json::{json, Json};
+use agent::stream::assemble::{Assembled, Assembler};
+
+fn forwarded(assembler: &mut Assembler, event: Json) -> Json {
+    match assembler.accept(event) {
+        Assembled::Update { event, .. } => event,
+        other => panic!("expected an update, got {other:?}"),
+    }
+}
+
+fn keys(event: &Json) -> Vec<String> {
+    event
+        .as_object()
+        .map(|map| map.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Conformance 002/004: the delta form's input-only fields (`id`/`toolName` of `toolcall_start`,
+/// `contentSignature`/`redacted` of `*_end`) are not forwarded: `message_update` carries the
+/// reference's event shape (SPEC §3.7, last paragraph).
+#[test]
+fn delta_form_input_fields_are_not_forwarded() {
+    let model = json!({"id": "m1", "api": "test-api", "provider": "test-prov"});
+    let mut a = Assembler::new(&model);
+    assert!(matches!(
+        a.accept(json!({"type": "start"})),
+        Assembled::Start { .. }
+    ));
+    forwarded(&mut a, json!({"type": "thinking_start", "contentIndex": 0}));
+    let end = forwarded(
+        &mut a,
+        json!({"type": "thinking_end", "contentIndex": 0, "content": "Plan",
+            "contentSignature": "sig", "redacted": false}),
+    );
+    assert_eq!(keys(&end), ["type", "contentIndex", "content", "partial"]);
+    assert_eq!(end["partial"]["content"][0]["thinkingSignature"], "sig");
+    assert_eq!(end["partial"]["content"][0]["redacted"], false);
+
+    forwarded(&mut a, json!({"type": "text_start", "contentIndex": 1}));
+    let end = forwarded(
+        &mut a,
+        json!({"type": "text_end", "contentIndex": 1, "content": "Hi", "contentSignature": "t"}),
+    );
+    assert_eq!(keys(&end), ["type", "contentIndex", "content", "partial"]);
+    assert_eq!(end["partial"]["content"][1]["textSignature"], "t");
+
+    let start = forwarded(
+        &mut a,
+        json!({"type": "toolcall_start", "contentIndex": 2, "id": "call_1", "toolName": "read"}),
+    );
+    assert_eq!(keys(&start), ["type", "contentIndex", "partial"]);
+    assert_eq!(start["partial"]["content"][2]["id"], "call_1");
+    assert_eq!(start["partial"]["content"][2]["name"], "read");
+}
+
+/// Extra scenario (identity with an unknown field): the forwarded identity merges only the
+/// ClientIdentity fields `userAgent`, `attribution` and `version` over the default; other
+/// fields are dropped, `null` is kept (verified with the conformance oracle).
+#[test]
+fn identity_merges_only_client_identity_fields() {
+    use agent::agent_loop::merged_identity;
+    let merged = merged_identity(Some(
+        &json!({"extra": 1, "userAgent": "short", "version": "v"}),
+    ));
+    assert_eq!(
+        merged,
+        json!({"attribution": {"name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"]},
+            "userAgent": "short", "version": "v"})
+    );
+    let merged = merged_identity(Some(&json!({"attribution": null, "zzz": null})));
+    assert_eq!(merged, json!({"attribution": null}));
+}
