@@ -14,7 +14,7 @@ CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
 
-.PHONY: all build header check-header demo test rust-test lint c-test conformance install tools clean
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean
 
 all: build
 
@@ -56,7 +56,12 @@ conformance: build
 	python3 tests/conformance/runner.py --lib $(LIBDIR)/libagent.so --out $(CONFORMANCE_OUT) $(SCENARIOS)
 	python3 $(SHARED)/conformance/compare.py $(EXPECTED) $(CONFORMANCE_OUT)
 
-test: tools lint rust-test check-header c-test conformance
+# Scenarios beyond the public kit (traces recorded with the kit's oracle).
+conformance-extra:
+	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
+		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
+
+test: tools lint rust-test check-header c-test conformance conformance-extra
 
 install:
 	cargo build --release --quiet
