@@ -721,7 +721,7 @@ impl Agent {
         self.state()
             .streaming_message
             .as_ref()
-            .and_then(|e| e.message().cloned())
+            .and_then(|e| e.message().map(|m| m.into_owned()))
     }
 
     pub fn pending_tool_calls(&self) -> Vec<String> {
@@ -793,7 +793,7 @@ impl Agent {
         out.insert("messages".into(), Json::Array(state.messages.clone()));
         out.insert("isStreaming".into(), json!(state.run.is_some()));
         if let Some(message) = state.streaming_message.as_ref().and_then(|e| e.message()) {
-            out.insert("streamingMessage".into(), message.clone());
+            out.insert("streamingMessage".into(), message.into_owned());
         }
         out.insert("pendingToolCalls".into(), json!(state.pending_tool_calls));
         if let Some(error) = &state.error_message {

@@ -472,8 +472,8 @@ impl Run {
                         .await?;
                     receiver.consumed();
                 }
-                StreamOutput::Update { event, .. } => {
-                    self.emit(AgentEvent::MessageUpdate { event }).await?;
+                StreamOutput::Update { event, partial } => {
+                    self.emit(AgentEvent::MessageUpdate { event, partial }).await?;
                     receiver.consumed();
                 }
                 StreamOutput::Final {

@@ -3,7 +3,10 @@
 //! Events are immutable snapshots (SPEC §0.4.8). Their JSON is built only on request, in the
 //! reference's `full` shape or the `lean` shape (no whole partial message on `message_update`).
 
-use crate::json::{json, Json, JsonMap};
+use std::borrow::Cow;
+
+use crate::json::{json, set_key, Json, JsonMap};
+use crate::stream::partial::PartialSnapshot;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
@@ -12,9 +15,11 @@ pub enum AgentEvent {
     MessageStart {
         message: Json,
     },
-    /// `event` is the full-form assistant stream event; its `partial` is the message.
+    /// `event` is the full-form assistant stream event whose `partial` key is a placeholder;
+    /// `partial` is the message as of this event (JSON built on demand).
     MessageUpdate {
         event: Json,
+        partial: PartialSnapshot,
     },
     MessageEnd {
         message: Json,
@@ -72,12 +77,12 @@ impl AgentEvent {
     }
 
     /// The message carried by `message_start`/`message_update`/`message_end`/`turn_end`.
-    pub fn message(&self) -> Option<&Json> {
+    pub fn message(&self) -> Option<Cow<'_, Json>> {
         match self {
             AgentEvent::MessageStart { message }
             | AgentEvent::MessageEnd { message }
-            | AgentEvent::TurnEnd { message, .. } => Some(message),
-            AgentEvent::MessageUpdate { event } => event.get("partial"),
+            | AgentEvent::TurnEnd { message, .. } => Some(Cow::Borrowed(message)),
+            AgentEvent::MessageUpdate { partial, .. } => Some(Cow::Owned(partial.to_json())),
             _ => None,
         }
     }
@@ -85,7 +90,7 @@ impl AgentEvent {
     /// The `delta` text of a `message_update` whose stream event is a `*_delta`.
     pub fn delta(&self) -> Option<&str> {
         match self {
-            AgentEvent::MessageUpdate { event } => event.get("delta").and_then(Json::as_str),
+            AgentEvent::MessageUpdate { event, .. } => event.get("delta").and_then(Json::as_str),
             _ => None,
         }
     }
@@ -93,7 +98,7 @@ impl AgentEvent {
     /// The `assistantMessageEvent.type` of a `message_update`.
     pub fn update_type(&self) -> Option<&str> {
         match self {
-            AgentEvent::MessageUpdate { event } => event.get("type").and_then(Json::as_str),
+            AgentEvent::MessageUpdate { event, .. } => event.get("type").and_then(Json::as_str),
             _ => None,
         }
     }
@@ -106,25 +111,27 @@ impl AgentEvent {
             AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
                 m.insert("message".into(), message.clone());
             }
-            AgentEvent::MessageUpdate { event } => match shape {
-                EventShape::Full => {
-                    m.insert(
-                        "message".into(),
-                        event.get("partial").cloned().unwrap_or(Json::Null),
-                    );
-                    m.insert("assistantMessageEvent".into(), event.clone());
-                }
-                EventShape::Lean => {
-                    let mut lean = event.clone();
-                    if let Some(object) = lean.as_object_mut() {
-                        object.shift_remove("partial");
+            AgentEvent::MessageUpdate { event, partial } => {
+                let mut assistant_event = event.clone();
+                match shape {
+                    EventShape::Full => {
+                        let message = partial.to_json();
+                        if let Some(object) = assistant_event.as_object_mut() {
+                            set_key(object, "partial", message.clone());
+                        }
+                        m.insert("message".into(), message);
                     }
-                    if let Some(arguments) = lean_tool_arguments(event) {
-                        m.insert("arguments".into(), arguments);
+                    EventShape::Lean => {
+                        if let Some(object) = assistant_event.as_object_mut() {
+                            object.shift_remove("partial");
+                        }
+                        if let Some(arguments) = lean_tool_arguments(event, partial) {
+                            m.insert("arguments".into(), arguments);
+                        }
                     }
-                    m.insert("assistantMessageEvent".into(), lean);
                 }
-            },
+                m.insert("assistantMessageEvent".into(), assistant_event);
+            }
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
@@ -176,15 +183,10 @@ impl AgentEvent {
 }
 
 /// A `toolcall_delta`'s block arguments, kept in the lean shape.
-fn lean_tool_arguments(event: &Json) -> Option<Json> {
+fn lean_tool_arguments(event: &Json, partial: &PartialSnapshot) -> Option<Json> {
     if event.get("type").and_then(Json::as_str) != Some("toolcall_delta") {
         return None;
     }
     let index = event.get("contentIndex").and_then(Json::as_u64)? as usize;
-    event
-        .get("partial")?
-        .get("content")?
-        .get(index)?
-        .get("arguments")
-        .cloned()
+    partial.block_field(index, "arguments").cloned()
 }

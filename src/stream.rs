@@ -3,6 +3,7 @@
 //! module adds the channel, the consumed notification and the response timing (SPEC §3.5).
 
 pub mod assemble;
+pub mod partial;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -115,7 +116,7 @@ pub enum StreamOutput {
     },
     Update {
         event: Json,
-        partial: Json,
+        partial: partial::PartialSnapshot,
     },
     /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
     Final {

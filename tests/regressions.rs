@@ -5,7 +5,11 @@ use agent::stream::assemble::{Assembled, Assembler};
 
 fn forwarded(assembler: &mut Assembler, event: Json) -> Json {
     match assembler.accept(event) {
-        Assembled::Update { event, .. } => event,
+        // The event's `partial` is a placeholder; the snapshot is its value.
+        Assembled::Update { mut event, partial } => {
+            event["partial"] = partial.to_json();
+            event
+        }
         other => panic!("expected an update, got {other:?}"),
     }
 }

@@ -20,7 +20,12 @@ fn started() -> Assembler {
 
 fn update(result: Assembled) -> (Json, Json) {
     match result {
-        Assembled::Update { event, partial } => (event, partial),
+        Assembled::Update { mut event, partial } => {
+            // The event's `partial` is a placeholder; the snapshot is its value.
+            let partial = partial.to_json();
+            event["partial"] = partial.clone();
+            (event, partial)
+        }
         other => panic!("expected Update, got {other:?}"),
     }
 }
@@ -605,10 +610,9 @@ fn full_form_events_forwarded_as_given() {
     let p1 = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "t", "arguments": {}}],
         "stopReason": "pending", "timestamp": 9});
     let event = json!({"type": "toolcall_start", "contentIndex": 0, "partial": p1.clone()});
-    assert_eq!(
-        a.accept(event.clone()),
-        Assembled::Update { event, partial: p1 }
-    );
+    let (forwarded, partial) = update(a.accept(event.clone()));
+    assert_eq!(forwarded, event);
+    assert_eq!(partial, p1);
     // A later delta-form delta still works: the full-form start created an argument stream.
     let (forwarded, partial) = update(
         a.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"k\": 1"})),

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 
+use super::partial::{Partial, PartialSnapshot};
 use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
 use crate::message::zero_usage;
@@ -29,9 +30,11 @@ pub enum Assembled {
     Ignored,
     /// The first `start`: the partial message as of this event.
     Start { partial: Json },
-    /// An update event in full form (`partial` filled in, plus `content`/`toolCall` for `*_end`),
-    /// and the partial message as of this event.
-    Update { event: Json, partial: Json },
+    /// An update event in full form (`content`/`toolCall` filled in for `*_end`) without its
+    /// `partial` value (a host's full-form event keeps a `null` placeholder at its key's
+    /// position), and the partial message as of this event: `partial` goes at the key's place,
+    /// or last.
+    Update { event: Json, partial: PartialSnapshot },
     /// The stream is over (a terminal event, or a delta-form failure such as
     /// `Received text_delta for non-text content`): the final message, before timing and the
     /// thinking-level stamp. `started` tells whether a `start` had been seen.
@@ -49,7 +52,7 @@ const MAX_PADDING: usize = 1024;
 pub struct Assembler {
     model: Json,
     /// The current partial message P (an object once started).
-    partial: JsonMap,
+    partial: Partial,
     started: bool,
     complete: bool,
     /// Argument streams of open tool calls, by content index.
@@ -68,7 +71,7 @@ impl Assembler {
     pub fn new(model: &Json) -> Self {
         Self {
             model: model.clone(),
-            partial: JsonMap::new(),
+            partial: Partial::default(),
             started: false,
             complete: false,
             streams: HashMap::new(),
@@ -93,12 +96,12 @@ impl Assembler {
                     return Assembled::Ignored;
                 }
                 self.started = true;
-                self.partial = match event.remove("partial") {
+                self.partial = Partial::from_map(match event.remove("partial") {
                     Some(Json::Object(partial)) => partial,
                     _ => self.base_partial(),
-                };
+                });
                 Assembled::Start {
-                    partial: Json::Object(self.partial.clone()),
+                    partial: self.partial.to_json(),
                 }
             }
             "done" | "error" => self.terminal(&kind, event),
@@ -162,7 +165,10 @@ impl Assembler {
     /// P, or a fresh base partial when no `start` was seen.
     fn current_or_base(&self) -> JsonMap {
         if self.started {
-            self.partial.clone()
+            match self.partial.to_json() {
+                Json::Object(map) => map,
+                _ => JsonMap::new(),
+            }
         } else {
             self.base_partial()
         }
@@ -193,7 +199,7 @@ impl Assembler {
         }
         if let Some(Json::Object(partial)) = event.remove("partial") {
             if self.started {
-                self.partial = partial;
+                self.partial = Partial::from_map(partial);
             } else {
                 // No `start`: the carried partial is still the best base for the final message.
                 return self.finish_from(kind, &event, partial);
@@ -226,9 +232,9 @@ impl Assembler {
 
     /// An update carrying `partial`: P becomes a copy of it; the event is forwarded as given.
     /// Argument streams are still kept per index so later delta-form deltas work (rule 14).
-    fn full_form_update(&mut self, kind: &str, event: JsonMap) -> Assembled {
-        if let Some(Json::Object(partial)) = event.get("partial") {
-            self.partial = partial.clone();
+    fn full_form_update(&mut self, kind: &str, mut event: JsonMap) -> Assembled {
+        if let Some(Json::Object(partial)) = event.get_mut("partial").map(std::mem::take) {
+            self.partial = Partial::from_map(partial);
         }
         if let Some(i) = content_index(&event) {
             match kind {
@@ -251,7 +257,7 @@ impl Assembler {
         }
         Assembled::Update {
             event: Json::Object(event),
-            partial: Json::Object(self.partial.clone()),
+            partial: self.partial.snapshot(),
         }
     }
 
@@ -308,11 +314,9 @@ impl Assembler {
                 if let Some((key, value)) = extra {
                     set_key(&mut event, key, value);
                 }
-                let partial = Json::Object(self.partial.clone());
-                set_key(&mut event, "partial", partial.clone());
                 Assembled::Update {
                     event: Json::Object(event),
-                    partial,
+                    partial: self.partial.snapshot(),
                 }
             }
         }
@@ -320,10 +324,11 @@ impl Assembler {
 
     /// P.content, made an array if the host's partial had none.
     fn content_mut(&mut self) -> Option<&mut Vec<Json>> {
-        if !matches!(self.partial.get("content"), Some(Json::Array(_))) {
-            set_key(&mut self.partial, "content", Json::Array(Vec::new()));
+        let map = self.partial.map_mut();
+        if !matches!(map.get("content"), Some(Json::Array(_))) {
+            set_key(map, "content", Json::Array(Vec::new()));
         }
-        self.partial.get_mut("content").and_then(Json::as_array_mut)
+        map.get_mut("content").and_then(Json::as_array_mut)
     }
 
     /// The block at `contentIndex` if it is an object of type `kind`.
@@ -331,6 +336,7 @@ impl Assembler {
         let i = content_index(event)?;
         match self
             .partial
+            .map_mut()
             .get_mut("content")?
             .as_array_mut()?
             .get_mut(i)?
@@ -340,6 +346,14 @@ impl Assembler {
             }
             _ => None,
         }
+    }
+
+    /// Whether the block at `contentIndex` is an object of type `kind` (without touching P, so
+    /// snapshots keep sharing it).
+    fn block_is(&self, event: &JsonMap, kind: &str) -> bool {
+        let block = content_index(event)
+            .and_then(|i| self.partial.map().get("content")?.as_array()?.get(i));
+        block.and_then(|b| b.get("type")).and_then(Json::as_str) == Some(kind)
     }
 
     /// `P.content[i] = block` (rules 2, 5, 8); returns the index used.
@@ -355,6 +369,7 @@ impl Assembler {
         } else {
             content[i] = Json::Object(block);
         }
+        self.partial.reset_block(i);
         Some(i)
     }
 
@@ -391,12 +406,11 @@ impl Assembler {
         failure: &'static str,
     ) -> Step {
         let delta = event.get("delta").and_then(Json::as_str).unwrap_or("");
-        let Some(block) = self.block_mut(event, kind) else {
+        if !self.block_is(event, kind) {
             return Step::Fail(failure);
-        };
-        match block.get_mut(field) {
-            Some(Json::String(text)) => text.push_str(delta),
-            _ => set_key(block, field, delta.into()),
+        }
+        if let Some(i) = content_index(event) {
+            self.partial.append_text(i, field, delta);
         }
         Step::Forward(None)
     }
@@ -408,12 +422,19 @@ impl Assembler {
         signature: &str,
         failure: &'static str,
     ) -> Step {
+        let Some(i) = content_index(event) else {
+            return Step::Fail(failure);
+        };
+        if self.block_mut(event, kind).is_none() {
+            return Step::Fail(failure);
+        }
+        if let Some(Json::String(content)) = event.get("content") {
+            self.partial.set_text(i, kind, content);
+        }
+        let text = self.partial.text(i, kind).unwrap_or_default();
         let Some(block) = self.block_mut(event, kind) else {
             return Step::Fail(failure);
         };
-        if let Some(Json::String(content)) = event.get("content") {
-            set_key(block, kind, content.as_str().into());
-        }
         if let Some(Json::String(sig)) = event.get("contentSignature") {
             set_key(block, signature, sig.as_str().into());
         }
@@ -422,8 +443,7 @@ impl Assembler {
                 set_key(block, "redacted", (*redacted).into());
             }
         }
-        let text = block.get(kind).cloned().unwrap_or_else(|| "".into());
-        Step::Forward(Some(("content", text)))
+        Step::Forward(Some(("content", text.into())))
     }
 
     fn append_arguments(&mut self, event: &JsonMap) -> Step {
