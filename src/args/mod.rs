@@ -16,11 +16,32 @@ use crate::json::Json;
 /// `tool_call` is the call after `prepareArguments`: `{ id, name, arguments, argumentsError? }`.
 /// Returns the coerced arguments on success, or the exact failure text (`Invalid arguments for
 /// tool ...`, `Validation failed for tool ...`, `A schema must be an object or a boolean, got ...`).
+/// An invalid `pattern` makes the schema uncompilable: the failure text is the compile error.
 pub fn validate_tool_arguments(tool_name: &str, parameters: &Json, tool_call: &Json) -> Result<Json, String> {
-    // Placeholder until the validator lands: only the argumentsError short-circuit.
-    let _ = parameters;
-    if let Some(error) = tool_call.get("argumentsError").and_then(Json::as_str).filter(|e| !e.is_empty()) {
-        return Err(format!("Invalid arguments for tool \"{tool_name}\": {error}"));
+    if let Some(Json::String(error)) = tool_call.get("argumentsError") {
+        if !error.is_empty() {
+            return Err(format!("Invalid arguments for tool \"{tool_name}\": {error}"));
+        }
     }
-    Ok(tool_call.get("arguments").cloned().unwrap_or(Json::Null))
+    let arguments = tool_call.get("arguments").cloned().unwrap_or_else(|| Json::Object(Default::default()));
+    // Schemas and arguments are untrusted: a panic inside a dependency must not escape.
+    std::panic::catch_unwind(|| validate_arguments(tool_name, parameters, &arguments))
+        .unwrap_or_else(|_| Err(format!("Validation failed for tool \"{tool_name}\": internal error")))
+}
+
+fn validate_arguments(tool_name: &str, parameters: &Json, arguments: &Json) -> Result<Json, String> {
+    let schema = schema::Schema::compile(parameters)?;
+    let coerced = coerce::coerce(&schema, arguments);
+    if schema.is_valid(&coerced) {
+        return Ok(coerced);
+    }
+    let lines: Vec<String> = schema::explain(&schema, &coerced)
+        .iter()
+        .map(|e| format!("  - {}: {}", schema::format_path(&e.path), e.message))
+        .collect();
+    Err(format!(
+        "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{}",
+        lines.join("\n"),
+        crate::json::to_string_pretty(arguments)
+    ))
 }
