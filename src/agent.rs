@@ -9,10 +9,16 @@ use std::time::Duration;
 
 use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, QueueSource};
 use crate::event::AgentEvent;
-use crate::host::{default_stream_fn, lock, AbortSignal, AgentTool, Hook, HostFuture, Listener, StreamFn};
+use crate::host::{
+    default_stream_fn, lock, AbortSignal, AgentTool, Hook, HostFuture, Listener, StreamFn,
+};
 use crate::json::{json, Json, JsonMap};
-use crate::message::{failure_message, placeholder_model, role, tool_declaration, user_text_message};
-use crate::transcript::{create_initial_system_message, get_current_system_message, get_current_system_prompt};
+use crate::message::{
+    failure_message, placeholder_model, role, tool_declaration, user_text_message,
+};
+use crate::transcript::{
+    create_initial_system_message, get_current_system_message, get_current_system_prompt,
+};
 
 pub use settings::{HookKind, Hooks, Settings};
 
@@ -20,8 +26,10 @@ pub use settings::{HookKind, Hooks, Settings};
 pub mod errors {
     pub const PROMPT_WHILE_RUNNING: &str =
         "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.";
-    pub const CONTINUE_WHILE_RUNNING: &str = "Agent is already processing. Wait for completion before continuing.";
-    pub const RESET_WHILE_RUNNING: &str = "Agent is already processing. Wait for completion before resetting.";
+    pub const CONTINUE_WHILE_RUNNING: &str =
+        "Agent is already processing. Wait for completion before continuing.";
+    pub const RESET_WHILE_RUNNING: &str =
+        "Agent is already processing. Wait for completion before resetting.";
     pub const NO_MESSAGES: &str = "No messages to continue from";
     pub const CONTINUE_FROM_ASSISTANT: &str = "Cannot continue from message role: assistant";
     pub const OUTSIDE_RUN: &str = "Agent listener invoked outside active run";
@@ -78,7 +86,11 @@ impl Queue {
     }
 
     fn drain(&mut self, mode: &str) -> Vec<Json> {
-        let count = if mode == "all" { self.0.len() } else { self.0.len().min(1) };
+        let count = if mode == "all" {
+            self.0.len()
+        } else {
+            self.0.len().min(1)
+        };
         self.0.drain(..count).collect()
     }
 }
@@ -119,7 +131,11 @@ impl RunCompletion {
         let guard = lock(&self.outcome);
         let settled = |o: &mut Option<Result<(), String>>| o.is_none();
         match timeout {
-            None => self.condvar.wait_while(guard, settled).map(|g| g.is_some()).unwrap_or(true),
+            None => self
+                .condvar
+                .wait_while(guard, settled)
+                .map(|g| g.is_some())
+                .unwrap_or(true),
             Some(t) => self
                 .condvar
                 .wait_timeout_while(guard, t, settled)
@@ -182,10 +198,16 @@ impl Agent {
         };
         let initial = options.initial_state;
         let mut messages = initial.messages;
-        let declarations: Vec<Json> = initial.tools.iter().map(|t| tool_declaration(&t.definition)).collect();
+        let declarations: Vec<Json> = initial
+            .tools
+            .iter()
+            .map(|t| tool_declaration(&t.definition))
+            .collect();
         let starts_with_system = messages.first().is_some_and(|m| role(m) == "system");
         if !starts_with_system {
-            if let Some(system) = create_initial_system_message(initial.system_prompt.as_deref(), &declarations) {
+            if let Some(system) =
+                create_initial_system_message(initial.system_prompt.as_deref(), &declarations)
+            {
                 messages.insert(0, system);
             }
         }
@@ -204,8 +226,14 @@ impl Agent {
             follow_up: Queue::default(),
             run: None,
         };
-        let inner = Inner { state: Mutex::new(state), listeners: Mutex::new(Vec::new()), next_id: AtomicU64::new(1) };
-        Ok(Agent { inner: Arc::new(inner) })
+        let inner = Inner {
+            state: Mutex::new(state),
+            listeners: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+        };
+        Ok(Agent {
+            inner: Arc::new(inner),
+        })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -216,12 +244,21 @@ impl Agent {
 
     /// Starts `prompt(input)` (SPEC §7.6). On `Ok` the run is active; the completion settles
     /// after cleanup.
-    pub fn start_prompt(&self, input: PromptInput, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, String> {
+    pub fn start_prompt(
+        &self,
+        input: PromptInput,
+        done: Option<DoneFn>,
+    ) -> Result<Arc<RunCompletion>, String> {
         let mut state = self.state();
         if state.run.is_some() {
             return Err(errors::PROMPT_WHILE_RUNNING.into());
         }
-        Ok(self.start_run(&mut state, Executor::Prompt(input.into_messages()), false, done))
+        Ok(self.start_run(
+            &mut state,
+            Executor::Prompt(input.into_messages()),
+            false,
+            done,
+        ))
     }
 
     /// Starts `continue()` (SPEC §7.7).
@@ -233,7 +270,11 @@ impl Agent {
         if state.messages.iter().all(|m| role(m) == "system") {
             return Err(errors::NO_MESSAGES.into());
         }
-        if state.messages.last().is_some_and(|m| role(m) == "assistant") {
+        if state
+            .messages
+            .last()
+            .is_some_and(|m| role(m) == "assistant")
+        {
             let steering_mode = state.settings.steering_mode.clone();
             let steering = state.steering.drain(&steering_mode);
             if !steering.is_empty() {
@@ -257,7 +298,11 @@ impl Agent {
 
     /// `prompt(text)` with no images.
     pub async fn prompt_text(&self, text: &str) -> Result<(), String> {
-        self.prompt(PromptInput::Text { text: text.into(), images: Vec::new() }).await
+        self.prompt(PromptInput::Text {
+            text: text.into(),
+            images: Vec::new(),
+        })
+        .await
     }
 
     /// `continue()`: starts a continuation and waits until it settled.
@@ -266,33 +311,58 @@ impl Agent {
     }
 
     /// The run lifecycle of SPEC §7.8 (the caller holds the state lock and checked for a run).
-    fn start_run(&self, state: &mut State, executor: Executor, skip_initial_steering: bool, done: Option<DoneFn>) -> Arc<RunCompletion> {
+    fn start_run(
+        &self,
+        state: &mut State,
+        executor: Executor,
+        skip_initial_steering: bool,
+        done: Option<DoneFn>,
+    ) -> Arc<RunCompletion> {
         let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
         let signal = AbortSignal::new();
         let completion = Arc::new(RunCompletion::default());
         state.streaming_message = None;
         state.error_message = None;
         let config = self.loop_config(state, skip_initial_steering);
-        let context = LoopContext { messages: state.messages.clone(), tools: state.tools.clone() };
+        let context = LoopContext {
+            messages: state.messages.clone(),
+            tools: state.tools.clone(),
+        };
         let stream_fn = state.stream_fn.clone();
         let emit = self.emitter(id);
         let run_signal = signal.clone();
         let future = async move {
             match executor {
                 Executor::Prompt(messages) => {
-                    agent_loop::run_agent_loop(messages, context, config, emit, run_signal, stream_fn).await
+                    agent_loop::run_agent_loop(
+                        messages, context, config, emit, run_signal, stream_fn,
+                    )
+                    .await
                 }
                 Executor::Continue => {
-                    agent_loop::run_agent_loop_continue(context, config, emit, run_signal, stream_fn).await
+                    agent_loop::run_agent_loop_continue(
+                        context, config, emit, run_signal, stream_fn,
+                    )
+                    .await
                 }
             }
         };
-        state.run = Some(ActiveRun { id, signal: signal.clone(), completion: completion.clone(), task: None, done });
+        state.run = Some(ActiveRun {
+            id,
+            signal: signal.clone(),
+            completion: completion.clone(),
+            task: None,
+            done,
+        });
         let agent = self.clone();
         let task = crate::runtime::handle().spawn(async move {
             let outcome = match future.await {
                 Ok(_) => Ok(()),
-                Err(error) => agent.handle_run_failure(id, &error, signal.is_aborted()).await,
+                Err(error) => {
+                    agent
+                        .handle_run_failure(id, &error, signal.is_aborted())
+                        .await
+                }
             };
             agent.finish_run(id, outcome);
         });
@@ -306,13 +376,18 @@ impl Agent {
     fn loop_config(&self, state: &State, skip_initial_steering: bool) -> LoopConfig {
         let settings = &state.settings;
         let hooks = &settings.hooks;
-        let prepare_next_turn = (hooks.prepare_next_turn.is_some() || hooks.prepare_next_turn_with_context.is_some())
-            .then(|| self.prepare_next_turn_wrapper());
+        let prepare_next_turn = (hooks.prepare_next_turn.is_some()
+            || hooks.prepare_next_turn_with_context.is_some())
+        .then(|| self.prepare_next_turn_wrapper());
         let skip = Arc::new(AtomicBool::new(skip_initial_steering));
         let agent = self.clone();
         let steering: QueueSource = Arc::new(move || {
             let skip_this = skip.swap(false, Ordering::SeqCst);
-            let messages = if skip_this { Vec::new() } else { agent.drain_steering() };
+            let messages = if skip_this {
+                Vec::new()
+            } else {
+                agent.drain_steering()
+            };
             Box::pin(async move { Ok(messages) }) as HostFuture<_>
         });
         let agent = self.clone();
@@ -346,7 +421,10 @@ impl Agent {
         let agent = self.clone();
         Arc::new(move |turn_context: Json, signal: AbortSignal| {
             let hooks = agent.state().settings.hooks.clone();
-            match (hooks.prepare_next_turn_with_context, hooks.prepare_next_turn) {
+            match (
+                hooks.prepare_next_turn_with_context,
+                hooks.prepare_next_turn,
+            ) {
                 (Some(hook), _) => hook(turn_context, signal),
                 // The Agent-level form receives only the signal.
                 (None, Some(hook)) => hook(Json::Null, signal),
@@ -397,21 +475,37 @@ impl Agent {
                 .iter()
                 .find(|(id, _)| *id > last)
                 .map(|(id, listener)| (*id, listener.clone()));
-            let Some((id, listener)) = next else { return Ok(()) };
+            let Some((id, listener)) = next else {
+                return Ok(());
+            };
             last = id;
             listener(event.clone(), signal.clone()).await?;
         }
     }
 
     /// The failure path (SPEC §7.9). `Err` when a listener failed during it.
-    async fn handle_run_failure(&self, run_id: u64, error: &str, aborted: bool) -> Result<(), String> {
+    async fn handle_run_failure(
+        &self,
+        run_id: u64,
+        error: &str,
+        aborted: bool,
+    ) -> Result<(), String> {
         let model = self.state().model.clone();
         let failure = failure_message(&model, error, aborted);
         let events = [
-            AgentEvent::MessageStart { message: failure.clone() },
-            AgentEvent::MessageEnd { message: failure.clone() },
-            AgentEvent::TurnEnd { message: failure.clone(), tool_results: Vec::new() },
-            AgentEvent::AgentEnd { messages: vec![failure] },
+            AgentEvent::MessageStart {
+                message: failure.clone(),
+            },
+            AgentEvent::MessageEnd {
+                message: failure.clone(),
+            },
+            AgentEvent::TurnEnd {
+                message: failure.clone(),
+                tool_results: Vec::new(),
+            },
+            AgentEvent::AgentEnd {
+                messages: vec![failure],
+            },
         ];
         for event in events {
             self.process_event(run_id, event).await?;
@@ -486,7 +580,9 @@ impl Agent {
         if state.run.is_some() {
             return Err(errors::RESET_WHILE_RUNNING.into());
         }
-        state.messages = get_current_system_message(&state.messages).into_iter().collect();
+        state.messages = get_current_system_message(&state.messages)
+            .into_iter()
+            .collect();
         state.streaming_message = None;
         state.pending_tool_calls = Vec::new();
         state.error_message = None;
@@ -581,7 +677,9 @@ impl Agent {
     pub fn set_tools(&self, tools: Vec<AgentTool>) {
         let mut state = self.state();
         for tool in &tools {
-            state.tool_registry.retain(|known| known.name() != tool.name());
+            state
+                .tool_registry
+                .retain(|known| known.name() != tool.name());
             state.tool_registry.push(tool.clone());
         }
         state.tools = tools;
@@ -612,7 +710,10 @@ impl Agent {
     }
 
     pub fn streaming_message(&self) -> Option<Json> {
-        self.state().streaming_message.as_ref().and_then(|e| e.message().cloned())
+        self.state()
+            .streaming_message
+            .as_ref()
+            .and_then(|e| e.message().cloned())
     }
 
     pub fn pending_tool_calls(&self) -> Vec<String> {
@@ -642,10 +743,17 @@ impl Agent {
     pub fn state_json(&self) -> StateSnapshot {
         let state = self.state();
         let mut out = JsonMap::new();
-        out.insert("systemPrompt".into(), json!(get_current_system_prompt(&state.messages)));
+        out.insert(
+            "systemPrompt".into(),
+            json!(get_current_system_prompt(&state.messages)),
+        );
         out.insert("model".into(), state.model.clone());
         out.insert("thinkingLevel".into(), json!(state.thinking_level));
-        let tools: Vec<Json> = state.tools.iter().map(|t| (*t.definition).clone()).collect();
+        let tools: Vec<Json> = state
+            .tools
+            .iter()
+            .map(|t| (*t.definition).clone())
+            .collect();
         out.insert("tools".into(), Json::Array(tools));
         out.insert("messages".into(), Json::Array(state.messages.clone()));
         out.insert("isStreaming".into(), json!(state.run.is_some()));
@@ -658,8 +766,14 @@ impl Agent {
         }
         out.insert("steeringMode".into(), json!(state.settings.steering_mode));
         out.insert("followUpMode".into(), json!(state.settings.follow_up_mode));
-        out.insert("steeringQueue".into(), Json::Array(state.steering.0.iter().cloned().collect()));
-        out.insert("followUpQueue".into(), Json::Array(state.follow_up.0.iter().cloned().collect()));
+        out.insert(
+            "steeringQueue".into(),
+            Json::Array(state.steering.0.iter().cloned().collect()),
+        );
+        out.insert(
+            "followUpQueue".into(),
+            Json::Array(state.follow_up.0.iter().cloned().collect()),
+        );
         state.settings.write_options(&mut out);
         Json::Object(out)
     }
@@ -691,7 +805,10 @@ fn reduce(state: &mut State, event: &Arc<AgentEvent>) {
             state.pending_tool_calls.retain(|pending| pending != id);
         }
         AgentEvent::TurnEnd { message, .. } => {
-            let error = message.get("errorMessage").and_then(Json::as_str).filter(|e| !e.is_empty());
+            let error = message
+                .get("errorMessage")
+                .and_then(Json::as_str)
+                .filter(|e| !e.is_empty());
             if let (Some(error), "assistant") = (error, role(message)) {
                 state.error_message = Some(error.to_string());
             }

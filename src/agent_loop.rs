@@ -6,7 +6,9 @@ mod tools;
 use std::sync::Arc;
 
 use crate::event::AgentEvent;
-use crate::host::{default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn, StreamRequest};
+use crate::host::{
+    default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn, StreamRequest,
+};
 use crate::json::{json, set_key, Json, JsonMap};
 use crate::message::{default_identity, is_llm_role, role, tool_calls};
 use crate::stream::{self, StreamOutput};
@@ -83,7 +85,10 @@ pub async fn run_agent_loop(
     run.emit(AgentEvent::AgentStart).await?;
     run.emit(AgentEvent::TurnStart).await?;
     for message in initial {
-        run.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+        run.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await?;
         run.emit(AgentEvent::MessageEnd { message }).await?;
     }
     run.main_loop().await?;
@@ -94,7 +99,9 @@ pub async fn run_agent_loop(
 pub fn check_continue(messages: &[Json]) -> Result<(), String> {
     match messages.last() {
         None => Err("Cannot continue: no messages in context".into()),
-        Some(last) if role(last) == "assistant" => Err("Cannot continue from message role: assistant".into()),
+        Some(last) if role(last) == "assistant" => {
+            Err("Cannot continue from message role: assistant".into())
+        }
         Some(_) => Ok(()),
     }
 }
@@ -153,9 +160,25 @@ enum Decision {
 }
 
 impl Run {
-    fn new(context: LoopContext, config: LoopConfig, emit: Emit, signal: AbortSignal, stream_fn: Option<StreamFn>) -> Self {
-        let emitter = Emitter { emit, gate: tokio::sync::Mutex::new(()) };
-        Self { context, config, emitter, signal, stream_fn, new_messages: Vec::new() }
+    fn new(
+        context: LoopContext,
+        config: LoopConfig,
+        emit: Emit,
+        signal: AbortSignal,
+        stream_fn: Option<StreamFn>,
+    ) -> Self {
+        let emitter = Emitter {
+            emit,
+            gate: tokio::sync::Mutex::new(()),
+        };
+        Self {
+            context,
+            config,
+            emitter,
+            signal,
+            stream_fn,
+            new_messages: Vec::new(),
+        }
     }
 
     async fn emit(&self, event: AgentEvent) -> Result<(), String> {
@@ -186,7 +209,8 @@ impl Run {
                     if let Some(hook) = self.config.prepare_next_turn.clone() {
                         let update = hook(self.turn_json(turn), self.signal.clone()).await?;
                         if let Some(update) = update.filter(Json::is_object) {
-                            if let Some(messages) = update.get("messages").and_then(Json::as_array) {
+                            if let Some(messages) = update.get("messages").and_then(Json::as_array)
+                            {
                                 prepared = messages.clone();
                             }
                             self.apply_update(&update);
@@ -198,10 +222,20 @@ impl Run {
                     self.emit(AgentEvent::TurnStart).await?;
                 }
                 prepared.append(&mut pending);
-                let batch = declare_tool_changes(&self.context.messages, &self.context.tool_definitions(), prepared);
+                let batch = declare_tool_changes(
+                    &self.context.messages,
+                    &self.context.tool_definitions(),
+                    prepared,
+                );
                 for message in batch {
-                    self.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
-                    self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+                    self.emit(AgentEvent::MessageStart {
+                        message: message.clone(),
+                    })
+                    .await?;
+                    self.emit(AgentEvent::MessageEnd {
+                        message: message.clone(),
+                    })
+                    .await?;
                     self.context.messages.push(message.clone());
                     self.new_messages.push(message);
                 }
@@ -209,7 +243,10 @@ impl Run {
                 if let Some(hook) = self.config.prepare_request.clone() {
                     let input = json!({"context": self.context.to_json(), "model": self.config.model.clone(),
                         "thinkingLevel": self.thinking_level()});
-                    if let Some(update) = hook(input, self.signal.clone()).await?.filter(Json::is_object) {
+                    if let Some(update) = hook(input, self.signal.clone())
+                        .await?
+                        .filter(Json::is_object)
+                    {
                         self.apply_update(&update);
                     }
                 }
@@ -217,14 +254,28 @@ impl Run {
                 let message = self.stream_assistant_response().await?;
                 self.new_messages.push(message.clone());
 
-                let stop_reason = message.get("stopReason").and_then(Json::as_str).unwrap_or("");
+                let stop_reason = message
+                    .get("stopReason")
+                    .and_then(Json::as_str)
+                    .unwrap_or("");
                 if stop_reason == "error" || stop_reason == "aborted" {
-                    let turn = Turn { message, tool_results: Vec::new() };
+                    let turn = Turn {
+                        message,
+                        tool_results: Vec::new(),
+                    };
                     if let Some(hook) = self.config.finish_turn.clone() {
                         hook(self.turn_json(&turn), self.signal.clone()).await?;
                     }
-                    self.emit(AgentEvent::TurnEnd { message: turn.message, tool_results: Vec::new() }).await?;
-                    return self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await;
+                    self.emit(AgentEvent::TurnEnd {
+                        message: turn.message,
+                        tool_results: Vec::new(),
+                    })
+                    .await?;
+                    return self
+                        .emit(AgentEvent::AgentEnd {
+                            messages: self.new_messages.clone(),
+                        })
+                        .await;
                 }
 
                 let calls = tool_calls(&message);
@@ -236,7 +287,15 @@ impl Run {
                     } else {
                         let config = &self.config;
                         let context = &self.context;
-                        tools::execute_tool_calls(context, &message, calls, config, &self.emitter, &self.signal).await?
+                        tools::execute_tool_calls(
+                            context,
+                            &message,
+                            calls,
+                            config,
+                            &self.emitter,
+                            &self.signal,
+                        )
+                        .await?
                     };
                     tool_results = batch.messages;
                     has_more_tool_calls = !batch.terminate;
@@ -244,16 +303,28 @@ impl Run {
                     self.new_messages.extend(tool_results.iter().cloned());
                 }
 
-                let turn = Turn { message, tool_results };
+                let turn = Turn {
+                    message,
+                    tool_results,
+                };
                 let decision = match self.config.finish_turn.clone() {
-                    Some(hook) => decision_of(hook(self.turn_json(&turn), self.signal.clone()).await?),
+                    Some(hook) => {
+                        decision_of(hook(self.turn_json(&turn), self.signal.clone()).await?)
+                    }
                     None => Decision::None,
                 };
-                self.emit(AgentEvent::TurnEnd { message: turn.message.clone(), tool_results: turn.tool_results.clone() })
-                    .await?;
+                self.emit(AgentEvent::TurnEnd {
+                    message: turn.message.clone(),
+                    tool_results: turn.tool_results.clone(),
+                })
+                .await?;
                 last_turn = Some(turn);
                 if decision == Decision::End {
-                    return self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await;
+                    return self
+                        .emit(AgentEvent::AgentEnd {
+                            messages: self.new_messages.clone(),
+                        })
+                        .await;
                 }
                 explicit_continuation = decision == Decision::Continue;
                 pending = Self::poll(&self.config.get_steering_messages).await?;
@@ -273,11 +344,17 @@ impl Run {
             }
             break;
         }
-        self.emit(AgentEvent::AgentEnd { messages: self.new_messages.clone() }).await
+        self.emit(AgentEvent::AgentEnd {
+            messages: self.new_messages.clone(),
+        })
+        .await
     }
 
     fn thinking_level(&self) -> String {
-        self.config.reasoning.clone().unwrap_or_else(|| "off".into())
+        self.config
+            .reasoning
+            .clone()
+            .unwrap_or_else(|| "off".into())
     }
 
     /// `AgentTurnContext` (SPEC §2.8) for `finishTurn` and `prepareNextTurn`.
@@ -292,7 +369,11 @@ impl Run {
             if let Some(messages) = context.get("messages").and_then(Json::as_array) {
                 self.context.messages = messages.clone();
             }
-            let names = context.get("tools").and_then(Json::as_array).cloned().unwrap_or_default();
+            let names = context
+                .get("tools")
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default();
             self.context.tools = self.resolve_tools(&names);
         }
         if let Some(model) = update.get("model").filter(|m| !m.is_null()) {
@@ -309,7 +390,11 @@ impl Run {
     fn resolve_tools(&self, names: &[Json]) -> Vec<AgentTool> {
         names
             .iter()
-            .filter_map(|entry| entry.as_str().or_else(|| entry.get("name").and_then(Json::as_str)))
+            .filter_map(|entry| {
+                entry
+                    .as_str()
+                    .or_else(|| entry.get("name").and_then(Json::as_str))
+            })
             .filter_map(|name| {
                 self.context
                     .tools
@@ -326,7 +411,9 @@ impl Run {
         let mut messages = self.context.messages.clone();
         if let Some(hook) = self.config.transform_context.clone() {
             // A13: answering nothing leaves the messages unchanged.
-            if let Some(Json::Array(transformed)) = hook(Json::Array(messages.clone()), self.signal.clone()).await? {
+            if let Some(Json::Array(transformed)) =
+                hook(Json::Array(messages.clone()), self.signal.clone()).await?
+            {
                 messages = transformed;
             }
         }
@@ -340,7 +427,12 @@ impl Run {
         };
         let mut api_key = None;
         if let Some(hook) = self.config.get_api_key.clone() {
-            let provider = self.config.model.get("provider").cloned().unwrap_or(Json::Null);
+            let provider = self
+                .config
+                .model
+                .get("provider")
+                .cloned()
+                .unwrap_or(Json::Null);
             if let Some(Json::String(key)) = hook(provider, self.signal.clone()).await? {
                 api_key = Some(key).filter(|k| !k.is_empty());
             }
@@ -366,14 +458,18 @@ impl Run {
                     // The working context holds the partial only as a placeholder: nothing reads
                     // it before the final message replaces it.
                     self.context.messages.push(Json::Null);
-                    self.emit(AgentEvent::MessageStart { message: partial }).await?;
+                    self.emit(AgentEvent::MessageStart { message: partial })
+                        .await?;
                     receiver.consumed();
                 }
                 StreamOutput::Update { event, .. } => {
                     self.emit(AgentEvent::MessageUpdate { event }).await?;
                     receiver.consumed();
                 }
-                StreamOutput::Final { mut message, started } => {
+                StreamOutput::Final {
+                    mut message,
+                    started,
+                } => {
                     if let Some(object) = message.as_object_mut() {
                         set_key(object, "thinkingLevel", json!(self.thinking_level()));
                     }
@@ -383,9 +479,15 @@ impl Run {
                         }
                     } else {
                         self.context.messages.push(message.clone());
-                        self.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+                        self.emit(AgentEvent::MessageStart {
+                            message: message.clone(),
+                        })
+                        .await?;
                     }
-                    self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+                    self.emit(AgentEvent::MessageEnd {
+                        message: message.clone(),
+                    })
+                    .await?;
                     receiver.consumed();
                     return Ok(message);
                 }
@@ -406,7 +508,10 @@ impl Run {
         if let Some(key) = api_key {
             options.insert("apiKey".into(), json!(key));
         }
-        options.insert("identity".into(), merged_identity(self.config.identity.as_ref()));
+        options.insert(
+            "identity".into(),
+            merged_identity(self.config.identity.as_ref()),
+        );
         Json::Object(options)
     }
 }
@@ -424,11 +529,19 @@ pub fn merged_identity(identity: Option<&Json>) -> Json {
 
 /// The default `convertToLlm`: keep system, user, assistant and toolResult messages (SPEC §7.14).
 pub fn default_convert_to_llm(messages: &[Json]) -> Vec<Json> {
-    messages.iter().filter(|m| is_llm_role(role(m))).cloned().collect()
+    messages
+        .iter()
+        .filter(|m| is_llm_role(role(m)))
+        .cloned()
+        .collect()
 }
 
 fn decision_of(answer: Option<Json>) -> Decision {
-    match answer.as_ref().and_then(|a| a.get("action")).and_then(Json::as_str) {
+    match answer
+        .as_ref()
+        .and_then(|a| a.get("action"))
+        .and_then(Json::as_str)
+    {
         Some("continue") => Decision::Continue,
         Some("end") => Decision::End,
         _ => Decision::None,

@@ -9,15 +9,41 @@ use crate::json::{json, Json, JsonMap};
 pub enum AgentEvent {
     AgentStart,
     TurnStart,
-    MessageStart { message: Json },
+    MessageStart {
+        message: Json,
+    },
     /// `event` is the full-form assistant stream event; its `partial` is the message.
-    MessageUpdate { event: Json },
-    MessageEnd { message: Json },
-    ToolExecutionStart { tool_call_id: Json, tool_name: Json, args: Json },
-    ToolExecutionUpdate { tool_call_id: Json, tool_name: Json, args: Json, partial_result: Json },
-    ToolExecutionEnd { tool_call_id: Json, tool_name: Json, result: Json, is_error: bool, duration_ms: Option<u64> },
-    TurnEnd { message: Json, tool_results: Vec<Json> },
-    AgentEnd { messages: Vec<Json> },
+    MessageUpdate {
+        event: Json,
+    },
+    MessageEnd {
+        message: Json,
+    },
+    ToolExecutionStart {
+        tool_call_id: Json,
+        tool_name: Json,
+        args: Json,
+    },
+    ToolExecutionUpdate {
+        tool_call_id: Json,
+        tool_name: Json,
+        args: Json,
+        partial_result: Json,
+    },
+    ToolExecutionEnd {
+        tool_call_id: Json,
+        tool_name: Json,
+        result: Json,
+        is_error: bool,
+        duration_ms: Option<u64>,
+    },
+    TurnEnd {
+        message: Json,
+        tool_results: Vec<Json>,
+    },
+    AgentEnd {
+        messages: Vec<Json>,
+    },
 }
 
 /// Which JSON shape to build.
@@ -82,7 +108,10 @@ impl AgentEvent {
             }
             AgentEvent::MessageUpdate { event } => match shape {
                 EventShape::Full => {
-                    m.insert("message".into(), event.get("partial").cloned().unwrap_or(Json::Null));
+                    m.insert(
+                        "message".into(),
+                        event.get("partial").cloned().unwrap_or(Json::Null),
+                    );
                     m.insert("assistantMessageEvent".into(), event.clone());
                 }
                 EventShape::Lean => {
@@ -96,18 +125,33 @@ impl AgentEvent {
                     m.insert("assistantMessageEvent".into(), lean);
                 }
             },
-            AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
                 m.insert("toolCallId".into(), tool_call_id.clone());
                 m.insert("toolName".into(), tool_name.clone());
                 m.insert("args".into(), args.clone());
             }
-            AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => {
                 m.insert("toolCallId".into(), tool_call_id.clone());
                 m.insert("toolName".into(), tool_name.clone());
                 m.insert("args".into(), args.clone());
                 m.insert("partialResult".into(), partial_result.clone());
             }
-            AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error, duration_ms } => {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+                duration_ms,
+            } => {
                 m.insert("toolCallId".into(), tool_call_id.clone());
                 m.insert("toolName".into(), tool_name.clone());
                 m.insert("result".into(), result.clone());
@@ -116,7 +160,10 @@ impl AgentEvent {
                     m.insert("durationMs".into(), json!(ms));
                 }
             }
-            AgentEvent::TurnEnd { message, tool_results } => {
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => {
                 m.insert("message".into(), message.clone());
                 m.insert("toolResults".into(), Json::Array(tool_results.clone()));
             }
@@ -134,5 +181,10 @@ fn lean_tool_arguments(event: &Json) -> Option<Json> {
         return None;
     }
     let index = event.get("contentIndex").and_then(Json::as_u64)? as usize;
-    event.get("partial")?.get("content")?.get(index)?.get("arguments").cloned()
+    event
+        .get("partial")?
+        .get("content")?
+        .get(index)?
+        .get("arguments")
+        .cloned()
 }

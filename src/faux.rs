@@ -20,7 +20,9 @@ use crate::stream::StreamSender;
 
 /// Parses and checks a script (a JSON array of responses).
 pub fn parse_script(script: &Json) -> Result<Vec<Json>, String> {
-    let responses = script.as_array().ok_or("The script must be a JSON array of responses.")?;
+    let responses = script
+        .as_array()
+        .ok_or("The script must be a JSON array of responses.")?;
     for (index, response) in responses.iter().enumerate() {
         expand(response, &json!({}), &json!(0))
             .map_err(|error| format!("Response {index} of the script is invalid: {error}"))?;
@@ -59,10 +61,16 @@ pub fn respond(response: Option<&Json>, request: StreamRequest, sender: StreamSe
             return;
         }
     };
-    let wait_for_abort = response.get("waitForAbort").and_then(Json::as_bool).unwrap_or(false);
+    let wait_for_abort = response
+        .get("waitForAbort")
+        .and_then(Json::as_bool)
+        .unwrap_or(false);
     let stall_after = if wait_for_abort {
         let all_but_terminal = events.len().saturating_sub(1);
-        response.get("stallAfter").and_then(Json::as_u64).map_or(all_but_terminal, |n| n as usize)
+        response
+            .get("stallAfter")
+            .and_then(Json::as_u64)
+            .map_or(all_but_terminal, |n| n as usize)
     } else {
         usize::MAX
     };
@@ -71,12 +79,18 @@ pub fn respond(response: Option<&Json>, request: StreamRequest, sender: StreamSe
         next: Mutex::new(0),
         stall_after,
         delay: response.get("delayMs").and_then(Json::as_u64).unwrap_or(0),
-        abort_message: response.get("abortMessage").and_then(Json::as_str).unwrap_or("Request was aborted").into(),
+        abort_message: response
+            .get("abortMessage")
+            .and_then(Json::as_str)
+            .unwrap_or("Request was aborted")
+            .into(),
         signal: request.signal,
         sender,
     });
     let step = producer.clone();
-    producer.sender.on_consumed(move || Producer::schedule(&step));
+    producer
+        .sender
+        .on_consumed(move || Producer::schedule(&step));
     Producer::schedule(&producer);
 }
 
@@ -157,12 +171,16 @@ fn expand(response: &Json, model: &Json, timestamp: &Json) -> Result<Vec<Json>, 
         let kind = block.get("type").and_then(Json::as_str).unwrap_or("");
         match kind {
             "text" | "thinking" => {
-                let text = block.get(kind).and_then(Json::as_str).ok_or(format!("a {kind} block needs a string \"{kind}\""))?;
+                let text = block
+                    .get(kind)
+                    .and_then(Json::as_str)
+                    .ok_or(format!("a {kind} block needs a string \"{kind}\""))?;
                 events.push(json!({"type": format!("{kind}_start"), "contentIndex": index}));
                 for delta in deltas(block, text)? {
                     events.push(json!({"type": format!("{kind}_delta"), "contentIndex": index, "delta": delta}));
                 }
-                let mut end = json!({"type": format!("{kind}_end"), "contentIndex": index, "content": text});
+                let mut end =
+                    json!({"type": format!("{kind}_end"), "contentIndex": index, "content": text});
                 if let Some(signature) = block.get("signature").and_then(Json::as_str) {
                     end["contentSignature"] = json!(signature);
                 }
@@ -170,8 +188,14 @@ fn expand(response: &Json, model: &Json, timestamp: &Json) -> Result<Vec<Json>, 
             }
             "toolCall" => {
                 has_tool_call = true;
-                let id = block.get("id").and_then(Json::as_str).ok_or("a toolCall block needs a string \"id\"")?;
-                let name = block.get("name").and_then(Json::as_str).ok_or("a toolCall block needs a string \"name\"")?;
+                let id = block
+                    .get("id")
+                    .and_then(Json::as_str)
+                    .ok_or("a toolCall block needs a string \"id\"")?;
+                let name = block
+                    .get("name")
+                    .and_then(Json::as_str)
+                    .ok_or("a toolCall block needs a string \"name\"")?;
                 let text = match (block.get("argsText"), block.get("arguments")) {
                     (Some(Json::String(text)), _) => text.clone(),
                     (_, Some(arguments)) => canonical_json(arguments),
@@ -179,7 +203,9 @@ fn expand(response: &Json, model: &Json, timestamp: &Json) -> Result<Vec<Json>, 
                 };
                 events.push(json!({"type": "toolcall_start", "contentIndex": index, "id": id, "toolName": name}));
                 for delta in deltas(block, &text)? {
-                    events.push(json!({"type": "toolcall_delta", "contentIndex": index, "delta": delta}));
+                    events.push(
+                        json!({"type": "toolcall_delta", "contentIndex": index, "delta": delta}),
+                    );
                 }
                 events.push(json!({"type": "toolcall_end", "contentIndex": index}));
             }
@@ -187,8 +213,15 @@ fn expand(response: &Json, model: &Json, timestamp: &Json) -> Result<Vec<Json>, 
         }
     }
     let default_reason = if has_tool_call { "toolUse" } else { "stop" };
-    let reason = response.get("stopReason").and_then(Json::as_str).unwrap_or(default_reason);
-    let kind = if matches!(reason, "error" | "aborted") { "error" } else { "done" };
+    let reason = response
+        .get("stopReason")
+        .and_then(Json::as_str)
+        .unwrap_or(default_reason);
+    let kind = if matches!(reason, "error" | "aborted") {
+        "error"
+    } else {
+        "done"
+    };
     let mut end = json!({"type": kind, "reason": reason, "usage": usage});
     if let Some(message) = response.get("errorMessage") {
         end["errorMessage"] = message.clone();
@@ -209,11 +242,19 @@ fn deltas(block: &Json, text: &str) -> Result<Vec<String>, String> {
         }
         return Ok(pieces);
     }
-    let chunks = block.get("chunks").and_then(Json::as_u64).unwrap_or(1).max(1) as usize;
+    let chunks = block
+        .get("chunks")
+        .and_then(Json::as_u64)
+        .unwrap_or(1)
+        .max(1) as usize;
     let chars: Vec<char> = text.chars().collect();
     let count = chunks.min(chars.len());
     Ok((0..count)
-        .map(|i| chars[i * chars.len() / count..(i + 1) * chars.len() / count].iter().collect())
+        .map(|i| {
+            chars[i * chars.len() / count..(i + 1) * chars.len() / count]
+                .iter()
+                .collect()
+        })
         .collect())
 }
 

@@ -116,7 +116,8 @@ pub type StreamFn = Arc<dyn Fn(StreamRequest, StreamSender) + Send + Sync>;
 pub type Hook = Arc<dyn Fn(Json, AbortSignal) -> HostFuture<HookResult> + Send + Sync>;
 
 /// A listener: awaited for every event; an `Err` fails the run (SPEC §7.11).
-pub type Listener = Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> HostFuture<Result<(), String>> + Send + Sync>;
+pub type Listener =
+    Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> HostFuture<Result<(), String>> + Send + Sync>;
 
 /// Receives a tool's progress updates (`onUpdate`). Never blocks.
 pub type UpdateFn = Arc<dyn Fn(Json) + Send + Sync>;
@@ -157,11 +158,17 @@ pub struct AgentTool {
 
 impl AgentTool {
     pub fn new(definition: Json, behavior: Arc<dyn ToolBehavior>) -> Self {
-        Self { definition: Arc::new(definition), behavior }
+        Self {
+            definition: Arc::new(definition),
+            behavior,
+        }
     }
 
     pub fn name(&self) -> &str {
-        self.definition.get("name").and_then(Json::as_str).unwrap_or("")
+        self.definition
+            .get("name")
+            .and_then(Json::as_str)
+            .unwrap_or("")
     }
 
     /// `executionMode: "sequential"` forces its batch to run sequentially (SPEC §6.6.1).
@@ -187,7 +194,13 @@ where
     E: Fn(ToolInvocation) -> HostFuture<Result<Option<Json>, String>> + Send + Sync + 'static,
 {
     pub fn tool(definition: Json, execute: E) -> AgentTool {
-        AgentTool::new(definition, Arc::new(FnTool { execute, prepare: None }))
+        AgentTool::new(
+            definition,
+            Arc::new(FnTool {
+                execute,
+                prepare: None,
+            }),
+        )
     }
 
     pub fn with_prepare(
@@ -195,7 +208,13 @@ where
         execute: E,
         prepare: impl Fn(Json) -> Result<Json, String> + Send + Sync + 'static,
     ) -> AgentTool {
-        AgentTool::new(definition, Arc::new(FnTool { execute, prepare: Some(Box::new(prepare)) }))
+        AgentTool::new(
+            definition,
+            Arc::new(FnTool {
+                execute,
+                prepare: Some(Box::new(prepare)),
+            }),
+        )
     }
 }
 
@@ -232,5 +251,7 @@ pub fn set_default_stream_fn(stream_fn: Option<StreamFn>) {
 
 /// `getDefaultStreamFn`: the process-global default, or the reference's error text.
 pub fn default_stream_fn() -> Result<StreamFn, String> {
-    lock(&DEFAULT_STREAM_FN).clone().ok_or_else(|| NO_DEFAULT_STREAM_FN.to_string())
+    lock(&DEFAULT_STREAM_FN)
+        .clone()
+        .ok_or_else(|| NO_DEFAULT_STREAM_FN.to_string())
 }

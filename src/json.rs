@@ -246,8 +246,14 @@ mod tests {
         assert_eq!(to_string(&parse("-0").unwrap()), "0");
         assert_eq!(to_string(&parse("1e-7").unwrap()), "1e-7");
         assert_eq!(to_string(&parse("1.5").unwrap()), "1.5");
-        assert_eq!(to_string(&parse("9007199254740993").unwrap()), "9007199254740992");
-        assert_eq!(number_to_string(123456789012345678901234567890.0), "1.2345678901234568e+29");
+        assert_eq!(
+            to_string(&parse("9007199254740993").unwrap()),
+            "9007199254740992"
+        );
+        assert_eq!(
+            number_to_string(123456789012345678901234567890.0),
+            "1.2345678901234568e+29"
+        );
     }
 
     #[test]
@@ -285,7 +291,10 @@ mod tests {
 
     #[test]
     fn deep_equal_ignores_key_order_and_number_spelling() {
-        assert!(deep_equal(&parse(r#"{"a":1,"b":[1.0]}"#).unwrap(), &parse(r#"{"b":[1],"a":1}"#).unwrap()));
+        assert!(deep_equal(
+            &parse(r#"{"a":1,"b":[1.0]}"#).unwrap(),
+            &parse(r#"{"b":[1],"a":1}"#).unwrap()
+        ));
         assert!(!deep_equal(&json!(true), &json!(1)));
     }
 }

@@ -83,8 +83,14 @@ pub fn tool_result_message(
 ) -> Json {
     let mut m = JsonMap::new();
     m.insert("role".into(), json!("toolResult"));
-    m.insert("toolCallId".into(), tool_call.get("id").cloned().unwrap_or(json!("")));
-    m.insert("toolName".into(), tool_call.get("name").cloned().unwrap_or(json!("")));
+    m.insert(
+        "toolCallId".into(),
+        tool_call.get("id").cloned().unwrap_or(json!("")),
+    );
+    m.insert(
+        "toolName".into(),
+        tool_call.get("name").cloned().unwrap_or(json!("")),
+    );
     let content = result.get("content").filter(|c| !c.is_null()).cloned();
     m.insert("content".into(), content.unwrap_or_else(|| json!([])));
     if let Some(details) = result.get("details") {
@@ -146,7 +152,10 @@ mod tests {
             r#"{"name":"read","description":"d","parameters":{"type":"object"},"constrainedSampling":false}"#
         );
         let bare = json!({"name": "x", "parameters": {}});
-        assert_eq!(to_string(&tool_declaration(&bare)), r#"{"name":"x","parameters":{}}"#);
+        assert_eq!(
+            to_string(&tool_declaration(&bare)),
+            r#"{"name":"x","parameters":{}}"#
+        );
     }
 
     #[test]
@@ -157,7 +166,16 @@ mod tests {
         let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["role", "toolCallId", "toolName", "content", "usage", "isError", "durationMs", "timestamp"]
+            [
+                "role",
+                "toolCallId",
+                "toolName",
+                "content",
+                "usage",
+                "isError",
+                "durationMs",
+                "timestamp"
+            ]
         );
         let m = tool_result_message(&call, &json!({"details": null}), true, None);
         assert_eq!(m["content"], json!([]));

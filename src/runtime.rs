@@ -58,7 +58,8 @@ fn start() -> Handle {
             runtime.block_on(std::future::pending::<()>());
         })
         .expect("libagent: cannot start the runtime thread");
-    rx.recv().expect("libagent: the runtime thread did not start")
+    rx.recv()
+        .expect("libagent: the runtime thread did not start")
 }
 
 /// Spawns a task on the runtime.

@@ -58,7 +58,10 @@ impl StreamSender {
         if self.is_closed() {
             return Err(StreamClosed);
         }
-        let pushed = Pushed { item, at: Instant::now() };
+        let pushed = Pushed {
+            item,
+            at: Instant::now(),
+        };
         self.shared.tx.send(pushed).map_err(|_| StreamClosed)
     }
 
@@ -95,10 +98,18 @@ impl StreamSender {
 pub enum StreamOutput {
     /// Nothing to emit for this item.
     Ignored,
-    Start { partial: Json },
-    Update { event: Json, partial: Json },
+    Start {
+        partial: Json,
+    },
+    Update {
+        event: Json,
+        partial: Json,
+    },
     /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
-    Final { message: Json, started: bool },
+    Final {
+        message: Json,
+        started: bool,
+    },
     /// The stream function failed before producing anything.
     FunctionFailed(String),
 }
@@ -116,7 +127,11 @@ pub struct StreamReceiver {
 /// Creates a request's stream; the creation time is the stream's `T0` (SPEC §3.5).
 pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let shared = Arc::new(Shared { tx, closed: AtomicBool::new(false), on_consumed: Mutex::new(None) });
+    let shared = Arc::new(Shared {
+        tx,
+        closed: AtomicBool::new(false),
+        on_consumed: Mutex::new(None),
+    });
     let created_wall_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)
@@ -153,7 +168,10 @@ impl StreamReceiver {
             Assembled::Ignored => StreamOutput::Ignored,
             Assembled::Start { partial } => StreamOutput::Start { partial },
             Assembled::Update { event, partial } => StreamOutput::Update { event, partial },
-            Assembled::Final { mut message, started } => {
+            Assembled::Final {
+                mut message,
+                started,
+            } => {
                 self.close();
                 self.apply_duration(&mut message, at);
                 StreamOutput::Final { message, started }
@@ -163,11 +181,16 @@ impl StreamReceiver {
 
     /// SPEC §3.5: `durationMs` only when absent and the message is not older than the stream.
     fn apply_duration(&self, message: &mut Json, at: Instant) {
-        let Some(object) = message.as_object_mut() else { return };
+        let Some(object) = message.as_object_mut() else {
+            return;
+        };
         if object.contains_key("durationMs") {
             return;
         }
-        let timestamp = object.get("timestamp").and_then(Json::as_number).map(number_value);
+        let timestamp = object
+            .get("timestamp")
+            .and_then(Json::as_number)
+            .map(number_value);
         if timestamp.is_some_and(|t| t >= self.created_wall_ms) {
             let elapsed = at.saturating_duration_since(self.created_at).as_secs_f64() * 1000.0;
             object.insert("durationMs".into(), json!((elapsed + 0.5).floor() as u64));

@@ -29,8 +29,14 @@ fn coerced(property: Json, input: Json, required: bool) -> Option<Json> {
 /// The error lines (between the header and the blank line) of a failed validation.
 fn lines(schema: &Json, arguments: Json) -> Vec<String> {
     let message = run(schema, arguments).expect_err("validation should fail");
-    let body = message.split("\n\nReceived arguments:\n").next().unwrap_or("");
-    body.lines().skip(1).map(|l| l.trim_start_matches("  - ").to_string()).collect()
+    let body = message
+        .split("\n\nReceived arguments:\n")
+        .next()
+        .unwrap_or("");
+    body.lines()
+        .skip(1)
+        .map(|l| l.trim_start_matches("  - ").to_string())
+        .collect()
 }
 
 fn a_error(property: Json, input: Json) -> Vec<String> {
@@ -49,10 +55,15 @@ fn c092_arguments_error_short_circuits() {
         format!("Invalid arguments for tool \"num\": {error}")
     );
     // Even an uncompilable schema is not looked at.
-    assert!(validate_tool_arguments("num", &json!("x"), &tool_call).unwrap_err().starts_with("Invalid arguments"));
+    assert!(validate_tool_arguments("num", &json!("x"), &tool_call)
+        .unwrap_err()
+        .starts_with("Invalid arguments"));
     // An empty argumentsError does not count.
     let ok = json!({ "type": "toolCall", "id": "1", "name": "num", "arguments": { "n": "1" }, "argumentsError": "" });
-    assert_eq!(validate_tool_arguments("num", &schema, &ok).unwrap(), json!({ "n": 1 }));
+    assert_eq!(
+        validate_tool_arguments("num", &schema, &ok).unwrap(),
+        json!({ "n": 1 })
+    );
 }
 
 // ---- §5.4 coercion ----
@@ -74,11 +85,24 @@ fn c094_numeric_strings_coerce_to_numbers() {
         (json!("12n"), json!(12)),
         (json!(true), json!(1)),
     ] {
-        assert_eq!(coerced(n.clone(), input.clone(), false), Some(out), "{input}");
+        assert_eq!(
+            coerced(n.clone(), input.clone(), false),
+            Some(out),
+            "{input}"
+        );
     }
     assert_eq!(coerced(n.clone(), json!(null), true), Some(json!(0)));
-    for (input, got) in [(json!("abc"), "string"), (json!([1]), "array"), (json!("Infinity"), "string"), (json!("1,5"), "string"), (json!("-0x10"), "string")] {
-        assert_eq!(a_error(n.clone(), input), vec![format!("a: expected number, got {got}")]);
+    for (input, got) in [
+        (json!("abc"), "string"),
+        (json!([1]), "array"),
+        (json!("Infinity"), "string"),
+        (json!("1,5"), "string"),
+        (json!("-0x10"), "string"),
+    ] {
+        assert_eq!(
+            a_error(n.clone(), input),
+            vec![format!("a: expected number, got {got}")]
+        );
     }
 }
 
@@ -89,12 +113,21 @@ fn c095_true_false_any_case_coerce_for_number_and_boolean() {
     assert_eq!(coerced(n.clone(), json!("False"), false), Some(json!(0)));
     let b = json!({ "type": "boolean" });
     assert_eq!(coerced(b.clone(), json!("TRUE"), false), Some(json!(true)));
-    assert_eq!(coerced(b.clone(), json!("fAlSe"), false), Some(json!(false)));
+    assert_eq!(
+        coerced(b.clone(), json!("fAlSe"), false),
+        Some(json!(false))
+    );
     assert_eq!(coerced(b.clone(), json!("1"), false), Some(json!(true)));
     assert_eq!(coerced(b.clone(), json!(0), false), Some(json!(false)));
     assert_eq!(coerced(b.clone(), json!(null), true), Some(json!(false)));
-    assert_eq!(a_error(b.clone(), json!(2)), vec!["a: expected boolean, got integer"]);
-    assert_eq!(a_error(b, json!("yes")), vec!["a: expected boolean, got string"]);
+    assert_eq!(
+        a_error(b.clone(), json!(2)),
+        vec!["a: expected boolean, got integer"]
+    );
+    assert_eq!(
+        a_error(b, json!("yes")),
+        vec!["a: expected boolean, got string"]
+    );
 }
 
 #[test]
@@ -113,10 +146,19 @@ fn c097_numbers_and_booleans_coerce_to_strings() {
     let s = json!({ "type": "string" });
     assert_eq!(coerced(s.clone(), json!(5), false), Some(json!("5")));
     assert_eq!(coerced(s.clone(), json!(1.5), false), Some(json!("1.5")));
-    assert_eq!(coerced(s.clone(), json!(false), false), Some(json!("false")));
+    assert_eq!(
+        coerced(s.clone(), json!(false), false),
+        Some(json!("false"))
+    );
     assert_eq!(coerced(s.clone(), json!(null), true), Some(json!("null")));
-    assert_eq!(a_error(s.clone(), json!({})), vec!["a: expected string, got object"]);
-    assert_eq!(a_error(s, json!(["x"])), vec!["a: expected string, got array"]);
+    assert_eq!(
+        a_error(s.clone(), json!({})),
+        vec!["a: expected string, got object"]
+    );
+    assert_eq!(
+        a_error(s, json!(["x"])),
+        vec!["a: expected string, got array"]
+    );
 }
 
 #[test]
@@ -128,18 +170,40 @@ fn null_type_coercions() {
 
 #[test]
 fn c098_optional_null_is_dropped_when_rejected() {
-    assert_eq!(coerced(json!({ "type": "number" }), json!(null), false), None);
-    assert_eq!(coerced(json!({ "type": "string" }), json!(null), false), None);
+    assert_eq!(
+        coerced(json!({ "type": "number" }), json!(null), false),
+        None
+    );
+    assert_eq!(
+        coerced(json!({ "type": "string" }), json!(null), false),
+        None
+    );
     let nested = json!({ "type": "object", "properties": { "o": { "type": "object", "properties": { "s": { "type": "string" } } } } });
-    assert_eq!(run(&nested, json!({ "o": { "s": null } })).unwrap(), json!({ "o": {} }));
+    assert_eq!(
+        run(&nested, json!({ "o": { "s": null } })).unwrap(),
+        json!({ "o": {} })
+    );
     let list = json!({ "type": "object", "properties": { "l": { "type": "array", "items": { "type": "object", "properties": { "s": { "type": "string" } } } } } });
-    assert_eq!(run(&list, json!({ "l": [{ "s": null }] })).unwrap(), json!({ "l": [{}] }));
+    assert_eq!(
+        run(&list, json!({ "l": [{ "s": null }] })).unwrap(),
+        json!({ "l": [{}] })
+    );
 }
 
 #[test]
 fn c099_optional_null_is_kept_when_accepted() {
-    assert_eq!(coerced(json!({ "type": ["string", "null"] }), json!(null), false), Some(json!(null)));
-    assert_eq!(coerced(json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] }), json!(null), false), Some(json!(null)));
+    assert_eq!(
+        coerced(json!({ "type": ["string", "null"] }), json!(null), false),
+        Some(json!(null))
+    );
+    assert_eq!(
+        coerced(
+            json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] }),
+            json!(null),
+            false
+        ),
+        Some(json!(null))
+    );
 }
 
 #[test]
@@ -149,34 +213,65 @@ fn c100_ref_property_null_is_never_dropped() {
         "$defs": { "s": { "type": "string" } },
         "properties": { "a": { "$ref": "#/$defs/s" } }
     });
-    assert_eq!(run(&schema, json!({ "a": null })).unwrap(), json!({ "a": "null" }));
+    assert_eq!(
+        run(&schema, json!({ "a": null })).unwrap(),
+        json!({ "a": "null" })
+    );
 }
 
 #[test]
 fn c101_single_values_are_wrapped() {
     let strings = json!({ "type": "array", "items": { "type": "string" } });
-    assert_eq!(coerced(strings.clone(), json!("x"), false), Some(json!(["x"])));
-    assert_eq!(coerced(strings.clone(), json!(5), false), Some(json!(["5"])));
+    assert_eq!(
+        coerced(strings.clone(), json!("x"), false),
+        Some(json!(["x"]))
+    );
+    assert_eq!(
+        coerced(strings.clone(), json!(5), false),
+        Some(json!(["5"]))
+    );
     assert_eq!(coerced(strings, json!(null), true), Some(json!(["null"])));
     let objects = json!({ "type": "array", "items": { "type": "object" } });
-    assert_eq!(coerced(objects, json!({ "k": 1 }), false), Some(json!([{ "k": 1 }])));
-    assert_eq!(coerced(json!({ "type": "array" }), json!("x"), false), Some(json!(["x"])));
+    assert_eq!(
+        coerced(objects, json!({ "k": 1 }), false),
+        Some(json!([{ "k": 1 }]))
+    );
+    assert_eq!(
+        coerced(json!({ "type": "array" }), json!("x"), false),
+        Some(json!(["x"]))
+    );
 }
 
 #[test]
 fn c102_tuples_never_wrap() {
-    let tuple = json!({ "type": "array", "prefixItems": [{ "type": "number" }, { "type": "string" }] });
-    assert_eq!(a_error(tuple.clone(), json!("1")), vec!["a: expected array, got string"]);
-    assert_eq!(coerced(tuple, json!(["1", 2]), false), Some(json!([1, "2"])));
+    let tuple =
+        json!({ "type": "array", "prefixItems": [{ "type": "number" }, { "type": "string" }] });
+    assert_eq!(
+        a_error(tuple.clone(), json!("1")),
+        vec!["a: expected array, got string"]
+    );
+    assert_eq!(
+        coerced(tuple, json!(["1", 2]), false),
+        Some(json!([1, "2"]))
+    );
     let draft7 = json!({ "type": "array", "items": [{ "type": "number" }, { "type": "string" }] });
-    assert_eq!(a_error(draft7.clone(), json!("1")), vec!["a: expected array, got string"]);
-    assert_eq!(coerced(draft7, json!(["1", 2]), false), Some(json!([1, "2"])));
+    assert_eq!(
+        a_error(draft7.clone(), json!("1")),
+        vec!["a: expected array, got string"]
+    );
+    assert_eq!(
+        coerced(draft7, json!(["1", 2]), false),
+        Some(json!([1, "2"]))
+    );
 }
 
 #[test]
 fn c103_array_items_convert_individually() {
     let ints = json!({ "type": "array", "items": { "type": "integer" } });
-    assert_eq!(coerced(ints, json!(["1", "2.9", true]), false), Some(json!([1, 2, 1])));
+    assert_eq!(
+        coerced(ints, json!(["1", "2.9", true]), false),
+        Some(json!([1, 2, 1]))
+    );
 }
 
 #[test]
@@ -191,11 +286,23 @@ fn c104_union_takes_first_accepted_conversion() {
 
 #[test]
 fn c105_enum_and_const_convert_to_members() {
-    assert_eq!(coerced(json!({ "enum": [1, 2, 3] }), json!("2"), false), Some(json!(2)));
-    assert_eq!(coerced(json!({ "enum": [0, 1] }), json!(true), false), Some(json!(1)));
-    assert_eq!(coerced(json!({ "const": true }), json!("true"), false), Some(json!(true)));
+    assert_eq!(
+        coerced(json!({ "enum": [1, 2, 3] }), json!("2"), false),
+        Some(json!(2))
+    );
+    assert_eq!(
+        coerced(json!({ "enum": [0, 1] }), json!(true), false),
+        Some(json!(1))
+    );
+    assert_eq!(
+        coerced(json!({ "const": true }), json!("true"), false),
+        Some(json!(true))
+    );
     // Case matters.
-    assert_eq!(a_error(json!({ "enum": ["a"] }), json!("A")), vec![r#"a: expected one of ["a"]"#]);
+    assert_eq!(
+        a_error(json!({ "enum": ["a"] }), json!("A")),
+        vec![r#"a: expected one of ["a"]"#]
+    );
 }
 
 #[test]
@@ -204,35 +311,60 @@ fn c106_type_arrays_are_coerced_by_pass_three() {
     assert_eq!(coerced(t.clone(), json!("5"), false), Some(json!(5)));
     assert_eq!(coerced(t.clone(), json!(""), false), Some(json!(null)));
     assert_eq!(coerced(t, json!(null), true), Some(json!(null)));
-    assert_eq!(coerced(json!({ "type": ["number", "string"] }), json!(true), false), Some(json!(1)));
+    assert_eq!(
+        coerced(json!({ "type": ["number", "string"] }), json!(true), false),
+        Some(json!(1))
+    );
 }
 
 #[test]
 fn c107_value_matching_a_type_array_member_is_unchanged() {
-    assert_eq!(coerced(json!({ "type": ["string", "number"] }), json!(5), false), Some(json!(5)));
-    assert_eq!(coerced(json!({ "type": ["number", "string"] }), json!("x"), false), Some(json!("x")));
+    assert_eq!(
+        coerced(json!({ "type": ["string", "number"] }), json!(5), false),
+        Some(json!(5))
+    );
+    assert_eq!(
+        coerced(json!({ "type": ["number", "string"] }), json!("x"), false),
+        Some(json!("x"))
+    );
 }
 
 #[test]
 fn c108_members_under_root_type_array_only_get_pass_three() {
-    let schema = json!({ "type": ["object", "null"], "properties": { "n": { "type": "integer" } } });
-    assert_eq!(lines(&schema, json!({ "n": "3.5" })), vec!["n: expected integer, got string"]);
-    assert_eq!(run(&schema, json!({ "n": "3" })).unwrap(), json!({ "n": 3 }));
+    let schema =
+        json!({ "type": ["object", "null"], "properties": { "n": { "type": "integer" } } });
+    assert_eq!(
+        lines(&schema, json!({ "n": "3.5" })),
+        vec!["n: expected integer, got string"]
+    );
+    assert_eq!(
+        run(&schema, json!({ "n": "3" })).unwrap(),
+        json!({ "n": 3 })
+    );
 }
 
 #[test]
 fn coercion_table_remaining_rows() {
     let untyped = json!({ "properties": { "n": { "type": "integer" } } });
-    assert_eq!(run(&untyped, json!({ "n": "4" })).unwrap(), json!({ "n": 4 }));
+    assert_eq!(
+        run(&untyped, json!({ "n": "4" })).unwrap(),
+        json!({ "n": 4 })
+    );
     let additional = json!({ "type": "object", "additionalProperties": { "type": "number" } });
     let message = run(&additional, json!({ "z": "5", "y": "q" })).unwrap_err();
     assert_eq!(
         message,
         "Validation failed for tool \"t\":\n  - y: expected number, got string\n\nReceived arguments:\n{\n  \"z\": \"5\",\n  \"y\": \"q\"\n}"
     );
-    assert_eq!(run(&additional, json!({ "z": "5" })).unwrap(), json!({ "z": 5 }));
+    assert_eq!(
+        run(&additional, json!({ "z": "5" })).unwrap(),
+        json!({ "z": 5 })
+    );
     let all_of = json!({ "allOf": [{ "type": "integer" }, { "minimum": 5 }] });
-    assert_eq!(a_error(all_of.clone(), json!("3")), vec!["a: expected >= 5"]);
+    assert_eq!(
+        a_error(all_of.clone(), json!("3")),
+        vec!["a: expected >= 5"]
+    );
     assert_eq!(coerced(all_of, json!("7"), false), Some(json!(7)));
 }
 
@@ -241,6 +373,9 @@ fn validation_does_not_modify_its_input() {
     let schema = json!({ "type": "object", "properties": { "n": { "type": "integer" }, "o": { "type": "string" } } });
     let tool_call = call(json!({ "n": "42", "o": null }));
     let before = tool_call.clone();
-    assert_eq!(validate_tool_arguments("t", &schema, &tool_call).unwrap(), json!({ "n": 42 }));
+    assert_eq!(
+        validate_tool_arguments("t", &schema, &tool_call).unwrap(),
+        json!({ "n": 42 })
+    );
     assert_eq!(tool_call, before);
 }

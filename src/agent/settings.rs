@@ -163,14 +163,20 @@ impl Settings {
             let Some((_, expected)) = FIELDS.iter().find(|(name, _)| name == key) else {
                 return Err(format!("Unknown option \"{key}\"."));
             };
-            let required = matches!(key.as_str(), "steeringMode" | "followUpMode" | "toolExecution");
+            let required = matches!(
+                key.as_str(),
+                "steeringMode" | "followUpMode" | "toolExecution"
+            );
             let ok = match *expected {
                 "a string" => value.is_string(),
                 "an object" => value.is_object(),
                 _ => value.is_number(),
             } || (value.is_null() && !required);
             if !ok {
-                return Err(format!("Option \"{key}\" must be {expected}{}.", if required { "" } else { " or null" }));
+                return Err(format!(
+                    "Option \"{key}\" must be {expected}{}.",
+                    if required { "" } else { " or null" }
+                ));
             }
         }
         Ok(())

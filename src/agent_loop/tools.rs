@@ -28,7 +28,12 @@ pub struct ToolCallOutcome {
 
 impl ToolCallOutcome {
     fn immediate(tool_call: &Json, result: Json) -> Self {
-        Self { tool_call: tool_call.clone(), result, is_error: true, duration_ms: None }
+        Self {
+            tool_call: tool_call.clone(),
+            result,
+            is_error: true,
+            duration_ms: None,
+        }
     }
 
     pub fn to_json(&self) -> Json {
@@ -50,7 +55,12 @@ impl ToolCallOutcome {
     }
 
     fn message(&self) -> Json {
-        tool_result_message(&self.tool_call, &self.result, self.is_error, self.duration_ms)
+        tool_result_message(
+            &self.tool_call,
+            &self.result,
+            self.is_error,
+            self.duration_ms,
+        )
     }
 
     fn terminates(&self) -> bool {
@@ -98,7 +108,10 @@ enum Preparation {
 }
 
 /// `failTruncatedToolCalls` (SPEC §6.6.4).
-pub(super) async fn fail_truncated_tool_calls(emitter: &Emitter, calls: Vec<Json>) -> Result<Batch, String> {
+pub(super) async fn fail_truncated_tool_calls(
+    emitter: &Emitter,
+    calls: Vec<Json>,
+) -> Result<Batch, String> {
     let mut messages = Vec::new();
     for call in calls {
         emitter.emit(start_event(&call)).await?;
@@ -109,11 +122,22 @@ pub(super) async fn fail_truncated_tool_calls(emitter: &Emitter, calls: Vec<Json
         let outcome = ToolCallOutcome::immediate(&call, error_tool_result(&text));
         emitter.emit(outcome.end_event()).await?;
         let message = outcome.message();
-        emitter.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
-        emitter.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+        emitter
+            .emit(AgentEvent::MessageStart {
+                message: message.clone(),
+            })
+            .await?;
+        emitter
+            .emit(AgentEvent::MessageEnd {
+                message: message.clone(),
+            })
+            .await?;
         messages.push(message);
     }
-    Ok(Batch { messages, terminate: false })
+    Ok(Batch {
+        messages,
+        terminate: false,
+    })
 }
 
 /// `executeToolCalls` (SPEC §6.6).
@@ -134,7 +158,11 @@ pub(super) async fn execute_tool_calls(
     };
     let forced = calls.iter().any(|call| {
         let name = call.get("name").and_then(Json::as_str).unwrap_or("");
-        context.tools.iter().find(|t| t.name() == name).is_some_and(AgentTool::is_sequential)
+        context
+            .tools
+            .iter()
+            .find(|t| t.name() == name)
+            .is_some_and(AgentTool::is_sequential)
     });
     let outcomes = if config.tool_execution.as_deref() == Some("sequential") || forced {
         run_sequential(&site, calls, emitter).await?
@@ -142,16 +170,27 @@ pub(super) async fn execute_tool_calls(
         run_parallel(&site, calls, emitter).await?
     };
     let terminate = !outcomes.is_empty() && outcomes.iter().all(ToolCallOutcome::terminates);
-    Ok(Batch { messages: outcomes.iter().map(ToolCallOutcome::message).collect(), terminate })
+    Ok(Batch {
+        messages: outcomes.iter().map(ToolCallOutcome::message).collect(),
+        terminate,
+    })
 }
 
 async fn emit_result_message(emitter: &Emitter, outcome: &ToolCallOutcome) -> Result<(), String> {
     let message = outcome.message();
-    emitter.emit(AgentEvent::MessageStart { message: message.clone() }).await?;
+    emitter
+        .emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await?;
     emitter.emit(AgentEvent::MessageEnd { message }).await
 }
 
-async fn run_sequential(site: &CallSite<'_>, calls: Vec<Json>, emitter: &Emitter) -> Result<Vec<ToolCallOutcome>, String> {
+async fn run_sequential(
+    site: &CallSite<'_>,
+    calls: Vec<Json>,
+    emitter: &Emitter,
+) -> Result<Vec<ToolCallOutcome>, String> {
     let mut outcomes = Vec::new();
     for call in calls {
         emitter.emit(start_event(&call)).await?;
@@ -170,7 +209,11 @@ async fn run_sequential(site: &CallSite<'_>, calls: Vec<Json>, emitter: &Emitter
     Ok(outcomes)
 }
 
-async fn run_parallel(site: &CallSite<'_>, calls: Vec<Json>, emitter: &Emitter) -> Result<Vec<ToolCallOutcome>, String> {
+async fn run_parallel(
+    site: &CallSite<'_>,
+    calls: Vec<Json>,
+    emitter: &Emitter,
+) -> Result<Vec<ToolCallOutcome>, String> {
     // Preparation is sequential, in source order (SPEC §6.6.3 step 1).
     let mut slots: Vec<Result<ToolCallOutcome, Prepared>> = Vec::new();
     for call in &calls {
@@ -191,7 +234,10 @@ async fn run_parallel(site: &CallSite<'_>, calls: Vec<Json>, emitter: &Emitter) 
         match slot {
             Ok(outcome) => outcomes.push((index, outcome)),
             Err(prepared) if site.signal.is_aborted() => {
-                let outcome = ToolCallOutcome::immediate(&prepared.tool_call, error_tool_result(OPERATION_ABORTED));
+                let outcome = ToolCallOutcome::immediate(
+                    &prepared.tool_call,
+                    error_tool_result(OPERATION_ABORTED),
+                );
                 runs.push(Box::pin(async move {
                     emitter.emit(outcome.end_event()).await?;
                     Ok((index, outcome))
@@ -220,7 +266,12 @@ async fn run_parallel(site: &CallSite<'_>, calls: Vec<Json>, emitter: &Emitter) 
 
 /// `prepareToolCall` (SPEC §6.7).
 async fn prepare_tool_call(site: &CallSite<'_>, tool_call: &Json) -> Preparation {
-    let immediate = |text: &str| Preparation::Immediate(ToolCallOutcome::immediate(tool_call, error_tool_result(text)));
+    let immediate = |text: &str| {
+        Preparation::Immediate(ToolCallOutcome::immediate(
+            tool_call,
+            error_tool_result(text),
+        ))
+    };
     if site.signal.is_aborted() {
         return immediate(OPERATION_ABORTED);
     }
@@ -229,7 +280,11 @@ async fn prepare_tool_call(site: &CallSite<'_>, tool_call: &Json) -> Preparation
         return immediate(&format!("Tool {name} not found"));
     };
     match guarded_preparation(site, tool, tool_call).await {
-        Ok(Ok(args)) => Preparation::Ready(Prepared { tool_call: tool_call.clone(), tool: tool.clone(), args }),
+        Ok(Ok(args)) => Preparation::Ready(Prepared {
+            tool_call: tool_call.clone(),
+            tool: tool.clone(),
+            args,
+        }),
         Ok(Err(blocked)) => Preparation::Immediate(ToolCallOutcome::immediate(tool_call, blocked)),
         Err(message) => immediate(&message),
     }
@@ -237,7 +292,11 @@ async fn prepare_tool_call(site: &CallSite<'_>, tool_call: &Json) -> Preparation
 
 /// Steps 4–8 of `prepareToolCall` under one failure guard: `Ok(Ok(args))` when the call may
 /// run, `Ok(Err(result))` for an abort/block result, `Err(message)` for a failure.
-async fn guarded_preparation(site: &CallSite<'_>, tool: &AgentTool, tool_call: &Json) -> Result<Result<Json, Json>, String> {
+async fn guarded_preparation(
+    site: &CallSite<'_>,
+    tool: &AgentTool,
+    tool_call: &Json,
+) -> Result<Result<Json, Json>, String> {
     let mut prepared_call = tool_call.clone();
     if tool.behavior.has_prepare_arguments() {
         let raw = tool_call.get("arguments").cloned().unwrap_or(Json::Null);
@@ -246,7 +305,11 @@ async fn guarded_preparation(site: &CallSite<'_>, tool: &AgentTool, tool_call: &
             set_key(object, "arguments", prepared);
         }
     }
-    let parameters = tool.definition.get("parameters").cloned().unwrap_or(Json::Null);
+    let parameters = tool
+        .definition
+        .get("parameters")
+        .cloned()
+        .unwrap_or(Json::Null);
     let args = validate_tool_arguments(tool.name(), &parameters, &prepared_call)?;
     let mut decision = None;
     if let Some(hook) = site.before {
@@ -258,7 +321,10 @@ async fn guarded_preparation(site: &CallSite<'_>, tool: &AgentTool, tool_call: &
         return Ok(Err(error_tool_result(OPERATION_ABORTED)));
     }
     if let Some(decision) = decision.filter(|d| truthy(d.get("block"))) {
-        let reason = decision.get("reason").and_then(Json::as_str).filter(|r| !r.is_empty());
+        let reason = decision
+            .get("reason")
+            .and_then(Json::as_str)
+            .filter(|r| !r.is_empty());
         let mut result = error_tool_result(reason.unwrap_or("Tool execution was blocked"));
         if decision.get("terminate") == Some(&Json::Bool(true)) {
             if let Some(object) = result.as_object_mut() {
@@ -329,18 +395,35 @@ fn start_execution(prepared: Prepared, signal: &AbortSignal) -> Running {
     });
     let started = Instant::now();
     let execution = prepared.tool.behavior.execute(ToolInvocation {
-        tool_call_id: prepared.tool_call.get("id").and_then(Json::as_str).unwrap_or("").to_string(),
+        tool_call_id: prepared
+            .tool_call
+            .get("id")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string(),
         args: prepared.args.clone(),
         signal: signal.clone(),
         on_update,
     });
-    Running { prepared, execution, updates, open, started }
+    Running {
+        prepared,
+        execution,
+        updates,
+        open,
+        started,
+    }
 }
 
 impl Running {
     /// Awaits `execute` while delivering its updates in call order (SPEC §6.8 steps 3–6).
     async fn finish(self, sink: &UpdateSink<'_>) -> Result<Executed, String> {
-        let Running { prepared, mut execution, mut updates, open, started } = self;
+        let Running {
+            prepared,
+            mut execution,
+            mut updates,
+            open,
+            started,
+        } = self;
         let mut update_error = None;
         let answer = loop {
             tokio::select! {
@@ -371,16 +454,29 @@ impl Running {
                 (result, is_error)
             }
             // A15: a tool that answers nothing fails the call.
-            Ok(_) => (error_tool_result(&format!("Tool {} returned no result", prepared.tool.name())), true),
+            Ok(_) => (
+                error_tool_result(&format!("Tool {} returned no result", prepared.tool.name())),
+                true,
+            ),
             Err(message) => (error_tool_result(&message), true),
         };
-        Ok(Executed { prepared, result, is_error, duration_ms })
+        Ok(Executed {
+            prepared,
+            result,
+            is_error,
+            duration_ms,
+        })
     }
 }
 
 /// `finalizeExecutedToolCall` and the `afterToolCall` merge (SPEC §6.9).
 async fn finalize(site: &CallSite<'_>, executed: Executed) -> ToolCallOutcome {
-    let Executed { prepared, mut result, mut is_error, duration_ms } = executed;
+    let Executed {
+        prepared,
+        mut result,
+        mut is_error,
+        duration_ms,
+    } = executed;
     if let Some(hook) = site.after {
         let input = json!({"assistantMessage": site.assistant_message.clone(), "toolCall": prepared.tool_call.clone(),
             "args": prepared.args.clone(), "result": result.clone(), "isError": is_error,
@@ -411,7 +507,12 @@ async fn finalize(site: &CallSite<'_>, executed: Executed) -> ToolCallOutcome {
             Ok(_) => {}
         }
     }
-    ToolCallOutcome { tool_call: prepared.tool_call, result, is_error, duration_ms: Some(duration_ms) }
+    ToolCallOutcome {
+        tool_call: prepared.tool_call,
+        result,
+        is_error,
+        duration_ms: Some(duration_ms),
+    }
 }
 
 /// Options of `runToolCall` (SPEC §6.13).
@@ -429,7 +530,10 @@ pub struct RunToolCallOptions {
 /// `runToolCall`: one call through preparation, validation, hooks and execution, without
 /// events or messages. Never fails for tool-level problems.
 pub async fn run_tool_call(tool_call: Json, options: RunToolCallOptions) -> ToolCallOutcome {
-    let lookup = LoopContext { messages: options.context.messages.clone(), tools: options.tools.clone() };
+    let lookup = LoopContext {
+        messages: options.context.messages.clone(),
+        tools: options.tools.clone(),
+    };
     let site = CallSite {
         context: &lookup,
         assistant_message: &options.assistant_message,
@@ -441,7 +545,10 @@ pub async fn run_tool_call(tool_call: Json, options: RunToolCallOptions) -> Tool
         Preparation::Immediate(outcome) => outcome,
         Preparation::Ready(prepared) => {
             let running = start_execution(prepared, &options.signal);
-            match running.finish(&UpdateSink::Callback(options.on_update.clone())).await {
+            match running
+                .finish(&UpdateSink::Callback(options.on_update.clone()))
+                .await
+            {
                 Ok(executed) => finalize(&site, executed).await,
                 // Callback delivery cannot fail.
                 Err(message) => ToolCallOutcome::immediate(&tool_call, error_tool_result(&message)),

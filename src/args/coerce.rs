@@ -17,7 +17,11 @@ pub fn coerce(schema: &Schema<'_>, value: &Json) -> Json {
     let root = schema.root();
     let mut v = value.clone();
     drop_nulls(schema, &mut v, &root, 0);
-    let mut converter = Converter { schema, active: HashSet::new(), next_id: 1 };
+    let mut converter = Converter {
+        schema,
+        active: HashSet::new(),
+        next_id: 1,
+    };
     let v = converter.convert(&root, &v, 0, 0);
     coerce_types(schema, v, &root, 0)
 }
@@ -56,12 +60,16 @@ fn matching_patterns<'a>(schema: &Schema<'_>, node: &Node<'a>, key: &str) -> Vec
 }
 
 fn has_property(node: &Node<'_>, key: &str) -> bool {
-    node.schema.get("properties").and_then(|p| p.as_object()).is_some_and(|p| p.contains_key(key))
+    node.schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .is_some_and(|p| p.contains_key(key))
 }
 
 /// `additionalProperties` when it is an object schema.
 fn additional_object<'a>(node: &Node<'a>) -> Option<Node<'a>> {
-    node.get("additionalProperties").filter(|n| n.schema.is_object())
+    node.get("additionalProperties")
+        .filter(|n| n.schema.is_object())
 }
 
 /// Pass 1 — drops optional `null` members whose schema rejects `null` (SPEC §5.4.1).
@@ -79,7 +87,10 @@ fn drop_nulls(schema: &Schema<'_>, value: &mut Json, node: &Node<'_>, depth: usi
     }
     let Json::Object(object) = value else { return };
     let properties = node.schema.get("properties").and_then(Json::as_object);
-    let has_patterns = node.schema.get("patternProperties").is_some_and(Json::is_object);
+    let has_patterns = node
+        .schema
+        .get("patternProperties")
+        .is_some_and(Json::is_object);
     let additional = additional_object(node);
     if properties.is_none() && !has_patterns && additional.is_none() {
         return;
@@ -89,8 +100,12 @@ fn drop_nulls(schema: &Schema<'_>, value: &mut Json, node: &Node<'_>, depth: usi
         _ => Vec::new(),
     };
     for key in properties.into_iter().flat_map(|p| p.keys()) {
-        let Some(child) = node.member("properties", key) else { continue };
-        let Some(member) = object.get_mut(key) else { continue };
+        let Some(child) = node.member("properties", key) else {
+            continue;
+        };
+        let Some(member) = object.get_mut(key) else {
+            continue;
+        };
         let is_ref = child.schema.get("$ref").is_some();
         if member.is_null()
             && !required.contains(&key.as_str())
@@ -108,7 +123,9 @@ fn drop_nulls(schema: &Schema<'_>, value: &mut Json, node: &Node<'_>, depth: usi
             for pattern in &patterns {
                 drop_nulls(schema, member, pattern, depth + 1);
             }
-            if let (true, Some(additional)) = (patterns.is_empty() && !has_property(node, key), &additional) {
+            if let (true, Some(additional)) =
+                (patterns.is_empty() && !has_property(node, key), &additional)
+            {
                 drop_nulls(schema, member, additional, depth + 1);
             }
         }
@@ -145,15 +162,17 @@ impl<'a> Converter<'_, 'a> {
     }
 
     fn convert(&mut self, node: &Node<'a>, value: &Json, id: u64, depth: usize) -> Json {
-        let Json::Object(map) = node.schema else { return value.clone() };
+        let Json::Object(map) = node.schema else {
+            return value.clone();
+        };
         if depth > MAX_DEPTH {
             return value.clone();
         }
         if let Some(Json::String(_)) = map.get("$ref") {
             return match self.schema.ref_target(&node.ptr) {
-                Some(Some(target)) if target.schema.is_object() => {
-                    self.guarded(&target, value, id, depth).unwrap_or_else(|| value.clone())
-                }
+                Some(Some(target)) if target.schema.is_object() => self
+                    .guarded(&target, value, id, depth)
+                    .unwrap_or_else(|| value.clone()),
                 _ => value.clone(),
             };
         }
@@ -161,7 +180,10 @@ impl<'a> Converter<'_, 'a> {
             return convert_literal(literal, value);
         }
         if let Some(Json::Array(members)) = map.get("enum") {
-            if members.iter().any(|m| !m.is_object() && !m.is_array() && same(m, value)) {
+            if members
+                .iter()
+                .any(|m| !m.is_object() && !m.is_array() && same(m, value))
+            {
                 return value.clone();
             }
             for member in members {
@@ -220,7 +242,10 @@ impl<'a> Converter<'_, 'a> {
 
     fn convert_members(&mut self, node: &Node<'a>, value: &Json, _id: u64, depth: usize) -> Json {
         let map = node.schema;
-        if ["properties", "patternProperties", "additionalProperties"].iter().any(|k| map.get(k).is_some()) {
+        if ["properties", "patternProperties", "additionalProperties"]
+            .iter()
+            .any(|k| map.get(k).is_some())
+        {
             self.convert_object(node, value, depth)
         } else {
             value.clone()
@@ -231,8 +256,14 @@ impl<'a> Converter<'_, 'a> {
         let draft7 = matches!(node.schema.get("items"), Some(Json::Array(_)));
         let prefix_tuple = matches!(node.schema.get("prefixItems"), Some(Json::Array(_)));
         if draft7 || prefix_tuple {
-            let Json::Array(items) = value else { return value.clone() };
-            let prefix = if draft7 { node.list("items") } else { node.list("prefixItems") };
+            let Json::Array(items) = value else {
+                return value.clone();
+            };
+            let prefix = if draft7 {
+                node.list("items")
+            } else {
+                node.list("prefixItems")
+            };
             let rest = if draft7 { None } else { node.get("items") };
             let converted = items
                 .iter()
@@ -249,7 +280,9 @@ impl<'a> Converter<'_, 'a> {
         }
         let items_schema = node.get("items");
         if let Json::Array(items) = value {
-            let Some(child) = items_schema else { return value.clone() };
+            let Some(child) = items_schema else {
+                return value.clone();
+            };
             let converted = items
                 .iter()
                 .map(|item| {
@@ -269,7 +302,9 @@ impl<'a> Converter<'_, 'a> {
     }
 
     fn convert_object(&mut self, node: &Node<'a>, value: &Json, depth: usize) -> Json {
-        let Json::Object(object) = value else { return value.clone() };
+        let Json::Object(object) = value else {
+            return value.clone();
+        };
         let mut result = object.clone();
         let additional = additional_object(node);
         for (key, member) in object {
@@ -283,7 +318,9 @@ impl<'a> Converter<'_, 'a> {
             for pattern in &patterns {
                 v = self.convert(pattern, &v, id, depth + 1);
             }
-            if let (false, true, Some(additional)) = (in_properties, patterns.is_empty(), &additional) {
+            if let (false, true, Some(additional)) =
+                (in_properties, patterns.is_empty(), &additional)
+            {
                 v = self.convert(additional, &v, id, depth + 1);
             }
             if &v != member {
@@ -313,7 +350,9 @@ fn convert_literal(literal: &Json, value: &Json) -> Json {
 
 /// Pass 3 — primitive coercion by type (SPEC §5.4.3).
 fn coerce_types(schema: &Schema<'_>, value: Json, node: &Node<'_>, depth: usize) -> Json {
-    let Json::Object(map) = node.schema else { return value };
+    let Json::Object(map) = node.schema else {
+        return value;
+    };
     if depth > MAX_DEPTH {
         return value;
     }
@@ -323,7 +362,11 @@ fn coerce_types(schema: &Schema<'_>, value: Json, node: &Node<'_>, depth: usize)
     }
     for keyword in ["anyOf", "oneOf"] {
         let branches = node.list(keyword);
-        if branches.is_empty() || branches.iter().any(|b| accepts(schema, b, &v) == Some(true)) {
+        if branches.is_empty()
+            || branches
+                .iter()
+                .any(|b| accepts(schema, b, &v) == Some(true))
+        {
             continue;
         }
         for branch in &branches {
@@ -337,7 +380,10 @@ fn coerce_types(schema: &Schema<'_>, value: Json, node: &Node<'_>, depth: usize)
     let types = type_list(map).unwrap_or_default();
     let already = types.len() > 1 && types.iter().any(|t| matches_primitive_type(&v, t));
     if !types.is_empty() && !already {
-        if let Some(c) = types.iter().find_map(|t| coerce_primitive(&v, t).filter(|c| !same(c, &v))) {
+        if let Some(c) = types
+            .iter()
+            .find_map(|t| coerce_primitive(&v, t).filter(|c| !same(c, &v)))
+        {
             v = c;
         }
     }
@@ -345,7 +391,9 @@ fn coerce_types(schema: &Schema<'_>, value: Json, node: &Node<'_>, depth: usize)
         if let Json::Object(object) = &mut v {
             let properties = map.get("properties").and_then(Json::as_object);
             for key in properties.into_iter().flat_map(|p| p.keys()) {
-                if let (Some(child), Some(member)) = (node.member("properties", key), object.get_mut(key)) {
+                if let (Some(child), Some(member)) =
+                    (node.member("properties", key), object.get_mut(key))
+                {
                     *member = coerce_types(schema, std::mem::take(member), &child, depth + 1);
                 }
             }
@@ -355,7 +403,9 @@ fn coerce_types(schema: &Schema<'_>, value: Json, node: &Node<'_>, depth: usize)
                 for pattern in &patterns {
                     *member = coerce_types(schema, std::mem::take(member), pattern, depth + 1);
                 }
-                if let (true, Some(additional)) = (patterns.is_empty() && !has_property(node, key), &additional) {
+                if let (true, Some(additional)) =
+                    (patterns.is_empty() && !has_property(node, key), &additional)
+                {
                     *member = coerce_types(schema, std::mem::take(member), additional, depth + 1);
                 }
             }

@@ -17,19 +17,36 @@ use crate::json::Json;
 /// Returns the coerced arguments on success, or the exact failure text (`Invalid arguments for
 /// tool ...`, `Validation failed for tool ...`, `A schema must be an object or a boolean, got ...`).
 /// An invalid `pattern` makes the schema uncompilable: the failure text is the compile error.
-pub fn validate_tool_arguments(tool_name: &str, parameters: &Json, tool_call: &Json) -> Result<Json, String> {
+pub fn validate_tool_arguments(
+    tool_name: &str,
+    parameters: &Json,
+    tool_call: &Json,
+) -> Result<Json, String> {
     if let Some(Json::String(error)) = tool_call.get("argumentsError") {
         if !error.is_empty() {
-            return Err(format!("Invalid arguments for tool \"{tool_name}\": {error}"));
+            return Err(format!(
+                "Invalid arguments for tool \"{tool_name}\": {error}"
+            ));
         }
     }
-    let arguments = tool_call.get("arguments").cloned().unwrap_or_else(|| Json::Object(Default::default()));
+    let arguments = tool_call
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| Json::Object(Default::default()));
     // Schemas and arguments are untrusted: a panic inside a dependency must not escape.
     std::panic::catch_unwind(|| validate_arguments(tool_name, parameters, &arguments))
-        .unwrap_or_else(|_| Err(format!("Validation failed for tool \"{tool_name}\": internal error")))
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "Validation failed for tool \"{tool_name}\": internal error"
+            ))
+        })
 }
 
-fn validate_arguments(tool_name: &str, parameters: &Json, arguments: &Json) -> Result<Json, String> {
+fn validate_arguments(
+    tool_name: &str,
+    parameters: &Json,
+    arguments: &Json,
+) -> Result<Json, String> {
     let schema = schema::Schema::compile(parameters)?;
     let coerced = coerce::coerce(&schema, arguments);
     if schema.is_valid(&coerced) {

@@ -14,8 +14,14 @@ pub fn same(a: &Json, b: &Json) -> bool {
 fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -47,7 +53,11 @@ pub fn js_string_to_number(text: &str) -> f64 {
     }
     let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
     if unsigned == "Infinity" {
-        return if s.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
+        return if s.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
     }
     if !is_decimal_literal(unsigned) {
         return f64::NAN;
@@ -91,12 +101,21 @@ fn is_decimal_literal(s: &str) -> bool {
 fn integer_literal(s: &str) -> Option<f64> {
     let body = s.strip_suffix('n').unwrap_or(s);
     let int = match body.split_once('.') {
-        Some((int, frac)) if !s.ends_with('n') && !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()) => int,
+        Some((int, frac))
+            if !s.ends_with('n')
+                && !frac.is_empty()
+                && frac.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            int
+        }
         Some(_) => return None,
         None => body,
     };
     let digits = int.strip_prefix('-').unwrap_or(int);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || (digits.len() > 1 && digits.starts_with('0')) {
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+    {
         return None;
     }
     let magnitude: u64 = digits.parse().ok()?;
@@ -110,7 +129,10 @@ fn integer_literal(s: &str) -> Option<f64> {
 /// `toString` (SPEC §5.4.2).
 pub fn to_js_string(value: &Json) -> Option<Json> {
     match value {
-        Json::Number(n) => n.as_f64().filter(|f| f.is_finite()).map(|f| Json::String(number_to_string(f))),
+        Json::Number(n) => n
+            .as_f64()
+            .filter(|f| f.is_finite())
+            .map(|f| Json::String(number_to_string(f))),
         Json::Bool(b) => Some(Json::String(b.to_string())),
         Json::Null => Some(Json::String("null".into())),
         Json::String(_) => Some(value.clone()),
@@ -163,7 +185,9 @@ pub fn to_null(value: &Json) -> Option<Json> {
     let ok = match value {
         Json::Null | Json::Bool(false) => true,
         Json::Number(n) => n.as_f64() == Some(0.0),
-        Json::String(s) => matches!(s.to_lowercase().as_str(), "null" | "undefined") || s.is_empty() || s == "0",
+        Json::String(s) => {
+            matches!(s.to_lowercase().as_str(), "null" | "undefined") || s.is_empty() || s == "0"
+        }
         _ => false,
     };
     ok.then_some(Json::Null)

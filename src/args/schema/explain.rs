@@ -15,10 +15,17 @@ pub struct SchemaError {
 /// Explains why `value` fails the schema (SPEC §5.6). Never empty: when the walk finds nothing
 /// the single error is `(root, "invalid")`.
 pub fn explain(schema: &Schema<'_>, value: &Json) -> Vec<SchemaError> {
-    let mut walker = Walker { schema, out: Vec::new(), active: HashSet::new() };
+    let mut walker = Walker {
+        schema,
+        out: Vec::new(),
+        active: HashSet::new(),
+    };
     walker.explain(&schema.root(), value, "", 0);
     if walker.out.is_empty() {
-        walker.out.push(SchemaError { path: String::new(), message: "invalid".into() });
+        walker.out.push(SchemaError {
+            path: String::new(),
+            message: "invalid".into(),
+        });
     }
     walker.out
 }
@@ -97,7 +104,10 @@ struct Walker<'s, 'a> {
 
 impl<'a> Walker<'_, 'a> {
     fn push(&mut self, path: &str, message: impl Into<String>) {
-        self.out.push(SchemaError { path: path.to_string(), message: message.into() });
+        self.out.push(SchemaError {
+            path: path.to_string(),
+            message: message.into(),
+        });
     }
 
     fn accepts(&self, node: &Node<'_>, value: &Json) -> Option<bool> {
@@ -125,7 +135,14 @@ impl<'a> Walker<'_, 'a> {
         self.active.remove(&key);
     }
 
-    fn explain_object_schema(&mut self, node: &Node<'a>, map: &'a JsonMap, value: &Json, path: &str, depth: usize) {
+    fn explain_object_schema(
+        &mut self,
+        node: &Node<'a>,
+        map: &'a JsonMap,
+        value: &Json,
+        path: &str,
+        depth: usize,
+    ) {
         let start = self.out.len();
         if let Some(types) = type_list(map) {
             if !types.iter().any(|t| matches_type(value, t)) {
@@ -193,12 +210,18 @@ impl<'a> Walker<'_, 'a> {
         let length = text.chars().count() as f64;
         if let Some(n) = map.get("minLength").and_then(num) {
             if length < n {
-                self.push(path, format!("expected at least {} characters", number_to_string(n)));
+                self.push(
+                    path,
+                    format!("expected at least {} characters", number_to_string(n)),
+                );
             }
         }
         if let Some(n) = map.get("maxLength").and_then(num) {
             if length > n {
-                self.push(path, format!("expected at most {} characters", number_to_string(n)));
+                self.push(
+                    path,
+                    format!("expected at most {} characters", number_to_string(n)),
+                );
             }
         }
         if let Some(Json::String(pattern)) = map.get("pattern") {
@@ -229,7 +252,10 @@ impl<'a> Walker<'_, 'a> {
         }
         if let Some(m) = map.get("multipleOf").and_then(num) {
             if !is_multiple_of(v, m) {
-                self.push(path, format!("expected a multiple of {}", number_to_string(m)));
+                self.push(
+                    path,
+                    format!("expected a multiple of {}", number_to_string(m)),
+                );
             }
         }
     }
@@ -253,7 +279,9 @@ impl<'a> Walker<'_, 'a> {
         let properties = map.get("properties").and_then(Json::as_object);
         if let Some(properties) = properties {
             for key in properties.keys() {
-                if let (Some(child), Some(member)) = (node.member("properties", key), object.get(key)) {
+                if let (Some(child), Some(member)) =
+                    (node.member("properties", key), object.get(key))
+                {
                     self.explain(&child, member, &push_segment(path, key), depth + 1);
                 }
             }
@@ -288,18 +316,29 @@ impl<'a> Walker<'_, 'a> {
         let count = object.len() as f64;
         if let Some(n) = map.get("minProperties").and_then(num) {
             if count < n {
-                self.push(path, format!("expected at least {} properties", number_to_string(n)));
+                self.push(
+                    path,
+                    format!("expected at least {} properties", number_to_string(n)),
+                );
             }
         }
         if let Some(n) = map.get("maxProperties").and_then(num) {
             if count > n {
-                self.push(path, format!("expected at most {} properties", number_to_string(n)));
+                self.push(
+                    path,
+                    format!("expected at most {} properties", number_to_string(n)),
+                );
             }
         }
         // `dependencies` entries override `dependentRequired` entries of the same key.
         let mut dependencies: Vec<(&String, Json, Option<Node<'a>>)> = Vec::new();
         for keyword in ["dependentRequired", "dependencies"] {
-            for (key, entry) in map.get(keyword).and_then(Json::as_object).into_iter().flatten() {
+            for (key, entry) in map
+                .get(keyword)
+                .and_then(Json::as_object)
+                .into_iter()
+                .flatten()
+            {
                 let schema = node.member(keyword, key);
                 match dependencies.iter_mut().find(|(k, _, _)| *k == key) {
                     Some(slot) => *slot = (key, entry.clone(), schema),
@@ -315,7 +354,10 @@ impl<'a> Walker<'_, 'a> {
                 (Json::Array(listed), _) => {
                     for missing in listed.iter().filter_map(Json::as_str) {
                         if !object.contains_key(missing) {
-                            self.push(&push_segment(path, missing), format!("required when {key} is present"));
+                            self.push(
+                                &push_segment(path, missing),
+                                format!("required when {key} is present"),
+                            );
                         }
                     }
                 }
@@ -323,7 +365,12 @@ impl<'a> Walker<'_, 'a> {
                 _ => {}
             }
         }
-        for key in map.get("dependentSchemas").and_then(Json::as_object).into_iter().flat_map(|m| m.keys()) {
+        for key in map
+            .get("dependentSchemas")
+            .and_then(Json::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
             if object.contains_key(key) {
                 if let Some(schema) = node.member("dependentSchemas", key) {
                     self.explain(&schema, value, path, depth + 1);
@@ -332,7 +379,14 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
-    fn explain_items(&mut self, node: &Node<'a>, map: &'a JsonMap, items: &[Json], path: &str, depth: usize) {
+    fn explain_items(
+        &mut self,
+        node: &Node<'a>,
+        map: &'a JsonMap,
+        items: &[Json],
+        path: &str,
+        depth: usize,
+    ) {
         let (prefix, rest) = if is_draft7_tuple(map) {
             (node.list("items"), node.get("additionalItems"))
         } else {
@@ -340,33 +394,55 @@ impl<'a> Walker<'_, 'a> {
         };
         for (i, item) in items.iter().enumerate() {
             if let Some(item_schema) = prefix.get(i).cloned().or_else(|| rest.clone()) {
-                self.explain(&item_schema, item, &push_segment(path, &i.to_string()), depth + 1);
+                self.explain(
+                    &item_schema,
+                    item,
+                    &push_segment(path, &i.to_string()),
+                    depth + 1,
+                );
             }
         }
         let count = items.len() as f64;
         if let Some(n) = map.get("minItems").and_then(num) {
             if count < n {
-                self.push(path, format!("expected at least {} items", number_to_string(n)));
+                self.push(
+                    path,
+                    format!("expected at least {} items", number_to_string(n)),
+                );
             }
         }
         if let Some(n) = map.get("maxItems").and_then(num) {
             if count > n {
-                self.push(path, format!("expected at most {} items", number_to_string(n)));
+                self.push(
+                    path,
+                    format!("expected at most {} items", number_to_string(n)),
+                );
             }
         }
         if map.get("uniqueItems") == Some(&Json::Bool(true)) && has_duplicates(items) {
             self.push(path, "expected unique items");
         }
         if let Some(contains) = node.get("contains") {
-            let matching = items.iter().filter(|item| self.accepts(&contains, item) == Some(true)).count() as f64;
+            let matching = items
+                .iter()
+                .filter(|item| self.accepts(&contains, item) == Some(true))
+                .count() as f64;
             let min = map.get("minContains").and_then(num).unwrap_or(1.0);
             let max = map.get("maxContains").and_then(num);
             if matching < min || max.is_some_and(|max| matching > max) {
                 let noun = |n: f64| if n == 1.0 { "item" } else { "items" };
                 let message = match max {
-                    None => format!("expected at least {} matching {}", number_to_string(min), noun(min)),
+                    None => format!(
+                        "expected at least {} matching {}",
+                        number_to_string(min),
+                        noun(min)
+                    ),
                     Some(max) if min == 0.0 => {
-                        format!("expected at most {} matching {}", number_to_string(max), noun(max))
+                        format!(
+                            "expected at most {} matching {}",
+                            number_to_string(max),
+                            noun(max)
+                        )
                     }
                     Some(max) => format!(
                         "expected between {} and {} matching items",
@@ -400,8 +476,9 @@ impl<'a> Walker<'_, 'a> {
             // The engine names unevaluated items by their JSON text; map them back to indexes.
             let mut used = vec![false; items.len()];
             for text in rendered_items {
-                let found = (0..items.len())
-                    .find(|&i| !used[i] && serde_json::to_string(&items[i]).is_ok_and(|t| t == text));
+                let found = (0..items.len()).find(|&i| {
+                    !used[i] && serde_json::to_string(&items[i]).is_ok_and(|t| t == text)
+                });
                 let Some(i) = found else { continue };
                 used[i] = true;
                 let item_path = push_segment(path, &i.to_string());
@@ -422,9 +499,19 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
-    fn explain_union(&mut self, node: &Node<'a>, keyword: &str, value: &Json, path: &str, depth: usize) {
+    fn explain_union(
+        &mut self,
+        node: &Node<'a>,
+        keyword: &str,
+        value: &Json,
+        path: &str,
+        depth: usize,
+    ) {
         let branches = node.list(keyword);
-        let accepted = branches.iter().filter(|b| self.accepts(b, value) == Some(true)).count();
+        let accepted = branches
+            .iter()
+            .filter(|b| self.accepts(b, value) == Some(true))
+            .count();
         if accepted == 1 || (accepted > 1 && keyword == "anyOf") {
             return;
         }
@@ -433,7 +520,9 @@ impl<'a> Walker<'_, 'a> {
         }
         let resolved: Vec<Node<'a>> = branches.iter().map(|b| self.resolved(b)).collect();
         if let (Some((tag, consts)), Json::Object(object)) = (union_tag(&resolved), value) {
-            let position = object.get(tag).and_then(|v| consts.iter().position(|c| deep_equal(c, v)));
+            let position = object
+                .get(tag)
+                .and_then(|v| consts.iter().position(|c| deep_equal(c, v)));
             match position {
                 Some(i) => self.explain(&branches[i], value, path, depth + 1),
                 None => {
@@ -448,7 +537,9 @@ impl<'a> Walker<'_, 'a> {
             let saved = std::mem::take(&mut self.out);
             self.explain(branch, value, path, depth + 1);
             let errors = std::mem::replace(&mut self.out, saved);
-            let Some(first) = errors.first() else { continue };
+            let Some(first) = errors.first() else {
+                continue;
+            };
             let declared = match (value, target.schema.get("properties")) {
                 (Json::Object(object), Some(Json::Object(props))) => {
                     props.keys().filter(|k| object.contains_key(*k)).count()
@@ -474,9 +565,17 @@ fn union_tag<'a>(branches: &[Node<'a>]) -> Option<(&'a str, Vec<Json>)> {
     'keys: for key in first.keys() {
         let mut consts: Vec<Json> = Vec::new();
         for branch in branches {
-            let constant = branch.schema.get("properties").and_then(|p| p.get(key)).and_then(|s| s.get("const"));
+            let constant = branch
+                .schema
+                .get("properties")
+                .and_then(|p| p.get(key))
+                .and_then(|s| s.get("const"));
             match constant {
-                Some(c) if !c.is_object() && !c.is_array() && !consts.iter().any(|d| deep_equal(c, d)) => {
+                Some(c)
+                    if !c.is_object()
+                        && !c.is_array()
+                        && !consts.iter().any(|d| deep_equal(c, d)) =>
+                {
                     consts.push(c.clone());
                 }
                 _ => continue 'keys,

@@ -57,7 +57,9 @@ fn pattern_factory<'a>(
     value: &'a Json,
     _location: Location,
 ) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
-    let source = value.as_str().ok_or_else(|| ValidationError::custom("pattern must be a string"))?;
+    let source = value
+        .as_str()
+        .ok_or_else(|| ValidationError::custom("pattern must be a string"))?;
     let regex = compile_regex(source).map_err(ValidationError::custom)?;
     Ok(Box::new(PatternKeyword(regex)))
 }
@@ -86,7 +88,9 @@ fn multiple_of_factory<'a>(
 ) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
     match value.as_f64() {
         Some(m) if m > 0.0 && m.is_finite() => Ok(Box::new(MultipleOfKeyword(m))),
-        _ => Err(ValidationError::custom("multipleOf must be a number greater than 0")),
+        _ => Err(ValidationError::custom(
+            "multipleOf must be a number greater than 0",
+        )),
     }
 }
 
@@ -139,7 +143,11 @@ fn decimal(n: f64) -> Option<(u64, i64)> {
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits: String = format!("{int}{frac}");
     let digits = digits.trim_start_matches('0');
-    let value = if digits.is_empty() { 0 } else { digits.parse::<u64>().ok()? };
+    let value = if digits.is_empty() {
+        0
+    } else {
+        digits.parse::<u64>().ok()?
+    };
     Some((value, exponent - frac.len() as i64))
 }
 

@@ -37,8 +37,10 @@ impl<'a> Node<'a> {
     /// The child schema at `keyword` (a schema-valued keyword), if it is a schema.
     pub fn get(&self, keyword: &str) -> Option<Node<'a>> {
         let schema = self.schema.get(keyword)?;
-        (schema.is_object() || schema.is_boolean())
-            .then(|| Node { schema, ptr: push_segment(&self.ptr, keyword) })
+        (schema.is_object() || schema.is_boolean()).then(|| Node {
+            schema,
+            ptr: push_segment(&self.ptr, keyword),
+        })
     }
 
     /// The child schema at `keyword/member` (a member of a map or array keyword).
@@ -65,7 +67,10 @@ impl<'a> Node<'a> {
         items
             .iter()
             .enumerate()
-            .map(|(i, schema)| Node { schema, ptr: push_segment(&base, &i.to_string()) })
+            .map(|(i, schema)| Node {
+                schema,
+                ptr: push_segment(&base, &i.to_string()),
+            })
             .collect()
     }
 
@@ -103,7 +108,10 @@ impl<'a> Schema<'a> {
 
     /// The root node.
     pub fn root(&self) -> Node<'a> {
-        Node { schema: self.root, ptr: String::new() }
+        Node {
+            schema: self.root,
+            ptr: String::new(),
+        }
     }
 
     /// Full validation of `value` against the whole schema.
@@ -130,8 +138,12 @@ impl<'a> Schema<'a> {
                     continue;
                 }
                 match error.kind() {
-                    Kind::UnevaluatedProperties { unexpected } => properties.extend(unexpected.iter().cloned()),
-                    Kind::UnevaluatedItems { unexpected } => items.extend(unexpected.iter().cloned()),
+                    Kind::UnevaluatedProperties { unexpected } => {
+                        properties.extend(unexpected.iter().cloned())
+                    }
+                    Kind::UnevaluatedItems { unexpected } => {
+                        items.extend(unexpected.iter().cloned())
+                    }
                     _ => {}
                 }
             }
@@ -148,7 +160,10 @@ impl<'a> Schema<'a> {
 
     fn node_at(&self, ptr: &str) -> Option<Node<'a>> {
         let schema = self.root.pointer(ptr)?;
-        Some(Node { schema, ptr: ptr.to_string() })
+        Some(Node {
+            schema,
+            ptr: ptr.to_string(),
+        })
     }
 
     /// Whether an ECMAScript `pattern` matches `text` (invalid patterns match nothing).
@@ -164,7 +179,9 @@ impl<'a> Schema<'a> {
     pub fn format_ok(&self, name: &str, text: &str) -> bool {
         let mut cache = self.formats.borrow_mut();
         let validator = cache.entry(name.to_string()).or_insert_with(|| {
-            keywords::engine_options().build(&serde_json::json!({ "format": name })).ok()
+            keywords::engine_options()
+                .build(&serde_json::json!({ "format": name }))
+                .ok()
         });
         validator
             .as_ref()

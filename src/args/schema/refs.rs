@@ -68,8 +68,14 @@ pub fn schema_children(map: &JsonMap) -> Vec<(&str, Option<String>, &Json)> {
         "contentSchema",
         "items",
     ];
-    const MAPS: [&str; 6] =
-        ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
+    const MAPS: [&str; 6] = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependencies",
+    ];
     const ARRAYS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
     let mut out = Vec::new();
     for (key, value) in map {
@@ -87,7 +93,9 @@ pub fn schema_children(map: &JsonMap) -> Vec<(&str, Option<String>, &Json)> {
                     out.push((key, Some(i.to_string()), child));
                 }
             }
-            Json::Object(_) | Json::Bool(_) if SINGLE.contains(&key) => out.push((key, None, value)),
+            Json::Object(_) | Json::Bool(_) if SINGLE.contains(&key) => {
+                out.push((key, None, value))
+            }
             _ => {}
         }
     }
@@ -109,7 +117,9 @@ impl Index {
         }
         let mut refs = HashMap::new();
         for node in &index.nodes {
-            if let Some(Json::String(reference)) = root.pointer(&node.ptr).and_then(|n| n.get("$ref")) {
+            if let Some(Json::String(reference)) =
+                root.pointer(&node.ptr).and_then(|n| n.get("$ref"))
+            {
                 let target = index.resolve(root, &node.base, reference);
                 refs.insert(node.ptr.clone(), target);
             }
@@ -129,10 +139,13 @@ impl Index {
         if let Some(Json::String(id)) = map.get("$id") {
             if let Ok(url) = base.join(id) {
                 base = url;
-                self.resources.entry(without_fragment(&base)).or_insert_with(|| ptr.clone());
+                self.resources
+                    .entry(without_fragment(&base))
+                    .or_insert_with(|| ptr.clone());
             }
         } else if ptr.is_empty() {
-            self.resources.insert(without_fragment(&base), String::new());
+            self.resources
+                .insert(without_fragment(&base), String::new());
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(Json::String(name)) = map.get(key) {
@@ -154,7 +167,8 @@ impl Index {
                 child_engine = push_segment(&child_engine, member);
             }
             if child_ptr != child_engine {
-                self.engine_ptrs.insert(child_ptr.clone(), child_engine.clone());
+                self.engine_ptrs
+                    .insert(child_ptr.clone(), child_engine.clone());
             }
             self.walk(child, child_ptr, child_engine, base.clone(), depth + 1);
         }
@@ -171,7 +185,9 @@ impl Index {
         } else if fragment.starts_with('/') {
             format!("{resource}{fragment}")
         } else {
-            self.anchors.get(&(without_fragment(&full), fragment))?.clone()
+            self.anchors
+                .get(&(without_fragment(&full), fragment))?
+                .clone()
         };
         match root.pointer(&target) {
             Some(Json::Object(_) | Json::Bool(_)) => Some(target),
@@ -196,7 +212,9 @@ impl Index {
             }
             false_def = Some(push_segment("/$defs", &name));
             if let Json::Object(map) = &mut doc {
-                let defs = map.entry("$defs").or_insert_with(|| Json::Object(JsonMap::new()));
+                let defs = map
+                    .entry("$defs")
+                    .or_insert_with(|| Json::Object(JsonMap::new()));
                 if let Json::Object(defs) = defs {
                     defs.insert(name, Json::Bool(false));
                 }
@@ -215,7 +233,10 @@ impl Index {
                     Some(t) => self.engine_ptr(t).to_string(),
                     None => false_def.clone().unwrap_or_default(),
                 };
-                map.insert("$ref".into(), Json::String(format!("#{}", percent_encode(&target_ptr))));
+                map.insert(
+                    "$ref".into(),
+                    Json::String(format!("#{}", percent_encode(&target_ptr))),
+                );
             }
             if is_draft7_tuple(map) {
                 if let Some(items) = map.shift_remove("items") {
@@ -234,7 +255,9 @@ impl Index {
 /// Unknown type names match nothing (SPEC §5.5.1); jsonschema refuses them at compile time, so
 /// they are dropped, and a `type` left with no known name becomes `enum: []` (rejects all).
 fn fix_unknown_types(map: &mut JsonMap) {
-    const KNOWN: [&str; 7] = ["string", "number", "integer", "boolean", "null", "array", "object"];
+    const KNOWN: [&str; 7] = [
+        "string", "number", "integer", "boolean", "null", "array", "object",
+    ];
     let known = |t: &Json| t.as_str().is_none_or(|s| KNOWN.contains(&s));
     let fixed = match map.get("type") {
         Some(Json::String(s)) if !KNOWN.contains(&s.as_str()) => None,
