@@ -399,7 +399,7 @@ async fn c195_c196_c197_state_reduction_per_event() {
     let (handle, log, pend) = (agent.clone(), problems.clone(), pending.clone());
     agent.subscribe(listener(move |e| {
         let kind = e["type"].as_str().unwrap();
-        let mut check = |ok: bool, what: &str| {
+        let check = |ok: bool, what: &str| {
             if !ok {
                 log.lock().unwrap().push(format!("{kind}: {what}"))
             }
