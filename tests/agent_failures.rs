@@ -243,3 +243,26 @@ async fn prompt_does_not_fail_for_an_ordinary_run_failure() {
     assert_eq!(agent.prompt_text("hi").await, Ok(()));
     assert_eq!(to_string(&json!(agent.error_message())), "\"boom\"");
 }
+
+#[tokio::test]
+async fn a_streaming_partial_is_never_committed_by_the_failure_path() {
+    let agent = agent_with(vec![text_response("Hello", 3)], vec![], None);
+    agent.subscribe(failing_listener("message_update", "update listener broke"));
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("hi").await.unwrap();
+    assert_eq!(contents(&agent.messages()), ["hi", ""]);
+    assert_eq!(agent.messages()[1]["errorMessage"], "update listener broke");
+    assert!(agent.streaming_message().is_none());
+    // The failure message starts while the assistant message is still open.
+    let types = recorder.types();
+    assert_eq!(
+        types[types.len() - 5..],
+        [
+            "message_start",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "agent_end"
+        ]
+    );
+}

@@ -701,3 +701,95 @@ async fn tool_declaration_example_6_mid_run_change() {
         ["read"]
     );
 }
+
+#[tokio::test]
+async fn before_tool_call_runs_after_listeners_saw_the_assistant_message() {
+    // The barrier guarantee (SPEC §1.3 item 4).
+    let cell: Arc<Mutex<Option<Agent>>> = Arc::default();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (handle, log) = (cell.clone(), seen.clone());
+    let mut settings = Settings::default();
+    settings.hooks.before_tool_call = Some(hook(move |_, _| {
+        if let Some(agent) = handle.lock().unwrap().as_ref() {
+            log.lock()
+                .unwrap()
+                .push(agent.messages().last().map(|m| m["role"].clone()));
+        }
+        Ok(None)
+    }));
+    let (f, _) = scripted(vec![
+        tool_response(&[("c1", "t", json!({}))]),
+        text_response("a", 1),
+    ]);
+    let agent = agent_from(f, vec![text_tool("t", "R", 0)], None, settings);
+    *cell.lock().unwrap() = Some(agent.clone());
+    let listener_done = Arc::new(AtomicBool::new(false));
+    let flag = listener_done.clone();
+    agent.subscribe(Arc::new(move |event: Arc<AgentEvent>, _signal| {
+        let flag = flag.clone();
+        let is_assistant_end = event.type_name() == "message_end"
+            && event.message().is_some_and(|m| m["role"] == "assistant");
+        Box::pin(async move {
+            if is_assistant_end {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                flag.store(true, Ordering::SeqCst);
+            }
+            Ok(())
+        }) as HostFuture<_>
+    }));
+    agent.prompt_text("go").await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), [Some(json!("assistant"))]);
+    assert!(listener_done.load(Ordering::SeqCst));
+    *cell.lock().unwrap() = None;
+}
+
+#[tokio::test]
+async fn agent_forwards_its_stream_options() {
+    let settings = Settings {
+        session_id: Some(json!("session-1")),
+        thinking_budgets: Some(json!({"low": 100})),
+        max_retry_delay_ms: Some(json!(500)),
+        identity: Some(json!({"userAgent": "short"})),
+        ..Default::default()
+    };
+    let (f, requests) = scripted(many_texts(1));
+    let agent = agent_from(f, vec![], None, settings);
+    agent.set_thinking_level("minimal");
+    agent.prompt_text("hi").await.unwrap();
+    let options = requests.lock().unwrap()[0].options.clone();
+    assert_eq!(options["sessionId"], "session-1");
+    assert_eq!(options["transport"], "auto");
+    assert_eq!(options["thinkingBudgets"], json!({"low": 100}));
+    assert_eq!(options["maxRetryDelayMs"], 500);
+    assert_eq!(options["reasoning"], "minimal");
+    assert_eq!(options["identity"]["userAgent"], "short");
+    assert_eq!(options["identity"]["attribution"]["name"], "pi");
+    assert!(options.get("apiKey").is_none());
+}
+
+#[tokio::test]
+async fn a_listener_resubscribing_itself_during_dispatch_gets_the_event_twice() {
+    let agent = agent_with(many_texts(1), vec![], None);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let me: Arc<Mutex<Option<(u64, Listener)>>> = Arc::default();
+    let (handle, slot, events) = (agent.clone(), me.clone(), log.clone());
+    let done = Arc::new(AtomicBool::new(false));
+    let l: Listener = Arc::new(move |event: Arc<AgentEvent>, _signal| {
+        events.lock().unwrap().push(event.type_name().to_string());
+        if event.type_name() == "agent_start" && !done.swap(true, Ordering::SeqCst) {
+            let current = slot.lock().unwrap().clone();
+            if let Some((id, listener)) = current {
+                handle.unsubscribe(id);
+                let new_id = handle.subscribe(listener.clone());
+                *slot.lock().unwrap() = Some((new_id, listener));
+            }
+        }
+        Box::pin(async { Ok(()) }) as HostFuture<_>
+    });
+    let id = agent.subscribe(l.clone());
+    *me.lock().unwrap() = Some((id, l));
+    agent.prompt_text("hi").await.unwrap();
+    let log = log.lock().unwrap();
+    assert_eq!(log[..3], ["agent_start", "agent_start", "turn_start"]);
+    assert_eq!(log.iter().filter(|t| *t == "agent_end").count(), 1);
+}

@@ -821,3 +821,78 @@ async fn c177_no_default_stream_function_fails_after_prompt_events() {
         ["agent_start", "turn_start", "message_start", "message_end"]
     );
 }
+
+#[tokio::test]
+async fn transform_context_feeds_convert_to_llm_and_may_answer_nothing() {
+    // The transformed list is what convertToLlm receives (SPEC §6.5 steps 1–2).
+    let (convert, convert_inputs) = recording_hook(None);
+    let transform = hook(|messages, _| {
+        let mut list = messages.as_array().cloned().unwrap_or_default();
+        list.insert(0, umsg("injected"));
+        Ok(Some(Json::Array(list)))
+    });
+    let config = LoopConfig {
+        transform_context: Some(transform),
+        convert_to_llm: Some(convert),
+        ..loop_config()
+    };
+    let out = run(
+        vec![umsg("p"), json!({"role": "note", "timestamp": 1})],
+        config,
+        vec![text_response("a", 1)],
+    )
+    .await;
+    assert_eq!(
+        convert_inputs.lock().unwrap()[0],
+        json!([umsg("injected"), umsg("p"), {"role": "note", "timestamp": 1}])
+    );
+    // A14: a converter answering nothing applies the default conversion (custom roles dropped).
+    assert_eq!(
+        request_messages(&out.requests.lock().unwrap()[0]),
+        [umsg("injected"), umsg("p")]
+    );
+    // A13: a transformer answering nothing leaves the messages unchanged.
+    let (transform, _) = recording_hook(None);
+    let config = LoopConfig {
+        transform_context: Some(transform),
+        ..loop_config()
+    };
+    let out = run(vec![umsg("p")], config, vec![text_response("a", 1)]).await;
+    assert_eq!(
+        request_messages(&out.requests.lock().unwrap()[0]),
+        [umsg("p")]
+    );
+}
+
+#[tokio::test]
+async fn prepare_request_context_without_tools_leaves_no_executable_tools() {
+    let prepare = hook(|input, _| {
+        Ok(Some(
+            json!({"context": {"messages": input["context"]["messages"]}}),
+        ))
+    });
+    let config = LoopConfig {
+        prepare_request: Some(prepare),
+        ..loop_config()
+    };
+    let ctx = LoopContext {
+        messages: vec![],
+        tools: vec![text_tool("read", "R", 0)],
+    };
+    let out = run_with(
+        vec![umsg("p")],
+        ctx,
+        config,
+        scripted(vec![
+            tool_response(&[("c1", "read", json!({}))]),
+            text_response("a", 1),
+        ]),
+    )
+    .await;
+    let end = out
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["result"]["content"][0]["text"], "Tool read not found");
+}

@@ -803,3 +803,44 @@ async fn arguments_error_short_circuits_validation() {
         [tool_end("c1", "t", error_result(text), true, false)]
     );
 }
+
+#[tokio::test]
+async fn parallel_executes_are_all_invoked_before_any_completion() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let make = |name: &'static str, log: Arc<Mutex<Vec<String>>>| {
+        tool_fn(def(name), move |_| {
+            log.lock().unwrap().push(format!("execute {name}"));
+            Ok(Some(text_result("ok", json!({}))))
+        })
+    };
+    let tools = vec![make("a", log.clone()), make("b", log.clone())];
+    let end_log = log.clone();
+    let emit: agent::agent_loop::Emit = Arc::new(move |event: agent::event::AgentEvent| {
+        if event.type_name() == "tool_execution_end" {
+            end_log.lock().unwrap().push("end".into());
+        }
+        Box::pin(async { Ok(()) }) as HostFuture<_>
+    });
+    let (f, _) = scripted(vec![
+        json!({"content": [block("c1", "a", json!({})), block("c2", "b", json!({}))]}),
+        text_response("end", 1),
+    ]);
+    let ctx = LoopContext {
+        messages: vec![],
+        tools,
+    };
+    run_agent_loop(
+        vec![umsg("go")],
+        ctx,
+        loop_config(),
+        emit,
+        AbortSignal::new(),
+        Some(f),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["execute a", "execute b", "end", "end"]
+    );
+}
