@@ -287,7 +287,9 @@ async fn c185_prompt_message_and_messages_commit_exactly_those() {
 
 #[tokio::test]
 async fn c191_is_streaming_spans_the_whole_run() {
-    let agent = agent_with(vec![text_response("a", 1)], vec![], None);
+    // The model stalls until the run is aborted, so the run is certainly still active below.
+    let stalled = json!({"content": [{"type": "text", "text": "a"}], "waitForAbort": true});
+    let agent = agent_with(vec![stalled], vec![], None);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (handle, log) = (agent.clone(), seen.clone());
     agent.subscribe(listener(move |e| {
@@ -306,6 +308,7 @@ async fn c191_is_streaming_spans_the_whole_run() {
         )
         .unwrap();
     assert!(agent.is_streaming());
+    agent.abort();
     run.wait().await.unwrap();
     assert!(!agent.is_streaming());
     assert_eq!(*seen.lock().unwrap(), [true]);
@@ -356,7 +359,8 @@ async fn c193_signal_only_during_a_run() {
 
 #[tokio::test]
 async fn c194_wait_for_idle() {
-    let agent = agent_with(vec![text_response("a", 1)], vec![], None);
+    let stalled = json!({"content": [{"type": "text", "text": "a"}], "waitForAbort": true});
+    let agent = agent_with(vec![stalled], vec![], None);
     agent.wait_for_idle().await;
     let ended = Arc::new(Mutex::new(false));
     let flag = ended.clone();
@@ -375,7 +379,8 @@ async fn c194_wait_for_idle() {
             None,
         )
         .unwrap();
-    agent.wait_for_idle().await;
+    // The waiter is registered while the run is active; the abort then lets the run finish.
+    tokio::join!(agent.wait_for_idle(), async { agent.abort() });
     assert!(*ended.lock().unwrap());
     assert!(!agent.is_streaming());
 }
