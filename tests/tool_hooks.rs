@@ -430,3 +430,73 @@ async fn c174_results_join_the_context_after_the_batch() {
     }
     assert_eq!(results(&out.messages).len(), 2);
 }
+
+#[tokio::test]
+async fn tool_answering_nothing_fails_the_call() {
+    let t = tool_fn(def("quiet"), |_| Ok(None));
+    let s = tool_fn(def("odd"), |_| Ok(Some(json!("text"))));
+    let out = run_calls(
+        vec![t, s],
+        vec![
+            block("c1", "quiet", json!({})),
+            block("c2", "odd", json!({})),
+        ],
+        LoopConfig::default(),
+        AbortSignal::new(),
+    )
+    .await;
+    let ends = of_type(&out.events, "tool_execution_end");
+    let end = |id: &str| ends.iter().find(|e| e["toolCallId"] == id).unwrap().clone();
+    assert_eq!(
+        end("c1"),
+        tool_end(
+            "c1",
+            "quiet",
+            error_result("Tool quiet returned no result"),
+            true,
+            true
+        )
+    );
+    assert_eq!(
+        end("c2"),
+        tool_end(
+            "c2",
+            "odd",
+            error_result("Tool odd returned no result"),
+            true,
+            true
+        )
+    );
+}
+
+#[tokio::test]
+async fn result_without_content_gives_an_empty_message_content() {
+    let out = run_calls(
+        vec![result_tool("t", json!({"details": {"d": 1}}), 0)],
+        vec![block("c1", "t", json!({}))],
+        LoopConfig::default(),
+        AbortSignal::new(),
+    )
+    .await;
+    let end = &of_type(&out.events, "tool_execution_end")[0];
+    assert_eq!(to_string(&end["result"]), r#"{"details":{"d":1}}"#);
+    assert_eq!(results(&out.messages)[0]["content"], json!([]));
+}
+
+#[tokio::test]
+async fn validation_failure_text_in_the_tool_result() {
+    let definition = json!({"name": "num", "label": "num", "description": "d", "parameters": {"type": "object",
+        "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}, "opt": {"type": "string"}},
+        "required": ["n"], "additionalProperties": false}});
+    let t = tool_fn(definition, |_| Ok(Some(text_result("never", json!({})))));
+    // argsText keeps the model's key order (the scripted model sorts `arguments` keys).
+    let calls = vec![
+        json!({"type": "toolCall", "id": "c1", "name": "num", "argsText": r#"{"n":"abc","extra":1}"#}),
+    ];
+    let out = run_calls(vec![t], calls, LoopConfig::default(), AbortSignal::new()).await;
+    let text = "Validation failed for tool \"num\":\n  - n: expected integer, got string\n  - extra: unknown field\n\nReceived arguments:\n{\n  \"n\": \"abc\",\n  \"extra\": 1\n}";
+    assert_eq!(
+        of_type(&out.events, "tool_execution_end"),
+        [tool_end("c1", "num", error_result(text), true, false)]
+    );
+}
