@@ -1,38 +1,382 @@
-//! The canonical sequences of SPEC §8.2, asserted event by event with full JSON.
+//! The canonical sequences S1–S6 of SPEC §8.2, asserted event by event with full JSON
+//! (timestamps normalized to 0, durations to "<ms>"). S7–S14: `agent_sequences_ends.rs`.
 mod common;
 
-use agent::json::{json, to_string};
+use agent::agent::{Agent, Settings};
+use agent::host::{FnTool, HostFuture, ToolInvocation};
+use agent::json::{json, Json};
 use common::*;
+
+fn text(t: &str) -> Json {
+    json!([{"type": "text", "text": t}])
+}
+
+/// A text response streamed with exactly these deltas.
+fn deltas_response(deltas: &[&str]) -> Json {
+    json!({"content": [{"type": "text", "text": deltas.concat(), "deltas": deltas}]})
+}
+
+fn assistant_text(t: &str) -> Json {
+    final_msg(text(t), "stop")
+}
 
 #[tokio::test]
 async fn s1_plain_text_reply() {
-    let agent = agent_with(vec![text_response("Hello", 2)], vec![], None);
+    let agent = agent_with(vec![deltas_response(&["Hel", "lo"])], vec![], None);
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("hi").await.unwrap();
-    let events: Vec<String> = recorder
-        .events()
-        .iter()
-        .map(|e| to_string(&normalize(e)))
-        .collect();
-    for e in &events {
-        println!("{e}");
-    }
-    assert_eq!(
-        recorder.types(),
+    let u = user_text("hi");
+    let a = assistant_text("Hello");
+    let mut expected = vec![ev("agent_start"), ev("turn_start")];
+    expected.extend(committed(&u));
+    expected.extend(text_message_events(&["Hel", "lo"], "stop"));
+    expected.push(turn_end(&a, &[]));
+    expected.push(agent_end(&[u.clone(), a.clone()]));
+    assert_events(&recorder.events(), &expected);
+    assert!(!agent.is_streaming());
+    let state: Vec<Json> = agent.messages().iter().map(normalize).collect();
+    assert_eq!(state, vec![u, a]);
+}
+
+#[tokio::test]
+async fn s2_one_tool_call() {
+    let read = tool_fn(def("read"), |inv| {
+        (inv.on_update)(json!({"content": [{"type": "text", "text": "p1"}], "details": {}}));
+        Ok(Some(text_result("file a", json!({"a": 1}))))
+    });
+    let c1 = call("c1", "read", json!({"path": "a.txt"}));
+    let agent = agent_with(
         vec![
-            "agent_start",
-            "turn_start",
-            "message_start",
-            "message_end",
-            "message_start",
-            "message_update:text_start",
-            "message_update:text_delta",
-            "message_update:text_delta",
-            "message_update:text_end",
-            "message_end",
-            "turn_end",
-            "agent_end"
+            tool_response(&[("c1", "read", json!({"path": "a.txt"}))]),
+            text_response("done", 1),
+        ],
+        vec![read],
+        None,
+    );
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    let u = user_text("go");
+    let a1 = final_msg(json!([c1]), "toolUse");
+    let result = text_result("file a", json!({"a": 1}));
+    let tr1 = tr("c1", "read", &result, false, true);
+    let a2 = assistant_text("done");
+    let mut expected = vec![ev("agent_start"), ev("turn_start")];
+    expected.extend(committed(&u));
+    expected.extend(tool_message_events(std::slice::from_ref(&c1), "toolUse"));
+    expected.push(tool_start("c1", "read", json!({"path": "a.txt"})));
+    expected.push(json!({"type": "tool_execution_update", "toolCallId": "c1", "toolName": "read",
+        "args": {"path": "a.txt"}, "partialResult": {"content": [{"type": "text", "text": "p1"}], "details": {}}}));
+    expected.push(tool_end("c1", "read", result.clone(), false, true));
+    expected.extend(committed(&tr1));
+    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
+    expected.push(ev("turn_start"));
+    expected.extend(text_message_events(&["done"], "stop"));
+    expected.push(turn_end(&a2, &[]));
+    expected.push(agent_end(&[u, a1, tr1, a2]));
+    assert_events(&recorder.events(), &expected);
+}
+
+fn slow_fast_tools() -> Vec<agent::host::AgentTool> {
+    let slow = FnTool::tool(def("slow"), |inv: ToolInvocation| {
+        Box::pin(async move {
+            (inv.on_update)(json!({"content": [{"type": "text", "text": "p1"}], "details": {}}));
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            Ok(Some(text_result("slow done", json!({"a": 1}))))
+        }) as HostFuture<_>
+    });
+    vec![
+        slow,
+        result_tool("fast", text_result("fast done", json!({})), 10),
+    ]
+}
+
+fn s3_expected(sequential: bool) -> Vec<Json> {
+    let c1 = call("c1", "slow", json!({}));
+    let c2 = call("c2", "fast", json!({}));
+    let u = user_text("go");
+    let a1 = final_msg(json!([c1, c2]), "toolUse");
+    let r1 = text_result("slow done", json!({"a": 1}));
+    let r2 = text_result("fast done", json!({}));
+    let tr1 = tr("c1", "slow", &r1, false, true);
+    let tr2 = tr("c2", "fast", &r2, false, true);
+    let update = json!({"type": "tool_execution_update", "toolCallId": "c1", "toolName": "slow", "args": {},
+        "partialResult": {"content": [{"type": "text", "text": "p1"}], "details": {}}});
+    let a2 = assistant_text("ok");
+    let mut expected = vec![ev("agent_start"), ev("turn_start")];
+    expected.extend(committed(&u));
+    expected.extend(tool_message_events(&[c1, c2], "toolUse"));
+    if sequential {
+        expected.extend([
+            tool_start("c1", "slow", json!({})),
+            update,
+            tool_end("c1", "slow", r1, false, true),
+        ]);
+        expected.extend(committed(&tr1));
+        expected.extend([
+            tool_start("c2", "fast", json!({})),
+            tool_end("c2", "fast", r2, false, true),
+        ]);
+        expected.extend(committed(&tr2));
+    } else {
+        expected.extend([
+            tool_start("c1", "slow", json!({})),
+            tool_start("c2", "fast", json!({})),
+            update,
+        ]);
+        expected.extend([
+            tool_end("c2", "fast", r2, false, true),
+            tool_end("c1", "slow", r1, false, true),
+        ]);
+        expected.extend(committed(&tr1));
+        expected.extend(committed(&tr2));
+    }
+    expected.push(turn_end(&a1, &[tr1.clone(), tr2.clone()]));
+    expected.push(ev("turn_start"));
+    expected.extend(text_message_events(&["ok"], "stop"));
+    expected.push(turn_end(&a2, &[]));
+    expected.push(agent_end(&[u, a1, tr1, tr2, a2]));
+    expected
+}
+
+fn s3_responses() -> Vec<Json> {
+    vec![
+        tool_response(&[("c1", "slow", json!({})), ("c2", "fast", json!({}))]),
+        text_response("ok", 1),
+    ]
+}
+
+#[tokio::test]
+async fn s3_two_parallel_tool_calls() {
+    let agent = agent_with(s3_responses(), slow_fast_tools(), None);
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    assert_events(&recorder.events(), &s3_expected(false));
+}
+
+#[tokio::test]
+async fn s3_sequential_variant() {
+    let settings = Settings {
+        tool_execution: "sequential".into(),
+        ..Default::default()
+    };
+    let (f, _) = scripted(s3_responses());
+    let agent = agent_from(f, slow_fast_tools(), None, settings);
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    assert_events(&recorder.events(), &s3_expected(true));
+}
+
+fn blocking_agent(answer: Json, responses: Vec<Json>) -> Agent {
+    let (before, _) = recording_hook(Some(answer));
+    let mut settings = Settings::default();
+    settings.hooks.before_tool_call = Some(before);
+    let (f, _) = scripted(responses);
+    agent_from(f, vec![text_tool("read", "R", 0)], None, settings)
+}
+
+#[tokio::test]
+async fn s4_blocked_tool() {
+    let agent = blocking_agent(
+        json!({"block": true}),
+        vec![
+            tool_response(&[("c1", "read", json!({}))]),
+            text_response("sorry", 1),
+        ],
+    );
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    let c1 = call("c1", "read", json!({}));
+    let u = user_text("go");
+    let a1 = final_msg(json!([c1]), "toolUse");
+    let result = error_result("Tool execution was blocked");
+    let tr1 = tr("c1", "read", &result, true, false);
+    let a2 = assistant_text("sorry");
+    let mut expected = vec![ev("agent_start"), ev("turn_start")];
+    expected.extend(committed(&u));
+    expected.extend(tool_message_events(&[c1], "toolUse"));
+    expected.extend([
+        tool_start("c1", "read", json!({})),
+        tool_end("c1", "read", result, true, false),
+    ]);
+    expected.extend(committed(&tr1));
+    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
+    expected.push(ev("turn_start"));
+    expected.extend(text_message_events(&["sorry"], "stop"));
+    expected.push(turn_end(&a2, &[]));
+    expected.push(agent_end(&[u, a1, tr1, a2]));
+    assert_events(&recorder.events(), &expected);
+}
+
+#[tokio::test]
+async fn s4_blocked_with_reason_and_terminate_ends_the_run() {
+    let answer = json!({"block": true, "reason": "nope", "terminate": true});
+    let agent = blocking_agent(
+        answer,
+        vec![
+            tool_response(&[("c1", "read", json!({}))]),
+            text_response("never", 1),
+        ],
+    );
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    let c1 = call("c1", "read", json!({}));
+    let u = user_text("go");
+    let a1 = final_msg(json!([c1]), "toolUse");
+    let result =
+        json!({"content": [{"type": "text", "text": "nope"}], "details": {}, "terminate": true});
+    let tr1 = tr("c1", "read", &result, true, false);
+    let mut expected = vec![ev("agent_start"), ev("turn_start")];
+    expected.extend(committed(&u));
+    expected.extend(tool_message_events(&[c1], "toolUse"));
+    expected.extend([
+        tool_start("c1", "read", json!({})),
+        tool_end("c1", "read", result, true, false),
+    ]);
+    expected.extend(committed(&tr1));
+    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
+    expected.push(agent_end(&[u, a1, tr1]));
+    assert_events(&recorder.events(), &expected);
+}
+
+#[tokio::test]
+async fn s5_steering_during_tools() {
+    let responses = vec![
+        tool_response(&[("c1", "read", json!({}))]),
+        text_response("a2", 1),
+        text_response("a3", 1),
+        text_response("a4", 1),
+    ];
+    let (f, requests) = scripted(responses);
+    let agent = agent_from(
+        f,
+        vec![text_tool("read", "R", 0)],
+        None,
+        Settings::default(),
+    );
+    let handle = agent.clone();
+    agent.subscribe(listener(move |e| {
+        if e["type"] == "tool_execution_start" {
+            handle.steer(umsg("steer1"));
+            handle.steer(umsg("steer2"));
+            handle.follow_up(umsg("fu1"));
+        }
+        Ok(())
+    }));
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    let c1 = call("c1", "read", json!({}));
+    let u = user_text("go");
+    let a1 = final_msg(json!([c1]), "toolUse");
+    let result = text_result("R", json!({}));
+    let tr1 = tr("c1", "read", &result, false, true);
+    let (s1, s2, fu) = (umsg("steer1"), umsg("steer2"), umsg("fu1"));
+    let (a2, a3, a4) = (
+        assistant_text("a2"),
+        assistant_text("a3"),
+        assistant_text("a4"),
+    );
+    let mut expected = vec![ev("agent_start"), ev("turn_start")];
+    expected.extend(committed(&u));
+    expected.extend(tool_message_events(&[c1], "toolUse"));
+    expected.extend([
+        tool_start("c1", "read", json!({})),
+        tool_end("c1", "read", result, false, true),
+    ]);
+    expected.extend(committed(&tr1));
+    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
+    for (m, a, t) in [(&s1, &a2, "a2"), (&s2, &a3, "a3"), (&fu, &a4, "a4")] {
+        expected.push(ev("turn_start"));
+        expected.extend(committed(m));
+        expected.extend(text_message_events(&[t], "stop"));
+        expected.push(turn_end(a, &[]));
+    }
+    expected.push(agent_end(&[
+        u,
+        a1,
+        tr1.clone(),
+        s1.clone(),
+        a2,
+        s2,
+        a3,
+        fu,
+        a4,
+    ]));
+    assert_events(&recorder.events(), &expected);
+    // The request after the batch holds the tool result followed by steer1.
+    let second: Vec<Json> = request_messages(&requests.lock().unwrap()[1])
+        .iter()
+        .map(normalize)
+        .collect();
+    assert_eq!(second[second.len() - 2..], [tr1, s1]);
+}
+
+#[tokio::test]
+async fn s6_follow_up_all_mode() {
+    let settings = Settings {
+        follow_up_mode: "all".into(),
+        ..Default::default()
+    };
+    let (f, _) = scripted(vec![text_response("a1", 1), text_response("a2", 1)]);
+    let agent = agent_from(f, vec![], None, settings);
+    agent.follow_up(umsg("fuA"));
+    agent.follow_up(umsg("fuB"));
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    let u = user_text("go");
+    let (a1, a2) = (assistant_text("a1"), assistant_text("a2"));
+    let mut expected = vec![ev("agent_start"), ev("turn_start")];
+    expected.extend(committed(&u));
+    expected.extend(text_message_events(&["a1"], "stop"));
+    expected.push(turn_end(&a1, &[]));
+    expected.push(ev("turn_start"));
+    expected.extend(committed(&umsg("fuA")));
+    expected.extend(committed(&umsg("fuB")));
+    expected.extend(text_message_events(&["a2"], "stop"));
+    expected.push(turn_end(&a2, &[]));
+    expected.push(agent_end(&[u, a1, umsg("fuA"), umsg("fuB"), a2]));
+    assert_events(&recorder.events(), &expected);
+}
+
+#[tokio::test]
+async fn s6_one_at_a_time_gives_each_follow_up_a_turn() {
+    let (f, _) = scripted(vec![
+        text_response("a1", 1),
+        text_response("a2", 1),
+        text_response("a3", 1),
+    ]);
+    let agent = agent_from(f, vec![], None, Settings::default());
+    agent.follow_up(umsg("fuA"));
+    agent.follow_up(umsg("fuB"));
+    let recorder = Recorder::attach(&agent);
+    agent.prompt_text("go").await.unwrap();
+    let ends: Vec<Json> = recorder
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "agent_end")
+        .collect();
+    let roles: Vec<String> = ends[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
         ]
     );
-    let _ = json!(1);
+    assert_eq!(
+        recorder
+            .types()
+            .iter()
+            .filter(|t| *t == "turn_start")
+            .count(),
+        3
+    );
 }
