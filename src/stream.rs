@@ -32,7 +32,6 @@ struct Pushed {
 type ConsumedFn = Arc<dyn Fn() + Send + Sync>;
 
 struct Shared {
-    tx: mpsc::UnboundedSender<Pushed>,
     closed: AtomicBool,
     on_consumed: Mutex<Option<ConsumedFn>>,
     on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
@@ -52,6 +51,8 @@ impl std::fmt::Display for StreamClosed {
 /// block.
 #[derive(Clone)]
 pub struct StreamSender {
+    // Only senders hold the channel's sending side, so dropping every sender ends the stream.
+    tx: mpsc::UnboundedSender<Pushed>,
     shared: Arc<Shared>,
 }
 
@@ -64,7 +65,7 @@ impl StreamSender {
             item,
             at: Instant::now(),
         };
-        self.shared.tx.send(pushed).map_err(|_| StreamClosed)
+        self.tx.send(pushed).map_err(|_| StreamClosed)
     }
 
     /// Pushes one assistant stream event (full or delta form, SPEC §3.2, §3.7).
@@ -141,7 +142,6 @@ pub struct StreamReceiver {
 pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
-        tx,
         closed: AtomicBool::new(false),
         on_consumed: Mutex::new(None),
         on_close: Mutex::new(None),
@@ -158,7 +158,7 @@ pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
         created_wall_ms,
         received_any: false,
     };
-    (StreamSender { shared }, receiver)
+    (StreamSender { tx, shared }, receiver)
 }
 
 impl StreamReceiver {
@@ -244,6 +244,7 @@ impl StreamReceiver {
             self.shared.closed.store(true, Ordering::SeqCst);
             slot.take()
         };
+
         if let Some(callback) = callback {
             callback();
         }
@@ -253,5 +254,8 @@ impl StreamReceiver {
 impl Drop for StreamReceiver {
     fn drop(&mut self) {
         self.close();
+        // Dropping the consumed callback breaks the cycle a producer holding its own sender
+        // inside that callback would otherwise form.
+        lock(&self.shared.on_consumed).take();
     }
 }

@@ -306,17 +306,7 @@ pub fn agent_end(messages: &[Json]) -> Json {
 /// Normalizes an event for comparison with the SPEC shapes: timestamps/durations, and the
 /// delta-form `id`/`toolName` the host put on `toolcall_start` (reported separately as a bug).
 pub fn canon(event: &Json) -> Json {
-    let mut e = normalize(event);
-    if let Some(inner) = e
-        .get_mut("assistantMessageEvent")
-        .and_then(Json::as_object_mut)
-    {
-        if inner.get("type").and_then(Json::as_str) == Some("toolcall_start") {
-            inner.shift_remove("id");
-            inner.shift_remove("toolName");
-        }
-    }
-    e
+    normalize(event)
 }
 
 /// Asserts two event lists are equal event by event (full JSON text).
