@@ -473,7 +473,8 @@ impl Run {
                     receiver.consumed();
                 }
                 StreamOutput::Update { event, partial } => {
-                    self.emit(AgentEvent::MessageUpdate { event, partial }).await?;
+                    self.emit(AgentEvent::MessageUpdate { event, partial })
+                        .await?;
                     receiver.consumed();
                 }
                 StreamOutput::Final {

@@ -34,7 +34,10 @@ pub enum Assembled {
     /// `partial` value (a host's full-form event keeps a `null` placeholder at its key's
     /// position), and the partial message as of this event: `partial` goes at the key's place,
     /// or last.
-    Update { event: Json, partial: PartialSnapshot },
+    Update {
+        event: Json,
+        partial: PartialSnapshot,
+    },
     /// The stream is over (a terminal event, or a delta-form failure such as
     /// `Received text_delta for non-text content`): the final message, before timing and the
     /// thinking-level stamp. `started` tells whether a `start` had been seen.

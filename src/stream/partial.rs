@@ -20,7 +20,10 @@ impl SharedText {
     }
 
     fn push(&self, delta: &str) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).push_str(delta);
+        self.0
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_str(delta);
     }
 
     fn len(&self) -> usize {
@@ -53,7 +56,10 @@ pub struct Partial {
 impl Partial {
     /// A partial holding `map` (texts inline).
     pub fn from_map(map: JsonMap) -> Self {
-        Partial { map: Arc::new(map), cells: Vec::new() }
+        Partial {
+            map: Arc::new(map),
+            cells: Vec::new(),
+        }
     }
 
     /// The message map for changes other than text appends (texts of externalised fields read
@@ -67,7 +73,9 @@ impl Partial {
     }
 
     fn cell(&self, index: usize, field: &str) -> Option<&TextCell> {
-        self.cells.iter().find(|c| c.index == index && c.field == field)
+        self.cells
+            .iter()
+            .find(|c| c.index == index && c.field == field)
     }
 
     /// Forgets externalised texts of block `index` (the block is being replaced).
@@ -97,14 +105,23 @@ impl Partial {
         let text = SharedText::new(&current);
         text.push(delta);
         self.set_placeholder(index, field);
-        self.cells.push(TextCell { index, field: field.to_string(), text });
+        self.cells.push(TextCell {
+            index,
+            field: field.to_string(),
+            text,
+        });
     }
 
     /// Replaces block `index`'s text `field`.
     pub fn set_text(&mut self, index: usize, field: &str, value: &str) {
-        self.cells.retain(|c| !(c.index == index && c.field == field));
+        self.cells
+            .retain(|c| !(c.index == index && c.field == field));
         self.set_placeholder(index, field);
-        self.cells.push(TextCell { index, field: field.to_string(), text: SharedText::new(value) });
+        self.cells.push(TextCell {
+            index,
+            field: field.to_string(),
+            text: SharedText::new(value),
+        });
     }
 
     fn set_placeholder(&mut self, index: usize, field: &str) {
@@ -121,8 +138,15 @@ impl Partial {
 
     /// A snapshot of the message as it is now.
     pub fn snapshot(&self) -> PartialSnapshot {
-        let texts = self.cells.iter().map(|c| (c.clone(), c.text.len())).collect();
-        PartialSnapshot { map: self.map.clone(), texts: Arc::new(texts) }
+        let texts = self
+            .cells
+            .iter()
+            .map(|c| (c.clone(), c.text.len()))
+            .collect();
+        PartialSnapshot {
+            map: self.map.clone(),
+            texts: Arc::new(texts),
+        }
     }
 
     /// The message as JSON now.
