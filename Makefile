@@ -47,6 +47,7 @@ lint:
 
 rust-test:
 	cargo test --quiet
+	python3 tests/check_checklist.py | tail -1
 
 c-test: build tools
 	bash tests/c/run.sh
