@@ -234,5 +234,9 @@ impl StreamReceiver {
 impl Drop for StreamReceiver {
     fn drop(&mut self) {
         self.close();
+        // No notification can follow; dropping the callback also breaks the cycle of a producer
+        // that holds its own sender inside its consumed callback (the scripted model does).
+        let callback = lock(&self.shared.on_consumed).take();
+        drop(callback);
     }
 }
