@@ -248,6 +248,11 @@ static void scenario_abort_from_main(void) {
 
 /* --- scenario D: agent_free during a run, from the main thread ---------------------------------- */
 
+static void never_called_abort(void *ud) {
+    (void)ud;
+    FAIL("an abort callback ran after agent_free");
+}
+
 static void scenario_free_during_run(void) {
     g_agent = agent_with_holding_tool();
     atomic_store(&pending_call, NULL);
@@ -256,7 +261,11 @@ static void scenario_free_during_run(void) {
     atomic_int done[2] = {0, 0};
     CHECK_OK(agent_prompt(g_agent, "\"hold\"", record_done, done));
     WAIT_UNTIL(atomic_load(&pending_call) != NULL);
+    atomic_int freed_abort_fin = 0;
+    CHECK_OK(agent_call_on_abort(pending_call, never_called_abort, &freed_abort_fin, count_finalizer));
     CHECK_OK(agent_free(g_agent));
+    /* No host callback starts after agent_free: the abort registration is dropped, not run. */
+    WAIT_UNTIL(atomic_load(&freed_abort_fin) == 1);
     /* done was called with FREED before agent_free returned. */
     CHECK_EQ_INT(atomic_load(&done[1]), 1);
     CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_ERR_FREED);
