@@ -370,7 +370,6 @@ pub extern "C" fn agent_set_messages(
 /// Replaces the executable tools with `tools[0..count]` (the agent takes its own references).
 /// Takes effect at the next run; the change is declared before its next request (SPEC §4.7).
 #[no_mangle]
-#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C export: the pointer contract is in the header
 pub extern "C" fn agent_set_tools(
     handle: *mut AgentHandle,
     tools: *const *mut CAgentTool,
@@ -384,7 +383,6 @@ pub extern "C" fn agent_set_tools(
         let handles = if count == 0 {
             &[][..]
         } else {
-            // SAFETY: the host passes `count` readable handles at `tools` (checked non-NULL).
             unsafe { std::slice::from_raw_parts(tools, count) }
         };
         let tools = handles
