@@ -298,6 +298,9 @@ AgentStatus agent_set_messages(AgentHandle *handle, const char *messages_json);
 
 // Replaces the executable tools with `tools[0..count]` (the agent takes its own references).
 // Takes effect at the next run; the change is declared before its next request (SPEC §4.7).
+//
+// # Safety
+// `tools` must be NULL (with `count` 0) or point to `count` readable tool pointers.
 AgentStatus agent_set_tools(AgentHandle *handle, AgentTool *const *tools, size_t count);
 
 // Changes reassignable fields at once from a JSON object: `model` (object), `thinkingLevel`,

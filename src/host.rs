@@ -213,10 +213,13 @@ impl std::fmt::Debug for AgentTool {
     }
 }
 
+/// A synchronous `prepareArguments` shim.
+pub type PrepareFn = Box<dyn Fn(Json) -> Result<Json, String> + Send + Sync>;
+
 /// A tool built from closures (handy for Rust hosts and tests).
 pub struct FnTool<E> {
     execute: E,
-    prepare: Option<Box<dyn Fn(Json) -> Result<Json, String> + Send + Sync>>,
+    prepare: Option<PrepareFn>,
 }
 
 impl<E> FnTool<E>

@@ -15,10 +15,71 @@ pub type JsonMap = serde_json::Map<String, Json>;
 
 /// Parses strict JSON (RFC 8259) and puts object keys in ECMAScript order.
 /// Duplicate keys: the last value wins and the key keeps its first position.
+/// Lone surrogate escapes (`\ud800` without a partner) become U+FFFD (SPEC §0.4.4).
 pub fn parse(text: &str) -> Result<Json, String> {
-    let mut value: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let result = if text.contains("\\u") {
+        serde_json::from_str(&replace_lone_surrogates(text))
+    } else {
+        serde_json::from_str(text)
+    };
+    let mut value: Json = result.map_err(|e| e.to_string())?;
     normalize_key_order(&mut value);
     Ok(value)
+}
+
+/// The UTF-16 unit of a `\uXXXX` escape starting at byte `i` (which holds the backslash).
+pub(crate) fn unicode_escape_at(bytes: &[u8], i: usize) -> Option<u16> {
+    let hex = bytes.get(i + 2..i + 6)?;
+    if bytes.get(i + 1) != Some(&b'u') || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    std::str::from_utf8(hex)
+        .ok()
+        .and_then(|h| u16::from_str_radix(h, 16).ok())
+}
+
+/// Rewrites unpaired `\uD800`–`\uDFFF` escapes inside strings to `\ufffd` (same length, so
+/// error positions are unchanged). The strict parser would otherwise reject them.
+fn replace_lone_surrogates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let Some(unit) = unicode_escape_at(bytes, i) else {
+                    i += 2;
+                    continue;
+                };
+                let paired = match unit {
+                    0xD800..=0xDBFF => unicode_escape_at(bytes, i + 6)
+                        .is_some_and(|next| (0xDC00..=0xDFFF).contains(&next)),
+                    0xDC00..=0xDFFF => false,
+                    _ => {
+                        i += 6;
+                        continue;
+                    }
+                };
+                if paired {
+                    i += 12;
+                } else {
+                    out.push_str(&text[copied..i]);
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    copied = i;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // `copied` is always on a char boundary: it only advances past ASCII escape text.
+    out.push_str(text.get(copied..).unwrap_or(""));
+    out
 }
 
 /// True for the decimal strings "0".."4294967294" without leading zeros (ECMAScript array indices).
@@ -296,5 +357,22 @@ mod tests {
             &parse(r#"{"b":[1],"a":1}"#).unwrap()
         ));
         assert!(!deep_equal(&json!(true), &json!(1)));
+    }
+}
+
+#[cfg(test)]
+mod surrogate_tests {
+    use super::*;
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        assert_eq!(
+            parse(r#"{"a":"x\ud800y"}"#).unwrap(),
+            json!({"a": "x\u{FFFD}y"})
+        );
+        assert_eq!(parse(r#"["\udc00"]"#).unwrap(), json!(["\u{FFFD}"]));
+        assert_eq!(parse(r#"["\ud83d\ude00"]"#).unwrap(), json!(["😀"]));
+        // Escaped backslashes before `u` are not escapes.
+        assert_eq!(parse(r#"["\\ud800"]"#).unwrap(), json!(["\\ud800"]));
     }
 }

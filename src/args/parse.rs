@@ -45,13 +45,9 @@ pub fn parse_tool_call_arguments(text: &str) -> ParsedArguments {
     }
 }
 
-/// Strict JSON parse; lone surrogate escapes become U+FFFD (SPEC §0.4.4) instead of failing.
+/// Strict JSON parse (lone surrogate escapes become U+FFFD, SPEC §0.4.4).
 fn strict_parse(text: &str) -> Result<Json, String> {
-    if text.contains("\\u") {
-        json::parse(&replace_lone_surrogates(text))
-    } else {
-        json::parse(text)
-    }
+    json::parse(text)
 }
 
 /// ECMAScript `String.prototype.trim` whitespace (WhiteSpace and LineTerminator).
@@ -77,61 +73,6 @@ fn is_ecmascript_whitespace(c: char) -> bool {
     )
 }
 
-/// The UTF-16 unit of a `\uXXXX` escape starting at byte `i` (which holds the backslash).
-fn unicode_escape_at(bytes: &[u8], i: usize) -> Option<u16> {
-    let hex = bytes.get(i + 2..i + 6)?;
-    if bytes.get(i + 1) != Some(&b'u') || !hex.iter().all(u8::is_ascii_hexdigit) {
-        return None;
-    }
-    std::str::from_utf8(hex)
-        .ok()
-        .and_then(|h| u16::from_str_radix(h, 16).ok())
-}
-
-/// Rewrites unpaired `\uD800`–`\uDFFF` escapes inside strings to `\ufffd` (same length, so
-/// error positions are unchanged). The strict parser would otherwise reject them.
-fn replace_lone_surrogates(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => in_string = !in_string,
-            b'\\' if in_string => {
-                let Some(unit) = unicode_escape_at(bytes, i) else {
-                    i += 2;
-                    continue;
-                };
-                let paired = match unit {
-                    0xD800..=0xDBFF => unicode_escape_at(bytes, i + 6)
-                        .is_some_and(|next| (0xDC00..=0xDFFF).contains(&next)),
-                    0xDC00..=0xDFFF => false,
-                    _ => {
-                        i += 6;
-                        continue;
-                    }
-                };
-                if paired {
-                    i += 12;
-                } else {
-                    out.push_str(&text[copied..i]);
-                    out.push_str("\\ufffd");
-                    i += 6;
-                    copied = i;
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    // `copied` is always on a char boundary: it only advances past ASCII escape text.
-    out.push_str(text.get(copied..).unwrap_or(""));
-    out
-}
-
 /// `repairJson` of SPEC §3.9.
 pub fn repair_json(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
@@ -151,7 +92,7 @@ pub fn repair_json(text: &str) -> String {
             }
             '\\' => match chars.peek().map(|&(_, next)| next) {
                 None => out.push_str("\\\\"),
-                Some('u') if unicode_escape_at(bytes, i).is_some() => {
+                Some('u') if json::unicode_escape_at(bytes, i).is_some() => {
                     out.push_str(&text[i..i + 6]);
                     for _ in 0..5 {
                         chars.next();

@@ -369,8 +369,11 @@ pub extern "C" fn agent_set_messages(
 
 /// Replaces the executable tools with `tools[0..count]` (the agent takes its own references).
 /// Takes effect at the next run; the change is declared before its next request (SPEC §4.7).
+///
+/// # Safety
+/// `tools` must be NULL (with `count` 0) or point to `count` readable tool pointers.
 #[no_mangle]
-pub extern "C" fn agent_set_tools(
+pub unsafe extern "C" fn agent_set_tools(
     handle: *mut AgentHandle,
     tools: *const *mut CAgentTool,
     count: usize,
