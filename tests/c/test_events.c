@@ -9,6 +9,14 @@ static const char *SCRIPT = "[{\"content\":[{\"type\":\"text\",\"text\":\"one tw
                             " {\"content\":[{\"type\":\"text\",\"text\":\"fourth\"}]}]";
 
 static AgentEventQueue *listener_queue;
+
+/* Blocks in agent_events_next until the queue is closed by another thread. */
+static void *blocked_reader(void *queue) {
+    char *json = NULL;
+    AgentStatus status = agent_events_next(queue, -1, &json);
+    CHECK(json == NULL);
+    return (void *)(intptr_t)status;
+}
 static atomic_int listener_checked;
 
 static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
@@ -104,6 +112,17 @@ int main(void) {
     CHECK_ERR(agent_events_close(lean), AGENT_ERR_INVALID_HANDLE, "queue is a freed event queue");
     char again_types[4096] = "";
     drain_run(full, again_types, sizeof again_types, 0);
+
+    /* Closing a queue wakes a reader blocked on it from another thread. */
+    AgentEventQueue *idle_queue = NULL;
+    CHECK_OK(agent_events_open(agent, NULL, &idle_queue));
+    pthread_t reader;
+    CHECK(pthread_create(&reader, NULL, blocked_reader, idle_queue) == 0);
+    sleep_ms(20);
+    CHECK_OK(agent_events_close(idle_queue));
+    void *reader_status;
+    pthread_join(reader, &reader_status);
+    CHECK((intptr_t)reader_status == AGENT_ERR_CLOSED || (intptr_t)reader_status == AGENT_ERR_INVALID_HANDLE);
 
     /* A listener cannot wait on a queue from the runtime thread. */
     CHECK_OK(agent_events_open(agent, "{\"shape\":\"full\"}", &listener_queue));
