@@ -4,13 +4,17 @@
 #include "check.h"
 
 static AgentHandle *g_agent;
-static atomic_int done_calls, done_status, callbacks_after_free, freed;
+static atomic_int done_calls, done_status, callbacks_after_free, freed, free_checked;
 
 static void done_cb(void *ud, AgentStatus status, const char *error) {
     (void)ud, (void)error;
     atomic_store(&done_status, 1000 + status);
     atomic_fetch_add(&done_calls, 1);
 }
+
+/* 0: free in the stream function; 1: in the consumed callback; 2: in the abort callback;
+ * 3: in an agent_end listener. */
+static int mode;
 
 static void free_now(void) {
     if (atomic_exchange(&freed, 1)) {
@@ -20,10 +24,9 @@ static void free_now(void) {
     CHECK_OK(agent_free(g_agent));
     CHECK_EQ_INT(atomic_load(&done_calls), 1);
     CHECK_EQ_INT(atomic_load(&done_status), 1000 + AGENT_ERR_FREED);
+    atomic_store(&free_checked, 1); /* main waits for this before reusing the counters */
 }
 
-/* 0: free in the stream function; 1: in the consumed callback; 2: in the abort callback. */
-static int mode;
 
 static void on_abort(void *ud) {
     AgentStream *stream = ud;
@@ -60,12 +63,13 @@ static void scenario_stream(int which) {
     mode = which;
     atomic_store(&done_calls, 0);
     atomic_store(&freed, 0);
+    atomic_store(&free_checked, 0);
     AgentOptions *options;
     CHECK_OK(agent_options_new(NULL, &options));
     CHECK_OK(agent_options_set_stream_fn(options, stream_fn, NULL, NULL));
     CHECK_OK(agent_new(options, &g_agent));
     CHECK_OK(agent_prompt(g_agent, "\"x\"", done_cb, NULL));
-    WAIT_UNTIL(atomic_load(&done_calls) == 1);
+    WAIT_UNTIL(atomic_load(&free_checked) == 1);
     sleep_ms(20);
     CHECK_EQ_INT(atomic_load(&done_calls), 1);
 }
@@ -132,12 +136,14 @@ int main(void) {
     for (int which = 0; which < 3; which++) scenario_stream(which);
 
     g_agent = scripted_agent();
+    mode = 3;
     atomic_store(&done_calls, 0);
     atomic_store(&freed, 0);
+    atomic_store(&free_checked, 0);
     uint64_t id;
     CHECK_OK(agent_subscribe(g_agent, end_listener, NULL, NULL, &id));
     CHECK_OK(agent_prompt(g_agent, "\"x\"", done_cb, NULL));
-    WAIT_UNTIL(atomic_load(&done_calls) == 1);
+    WAIT_UNTIL(atomic_load(&free_checked) == 1);
 
     g_agent = scripted_agent();
     atomic_store(&done_calls, 0);

@@ -282,7 +282,7 @@ static void scenario_free_during_run(void) {
 /* --- scenario E: agent_free from inside a listener, a tool and a hook --------------------------- */
 
 static atomic_int free_events_after, freed_flag;
-static atomic_int done_e_status, done_e_calls, done_e_on_runtime;
+static atomic_int done_e_status, done_e_calls, done_e_on_runtime, free_e_checked;
 
 static void done_e(void *ud, AgentStatus status, const char *error) {
     (void)ud;
@@ -302,8 +302,11 @@ static void freeing_listener(void *ud, const AgentEvent *event, AgentCall *call)
         CHECK_OK(agent_free(g_agent));
         CHECK_EQ_INT(atomic_load(&done_e_calls), 1); /* called inside agent_free */
         CHECK_ERR(agent_free(g_agent), AGENT_ERR_INVALID_HANDLE, "freed");
+        CHECK_OK(agent_call_complete(call, NULL)); /* accepted and discarded after the free */
+        atomic_store(&free_e_checked, 1);
+        return;
     }
-    CHECK_OK(agent_call_complete(call, NULL)); /* accepted and discarded after the free */
+    CHECK_OK(agent_call_complete(call, NULL));
 }
 
 static void freeing_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
@@ -311,6 +314,7 @@ static void freeing_tool(void *ud, const char *id, const char *args, AgentToolCa
     CHECK_OK(agent_free(g_agent));
     CHECK_EQ_INT(atomic_load(&done_e_calls), 1);
     CHECK_OK(agent_call_complete(call, "{\"content\":[],\"details\":{}}"));
+    atomic_store(&free_e_checked, 1);
 }
 
 static void freeing_hook(void *ud, const char *input, AgentCall *call) {
@@ -318,11 +322,13 @@ static void freeing_hook(void *ud, const char *input, AgentCall *call) {
     CHECK_OK(agent_free(g_agent));
     CHECK_EQ_INT(atomic_load(&done_e_calls), 1);
     CHECK_OK(agent_call_fail(call, "ignored"));
+    atomic_store(&free_e_checked, 1);
 }
 
 static void scenario_free_inside(int which) {
     atomic_store(&done_e_calls, 0);
     atomic_store(&freed_flag, 0);
+    atomic_store(&free_e_checked, 0);
     AgentTool *tool;
     CHECK_OK(agent_tool_new("{\"name\":\"f\",\"parameters\":{\"type\":\"object\"}}", which == 1 ? freeing_tool : tool_a, &fin_tool, count_finalizer, &tool));
     AgentOptions *options;
@@ -337,7 +343,9 @@ static void scenario_free_inside(int which) {
     uint64_t id;
     if (which == 0) CHECK_OK(agent_subscribe(agent, freeing_listener, &fin_listener, count_finalizer, &id));
     CHECK_OK(agent_prompt(agent, "\"free me\"", done_e, NULL));
-    WAIT_UNTIL(atomic_load(&done_e_calls) == 1);
+    WAIT_UNTIL(atomic_load(&free_e_checked) == 1);
+    CHECK_EQ_INT(atomic_load(&done_e_calls), 1);
+    CHECK_EQ_INT(atomic_load(&done_e_on_runtime), which + 1);
     CHECK_EQ_INT(atomic_load(&done_e_status), 1000 + AGENT_ERR_FREED);
     CHECK_ERR(agent_wait_for_idle(agent, 0), AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
     sleep_ms(20);
