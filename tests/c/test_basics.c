@@ -21,6 +21,13 @@ static void count_finalizer_default(void *ud) {
     atomic_fetch_add(&default_fn_finalized, 1);
 }
 
+static void *other_thread_error(void *arg) {
+    (void)arg;
+    CHECK(strcmp(agent_last_error(), "") == 0);
+    CHECK_ERR(agent_tool_free(NULL), AGENT_ERR_INVALID_HANDLE, "tool is NULL.");
+    return NULL;
+}
+
 static const char *SCRIPT = "[{\"content\":[{\"type\":\"text\",\"text\":\"scripted one\"}]},"
                             " {\"content\":[{\"type\":\"text\",\"text\":\"scripted two\"}]}]";
 
@@ -37,6 +44,18 @@ int main(void) {
     const char *version = agent_version();
     CHECK(version && strchr(version, '.'));
     CHECK(agent_last_error() != NULL);
+
+    /* agent_last_error is per thread and cleared by a success. */
+    CHECK(agent_options_free(NULL) == AGENT_ERR_INVALID_HANDLE);
+    CHECK(strcmp(agent_last_error(), "options is NULL.") == 0);
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, other_thread_error, NULL) == 0);
+    pthread_join(other, NULL);
+    CHECK(strcmp(agent_last_error(), "options is NULL.") == 0);
+    AgentOptions *scratch = NULL;
+    CHECK_OK(agent_options_new(NULL, &scratch));
+    CHECK(strcmp(agent_last_error(), "") == 0);
+    CHECK_OK(agent_options_free(scratch));
 
     /* The runtime can be configured before first use, and not once it runs. */
     CHECK_OK(agent_runtime_configure(1));

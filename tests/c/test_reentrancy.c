@@ -248,6 +248,12 @@ static void scenario_abort_from_main(void) {
 
 /* --- scenario D: agent_free during a run, from the main thread ---------------------------------- */
 
+static atomic_int waiting;
+static void *wait_forever(void *agent) {
+    atomic_store(&waiting, 1);
+    return (void *)(intptr_t)agent_wait_for_idle(agent, -1);
+}
+
 static void never_called_abort(void *ud) {
     (void)ud;
     FAIL("an abort callback ran after agent_free");
@@ -261,9 +267,17 @@ static void scenario_free_during_run(void) {
     atomic_int done[2] = {0, 0};
     CHECK_OK(agent_prompt(g_agent, "\"hold\"", record_done, done));
     WAIT_UNTIL(atomic_load(&pending_call) != NULL);
+    /* Another thread waiting for the run is released by the free. */
+    pthread_t waiter;
+    CHECK(pthread_create(&waiter, NULL, wait_forever, g_agent) == 0);
+    WAIT_UNTIL(atomic_load(&waiting) == 1);
+    sleep_ms(10);
     atomic_int freed_abort_fin = 0;
     CHECK_OK(agent_call_on_abort(pending_call, never_called_abort, &freed_abort_fin, count_finalizer));
     CHECK_OK(agent_free(g_agent));
+    void *wait_status;
+    pthread_join(waiter, &wait_status);
+    CHECK((intptr_t)wait_status == AGENT_OK || (intptr_t)wait_status == AGENT_ERR_INVALID_HANDLE);
     /* No host callback starts after agent_free: the abort registration is dropped, not run. */
     WAIT_UNTIL(atomic_load(&freed_abort_fin) == 1);
     /* done was called with FREED before agent_free returned. */
