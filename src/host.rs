@@ -73,6 +73,10 @@ impl AbortSignal {
         }
         self.0.notify.notify_waiters();
         let callbacks = std::mem::take(&mut *lock(&self.0.callbacks));
+        if self.is_cancelled() {
+            // The agent is being freed: no host callback may start any more (just drop them).
+            return;
+        }
         if !callbacks.is_empty() {
             crate::runtime::spawn(async move {
                 for callback in callbacks {
@@ -111,7 +115,10 @@ impl AbortSignal {
     /// Calls `callback` on the runtime thread when the signal aborts (soon, if it already has).
     pub fn on_abort(&self, callback: impl FnOnce() + Send + 'static) {
         let mut callbacks = lock(&self.0.callbacks);
-        if self.is_aborted() {
+        if self.is_cancelled() {
+            drop(callbacks);
+            drop(callback);
+        } else if self.is_aborted() {
             drop(callbacks);
             crate::runtime::spawn(async move { callback() });
         } else {

@@ -181,6 +181,13 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
         return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
     };
     let event = json_arg(event_json, "event_json")?;
+    if state.signal.is_cancelled() {
+        // The agent was freed (possibly during this very callback): nothing consumes it now.
+        return err(
+            AGENT_ERR_STREAM_CLOSED,
+            "The stream is closed: the agent no longer consumes it.",
+        );
+    }
     if !event.get("type").is_some_and(Json::is_string) {
         return err(
             AGENT_ERR_INVALID_JSON,

@@ -209,6 +209,8 @@ pub extern "C" fn agent_options_set_stream_fn(
     finalizer: AgentFinalizer,
 ) -> AgentStatus {
     boundary(|| {
+        // Validate first: on failure the library takes no reference (the finalizer is not run).
+        with_options(options, |_| Ok(()))?;
         let stream_fn = host_stream_fn(stream_fn, user_data, finalizer);
         with_options(options, |o| {
             o.stream_fn = stream_fn;
@@ -247,6 +249,7 @@ pub extern "C" fn agent_options_set_hook(
 ) -> AgentStatus {
     boundary(|| {
         let kind = hook_kind(kind)?;
+        with_options(options, |_| Ok(()))?;
         let hook = host_hook(kind, hook, user_data, finalizer);
         with_options(options, |o| {
             o.settings.hooks.set(kind, hook);

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds every tests/c/test_*.c against include/agent.h and target/debug/libagent.so, runs each,
+# then runs each again under valgrind. Prints "c-tests: N passed, M failed"; exits non-zero on
+# any failure. Run from the repository root (make c-test does, after cargo build).
+set -u
+cd "$(dirname "$0")/../.."
+LIBDIR="$PWD/target/debug"
+OUT="build/c-tests"
+CC="${CC:-cc}"
+CFLAGS="-Wall -Wextra -Werror -std=c11 -g -Iinclude"
+mkdir -p "$OUT"
+if [ ! -f "$LIBDIR/libagent.so" ]; then
+    echo "c-tests: $LIBDIR/libagent.so is missing (run cargo build)"
+    exit 1
+fi
+
+passed=0
+failed=0
+failures=()
+record() { # name status
+    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "ok    $1"
+    else failed=$((failed + 1)); failures+=("$1"); echo "FAIL  $1 (exit $2)"; fi
+}
+
+tests=()
+for src in tests/c/test_*.c; do
+    name="$(basename "$src" .c)"
+    if $CC $CFLAGS "$src" -L"$LIBDIR" -lagent -Wl,-rpath,"$LIBDIR" -lpthread -o "$OUT/$name"; then
+        tests+=("$name")
+    else
+        record "$name (compile)" 1
+    fi
+done
+
+for name in "${tests[@]}"; do
+    timeout 120 "$OUT/$name" >"$OUT/$name.log" 2>&1
+    status=$?
+    [ $status -ne 0 ] && cat "$OUT/$name.log"
+    record "$name" $status
+done
+
+if command -v valgrind >/dev/null; then
+    for name in "${tests[@]}"; do
+        timeout 300 valgrind -q --error-exitcode=1 --leak-check=full \
+            --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+            --suppressions=tests/c/valgrind.supp \
+            "$OUT/$name" >"$OUT/$name.valgrind.log" 2>&1
+        status=$?
+        [ $status -ne 0 ] && cat "$OUT/$name.valgrind.log"
+        record "$name (valgrind)" $status
+    done
+else
+    echo "valgrind not found: skipping the valgrind pass"
+    failed=$((failed + 1)); failures+=("valgrind missing")
+fi
+
+for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
+echo "c-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
