@@ -14,7 +14,7 @@ CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
 
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench
 
 all: build
 
@@ -76,3 +76,6 @@ install:
 clean:
 	cargo clean
 	rm -rf build
+
+# Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
+bench: ; bash bench/run.sh

@@ -1,0 +1,453 @@
+/*
+ * libagent's side of the shared benchmark workloads (../shared/bench/README.md): the same four
+ * workloads as the reference's bench.mjs, driven through the C ABI. Prints one JSON line per run.
+ *
+ *   bench W1 [--prompts 200] [--deltas 100] [--mode type|lean|full]
+ *   bench W2 [--prompts 100] [--mode type|lean|full]
+ *   bench W3 [--deltas 20000] [--mode type|lean|full]
+ *   bench W4 [--agents 10000] [--concurrency 100]
+ *   (any workload: [--workers N] = agent_runtime_configure(N) before first use; default 1)
+ *
+ * The model is a scripted stream function written here in C. Like the reference's scripted
+ * model (which pushes a whole response synchronously into its event stream, after a microtask,
+ * before the consumer reads any of it), it pushes every event of a response at once from inside
+ * the stream function, in delta form (no `partial`: libagent rebuilds it, SPEC §3.7).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+/* The reference's MODEL and a zero usage, as JSON. */
+#define MODEL_JSON                                                                                  \
+    "{\"id\":\"bench-model\",\"name\":\"bench-model\",\"api\":\"bench\",\"provider\":\"bench\","     \
+    "\"baseUrl\":\"\",\"reasoning\":false,\"input\":[\"text\"],\"cost\":{\"input\":0,\"output\":0,"  \
+    "\"cacheRead\":0,\"cacheWrite\":0},\"contextWindow\":1000000,\"maxTokens\":100000}"
+#define USAGE_JSON                                                                                  \
+    "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,\"cost\":{"         \
+    "\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}"
+
+enum { MODE_TYPE, MODE_LEAN, MODE_FULL };
+static const char *MODE_NAMES[] = {"type", "lean", "full"};
+
+static void die(const char *what) {
+    fprintf(stderr, "bench: %s: %s\n", what, agent_last_error());
+    exit(1);
+}
+#define CHECK(expr)                                                                                 \
+    do {                                                                                            \
+        if ((expr) != AGENT_OK) die(#expr);                                                         \
+    } while (0)
+
+static long arg(int argc, char **argv, const char *name, long fallback) {
+    for (int i = 2; i + 1 < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] == '-' && strcmp(argv[i] + 2, name) == 0) return atol(argv[i + 1]);
+    return fallback;
+}
+
+static const char *arg_text(int argc, char **argv, const char *name, const char *fallback) {
+    for (int i = 2; i + 1 < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] == '-' && strcmp(argv[i] + 2, name) == 0) return argv[i + 1];
+    return fallback;
+}
+
+/* ---- measurement ---------------------------------------------------------------------------- */
+
+typedef struct {
+    double wall_ms, cpu_ms;
+} Sample;
+
+static Sample now(void) {
+    struct timespec ts;
+    struct rusage ru;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    getrusage(RUSAGE_SELF, &ru); /* every thread of the process, the runtime thread included */
+    Sample s;
+    s.wall_ms = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    s.cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+    return s;
+}
+
+static long rss_bytes(void) {
+    long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+    fclose(f);
+    return resident * sysconf(_SC_PAGESIZE);
+}
+
+/* ---- a one-shot latch for done callbacks -------------------------------------------------- */
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    long pending;
+    int failed;
+} Latch;
+
+static Latch latch = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+
+static void latch_arm(long n) {
+    pthread_mutex_lock(&latch.lock);
+    latch.pending = n;
+    pthread_mutex_unlock(&latch.lock);
+}
+
+static void latch_wait(void) {
+    pthread_mutex_lock(&latch.lock);
+    while (latch.pending > 0) pthread_cond_wait(&latch.cond, &latch.lock);
+    pthread_mutex_unlock(&latch.lock);
+    if (latch.failed) {
+        fprintf(stderr, "bench: a run failed\n");
+        exit(1);
+    }
+}
+
+static void on_done(void *ud, AgentStatus status, const char *error) {
+    (void)ud;
+    pthread_mutex_lock(&latch.lock);
+    if (status != AGENT_OK) {
+        fprintf(stderr, "bench: run failed (%d): %s\n", status, error);
+        latch.failed = 1;
+    }
+    if (--latch.pending == 0) pthread_cond_signal(&latch.cond);
+    pthread_mutex_unlock(&latch.lock);
+}
+
+/* ---- the scripted model ---------------------------------------------------------------------- */
+
+enum { PLAN_TEXT, PLAN_W2, PLAN_W4 };
+
+typedef struct {
+    int plan;      /* which plan answers the requests */
+    long deltas;   /* PLAN_TEXT: deltas of the one text block */
+    long agent;    /* PLAN_W4: the agent's index */
+    long request;  /* requests answered so far */
+    long call_id;  /* tool call ids handed out so far */
+} Model;
+
+static void push(AgentStream *stream, const char *event) {
+    if (agent_stream_push(stream, event) != AGENT_OK) die("agent_stream_push");
+}
+
+/* A text block of `count` deltas at `index`: text_start, count x text_delta, text_end. */
+static void push_text(AgentStream *stream, int index, long count) {
+    char event[96];
+    snprintf(event, sizeof event, "{\"type\":\"text_start\",\"contentIndex\":%d}", index);
+    push(stream, event);
+    /* The delta k is "d" + k zero-padded to 7 digits: only the digits change between events. */
+    int len = snprintf(event, sizeof event, "{\"type\":\"text_delta\",\"contentIndex\":%d,\"delta\":\"d0000000\"}", index);
+    char *digits = event + len - 9; /* the 7 digits before the closing "} */
+    for (long k = 0; k < count; k++) {
+        long v = k % 10000000;
+        for (int d = 6; d >= 0; d--, v /= 10) digits[d] = (char)('0' + v % 10);
+        push(stream, event);
+    }
+    snprintf(event, sizeof event, "{\"type\":\"text_end\",\"contentIndex\":%d}", index);
+    push(stream, event);
+}
+
+/* A tool-call block: toolcall_start, one toolcall_delta with the whole arguments, toolcall_end. */
+static void push_tool_call(AgentStream *stream, int index, const char *id, const char *name, const char *args_literal) {
+    char event[256];
+    snprintf(event, sizeof event, "{\"type\":\"toolcall_start\",\"contentIndex\":%d,\"id\":\"%s\",\"toolName\":\"%s\"}",
+             index, id, name);
+    push(stream, event);
+    snprintf(event, sizeof event, "{\"type\":\"toolcall_delta\",\"contentIndex\":%d,\"delta\":\"%s\"}", index, args_literal);
+    push(stream, event);
+    snprintf(event, sizeof event, "{\"type\":\"toolcall_end\",\"contentIndex\":%d}", index);
+    push(stream, event);
+}
+
+static void stream_fn(void *ud, const char *request_json, AgentStream *stream) {
+    (void)request_json;
+    Model *m = ud;
+    long request = m->request++;
+    char id[64], args[96];
+    int tools = 0;
+    push(stream, "{\"type\":\"start\"}");
+    if (m->plan == PLAN_TEXT) {
+        push_text(stream, 0, m->deltas);
+    } else if (m->plan == PLAN_W2) {
+        if (request % 2 == 0) {
+            static const char *names[] = {"echo", "add", "echo", "add"};
+            static const char *arguments[] = {"{\\\"text\\\":\\\"hello\\\"}", "{\\\"a\\\":1,\\\"b\\\":2}",
+                                              "{\\\"text\\\":\\\"world\\\"}", "{\\\"a\\\":3,\\\"b\\\":4}"};
+            for (int i = 0; i < 4; i++) {
+                snprintf(id, sizeof id, "c%ld", m->call_id++);
+                push_tool_call(stream, i, id, names[i], arguments[i]);
+            }
+            tools = 1;
+        } else {
+            push_text(stream, 0, 10);
+        }
+    } else {
+        if (request == 0) {
+            snprintf(id, sizeof id, "a%ldc%ld", m->agent, m->call_id++);
+            snprintf(args, sizeof args, "{\\\"a\\\":%ld,\\\"b\\\":1}", m->agent);
+            push_tool_call(stream, 0, id, "add", args);
+            tools = 1;
+        } else {
+            push_text(stream, 0, 5);
+        }
+    }
+    push(stream, tools ? "{\"type\":\"done\",\"reason\":\"toolUse\"}" : "{\"type\":\"done\",\"reason\":\"stop\"}");
+}
+
+/* ---- the tools -------------------------------------------------------------------------------- */
+
+/* The raw JSON value of member `key` in a flat object (our own validated arguments). */
+static const char *member(const char *json, const char *key) {
+    char pattern[32];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *at = strstr(json, pattern);
+    return at ? at + strlen(pattern) : NULL;
+}
+
+static void echo_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+    (void)ud;
+    (void)id;
+    const char *text = member(args, "text");
+    if (!text || *text != '"') {
+        agent_call_fail(call, "text is required");
+        return;
+    }
+    /* Copy the string literal as it is (still escaped): it goes back into JSON. */
+    const char *end = text + 1;
+    while (*end && *end != '"') end += (*end == '\\' && end[1]) ? 2 : 1;
+    char result[512];
+    int n = snprintf(result, sizeof result, "{\"content\":[{\"type\":\"text\",\"text\":%.*s\"}],\"details\":{}}",
+                     (int)(end - text), text);
+    if (n < 0 || (size_t)n >= sizeof result) {
+        agent_call_fail(call, "text too long");
+        return;
+    }
+    agent_call_complete(call, result);
+}
+
+static void add_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+    (void)ud;
+    (void)id;
+    const char *a = member(args, "a"), *b = member(args, "b");
+    if (!a || !b) {
+        agent_call_fail(call, "a and b are required");
+        return;
+    }
+    double sum = strtod(a, NULL) + strtod(b, NULL);
+    char number[64], result[160];
+    /* String(a + b): integers print without a fraction (our workloads only add integers). */
+    if (sum == (double)(long long)sum && sum > -1e15 && sum < 1e15)
+        snprintf(number, sizeof number, "%lld", (long long)sum);
+    else
+        snprintf(number, sizeof number, "%.17g", sum);
+    snprintf(result, sizeof result, "{\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"details\":{}}", number);
+    agent_call_complete(call, result);
+}
+
+static AgentTool *tools[2];
+
+static void make_tools(void) {
+    CHECK(agent_tool_new("{\"name\":\"echo\",\"label\":\"Echo\",\"description\":\"Echo the text back.\","
+                         "\"parameters\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
+                         "\"required\":[\"text\"]}}",
+                         echo_tool, NULL, NULL, &tools[0]));
+    CHECK(agent_tool_new("{\"name\":\"add\",\"label\":\"Add\",\"description\":\"Add two numbers.\","
+                         "\"parameters\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
+                         "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}}",
+                         add_tool, NULL, NULL, &tools[1]));
+}
+
+/* ---- the listener ----------------------------------------------------------------------------- */
+
+typedef struct {
+    int mode;
+    long events;
+    unsigned long long json_bytes;
+} Counter;
+
+static int trace; /* BENCH_TRACE=1: print every event (lean JSON) to stderr, to check the runs */
+
+static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
+    Counter *c = ud;
+    const char *type = NULL;
+    if (agent_event_type(event, &type) == AGENT_OK && type && *type) c->events++;
+    if (c->mode != MODE_TYPE) {
+        const char *json = NULL;
+        if (agent_event_json(event, c->mode == MODE_FULL ? AGENT_EVENT_SHAPE_FULL : AGENT_EVENT_SHAPE_LEAN, &json) ==
+                AGENT_OK &&
+            json)
+            c->json_bytes += strlen(json);
+    }
+    if (trace) {
+        const char *json = NULL;
+        if (agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) fprintf(stderr, "%s\n", json);
+    }
+    agent_call_complete(call, NULL);
+}
+
+/* ---- W1-W3: one agent, prompts one after another ---------------------------------------------- */
+
+static AgentHandle *one_agent(Model *model, int with_tools, Counter *counter) {
+    AgentOptions *options = NULL;
+    CHECK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"You are a benchmark.\",\"model\":" MODEL_JSON "},"
+                            "\"toolExecution\":\"parallel\"}",
+                            &options));
+    if (with_tools) {
+        CHECK(agent_options_add_tool(options, tools[0]));
+        CHECK(agent_options_add_tool(options, tools[1]));
+    }
+    CHECK(agent_options_set_stream_fn(options, stream_fn, model, NULL));
+    AgentHandle *agent = NULL;
+    CHECK(agent_new(options, &agent));
+    uint64_t id;
+    CHECK(agent_subscribe(agent, listener, counter, NULL, &id));
+    return agent;
+}
+
+/* Sends the prompts one after another, each once the previous run settled (its done callback). */
+static void prompt_sequence(AgentHandle *agent, long prompts, const char *fixed) {
+    char input[64];
+    for (long p = 0; p < prompts; p++) {
+        if (fixed)
+            snprintf(input, sizeof input, "\"%s\"", fixed);
+        else
+            snprintf(input, sizeof input, "\"prompt %ld\"", p);
+        latch_arm(1);
+        CHECK(agent_prompt(agent, input, on_done, NULL));
+        latch_wait();
+    }
+}
+
+static void print_common(const char *workload, const char *params, Sample t0, Sample t1, const Counter *c,
+                         const char *extra) {
+    printf("{\"workload\":\"%s\",\"params\":%s,\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"events\":%ld,\"json_bytes\":%llu%s}\n",
+           workload, params, t1.wall_ms - t0.wall_ms, t1.cpu_ms - t0.cpu_ms, c->events, c->json_bytes, extra);
+}
+
+static void run_single(const char *workload, int argc, char **argv, int mode) {
+    Counter counter = {mode, 0, 0};
+    Model model = {PLAN_TEXT, 0, 0, 0, 0};
+    long prompts = 1;
+    const char *fixed = NULL;
+    char params[160];
+    if (strcmp(workload, "W1") == 0) {
+        prompts = arg(argc, argv, "prompts", 200);
+        model.deltas = arg(argc, argv, "deltas", 100);
+        snprintf(params, sizeof params, "{\"prompts\":%ld,\"deltas\":%ld,\"mode\":\"%s\"}", prompts, model.deltas,
+                 MODE_NAMES[mode]);
+    } else if (strcmp(workload, "W2") == 0) {
+        prompts = arg(argc, argv, "prompts", 100);
+        model.plan = PLAN_W2;
+        snprintf(params, sizeof params, "{\"prompts\":%ld,\"mode\":\"%s\"}", prompts, MODE_NAMES[mode]);
+    } else {
+        model.deltas = arg(argc, argv, "deltas", 20000);
+        fixed = "one long answer";
+        snprintf(params, sizeof params, "{\"deltas\":%ld,\"mode\":\"%s\"}", model.deltas, MODE_NAMES[mode]);
+    }
+    AgentHandle *agent = one_agent(&model, model.plan == PLAN_W2, &counter);
+    long rss0 = rss_bytes();
+    Sample t0 = now();
+    prompt_sequence(agent, prompts, fixed);
+    Sample t1 = now();
+    char extra[160];
+    snprintf(extra, sizeof extra, ",\"rss_delta_kb\":%ld", (rss_bytes() - rss0) / 1024);
+    if (strcmp(workload, "W3") == 0) {
+        size_t n = strlen(extra);
+        snprintf(extra + n, sizeof extra - n, ",\"us_per_delta\":%.3f",
+                 (t1.wall_ms - t0.wall_ms) * 1000.0 / (double)model.deltas);
+    }
+    print_common(workload, params, t0, t1, &counter, extra);
+    CHECK(agent_free(agent));
+}
+
+/* ---- W4: many agents -------------------------------------------------------------------------- */
+
+static void run_w4(int argc, char **argv) {
+    long count = arg(argc, argv, "agents", 10000);
+    long concurrency = arg(argc, argv, "concurrency", 100);
+    if (count < 1 || concurrency < 1) die("--agents and --concurrency must be positive");
+    AgentHandle **agents = calloc((size_t)count, sizeof *agents);
+    Model *models = calloc((size_t)count, sizeof *models);
+    if (!agents || !models) die("out of memory");
+    char options_json[1536];
+
+    long rss0 = rss_bytes();
+    Sample c0 = now();
+    for (long i = 0; i < count; i++) {
+        models[i] = (Model){PLAN_W4, 0, i, 0, 0};
+        snprintf(options_json, sizeof options_json,
+                 "{\"initialState\":{\"systemPrompt\":\"You are agent %ld.\",\"model\":" MODEL_JSON ","
+                 "\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1},"
+                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}],\"api\":\"bench\","
+                 "\"provider\":\"bench\",\"model\":\"bench-model\",\"usage\":" USAGE_JSON ",\"stopReason\":\"stop\","
+                 "\"timestamp\":2}]},\"toolExecution\":\"parallel\"}",
+                 i);
+        AgentOptions *options = NULL;
+        CHECK(agent_options_new(options_json, &options));
+        CHECK(agent_options_add_tool(options, tools[0])); /* the same two tool objects for all */
+        CHECK(agent_options_add_tool(options, tools[1]));
+        CHECK(agent_options_set_stream_fn(options, stream_fn, &models[i], NULL));
+        CHECK(agent_new(options, &agents[i]));
+    }
+    Sample c1 = now();
+    long rss1 = rss_bytes();
+
+    /* Like the reference: `concurrency` prompts at a time, the next batch once all of them settled. */
+    Sample r0 = now();
+    for (long start = 0; start < count; start += concurrency) {
+        long end = start + concurrency < count ? start + concurrency : count;
+        latch_arm(end - start);
+        for (long i = start; i < end; i++) CHECK(agent_prompt(agents[i], "\"go\"", on_done, NULL));
+        latch_wait();
+    }
+    Sample r1 = now();
+
+    long requests = 0;
+    for (long i = 0; i < count; i++) requests += models[i].request;
+    printf("{\"workload\":\"W4\",\"params\":{\"agents\":%ld,\"concurrency\":%ld},\"wall_ms\":%.3f,\"cpu_ms\":%.3f,"
+           "\"events\":0,\"requests\":%ld,\"create_wall_ms\":%.3f,\"create_cpu_ms\":%.3f,\"bytes_per_agent\":%ld,"
+           "\"run_wall_ms\":%.3f,\"run_cpu_ms\":%.3f}\n",
+           count, concurrency, r1.wall_ms - c0.wall_ms, r1.cpu_ms - c0.cpu_ms, requests, c1.wall_ms - c0.wall_ms,
+           c1.cpu_ms - c0.cpu_ms, (rss1 - rss0) / count, r1.wall_ms - r0.wall_ms, r1.cpu_ms - r0.cpu_ms);
+    fflush(stdout);
+    if (trace) { /* W4 has no listener: show the last agent's transcript instead */
+        char *state = NULL;
+        CHECK(agent_get_state(agents[count - 1], &state));
+        fprintf(stderr, "%s\n", state);
+        agent_string_free(state);
+    }
+    for (long i = 0; i < count; i++) CHECK(agent_free(agents[i]));
+    free(agents);
+    free(models);
+}
+
+int main(int argc, char **argv) {
+    const char *workload = argc > 1 ? argv[1] : "";
+    const char *mode_name = arg_text(argc, argv, "mode", "type");
+    int mode = strcmp(mode_name, "full") == 0 ? MODE_FULL : strcmp(mode_name, "lean") == 0 ? MODE_LEAN : MODE_TYPE;
+    long workers = arg(argc, argv, "workers", 0);
+    int known = strcmp(workload, "W1") == 0 || strcmp(workload, "W2") == 0 || strcmp(workload, "W3") == 0 ||
+                strcmp(workload, "W4") == 0;
+    if (!known || (strcmp(mode_name, "type") && strcmp(mode_name, "lean") && strcmp(mode_name, "full"))) {
+        fprintf(stderr, "usage: bench W1|W2|W3|W4 [--prompts N] [--deltas N] [--agents N] [--concurrency N]"
+                        " [--mode type|lean|full] [--workers N]\n");
+        return 2;
+    }
+    if (workers > 0) CHECK(agent_runtime_configure((uint32_t)workers));
+    trace = getenv("BENCH_TRACE") != NULL;
+    make_tools();
+    if (strcmp(workload, "W4") == 0)
+        run_w4(argc, argv);
+    else
+        run_single(workload, argc, argv, mode);
+    CHECK(agent_tool_free(tools[0]));
+    CHECK(agent_tool_free(tools[1]));
+    return 0;
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Runs the shared benchmark workloads (../shared/bench/README.md) on both sides in one run:
+# libagent (bench/bench.c against target/release/libagent.so) and the reference
+# (pi-agent-core 1.6.0 on Node, installed under build/bench-reference). Prints the JSON lines
+# and a table of figures with ratios (reference / libagent: > 1 means libagent is faster).
+#
+#   bash bench/run.sh            (or: make bench)
+#   REPEAT=3 bash bench/run.sh   (best of 3 per cell; default 1)
+#   QUICK=1 bash bench/run.sh    (small sizes, to check the setup)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SHARED=${SHARED:-$(cd "$ROOT/.." && pwd)/shared}
+OUT=$ROOT/build/bench
+REF=$ROOT/build/bench-reference
+REPEAT=${REPEAT:-1}
+mkdir -p "$OUT" "$REF"
+
+echo "== building libagent (release)" >&2
+cargo build --release --quiet
+cc -O2 -std=c11 -Wall -Wextra -Werror -Iinclude bench/bench.c -Ltarget/release -lagent -lpthread \
+    -Wl,-rpath,"$ROOT/target/release" -o "$OUT/bench"
+
+echo "== installing the reference side" >&2
+# A copy: /work/shared stays read-only.
+cp "$SHARED/bench/reference/bench.mjs" "$SHARED/bench/reference/package.json" "$REF/"
+if [ ! -d "$REF/node_modules/@earendil-works/pi-agent-core" ]; then
+    (cd "$REF" && npm install --no-audit --no-fund --loglevel=error >&2)
+fi
+
+if [ -n "${QUICK:-}" ]; then
+    W1="--prompts 20 --deltas 100"; W2="--prompts 10"; W3A="--deltas 2000"; W3B="--deltas 200"
+    W4="--agents 500 --concurrency 100"
+else
+    W1="--prompts 200 --deltas 100"; W2="--prompts 100"; W3A="--deltas 20000"; W3B="--deltas 2000"
+    W4="--agents 10000 --concurrency 100"
+fi
+
+RESULTS=$OUT/results.jsonl
+: >"$RESULTS"
+# run SIDE LABEL CMD...: best (lowest wall) of REPEAT runs; appends {"side","label",...figures}.
+run() {
+    local side=$1 label=$2
+    shift 2
+    local best="" line
+    for _ in $(seq "$REPEAT"); do
+        line=$("$@")
+        best=$(printf '%s\n%s\n' "$best" "$line" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+key = lambda r: r["run_wall_ms"] if r["workload"] == "W4" else r["wall_ms"]
+print(json.dumps(min(rows, key=key)))')
+    done
+    echo "$best" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read()); r = {"side": sys.argv[1], "label": sys.argv[2], **r}
+print(json.dumps(r))' "$side" "$label" | tee -a "$RESULTS" >&2
+}
+
+cells=(
+    "W1|$W1"
+    "W2|$W2"
+    "W3|$W3A"
+    "W3|$W3B"
+    "W4|$W4"
+)
+for cell in "${cells[@]}"; do
+    w=${cell%%|*}
+    params=${cell#*|}
+    label="$w $params"
+    # shellcheck disable=SC2086
+    run reference "$label" bash -c "cd '$REF' && node --expose-gc bench.mjs $w $params"
+    if [ "$w" = W4 ]; then
+        # shellcheck disable=SC2086
+        run libagent "$label" "$OUT/bench" $w $params
+    else
+        for mode in type lean full; do
+            # shellcheck disable=SC2086
+            run "libagent-$mode" "$label" "$OUT/bench" $w $params --mode $mode
+        done
+    fi
+done
+
+python3 - "$RESULTS" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ref = {r["label"]: r for r in rows if r["side"] == "reference"}
+def f(x):
+    return "-" if x is None else (f"{x:.1f}" if isinstance(x, float) else str(x))
+def ratio(a, b):
+    return "-" if not a or not b else f"{a / b:.2f}x"
+print()
+print("| workload | side | wall ms | cpu ms | ref/lib wall | ref/lib cpu | other |")
+print("|---|---|---:|---:|---:|---:|---|")
+for r in rows:
+    q = ref[r["label"]]
+    if r["workload"] == "W4":
+        wall, cpu, rw, rc = r["run_wall_ms"], r["run_cpu_ms"], q["run_wall_ms"], q["run_cpu_ms"]
+        other = f"create {f(r['create_wall_ms'])} ms, {r['bytes_per_agent']} B/agent"
+        if r is not q:
+            other += (f" (ref/lib: create {ratio(q['create_wall_ms'], r['create_wall_ms'])},"
+                      f" bytes {ratio(q['bytes_per_agent'], r['bytes_per_agent'])})")
+    else:
+        wall, cpu, rw, rc = r["wall_ms"], r["cpu_ms"], q["wall_ms"], q["cpu_ms"]
+        other = f"{r['events']} events"
+        if r["workload"] == "W3":
+            other += f", {r['us_per_delta']} us/delta"
+        if r.get("json_bytes"):
+            other += f", {r['json_bytes'] / 1e6:.1f} MB JSON"
+    side = r["side"]
+    if side == "reference":
+        print(f"| {r['label']} | {side} | {f(wall)} | {f(cpu)} | | | {other} |")
+    else:
+        print(f"| {r['label']} | {side} | {f(wall)} | {f(cpu)} | {ratio(rw, wall)} | {ratio(rc, cpu)} | {other} |")
+EOF
