@@ -10,7 +10,7 @@ use crate::host::{
     call_hook, default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn,
     StreamRequest, CANCELLED,
 };
-use crate::json::{json, set_key, Json, JsonMap};
+use crate::json::{json, object, set_key, Json, JsonMap};
 use crate::message::{default_identity, is_llm_role, role, tool_calls};
 use crate::stream::{self, StreamOutput};
 use crate::transcript::declare_tool_changes;
@@ -66,7 +66,10 @@ impl LoopContext {
 
     /// `{ "messages": [...], "tools": [definitions] }`.
     pub fn to_json(&self) -> Json {
-        json!({"messages": self.messages.clone(), "tools": self.tool_definitions()})
+        object([
+            ("messages", Json::Array(self.messages.clone())),
+            ("tools", Json::Array(self.tool_definitions())),
+        ])
     }
 }
 
@@ -242,8 +245,11 @@ impl Run {
                 }
 
                 if let Some(hook) = self.config.prepare_request.clone() {
-                    let input = json!({"context": self.context.to_json(), "model": self.config.model.clone(),
-                        "thinkingLevel": self.thinking_level()});
+                    let input = object([
+                        ("context", self.context.to_json()),
+                        ("model", self.config.model.clone()),
+                        ("thinkingLevel", Json::String(self.thinking_level())),
+                    ]);
                     if let Some(update) = call_hook(&hook, input, &self.signal)
                         .await?
                         .filter(Json::is_object)
@@ -360,8 +366,12 @@ impl Run {
 
     /// `AgentTurnContext` (SPEC §2.8) for `finishTurn` and `prepareNextTurn`.
     fn turn_json(&self, turn: &Turn) -> Json {
-        json!({"message": turn.message.clone(), "toolResults": turn.tool_results.clone(),
-            "context": self.context.to_json(), "newMessages": self.new_messages.clone()})
+        object([
+            ("message", turn.message.clone()),
+            ("toolResults", Json::Array(turn.tool_results.clone())),
+            ("context", self.context.to_json()),
+            ("newMessages", Json::Array(self.new_messages.clone())),
+        ])
     }
 
     /// Applies `context`, `model` and `thinkingLevel` of a hook update (SPEC §6.4 steps 4.2, 7).
@@ -409,24 +419,25 @@ impl Run {
 
     /// `streamAssistantResponse` (SPEC §6.5) and the stream consumption of SPEC §3.10.
     async fn stream_assistant_response(&mut self) -> Result<Json, String> {
-        let mut messages = self.context.messages.clone();
+        // The working transcript is copied only where a hook needs its own value.
+        let mut transformed = None;
         if let Some(hook) = self.config.transform_context.clone() {
+            let input = Json::Array(self.context.messages.clone());
             // A13: answering nothing leaves the messages unchanged.
-            if let Some(Json::Array(transformed)) =
-                call_hook(&hook, Json::Array(messages.clone()), &self.signal).await?
-            {
-                messages = transformed;
+            if let Some(Json::Array(messages)) = call_hook(&hook, input, &self.signal).await? {
+                transformed = Some(messages);
             }
         }
+        let messages = transformed.as_deref().unwrap_or(&self.context.messages);
         let llm_messages = match self.config.convert_to_llm.clone() {
             Some(hook) => {
-                match call_hook(&hook, Json::Array(messages.clone()), &self.signal).await? {
+                match call_hook(&hook, Json::Array(messages.to_vec()), &self.signal).await? {
                     Some(Json::Array(converted)) => converted,
                     // A14: answering nothing applies the default conversion.
-                    _ => default_convert_to_llm(&messages),
+                    _ => default_convert_to_llm(messages),
                 }
             }
-            None => default_convert_to_llm(&messages),
+            None => default_convert_to_llm(messages),
         };
         let mut api_key = None;
         if let Some(hook) = self.config.get_api_key.clone() {
@@ -443,7 +454,10 @@ impl Run {
         let api_key = api_key.or_else(|| self.config.api_key.clone());
         let request = StreamRequest {
             model: self.config.model.clone(),
-            context: json!({"messages": llm_messages}),
+            context: Json::Object(JsonMap::from_iter([(
+                "messages".to_string(),
+                Json::Array(llm_messages),
+            )])),
             options: self.stream_options(api_key),
             signal: self.signal.clone(),
         };

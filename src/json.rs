@@ -281,6 +281,16 @@ pub fn deep_equal(a: &Json, b: &Json) -> bool {
     }
 }
 
+/// An object from `(key, value)` pairs, moving the values (`json!` would re-serialise them).
+pub fn object<const N: usize>(entries: [(&str, Json); N]) -> Json {
+    Json::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
 /// Milliseconds since the Unix epoch, as a JSON number (SPEC §0.4.6).
 pub fn now_ms() -> Json {
     let ms = std::time::SystemTime::now()

@@ -14,7 +14,7 @@ use crate::host::{
     call_hook, AbortSignal, AgentTool, Hook, HostFuture, ToolInvocation, UpdateFn, CANCELLED,
     OPERATION_ABORTED,
 };
-use crate::json::{json, set_key, Json};
+use crate::json::{json, object, set_key, Json};
 use crate::message::{error_tool_result, tool_result_message};
 
 /// `AgentToolCallOutcome` (SPEC §2.7).
@@ -38,7 +38,11 @@ impl ToolCallOutcome {
     }
 
     pub fn to_json(&self) -> Json {
-        let mut out = json!({"toolCall": self.tool_call.clone(), "result": self.result.clone(), "isError": self.is_error});
+        let mut out = object([
+            ("toolCall", self.tool_call.clone()),
+            ("result", self.result.clone()),
+            ("isError", Json::from(self.is_error)),
+        ]);
         if let (Some(ms), Some(object)) = (self.duration_ms, out.as_object_mut()) {
             object.insert("durationMs".into(), json!(ms));
         }
@@ -314,8 +318,12 @@ async fn guarded_preparation(
     let args = validate_tool_arguments(tool.name(), &parameters, &prepared_call)?;
     let mut decision = None;
     if let Some(hook) = site.before {
-        let input = json!({"assistantMessage": site.assistant_message.clone(), "toolCall": tool_call.clone(),
-            "args": args.clone(), "context": site.context.to_json()});
+        let input = object([
+            ("assistantMessage", site.assistant_message.clone()),
+            ("toolCall", tool_call.clone()),
+            ("args", args.clone()),
+            ("context", site.context.to_json()),
+        ]);
         decision = call_hook(hook, input, site.signal).await?;
     }
     if site.signal.is_aborted() {
@@ -498,9 +506,14 @@ async fn finalize(site: &CallSite<'_>, executed: Executed) -> ToolCallOutcome {
         duration_ms,
     } = executed;
     if let Some(hook) = site.after {
-        let input = json!({"assistantMessage": site.assistant_message.clone(), "toolCall": prepared.tool_call.clone(),
-            "args": prepared.args.clone(), "result": result.clone(), "isError": is_error,
-            "context": site.context.to_json()});
+        let input = object([
+            ("assistantMessage", site.assistant_message.clone()),
+            ("toolCall", prepared.tool_call.clone()),
+            ("args", prepared.args.clone()),
+            ("result", result.clone()),
+            ("isError", Json::from(is_error)),
+            ("context", site.context.to_json()),
+        ]);
         match call_hook(hook, input, site.signal).await {
             Err(message) => {
                 result = error_tool_result(&message);
