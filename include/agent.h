@@ -216,7 +216,7 @@ const char *agent_version(void);
 
 // Chooses the runtime before first use: `workers` <= 1 runs every agent on one runtime thread
 // (the default); N > 1 uses a multi-thread runtime with N workers.
-// Returns `AGENT_ERR_INVALID_STATE` once the runtime is running.
+// Returns `AGENT_ERR_INVALID_STATE` once the runtime is running or was already configured.
 AgentStatus agent_runtime_configure(uint32_t workers);
 
 // Builds an agent from `options` (consumed, also on failure; NULL = defaults). Without a stream
@@ -332,7 +332,9 @@ AgentStatus agent_set_scripted_model(AgentHandle *handle, const char *script_jso
 // For a stream, ends it with that final message (NULL: the stream ends without one, which
 // yields an error message, SPEC §3.5). Malformed or wrongly shaped JSON returns
 // `AGENT_ERR_INVALID_JSON` and leaves the call unanswered. A second answer returns
-// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded.
+// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded
+// (except for a stream the agent stopped consuming: its call is gone, and answering it returns
+// `AGENT_ERR_ALREADY_COMPLETED`).
 // Callable from any thread, inside or after the callback.
 AgentStatus agent_call_complete(AgentCall *call, const char *result_json);
 

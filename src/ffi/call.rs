@@ -194,10 +194,7 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
             "event_json must be a JSON object with a string \"type\".",
         );
     }
-    sender.push(event).map_err(|e| FfiError {
-        status: AGENT_ERR_STREAM_CLOSED,
-        message: e.to_string(),
-    })?;
+    sender.push(event)?;
     pushed.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -207,7 +204,9 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
 /// For a stream, ends it with that final message (NULL: the stream ends without one, which
 /// yields an error message, SPEC §3.5). Malformed or wrongly shaped JSON returns
 /// `AGENT_ERR_INVALID_JSON` and leaves the call unanswered. A second answer returns
-/// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded.
+/// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded
+/// (except for a stream the agent stopped consuming: its call is gone, and answering it returns
+/// `AGENT_ERR_ALREADY_COMPLETED`).
 /// Callable from any thread, inside or after the callback.
 #[no_mangle]
 pub extern "C" fn agent_call_complete(
@@ -234,10 +233,7 @@ pub extern "C" fn agent_call_complete(
                 if let Some(value) = &value {
                     check_message(value, "result_json")?;
                 }
-                sender.end(value).map_err(|e| FfiError {
-                    status: AGENT_ERR_STREAM_CLOSED,
-                    message: e.to_string(),
-                })?;
+                sender.end(value)?;
                 CALLS.remove(call as *const c_void);
                 Ok(())
             }
@@ -258,10 +254,7 @@ pub extern "C" fn agent_call_fail(call: *mut AgentCall, message: *const c_char) 
                 settle(call, reply, Err(message))
             }
             Reply::Stream { sender, .. } => {
-                sender.fail(&message).map_err(|e| FfiError {
-                    status: AGENT_ERR_STREAM_CLOSED,
-                    message: e.to_string(),
-                })?;
+                sender.fail(&message)?;
                 CALLS.remove(call as *const c_void);
                 Ok(())
             }

@@ -72,6 +72,15 @@ pub(crate) struct FfiError {
 
 pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
 
+impl From<crate::stream::StreamClosed> for FfiError {
+    fn from(closed: crate::stream::StreamClosed) -> Self {
+        FfiError {
+            status: AGENT_ERR_STREAM_CLOSED,
+            message: closed.to_string(),
+        }
+    }
+}
+
 pub(crate) fn err<T>(status: AgentStatus, message: impl Into<String>) -> FfiResult<T> {
     Err(FfiError {
         status,
@@ -248,7 +257,7 @@ pub extern "C" fn agent_version() -> *const c_char {
 
 /// Chooses the runtime before first use: `workers` <= 1 runs every agent on one runtime thread
 /// (the default); N > 1 uses a multi-thread runtime with N workers.
-/// Returns `AGENT_ERR_INVALID_STATE` once the runtime is running.
+/// Returns `AGENT_ERR_INVALID_STATE` once the runtime is running or was already configured.
 #[no_mangle]
 pub extern "C" fn agent_runtime_configure(workers: u32) -> AgentStatus {
     boundary(|| {
