@@ -24,21 +24,6 @@ fn assistant(text: &str) -> Json {
         "model": "m1", "usage": zero(), "stopReason": "stop", "timestamp": 1})
 }
 
-fn contents(messages: &[Json]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| match &m["content"] {
-            Json::String(s) => s.clone(),
-            Json::Array(blocks) => blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        })
-        .collect()
-}
-
 fn last_agent_end(recorder: &Recorder) -> Vec<Json> {
     recorder
         .events()
@@ -49,12 +34,6 @@ fn last_agent_end(recorder: &Recorder) -> Vec<Json> {
         .as_array()
         .unwrap()
         .clone()
-}
-
-fn many_texts(n: usize) -> Vec<Json> {
-    (1..=n)
-        .map(|i| text_response(&format!("a{i}"), 1))
-        .collect()
 }
 
 #[tokio::test]

@@ -5,20 +5,8 @@ mod common;
 use agent::agent::{Agent, Settings};
 use agent::host::{FnTool, HostFuture, ToolInvocation};
 use agent::json::{json, Json};
+use common::sequences::*;
 use common::*;
-
-fn text(t: &str) -> Json {
-    json!([{"type": "text", "text": t}])
-}
-
-/// A text response streamed with exactly these deltas.
-fn deltas_response(deltas: &[&str]) -> Json {
-    json!({"content": [{"type": "text", "text": deltas.concat(), "deltas": deltas}]})
-}
-
-fn assistant_text(t: &str) -> Json {
-    final_msg(text(t), "stop")
-}
 
 #[tokio::test]
 async fn s1_plain_text_reply() {

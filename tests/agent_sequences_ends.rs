@@ -8,20 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use agent::agent::{Agent, Settings};
 use agent::host::{FnTool, HostFuture, ToolInvocation};
 use agent::json::{json, Json};
+use common::sequences::*;
 use common::*;
-
-fn text(t: &str) -> Json {
-    json!([{"type": "text", "text": t}])
-}
-
-/// A text response streamed with exactly these deltas.
-fn deltas_response(deltas: &[&str]) -> Json {
-    json!({"content": [{"type": "text", "text": deltas.concat(), "deltas": deltas}]})
-}
-
-fn assistant_text(t: &str) -> Json {
-    final_msg(text(t), "stop")
-}
 
 #[tokio::test]
 async fn s7_abort_during_streaming() {
@@ -336,11 +324,8 @@ async fn s11_length_stop_with_tool_calls() {
 }
 
 fn finish_turn_agent(answers: Vec<Option<Json>>, responses: Vec<Json>) -> (Agent, Requests) {
-    let answers = Arc::new(Mutex::new(answers.into_iter()));
     let mut settings = Settings::default();
-    settings.hooks.finish_turn = Some(hook(move |_, _| {
-        Ok(answers.lock().unwrap().next().flatten())
-    }));
+    settings.hooks.finish_turn = Some(answering_hook(answers));
     let (f, requests) = scripted(responses);
     (
         agent_from(f, vec![text_tool("read", "R", 0)], None, settings),

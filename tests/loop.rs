@@ -4,62 +4,10 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use agent::agent_loop::{run_agent_loop, run_agent_loop_continue, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, HostFuture, StreamFn, NO_DEFAULT_STREAM_FN};
+use agent::host::{AbortSignal, StreamFn, NO_DEFAULT_STREAM_FN};
 use agent::json::{json, to_string, Json};
+use common::loops::*;
 use common::*;
-
-struct Outcome {
-    result: Result<Vec<Json>, String>,
-    events: Vec<Json>,
-    requests: Requests,
-}
-
-async fn run_with(
-    prompts: Vec<Json>,
-    context: LoopContext,
-    config: LoopConfig,
-    stream_fn: (StreamFn, Requests),
-) -> Outcome {
-    let (emit, events) = collect_emit();
-    let (f, requests) = stream_fn;
-    let result = run_agent_loop(prompts, context, config, emit, AbortSignal::new(), Some(f)).await;
-    let events = events.lock().unwrap().clone();
-    Outcome {
-        result,
-        events,
-        requests,
-    }
-}
-
-async fn run(prompts: Vec<Json>, config: LoopConfig, responses: Vec<Json>) -> Outcome {
-    run_with(prompts, LoopContext::default(), config, scripted(responses)).await
-}
-
-fn roles(messages: &[Json]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
-/// A shared log of event types and hook calls, in order.
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn logging_emit(log: &Log) -> agent::agent_loop::Emit {
-    let log = log.clone();
-    Arc::new(move |event: agent::event::AgentEvent| {
-        log.lock().unwrap().push(event.type_name().to_string());
-        Box::pin(async { Ok(()) }) as HostFuture<_>
-    })
-}
-
-fn logging_hook(log: &Log, name: &'static str, answer: Option<Json>) -> agent::host::Hook {
-    let log = log.clone();
-    hook(move |_, _| {
-        log.lock().unwrap().push(name.to_string());
-        Ok(answer.clone())
-    })
-}
 
 // ----- 126–143: runs, queues, hooks, requests ------------------------------------------------
 
@@ -341,10 +289,7 @@ async fn c135_prepared_messages_are_committed_before_steering() {
 #[tokio::test]
 async fn c136_model_and_thinking_updates_apply_to_this_and_later_requests() {
     let m2 = json!({"id": "m2", "api": "api2", "provider": "prov2"});
-    let answers = Arc::new(Mutex::new(
-        vec![Some(json!({"model": m2, "thinkingLevel": "high"}))].into_iter(),
-    ));
-    let next = hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()));
+    let next = answering_hook(vec![Some(json!({"model": m2, "thinkingLevel": "high"}))]);
     let request_calls = Arc::new(Mutex::new(0));
     let prepare_request = hook(move |_, _| {
         let mut n = request_calls.lock().unwrap();

@@ -3,66 +3,19 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent::agent_loop::{run_agent_loop, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, HostFuture, StreamFn};
+use agent::host::{AbortSignal, HostFuture};
 use agent::json::{json, to_string, Json};
+use common::loops::*;
 use common::*;
 
-struct Outcome {
-    result: Result<Vec<Json>, String>,
-    events: Vec<Json>,
-    requests: Requests,
-}
-
-async fn run_with(
-    prompts: Vec<Json>,
-    context: LoopContext,
-    config: LoopConfig,
-    stream_fn: (StreamFn, Requests),
-) -> Outcome {
-    let (emit, events) = collect_emit();
-    let (f, requests) = stream_fn;
-    let result = run_agent_loop(prompts, context, config, emit, AbortSignal::new(), Some(f)).await;
-    let events = events.lock().unwrap().clone();
-    Outcome {
-        result,
-        events,
-        requests,
-    }
-}
-
-async fn run(prompts: Vec<Json>, config: LoopConfig, responses: Vec<Json>) -> Outcome {
-    run_with(prompts, LoopContext::default(), config, scripted(responses)).await
-}
-
-fn roles(messages: &[Json]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
-/// A shared log of event types and hook calls, in order.
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn logging_emit(log: &Log) -> agent::agent_loop::Emit {
-    let log = log.clone();
-    Arc::new(move |event: agent::event::AgentEvent| {
-        log.lock().unwrap().push(event.type_name().to_string());
-        Box::pin(async { Ok(()) }) as HostFuture<_>
-    })
-}
-
-// ----- 126–143: runs, queues, hooks, requests ------------------------------------------------
+// ----- 168–175: turn decisions, follow-ups, tool declarations -----------------------------------
 
 #[tokio::test]
 async fn c168_continue_decision_makes_exactly_one_extra_request() {
-    let answers = Arc::new(Mutex::new(
-        vec![Some(json!({"action": "continue"}))].into_iter(),
-    ));
-    let finish = hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()));
+    let finish = answering_hook(vec![Some(json!({"action": "continue"}))]);
     let config = LoopConfig {
         finish_turn: Some(finish),
         ..loop_config()
@@ -86,10 +39,7 @@ async fn c168_continue_decision_makes_exactly_one_extra_request() {
 
 #[tokio::test]
 async fn c169_continue_decision_is_satisfied_by_a_follow_up() {
-    let answers = Arc::new(Mutex::new(
-        vec![Some(json!({"action": "continue"}))].into_iter(),
-    ));
-    let finish = hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()));
+    let finish = answering_hook(vec![Some(json!({"action": "continue"}))]);
     let (follow_up, _) = queue_source(vec![vec![umsg("fu")]]);
     let config = LoopConfig {
         finish_turn: Some(finish),

@@ -1,6 +1,10 @@
 //! Shared helpers for the Rust integration tests: scripted models, tools and a recorder.
 #![allow(dead_code)]
 
+pub mod calls;
+pub mod loops;
+pub mod sequences;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -400,6 +404,12 @@ pub fn hook(f: impl Fn(Json, AbortSignal) -> HookResult + Send + Sync + 'static)
     })
 }
 
+/// A hook answering each of `answers` once, in order, then nothing.
+pub fn answering_hook(answers: Vec<Option<Json>>) -> Hook {
+    let answers = Arc::new(Mutex::new(answers.into_iter()));
+    hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()))
+}
+
 /// A listener from a synchronous closure over the event JSON.
 pub fn listener(f: impl Fn(&Json) -> Result<(), String> + Send + Sync + 'static) -> Listener {
     Arc::new(move |event: Arc<AgentEvent>, _signal| {
@@ -494,4 +504,27 @@ pub fn queue_source(
         Box::pin(async move { Ok(batch) }) as HostFuture<_>
     });
     (source, calls)
+}
+
+/// The text of each message: string content as is, text blocks joined.
+pub fn contents(messages: &[Json]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| match &m["content"] {
+            Json::String(s) => s.clone(),
+            Json::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// `n` one-chunk text responses `a1` … `an`.
+pub fn many_texts(n: usize) -> Vec<Json> {
+    (1..=n)
+        .map(|i| text_response(&format!("a{i}"), 1))
+        .collect()
 }
