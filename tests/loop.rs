@@ -183,14 +183,8 @@ async fn c133_pre_turn_repoll_only_when_post_turn_poll_was_empty() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ];
+    let ctx = read_context();
+    let responses = read_then(&["a2"]);
     run_with(
         vec![umsg("p")],
         ctx.clone(),
@@ -205,11 +199,7 @@ async fn c133_pre_turn_repoll_only_when_post_turn_poll_was_empty() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-        text_response("a3", 1),
-    ];
+    let responses = read_then(&["a2", "a3"]);
     let out = run_with(vec![umsg("p")], ctx, config, scripted(responses)).await;
     let messages = out.result.unwrap();
     // (The first message declares the context's tools.)
@@ -239,26 +229,7 @@ async fn c134_prepare_next_turn_runs_before_later_turn_starts_only() {
         prepare_next_turn: Some(logging_hook(&log, "prepareNextTurn", None)),
         ..loop_config()
     };
-    let (emit, _) = collect_emit();
-    let _ = emit;
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ]);
-    run_agent_loop(
-        vec![umsg("p")],
-        ctx,
-        config,
-        logging_emit(&log),
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_logged(config, read_then(&["a2"]), &log).await;
     let log = log.lock().unwrap().clone();
     let first_call = log.iter().position(|l| l == "prepareNextTurn").unwrap();
     assert_eq!(log.iter().filter(|l| *l == "prepareNextTurn").count(), 1);
@@ -302,10 +273,7 @@ async fn c136_model_and_thinking_updates_apply_to_this_and_later_requests() {
         prepare_request: Some(prepare_request),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
+    let ctx = read_context();
     let responses = vec![
         tool_response(&[("c1", "read", json!({}))]),
         tool_response(&[("c2", "read", json!({}))]),
@@ -344,24 +312,7 @@ async fn c137_prepare_request_before_every_request_after_commits() {
         prepare_request: Some(prepare),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ]);
-    run_agent_loop(
-        vec![umsg("p")],
-        ctx,
-        config,
-        logging_emit(&log),
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_logged(config, read_then(&["a2"]), &log).await;
     let log = log.lock().unwrap().clone();
     let positions: Vec<usize> = log
         .iter()
@@ -635,20 +586,8 @@ async fn prepare_request_context_without_tools_leaves_no_executable_tools() {
         prepare_request: Some(prepare),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let out = run_with(
-        vec![umsg("p")],
-        ctx,
-        config,
-        scripted(vec![
-            tool_response(&[("c1", "read", json!({}))]),
-            text_response("a", 1),
-        ]),
-    )
-    .await;
+    let ctx = read_context();
+    let out = run_with(vec![umsg("p")], ctx, config, scripted(read_then(&["a"]))).await;
     let end = out
         .events
         .iter()

@@ -5,8 +5,8 @@ mod common;
 
 use std::sync::Arc;
 
-use agent::agent_loop::{run_agent_loop, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, HostFuture};
+use agent::agent_loop::{LoopConfig, LoopContext};
+use agent::host::HostFuture;
 use agent::json::{json, to_string, Json};
 use common::loops::*;
 use common::*;
@@ -74,10 +74,7 @@ async fn c170_finish_turn_receives_new_messages_and_full_context() {
         messages: vec![umsg("old")],
         tools: vec![text_tool("read", "R", 0)],
     };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ];
+    let responses = read_then(&["a2"]);
     run_with(vec![umsg("p")], ctx, config, scripted(responses))
         .await
         .result
@@ -115,25 +112,7 @@ async fn c171_follow_ups_polled_only_when_nothing_else_continues() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-        text_response("a3", 1),
-    ]);
-    run_agent_loop(
-        vec![umsg("p")],
-        ctx,
-        config,
-        logging_emit(&log),
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_logged(config, read_then(&["a2", "a3"]), &log).await;
     let log = log.lock().unwrap().clone();
     // Turn 1 continues through its tool results, turn 2 through steering: one poll, after turn 3.
     assert_eq!(log.iter().filter(|l| *l == "followUp").count(), 1);
@@ -161,10 +140,7 @@ async fn c175_tools_from_prepare_next_turn_are_declared_at_the_next_turn_start()
         ],
         tools: vec![read],
     };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ];
+    let responses = read_then(&["a2"]);
     let out = run_with(vec![umsg("p")], ctx, config, scripted(responses)).await;
     let types = types_of(&out.events);
     let second_turn = types

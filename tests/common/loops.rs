@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use agent::agent_loop::{run_agent_loop, Emit, LoopConfig, LoopContext};
 use agent::host::{AbortSignal, Hook, HostFuture, StreamFn};
-use agent::json::Json;
+use agent::json::{json, Json};
 
 use super::*;
 
@@ -65,4 +65,34 @@ pub fn logging_hook(log: &Log, name: &'static str, answer: Option<Json>) -> Hook
         log.lock().unwrap().push(name.to_string());
         Ok(answer.clone())
     })
+}
+
+/// A context holding only the tool `read` (answering `R`).
+pub fn read_context() -> LoopContext {
+    LoopContext {
+        messages: vec![],
+        tools: vec![text_tool("read", "R", 0)],
+    }
+}
+
+/// Responses: a call `c1` of `read`, then one-chunk text answers `texts`.
+pub fn read_then(texts: &[&str]) -> Vec<Json> {
+    let mut responses = vec![tool_response(&[("c1", "read", json!({}))])];
+    responses.extend(texts.iter().map(|t| text_response(t, 1)));
+    responses
+}
+
+/// Runs prompt `p` on `read_context()` answered by `responses`, logging event types into `log`.
+pub async fn run_logged(config: LoopConfig, responses: Vec<Json>, log: &Log) -> Vec<Json> {
+    let (f, _) = scripted(responses);
+    run_agent_loop(
+        vec![umsg("p")],
+        read_context(),
+        config,
+        logging_emit(log),
+        AbortSignal::new(),
+        Some(f),
+    )
+    .await
+    .expect("run")
 }
