@@ -27,8 +27,7 @@ async fn s7_abort_during_streaming() {
     let a = json!({"role": "assistant", "content": text("a"), "api": "test-api", "provider": "test-prov", "model": "m1",
         "usage": zero(), "stopReason": "aborted", "timestamp": 0, "errorMessage": "Request was aborted",
         "durationMs": "<ms>", "thinkingLevel": "off"});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.push(msg_start(&partial(json!([]))));
     expected.push(update(
         json!({"type": "text_start", "contentIndex": 0}),
@@ -95,8 +94,7 @@ async fn s8_abort_during_tool_execution() {
     let a2 = json!({"role": "assistant", "stopReason": "aborted", "content": [], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "timestamp": 0, "errorMessage": "Request was aborted", "durationMs": "<ms>",
         "thinkingLevel": "off"});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(tool_message_events(&[c1, c2], "toolUse"));
     expected.extend([
         tool_start("c1", "work", json!({})),
@@ -169,8 +167,7 @@ async fn s9_stream_function_fails() {
     let u = user_text("hi");
     let f = json!({"role": "assistant", "content": [{"type": "text", "text": ""}], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "stopReason": "error", "errorMessage": "boom", "timestamp": 0});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(committed(&f));
     expected.push(turn_end(&f, &[]));
     expected.push(agent_end(std::slice::from_ref(&f)));
@@ -195,8 +192,7 @@ async fn s10_provider_error_encoded_in_stream() {
     let a = json!({"role": "assistant", "content": text("partial"), "api": "test-api", "provider": "test-prov", "model": "m1",
         "usage": zero(), "stopReason": "error", "timestamp": 0, "errorMessage": "429 rate limited", "durationMs": "<ms>",
         "thinkingLevel": "off"});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     let mut stream = text_message_events(&["partial"], "stop");
     stream.pop();
     expected.extend(stream);
@@ -259,8 +255,7 @@ async fn s11_length_stop_with_tool_calls() {
         tr("w2", "nope", &r2, true, false),
     );
     let a2 = assistant_text("retry");
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     let w = json!({"type": "text", "text": "Writing"});
     let w1_open = json!({"type": "toolCall", "id": "w1", "name": "write", "arguments": {}});
     let w1_partial = json!({"type": "toolCall", "id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "hel"}});
@@ -315,8 +310,7 @@ async fn s11_length_stop_with_tool_calls() {
     expected.extend(committed(&tr2));
     expected.push(turn_end(&a1, &[tr1.clone(), tr2.clone()]));
     expected.push(ev("turn_start"));
-    expected.extend(text_message_events(&["retry"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["retry"]));
     expected.push(agent_end(&[u, a1, tr1, tr2, a2]));
     assert_events(&events, &expected);
     assert!(before_calls.lock().unwrap().is_empty());
@@ -345,20 +339,8 @@ async fn s12a_finish_turn_end() {
     agent.follow_up(umsg("fu"));
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
-    let c1 = call("c1", "read", json!({}));
-    let u = user_text("go");
-    let a1 = final_msg(json!([c1]), "toolUse");
     let result = text_result("R", json!({}));
-    let tr1 = tr("c1", "read", &result, false, true);
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(tool_message_events(&[c1], "toolUse"));
-    expected.extend([
-        tool_start("c1", "read", json!({})),
-        tool_end("c1", "read", result, false, true),
-    ]);
-    expected.extend(committed(&tr1));
-    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
+    let (mut expected, u, a1, tr1) = read_turn(result, false, true);
     expected.push(agent_end(&[u, a1, tr1]));
     assert_events(&recorder.events(), &expected);
     assert_eq!(requests.lock().unwrap().len(), 1);
@@ -379,13 +361,10 @@ async fn s12b_finish_turn_continue_once() {
     agent.prompt_text("go").await.unwrap();
     let u = user_text("go");
     let (a1, a2) = (assistant_text("a1"), assistant_text("a2"));
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(text_message_events(&["a1"], "stop"));
-    expected.push(turn_end(&a1, &[]));
+    let mut expected = prompt_start(&u);
+    expected.extend(text_answer(&["a1"]));
     expected.push(ev("turn_start"));
-    expected.extend(text_message_events(&["a2"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["a2"]));
     expected.push(agent_end(&[u.clone(), a1.clone(), a2]));
     assert_events(&recorder.events(), &expected);
     let requests = requests.lock().unwrap();
@@ -413,14 +392,11 @@ async fn s12b_follow_up_satisfies_continue() {
     agent.prompt_text("go").await.unwrap();
     let u = user_text("go");
     let (a1, a2) = (assistant_text("a1"), assistant_text("a2"));
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(text_message_events(&["a1"], "stop"));
-    expected.push(turn_end(&a1, &[]));
+    let mut expected = prompt_start(&u);
+    expected.extend(text_answer(&["a1"]));
     expected.push(ev("turn_start"));
     expected.extend(committed(&umsg("fu")));
-    expected.extend(text_message_events(&["a2"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["a2"]));
     expected.push(agent_end(&[u, a1, umsg("fu"), a2]));
     assert_events(&recorder.events(), &expected);
     assert_eq!(requests.lock().unwrap().len(), 2);
@@ -450,8 +426,7 @@ async fn s13_every_result_terminates() {
         tr("c1", "t1", &r1, false, true),
         tr("c2", "t2", &r2, false, true),
     );
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(tool_message_events(&[c1, c2], "toolUse"));
     expected.extend([
         tool_start("c1", "t1", json!({})),
