@@ -2,10 +2,8 @@
 //! 148–150, 156–158, 162–166, 174).
 mod common;
 
-use std::sync::{Arc, Mutex};
-
 use agent::agent_loop::LoopConfig;
-use agent::host::{AbortSignal, AgentTool};
+use agent::host::AgentTool;
 use agent::json::{json, to_string, Json};
 use common::calls::*;
 use common::*;
@@ -77,7 +75,6 @@ async fn after_with(result: Json, answer: Json) -> (Json, Json) {
         vec![result_tool("t", result, 0)],
         vec![call("c1", "t", json!({}))],
         config,
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(inputs.lock().unwrap().len(), 1);
@@ -148,12 +145,7 @@ async fn c158_failing_after_tool_call_keeps_duration() {
 
 #[tokio::test]
 async fn c162_abort_between_preparation_and_execution() {
-    let executed = Arc::new(Mutex::new(0));
-    let count = executed.clone();
-    let t = tool_fn(def("t"), move |_| {
-        *count.lock().unwrap() += 1;
-        Ok(Some(text_result("ok", json!({}))))
-    });
+    let (t, executed) = counting_tool("t");
     let before = hook(|input, signal| {
         if input["toolCall"]["id"] == "c2" {
             signal.abort();
@@ -169,7 +161,7 @@ async fn c162_abort_between_preparation_and_execution() {
         call("c2", "t", json!({})),
         call("c3", "t", json!({})),
     ];
-    let out = run_calls(vec![t], calls, config, AbortSignal::new()).await;
+    let out = run_calls(vec![t], calls, config).await;
     assert_eq!(
         tool_trace(&out.events)[..6],
         [
@@ -200,14 +192,14 @@ fn terminating(name: &str, terminate: Json) -> AgentTool {
 async fn c163_all_terminate_ends_the_run_but_queues_are_polled() {
     let tools = || vec![terminating("a", json!(true)), terminating("b", json!(true))];
     let calls = || vec![call("c1", "a", json!({})), call("c2", "b", json!({}))];
-    let out = run_calls(tools(), calls(), LoopConfig::default(), AbortSignal::new()).await;
+    let out = run_calls(tools(), calls(), LoopConfig::default()).await;
     assert_eq!(out.requests.lock().unwrap().len(), 1);
     let (follow_up, polls) = queue_source(vec![vec![umsg("fu")]]);
     let config = LoopConfig {
         get_follow_up_messages: Some(follow_up),
         ..Default::default()
     };
-    let out = run_calls(tools(), calls(), config, AbortSignal::new()).await;
+    let out = run_calls(tools(), calls(), config).await;
     assert_eq!(*polls.lock().unwrap(), 2);
     assert_eq!(out.requests.lock().unwrap().len(), 2);
 }
@@ -222,7 +214,6 @@ async fn c164_mixed_terminate_continues() {
         tools,
         vec![call("c1", "a", json!({})), call("c2", "b", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
@@ -231,7 +222,6 @@ async fn c164_mixed_terminate_continues() {
         vec![terminating("a", json!(true))],
         vec![call("c1", "a", json!({})), call("c2", "zz", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
@@ -253,7 +243,6 @@ async fn c165_blocked_terminate_participates() {
             tools,
             vec![call("c1", "a", json!({})), call("c2", "b", json!({}))],
             config,
-            AbortSignal::new(),
         )
         .await;
         assert_eq!(out.requests.lock().unwrap().len(), requests);
@@ -271,7 +260,6 @@ async fn c166_after_tool_call_terminate_participates() {
         vec![text_tool("t", "R", 0)],
         vec![call("c1", "t", json!({}))],
         config,
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(out.requests.lock().unwrap().len(), 1);
@@ -292,13 +280,7 @@ async fn c174_results_join_the_context_after_the_batch() {
         ..Default::default()
     };
     let calls = vec![call("c1", "t", json!({})), call("c2", "t", json!({}))];
-    let out = run_calls(
-        vec![text_tool("t", "R", 0)],
-        calls,
-        config,
-        AbortSignal::new(),
-    )
-    .await;
+    let out = run_calls(vec![text_tool("t", "R", 0)], calls, config).await;
     for inputs in [before_inputs, after_inputs] {
         let inputs = inputs.lock().unwrap();
         assert_eq!(inputs.len(), 2);
@@ -325,7 +307,6 @@ async fn tool_answering_nothing_fails_the_call() {
         vec![t, s],
         vec![call("c1", "quiet", json!({})), call("c2", "odd", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let ends = of_type(&out.events, "tool_execution_end");
@@ -358,7 +339,6 @@ async fn result_without_content_gives_an_empty_message_content() {
         vec![result_tool("t", json!({"details": {"d": 1}}), 0)],
         vec![call("c1", "t", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let end = &of_type(&out.events, "tool_execution_end")[0];
@@ -376,7 +356,7 @@ async fn validation_failure_text_in_the_tool_result() {
     let calls = vec![
         json!({"type": "toolCall", "id": "c1", "name": "num", "argsText": r#"{"n":"abc","extra":1}"#}),
     ];
-    let out = run_calls(vec![t], calls, LoopConfig::default(), AbortSignal::new()).await;
+    let out = run_calls(vec![t], calls, LoopConfig::default()).await;
     let text = "Validation failed for tool \"num\":\n  - n: expected integer, got string\n  - extra: unknown field\n\nReceived arguments:\n{\n  \"n\": \"abc\",\n  \"extra\": 1\n}";
     assert_eq!(
         of_type(&out.events, "tool_execution_end"),

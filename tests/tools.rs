@@ -26,7 +26,6 @@ async fn c001_optional_fields_are_omitted() {
         vec![bare],
         vec![call("c1", "bare", json!({})), call("c2", "zz", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let ends = of_type(&out.events, "tool_execution_end");
@@ -50,7 +49,6 @@ async fn c004_numbers_render_per_js_rules() {
         vec![t],
         vec![call("c1", "n", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let end = &of_type(&out.events, "tool_execution_end")[0];
@@ -72,7 +70,6 @@ async fn c005_tool_result_message_key_order() {
         vec![t],
         vec![call("c1", "u", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let tr = &out
@@ -105,7 +102,6 @@ async fn c009_unknown_result_fields_reach_the_event_but_not_the_message() {
         vec![t],
         vec![call("c1", "u", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let end = &of_type(&out.events, "tool_execution_end")[0];
@@ -140,7 +136,6 @@ async fn c093_prepare_arguments_output_is_validated() {
             call("c2", "num", json!({"n": 1})),
         ],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(*seen.lock().unwrap(), [json!({"n": 5})]);
@@ -160,7 +155,6 @@ async fn c109_validation_works_on_a_copy() {
         vec![number_tool(seen.clone())],
         vec![call("c1", "num", json!({"n": "5"}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(*seen.lock().unwrap(), [json!({"n": 5})]);
@@ -184,12 +178,7 @@ async fn c109_validation_works_on_a_copy() {
 
 #[tokio::test]
 async fn c144_tool_calls_run_whatever_the_stop_reason() {
-    let ran = Arc::new(Mutex::new(0));
-    let count = ran.clone();
-    let t = tool_fn(def("t"), move |_| {
-        *count.lock().unwrap() += 1;
-        Ok(Some(text_result("ok", json!({}))))
-    });
+    let (t, ran) = counting_tool("t");
     let out = run_scripted(
         vec![t],
         vec![
@@ -239,7 +228,6 @@ async fn c146_unknown_tool() {
         vec![],
         vec![call("c1", "zz", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -296,7 +284,6 @@ async fn c151_failing_execute_keeps_duration() {
         vec![t],
         vec![call("c1", "t", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -313,7 +300,6 @@ async fn c152_execute_is_error_result() {
         vec![result_tool("t", result.clone(), 0)],
         vec![call("c1", "t", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -335,7 +321,6 @@ async fn c153_updates_carry_raw_args_and_partial_result() {
         vec![t],
         vec![call("c1", "num", json!({"n": "5"}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -444,13 +429,7 @@ async fn c159_sequential_mode() {
         tool_execution: Some("sequential".into()),
         ..Default::default()
     };
-    let out = run_calls(
-        slow_fast(Some("parallel")),
-        two_calls(),
-        config,
-        AbortSignal::new(),
-    )
-    .await;
+    let out = run_calls(slow_fast(Some("parallel")), two_calls(), config).await;
     assert_eq!(tool_trace(&out.events)[..6], SEQUENTIAL);
 }
 
@@ -460,7 +439,6 @@ async fn c160_a_sequential_tool_forces_the_batch() {
         slow_fast(Some("sequential")),
         two_calls(),
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(tool_trace(&out.events)[..6], SEQUENTIAL);
@@ -468,13 +446,7 @@ async fn c160_a_sequential_tool_forces_the_batch() {
 
 #[tokio::test]
 async fn c161_parallel_mode_order() {
-    let out = run_calls(
-        slow_fast(None),
-        two_calls(),
-        LoopConfig::default(),
-        AbortSignal::new(),
-    )
-    .await;
+    let out = run_calls(slow_fast(None), two_calls(), LoopConfig::default()).await;
     assert_eq!(
         tool_trace(&out.events),
         [
@@ -547,7 +519,6 @@ async fn hooks_see_the_raw_call_and_the_coerced_args() {
         vec![number_tool(seen)],
         vec![call("c1", "num", json!({"n": "5"}))],
         config,
-        AbortSignal::new(),
     )
     .await;
     let before = before_inputs.lock().unwrap()[0].clone();

@@ -1,5 +1,7 @@
 //! Running the low-level loop on a prompt whose answer calls tools (tools.rs, tool_hooks.rs).
 
+use std::sync::{Arc, Mutex};
+
 use agent::agent_loop::{run_agent_loop, Emit, LoopConfig, LoopContext};
 use agent::host::{AbortSignal, AgentTool, StreamFn};
 use agent::json::{json, Json};
@@ -36,12 +38,7 @@ pub async fn run_go(
 }
 
 /// Runs a prompt whose first answer calls `calls`, then answers text `end` (as often as needed).
-pub async fn run_calls(
-    tools: Vec<AgentTool>,
-    calls: Vec<Json>,
-    config: LoopConfig,
-    signal: AbortSignal,
-) -> Outcome {
+pub async fn run_calls(tools: Vec<AgentTool>, calls: Vec<Json>, config: LoopConfig) -> Outcome {
     let responses = vec![
         json!({"content": calls}),
         text_response("end", 1),
@@ -50,7 +47,7 @@ pub async fn run_calls(
     ];
     let (f, requests) = scripted(responses);
     let (emit, events) = collect_emit();
-    let messages = run_go(tools, config, emit, signal, f).await;
+    let messages = run_go(tools, config, emit, AbortSignal::new(), f).await;
     let events = events.lock().unwrap().clone();
     Outcome {
         events,
@@ -74,14 +71,19 @@ pub async fn run_scripted(tools: Vec<AgentTool>, responses: Vec<Json>) -> Outcom
 
 /// One call `c1` of tool `t` (no arguments) under `config`: the `tool_execution_end` events.
 pub async fn t_call_ends(tool: AgentTool, config: LoopConfig) -> Vec<Json> {
-    let out = run_calls(
-        vec![tool],
-        vec![call("c1", "t", json!({}))],
-        config,
-        AbortSignal::new(),
-    )
-    .await;
+    let out = run_calls(vec![tool], vec![call("c1", "t", json!({}))], config).await;
     of_type(&out.events, "tool_execution_end")
+}
+
+/// A tool `name` answering `ok`, and the count of its executions.
+pub fn counting_tool(name: &str) -> (AgentTool, Arc<Mutex<usize>>) {
+    let executed = Arc::new(Mutex::new(0));
+    let count = executed.clone();
+    let tool = tool_fn(def(name), move |_| {
+        *count.lock().unwrap() += 1;
+        Ok(Some(text_result("ok", json!({}))))
+    });
+    (tool, executed)
 }
 
 /// The events of type `kind`, normalized.
