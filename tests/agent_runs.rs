@@ -12,13 +12,6 @@ use agent::host::{HostFuture, Listener};
 use agent::json::{json, to_string, Json};
 use common::*;
 
-fn text_prompt(text: &str) -> PromptInput {
-    PromptInput::Text {
-        text: text.into(),
-        images: vec![],
-    }
-}
-
 fn assistant(text: &str) -> Json {
     json!({"role": "assistant", "content": [{"type": "text", "text": text}], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "stopReason": "stop", "timestamp": 1})
@@ -441,8 +434,11 @@ async fn c211_c212_prepare_next_turn_forms() {
     assert_eq!(*plain_log.lock().unwrap(), ["plain:true:false"]);
 }
 
-#[tokio::test]
-async fn c214_host_edits_during_a_run_do_not_reach_its_requests() {
+/// Runs prompt `go` answered by a call of tool `t` then text `a`; `edit` runs on the agent when
+/// the tool starts.
+async fn run_editing_at_tool_start(
+    edit: impl Fn(&Agent) + Send + Sync + 'static,
+) -> (Agent, Requests) {
     let (f, requests) = scripted(vec![
         tool_response(&[("c1", "t", json!({}))]),
         text_response("a", 1),
@@ -451,11 +447,17 @@ async fn c214_host_edits_during_a_run_do_not_reach_its_requests() {
     let handle = agent.clone();
     agent.subscribe(listener(move |e| {
         if e["type"] == "tool_execution_start" {
-            handle.push_message(umsg("host edit"));
+            edit(&handle);
         }
         Ok(())
     }));
     agent.prompt_text("go").await.unwrap();
+    (agent, requests)
+}
+
+#[tokio::test]
+async fn c214_host_edits_during_a_run_do_not_reach_its_requests() {
+    let (agent, requests) = run_editing_at_tool_start(|a| a.push_message(umsg("host edit"))).await;
     let second = request_messages(&requests.lock().unwrap()[1]);
     assert!(!second.contains(&umsg("host edit")));
     assert!(agent.messages().contains(&umsg("host edit")));
@@ -463,19 +465,7 @@ async fn c214_host_edits_during_a_run_do_not_reach_its_requests() {
 
 #[tokio::test]
 async fn a_list_assigned_during_a_run_receives_its_later_messages() {
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "t", json!({}))]),
-        text_response("a", 1),
-    ]);
-    let agent = agent_from(f, vec![text_tool("t", "R", 0)], None, Settings::default());
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            handle.set_messages(vec![umsg("replaced")]);
-        }
-        Ok(())
-    }));
-    agent.prompt_text("go").await.unwrap();
+    let (agent, _) = run_editing_at_tool_start(|a| a.set_messages(vec![umsg("replaced")])).await;
     assert_eq!(contents(&agent.messages()), ["replaced", "R", "a"]);
 }
 
@@ -671,14 +661,7 @@ async fn tool_declaration_example_6_mid_run_change() {
         ),
         declared
     );
-    assert_eq!(
-        agent
-            .tools()
-            .iter()
-            .map(|t| t.name().to_string())
-            .collect::<Vec<_>>(),
-        ["read"]
-    );
+    assert_eq!(tool_names(&agent), ["read"]);
 }
 
 #[tokio::test]

@@ -260,7 +260,7 @@ async fn s6_follow_up_all_mode() {
         follow_up_mode: "all".into(),
         ..Default::default()
     };
-    let (f, _) = scripted(vec![text_response("a1", 1), text_response("a2", 1)]);
+    let (f, _) = scripted(many_texts(2));
     let agent = agent_from(f, vec![], None, settings);
     agent.follow_up(umsg("fuA"));
     agent.follow_up(umsg("fuB"));
@@ -280,11 +280,7 @@ async fn s6_follow_up_all_mode() {
 
 #[tokio::test]
 async fn s6_one_at_a_time_gives_each_follow_up_a_turn() {
-    let (f, _) = scripted(vec![
-        text_response("a1", 1),
-        text_response("a2", 1),
-        text_response("a3", 1),
-    ]);
+    let (f, _) = scripted(many_texts(3));
     let agent = agent_from(f, vec![], None, Settings::default());
     agent.follow_up(umsg("fuA"));
     agent.follow_up(umsg("fuB"));

@@ -156,12 +156,7 @@ async fn c132_post_turn_steering_starts_the_next_turn() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![text_response("a1", 1), text_response("a2", 1)],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(2)).await;
     let types = types_of(&out.events);
     let end = types.iter().position(|t| t == "turn_end").unwrap();
     assert_eq!(
@@ -247,12 +242,7 @@ async fn c135_prepared_messages_are_committed_before_steering() {
         prepare_next_turn: Some(next),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![text_response("a1", 1), text_response("a2", 1)],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(2)).await;
     let messages = out.result.unwrap();
     assert_eq!(messages[2..4], [umsg("prepared"), umsg("steer")]);
 }

@@ -20,16 +20,7 @@ async fn c168_continue_decision_makes_exactly_one_extra_request() {
         finish_turn: Some(finish),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("a3", 1),
-        ],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(3)).await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
     assert_eq!(
         roles(&out.result.unwrap()),
@@ -46,16 +37,7 @@ async fn c169_continue_decision_is_satisfied_by_a_follow_up() {
         get_follow_up_messages: Some(follow_up),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("a3", 1),
-        ],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(3)).await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
     assert_eq!(
         roles(&out.result.unwrap()),

@@ -25,17 +25,12 @@ pub fn agent_with(
     tools: Vec<AgentTool>,
     system_prompt: Option<&str>,
 ) -> Agent {
-    Agent::new(AgentOptions {
-        initial_state: InitialState {
-            system_prompt: system_prompt.map(String::from),
-            model: Some(model()),
-            tools,
-            ..Default::default()
-        },
-        stream_fn: Some(scripted_stream_fn(responses)),
-        ..Default::default()
-    })
-    .expect("agent")
+    agent_from(
+        scripted_stream_fn(responses),
+        tools,
+        system_prompt,
+        Default::default(),
+    )
 }
 
 /// Records every event as full JSON.
@@ -527,4 +522,17 @@ pub fn many_texts(n: usize) -> Vec<Json> {
     (1..=n)
         .map(|i| text_response(&format!("a{i}"), 1))
         .collect()
+}
+
+/// A text prompt without images.
+pub fn text_prompt(text: &str) -> agent::agent::PromptInput {
+    agent::agent::PromptInput::Text {
+        text: text.into(),
+        images: vec![],
+    }
+}
+
+/// The names of the agent's tools, in order.
+pub fn tool_names(agent: &Agent) -> Vec<String> {
+    agent.tools().iter().map(|t| t.name().to_string()).collect()
 }
