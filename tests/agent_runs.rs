@@ -434,23 +434,16 @@ async fn c211_c212_prepare_next_turn_forms() {
     assert_eq!(*plain_log.lock().unwrap(), ["plain:true:false"]);
 }
 
-/// Runs prompt `go` answered by a call of tool `t` then text `a`; `edit` runs on the agent when
+/// Runs prompt `go` answered by a call of tool `read` then text `a`; `edit` runs on the agent when
 /// the tool starts.
 async fn run_editing_at_tool_start(
     edit: impl Fn(&Agent) + Send + Sync + 'static,
 ) -> (Agent, Requests) {
-    let (f, requests) = scripted(vec![
-        tool_response(&[("c1", "t", json!({}))]),
+    let (agent, requests) = read_agent(vec![
+        tool_response(&[("c1", "read", json!({}))]),
         text_response("a", 1),
     ]);
-    let agent = agent_from(f, vec![text_tool("t", "R", 0)], None, Settings::default());
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            edit(&handle);
-        }
-        Ok(())
-    }));
+    on_tool_start(&agent, edit);
     agent.prompt_text("go").await.unwrap();
     (agent, requests)
 }

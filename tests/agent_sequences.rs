@@ -203,22 +203,12 @@ async fn s5_steering_during_tools() {
         text_response("a3", 1),
         text_response("a4", 1),
     ];
-    let (f, requests) = scripted(responses);
-    let agent = agent_from(
-        f,
-        vec![text_tool("read", "R", 0)],
-        None,
-        Settings::default(),
-    );
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            handle.steer(umsg("steer1"));
-            handle.steer(umsg("steer2"));
-            handle.follow_up(umsg("fu1"));
-        }
-        Ok(())
-    }));
+    let (agent, requests) = read_agent(responses);
+    on_tool_start(&agent, |handle| {
+        handle.steer(umsg("steer1"));
+        handle.steer(umsg("steer2"));
+        handle.follow_up(umsg("fu1"));
+    });
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
     let result = text_result("R", json!({}));

@@ -327,6 +327,18 @@ fn finish_turn_agent(answers: Vec<Option<Json>>, responses: Vec<Json>) -> (Agent
     )
 }
 
+/// An agent whose `finishTurn` asks to continue once; it answers `a1`, `a2`, then `never`.
+fn continue_once_agent() -> (Agent, Requests) {
+    finish_turn_agent(
+        vec![Some(json!({"action": "continue"}))],
+        vec![
+            text_response("a1", 1),
+            text_response("a2", 1),
+            text_response("never", 1),
+        ],
+    )
+}
+
 #[tokio::test]
 async fn s12a_finish_turn_end() {
     let (agent, requests) = finish_turn_agent(
@@ -349,14 +361,7 @@ async fn s12a_finish_turn_end() {
 
 #[tokio::test]
 async fn s12b_finish_turn_continue_once() {
-    let (agent, requests) = finish_turn_agent(
-        vec![Some(json!({"action": "continue"}))],
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("never", 1),
-        ],
-    );
+    let (agent, requests) = continue_once_agent();
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
     let u = user_text("go");
@@ -379,14 +384,7 @@ async fn s12b_finish_turn_continue_once() {
 
 #[tokio::test]
 async fn s12b_follow_up_satisfies_continue() {
-    let (agent, requests) = finish_turn_agent(
-        vec![Some(json!({"action": "continue"}))],
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("never", 1),
-        ],
-    );
+    let (agent, requests) = continue_once_agent();
     agent.follow_up(umsg("fu"));
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();

@@ -499,25 +499,15 @@ async fn c206_drains_follow_the_mode() {
 
 #[tokio::test]
 async fn c213_model_and_thinking_changes_apply_to_later_runs() {
-    let (f, requests) = scripted(vec![
+    let (agent, requests) = read_agent(vec![
         tool_response(&[("c1", "read", json!({}))]),
         text_response("a", 1),
         text_response("b", 1),
     ]);
-    let agent = agent_from(
-        f,
-        vec![text_tool("read", "R", 0)],
-        None,
-        Settings::default(),
-    );
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            handle.set_thinking_level("high");
-            handle.set_model(json!({"id": "m2", "api": "a2", "provider": "p2"}));
-        }
-        Ok(())
-    }));
+    on_tool_start(&agent, |handle| {
+        handle.set_thinking_level("high");
+        handle.set_model(json!({"id": "m2", "api": "a2", "provider": "p2"}));
+    });
     agent.prompt_text("one").await.unwrap();
     agent.prompt_text("two").await.unwrap();
     let requests = requests.lock().unwrap();

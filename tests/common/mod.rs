@@ -536,3 +536,26 @@ pub fn text_prompt(text: &str) -> agent::agent::PromptInput {
 pub fn tool_names(agent: &Agent) -> Vec<String> {
     agent.tools().iter().map(|t| t.name().to_string()).collect()
 }
+
+/// An agent with the tool `read` (answering `R`) answering from `responses`, and its requests.
+pub fn read_agent(responses: Vec<Json>) -> (Agent, Requests) {
+    let (f, requests) = scripted(responses);
+    let agent = agent_from(
+        f,
+        vec![text_tool("read", "R", 0)],
+        None,
+        agent::agent::Settings::default(),
+    );
+    (agent, requests)
+}
+
+/// Subscribes a listener running `f` on the agent each time a tool execution starts.
+pub fn on_tool_start(agent: &Agent, f: impl Fn(&Agent) + Send + Sync + 'static) {
+    let handle = agent.clone();
+    agent.subscribe(listener(move |e| {
+        if e["type"] == "tool_execution_start" {
+            f(&handle);
+        }
+        Ok(())
+    }));
+}
