@@ -6,29 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use agent::agent::Settings;
 use agent::host::{HostFuture, Listener};
-use agent::json::{json, to_string, Json};
+use agent::json::{json, to_string};
 use common::*;
-
-fn contents(messages: &[Json]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| match &m["content"] {
-            Json::String(s) => s.clone(),
-            Json::Array(blocks) => blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        })
-        .collect()
-}
-
-fn many_texts(n: usize) -> Vec<Json> {
-    (1..=n)
-        .map(|i| text_response(&format!("a{i}"), 1))
-        .collect()
-}
 
 fn failing_listener(on: &'static str, message: &'static str) -> Listener {
     listener(move |e| {

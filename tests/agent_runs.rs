@@ -12,31 +12,9 @@ use agent::host::{HostFuture, Listener};
 use agent::json::{json, to_string, Json};
 use common::*;
 
-fn text_prompt(text: &str) -> PromptInput {
-    PromptInput::Text {
-        text: text.into(),
-        images: vec![],
-    }
-}
-
 fn assistant(text: &str) -> Json {
     json!({"role": "assistant", "content": [{"type": "text", "text": text}], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "stopReason": "stop", "timestamp": 1})
-}
-
-fn contents(messages: &[Json]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| match &m["content"] {
-            Json::String(s) => s.clone(),
-            Json::Array(blocks) => blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        })
-        .collect()
 }
 
 fn last_agent_end(recorder: &Recorder) -> Vec<Json> {
@@ -49,12 +27,6 @@ fn last_agent_end(recorder: &Recorder) -> Vec<Json> {
         .as_array()
         .unwrap()
         .clone()
-}
-
-fn many_texts(n: usize) -> Vec<Json> {
-    (1..=n)
-        .map(|i| text_response(&format!("a{i}"), 1))
-        .collect()
 }
 
 #[tokio::test]
@@ -462,21 +434,23 @@ async fn c211_c212_prepare_next_turn_forms() {
     assert_eq!(*plain_log.lock().unwrap(), ["plain:true:false"]);
 }
 
-#[tokio::test]
-async fn c214_host_edits_during_a_run_do_not_reach_its_requests() {
-    let (f, requests) = scripted(vec![
-        tool_response(&[("c1", "t", json!({}))]),
+/// Runs prompt `go` answered by a call of tool `read` then text `a`; `edit` runs on the agent when
+/// the tool starts.
+async fn run_editing_at_tool_start(
+    edit: impl Fn(&Agent) + Send + Sync + 'static,
+) -> (Agent, Requests) {
+    let (agent, requests) = read_agent(vec![
+        tool_response(&[("c1", "read", json!({}))]),
         text_response("a", 1),
     ]);
-    let agent = agent_from(f, vec![text_tool("t", "R", 0)], None, Settings::default());
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            handle.push_message(umsg("host edit"));
-        }
-        Ok(())
-    }));
+    on_tool_start(&agent, edit);
     agent.prompt_text("go").await.unwrap();
+    (agent, requests)
+}
+
+#[tokio::test]
+async fn c214_host_edits_during_a_run_do_not_reach_its_requests() {
+    let (agent, requests) = run_editing_at_tool_start(|a| a.push_message(umsg("host edit"))).await;
     let second = request_messages(&requests.lock().unwrap()[1]);
     assert!(!second.contains(&umsg("host edit")));
     assert!(agent.messages().contains(&umsg("host edit")));
@@ -484,19 +458,7 @@ async fn c214_host_edits_during_a_run_do_not_reach_its_requests() {
 
 #[tokio::test]
 async fn a_list_assigned_during_a_run_receives_its_later_messages() {
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "t", json!({}))]),
-        text_response("a", 1),
-    ]);
-    let agent = agent_from(f, vec![text_tool("t", "R", 0)], None, Settings::default());
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            handle.set_messages(vec![umsg("replaced")]);
-        }
-        Ok(())
-    }));
-    agent.prompt_text("go").await.unwrap();
+    let (agent, _) = run_editing_at_tool_start(|a| a.set_messages(vec![umsg("replaced")])).await;
     assert_eq!(contents(&agent.messages()), ["replaced", "R", "a"]);
 }
 
@@ -692,14 +654,7 @@ async fn tool_declaration_example_6_mid_run_change() {
         ),
         declared
     );
-    assert_eq!(
-        agent
-            .tools()
-            .iter()
-            .map(|t| t.name().to_string())
-            .collect::<Vec<_>>(),
-        ["read"]
-    );
+    assert_eq!(tool_names(&agent), ["read"]);
 }
 
 #[tokio::test]

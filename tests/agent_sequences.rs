@@ -5,20 +5,8 @@ mod common;
 use agent::agent::{Agent, Settings};
 use agent::host::{FnTool, HostFuture, ToolInvocation};
 use agent::json::{json, Json};
+use common::sequences::*;
 use common::*;
-
-fn text(t: &str) -> Json {
-    json!([{"type": "text", "text": t}])
-}
-
-/// A text response streamed with exactly these deltas.
-fn deltas_response(deltas: &[&str]) -> Json {
-    json!({"content": [{"type": "text", "text": deltas.concat(), "deltas": deltas}]})
-}
-
-fn assistant_text(t: &str) -> Json {
-    final_msg(text(t), "stop")
-}
 
 #[tokio::test]
 async fn s1_plain_text_reply() {
@@ -27,10 +15,8 @@ async fn s1_plain_text_reply() {
     agent.prompt_text("hi").await.unwrap();
     let u = user_text("hi");
     let a = assistant_text("Hello");
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(text_message_events(&["Hel", "lo"], "stop"));
-    expected.push(turn_end(&a, &[]));
+    let mut expected = prompt_start(&u);
+    expected.extend(text_answer(&["Hel", "lo"]));
     expected.push(agent_end(&[u.clone(), a.clone()]));
     assert_events(&recorder.events(), &expected);
     assert!(!agent.is_streaming());
@@ -60,8 +46,7 @@ async fn s2_one_tool_call() {
     let result = text_result("file a", json!({"a": 1}));
     let tr1 = tr("c1", "read", &result, false, true);
     let a2 = assistant_text("done");
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(tool_message_events(std::slice::from_ref(&c1), "toolUse"));
     expected.push(tool_start("c1", "read", json!({"path": "a.txt"})));
     expected.push(json!({"type": "tool_execution_update", "toolCallId": "c1", "toolName": "read",
@@ -70,8 +55,7 @@ async fn s2_one_tool_call() {
     expected.extend(committed(&tr1));
     expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
     expected.push(ev("turn_start"));
-    expected.extend(text_message_events(&["done"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["done"]));
     expected.push(agent_end(&[u, a1, tr1, a2]));
     assert_events(&recorder.events(), &expected);
 }
@@ -102,8 +86,7 @@ fn s3_expected(sequential: bool) -> Vec<Json> {
     let update = json!({"type": "tool_execution_update", "toolCallId": "c1", "toolName": "slow", "args": {},
         "partialResult": {"content": [{"type": "text", "text": "p1"}], "details": {}}});
     let a2 = assistant_text("ok");
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(tool_message_events(&[c1, c2], "toolUse"));
     if sequential {
         expected.extend([
@@ -132,8 +115,7 @@ fn s3_expected(sequential: bool) -> Vec<Json> {
     }
     expected.push(turn_end(&a1, &[tr1.clone(), tr2.clone()]));
     expected.push(ev("turn_start"));
-    expected.extend(text_message_events(&["ok"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["ok"]));
     expected.push(agent_end(&[u, a1, tr1, tr2, a2]));
     expected
 }
@@ -185,24 +167,11 @@ async fn s4_blocked_tool() {
     );
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
-    let c1 = call("c1", "read", json!({}));
-    let u = user_text("go");
-    let a1 = final_msg(json!([c1]), "toolUse");
     let result = error_result("Tool execution was blocked");
-    let tr1 = tr("c1", "read", &result, true, false);
+    let (mut expected, u, a1, tr1) = read_turn(result, true, false);
     let a2 = assistant_text("sorry");
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(tool_message_events(&[c1], "toolUse"));
-    expected.extend([
-        tool_start("c1", "read", json!({})),
-        tool_end("c1", "read", result, true, false),
-    ]);
-    expected.extend(committed(&tr1));
-    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
     expected.push(ev("turn_start"));
-    expected.extend(text_message_events(&["sorry"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["sorry"]));
     expected.push(agent_end(&[u, a1, tr1, a2]));
     assert_events(&recorder.events(), &expected);
 }
@@ -219,21 +188,9 @@ async fn s4_blocked_with_reason_and_terminate_ends_the_run() {
     );
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
-    let c1 = call("c1", "read", json!({}));
-    let u = user_text("go");
-    let a1 = final_msg(json!([c1]), "toolUse");
     let result =
         json!({"content": [{"type": "text", "text": "nope"}], "details": {}, "terminate": true});
-    let tr1 = tr("c1", "read", &result, true, false);
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(tool_message_events(&[c1], "toolUse"));
-    expected.extend([
-        tool_start("c1", "read", json!({})),
-        tool_end("c1", "read", result, true, false),
-    ]);
-    expected.extend(committed(&tr1));
-    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
+    let (mut expected, u, a1, tr1) = read_turn(result, true, false);
     expected.push(agent_end(&[u, a1, tr1]));
     assert_events(&recorder.events(), &expected);
 }
@@ -246,49 +203,26 @@ async fn s5_steering_during_tools() {
         text_response("a3", 1),
         text_response("a4", 1),
     ];
-    let (f, requests) = scripted(responses);
-    let agent = agent_from(
-        f,
-        vec![text_tool("read", "R", 0)],
-        None,
-        Settings::default(),
-    );
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            handle.steer(umsg("steer1"));
-            handle.steer(umsg("steer2"));
-            handle.follow_up(umsg("fu1"));
-        }
-        Ok(())
-    }));
+    let (agent, requests) = read_agent(responses);
+    on_tool_start(&agent, |handle| {
+        handle.steer(umsg("steer1"));
+        handle.steer(umsg("steer2"));
+        handle.follow_up(umsg("fu1"));
+    });
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
-    let c1 = call("c1", "read", json!({}));
-    let u = user_text("go");
-    let a1 = final_msg(json!([c1]), "toolUse");
     let result = text_result("R", json!({}));
-    let tr1 = tr("c1", "read", &result, false, true);
+    let (mut expected, u, a1, tr1) = read_turn(result, false, true);
     let (s1, s2, fu) = (umsg("steer1"), umsg("steer2"), umsg("fu1"));
     let (a2, a3, a4) = (
         assistant_text("a2"),
         assistant_text("a3"),
         assistant_text("a4"),
     );
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(tool_message_events(&[c1], "toolUse"));
-    expected.extend([
-        tool_start("c1", "read", json!({})),
-        tool_end("c1", "read", result, false, true),
-    ]);
-    expected.extend(committed(&tr1));
-    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
-    for (m, a, t) in [(&s1, &a2, "a2"), (&s2, &a3, "a3"), (&fu, &a4, "a4")] {
+    for (m, t) in [(&s1, "a2"), (&s2, "a3"), (&fu, "a4")] {
         expected.push(ev("turn_start"));
         expected.extend(committed(m));
-        expected.extend(text_message_events(&[t], "stop"));
-        expected.push(turn_end(a, &[]));
+        expected.extend(text_answer(&[t]));
     }
     expected.push(agent_end(&[
         u,
@@ -316,7 +250,7 @@ async fn s6_follow_up_all_mode() {
         follow_up_mode: "all".into(),
         ..Default::default()
     };
-    let (f, _) = scripted(vec![text_response("a1", 1), text_response("a2", 1)]);
+    let (f, _) = scripted(many_texts(2));
     let agent = agent_from(f, vec![], None, settings);
     agent.follow_up(umsg("fuA"));
     agent.follow_up(umsg("fuB"));
@@ -324,26 +258,19 @@ async fn s6_follow_up_all_mode() {
     agent.prompt_text("go").await.unwrap();
     let u = user_text("go");
     let (a1, a2) = (assistant_text("a1"), assistant_text("a2"));
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(text_message_events(&["a1"], "stop"));
-    expected.push(turn_end(&a1, &[]));
+    let mut expected = prompt_start(&u);
+    expected.extend(text_answer(&["a1"]));
     expected.push(ev("turn_start"));
     expected.extend(committed(&umsg("fuA")));
     expected.extend(committed(&umsg("fuB")));
-    expected.extend(text_message_events(&["a2"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["a2"]));
     expected.push(agent_end(&[u, a1, umsg("fuA"), umsg("fuB"), a2]));
     assert_events(&recorder.events(), &expected);
 }
 
 #[tokio::test]
 async fn s6_one_at_a_time_gives_each_follow_up_a_turn() {
-    let (f, _) = scripted(vec![
-        text_response("a1", 1),
-        text_response("a2", 1),
-        text_response("a3", 1),
-    ]);
+    let (f, _) = scripted(many_texts(3));
     let agent = agent_from(f, vec![], None, Settings::default());
     agent.follow_up(umsg("fuA"));
     agent.follow_up(umsg("fuB"));

@@ -8,20 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use agent::agent::{Agent, Settings};
 use agent::host::{FnTool, HostFuture, ToolInvocation};
 use agent::json::{json, Json};
+use common::sequences::*;
 use common::*;
-
-fn text(t: &str) -> Json {
-    json!([{"type": "text", "text": t}])
-}
-
-/// A text response streamed with exactly these deltas.
-fn deltas_response(deltas: &[&str]) -> Json {
-    json!({"content": [{"type": "text", "text": deltas.concat(), "deltas": deltas}]})
-}
-
-fn assistant_text(t: &str) -> Json {
-    final_msg(text(t), "stop")
-}
 
 #[tokio::test]
 async fn s7_abort_during_streaming() {
@@ -39,8 +27,7 @@ async fn s7_abort_during_streaming() {
     let a = json!({"role": "assistant", "content": text("a"), "api": "test-api", "provider": "test-prov", "model": "m1",
         "usage": zero(), "stopReason": "aborted", "timestamp": 0, "errorMessage": "Request was aborted",
         "durationMs": "<ms>", "thinkingLevel": "off"});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.push(msg_start(&partial(json!([]))));
     expected.push(update(
         json!({"type": "text_start", "contentIndex": 0}),
@@ -107,8 +94,7 @@ async fn s8_abort_during_tool_execution() {
     let a2 = json!({"role": "assistant", "stopReason": "aborted", "content": [], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "timestamp": 0, "errorMessage": "Request was aborted", "durationMs": "<ms>",
         "thinkingLevel": "off"});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(tool_message_events(&[c1, c2], "toolUse"));
     expected.extend([
         tool_start("c1", "work", json!({})),
@@ -181,8 +167,7 @@ async fn s9_stream_function_fails() {
     let u = user_text("hi");
     let f = json!({"role": "assistant", "content": [{"type": "text", "text": ""}], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "stopReason": "error", "errorMessage": "boom", "timestamp": 0});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(committed(&f));
     expected.push(turn_end(&f, &[]));
     expected.push(agent_end(std::slice::from_ref(&f)));
@@ -207,8 +192,7 @@ async fn s10_provider_error_encoded_in_stream() {
     let a = json!({"role": "assistant", "content": text("partial"), "api": "test-api", "provider": "test-prov", "model": "m1",
         "usage": zero(), "stopReason": "error", "timestamp": 0, "errorMessage": "429 rate limited", "durationMs": "<ms>",
         "thinkingLevel": "off"});
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     let mut stream = text_message_events(&["partial"], "stop");
     stream.pop();
     expected.extend(stream);
@@ -271,8 +255,7 @@ async fn s11_length_stop_with_tool_calls() {
         tr("w2", "nope", &r2, true, false),
     );
     let a2 = assistant_text("retry");
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     let w = json!({"type": "text", "text": "Writing"});
     let w1_open = json!({"type": "toolCall", "id": "w1", "name": "write", "arguments": {}});
     let w1_partial = json!({"type": "toolCall", "id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "hel"}});
@@ -327,8 +310,7 @@ async fn s11_length_stop_with_tool_calls() {
     expected.extend(committed(&tr2));
     expected.push(turn_end(&a1, &[tr1.clone(), tr2.clone()]));
     expected.push(ev("turn_start"));
-    expected.extend(text_message_events(&["retry"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["retry"]));
     expected.push(agent_end(&[u, a1, tr1, tr2, a2]));
     assert_events(&events, &expected);
     assert!(before_calls.lock().unwrap().is_empty());
@@ -336,15 +318,24 @@ async fn s11_length_stop_with_tool_calls() {
 }
 
 fn finish_turn_agent(answers: Vec<Option<Json>>, responses: Vec<Json>) -> (Agent, Requests) {
-    let answers = Arc::new(Mutex::new(answers.into_iter()));
     let mut settings = Settings::default();
-    settings.hooks.finish_turn = Some(hook(move |_, _| {
-        Ok(answers.lock().unwrap().next().flatten())
-    }));
+    settings.hooks.finish_turn = Some(answering_hook(answers));
     let (f, requests) = scripted(responses);
     (
         agent_from(f, vec![text_tool("read", "R", 0)], None, settings),
         requests,
+    )
+}
+
+/// An agent whose `finishTurn` asks to continue once; it answers `a1`, `a2`, then `never`.
+fn continue_once_agent() -> (Agent, Requests) {
+    finish_turn_agent(
+        vec![Some(json!({"action": "continue"}))],
+        vec![
+            text_response("a1", 1),
+            text_response("a2", 1),
+            text_response("never", 1),
+        ],
     )
 }
 
@@ -360,20 +351,8 @@ async fn s12a_finish_turn_end() {
     agent.follow_up(umsg("fu"));
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
-    let c1 = call("c1", "read", json!({}));
-    let u = user_text("go");
-    let a1 = final_msg(json!([c1]), "toolUse");
     let result = text_result("R", json!({}));
-    let tr1 = tr("c1", "read", &result, false, true);
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(tool_message_events(&[c1], "toolUse"));
-    expected.extend([
-        tool_start("c1", "read", json!({})),
-        tool_end("c1", "read", result, false, true),
-    ]);
-    expected.extend(committed(&tr1));
-    expected.push(turn_end(&a1, std::slice::from_ref(&tr1)));
+    let (mut expected, u, a1, tr1) = read_turn(result, false, true);
     expected.push(agent_end(&[u, a1, tr1]));
     assert_events(&recorder.events(), &expected);
     assert_eq!(requests.lock().unwrap().len(), 1);
@@ -382,25 +361,15 @@ async fn s12a_finish_turn_end() {
 
 #[tokio::test]
 async fn s12b_finish_turn_continue_once() {
-    let (agent, requests) = finish_turn_agent(
-        vec![Some(json!({"action": "continue"}))],
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("never", 1),
-        ],
-    );
+    let (agent, requests) = continue_once_agent();
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
     let u = user_text("go");
     let (a1, a2) = (assistant_text("a1"), assistant_text("a2"));
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(text_message_events(&["a1"], "stop"));
-    expected.push(turn_end(&a1, &[]));
+    let mut expected = prompt_start(&u);
+    expected.extend(text_answer(&["a1"]));
     expected.push(ev("turn_start"));
-    expected.extend(text_message_events(&["a2"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["a2"]));
     expected.push(agent_end(&[u.clone(), a1.clone(), a2]));
     assert_events(&recorder.events(), &expected);
     let requests = requests.lock().unwrap();
@@ -415,27 +384,17 @@ async fn s12b_finish_turn_continue_once() {
 
 #[tokio::test]
 async fn s12b_follow_up_satisfies_continue() {
-    let (agent, requests) = finish_turn_agent(
-        vec![Some(json!({"action": "continue"}))],
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("never", 1),
-        ],
-    );
+    let (agent, requests) = continue_once_agent();
     agent.follow_up(umsg("fu"));
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("go").await.unwrap();
     let u = user_text("go");
     let (a1, a2) = (assistant_text("a1"), assistant_text("a2"));
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
-    expected.extend(text_message_events(&["a1"], "stop"));
-    expected.push(turn_end(&a1, &[]));
+    let mut expected = prompt_start(&u);
+    expected.extend(text_answer(&["a1"]));
     expected.push(ev("turn_start"));
     expected.extend(committed(&umsg("fu")));
-    expected.extend(text_message_events(&["a2"], "stop"));
-    expected.push(turn_end(&a2, &[]));
+    expected.extend(text_answer(&["a2"]));
     expected.push(agent_end(&[u, a1, umsg("fu"), a2]));
     assert_events(&recorder.events(), &expected);
     assert_eq!(requests.lock().unwrap().len(), 2);
@@ -465,8 +424,7 @@ async fn s13_every_result_terminates() {
         tr("c1", "t1", &r1, false, true),
         tr("c2", "t2", &r2, false, true),
     );
-    let mut expected = vec![ev("agent_start"), ev("turn_start")];
-    expected.extend(committed(&u));
+    let mut expected = prompt_start(&u);
     expected.extend(tool_message_events(&[c1, c2], "toolUse"));
     expected.extend([
         tool_start("c1", "t1", json!({})),

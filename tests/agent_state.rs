@@ -298,15 +298,7 @@ async fn c191_is_streaming_spans_the_whole_run() {
         }
         Ok(())
     }));
-    let run = agent
-        .start_prompt(
-            PromptInput::Text {
-                text: "hi".into(),
-                images: vec![],
-            },
-            None,
-        )
-        .unwrap();
+    let run = agent.start_prompt(text_prompt("hi"), None).unwrap();
     assert!(agent.is_streaming());
     agent.abort();
     run.wait().await.unwrap();
@@ -370,15 +362,7 @@ async fn c194_wait_for_idle() {
         }
         Ok(())
     }));
-    agent
-        .start_prompt(
-            PromptInput::Text {
-                text: "hi".into(),
-                images: vec![],
-            },
-            None,
-        )
-        .unwrap();
+    agent.start_prompt(text_prompt("hi"), None).unwrap();
     // The waiter is registered while the run is active; the abort then lets the run finish.
     tokio::join!(agent.wait_for_idle(), async { agent.abort() });
     assert!(*ended.lock().unwrap());
@@ -495,11 +479,7 @@ async fn c206_c207_c208_queues() {
 #[tokio::test]
 async fn c206_drains_follow_the_mode() {
     // One-at-a-time drains one follow-up per turn; "all" drains the rest at once.
-    let (f, requests) = scripted(vec![
-        text_response("a1", 1),
-        text_response("a2", 1),
-        text_response("a3", 1),
-    ]);
+    let (f, requests) = scripted(many_texts(3));
     let agent = agent_from(f, vec![], None, Settings::default());
     for m in ["f1", "f2", "f3"] {
         agent.follow_up(umsg(m));
@@ -519,25 +499,15 @@ async fn c206_drains_follow_the_mode() {
 
 #[tokio::test]
 async fn c213_model_and_thinking_changes_apply_to_later_runs() {
-    let (f, requests) = scripted(vec![
+    let (agent, requests) = read_agent(vec![
         tool_response(&[("c1", "read", json!({}))]),
         text_response("a", 1),
         text_response("b", 1),
     ]);
-    let agent = agent_from(
-        f,
-        vec![text_tool("read", "R", 0)],
-        None,
-        Settings::default(),
-    );
-    let handle = agent.clone();
-    agent.subscribe(listener(move |e| {
-        if e["type"] == "tool_execution_start" {
-            handle.set_thinking_level("high");
-            handle.set_model(json!({"id": "m2", "api": "a2", "provider": "p2"}));
-        }
-        Ok(())
-    }));
+    on_tool_start(&agent, |handle| {
+        handle.set_thinking_level("high");
+        handle.set_model(json!({"id": "m2", "api": "a2", "provider": "p2"}));
+    });
     agent.prompt_text("one").await.unwrap();
     agent.prompt_text("two").await.unwrap();
     let requests = requests.lock().unwrap();
@@ -608,14 +578,7 @@ async fn c217_reset_keeps_tools_model_level_and_listeners() {
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("one").await.unwrap();
     agent.reset().unwrap();
-    assert_eq!(
-        agent
-            .tools()
-            .iter()
-            .map(|t| t.name().to_string())
-            .collect::<Vec<_>>(),
-        ["read"]
-    );
+    assert_eq!(tool_names(&agent), ["read"]);
     assert_eq!(agent.model(), model());
     assert_eq!(agent.thinking_level(), "low");
     let before = recorder.events().len();

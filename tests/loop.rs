@@ -4,62 +4,10 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use agent::agent_loop::{run_agent_loop, run_agent_loop_continue, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, HostFuture, StreamFn, NO_DEFAULT_STREAM_FN};
+use agent::host::{AbortSignal, StreamFn, NO_DEFAULT_STREAM_FN};
 use agent::json::{json, to_string, Json};
+use common::loops::*;
 use common::*;
-
-struct Outcome {
-    result: Result<Vec<Json>, String>,
-    events: Vec<Json>,
-    requests: Requests,
-}
-
-async fn run_with(
-    prompts: Vec<Json>,
-    context: LoopContext,
-    config: LoopConfig,
-    stream_fn: (StreamFn, Requests),
-) -> Outcome {
-    let (emit, events) = collect_emit();
-    let (f, requests) = stream_fn;
-    let result = run_agent_loop(prompts, context, config, emit, AbortSignal::new(), Some(f)).await;
-    let events = events.lock().unwrap().clone();
-    Outcome {
-        result,
-        events,
-        requests,
-    }
-}
-
-async fn run(prompts: Vec<Json>, config: LoopConfig, responses: Vec<Json>) -> Outcome {
-    run_with(prompts, LoopContext::default(), config, scripted(responses)).await
-}
-
-fn roles(messages: &[Json]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
-/// A shared log of event types and hook calls, in order.
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn logging_emit(log: &Log) -> agent::agent_loop::Emit {
-    let log = log.clone();
-    Arc::new(move |event: agent::event::AgentEvent| {
-        log.lock().unwrap().push(event.type_name().to_string());
-        Box::pin(async { Ok(()) }) as HostFuture<_>
-    })
-}
-
-fn logging_hook(log: &Log, name: &'static str, answer: Option<Json>) -> agent::host::Hook {
-    let log = log.clone();
-    hook(move |_, _| {
-        log.lock().unwrap().push(name.to_string());
-        Ok(answer.clone())
-    })
-}
 
 // ----- 126–143: runs, queues, hooks, requests ------------------------------------------------
 
@@ -208,12 +156,7 @@ async fn c132_post_turn_steering_starts_the_next_turn() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![text_response("a1", 1), text_response("a2", 1)],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(2)).await;
     let types = types_of(&out.events);
     let end = types.iter().position(|t| t == "turn_end").unwrap();
     assert_eq!(
@@ -235,14 +178,8 @@ async fn c133_pre_turn_repoll_only_when_post_turn_poll_was_empty() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ];
+    let ctx = read_context();
+    let responses = read_then(&["a2"]);
     run_with(
         vec![umsg("p")],
         ctx.clone(),
@@ -257,11 +194,7 @@ async fn c133_pre_turn_repoll_only_when_post_turn_poll_was_empty() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-        text_response("a3", 1),
-    ];
+    let responses = read_then(&["a2", "a3"]);
     let out = run_with(vec![umsg("p")], ctx, config, scripted(responses)).await;
     let messages = out.result.unwrap();
     // (The first message declares the context's tools.)
@@ -291,26 +224,7 @@ async fn c134_prepare_next_turn_runs_before_later_turn_starts_only() {
         prepare_next_turn: Some(logging_hook(&log, "prepareNextTurn", None)),
         ..loop_config()
     };
-    let (emit, _) = collect_emit();
-    let _ = emit;
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ]);
-    run_agent_loop(
-        vec![umsg("p")],
-        ctx,
-        config,
-        logging_emit(&log),
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_logged(config, read_then(&["a2"]), &log).await;
     let log = log.lock().unwrap().clone();
     let first_call = log.iter().position(|l| l == "prepareNextTurn").unwrap();
     assert_eq!(log.iter().filter(|l| *l == "prepareNextTurn").count(), 1);
@@ -328,12 +242,7 @@ async fn c135_prepared_messages_are_committed_before_steering() {
         prepare_next_turn: Some(next),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![text_response("a1", 1), text_response("a2", 1)],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(2)).await;
     let messages = out.result.unwrap();
     assert_eq!(messages[2..4], [umsg("prepared"), umsg("steer")]);
 }
@@ -341,10 +250,7 @@ async fn c135_prepared_messages_are_committed_before_steering() {
 #[tokio::test]
 async fn c136_model_and_thinking_updates_apply_to_this_and_later_requests() {
     let m2 = json!({"id": "m2", "api": "api2", "provider": "prov2"});
-    let answers = Arc::new(Mutex::new(
-        vec![Some(json!({"model": m2, "thinkingLevel": "high"}))].into_iter(),
-    ));
-    let next = hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()));
+    let next = answering_hook(vec![Some(json!({"model": m2, "thinkingLevel": "high"}))]);
     let request_calls = Arc::new(Mutex::new(0));
     let prepare_request = hook(move |_, _| {
         let mut n = request_calls.lock().unwrap();
@@ -357,10 +263,7 @@ async fn c136_model_and_thinking_updates_apply_to_this_and_later_requests() {
         prepare_request: Some(prepare_request),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
+    let ctx = read_context();
     let responses = vec![
         tool_response(&[("c1", "read", json!({}))]),
         tool_response(&[("c2", "read", json!({}))]),
@@ -399,24 +302,7 @@ async fn c137_prepare_request_before_every_request_after_commits() {
         prepare_request: Some(prepare),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ]);
-    run_agent_loop(
-        vec![umsg("p")],
-        ctx,
-        config,
-        logging_emit(&log),
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_logged(config, read_then(&["a2"]), &log).await;
     let log = log.lock().unwrap().clone();
     let positions: Vec<usize> = log
         .iter()
@@ -690,20 +576,8 @@ async fn prepare_request_context_without_tools_leaves_no_executable_tools() {
         prepare_request: Some(prepare),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let out = run_with(
-        vec![umsg("p")],
-        ctx,
-        config,
-        scripted(vec![
-            tool_response(&[("c1", "read", json!({}))]),
-            text_response("a", 1),
-        ]),
-    )
-    .await;
+    let ctx = read_context();
+    let out = run_with(vec![umsg("p")], ctx, config, scripted(read_then(&["a"]))).await;
     let end = out
         .events
         .iter()

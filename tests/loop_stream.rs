@@ -2,27 +2,11 @@
 //! 18, 20–24): a fixed stream function pushes events without lock step.
 mod common;
 
-use agent::agent_loop::{run_agent_loop, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, StreamFn};
+use agent::agent_loop::{LoopConfig, LoopContext};
+use agent::host::StreamFn;
 use agent::json::{json, now_ms, to_string, Json};
+use common::loops::{run_with, Outcome};
 use common::*;
-
-struct Outcome {
-    events: Vec<Json>,
-}
-
-async fn run_with(
-    prompts: Vec<Json>,
-    context: LoopContext,
-    config: LoopConfig,
-    stream_fn: (StreamFn, Requests),
-) -> Outcome {
-    let (emit, events) = collect_emit();
-    let (f, _requests) = stream_fn;
-    let _ = run_agent_loop(prompts, context, config, emit, AbortSignal::new(), Some(f)).await;
-    let events = events.lock().unwrap().clone();
-    Outcome { events }
-}
 
 fn p(content: Json, extra: Json) -> Json {
     let mut m = json!({"role": "assistant", "content": content, "api": "a", "provider": "p", "model": "m1",

@@ -3,80 +3,24 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use agent::agent_loop::{run_agent_loop, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, HostFuture, StreamFn};
+use agent::agent_loop::{LoopConfig, LoopContext};
+use agent::host::HostFuture;
 use agent::json::{json, to_string, Json};
+use common::loops::*;
 use common::*;
 
-struct Outcome {
-    result: Result<Vec<Json>, String>,
-    events: Vec<Json>,
-    requests: Requests,
-}
-
-async fn run_with(
-    prompts: Vec<Json>,
-    context: LoopContext,
-    config: LoopConfig,
-    stream_fn: (StreamFn, Requests),
-) -> Outcome {
-    let (emit, events) = collect_emit();
-    let (f, requests) = stream_fn;
-    let result = run_agent_loop(prompts, context, config, emit, AbortSignal::new(), Some(f)).await;
-    let events = events.lock().unwrap().clone();
-    Outcome {
-        result,
-        events,
-        requests,
-    }
-}
-
-async fn run(prompts: Vec<Json>, config: LoopConfig, responses: Vec<Json>) -> Outcome {
-    run_with(prompts, LoopContext::default(), config, scripted(responses)).await
-}
-
-fn roles(messages: &[Json]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
-/// A shared log of event types and hook calls, in order.
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn logging_emit(log: &Log) -> agent::agent_loop::Emit {
-    let log = log.clone();
-    Arc::new(move |event: agent::event::AgentEvent| {
-        log.lock().unwrap().push(event.type_name().to_string());
-        Box::pin(async { Ok(()) }) as HostFuture<_>
-    })
-}
-
-// ----- 126–143: runs, queues, hooks, requests ------------------------------------------------
+// ----- 168–175: turn decisions, follow-ups, tool declarations -----------------------------------
 
 #[tokio::test]
 async fn c168_continue_decision_makes_exactly_one_extra_request() {
-    let answers = Arc::new(Mutex::new(
-        vec![Some(json!({"action": "continue"}))].into_iter(),
-    ));
-    let finish = hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()));
+    let finish = answering_hook(vec![Some(json!({"action": "continue"}))]);
     let config = LoopConfig {
         finish_turn: Some(finish),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("a3", 1),
-        ],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(3)).await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
     assert_eq!(
         roles(&out.result.unwrap()),
@@ -86,26 +30,14 @@ async fn c168_continue_decision_makes_exactly_one_extra_request() {
 
 #[tokio::test]
 async fn c169_continue_decision_is_satisfied_by_a_follow_up() {
-    let answers = Arc::new(Mutex::new(
-        vec![Some(json!({"action": "continue"}))].into_iter(),
-    ));
-    let finish = hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()));
+    let finish = answering_hook(vec![Some(json!({"action": "continue"}))]);
     let (follow_up, _) = queue_source(vec![vec![umsg("fu")]]);
     let config = LoopConfig {
         finish_turn: Some(finish),
         get_follow_up_messages: Some(follow_up),
         ..loop_config()
     };
-    let out = run(
-        vec![umsg("p")],
-        config,
-        vec![
-            text_response("a1", 1),
-            text_response("a2", 1),
-            text_response("a3", 1),
-        ],
-    )
-    .await;
+    let out = run(vec![umsg("p")], config, many_texts(3)).await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
     assert_eq!(
         roles(&out.result.unwrap()),
@@ -124,10 +56,7 @@ async fn c170_finish_turn_receives_new_messages_and_full_context() {
         messages: vec![umsg("old")],
         tools: vec![text_tool("read", "R", 0)],
     };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ];
+    let responses = read_then(&["a2"]);
     run_with(vec![umsg("p")], ctx, config, scripted(responses))
         .await
         .result
@@ -165,25 +94,7 @@ async fn c171_follow_ups_polled_only_when_nothing_else_continues() {
         get_steering_messages: Some(steering),
         ..loop_config()
     };
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("read", "R", 0)],
-    };
-    let (f, _) = scripted(vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-        text_response("a3", 1),
-    ]);
-    run_agent_loop(
-        vec![umsg("p")],
-        ctx,
-        config,
-        logging_emit(&log),
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_logged(config, read_then(&["a2", "a3"]), &log).await;
     let log = log.lock().unwrap().clone();
     // Turn 1 continues through its tool results, turn 2 through steering: one poll, after turn 3.
     assert_eq!(log.iter().filter(|l| *l == "followUp").count(), 1);
@@ -211,10 +122,7 @@ async fn c175_tools_from_prepare_next_turn_are_declared_at_the_next_turn_start()
         ],
         tools: vec![read],
     };
-    let responses = vec![
-        tool_response(&[("c1", "read", json!({}))]),
-        text_response("a2", 1),
-    ];
+    let responses = read_then(&["a2"]);
     let out = run_with(vec![umsg("p")], ctx, config, scripted(responses)).await;
     let types = types_of(&out.events);
     let second_turn = types

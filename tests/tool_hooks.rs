@@ -2,99 +2,11 @@
 //! 148–150, 156–158, 162–166, 174).
 mod common;
 
-use std::sync::{Arc, Mutex};
-
-use agent::agent_loop::{run_agent_loop, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, AgentTool};
+use agent::agent_loop::LoopConfig;
+use agent::host::AgentTool;
 use agent::json::{json, to_string, Json};
+use common::calls::*;
 use common::*;
-
-struct Outcome {
-    events: Vec<Json>,
-    messages: Vec<Json>,
-    requests: Requests,
-}
-
-/// Runs a prompt whose first answer calls `calls`, then answers text `end` (as often as needed).
-async fn run_calls(
-    tools: Vec<AgentTool>,
-    calls: Vec<Json>,
-    config: LoopConfig,
-    signal: AbortSignal,
-) -> Outcome {
-    let first = json!({"content": calls});
-    let responses = vec![
-        first,
-        text_response("end", 1),
-        text_response("end", 1),
-        text_response("end", 1),
-    ];
-    let (f, requests) = scripted(responses);
-    let (emit, events) = collect_emit();
-    let context = LoopContext {
-        messages: vec![],
-        tools,
-    };
-    let messages = run_agent_loop(
-        vec![umsg("go")],
-        context,
-        LoopConfig {
-            model: model(),
-            ..config
-        },
-        emit,
-        signal,
-        Some(f),
-    )
-    .await
-    .expect("run");
-    let events = events.lock().unwrap().clone();
-    Outcome {
-        events,
-        messages,
-        requests,
-    }
-}
-
-fn block(id: &str, name: &str, args: Json) -> Json {
-    call(id, name, args)
-}
-
-fn of_type(events: &[Json], kind: &str) -> Vec<Json> {
-    events
-        .iter()
-        .filter(|e| e["type"] == kind)
-        .map(normalize)
-        .collect()
-}
-
-fn results(messages: &[Json]) -> Vec<Json> {
-    messages
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .map(normalize)
-        .collect()
-}
-
-/// Event types with the tool call id (`tool_execution_start:c1`, `message_end:c1`).
-fn tool_trace(events: &[Json]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| {
-            let t = e["type"].as_str().unwrap();
-            if t.starts_with("tool_execution") {
-                Some(format!("{t}:{}", e["toolCallId"].as_str().unwrap()))
-            } else if e["message"]["role"] == "toolResult" && t != "turn_end" {
-                Some(format!(
-                    "{t}:{}",
-                    e["message"]["toolCallId"].as_str().unwrap()
-                ))
-            } else {
-                None
-            }
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn c148_abort_during_before_tool_call_wins_over_block() {
@@ -106,15 +18,8 @@ async fn c148_abort_during_before_tool_call_wins_over_block() {
         before_tool_call: Some(before),
         ..Default::default()
     };
-    let out = run_calls(
-        vec![text_tool("t", "never", 0)],
-        vec![block("c1", "t", json!({}))],
-        config,
-        AbortSignal::new(),
-    )
-    .await;
     assert_eq!(
-        of_type(&out.events, "tool_execution_end"),
+        t_call_ends(text_tool("t", "never", 0), config).await,
         [tool_end(
             "c1",
             "t",
@@ -141,15 +46,8 @@ async fn c149_block_texts() {
             before_tool_call: Some(before),
             ..Default::default()
         };
-        let out = run_calls(
-            vec![text_tool("t", "never", 0)],
-            vec![block("c1", "t", json!({}))],
-            config,
-            AbortSignal::new(),
-        )
-        .await;
         assert_eq!(
-            of_type(&out.events, "tool_execution_end"),
+            t_call_ends(text_tool("t", "never", 0), config).await,
             [tool_end("c1", "t", error_result(text), true, false)]
         );
     }
@@ -161,15 +59,8 @@ async fn c150_failing_before_tool_call_becomes_a_tool_error() {
         before_tool_call: Some(hook(|_, _| Err("hook broke".into()))),
         ..Default::default()
     };
-    let out = run_calls(
-        vec![text_tool("t", "never", 0)],
-        vec![block("c1", "t", json!({}))],
-        config,
-        AbortSignal::new(),
-    )
-    .await;
     assert_eq!(
-        of_type(&out.events, "tool_execution_end"),
+        t_call_ends(text_tool("t", "never", 0), config).await,
         [tool_end("c1", "t", error_result("hook broke"), true, false)]
     );
 }
@@ -182,9 +73,8 @@ async fn after_with(result: Json, answer: Json) -> (Json, Json) {
     };
     let out = run_calls(
         vec![result_tool("t", result, 0)],
-        vec![block("c1", "t", json!({}))],
+        vec![call("c1", "t", json!({}))],
         config,
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(inputs.lock().unwrap().len(), 1);
@@ -247,27 +137,15 @@ async fn c158_failing_after_tool_call_keeps_duration() {
         after_tool_call: Some(hook(|_, _| Err("after broke".into()))),
         ..Default::default()
     };
-    let out = run_calls(
-        vec![text_tool("t", "R", 0)],
-        vec![block("c1", "t", json!({}))],
-        config,
-        AbortSignal::new(),
-    )
-    .await;
     assert_eq!(
-        of_type(&out.events, "tool_execution_end"),
+        t_call_ends(text_tool("t", "R", 0), config).await,
         [tool_end("c1", "t", error_result("after broke"), true, true)]
     );
 }
 
 #[tokio::test]
 async fn c162_abort_between_preparation_and_execution() {
-    let executed = Arc::new(Mutex::new(0));
-    let count = executed.clone();
-    let t = tool_fn(def("t"), move |_| {
-        *count.lock().unwrap() += 1;
-        Ok(Some(text_result("ok", json!({}))))
-    });
+    let (t, executed) = counting_tool("t");
     let before = hook(|input, signal| {
         if input["toolCall"]["id"] == "c2" {
             signal.abort();
@@ -279,11 +157,11 @@ async fn c162_abort_between_preparation_and_execution() {
         ..Default::default()
     };
     let calls = vec![
-        block("c1", "t", json!({})),
-        block("c2", "t", json!({})),
-        block("c3", "t", json!({})),
+        call("c1", "t", json!({})),
+        call("c2", "t", json!({})),
+        call("c3", "t", json!({})),
     ];
-    let out = run_calls(vec![t], calls, config, AbortSignal::new()).await;
+    let out = run_calls(vec![t], calls, config).await;
     assert_eq!(
         tool_trace(&out.events)[..6],
         [
@@ -313,15 +191,15 @@ fn terminating(name: &str, terminate: Json) -> AgentTool {
 #[tokio::test]
 async fn c163_all_terminate_ends_the_run_but_queues_are_polled() {
     let tools = || vec![terminating("a", json!(true)), terminating("b", json!(true))];
-    let calls = || vec![block("c1", "a", json!({})), block("c2", "b", json!({}))];
-    let out = run_calls(tools(), calls(), LoopConfig::default(), AbortSignal::new()).await;
+    let calls = || vec![call("c1", "a", json!({})), call("c2", "b", json!({}))];
+    let out = run_calls(tools(), calls(), LoopConfig::default()).await;
     assert_eq!(out.requests.lock().unwrap().len(), 1);
     let (follow_up, polls) = queue_source(vec![vec![umsg("fu")]]);
     let config = LoopConfig {
         get_follow_up_messages: Some(follow_up),
         ..Default::default()
     };
-    let out = run_calls(tools(), calls(), config, AbortSignal::new()).await;
+    let out = run_calls(tools(), calls(), config).await;
     assert_eq!(*polls.lock().unwrap(), 2);
     assert_eq!(out.requests.lock().unwrap().len(), 2);
 }
@@ -334,18 +212,16 @@ async fn c164_mixed_terminate_continues() {
     ];
     let out = run_calls(
         tools,
-        vec![block("c1", "a", json!({})), block("c2", "b", json!({}))],
+        vec![call("c1", "a", json!({})), call("c2", "b", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
     // A loop-made error result (unknown tool) also prevents termination.
     let out = run_calls(
         vec![terminating("a", json!(true))],
-        vec![block("c1", "a", json!({})), block("c2", "zz", json!({}))],
+        vec![call("c1", "a", json!({})), call("c2", "zz", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(out.requests.lock().unwrap().len(), 2);
@@ -365,9 +241,8 @@ async fn c165_blocked_terminate_participates() {
         let tools = vec![terminating("a", json!(true)), text_tool("b", "never", 0)];
         let out = run_calls(
             tools,
-            vec![block("c1", "a", json!({})), block("c2", "b", json!({}))],
+            vec![call("c1", "a", json!({})), call("c2", "b", json!({}))],
             config,
-            AbortSignal::new(),
         )
         .await;
         assert_eq!(out.requests.lock().unwrap().len(), requests);
@@ -383,9 +258,8 @@ async fn c166_after_tool_call_terminate_participates() {
     };
     let out = run_calls(
         vec![text_tool("t", "R", 0)],
-        vec![block("c1", "t", json!({}))],
+        vec![call("c1", "t", json!({}))],
         config,
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(out.requests.lock().unwrap().len(), 1);
@@ -405,14 +279,8 @@ async fn c174_results_join_the_context_after_the_batch() {
         tool_execution: Some("sequential".into()),
         ..Default::default()
     };
-    let calls = vec![block("c1", "t", json!({})), block("c2", "t", json!({}))];
-    let out = run_calls(
-        vec![text_tool("t", "R", 0)],
-        calls,
-        config,
-        AbortSignal::new(),
-    )
-    .await;
+    let calls = vec![call("c1", "t", json!({})), call("c2", "t", json!({}))];
+    let out = run_calls(vec![text_tool("t", "R", 0)], calls, config).await;
     for inputs in [before_inputs, after_inputs] {
         let inputs = inputs.lock().unwrap();
         assert_eq!(inputs.len(), 2);
@@ -437,12 +305,8 @@ async fn tool_answering_nothing_fails_the_call() {
     let s = tool_fn(def("odd"), |_| Ok(Some(json!("text"))));
     let out = run_calls(
         vec![t, s],
-        vec![
-            block("c1", "quiet", json!({})),
-            block("c2", "odd", json!({})),
-        ],
+        vec![call("c1", "quiet", json!({})), call("c2", "odd", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let ends = of_type(&out.events, "tool_execution_end");
@@ -473,9 +337,8 @@ async fn tool_answering_nothing_fails_the_call() {
 async fn result_without_content_gives_an_empty_message_content() {
     let out = run_calls(
         vec![result_tool("t", json!({"details": {"d": 1}}), 0)],
-        vec![block("c1", "t", json!({}))],
+        vec![call("c1", "t", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let end = &of_type(&out.events, "tool_execution_end")[0];
@@ -493,7 +356,7 @@ async fn validation_failure_text_in_the_tool_result() {
     let calls = vec![
         json!({"type": "toolCall", "id": "c1", "name": "num", "argsText": r#"{"n":"abc","extra":1}"#}),
     ];
-    let out = run_calls(vec![t], calls, LoopConfig::default(), AbortSignal::new()).await;
+    let out = run_calls(vec![t], calls, LoopConfig::default()).await;
     let text = "Validation failed for tool \"num\":\n  - n: expected integer, got string\n  - extra: unknown field\n\nReceived arguments:\n{\n  \"n\": \"abc\",\n  \"extra\": 1\n}";
     assert_eq!(
         of_type(&out.events, "tool_execution_end"),

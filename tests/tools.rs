@@ -4,99 +4,11 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use agent::agent_loop::{
-    run_agent_loop, run_tool_call, LoopConfig, LoopContext, RunToolCallOptions,
-};
+use agent::agent_loop::{run_tool_call, LoopConfig, RunToolCallOptions};
 use agent::host::{AbortSignal, AgentTool, FnTool, HostFuture, ToolInvocation, UpdateFn};
 use agent::json::{json, to_string, Json};
+use common::calls::*;
 use common::*;
-
-struct Outcome {
-    events: Vec<Json>,
-    messages: Vec<Json>,
-    requests: Requests,
-}
-
-/// Runs a prompt whose first answer calls `calls`, then answers text `end` (as often as needed).
-async fn run_calls(
-    tools: Vec<AgentTool>,
-    calls: Vec<Json>,
-    config: LoopConfig,
-    signal: AbortSignal,
-) -> Outcome {
-    let first = json!({"content": calls});
-    let responses = vec![
-        first,
-        text_response("end", 1),
-        text_response("end", 1),
-        text_response("end", 1),
-    ];
-    let (f, requests) = scripted(responses);
-    let (emit, events) = collect_emit();
-    let context = LoopContext {
-        messages: vec![],
-        tools,
-    };
-    let messages = run_agent_loop(
-        vec![umsg("go")],
-        context,
-        LoopConfig {
-            model: model(),
-            ..config
-        },
-        emit,
-        signal,
-        Some(f),
-    )
-    .await
-    .expect("run");
-    let events = events.lock().unwrap().clone();
-    Outcome {
-        events,
-        messages,
-        requests,
-    }
-}
-
-fn block(id: &str, name: &str, args: Json) -> Json {
-    call(id, name, args)
-}
-
-fn of_type(events: &[Json], kind: &str) -> Vec<Json> {
-    events
-        .iter()
-        .filter(|e| e["type"] == kind)
-        .map(normalize)
-        .collect()
-}
-
-fn results(messages: &[Json]) -> Vec<Json> {
-    messages
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .map(normalize)
-        .collect()
-}
-
-/// Event types with the tool call id (`tool_execution_start:c1`, `message_end:toolResult:c1`).
-fn tool_trace(events: &[Json]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| {
-            let t = e["type"].as_str().unwrap();
-            if t.starts_with("tool_execution") {
-                Some(format!("{t}:{}", e["toolCallId"].as_str().unwrap()))
-            } else if e["message"]["role"] == "toolResult" && t != "turn_end" {
-                Some(format!(
-                    "{t}:{}",
-                    e["message"]["toolCallId"].as_str().unwrap()
-                ))
-            } else {
-                None
-            }
-        })
-        .collect()
-}
 
 fn number_tool(seen: Arc<Mutex<Vec<Json>>>) -> AgentTool {
     let definition = json!({"name": "num", "label": "num", "description": "d",
@@ -112,9 +24,8 @@ async fn c001_optional_fields_are_omitted() {
     let bare = tool_fn(def("bare"), |_| Ok(Some(json!({"content": []}))));
     let out = run_calls(
         vec![bare],
-        vec![block("c1", "bare", json!({})), block("c2", "zz", json!({}))],
+        vec![call("c1", "bare", json!({})), call("c2", "zz", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let ends = of_type(&out.events, "tool_execution_end");
@@ -136,9 +47,8 @@ async fn c004_numbers_render_per_js_rules() {
     });
     let out = run_calls(
         vec![t],
-        vec![block("c1", "n", json!({}))],
+        vec![call("c1", "n", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let end = &of_type(&out.events, "tool_execution_end")[0];
@@ -158,9 +68,8 @@ async fn c005_tool_result_message_key_order() {
     );
     let out = run_calls(
         vec![t],
-        vec![block("c1", "u", json!({}))],
+        vec![call("c1", "u", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let tr = &out
@@ -191,9 +100,8 @@ async fn c009_unknown_result_fields_reach_the_event_but_not_the_message() {
     let t = result_tool("u", result.clone(), 0);
     let out = run_calls(
         vec![t],
-        vec![block("c1", "u", json!({}))],
+        vec![call("c1", "u", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     let end = &of_type(&out.events, "tool_execution_end")[0];
@@ -224,11 +132,10 @@ async fn c093_prepare_arguments_output_is_validated() {
     let out = run_calls(
         vec![t],
         vec![
-            block("c1", "num", json!({"count": "5"})),
-            block("c2", "num", json!({"n": 1})),
+            call("c1", "num", json!({"count": "5"})),
+            call("c2", "num", json!({"n": 1})),
         ],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(*seen.lock().unwrap(), [json!({"n": 5})]);
@@ -246,9 +153,8 @@ async fn c109_validation_works_on_a_copy() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let out = run_calls(
         vec![number_tool(seen.clone())],
-        vec![block("c1", "num", json!({"n": "5"}))],
+        vec![call("c1", "num", json!({"n": "5"}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(*seen.lock().unwrap(), [json!({"n": 5})]);
@@ -272,34 +178,18 @@ async fn c109_validation_works_on_a_copy() {
 
 #[tokio::test]
 async fn c144_tool_calls_run_whatever_the_stop_reason() {
-    let ran = Arc::new(Mutex::new(0));
-    let count = ran.clone();
-    let t = tool_fn(def("t"), move |_| {
-        *count.lock().unwrap() += 1;
-        Ok(Some(text_result("ok", json!({}))))
-    });
-    let (f, _) = scripted(vec![
-        json!({"content": [block("c1", "t", json!({}))], "stopReason": "stop"}),
-        text_response("end", 1),
-    ]);
-    let (emit, _) = collect_emit();
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![t],
-    };
-    let messages = run_agent_loop(
-        vec![umsg("go")],
-        ctx,
-        loop_config(),
-        emit,
-        AbortSignal::new(),
-        Some(f),
+    let (t, ran) = counting_tool("t");
+    let out = run_scripted(
+        vec![t],
+        vec![
+            json!({"content": [call("c1", "t", json!({}))], "stopReason": "stop"}),
+            text_response("end", 1),
+        ],
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(*ran.lock().unwrap(), 1);
     assert_eq!(
-        messages
+        out.messages
             .iter()
             .filter(|m| m["role"] == "toolResult")
             .count(),
@@ -310,26 +200,15 @@ async fn c144_tool_calls_run_whatever_the_stop_reason() {
 #[tokio::test]
 async fn c145_length_stop_fails_every_call_and_continues() {
     let t = text_tool("t", "never", 0);
-    let (f, requests) = scripted(vec![
-        json!({"content": [block("c1", "t", json!({})), block("c2", "zz", json!({}))], "stopReason": "length"}),
-        text_response("end", 1),
-    ]);
-    let (emit, _) = collect_emit();
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![t],
-    };
-    let messages = run_agent_loop(
-        vec![umsg("go")],
-        ctx,
-        loop_config(),
-        emit,
-        AbortSignal::new(),
-        Some(f),
+    let out = run_scripted(
+        vec![t],
+        vec![
+            json!({"content": [call("c1", "t", json!({})), call("c2", "zz", json!({}))], "stopReason": "length"}),
+            text_response("end", 1),
+        ],
     )
-    .await
-    .unwrap();
-    let trs = results(&messages);
+    .await;
+    let trs = results(&out.messages);
     for (tr, name) in trs.iter().zip(["t", "zz"]) {
         let text = format!("Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.");
         assert_eq!(
@@ -340,16 +219,15 @@ async fn c145_length_stop_fails_every_call_and_continues() {
             )
         );
     }
-    assert_eq!(requests.lock().unwrap().len(), 2);
+    assert_eq!(out.requests.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]
 async fn c146_unknown_tool() {
     let out = run_calls(
         vec![],
-        vec![block("c1", "zz", json!({}))],
+        vec![call("c1", "zz", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -371,7 +249,7 @@ async fn c147_aborted_before_preparation_skips_hooks() {
     let abort = signal.clone();
     // The stream function ignores the signal; the run's signal aborts while the answer streams.
     let (inner, _) = scripted(vec![
-        json!({"content": [block("c1", "t", json!({}))]}),
+        json!({"content": [call("c1", "t", json!({}))]}),
         text_response("end", 1),
     ]);
     let f: agent::host::StreamFn = Arc::new(move |mut request, sender| {
@@ -380,17 +258,11 @@ async fn c147_aborted_before_preparation_skips_hooks() {
         inner(request, sender)
     });
     let (emit, events) = collect_emit();
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![text_tool("t", "never", 0)],
-    };
     let config = LoopConfig {
         before_tool_call: Some(before),
         ..loop_config()
     };
-    run_agent_loop(vec![umsg("go")], ctx, config, emit, signal, Some(f))
-        .await
-        .unwrap();
+    run_go(vec![text_tool("t", "never", 0)], config, emit, signal, f).await;
     let ends = of_type(&events.lock().unwrap(), "tool_execution_end");
     assert_eq!(
         ends,
@@ -410,9 +282,8 @@ async fn c151_failing_execute_keeps_duration() {
     let t = tool_fn(def("t"), |_| Err("exec broke".into()));
     let out = run_calls(
         vec![t],
-        vec![block("c1", "t", json!({}))],
+        vec![call("c1", "t", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -427,9 +298,8 @@ async fn c152_execute_is_error_result() {
     let result = json!({"content": [{"type": "text", "text": "bad input"}], "details": {"k": 1}, "isError": true});
     let out = run_calls(
         vec![result_tool("t", result.clone(), 0)],
-        vec![block("c1", "t", json!({}))],
+        vec![call("c1", "t", json!({}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -449,9 +319,8 @@ async fn c153_updates_carry_raw_args_and_partial_result() {
     });
     let out = run_calls(
         vec![t],
-        vec![block("c1", "num", json!({"n": "5"}))],
+        vec![call("c1", "num", json!({"n": "5"}))],
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(
@@ -472,7 +341,7 @@ async fn c154_updates_after_completion_emit_nothing() {
     let late = slot.clone();
     // The second request calls the stored onUpdate before answering.
     let (inner, _) = scripted(vec![
-        json!({"content": [block("c1", "t", json!({}))]}),
+        json!({"content": [call("c1", "t", json!({}))]}),
         text_response("end", 1),
     ]);
     let f: agent::host::StreamFn = Arc::new(move |request, sender| {
@@ -482,20 +351,7 @@ async fn c154_updates_after_completion_emit_nothing() {
         inner(request, sender)
     });
     let (emit, events) = collect_emit();
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![t],
-    };
-    run_agent_loop(
-        vec![umsg("go")],
-        ctx,
-        loop_config(),
-        emit,
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_go(vec![t], loop_config(), emit, AbortSignal::new(), f).await;
     assert!(slot.lock().unwrap().is_some());
     assert!(of_type(&events.lock().unwrap(), "tool_execution_update").is_empty());
 }
@@ -524,23 +380,10 @@ async fn c155_end_waits_for_all_update_emissions() {
         }) as HostFuture<_>
     });
     let (f, _) = scripted(vec![
-        json!({"content": [block("c1", "t", json!({}))]}),
+        json!({"content": [call("c1", "t", json!({}))]}),
         text_response("end", 1),
     ]);
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![t],
-    };
-    run_agent_loop(
-        vec![umsg("go")],
-        ctx,
-        loop_config(),
-        emit,
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_go(vec![t], loop_config(), emit, AbortSignal::new(), f).await;
     assert_eq!(
         tool_trace(&events.lock().unwrap())[..5],
         [
@@ -554,10 +397,7 @@ async fn c155_end_waits_for_all_update_emissions() {
 }
 
 fn two_calls() -> Vec<Json> {
-    vec![
-        block("c1", "slow", json!({})),
-        block("c2", "fast", json!({})),
-    ]
+    vec![call("c1", "slow", json!({})), call("c2", "fast", json!({}))]
 }
 
 fn slow_fast(slow_mode: Option<&str>) -> Vec<AgentTool> {
@@ -589,13 +429,7 @@ async fn c159_sequential_mode() {
         tool_execution: Some("sequential".into()),
         ..Default::default()
     };
-    let out = run_calls(
-        slow_fast(Some("parallel")),
-        two_calls(),
-        config,
-        AbortSignal::new(),
-    )
-    .await;
+    let out = run_calls(slow_fast(Some("parallel")), two_calls(), config).await;
     assert_eq!(tool_trace(&out.events)[..6], SEQUENTIAL);
 }
 
@@ -605,7 +439,6 @@ async fn c160_a_sequential_tool_forces_the_batch() {
         slow_fast(Some("sequential")),
         two_calls(),
         LoopConfig::default(),
-        AbortSignal::new(),
     )
     .await;
     assert_eq!(tool_trace(&out.events)[..6], SEQUENTIAL);
@@ -613,13 +446,7 @@ async fn c160_a_sequential_tool_forces_the_batch() {
 
 #[tokio::test]
 async fn c161_parallel_mode_order() {
-    let out = run_calls(
-        slow_fast(None),
-        two_calls(),
-        LoopConfig::default(),
-        AbortSignal::new(),
-    )
-    .await;
+    let out = run_calls(slow_fast(None), two_calls(), LoopConfig::default()).await;
     assert_eq!(
         tool_trace(&out.events),
         [
@@ -690,9 +517,8 @@ async fn hooks_see_the_raw_call_and_the_coerced_args() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     run_calls(
         vec![number_tool(seen)],
-        vec![block("c1", "num", json!({"n": "5"}))],
+        vec![call("c1", "num", json!({"n": "5"}))],
         config,
-        AbortSignal::new(),
     )
     .await;
     let before = before_inputs.lock().unwrap()[0].clone();
@@ -708,28 +534,17 @@ async fn hooks_see_the_raw_call_and_the_coerced_args() {
 #[tokio::test]
 async fn arguments_error_short_circuits_validation() {
     let t = text_tool("t", "never", 0);
-    let (f, _) = scripted(vec![
-        json!({"content": [{"type": "toolCall", "id": "c1", "name": "t", "argsText": "[1]"}]}),
-        text_response("end", 1),
-    ]);
-    let (emit, events) = collect_emit();
-    let ctx = LoopContext {
-        messages: vec![],
-        tools: vec![t],
-    };
-    run_agent_loop(
-        vec![umsg("go")],
-        ctx,
-        loop_config(),
-        emit,
-        AbortSignal::new(),
-        Some(f),
+    let out = run_scripted(
+        vec![t],
+        vec![
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "t", "argsText": "[1]"}]}),
+            text_response("end", 1),
+        ],
     )
-    .await
-    .unwrap();
+    .await;
     let text = "Invalid arguments for tool \"t\": Tool arguments must be a JSON object\n\nReceived arguments:\n[1]";
     assert_eq!(
-        of_type(&events.lock().unwrap(), "tool_execution_end"),
+        of_type(&out.events, "tool_execution_end"),
         [tool_end("c1", "t", error_result(text), true, false)]
     );
 }
@@ -752,23 +567,10 @@ async fn parallel_executes_are_all_invoked_before_any_completion() {
         Box::pin(async { Ok(()) }) as HostFuture<_>
     });
     let (f, _) = scripted(vec![
-        json!({"content": [block("c1", "a", json!({})), block("c2", "b", json!({}))]}),
+        json!({"content": [call("c1", "a", json!({})), call("c2", "b", json!({}))]}),
         text_response("end", 1),
     ]);
-    let ctx = LoopContext {
-        messages: vec![],
-        tools,
-    };
-    run_agent_loop(
-        vec![umsg("go")],
-        ctx,
-        loop_config(),
-        emit,
-        AbortSignal::new(),
-        Some(f),
-    )
-    .await
-    .unwrap();
+    run_go(tools, loop_config(), emit, AbortSignal::new(), f).await;
     assert_eq!(
         *log.lock().unwrap(),
         ["execute a", "execute b", "end", "end"]

@@ -1,6 +1,10 @@
 //! Shared helpers for the Rust integration tests: scripted models, tools and a recorder.
 #![allow(dead_code)]
 
+pub mod calls;
+pub mod loops;
+pub mod sequences;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,17 +25,12 @@ pub fn agent_with(
     tools: Vec<AgentTool>,
     system_prompt: Option<&str>,
 ) -> Agent {
-    Agent::new(AgentOptions {
-        initial_state: InitialState {
-            system_prompt: system_prompt.map(String::from),
-            model: Some(model()),
-            tools,
-            ..Default::default()
-        },
-        stream_fn: Some(scripted_stream_fn(responses)),
-        ..Default::default()
-    })
-    .expect("agent")
+    agent_from(
+        scripted_stream_fn(responses),
+        tools,
+        system_prompt,
+        Default::default(),
+    )
 }
 
 /// Records every event as full JSON.
@@ -400,6 +399,12 @@ pub fn hook(f: impl Fn(Json, AbortSignal) -> HookResult + Send + Sync + 'static)
     })
 }
 
+/// A hook answering each of `answers` once, in order, then nothing.
+pub fn answering_hook(answers: Vec<Option<Json>>) -> Hook {
+    let answers = Arc::new(Mutex::new(answers.into_iter()));
+    hook(move |_, _| Ok(answers.lock().unwrap().next().flatten()))
+}
+
 /// A listener from a synchronous closure over the event JSON.
 pub fn listener(f: impl Fn(&Json) -> Result<(), String> + Send + Sync + 'static) -> Listener {
     Arc::new(move |event: Arc<AgentEvent>, _signal| {
@@ -494,4 +499,63 @@ pub fn queue_source(
         Box::pin(async move { Ok(batch) }) as HostFuture<_>
     });
     (source, calls)
+}
+
+/// The text of each message: string content as is, text blocks joined.
+pub fn contents(messages: &[Json]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| match &m["content"] {
+            Json::String(s) => s.clone(),
+            Json::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// `n` one-chunk text responses `a1` … `an`.
+pub fn many_texts(n: usize) -> Vec<Json> {
+    (1..=n)
+        .map(|i| text_response(&format!("a{i}"), 1))
+        .collect()
+}
+
+/// A text prompt without images.
+pub fn text_prompt(text: &str) -> agent::agent::PromptInput {
+    agent::agent::PromptInput::Text {
+        text: text.into(),
+        images: vec![],
+    }
+}
+
+/// The names of the agent's tools, in order.
+pub fn tool_names(agent: &Agent) -> Vec<String> {
+    agent.tools().iter().map(|t| t.name().to_string()).collect()
+}
+
+/// An agent with the tool `read` (answering `R`) answering from `responses`, and its requests.
+pub fn read_agent(responses: Vec<Json>) -> (Agent, Requests) {
+    let (f, requests) = scripted(responses);
+    let agent = agent_from(
+        f,
+        vec![text_tool("read", "R", 0)],
+        None,
+        agent::agent::Settings::default(),
+    );
+    (agent, requests)
+}
+
+/// Subscribes a listener running `f` on the agent each time a tool execution starts.
+pub fn on_tool_start(agent: &Agent, f: impl Fn(&Agent) + Send + Sync + 'static) {
+    let handle = agent.clone();
+    agent.subscribe(listener(move |e| {
+        if e["type"] == "tool_execution_start" {
+            f(&handle);
+        }
+        Ok(())
+    }));
 }
