@@ -7,7 +7,7 @@ use super::call::{json_c_string, new_stream_call, AgentStream};
 use super::*;
 use crate::faux::{parse_script, scripted_stream_fn};
 use crate::host::{set_default_stream_fn, StreamFn, StreamRequest};
-use crate::json::json;
+use crate::json::object;
 use crate::stream::StreamSender;
 
 /// A stream function (SPEC §3.1): performs one request. Called on the runtime thread with
@@ -35,9 +35,11 @@ pub(crate) fn host_stream_fn(
     Some(Arc::new(
         move |request: StreamRequest, sender: StreamSender| {
             let stream = new_stream_call(sender, &request.signal);
-            let text = json_c_string(
-                &json!({"model": request.model, "context": request.context, "options": request.options}),
-            );
+            let text = json_c_string(&object([
+                ("model", request.model),
+                ("context", request.context),
+                ("options", request.options),
+            ]));
             // SAFETY: the host registered this callback for this user_data.
             guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), stream) });
         },
