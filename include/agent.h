@@ -13,7 +13,11 @@
  * finalizers run exactly once, when the library drops its last reference (on any thread).
  *
  * Errors: functions return AGENT_OK (0) or a negative AGENT_ERR_* code; agent_last_error()
- * then describes the failure for the calling thread.
+ * then describes the failure for the calling thread. Any function may return AGENT_ERR_NULL (a
+ * required pointer is NULL), AGENT_ERR_INVALID_HANDLE (a NULL, freed, forged or wrong-kind
+ * handle), AGENT_ERR_INVALID_UTF8 (a string argument), AGENT_ERR_INVALID_JSON (a malformed or
+ * wrongly shaped JSON argument; nothing changes) and AGENT_ERR_INTERNAL (a libagent bug, caught);
+ * the other codes are named in the documentation of the functions that return them.
  */
 
 #ifndef LIBAGENT_AGENT_H
