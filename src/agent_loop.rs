@@ -88,12 +88,8 @@ pub async fn run_agent_loop(
     run.context.messages.extend(initial.iter().cloned());
     run.emit(AgentEvent::AgentStart).await?;
     run.emit(AgentEvent::TurnStart).await?;
-    for message in initial {
-        run.emit(AgentEvent::MessageStart {
-            message: message.clone(),
-        })
-        .await?;
-        run.emit(AgentEvent::MessageEnd { message }).await?;
+    for message in &initial {
+        run.emitter.emit_message(message).await?;
     }
     run.main_loop().await?;
     Ok(run.new_messages)
@@ -136,6 +132,18 @@ impl Emitter {
     pub(crate) async fn emit(&self, event: AgentEvent) -> Result<(), String> {
         let _turn = self.gate.lock().await;
         (self.emit)(event).await
+    }
+
+    /// `message_start` then `message_end` for a message committed whole.
+    pub(crate) async fn emit_message(&self, message: &Json) -> Result<(), String> {
+        self.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await?;
+        self.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        })
+        .await
     }
 }
 
@@ -232,14 +240,7 @@ impl Run {
                     prepared,
                 );
                 for message in batch {
-                    self.emit(AgentEvent::MessageStart {
-                        message: message.clone(),
-                    })
-                    .await?;
-                    self.emit(AgentEvent::MessageEnd {
-                        message: message.clone(),
-                    })
-                    .await?;
+                    self.emitter.emit_message(&message).await?;
                     self.context.messages.push(message.clone());
                     self.new_messages.push(message);
                 }

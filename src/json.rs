@@ -281,6 +281,21 @@ pub fn deep_equal(a: &Json, b: &Json) -> bool {
     }
 }
 
+/// ECMAScript WhiteSpace and LineTerminator (what `String.prototype.trim` and `Number()` strip).
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
+}
+
 /// An object from `(key, value)` pairs, moving the values (`json!` would re-serialise them).
 pub fn object<const N: usize>(entries: [(&str, Json); N]) -> Json {
     Json::Object(

@@ -126,18 +126,7 @@ pub(super) async fn fail_truncated_tool_calls(
         );
         let outcome = ToolCallOutcome::immediate(&call, error_tool_result(&text));
         emitter.emit(outcome.end_event()).await?;
-        let message = outcome.message();
-        emitter
-            .emit(AgentEvent::MessageStart {
-                message: message.clone(),
-            })
-            .await?;
-        emitter
-            .emit(AgentEvent::MessageEnd {
-                message: message.clone(),
-            })
-            .await?;
-        messages.push(message);
+        messages.push(emit_result_message(emitter, &outcome).await?);
     }
     Ok(Batch {
         messages,
@@ -169,33 +158,31 @@ pub(super) async fn execute_tool_calls(
             .find(|t| t.name() == name)
             .is_some_and(AgentTool::is_sequential)
     });
-    let outcomes = if config.tool_execution.as_deref() == Some("sequential") || forced {
+    let finished = if config.tool_execution.as_deref() == Some("sequential") || forced {
         run_sequential(&site, calls, emitter).await?
     } else {
         run_parallel(&site, calls, emitter).await?
     };
-    let terminate = !outcomes.is_empty() && outcomes.iter().all(ToolCallOutcome::terminates);
+    let terminate =
+        !finished.is_empty() && finished.iter().all(|(outcome, _)| outcome.terminates());
     Ok(Batch {
-        messages: outcomes.iter().map(ToolCallOutcome::message).collect(),
+        messages: finished.into_iter().map(|(_, message)| message).collect(),
         terminate,
     })
 }
 
-async fn emit_result_message(emitter: &Emitter, outcome: &ToolCallOutcome) -> Result<(), String> {
+/// Creates an outcome's tool result message and emits it; the same message goes into the batch.
+async fn emit_result_message(emitter: &Emitter, outcome: &ToolCallOutcome) -> Result<Json, String> {
     let message = outcome.message();
-    emitter
-        .emit(AgentEvent::MessageStart {
-            message: message.clone(),
-        })
-        .await?;
-    emitter.emit(AgentEvent::MessageEnd { message }).await
+    emitter.emit_message(&message).await?;
+    Ok(message)
 }
 
 async fn run_sequential(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<ToolCallOutcome>, String> {
+) -> Result<Vec<(ToolCallOutcome, Json)>, String> {
     let mut outcomes = Vec::new();
     for call in calls {
         emitter.emit(start_event(&call)).await?;
@@ -208,8 +195,8 @@ async fn run_sequential(
             }
         };
         emitter.emit(outcome.end_event()).await?;
-        emit_result_message(emitter, &outcome).await?;
-        outcomes.push(outcome);
+        let message = emit_result_message(emitter, &outcome).await?;
+        outcomes.push((outcome, message));
     }
     Ok(outcomes)
 }
@@ -218,7 +205,7 @@ async fn run_parallel(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<ToolCallOutcome>, String> {
+) -> Result<Vec<(ToolCallOutcome, Json)>, String> {
     // Preparation is sequential, in source order (SPEC §6.6.3 step 1).
     let mut slots: Vec<Result<ToolCallOutcome, Prepared>> = Vec::new();
     for call in &calls {
@@ -262,11 +249,13 @@ async fn run_parallel(
     }
     outcomes.extend(try_join_all(runs).await?);
     outcomes.sort_by_key(|(index, _)| *index);
-    let outcomes: Vec<ToolCallOutcome> = outcomes.into_iter().map(|(_, outcome)| outcome).collect();
-    for outcome in &outcomes {
-        emit_result_message(emitter, outcome).await?;
+    // Result messages are created and emitted in source order after the whole batch.
+    let mut finished = Vec::with_capacity(outcomes.len());
+    for (_, outcome) in outcomes {
+        let message = emit_result_message(emitter, &outcome).await?;
+        finished.push((outcome, message));
     }
-    Ok(outcomes)
+    Ok(finished)
 }
 
 /// `prepareToolCall` (SPEC §6.7).

@@ -15,7 +15,7 @@ pub const NOT_AN_OBJECT: &str = "Tool arguments must be a JSON object";
 
 /// Parses the complete raw argument text of a tool call (SPEC §3.9).
 pub fn parse_tool_call_arguments(text: &str) -> ParsedArguments {
-    if text.trim_matches(is_ecmascript_whitespace).is_empty() {
+    if text.trim_matches(json::is_js_whitespace).is_empty() {
         return ParsedArguments {
             arguments: Json::Object(JsonMap::new()),
             error: None,
@@ -48,29 +48,6 @@ pub fn parse_tool_call_arguments(text: &str) -> ParsedArguments {
 /// Strict JSON parse (lone surrogate escapes become U+FFFD, SPEC §0.4.4).
 fn strict_parse(text: &str) -> Result<Json, String> {
     json::parse(text)
-}
-
-/// ECMAScript `String.prototype.trim` whitespace (WhiteSpace and LineTerminator).
-fn is_ecmascript_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{09}'
-            | '\u{0A}'
-            | '\u{0B}'
-            | '\u{0C}'
-            | '\u{0D}'
-            | '\u{20}'
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
 }
 
 /// `repairJson` of SPEC §3.9.

@@ -11,23 +11,9 @@ pub fn same(a: &Json, b: &Json) -> bool {
     }
 }
 
-fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
-}
-
 /// ECMAScript `StringToNumber` (`NaN` for anything that is not a numeric literal).
 pub fn js_string_to_number(text: &str) -> f64 {
-    let s = text.trim_matches(is_js_whitespace);
+    let s = text.trim_matches(crate::json::is_js_whitespace);
     if s.is_empty() {
         return 0.0;
     }
@@ -204,7 +190,7 @@ pub fn coerce_primitive(value: &Json, name: &str) -> Option<Json> {
         ("number" | "integer", Json::Null) => Some(number(0.0)),
         ("number" | "integer", Json::Bool(b)) => Some(number(if *b { 1.0 } else { 0.0 })),
         ("number" | "integer", Json::String(s)) => {
-            if s.trim_matches(is_js_whitespace).is_empty() {
+            if s.trim_matches(crate::json::is_js_whitespace).is_empty() {
                 return None;
             }
             let n = js_string_to_number(s);
