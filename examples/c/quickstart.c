@@ -83,21 +83,56 @@ static void read_file(void *ud, const char *id, const char *args, AgentToolCall 
     complete_text(call, text, 0);
 }
 
-/* Listener: print text deltas as they arrive, and tool activity. */
+/* Copies the JSON string value after `"key":"` in `json` into `out`, turning escaped newlines
+ * into " | " (a display helper for this demo, not a JSON parser). */
+static void json_field(const char *json, const char *key, char *out, size_t cap) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *p = strstr(json, pattern);
+    size_t n = 0;
+    out[0] = '\0';
+    if (!p) return;
+    p += strlen(pattern);
+    if (*p == '"') { /* a string: copy it */
+        for (p++; *p && *p != '"' && n + 4 < cap; p++) {
+            if (p[0] == '\\' && p[1] == 'n') { memcpy(out + n, " | ", 3); n += 3; p++; }
+            else if (p[0] == '\\' && p[1]) { out[n++] = p[1]; p++; }
+            else out[n++] = *p;
+        }
+    } else { /* an object: copy up to its closing brace */
+        for (int depth = 0; *p && n + 1 < cap; p++) {
+            out[n++] = *p;
+            if (*p == '{') depth++;
+            if (*p == '}' && --depth == 0) break;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* Listener: print text deltas as they arrive, and the tool calls with their results. */
 static void on_event(void *ud, const AgentEvent *event, AgentCall *call) {
     (void)ud;
     const char *type = NULL, *update = NULL, *json = NULL, *delta = NULL;
     size_t len = 0;
+    char name[64], detail[96];
     agent_event_type(event, &type);
     agent_event_update_type(event, &update);
     if (update && strcmp(update, "text_delta") == 0 && agent_event_delta(event, &delta, &len) == AGENT_OK) {
-        printf("%.*s", (int)len, delta);
+        printf("%.*s", (int)len, delta); /* streamed text, read without building JSON */
         fflush(stdout);
-    } else if (strcmp(type, "tool_execution_start") == 0 || strcmp(type, "tool_execution_end") == 0) {
+    } else if (strcmp(type, "tool_execution_start") == 0) {
         agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json);
-        printf("\n  [%s] %.160s", type, json);
-    } else if (strcmp(type, "turn_end") == 0 || strcmp(type, "message_end") == 0) {
-        printf("\n");
+        json_field(json, "toolName", name, sizeof name);
+        json_field(json, "args", detail, sizeof detail);
+        printf("  -> %s %s\n", name, detail);
+    } else if (strcmp(type, "tool_execution_end") == 0) {
+        agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json);
+        json_field(json, "toolName", name, sizeof name);
+        json_field(json, "text", detail, sizeof detail);
+        printf("  <- %s: %.70s...\n", name, detail);
+    } else if (strcmp(type, "message_end") == 0 && update == NULL) {
+        agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json);
+        if (strstr(json, "\"role\":\"assistant\"")) printf("\n");
     }
     agent_call_complete(call, NULL); /* listeners answer too: the loop waits for them */
 }
@@ -111,7 +146,7 @@ static const char *SCRIPT =
     " ]},"
     " {\"content\": [{\"type\": \"text\", \"chunks\": 8, \"text\":"
     "   \"This is libagent: a Rust agent runtime with a C ABI. The listing shows its sources, tests and"
-    " bindings; the README explains how to run the demo and the tests.\"}]}"
+    " examples; the README explains how to run the demo and the tests.\"}]}"
     "]";
 
 static const char *PARAMS = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}";
