@@ -74,7 +74,7 @@ impl StreamSender {
     }
 
     /// Ends the stream without a terminal event; `final_message` is the explicit final message
-    /// (SPEC §3.5), `None` applies the [libagent] rule.
+    /// (SPEC §3.5), `None` applies the libagent rule.
     pub fn end(&self, final_message: Option<Json>) -> Result<(), StreamClosed> {
         self.send(Item::End(final_message))
     }

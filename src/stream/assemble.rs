@@ -124,7 +124,7 @@ impl Assembler {
     }
 
     /// Ends the stream without a terminal event: `final_message` is the host's explicit final
-    /// message, if any; otherwise the [libagent] rule of SPEC §3.5 applies
+    /// message, if any; otherwise the libagent rule of SPEC §3.5 applies
     /// (`Stream ended without a done or error event`). Returns `Assembled::Final`, or `Ignored`
     /// if the stream was already complete.
     pub fn end(&mut self, final_message: Option<Json>) -> Assembled {

@@ -69,7 +69,7 @@ struct OpenString {
     text: String,
     /// Pending escape text: empty, `\`, or `\u` plus up to 3 hex digits.
     escape: String,
-    /// A decoded high surrogate waiting for its partner ([libagent] surrogate rule).
+    /// A decoded high surrogate waiting for its partner (the libagent surrogate rule).
     high_surrogate: Option<u16>,
 }
 
@@ -467,7 +467,7 @@ impl PartialJsonParser {
         true
     }
 
-    /// Appends one decoded UTF-16 unit, pairing surrogates ([libagent] rule of §3.8.3).
+    /// Appends one decoded UTF-16 unit, pairing surrogates (the libagent rule of §3.8.3).
     fn push_unit(&mut self, unit: u16) {
         let Some(s) = self.string.as_mut() else {
             return;
