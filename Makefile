@@ -44,6 +44,7 @@ demo: build
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --quiet --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 rust-test:
 	cargo test --quiet
