@@ -15,7 +15,7 @@ use crate::host::{
     OPERATION_ABORTED,
 };
 use crate::json::{json, object, set_key, Json};
-use crate::message::{error_tool_result, tool_result_message};
+use crate::message::{error_tool_result, tool_result_message, Message};
 
 /// `AgentToolCallOutcome` (SPEC §2.7).
 #[derive(Debug, Clone, PartialEq)]
@@ -59,13 +59,13 @@ impl ToolCallOutcome {
         }
     }
 
-    fn message(&self) -> Json {
-        tool_result_message(
+    fn message(&self) -> Message {
+        Message::new(tool_result_message(
             &self.tool_call,
             &self.result,
             self.is_error,
             self.duration_ms,
-        )
+        ))
     }
 
     fn terminates(&self) -> bool {
@@ -87,7 +87,7 @@ fn start_event(tool_call: &Json) -> AgentEvent {
 
 /// The tool result messages of a batch and whether it terminates the automatic continuation.
 pub(super) struct Batch {
-    pub messages: Vec<Json>,
+    pub messages: Vec<Message>,
     pub terminate: bool,
 }
 
@@ -174,28 +174,37 @@ pub(super) async fn execute_tool_calls(
     } else {
         run_parallel(&site, calls, emitter).await?
     };
-    let terminate = !outcomes.is_empty() && outcomes.iter().all(ToolCallOutcome::terminates);
+    let terminate = !outcomes.is_empty() && outcomes.iter().all(|(o, _)| o.terminates());
     Ok(Batch {
-        messages: outcomes.iter().map(ToolCallOutcome::message).collect(),
+        messages: outcomes.into_iter().map(|(_, message)| message).collect(),
         terminate,
     })
 }
 
-async fn emit_result_message(emitter: &Emitter, outcome: &ToolCallOutcome) -> Result<(), String> {
+/// Emits an outcome's result message; the same shared message goes into the transcript.
+async fn emit_result_message(
+    emitter: &Emitter,
+    outcome: &ToolCallOutcome,
+) -> Result<Message, String> {
     let message = outcome.message();
     emitter
         .emit(AgentEvent::MessageStart {
             message: message.clone(),
         })
         .await?;
-    emitter.emit(AgentEvent::MessageEnd { message }).await
+    emitter
+        .emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        })
+        .await?;
+    Ok(message)
 }
 
 async fn run_sequential(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<ToolCallOutcome>, String> {
+) -> Result<Vec<(ToolCallOutcome, Message)>, String> {
     let mut outcomes = Vec::new();
     for call in calls {
         emitter.emit(start_event(&call)).await?;
@@ -208,8 +217,8 @@ async fn run_sequential(
             }
         };
         emitter.emit(outcome.end_event()).await?;
-        emit_result_message(emitter, &outcome).await?;
-        outcomes.push(outcome);
+        let message = emit_result_message(emitter, &outcome).await?;
+        outcomes.push((outcome, message));
     }
     Ok(outcomes)
 }
@@ -218,7 +227,7 @@ async fn run_parallel(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<ToolCallOutcome>, String> {
+) -> Result<Vec<(ToolCallOutcome, Message)>, String> {
     // Preparation is sequential, in source order (SPEC §6.6.3 step 1).
     let mut slots: Vec<Result<ToolCallOutcome, Prepared>> = Vec::new();
     for call in &calls {
@@ -263,10 +272,12 @@ async fn run_parallel(
     outcomes.extend(try_join_all(runs).await?);
     outcomes.sort_by_key(|(index, _)| *index);
     let outcomes: Vec<ToolCallOutcome> = outcomes.into_iter().map(|(_, outcome)| outcome).collect();
-    for outcome in &outcomes {
-        emit_result_message(emitter, outcome).await?;
+    let mut done = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        let message = emit_result_message(emitter, &outcome).await?;
+        done.push((outcome, message));
     }
-    Ok(outcomes)
+    Ok(done)
 }
 
 /// `prepareToolCall` (SPEC §6.7).
