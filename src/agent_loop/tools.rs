@@ -8,7 +8,7 @@ use futures::future::{try_join_all, BoxFuture};
 use tokio::sync::mpsc;
 
 use super::{truthy, Emitter, LoopConfig, LoopContext};
-use crate::args::validate_tool_arguments;
+use crate::args::validate_tool_call;
 use crate::event::AgentEvent;
 use crate::host::{
     call_hook, AbortSignal, AgentTool, Hook, HostFuture, ToolInvocation, UpdateFn, CANCELLED,
@@ -321,12 +321,7 @@ async fn guarded_preparation(
             set_key(object, "arguments", prepared);
         }
     }
-    let parameters = tool
-        .definition
-        .get("parameters")
-        .cloned()
-        .unwrap_or(Json::Null);
-    let args = validate_tool_arguments(tool.name(), &parameters, &prepared_call)?;
+    let args = validate_tool_call(tool.name(), &tool.definition, &prepared_call)?;
     let mut decision = None;
     if let Some(hook) = site.before {
         let input = object([
