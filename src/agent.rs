@@ -269,7 +269,7 @@ impl Agent {
         if state.run.is_some() {
             return Err(errors::CONTINUE_WHILE_RUNNING.into());
         }
-        if state.messages.iter().all(|m| role(m) == "system") {
+        if state.messages.iter().all(Message::is_system) {
             return Err(errors::NO_MESSAGES.into());
         }
         if state

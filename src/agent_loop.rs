@@ -11,9 +11,7 @@ use crate::host::{
     StreamRequest, CANCELLED,
 };
 use crate::json::{json, object, set_key, Json, JsonMap};
-use crate::message::{
-    default_identity, from_json_vec, is_llm_role, role, to_json_vec, tool_calls, Message,
-};
+use crate::message::{default_identity, from_json_vec, role, to_json_vec, tool_calls, Message};
 use crate::stream::{self, StreamOutput};
 use crate::transcript::declare_tool_changes_in;
 
@@ -67,6 +65,11 @@ impl LoopContext {
         self.tools.iter().map(|t| (*t.definition).clone()).collect()
     }
 
+    /// The tools' definitions, borrowed.
+    fn tool_definition_refs(&self) -> Vec<&Json> {
+        self.tools.iter().map(|t| &*t.definition).collect()
+    }
+
     /// `{ "messages": [...], "tools": [definitions] }`.
     pub fn to_json(&self) -> Json {
         object([
@@ -86,8 +89,8 @@ pub async fn run_agent_loop(
     stream_fn: Option<StreamFn>,
 ) -> Result<Vec<Json>, String> {
     let initial = declare_tool_changes_in(
-        context.messages.iter().map(Message::json),
-        &context.tool_definitions(),
+        system_messages(&context.messages),
+        &context.tool_definition_refs(),
         prompts,
     );
     let initial = from_json_vec(initial);
@@ -242,8 +245,8 @@ impl Run {
                 }
                 prepared.append(&mut pending);
                 let batch = declare_tool_changes_in(
-                    self.context.messages.iter().map(Message::json),
-                    &self.context.tool_definitions(),
+                    system_messages(&self.context.messages),
+                    &self.context.tool_definition_refs(),
                     prepared,
                 );
                 for message in from_json_vec(batch) {
@@ -573,13 +576,14 @@ pub fn merged_identity(identity: Option<&Json>) -> Json {
     merged
 }
 
+/// The system messages of a transcript: only they declare tools (SPEC §4.3).
+fn system_messages(messages: &[Message]) -> impl Iterator<Item = &Json> {
+    messages.iter().filter(|m| m.is_system()).map(Message::json)
+}
+
 /// The default `convertToLlm`: keep system, user, assistant and toolResult messages (SPEC §7.14).
 pub fn default_convert_to_llm(messages: &[Message]) -> Vec<Message> {
-    messages
-        .iter()
-        .filter(|m| is_llm_role(role(m)))
-        .cloned()
-        .collect()
+    messages.iter().filter(|m| m.is_llm()).cloned().collect()
 }
 
 fn decision_of(answer: Option<Json>) -> Decision {

@@ -193,14 +193,31 @@ pub struct Message(std::sync::Arc<MessageInner>);
 struct MessageInner {
     json: Json,
     text: std::sync::OnceLock<String>,
+    /// `role` is `"system"` (read once: the per-request scans then cost a flag test).
+    system: bool,
+    /// `role` is one the default `convertToLlm` keeps.
+    llm: bool,
 }
 
 impl Message {
     pub fn new(json: Json) -> Self {
+        let (system, llm) = (role(&json) == "system", is_llm_role(role(&json)));
         Message(std::sync::Arc::new(MessageInner {
             json,
             text: std::sync::OnceLock::new(),
+            system,
+            llm,
         }))
+    }
+
+    /// `role(message) == "system"`.
+    pub fn is_system(&self) -> bool {
+        self.0.system
+    }
+
+    /// `is_llm_role(role(message))`.
+    pub fn is_llm(&self) -> bool {
+        self.0.llm
     }
 
     pub fn json(&self) -> &Json {

@@ -335,13 +335,14 @@ pub fn declare_tool_changes(
     context_tools: &[Json],
     pending: Vec<Json>,
 ) -> Vec<Json> {
-    declare_tool_changes_in(context_messages.iter(), context_tools, pending)
+    let context_tools: Vec<&Json> = context_tools.iter().collect();
+    declare_tool_changes_in(context_messages.iter(), &context_tools, pending)
 }
 
 /// `declare_tool_changes` over any list of message references (shared or plain).
 pub fn declare_tool_changes_in<'a>(
     context_messages: impl Iterator<Item = &'a Json>,
-    context_tools: &[Json],
+    context_tools: &[&Json],
     mut pending: Vec<Json>,
 ) -> Vec<Json> {
     let last_system = pending.iter().rposition(is_system);
@@ -355,8 +356,7 @@ pub fn declare_tool_changes_in<'a>(
     // Reborrowed so both halves share the shorter lifetime of `pending`.
     #[allow(clippy::map_identity)]
     let declared = replay_tools(context_messages.map(|m| m).chain(baseline));
-    let executable: Vec<&Json> = context_tools.iter().collect();
-    let changes = tool_state_changes(&declared, &executable);
+    let changes = tool_state_changes(&declared, context_tools);
 
     match last_system {
         Some(s) => {
