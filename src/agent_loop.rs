@@ -87,7 +87,7 @@ pub async fn run_agent_loop(
     emit: Emit,
     signal: AbortSignal,
     stream_fn: Option<StreamFn>,
-) -> Result<Vec<Json>, String> {
+) -> Result<Vec<Message>, String> {
     let initial = declare_tool_changes_in(
         system_messages(&context.messages),
         &context.tool_definition_refs(),
@@ -107,7 +107,7 @@ pub async fn run_agent_loop(
         run.emit(AgentEvent::MessageEnd { message }).await?;
     }
     run.main_loop().await?;
-    Ok(run.new_json_messages())
+    Ok(run.new_messages)
 }
 
 /// The two checks `runAgentLoopContinue` makes before any event (SPEC §6.3).
@@ -128,13 +128,13 @@ pub async fn run_agent_loop_continue(
     emit: Emit,
     signal: AbortSignal,
     stream_fn: Option<StreamFn>,
-) -> Result<Vec<Json>, String> {
+) -> Result<Vec<Message>, String> {
     check_continue(&context.messages)?;
     let mut run = Run::new(context, config, emit, signal, stream_fn);
     run.emit(AgentEvent::AgentStart).await?;
     run.emit(AgentEvent::TurnStart).await?;
     run.main_loop().await?;
-    Ok(run.new_json_messages())
+    Ok(run.new_messages)
 }
 
 /// Serialises event delivery: parallel tools never overlap two emits (SPEC §1.3 item 2).
@@ -198,13 +198,6 @@ impl Run {
 
     async fn emit(&self, event: AgentEvent) -> Result<(), String> {
         self.emitter.emit(event).await
-    }
-
-    /// `newMessages` as plain JSON (what the loop functions return).
-    fn new_json_messages(self) -> Vec<Json> {
-        // Drop the other holders first so that unshared messages move instead of copying.
-        let Run { new_messages, .. } = self;
-        new_messages.into_iter().map(Message::into_json).collect()
     }
 
     async fn poll(source: &Option<QueueSource>) -> Result<Vec<Json>, String> {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use agent::agent_loop::{run_agent_loop, run_agent_loop_continue, LoopConfig, LoopContext};
 use agent::host::{AbortSignal, StreamFn, NO_DEFAULT_STREAM_FN};
 use agent::json::{json, to_string, Json};
-use agent::message::from_json_vec;
+use agent::message::{from_json_vec, to_json_vec};
 use common::loops::*;
 use common::*;
 
@@ -69,8 +69,9 @@ async fn continue_with(messages: Vec<Json>) -> Outcome {
         messages: from_json_vec(messages),
         tools: vec![],
     };
-    let result =
-        run_agent_loop_continue(context, loop_config(), emit, AbortSignal::new(), Some(f)).await;
+    let result = run_agent_loop_continue(context, loop_config(), emit, AbortSignal::new(), Some(f))
+        .await
+        .map(|messages| to_json_vec(&messages));
     let events = events.lock().unwrap().clone();
     Outcome {
         result,
