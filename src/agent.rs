@@ -14,10 +14,11 @@ use crate::host::{
 };
 use crate::json::{json, Json, JsonMap};
 use crate::message::{
-    failure_message, placeholder_model, role, tool_declaration, user_text_message,
+    failure_message, from_json_vec, placeholder_model, role, to_json_vec, tool_declaration,
+    user_text_message, Message,
 };
 use crate::transcript::{
-    create_initial_system_message, get_current_system_message, get_current_system_prompt,
+    create_initial_system_message, current_system_message, current_system_prompt,
 };
 
 pub use settings::{HookKind, Hooks, Settings};
@@ -157,7 +158,8 @@ struct ActiveRun {
 }
 
 struct State {
-    messages: Vec<Json>,
+    /// Shared committed messages: a run's snapshot copies references, not messages.
+    messages: Vec<Message>,
     tools: Vec<AgentTool>,
     /// Every tool ever given to the agent: hook results may name them (SPEC A17).
     tool_registry: Vec<AgentTool>,
@@ -212,7 +214,7 @@ impl Agent {
             }
         }
         let state = State {
-            messages,
+            messages: from_json_vec(messages),
             tool_registry: initial.tools.clone(),
             tools: initial.tools,
             model: initial.model.unwrap_or_else(placeholder_model),
@@ -267,7 +269,7 @@ impl Agent {
         if state.run.is_some() {
             return Err(errors::CONTINUE_WHILE_RUNNING.into());
         }
-        if state.messages.iter().all(|m| role(m) == "system") {
+        if state.messages.iter().all(Message::is_system) {
             return Err(errors::NO_MESSAGES.into());
         }
         if state
@@ -500,6 +502,7 @@ impl Agent {
     ) -> Result<(), String> {
         let model = self.state().model.clone();
         let failure = failure_message(&model, error, aborted);
+        let failure = Message::new(failure);
         let events = [
             AgentEvent::MessageStart {
                 message: failure.clone(),
@@ -588,7 +591,8 @@ impl Agent {
         if state.run.is_some() {
             return Err(errors::RESET_WHILE_RUNNING.into());
         }
-        state.messages = get_current_system_message(&state.messages)
+        state.messages = current_system_message(state.messages.iter().map(Message::json))
+            .map(Message::new)
             .into_iter()
             .collect();
         state.streaming_message = None;
@@ -664,17 +668,22 @@ impl Agent {
     // ----- state --------------------------------------------------------------------------------
 
     pub fn messages(&self) -> Vec<Json> {
+        to_json_vec(&self.state().messages)
+    }
+
+    /// The transcript's shared messages (no copy of any message).
+    pub fn shared_messages(&self) -> Vec<Message> {
         self.state().messages.clone()
     }
 
     /// Replaces the transcript with a copy of `messages`.
     pub fn set_messages(&self, messages: Vec<Json>) {
-        self.state().messages = messages;
+        self.state().messages = from_json_vec(messages);
     }
 
     /// Appends to the live transcript (the reference's in-place edit of `state.messages`).
     pub fn push_message(&self, message: Json) {
-        self.state().messages.push(message);
+        self.state().messages.push(Message::new(message));
     }
 
     pub fn tools(&self) -> Vec<AgentTool> {
@@ -710,7 +719,7 @@ impl Agent {
     }
 
     pub fn system_prompt(&self) -> String {
-        get_current_system_prompt(&self.state().messages)
+        current_system_prompt(self.state().messages.iter().map(Message::json))
     }
 
     pub fn is_streaming(&self) -> bool {
@@ -780,7 +789,9 @@ impl Agent {
         let mut out = JsonMap::new();
         out.insert(
             "systemPrompt".into(),
-            json!(get_current_system_prompt(&state.messages)),
+            json!(current_system_prompt(
+                state.messages.iter().map(Message::json)
+            )),
         );
         out.insert("model".into(), state.model.clone());
         out.insert("thinkingLevel".into(), json!(state.thinking_level));
@@ -790,7 +801,7 @@ impl Agent {
             .map(|t| (*t.definition).clone())
             .collect();
         out.insert("tools".into(), Json::Array(tools));
-        out.insert("messages".into(), Json::Array(state.messages.clone()));
+        out.insert("messages".into(), Json::Array(to_json_vec(&state.messages)));
         out.insert("isStreaming".into(), json!(state.run.is_some()));
         if let Some(message) = state.streaming_message.as_ref().and_then(|e| e.message()) {
             out.insert("streamingMessage".into(), message.into_owned());

@@ -11,9 +11,9 @@ use crate::host::{
     StreamRequest, CANCELLED,
 };
 use crate::json::{json, object, set_key, Json, JsonMap};
-use crate::message::{default_identity, is_llm_role, role, tool_calls};
+use crate::message::{default_identity, from_json_vec, role, to_json_vec, tool_calls, Message};
 use crate::stream::{self, StreamOutput};
-use crate::transcript::declare_tool_changes;
+use crate::transcript::declare_tool_changes_in;
 
 pub use tools::{run_tool_call, RunToolCallOptions, ToolCallOutcome};
 
@@ -54,7 +54,8 @@ pub struct LoopConfig {
 /// `{ messages, tools }`: the transcript the loop works on plus the executable tools.
 #[derive(Clone, Default, Debug)]
 pub struct LoopContext {
-    pub messages: Vec<Json>,
+    /// Shared committed messages: copying the context copies references, not messages.
+    pub messages: Vec<Message>,
     pub tools: Vec<AgentTool>,
 }
 
@@ -64,10 +65,15 @@ impl LoopContext {
         self.tools.iter().map(|t| (*t.definition).clone()).collect()
     }
 
+    /// The tools' definitions, borrowed.
+    fn tool_definition_refs(&self) -> Vec<&Json> {
+        self.tools.iter().map(|t| &*t.definition).collect()
+    }
+
     /// `{ "messages": [...], "tools": [definitions] }`.
     pub fn to_json(&self) -> Json {
         object([
-            ("messages", Json::Array(self.messages.clone())),
+            ("messages", Json::Array(to_json_vec(&self.messages))),
             ("tools", Json::Array(self.tool_definitions())),
         ])
     }
@@ -81,8 +87,13 @@ pub async fn run_agent_loop(
     emit: Emit,
     signal: AbortSignal,
     stream_fn: Option<StreamFn>,
-) -> Result<Vec<Json>, String> {
-    let initial = declare_tool_changes(&context.messages, &context.tool_definitions(), prompts);
+) -> Result<Vec<Message>, String> {
+    let initial = declare_tool_changes_in(
+        system_messages(&context.messages),
+        &context.tool_definition_refs(),
+        prompts,
+    );
+    let initial = from_json_vec(initial);
     let mut run = Run::new(context, config, emit, signal, stream_fn);
     run.new_messages = initial.clone();
     run.context.messages.extend(initial.iter().cloned());
@@ -96,8 +107,8 @@ pub async fn run_agent_loop(
 }
 
 /// The two checks `runAgentLoopContinue` makes before any event (SPEC §6.3).
-pub fn check_continue(messages: &[Json]) -> Result<(), String> {
-    match messages.last() {
+pub fn check_continue<M: std::borrow::Borrow<Json>>(messages: &[M]) -> Result<(), String> {
+    match messages.last().map(M::borrow) {
         None => Err("Cannot continue: no messages in context".into()),
         Some(last) if role(last) == "assistant" => {
             Err("Cannot continue from message role: assistant".into())
@@ -113,7 +124,7 @@ pub async fn run_agent_loop_continue(
     emit: Emit,
     signal: AbortSignal,
     stream_fn: Option<StreamFn>,
-) -> Result<Vec<Json>, String> {
+) -> Result<Vec<Message>, String> {
     check_continue(&context.messages)?;
     let mut run = Run::new(context, config, emit, signal, stream_fn);
     run.emit(AgentEvent::AgentStart).await?;
@@ -135,7 +146,7 @@ impl Emitter {
     }
 
     /// `message_start` then `message_end` for a message committed whole.
-    pub(crate) async fn emit_message(&self, message: &Json) -> Result<(), String> {
+    pub(crate) async fn emit_message(&self, message: &Message) -> Result<(), String> {
         self.emit(AgentEvent::MessageStart {
             message: message.clone(),
         })
@@ -154,13 +165,13 @@ struct Run {
     emitter: Emitter,
     signal: AbortSignal,
     stream_fn: Option<StreamFn>,
-    new_messages: Vec<Json>,
+    new_messages: Vec<Message>,
 }
 
 /// The assistant message and tool results of the last turn (`lastTurn`).
 struct Turn {
-    message: Json,
-    tool_results: Vec<Json>,
+    message: Message,
+    tool_results: Vec<Message>,
 }
 
 /// The continue/end decision of `finishTurn`.
@@ -234,12 +245,12 @@ impl Run {
                     self.emit(AgentEvent::TurnStart).await?;
                 }
                 prepared.append(&mut pending);
-                let batch = declare_tool_changes(
-                    &self.context.messages,
-                    &self.context.tool_definitions(),
+                let batch = declare_tool_changes_in(
+                    system_messages(&self.context.messages),
+                    &self.context.tool_definition_refs(),
                     prepared,
                 );
-                for message in batch {
+                for message in from_json_vec(batch) {
                     self.emitter.emit_message(&message).await?;
                     self.context.messages.push(message.clone());
                     self.new_messages.push(message);
@@ -297,7 +308,7 @@ impl Run {
                         let context = &self.context;
                         tools::execute_tool_calls(
                             context,
-                            &message,
+                            message.json(),
                             calls,
                             config,
                             &self.emitter,
@@ -368,10 +379,10 @@ impl Run {
     /// `AgentTurnContext` (SPEC §2.8) for `finishTurn` and `prepareNextTurn`.
     fn turn_json(&self, turn: &Turn) -> Json {
         object([
-            ("message", turn.message.clone()),
-            ("toolResults", Json::Array(turn.tool_results.clone())),
+            ("message", turn.message.json().clone()),
+            ("toolResults", Json::Array(to_json_vec(&turn.tool_results))),
             ("context", self.context.to_json()),
-            ("newMessages", Json::Array(self.new_messages.clone())),
+            ("newMessages", Json::Array(to_json_vec(&self.new_messages))),
         ])
     }
 
@@ -379,7 +390,7 @@ impl Run {
     fn apply_update(&mut self, update: &Json) {
         if let Some(context) = update.get("context").filter(|c| c.is_object()) {
             if let Some(messages) = context.get("messages").and_then(Json::as_array) {
-                self.context.messages = messages.clone();
+                self.context.messages = from_json_vec(messages.clone());
             }
             let names = context
                 .get("tools")
@@ -419,21 +430,22 @@ impl Run {
     }
 
     /// `streamAssistantResponse` (SPEC §6.5) and the stream consumption of SPEC §3.10.
-    async fn stream_assistant_response(&mut self) -> Result<Json, String> {
+    async fn stream_assistant_response(&mut self) -> Result<Message, String> {
         // The working transcript is copied only where a hook needs its own value.
         let mut transformed = None;
         if let Some(hook) = self.config.transform_context.clone() {
-            let input = Json::Array(self.context.messages.clone());
+            let input = Json::Array(to_json_vec(&self.context.messages));
             // A13: answering nothing leaves the messages unchanged.
             if let Some(Json::Array(messages)) = call_hook(&hook, input, &self.signal).await? {
-                transformed = Some(messages);
+                transformed = Some(from_json_vec(messages));
             }
         }
         let messages = transformed.as_deref().unwrap_or(&self.context.messages);
         let llm_messages = match self.config.convert_to_llm.clone() {
             Some(hook) => {
-                match call_hook(&hook, Json::Array(messages.to_vec()), &self.signal).await? {
-                    Some(Json::Array(converted)) => converted,
+                let input = Json::Array(to_json_vec(messages));
+                match call_hook(&hook, input, &self.signal).await? {
+                    Some(Json::Array(converted)) => from_json_vec(converted),
                     // A14: answering nothing applies the default conversion.
                     _ => default_convert_to_llm(messages),
                 }
@@ -455,10 +467,7 @@ impl Run {
         let api_key = api_key.or_else(|| self.config.api_key.clone());
         let request = StreamRequest {
             model: self.config.model.clone(),
-            context: Json::Object(JsonMap::from_iter([(
-                "messages".to_string(),
-                Json::Array(llm_messages),
-            )])),
+            messages: llm_messages,
             options: self.stream_options(api_key),
             signal: self.signal.clone(),
         };
@@ -482,9 +491,11 @@ impl Run {
                 StreamOutput::Start { partial } => {
                     // The working context holds the partial only as a placeholder: nothing reads
                     // it before the final message replaces it.
-                    self.context.messages.push(Json::Null);
-                    self.emit(AgentEvent::MessageStart { message: partial })
-                        .await?;
+                    self.context.messages.push(Message::new(Json::Null));
+                    self.emit(AgentEvent::MessageStart {
+                        message: Message::new(partial),
+                    })
+                    .await?;
                     receiver.consumed();
                 }
                 StreamOutput::Update { event, partial } => {
@@ -499,6 +510,7 @@ impl Run {
                     if let Some(object) = message.as_object_mut() {
                         set_key(object, "thinkingLevel", json!(self.thinking_level()));
                     }
+                    let message = Message::new(message);
                     if started {
                         if let Some(last) = self.context.messages.last_mut() {
                             *last = message.clone();
@@ -558,13 +570,14 @@ pub fn merged_identity(identity: Option<&Json>) -> Json {
     merged
 }
 
+/// The system messages of a transcript: only they declare tools (SPEC §4.3).
+fn system_messages(messages: &[Message]) -> impl Iterator<Item = &Json> {
+    messages.iter().filter(|m| m.is_system()).map(Message::json)
+}
+
 /// The default `convertToLlm`: keep system, user, assistant and toolResult messages (SPEC §7.14).
-pub fn default_convert_to_llm(messages: &[Json]) -> Vec<Json> {
-    messages
-        .iter()
-        .filter(|m| is_llm_role(role(m)))
-        .cloned()
-        .collect()
+pub fn default_convert_to_llm(messages: &[Message]) -> Vec<Message> {
+    messages.iter().filter(|m| m.is_llm()).cloned().collect()
 }
 
 fn decision_of(answer: Option<Json>) -> Decision {

@@ -1,11 +1,12 @@
 //! Agent events (SPEC §8.1) and their JSON shapes.
 //!
-//! Events are immutable snapshots (SPEC §0.4.8). Their JSON is built only on request, in the
+//! Events are immutable snapshots (SPEC §0.4.8): messages are shared committed values. Their JSON is built only on request, in the
 //! reference's `full` shape or the `lean` shape (no whole partial message on `message_update`).
 
 use std::borrow::Cow;
 
 use crate::json::{json, set_key, Json, JsonMap};
+use crate::message::{to_json_vec, Message};
 use crate::stream::partial::PartialSnapshot;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -13,7 +14,7 @@ pub enum AgentEvent {
     AgentStart,
     TurnStart,
     MessageStart {
-        message: Json,
+        message: Message,
     },
     /// `event` is the full-form assistant stream event whose `partial` key is a placeholder;
     /// `partial` is the message as of this event (JSON built on demand).
@@ -22,7 +23,7 @@ pub enum AgentEvent {
         partial: PartialSnapshot,
     },
     MessageEnd {
-        message: Json,
+        message: Message,
     },
     ToolExecutionStart {
         tool_call_id: Json,
@@ -43,11 +44,11 @@ pub enum AgentEvent {
         duration_ms: Option<u64>,
     },
     TurnEnd {
-        message: Json,
-        tool_results: Vec<Json>,
+        message: Message,
+        tool_results: Vec<Message>,
     },
     AgentEnd {
-        messages: Vec<Json>,
+        messages: Vec<Message>,
     },
 }
 
@@ -81,7 +82,7 @@ impl AgentEvent {
         match self {
             AgentEvent::MessageStart { message }
             | AgentEvent::MessageEnd { message }
-            | AgentEvent::TurnEnd { message, .. } => Some(Cow::Borrowed(message)),
+            | AgentEvent::TurnEnd { message, .. } => Some(Cow::Borrowed(message.json())),
             AgentEvent::MessageUpdate { partial, .. } => Some(Cow::Owned(partial.to_json())),
             _ => None,
         }
@@ -109,7 +110,7 @@ impl AgentEvent {
         match self {
             AgentEvent::AgentStart | AgentEvent::TurnStart => {}
             AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
-                m.insert("message".into(), message.clone());
+                m.insert("message".into(), message.json().clone());
             }
             AgentEvent::MessageUpdate { event, partial } => {
                 let mut assistant_event = event.clone();
@@ -171,11 +172,11 @@ impl AgentEvent {
                 message,
                 tool_results,
             } => {
-                m.insert("message".into(), message.clone());
-                m.insert("toolResults".into(), Json::Array(tool_results.clone()));
+                m.insert("message".into(), message.json().clone());
+                m.insert("toolResults".into(), Json::Array(to_json_vec(tool_results)));
             }
             AgentEvent::AgentEnd { messages } => {
-                m.insert("messages".into(), Json::Array(messages.clone()));
+                m.insert("messages".into(), Json::Array(to_json_vec(messages)));
             }
         }
         Json::Object(m)

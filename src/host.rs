@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 
 use crate::event::AgentEvent;
 use crate::json::Json;
+use crate::message::Message;
 use crate::stream::StreamSender;
 
 /// A boxed future returned by host callbacks.
@@ -147,11 +148,19 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Debug, Clone)]
 pub struct StreamRequest {
     pub model: Json,
-    /// `{ "messages": [...] }`: exactly the `convertToLlm` output.
-    pub context: Json,
+    /// The context's messages: exactly the `convertToLlm` output (shared, not copied).
+    pub messages: Vec<Message>,
     /// reasoning, sessionId, transport, thinkingBudgets, maxRetryDelayMs, apiKey, identity, ...
     pub options: Json,
     pub signal: AbortSignal,
+}
+
+impl StreamRequest {
+    /// The request's context as JSON: `{ "messages": [...] }` (a copy).
+    pub fn context(&self) -> Json {
+        let messages = self.messages.iter().map(|m| m.json().clone()).collect();
+        crate::json::object([("messages", Json::Array(messages))])
+    }
 }
 
 /// A stream function: performs one request by pushing assistant stream events into `sink`

@@ -185,3 +185,129 @@ mod tests {
         assert!(m.get("durationMs").is_none());
     }
 }
+
+/// A committed message: immutable and shared (a clone is a reference count), so the agent
+/// state, a run's working context, `newMessages`, events and requests hold the same value
+/// instead of copies. Its `JSON.stringify` text is rendered at most once.
+#[derive(Clone)]
+pub struct Message(std::sync::Arc<MessageInner>);
+
+struct MessageInner {
+    json: Json,
+    text: std::sync::OnceLock<String>,
+    /// `role` is `"system"` (read once: the per-request scans then cost a flag test).
+    system: bool,
+    /// `role` is one the default `convertToLlm` keeps.
+    llm: bool,
+}
+
+impl Message {
+    pub fn new(json: Json) -> Self {
+        let (system, llm) = (role(&json) == "system", is_llm_role(role(&json)));
+        Message(std::sync::Arc::new(MessageInner {
+            json,
+            text: std::sync::OnceLock::new(),
+            system,
+            llm,
+        }))
+    }
+
+    /// `role(message) == "system"`.
+    pub fn is_system(&self) -> bool {
+        self.0.system
+    }
+
+    /// `is_llm_role(role(message))`.
+    pub fn is_llm(&self) -> bool {
+        self.0.llm
+    }
+
+    pub fn json(&self) -> &Json {
+        &self.0.json
+    }
+
+    /// `crate::json::to_string` of the message, rendered on first use and kept.
+    pub fn text(&self) -> &str {
+        self.0
+            .text
+            .get_or_init(|| crate::json::to_string(&self.0.json))
+    }
+
+    /// The JSON value: moved out when this is the only holder, copied otherwise.
+    pub fn into_json(self) -> Json {
+        match std::sync::Arc::try_unwrap(self.0) {
+            Ok(inner) => inner.json,
+            Err(shared) => shared.json.clone(),
+        }
+    }
+
+    /// True when both are the same shared value.
+    pub fn ptr_eq(&self, other: &Message) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Copies of a message list as plain JSON values.
+pub fn to_json_vec(messages: &[Message]) -> Vec<Json> {
+    messages.iter().map(|m| m.json().clone()).collect()
+}
+
+/// Wraps plain JSON values as committed messages.
+pub fn from_json_vec(messages: Vec<Json>) -> Vec<Message> {
+    messages.into_iter().map(Message::new).collect()
+}
+
+impl std::ops::Deref for Message {
+    type Target = Json;
+    fn deref(&self) -> &Json {
+        &self.0.json
+    }
+}
+
+impl std::borrow::Borrow<Json> for Message {
+    fn borrow(&self) -> &Json {
+        &self.0.json
+    }
+}
+
+impl AsRef<Json> for Message {
+    fn as_ref(&self) -> &Json {
+        &self.0.json
+    }
+}
+
+impl From<Json> for Message {
+    fn from(json: Json) -> Self {
+        Message::new(json)
+    }
+}
+
+impl From<Message> for Json {
+    fn from(message: Message) -> Self {
+        message.into_json()
+    }
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.json.fmt(f)
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Message) -> bool {
+        self.ptr_eq(other) || self.0.json == other.0.json
+    }
+}
+
+impl PartialEq<Json> for Message {
+    fn eq(&self, other: &Json) -> bool {
+        self.0.json == *other
+    }
+}
+
+impl PartialEq<Message> for Json {
+    fn eq(&self, other: &Message) -> bool {
+        *self == other.0.json
+    }
+}

@@ -141,11 +141,18 @@ pub fn get_current_tools(messages: &[Json]) -> Vec<Json> {
 /// §4.4: the effective system message (merged content, sections and tools), or nothing when
 /// the list holds no system message.
 pub fn get_current_system_message(messages: &[Json]) -> Option<Json> {
+    current_system_message(messages.iter())
+}
+
+/// `get_current_system_message` over any list of message references (shared or plain).
+pub fn current_system_message<'a>(
+    messages: impl Iterator<Item = &'a Json> + Clone,
+) -> Option<Json> {
     let mut parts: Vec<String> = Vec::new();
     let mut sections = JsonMap::new();
     let mut timestamp: Option<&Json> = None;
     let mut seen = false;
-    for message in messages.iter().filter(|m| is_system(m)) {
+    for message in messages.clone().filter(|m| is_system(m)) {
         seen = true;
         if timestamp.is_none() {
             timestamp = message.get("timestamp");
@@ -168,7 +175,7 @@ pub fn get_current_system_message(messages: &[Json]) -> Option<Json> {
     if !seen {
         return None;
     }
-    let tools = get_current_tools(messages);
+    let tools: Vec<Json> = replay_tools(messages).into_iter().cloned().collect();
     let mut m = JsonMap::new();
     m.insert("role".into(), Json::from("system"));
     m.insert("content".into(), Json::from(parts.join("\n\n")));
@@ -199,7 +206,12 @@ pub fn get_system_message_text(message: &Json) -> String {
 
 /// §4.5: the rendered current system prompt ("" without any system message).
 pub fn get_current_system_prompt(messages: &[Json]) -> String {
-    get_current_system_message(messages)
+    current_system_prompt(messages.iter())
+}
+
+/// `get_current_system_prompt` over any list of message references.
+pub fn current_system_prompt<'a>(messages: impl Iterator<Item = &'a Json> + Clone) -> String {
+    current_system_message(messages)
         .map(|m| get_system_message_text(&m))
         .unwrap_or_default()
 }
@@ -321,6 +333,16 @@ fn put_changes(message: &mut JsonMap, changes: ToolStateChanges) {
 pub fn declare_tool_changes(
     context_messages: &[Json],
     context_tools: &[Json],
+    pending: Vec<Json>,
+) -> Vec<Json> {
+    let context_tools: Vec<&Json> = context_tools.iter().collect();
+    declare_tool_changes_in(context_messages.iter(), &context_tools, pending)
+}
+
+/// `declare_tool_changes` over any list of message references (shared or plain).
+pub fn declare_tool_changes_in<'a>(
+    context_messages: impl Iterator<Item = &'a Json>,
+    context_tools: &[&Json],
     mut pending: Vec<Json>,
 ) -> Vec<Json> {
     let last_system = pending.iter().rposition(is_system);
@@ -331,9 +353,10 @@ pub fn declare_tool_changes(
         .enumerate()
         .filter(|(i, _)| Some(*i) != last_system)
         .map(|(_, m)| m);
-    let declared = replay_tools(context_messages.iter().chain(baseline));
-    let executable: Vec<&Json> = context_tools.iter().collect();
-    let changes = tool_state_changes(&declared, &executable);
+    // Reborrowed so both halves share the shorter lifetime of `pending`.
+    #[allow(clippy::map_identity)]
+    let declared = replay_tools(context_messages.map(|m| m).chain(baseline));
+    let changes = tool_state_changes(&declared, context_tools);
 
     match last_system {
         Some(s) => {

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use agent::agent_loop::{run_agent_loop, run_agent_loop_continue, LoopConfig, LoopContext};
 use agent::host::{AbortSignal, StreamFn, NO_DEFAULT_STREAM_FN};
 use agent::json::{json, to_string, Json};
+use agent::message::{from_json_vec, to_json_vec};
 use common::loops::*;
 use common::*;
 
@@ -40,7 +41,7 @@ async fn c126_run_emits_start_events_then_prompt_messages() {
 #[tokio::test]
 async fn c127_run_returns_new_messages_including_prompts() {
     let context = LoopContext {
-        messages: vec![umsg("old")],
+        messages: vec![umsg("old").into()],
         tools: vec![],
     };
     let out = run_with(
@@ -65,11 +66,12 @@ async fn continue_with(messages: Vec<Json>) -> Outcome {
     let (emit, events) = collect_emit();
     let (f, requests) = scripted(vec![text_response("a", 1)]);
     let context = LoopContext {
-        messages,
+        messages: from_json_vec(messages),
         tools: vec![],
     };
-    let result =
-        run_agent_loop_continue(context, loop_config(), emit, AbortSignal::new(), Some(f)).await;
+    let result = run_agent_loop_continue(context, loop_config(), emit, AbortSignal::new(), Some(f))
+        .await
+        .map(|messages| to_json_vec(&messages));
     let events = events.lock().unwrap().clone();
     Outcome {
         result,
@@ -397,7 +399,7 @@ async fn c139_stream_receives_exactly_the_converted_messages() {
     .await;
     let requests = out.requests.lock().unwrap();
     assert_eq!(
-        to_string(&requests[0].context),
+        to_string(&requests[0].context()),
         to_string(&json!({"messages": converted}))
     );
 }

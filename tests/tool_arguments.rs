@@ -1023,3 +1023,39 @@ fn hostile_inputs_do_not_panic() {
     let result = run(&ints, json!({ "l": big })).unwrap();
     assert_eq!(result["l"][19999], json!(19999));
 }
+
+/// A tool's compiled schema is kept per definition: repeated calls (and failures, and an
+/// uncompilable schema) answer exactly what a fresh compile answers.
+#[test]
+fn cached_schema_answers_like_a_fresh_compile() {
+    use agent::args::validate_tool_call;
+    use std::sync::Arc;
+    let schemas = [
+        num_schema(),
+        json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "("}}}),
+        json!("not a schema"),
+    ];
+    let calls = [
+        call(json!({"n": "3", "tags": ["a"]})),
+        call(json!({"n": "x"})),
+        call(json!({"s": "q"})),
+        json!({"id": "c", "name": "t", "arguments": {}, "argumentsError": "bad"}),
+    ];
+    for schema in schemas {
+        let definition = Arc::new(json!({"name": "t", "parameters": schema.clone()}));
+        for _ in 0..3 {
+            for tool_call in &calls {
+                assert_eq!(
+                    validate_tool_call("t", &definition, tool_call),
+                    validate_tool_arguments("t", &schema, tool_call)
+                );
+            }
+        }
+    }
+    // Without `parameters` the schema is `null`, as before.
+    let bare = Arc::new(json!({"name": "t"}));
+    assert_eq!(
+        validate_tool_call("t", &bare, &calls[0]),
+        validate_tool_arguments("t", &Json::Null, &calls[0])
+    );
+}

@@ -8,14 +8,14 @@ use futures::future::{try_join_all, BoxFuture};
 use tokio::sync::mpsc;
 
 use super::{truthy, Emitter, LoopConfig, LoopContext};
-use crate::args::validate_tool_arguments;
+use crate::args::validate_tool_call;
 use crate::event::AgentEvent;
 use crate::host::{
     call_hook, AbortSignal, AgentTool, Hook, HostFuture, ToolInvocation, UpdateFn, CANCELLED,
     OPERATION_ABORTED,
 };
 use crate::json::{json, object, set_key, Json};
-use crate::message::{error_tool_result, tool_result_message};
+use crate::message::{error_tool_result, tool_result_message, Message};
 
 /// `AgentToolCallOutcome` (SPEC §2.7).
 #[derive(Debug, Clone, PartialEq)]
@@ -59,13 +59,13 @@ impl ToolCallOutcome {
         }
     }
 
-    fn message(&self) -> Json {
-        tool_result_message(
+    fn message(&self) -> Message {
+        Message::new(tool_result_message(
             &self.tool_call,
             &self.result,
             self.is_error,
             self.duration_ms,
-        )
+        ))
     }
 
     fn terminates(&self) -> bool {
@@ -87,7 +87,7 @@ fn start_event(tool_call: &Json) -> AgentEvent {
 
 /// The tool result messages of a batch and whether it terminates the automatic continuation.
 pub(super) struct Batch {
-    pub messages: Vec<Json>,
+    pub messages: Vec<Message>,
     pub terminate: bool,
 }
 
@@ -158,21 +158,23 @@ pub(super) async fn execute_tool_calls(
             .find(|t| t.name() == name)
             .is_some_and(AgentTool::is_sequential)
     });
-    let finished = if config.tool_execution.as_deref() == Some("sequential") || forced {
+    let outcomes = if config.tool_execution.as_deref() == Some("sequential") || forced {
         run_sequential(&site, calls, emitter).await?
     } else {
         run_parallel(&site, calls, emitter).await?
     };
-    let terminate =
-        !finished.is_empty() && finished.iter().all(|(outcome, _)| outcome.terminates());
+    let terminate = !outcomes.is_empty() && outcomes.iter().all(|(o, _)| o.terminates());
     Ok(Batch {
-        messages: finished.into_iter().map(|(_, message)| message).collect(),
+        messages: outcomes.into_iter().map(|(_, message)| message).collect(),
         terminate,
     })
 }
 
-/// Creates an outcome's tool result message and emits it; the same message goes into the batch.
-async fn emit_result_message(emitter: &Emitter, outcome: &ToolCallOutcome) -> Result<Json, String> {
+/// Emits an outcome's result message; the same shared message goes into the transcript.
+async fn emit_result_message(
+    emitter: &Emitter,
+    outcome: &ToolCallOutcome,
+) -> Result<Message, String> {
     let message = outcome.message();
     emitter.emit_message(&message).await?;
     Ok(message)
@@ -182,7 +184,7 @@ async fn run_sequential(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<(ToolCallOutcome, Json)>, String> {
+) -> Result<Vec<(ToolCallOutcome, Message)>, String> {
     let mut outcomes = Vec::new();
     for call in calls {
         emitter.emit(start_event(&call)).await?;
@@ -205,7 +207,7 @@ async fn run_parallel(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<(ToolCallOutcome, Json)>, String> {
+) -> Result<Vec<(ToolCallOutcome, Message)>, String> {
     // Preparation is sequential, in source order (SPEC §6.6.3 step 1).
     let mut slots: Vec<Result<ToolCallOutcome, Prepared>> = Vec::new();
     for call in &calls {
@@ -249,13 +251,13 @@ async fn run_parallel(
     }
     outcomes.extend(try_join_all(runs).await?);
     outcomes.sort_by_key(|(index, _)| *index);
-    // Result messages are created and emitted in source order after the whole batch.
-    let mut finished = Vec::with_capacity(outcomes.len());
-    for (_, outcome) in outcomes {
+    let outcomes: Vec<ToolCallOutcome> = outcomes.into_iter().map(|(_, outcome)| outcome).collect();
+    let mut done = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
         let message = emit_result_message(emitter, &outcome).await?;
-        finished.push((outcome, message));
+        done.push((outcome, message));
     }
-    Ok(finished)
+    Ok(done)
 }
 
 /// `prepareToolCall` (SPEC §6.7).
@@ -299,12 +301,7 @@ async fn guarded_preparation(
             set_key(object, "arguments", prepared);
         }
     }
-    let parameters = tool
-        .definition
-        .get("parameters")
-        .cloned()
-        .unwrap_or(Json::Null);
-    let args = validate_tool_arguments(tool.name(), &parameters, &prepared_call)?;
+    let args = validate_tool_call(tool.name(), &tool.definition, &prepared_call)?;
     let mut decision = None;
     if let Some(hook) = site.before {
         let input = object([

@@ -9,6 +9,10 @@ pub mod schema;
 pub use parse::{parse_tool_call_arguments, repair_json, ParsedArguments};
 pub use partial_json::ArgumentStream;
 
+mod schema_cache;
+
+use std::sync::Arc;
+
 use crate::json::Json;
 
 /// Validates a (prepared) tool call against a tool's `parameters` (SPEC §5.3–§5.7).
@@ -22,6 +26,36 @@ pub fn validate_tool_arguments(
     parameters: &Json,
     tool_call: &Json,
 ) -> Result<Json, String> {
+    validate_with(tool_name, tool_call, |arguments| {
+        validate_arguments(
+            tool_name,
+            parameters,
+            schema::Compiled::new(parameters)?,
+            arguments,
+        )
+    })
+}
+
+/// `validate_tool_arguments` against the `parameters` of a tool `definition`, whose compiled
+/// schema is kept for the definition's lifetime (a definition never changes behind its `Arc`).
+pub fn validate_tool_call(
+    tool_name: &str,
+    definition: &Arc<Json>,
+    tool_call: &Json,
+) -> Result<Json, String> {
+    let parameters = definition.get("parameters").unwrap_or(&Json::Null);
+    validate_with(tool_name, tool_call, |arguments| {
+        let compiled = schema_cache::compiled(definition, parameters)?;
+        validate_arguments(tool_name, parameters, compiled, arguments)
+    })
+}
+
+/// The `argumentsError` check, then `validate` on the arguments, guarded against panics.
+fn validate_with(
+    tool_name: &str,
+    tool_call: &Json,
+    validate: impl FnOnce(&Json) -> Result<Json, String>,
+) -> Result<Json, String> {
     if let Some(Json::String(error)) = tool_call.get("argumentsError") {
         if !error.is_empty() {
             return Err(format!(
@@ -34,20 +68,22 @@ pub fn validate_tool_arguments(
         .cloned()
         .unwrap_or_else(|| Json::Object(Default::default()));
     // Schemas and arguments are untrusted: a panic inside a dependency must not escape.
-    std::panic::catch_unwind(|| validate_arguments(tool_name, parameters, &arguments))
-        .unwrap_or_else(|_| {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| validate(&arguments))).unwrap_or_else(
+        |_| {
             Err(format!(
                 "Validation failed for tool \"{tool_name}\": internal error"
             ))
-        })
+        },
+    )
 }
 
 fn validate_arguments(
     tool_name: &str,
     parameters: &Json,
+    compiled: impl Into<Arc<schema::Compiled>>,
     arguments: &Json,
 ) -> Result<Json, String> {
-    let schema = schema::Schema::compile(parameters)?;
+    let schema = schema::Schema::with_compiled(parameters, compiled.into());
     let coerced = coerce::coerce(&schema, arguments);
     if schema.is_valid(&coerced) {
         return Ok(coerced);

@@ -3,11 +3,10 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use super::call::{json_c_string, new_stream_call, AgentStream};
+use super::call::{new_stream_call, AgentStream};
 use super::*;
 use crate::faux::{parse_script, scripted_stream_fn};
 use crate::host::{set_default_stream_fn, StreamFn, StreamRequest};
-use crate::json::object;
 use crate::stream::StreamSender;
 
 /// A stream function (SPEC §3.1): performs one request. Called on the runtime thread with
@@ -35,15 +34,39 @@ pub(crate) fn host_stream_fn(
     Some(Arc::new(
         move |request: StreamRequest, sender: StreamSender| {
             let stream = new_stream_call(sender, &request.signal);
-            let text = json_c_string(&object([
-                ("model", request.model),
-                ("context", request.context),
-                ("options", request.options),
-            ]));
+            let text = request_c_string(&request);
             // SAFETY: the host registered this callback for this user_data.
             guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), stream) });
         },
     ))
+}
+
+/// `{"model","context":{"messages"},"options"}` as JSON text, byte-identical to rendering the
+/// whole object with `crate::json::to_string`, but built by concatenation: each committed
+/// message renders its text once and keeps it.
+fn request_text(request: &StreamRequest) -> String {
+    let model = crate::json::to_string(&request.model);
+    let options = crate::json::to_string(&request.options);
+    let messages: usize = request.messages.iter().map(|m| m.text().len() + 1).sum();
+    let mut out = String::with_capacity(model.len() + options.len() + messages + 48);
+    out.push_str("{\"model\":");
+    out.push_str(&model);
+    out.push_str(",\"context\":{\"messages\":[");
+    for (i, message) in request.messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(message.text());
+    }
+    out.push_str("]},\"options\":");
+    out.push_str(&options);
+    out.push('}');
+    out
+}
+
+fn request_c_string(request: &StreamRequest) -> std::ffi::CString {
+    // JSON text never holds a NUL byte (it is escaped), so this never falls back.
+    std::ffi::CString::new(request_text(request)).unwrap_or_default()
 }
 
 /// The built-in scripted model from a JSON script (see `agent_options_set_scripted_model`).
@@ -78,4 +101,46 @@ pub extern "C" fn agent_set_default_scripted_model(script_json: *const c_char) -
         set_default_stream_fn(Some(scripted(script_json)?));
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::AbortSignal;
+    use crate::json::{json, object, to_string};
+    use crate::message::Message;
+
+    #[test]
+    fn request_text_is_the_rendering_of_the_whole_request() {
+        let messages = vec![
+            Message::new(
+                json!({"role": "user", "content": "h\u{0}i \"q\" \u{2028}", "n": 1.5e300}),
+            ),
+            Message::new(json!({"role": "assistant", "content": [], "x": {"2": 1, "a": null}})),
+        ];
+        let request = StreamRequest {
+            model: json!({"id": "m", "cost": {"input": 0.1}}),
+            messages: messages.clone(),
+            options: json!({"identity": {}}),
+            signal: AbortSignal::new(),
+        };
+        let whole = object([
+            ("model", request.model.clone()),
+            ("context", request.context()),
+            ("options", request.options.clone()),
+        ]);
+        assert_eq!(request_text(&request), to_string(&whole));
+        // The cached texts are reused by the next request.
+        assert_eq!(request_text(&request), to_string(&whole));
+        let empty = StreamRequest {
+            messages: Vec::new(),
+            ..request
+        };
+        let whole = object([
+            ("model", empty.model.clone()),
+            ("context", empty.context()),
+            ("options", empty.options.clone()),
+        ]);
+        assert_eq!(request_text(&empty), to_string(&whole));
+    }
 }

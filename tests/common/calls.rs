@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use agent::agent_loop::{run_agent_loop, Emit, LoopConfig, LoopContext};
 use agent::host::{AbortSignal, AgentTool, StreamFn};
 use agent::json::{json, Json};
+use agent::message::to_json_vec;
 
 use super::*;
 
@@ -32,9 +33,10 @@ pub async fn run_go(
         model: model(),
         ..config
     };
-    run_agent_loop(vec![umsg("go")], context, config, emit, signal, Some(f))
+    let messages = run_agent_loop(vec![umsg("go")], context, config, emit, signal, Some(f))
         .await
-        .expect("run")
+        .expect("run");
+    to_json_vec(&messages)
 }
 
 /// Runs a prompt whose first answer calls `calls`, then answers text `end` (as often as needed).

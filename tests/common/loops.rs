@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use agent::agent_loop::{run_agent_loop, Emit, LoopConfig, LoopContext};
 use agent::host::{AbortSignal, Hook, HostFuture, StreamFn};
 use agent::json::{json, Json};
+use agent::message::to_json_vec;
 
 use super::*;
 
@@ -24,7 +25,9 @@ pub async fn run_with(
 ) -> Outcome {
     let (emit, events) = collect_emit();
     let (f, requests) = stream_fn;
-    let result = run_agent_loop(prompts, context, config, emit, AbortSignal::new(), Some(f)).await;
+    let result = run_agent_loop(prompts, context, config, emit, AbortSignal::new(), Some(f))
+        .await
+        .map(|messages| to_json_vec(&messages));
     let events = events.lock().unwrap().clone();
     Outcome {
         result,
@@ -94,5 +97,6 @@ pub async fn run_logged(config: LoopConfig, responses: Vec<Json>, log: &Log) -> 
         Some(f),
     )
     .await
+    .map(|messages| to_json_vec(&messages))
     .expect("run")
 }

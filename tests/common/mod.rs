@@ -476,10 +476,7 @@ pub fn types_of(events: &[Json]) -> Vec<String> {
 
 /// The messages of a request's context.
 pub fn request_messages(request: &StreamRequest) -> Vec<Json> {
-    request.context["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
+    request.messages.iter().map(|m| m.json().clone()).collect()
 }
 
 /// A queue source answering the given batches in order, then `[]`; counts its calls.

@@ -16,13 +16,44 @@ pub use refs::{push_segment, MAX_DEPTH};
 use crate::json::Json;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The compiled parts of a schema that do not borrow the document, so they can be kept and
+/// shared between calls (compiling is the expensive part of a validation).
+pub struct Compiled {
+    index: refs::Index,
+    validator: jsonschema::Validator,
+    validators: jsonschema::ValidatorMap,
+}
+
+impl Compiled {
+    /// Compiles `root` (SPEC §5.5.1). Fails with the reference's text for a non-schema root,
+    /// or with the engine's compile error (for example an invalid `pattern`).
+    pub fn new(root: &Json) -> Result<Compiled, String> {
+        if !root.is_object() && !root.is_boolean() {
+            return Err(format!(
+                "A schema must be an object or a boolean, got {}",
+                crate::json::to_string(root)
+            ));
+        }
+        let index = refs::Index::build(root);
+        let engine = index.engine_document(root);
+        let options = keywords::engine_options();
+        // The root compile gives the error text; the map gives every subschema's validator.
+        let validator = options.build(&engine).map_err(|e| e.to_string())?;
+        let validators = options.build_map(&engine).map_err(|e| e.to_string())?;
+        Ok(Compiled {
+            index,
+            validator,
+            validators,
+        })
+    }
+}
 
 /// A compiled tool schema: the original document plus one engine validator per subschema.
 pub struct Schema<'a> {
     root: &'a Json,
-    index: refs::Index,
-    validator: jsonschema::Validator,
-    validators: jsonschema::ValidatorMap,
+    compiled: Arc<Compiled>,
     regexes: RefCell<HashMap<String, Option<regress::Regex>>>,
     formats: RefCell<HashMap<String, Option<jsonschema::Validator>>>,
 }
@@ -85,26 +116,17 @@ impl<'a> Schema<'a> {
     /// Compiles `root` (SPEC §5.5.1). Fails with the reference's text for a non-schema root,
     /// or with the engine's compile error (for example an invalid `pattern`).
     pub fn compile(root: &'a Json) -> Result<Schema<'a>, String> {
-        if !root.is_object() && !root.is_boolean() {
-            return Err(format!(
-                "A schema must be an object or a boolean, got {}",
-                crate::json::to_string(root)
-            ));
-        }
-        let index = refs::Index::build(root);
-        let engine = index.engine_document(root);
-        let options = keywords::engine_options();
-        // The root compile gives the error text; the map gives every subschema's validator.
-        let validator = options.build(&engine).map_err(|e| e.to_string())?;
-        let validators = options.build_map(&engine).map_err(|e| e.to_string())?;
-        Ok(Schema {
+        Ok(Schema::with_compiled(root, Arc::new(Compiled::new(root)?)))
+    }
+
+    /// The schema of `root` from its already compiled parts (`Compiled::new(root)`).
+    pub fn with_compiled(root: &'a Json, compiled: Arc<Compiled>) -> Schema<'a> {
+        Schema {
             root,
-            index,
-            validator,
-            validators,
+            compiled,
             regexes: RefCell::new(HashMap::new()),
             formats: RefCell::new(HashMap::new()),
-        })
+        }
     }
 
     /// The root node.
@@ -117,23 +139,26 @@ impl<'a> Schema<'a> {
 
     /// Full validation of `value` against the whole schema.
     pub fn is_valid(&self, value: &Json) -> bool {
-        self.validator.is_valid(value)
+        self.compiled.validator.is_valid(value)
     }
 
     /// Full validation of `value` against the subschema at `ptr`; `None` when that subschema
     /// could not be compiled ("unknown": neither accept nor reject, SPEC §5.4).
     pub fn accepts(&self, ptr: &str, value: &Json) -> Option<bool> {
-        let key = format!("#{}", self.index.engine_ptr(ptr));
-        self.validators.get(&key).map(|v| v.is_valid(value))
+        let key = format!("#{}", self.compiled.index.engine_ptr(ptr));
+        self.compiled
+            .validators
+            .get(&key)
+            .map(|v| v.is_valid(value))
     }
 
     /// The unevaluated property names and items (as engine JSON text) of `value` at `ptr`, from
     /// the engine's errors: only the engine keeps the 2020-12 annotation bookkeeping.
     pub fn unevaluated(&self, ptr: &str, value: &Json) -> (Vec<String>, Vec<String>) {
         use jsonschema::error::ValidationErrorKind as Kind;
-        let key = format!("#{}", self.index.engine_ptr(ptr));
+        let key = format!("#{}", self.compiled.index.engine_ptr(ptr));
         let (mut properties, mut items) = (Vec::new(), Vec::new());
-        if let Some(validator) = self.validators.get(&key) {
+        if let Some(validator) = self.compiled.validators.get(&key) {
             for error in validator.iter_errors(value) {
                 if !error.instance_path().as_str().is_empty() {
                     continue;
@@ -155,7 +180,7 @@ impl<'a> Schema<'a> {
     /// The target of the `$ref` of the node at `ptr`: `Some(None)` when unresolved, `None` when
     /// the node has no string `$ref`.
     pub fn ref_target(&self, ptr: &str) -> Option<Option<Node<'a>>> {
-        let target = self.index.refs.get(ptr)?;
+        let target = self.compiled.index.refs.get(ptr)?;
         Some(target.as_ref().and_then(|t| self.node_at(t)))
     }
 
