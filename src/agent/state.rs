@@ -1,0 +1,270 @@
+//! The Agent's queues and state: reads, writes and the per-event reduction (SPEC §7.3, §7.11,
+//! §7.13).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::{Agent, Settings, State, StateSnapshot};
+use crate::event::AgentEvent;
+use crate::host::{AgentTool, StreamFn};
+use crate::json::{json, Json, JsonMap};
+use crate::message::{from_json_vec, role, to_json_vec, Message};
+use crate::transcript::current_system_prompt;
+
+/// A FIFO queue of messages (SPEC §7.13); the mode is read at every drain.
+#[derive(Default, Debug, Clone)]
+pub(super) struct Queue(pub(super) VecDeque<Json>);
+
+impl Queue {
+    pub(super) fn peek(&self, mode: &str) -> Vec<Json> {
+        if mode == "all" {
+            self.0.iter().cloned().collect()
+        } else {
+            self.0.front().cloned().into_iter().collect()
+        }
+    }
+
+    pub(super) fn drain(&mut self, mode: &str) -> Vec<Json> {
+        let count = if mode == "all" {
+            self.0.len()
+        } else {
+            self.0.len().min(1)
+        };
+        self.0.drain(..count).collect()
+    }
+}
+
+impl Agent {
+    // ----- queues -------------------------------------------------------------------------------
+
+    pub fn steer(&self, message: Json) {
+        self.state().steering.0.push_back(message);
+    }
+
+    pub fn follow_up(&self, message: Json) {
+        self.state().follow_up.0.push_back(message);
+    }
+
+    /// `peekQueuedMessages()`: steering's peek if non-empty, else the follow-ups' peek.
+    pub fn peek_queued_messages(&self) -> Vec<Json> {
+        let state = self.state();
+        let steering = state.steering.peek(&state.settings.steering_mode);
+        if steering.is_empty() {
+            state.follow_up.peek(&state.settings.follow_up_mode)
+        } else {
+            steering
+        }
+    }
+
+    pub fn has_queued_messages(&self) -> bool {
+        let state = self.state();
+        !state.steering.0.is_empty() || !state.follow_up.0.is_empty()
+    }
+
+    pub fn clear_steering_queue(&self) {
+        self.state().steering.0.clear();
+    }
+
+    pub fn clear_follow_up_queue(&self) {
+        self.state().follow_up.0.clear();
+    }
+
+    pub fn clear_all_queues(&self) {
+        let mut state = self.state();
+        state.steering.0.clear();
+        state.follow_up.0.clear();
+    }
+
+    // ----- state --------------------------------------------------------------------------------
+
+    pub fn messages(&self) -> Vec<Json> {
+        to_json_vec(&self.state().messages)
+    }
+
+    /// The transcript's shared messages (no copy of any message).
+    pub fn shared_messages(&self) -> Vec<Message> {
+        self.state().messages.clone()
+    }
+
+    /// Replaces the transcript with a copy of `messages`.
+    pub fn set_messages(&self, messages: Vec<Json>) {
+        self.state().messages = from_json_vec(messages);
+    }
+
+    /// Appends to the live transcript (the reference's in-place edit of `state.messages`).
+    pub fn push_message(&self, message: Json) {
+        self.state().messages.push(Message::new(message));
+    }
+
+    pub fn tools(&self) -> Vec<AgentTool> {
+        self.state().tools.clone()
+    }
+
+    /// Replaces the executable tools with a copy of `tools`.
+    pub fn set_tools(&self, tools: Vec<AgentTool>) {
+        let mut state = self.state();
+        for tool in &tools {
+            state
+                .tool_registry
+                .retain(|known| known.name() != tool.name());
+            state.tool_registry.push(tool.clone());
+        }
+        state.tools = tools;
+    }
+
+    pub fn model(&self) -> Json {
+        self.state().model.clone()
+    }
+
+    pub fn set_model(&self, model: Json) {
+        self.state().model = model;
+    }
+
+    pub fn thinking_level(&self) -> String {
+        self.state().thinking_level.clone()
+    }
+
+    pub fn set_thinking_level(&self, level: &str) {
+        self.state().thinking_level = level.to_string();
+    }
+
+    pub fn system_prompt(&self) -> String {
+        current_system_prompt(self.state().messages.iter().map(Message::json))
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        self.state().run.is_some()
+    }
+
+    pub fn streaming_message(&self) -> Option<Json> {
+        self.state()
+            .streaming_message
+            .as_ref()
+            .and_then(|e| e.message().map(|m| m.into_owned()))
+    }
+
+    pub fn pending_tool_calls(&self) -> Vec<String> {
+        self.state().pending_tool_calls.clone()
+    }
+
+    pub fn error_message(&self) -> Option<String> {
+        self.state().error_message.clone()
+    }
+
+    /// The reassignable settings (hooks, modes, forwarded options).
+    pub fn settings(&self) -> Settings {
+        self.state().settings.clone()
+    }
+
+    /// Changes settings in place; hooks and options are captured when a run starts (SPEC §7.2).
+    pub fn update_settings(&self, change: impl FnOnce(&mut Settings)) {
+        change(&mut self.state().settings);
+    }
+
+    /// Applies a patch of reassignable fields atomically: `model` (an object), `thinkingLevel`
+    /// (a string) and the option fields of `Settings::check`. Nothing changes on error.
+    pub fn configure(&self, patch: &Json) -> Result<(), String> {
+        let Json::Object(patch) = patch else {
+            return Err("The configuration patch must be a JSON object.".into());
+        };
+        let mut options = patch.clone();
+        let model = options.shift_remove("model");
+        let thinking_level = options.shift_remove("thinkingLevel");
+        if model.as_ref().is_some_and(|m| !m.is_object()) {
+            return Err("Option \"model\" must be an object.".into());
+        }
+        if thinking_level.as_ref().is_some_and(|t| !t.is_string()) {
+            return Err("Option \"thinkingLevel\" must be a string.".into());
+        }
+        Settings::check(&options)?;
+        let mut state = self.state();
+        state.settings.apply(&options);
+        if let Some(model) = model {
+            state.model = model;
+        }
+        if let Some(Json::String(level)) = thinking_level {
+            state.thinking_level = level;
+        }
+        Ok(())
+    }
+
+    /// Reassigns `streamFunction` (`None` = look up the default when a run's main loop starts).
+    pub fn set_stream_fn(&self, stream_fn: Option<StreamFn>) {
+        self.state().stream_fn = stream_fn;
+    }
+
+    /// The whole state as JSON (SPEC §7.3, plus queues and modes for introspection).
+    pub fn state_json(&self) -> StateSnapshot {
+        let state = self.state();
+        let mut out = JsonMap::new();
+        out.insert(
+            "systemPrompt".into(),
+            json!(current_system_prompt(
+                state.messages.iter().map(Message::json)
+            )),
+        );
+        out.insert("model".into(), state.model.clone());
+        out.insert("thinkingLevel".into(), json!(state.thinking_level));
+        let tools: Vec<Json> = state
+            .tools
+            .iter()
+            .map(|t| (*t.definition).clone())
+            .collect();
+        out.insert("tools".into(), Json::Array(tools));
+        out.insert("messages".into(), Json::Array(to_json_vec(&state.messages)));
+        out.insert("isStreaming".into(), json!(state.run.is_some()));
+        if let Some(message) = state.streaming_message.as_ref().and_then(|e| e.message()) {
+            out.insert("streamingMessage".into(), message.into_owned());
+        }
+        out.insert("pendingToolCalls".into(), json!(state.pending_tool_calls));
+        if let Some(error) = &state.error_message {
+            out.insert("errorMessage".into(), json!(error));
+        }
+        out.insert("steeringMode".into(), json!(state.settings.steering_mode));
+        out.insert("followUpMode".into(), json!(state.settings.follow_up_mode));
+        out.insert(
+            "steeringQueue".into(),
+            Json::Array(state.steering.0.iter().cloned().collect()),
+        );
+        out.insert(
+            "followUpQueue".into(),
+            Json::Array(state.follow_up.0.iter().cloned().collect()),
+        );
+        state.settings.write_options(&mut out);
+        Json::Object(out)
+    }
+}
+
+/// The state reduction of SPEC §7.11 step 1.
+pub(super) fn reduce(state: &mut State, event: &Arc<AgentEvent>) {
+    match &**event {
+        AgentEvent::MessageStart { .. } | AgentEvent::MessageUpdate { .. } => {
+            state.streaming_message = Some(event.clone());
+        }
+        AgentEvent::MessageEnd { message } => {
+            state.streaming_message = None;
+            state.messages.push(message.clone());
+        }
+        AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+            let id = tool_call_id.as_str().unwrap_or("").to_string();
+            if !state.pending_tool_calls.contains(&id) {
+                state.pending_tool_calls.push(id);
+            }
+        }
+        AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+            let id = tool_call_id.as_str().unwrap_or("");
+            state.pending_tool_calls.retain(|pending| pending != id);
+        }
+        AgentEvent::TurnEnd { message, .. } => {
+            let error = message
+                .get("errorMessage")
+                .and_then(Json::as_str)
+                .filter(|e| !e.is_empty());
+            if let (Some(error), "assistant") = (error, role(message)) {
+                state.error_message = Some(error.to_string());
+            }
+        }
+        AgentEvent::AgentEnd { .. } => state.streaming_message = None,
+        _ => {}
+    }
+}
