@@ -52,6 +52,13 @@ rust-test:
 
 c-test: build tools
 	bash tests/c/run.sh
+	@# The header compiles on its own as C99 and as C++; the demo links statically too.
+	@printf '#include "agent.h"\n' | cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude -xc -
+	@printf '#include "agent.h"\n' | c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude -xc++ -
+	@mkdir -p build
+	@cc $(CFLAGS) examples/c/quickstart.c target/debug/libagent.a -lpthread -ldl -lm -o build/quickstart-static
+	@./build/quickstart-static > build/quickstart-static.out && grep -q "Transcript: 6 messages" build/quickstart-static.out
+	@echo "header: compiles as C99 and C++11; static link: ok"
 
 conformance: build
 	@rm -rf $(CONFORMANCE_OUT) && mkdir -p $(CONFORMANCE_OUT)
