@@ -98,6 +98,8 @@ struct State {
     steering: Queue,
     follow_up: Queue,
     run: Option<ActiveRun>,
+    /// Set by `shutdown`: no run starts any more.
+    shut_down: Option<String>,
 }
 
 struct Inner {
@@ -152,6 +154,7 @@ impl Agent {
             steering: Queue::default(),
             follow_up: Queue::default(),
             run: None,
+            shut_down: None,
         };
         let inner = Inner {
             state: Mutex::new(state),
@@ -177,6 +180,9 @@ impl Agent {
         done: Option<DoneFn>,
     ) -> Result<Arc<RunCompletion>, String> {
         let mut state = self.state();
+        if let Some(reason) = &state.shut_down {
+            return Err(reason.clone());
+        }
         if state.run.is_some() {
             return Err(errors::PROMPT_WHILE_RUNNING.into());
         }
@@ -191,6 +197,9 @@ impl Agent {
     /// Starts `continue()` (SPEC §7.7).
     pub fn start_continue(&self, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, String> {
         let mut state = self.state();
+        if let Some(reason) = &state.shut_down {
+            return Err(reason.clone());
+        }
         if state.run.is_some() {
             return Err(errors::CONTINUE_WHILE_RUNNING.into());
         }
@@ -471,7 +480,11 @@ impl Agent {
     /// Stops the active run at once (the agent is being freed): the run's task is dropped, its
     /// done callback gets `Err(reason)`, waiters are released.
     pub fn shutdown(&self, reason: &str) {
-        let run = self.state().run.take();
+        let run = {
+            let mut state = self.state();
+            state.shut_down = Some(reason.to_string());
+            state.run.take()
+        };
         if let Some(mut run) = run {
             run.signal.cancel();
             if let Some(task) = run.task.take() {
