@@ -76,3 +76,34 @@ fn identity_merges_only_client_identity_fields() {
     let merged = merged_identity(Some(&json!({"attribution": null, "zzz": null})));
     assert_eq!(merged, json!({"attribution": null}));
 }
+
+/// Conformance 946: the replay keeps the first timestamp that is neither absent nor null, and
+/// system messages without one do not make a system message unless tools stay declared (the
+/// replayed message then gets timestamp 0). `state.systemPrompt` and `reset()` depend on it.
+#[test]
+fn system_replay_ignores_messages_without_timestamp() {
+    use agent::transcript::{get_current_system_message, get_current_system_prompt};
+    let untimed = vec![
+        json!({"role": "system", "content": "no ts"}),
+        json!({"role": "user", "content": "x"}),
+    ];
+    assert_eq!(get_current_system_message(&untimed), None);
+    assert_eq!(get_current_system_prompt(&untimed), "");
+
+    let null_then_seven = vec![
+        json!({"role": "system", "content": "a", "timestamp": null}),
+        json!({"role": "system", "content": "b", "timestamp": 7}),
+    ];
+    assert_eq!(
+        get_current_system_message(&null_then_seven),
+        Some(json!({"role": "system", "content": "a\n\nb", "timestamp": 7}))
+    );
+
+    let tool = json!({"name": "echo", "description": "Echo.", "parameters": {"type": "object"}});
+    let tools_only = vec![json!({"role": "system", "content": "t", "toolsAdded": [tool.clone()]})];
+    assert_eq!(
+        get_current_system_message(&tools_only),
+        Some(json!({"role": "system", "content": "t", "toolsAdded": [tool], "timestamp": 0}))
+    );
+    assert_eq!(get_current_system_prompt(&tools_only), "t");
+}
