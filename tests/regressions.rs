@@ -107,3 +107,33 @@ fn system_replay_ignores_messages_without_timestamp() {
     );
     assert_eq!(get_current_system_prompt(&tools_only), "t");
 }
+
+/// Conformance q01 (kept as 947): `JSON.parse` accepts nesting beyond serde_json's default 128
+/// levels, so the final parse of deep tool arguments must too (up to 512 levels); walking the value (print,
+/// clone, drop) stays within a small thread stack.
+#[test]
+fn deep_arguments_parse_beyond_128_levels() {
+    let depth = 512;
+    let text = format!(
+        "{{\"a\": {}1{}, \"b\": 2}}",
+        "[".repeat(depth - 1),
+        "]".repeat(depth - 1)
+    );
+    let handle = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let value = agent::json::parse(&text).expect("deep JSON parses");
+            assert_eq!(value["b"], json!(2));
+            let printed = agent::json::to_string(&value);
+            assert_eq!(printed, text.replace(" ", ""));
+            let copy = value.clone();
+            drop(copy);
+            let too_deep = format!("{}{}", "[".repeat(depth + 1), "]".repeat(depth + 1));
+            assert!(agent::json::parse(&too_deep).is_err());
+            // Brackets inside strings do not count.
+            let quoted = format!("[\"{}\"]", "[".repeat(5000));
+            assert!(agent::json::parse(&quoted).is_ok());
+        })
+        .expect("thread");
+    handle.join().expect("no stack overflow");
+}
