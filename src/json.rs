@@ -17,14 +17,57 @@ pub type JsonMap = serde_json::Map<String, Json>;
 /// Duplicate keys: the last value wins and the key keeps its first position.
 /// Lone surrogate escapes (`\ud800` without a partner) become U+FFFD (SPEC §0.4.4).
 pub fn parse(text: &str) -> Result<Json, String> {
+    if nesting_depth(text) > MAX_PARSE_DEPTH {
+        return Err(format!("nesting deeper than {MAX_PARSE_DEPTH} levels"));
+    }
     let result = if text.contains("\\u") {
-        serde_json::from_str(&replace_lone_surrogates(text))
+        parse_unbounded(&replace_lone_surrogates(text))
     } else {
-        serde_json::from_str(text)
+        parse_unbounded(text)
     };
     let mut value: Json = result.map_err(|e| e.to_string())?;
     normalize_key_order(&mut value);
     Ok(value)
+}
+
+/// JavaScript's `JSON.parse` has no nesting limit while serde_json stops at 128 levels; this
+/// cap is far beyond real documents yet keeps the recursive walks (parse, print, drop) well
+/// inside a 2 MiB thread stack.
+const MAX_PARSE_DEPTH: usize = 512;
+
+fn parse_unbounded(text: &str) -> serde_json::Result<Json> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = Json::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// The deepest bracket nesting of `text`, ignoring brackets inside strings.
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// The UTF-16 unit of a `\uXXXX` escape starting at byte `i` (which holds the backslash).

@@ -139,7 +139,7 @@ pub fn get_current_tools(messages: &[Json]) -> Vec<Json> {
 }
 
 /// §4.4: the effective system message (merged content, sections and tools), or nothing when
-/// the list holds no system message.
+/// the list holds no system message with a timestamp and no tool stays declared.
 pub fn get_current_system_message(messages: &[Json]) -> Option<Json> {
     current_system_message(messages.iter())
 }
@@ -150,12 +150,12 @@ pub fn current_system_message<'a>(
 ) -> Option<Json> {
     let mut parts: Vec<String> = Vec::new();
     let mut sections = JsonMap::new();
+    // The reference keeps the first timestamp that is neither absent nor null (`??=`), and a
+    // transcript whose system messages all lack one counts as having none unless tools remain.
     let mut timestamp: Option<&Json> = None;
-    let mut seen = false;
     for message in messages.clone().filter(|m| is_system(m)) {
-        seen = true;
         if timestamp.is_none() {
-            timestamp = message.get("timestamp");
+            timestamp = message.get("timestamp").filter(|t| !t.is_null());
         }
         let text = message_content_text(message);
         if !text.is_empty() {
@@ -172,10 +172,10 @@ pub fn current_system_message<'a>(
             }
         }
     }
-    if !seen {
+    let tools: Vec<Json> = replay_tools(messages).into_iter().cloned().collect();
+    if timestamp.is_none() && tools.is_empty() {
         return None;
     }
-    let tools: Vec<Json> = replay_tools(messages).into_iter().cloned().collect();
     let mut m = JsonMap::new();
     m.insert("role".into(), Json::from("system"));
     m.insert("content".into(), Json::from(parts.join("\n\n")));
@@ -185,9 +185,10 @@ pub fn current_system_message<'a>(
     if !tools.is_empty() {
         m.insert("toolsAdded".into(), Json::Array(tools));
     }
-    if let Some(ts) = timestamp {
-        m.insert("timestamp".into(), ts.clone());
-    }
+    m.insert(
+        "timestamp".into(),
+        timestamp.cloned().unwrap_or_else(|| Json::from(0)),
+    );
     Some(Json::Object(m))
 }
 

@@ -76,3 +76,64 @@ fn identity_merges_only_client_identity_fields() {
     let merged = merged_identity(Some(&json!({"attribution": null, "zzz": null})));
     assert_eq!(merged, json!({"attribution": null}));
 }
+
+/// Conformance 946: the replay keeps the first timestamp that is neither absent nor null, and
+/// system messages without one do not make a system message unless tools stay declared (the
+/// replayed message then gets timestamp 0). `state.systemPrompt` and `reset()` depend on it.
+#[test]
+fn system_replay_ignores_messages_without_timestamp() {
+    use agent::transcript::{get_current_system_message, get_current_system_prompt};
+    let untimed = vec![
+        json!({"role": "system", "content": "no ts"}),
+        json!({"role": "user", "content": "x"}),
+    ];
+    assert_eq!(get_current_system_message(&untimed), None);
+    assert_eq!(get_current_system_prompt(&untimed), "");
+
+    let null_then_seven = vec![
+        json!({"role": "system", "content": "a", "timestamp": null}),
+        json!({"role": "system", "content": "b", "timestamp": 7}),
+    ];
+    assert_eq!(
+        get_current_system_message(&null_then_seven),
+        Some(json!({"role": "system", "content": "a\n\nb", "timestamp": 7}))
+    );
+
+    let tool = json!({"name": "echo", "description": "Echo.", "parameters": {"type": "object"}});
+    let tools_only = vec![json!({"role": "system", "content": "t", "toolsAdded": [tool.clone()]})];
+    assert_eq!(
+        get_current_system_message(&tools_only),
+        Some(json!({"role": "system", "content": "t", "toolsAdded": [tool], "timestamp": 0}))
+    );
+    assert_eq!(get_current_system_prompt(&tools_only), "t");
+}
+
+/// Conformance q01 (kept as 947): `JSON.parse` accepts nesting beyond serde_json's default 128
+/// levels, so the final parse of deep tool arguments must too (up to 512 levels); walking the value (print,
+/// clone, drop) stays within a small thread stack.
+#[test]
+fn deep_arguments_parse_beyond_128_levels() {
+    let depth = 512;
+    let text = format!(
+        "{{\"a\": {}1{}, \"b\": 2}}",
+        "[".repeat(depth - 1),
+        "]".repeat(depth - 1)
+    );
+    let handle = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let value = agent::json::parse(&text).expect("deep JSON parses");
+            assert_eq!(value["b"], json!(2));
+            let printed = agent::json::to_string(&value);
+            assert_eq!(printed, text.replace(" ", ""));
+            let copy = value.clone();
+            drop(copy);
+            let too_deep = format!("{}{}", "[".repeat(depth + 1), "]".repeat(depth + 1));
+            assert!(agent::json::parse(&too_deep).is_err());
+            // Brackets inside strings do not count.
+            let quoted = format!("[\"{}\"]", "[".repeat(5000));
+            assert!(agent::json::parse(&quoted).is_ok());
+        })
+        .expect("thread");
+    handle.join().expect("no stack overflow");
+}
