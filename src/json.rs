@@ -33,7 +33,7 @@ pub fn parse(text: &str) -> Result<Json, String> {
 /// JavaScript's `JSON.parse` has no nesting limit while serde_json stops at 128 levels; this
 /// cap is far beyond real documents yet keeps the recursive walks (parse, print, drop) well
 /// inside a 2 MiB thread stack.
-const MAX_PARSE_DEPTH: usize = 512;
+pub const MAX_PARSE_DEPTH: usize = 512;
 
 fn parse_unbounded(text: &str) -> serde_json::Result<Json> {
     use serde::Deserialize;

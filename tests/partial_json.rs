@@ -634,3 +634,24 @@ fn long_string_in_small_deltas_is_fast_enough() {
     assert_eq!(value["content"].as_str().map(str::len), Some(200_000));
     assert!(start.elapsed().as_secs() < 20);
 }
+
+/// Hostile nesting cannot exhaust the stack: past `json::MAX_PARSE_DEPTH` levels the parser stops
+/// reading, and the final parse reports the text as an error.
+#[test]
+fn extreme_nesting_is_cut_off_safely() {
+    let handle = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            let mut stream = ArgumentStream::new();
+            let text = format!("{{\"a\":{}", "[".repeat(200_000));
+            for chunk in text.as_bytes().chunks(4096) {
+                let args = stream.append(std::str::from_utf8(chunk).unwrap());
+                assert!(args.is_object());
+            }
+            let parsed = stream.finish();
+            assert!(parsed.error.is_some());
+            assert_eq!(parsed.arguments, json!({}));
+        })
+        .unwrap();
+    handle.join().expect("no stack overflow");
+}

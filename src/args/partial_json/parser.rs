@@ -305,6 +305,12 @@ impl PartialJsonParser {
         match c {
             ' ' | '\t' | '\n' | '\r' => {}
             '"' => self.start_string(),
+            '{' | '[' if self.stack.len() >= crate::json::MAX_PARSE_DEPTH => {
+                // Deeper than any document `json::parse` accepts: stop reading, so that no
+                // recursive walk (snapshot copy, drop) can exhaust the stack. The final parse
+                // reports the text as too deeply nested.
+                self.done = true;
+            }
             '{' | '[' => {
                 let slot = self.value_slot();
                 let (container, placeholder, phase) = if c == '{' {
