@@ -6,6 +6,8 @@ mod state;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
 use std::time::Duration;
 
 use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, QueueSource};
@@ -293,7 +295,13 @@ impl Agent {
         });
         let agent = self.clone();
         let task = crate::runtime::handle().spawn(async move {
-            let outcome = match future.await {
+            // A panic inside the loop (a libagent bug) fails the run instead of leaving it
+            // hanging with waiters that are never released.
+            let result = match std::panic::AssertUnwindSafe(future).catch_unwind().await {
+                Ok(result) => result,
+                Err(_) => Err("Internal error in libagent: the run panicked".to_string()),
+            };
+            let outcome = match result {
                 Ok(_) => Ok(()),
                 Err(error) => {
                     agent
