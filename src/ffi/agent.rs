@@ -13,6 +13,7 @@ use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
 use crate::host::lock;
+use crate::json::Json;
 
 /// An opaque agent handle (generation-checked: a freed or forged handle is reported, never used).
 pub struct AgentHandle {
@@ -466,5 +467,3 @@ pub extern "C" fn agent_set_scripted_model(
         Ok(())
     })
 }
-
-use crate::json::Json;

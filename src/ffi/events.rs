@@ -12,6 +12,7 @@ use super::handles::Registry;
 use super::*;
 use crate::event::{AgentEvent as CoreEvent, EventShape};
 use crate::host::{lock, AbortSignal, HostFuture, Listener};
+use crate::json::Json;
 
 /// An event borrowed by a listener for the duration of its callback.
 pub struct CAgentEvent {
@@ -433,5 +434,3 @@ pub extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus
         Ok(())
     })
 }
-
-use crate::json::Json;

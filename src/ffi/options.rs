@@ -10,6 +10,7 @@ use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{AgentOptions as CoreOptions, HookKind, Settings};
 use crate::host::{lock, AbortSignal, Hook};
+use crate::json::Json;
 
 /// An opaque options builder, consumed by `agent_new`.
 pub struct CAgentOptions {
@@ -257,5 +258,3 @@ pub extern "C" fn agent_options_set_hook(
         })
     })
 }
-
-use crate::json::Json;

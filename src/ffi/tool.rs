@@ -3,7 +3,9 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use super::call::{answer, new_tool_call, new_value_call, AgentCall, AgentToolCall, Shape, CALLS};
+use super::call::{
+    self, answer, new_tool_call, new_value_call, AgentCall, AgentToolCall, Shape, CALLS,
+};
 use super::handles::Registry;
 use super::*;
 use crate::host::{
@@ -83,8 +85,6 @@ impl ToolBehavior for HostTool {
         }
     }
 }
-
-use super::call;
 
 pub(crate) static TOOLS: Registry<(CoreTool, Arc<HostTool>)> =
     Registry::new("tool", 0x7001_7001_0000_0000);
