@@ -70,7 +70,7 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test conformance conformance-extra
+test: tools lint rust-test check-header c-test conformance conformance-extra check-memory
 
 install:
 	cargo build --release --quiet
@@ -87,3 +87,47 @@ clean:
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: ; bash bench/run.sh
+
+# ---- Hardening (issue 7): fuzzing, sanitizers, soak (see RELIABILITY.md) -----------------------
+#   make check-memory  (part of `make test`) the C tests and the conformance runner against an
+#                      AddressSanitizer+UBSan build, and the C tests against a ThreadSanitizer
+#                      build. Rust: nightly `-Zsanitizer=...`, explicit --target, own target dirs
+#                      (target/asan, target/tsan; TSan rebuilds std with -Zbuild-std, rust-src is
+#                      installed if missing). One runtime per process: ASan = gcc's libasan (C
+#                      tests link it; Python gets it through LD_PRELOAD); TSan = rustc's
+#                      librustc-nightly_rt.tsan.a linked into the gcc-instrumented C tests (gcc
+#                      12's libtsan lacks __tsan_memcpy & co.). Details: tests/sanitizers/run.sh.
+#   make fuzz          each cargo-fuzz target for FUZZ_SECONDS (default 60), after the committed
+#                      regression inputs; not part of `make test`. Needs nightly + cargo-fuzz.
+#   make soak          SOAK_RUNS runs (default 100000), half with agent_runtime_configure(1),
+#                      half with 4 workers; checks done-exactly-once, finalizers, RSS, threads.
+#                      `make soak-short` (2 000 runs) is the cheap version.
+FUZZ_SECONDS ?= 60
+SOAK_RUNS ?= 100000
+CARGO_FUZZ_VERSION := 0.13.2
+.PHONY: check-memory fuzz fuzz-build soak soak-short
+
+check-memory:
+	bash tests/sanitizers/run.sh
+
+fuzz-build:
+	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+	cd fuzz && cargo +nightly fuzz build -O
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/campaign.sh
+
+build/soak: tests/soak/soak.c include/agent.h
+	cargo build --release --quiet
+	@mkdir -p build
+	cc -Wall -Wextra -Werror -std=c11 -O2 -g -Iinclude tests/soak/soak.c -L$(CURDIR)/target/release -lagent \
+		-Wl,-rpath,$(CURDIR)/target/release -lpthread -o build/soak
+
+soak: build/soak
+	cargo build --release --quiet
+	SOAK_RUNS=$$(( $(SOAK_RUNS) / 2 )) ./build/soak 1
+	SOAK_RUNS=$$(( $(SOAK_RUNS) - $(SOAK_RUNS) / 2 )) ./build/soak 4
+
+soak-short:
+	$(MAKE) --no-print-directory soak SOAK_RUNS=2000
+# ---- end of hardening ----------------------------------------------------------------------------

@@ -1,0 +1,473 @@
+/* make soak: many agents driven through SOAK_RUNS runs (default 100000) from SOAK_THREADS driver
+ * threads, with random aborts, steering, follow-ups, tool failures, tools answering late from
+ * another thread, tools that never answer (the run is aborted and `abortGraceMs` gives up on
+ * them; the host answers afterwards), host and scripted stream functions, subscriptions coming
+ * and going, event queues, and agents freed mid-run and rebuilt.
+ *
+ * Checks (exit 1 on any failure):
+ *  - every accepted run's `done` is called exactly once; by default (SOAK_STRICT_DONE=1) it has
+ *    been called when agent_wait_for_idle returns AGENT_OK or agent_free returns;
+ *  - every run settles (agent_wait_for_idle with a long hang guard);
+ *  - no live handle leaks: once everything is freed, every registered finalizer ran exactly once;
+ *  - RSS after warm-up (10% of the runs) grows < 2% by the end (glibc's malloc_trim first);
+ *  - the thread count at the end equals the count at the start plus the runtime's workers.
+ * Usage: soak <workers>   (agent_runtime_configure(workers); 1 = the single runtime thread)
+ * Env: SOAK_RUNS, SOAK_THREADS (4), SOAK_SEED, SOAK_STRICT_DONE (1), SOAK_REENTRANT_FINALIZERS (1:
+ * finalizers call back into their agent). */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define AGENTS_PER_THREAD 3
+#define MAX_THREADS 16
+#define HANG_GUARD_MS 60000
+
+static atomic_long registered, finalized, accepted, dones, double_dones, late_dones_checked;
+static atomic_long runs_done, aborts, frees_mid_run, steers, hangs, late_answers, tool_calls, failures_seen;
+static int strict_done = 1, reentrant = 1;
+static uint32_t workers = 1;
+
+#define FAIL(...)                                                                   \
+    do {                                                                            \
+        fprintf(stderr, "soak: FAILED at %s:%d: ", __FILE__, __LINE__);             \
+        fprintf(stderr, __VA_ARGS__);                                               \
+        fprintf(stderr, " (agent_last_error: %s)\n", agent_last_error());           \
+        exit(1);                                                                    \
+    } while (0)
+#define CHECK_OK(expr)                                                              \
+    do {                                                                            \
+        AgentStatus s_ = (expr);                                                    \
+        if (s_ != AGENT_OK) FAIL("%s returned %d", #expr, s_);                      \
+    } while (0)
+
+static unsigned next_rand(unsigned *state) {
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 8) & 0xffffff;
+}
+
+/* ---- finalizers ---------------------------------------------------------------------------- */
+
+/* user_data of every registration: the agent it belongs to (for reentrant finalizers). */
+typedef struct {
+    AgentHandle *agent;
+    int kind;
+    atomic_int finalized;
+} Reg;
+
+static void finalize(void *ud) {
+    Reg *reg = ud;
+    if (atomic_fetch_add(&reg->finalized, 1) != 0) FAIL("a finalizer ran twice");
+    if (reentrant && reg->agent) {
+        /* A finalizer may call back into its agent, alive or freed. */
+        bool has = false;
+        AgentStatus s = agent_has_queued_messages(reg->agent, &has);
+        if (s != AGENT_OK && s != AGENT_ERR_INVALID_HANDLE) FAIL("reentrant finalizer got %d", s);
+    }
+    atomic_fetch_add(&finalized, 1);
+    free(reg);
+}
+
+static Reg *new_reg(AgentHandle *agent, int kind) {
+    Reg *reg = calloc(1, sizeof *reg);
+    reg->agent = agent;
+    reg->kind = kind;
+    atomic_fetch_add(&registered, 1);
+    return reg;
+}
+
+/* ---- late answers: a thread answering tool calls some time after they were made ------------- */
+
+#define LATE_CAP 4096
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    AgentCall *calls[LATE_CAP];
+    int head, tail, stop;
+} late = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0};
+
+static const char *RESULT = "{\"content\":[{\"type\":\"text\",\"text\":\"r\"}],\"details\":{}}";
+
+static void *late_answerer(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&late.mu);
+        while (late.head == late.tail && !late.stop) pthread_cond_wait(&late.cv, &late.mu);
+        if (late.head == late.tail && late.stop) {
+            pthread_mutex_unlock(&late.mu);
+            return NULL;
+        }
+        AgentCall *call = late.calls[late.head % LATE_CAP];
+        late.head++;
+        pthread_mutex_unlock(&late.mu);
+        sched_yield();
+        AgentStatus s = agent_call_complete(call, RESULT);
+        if (s != AGENT_OK && s != AGENT_ERR_ALREADY_COMPLETED) FAIL("late answer got %d", s);
+        atomic_fetch_add(&late_answers, 1);
+    }
+}
+
+static void late_push(AgentCall *call) {
+    pthread_mutex_lock(&late.mu);
+    if (late.tail - late.head >= LATE_CAP) FAIL("late queue full");
+    late.calls[late.tail % LATE_CAP] = call;
+    late.tail++;
+    pthread_cond_signal(&late.cv);
+    pthread_mutex_unlock(&late.mu);
+}
+
+/* ---- per-driver state ------------------------------------------------------------------------- */
+
+typedef struct {
+    int index;
+    unsigned seed;
+    long runs;
+    AgentHandle *agents[AGENTS_PER_THREAD];
+    AgentTool *tools[4];
+    atomic_int needs_abort;                 /* a tool that never answers was called */
+    pthread_mutex_t hang_mu;
+    AgentCall *hanging[64];                 /* calls of tools that never answer (answered later) */
+    int hanging_count;
+} Driver;
+
+/* Tool kinds (user_data = Reg with kind = 100 + tool kind, plus the driver in a side table). */
+static Driver *drivers[MAX_THREADS];
+
+static void tool_exec(void *ud, const char *id, const char *args, AgentToolCall *call) {
+    (void)id, (void)args;
+    Reg *reg = ud;
+    int kind = reg->kind % 100;
+    Driver *d = drivers[reg->kind / 100 - 1];
+    atomic_fetch_add(&tool_calls, 1);
+    switch (kind) {
+    case 0:
+        CHECK_OK(agent_tool_call_update(call, RESULT));
+        CHECK_OK(agent_call_complete(call, RESULT));
+        break;
+    case 1:
+        CHECK_OK(agent_call_fail(call, "tool failed"));
+        break;
+    case 2:
+        late_push(call);
+        break;
+    default: /* never answers while the run lasts */
+        pthread_mutex_lock(&d->hang_mu);
+        if (d->hanging_count < 64) {
+            d->hanging[d->hanging_count++] = call;
+            atomic_store(&d->needs_abort, 1);
+            atomic_fetch_add(&hangs, 1);
+        } else {
+            late_push(call);
+        }
+        pthread_mutex_unlock(&d->hang_mu);
+        break;
+    }
+}
+
+static const char *TOOL_NAMES[4] = {"t_ok", "t_fail", "t_late", "t_hang"};
+
+/* A host stream function: a tool call on the first request of a turn pair, text after a tool
+ * result; honours the abort signal. user_data is a Reg whose kind carries the driver. */
+static void host_stream(void *ud, const char *request, AgentStream *stream) {
+    Reg *reg = ud;
+    Driver *d = drivers[reg->kind / 100 - 1];
+    bool aborted = false;
+    CHECK_OK(agent_call_is_aborted(stream, &aborted));
+    if (aborted) {
+        CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
+        CHECK_OK(agent_stream_push(stream, "{\"type\":\"error\",\"reason\":\"aborted\",\"errorMessage\":\"Request was aborted\"}"));
+        return;
+    }
+    const char *last_role = NULL;
+    for (const char *p = request; (p = strstr(p, "\"role\":\"")) != NULL; p += 8) last_role = p + 8;
+    bool after_tool = last_role && strncmp(last_role, "toolResult", 10) == 0;
+    unsigned r = next_rand(&d->seed);
+    if (after_tool || r % 3 == 0) {
+        CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
+        CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_start\",\"contentIndex\":0}"));
+        CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"fine\"}"));
+        CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_end\",\"contentIndex\":0}"));
+        CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}"));
+        return;
+    }
+    if (r % 7 == 1) {
+        CHECK_OK(agent_call_fail(stream, "provider unavailable"));
+        atomic_fetch_add(&failures_seen, 1);
+        return;
+    }
+    char event[256];
+    int tools = 1 + (int)(r / 7 % 2);
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
+    for (int i = 0; i < tools; i++) {
+        unsigned pick = next_rand(&d->seed) % 16;
+        const char *name = TOOL_NAMES[pick < 9 ? 0 : pick < 12 ? 1 : pick < 15 ? 2 : 3];
+        snprintf(event, sizeof event, "{\"type\":\"toolcall_start\",\"contentIndex\":%d,\"id\":\"c%d\",\"toolName\":\"%s\"}", i, i, name);
+        CHECK_OK(agent_stream_push(stream, event));
+        snprintf(event, sizeof event, "{\"type\":\"toolcall_delta\",\"contentIndex\":%d,\"delta\":\"{\\\"n\\\":%d}\"}", i, i);
+        CHECK_OK(agent_stream_push(stream, event));
+        snprintf(event, sizeof event, "{\"type\":\"toolcall_end\",\"contentIndex\":%d}", i);
+        CHECK_OK(agent_stream_push(stream, event));
+    }
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"toolUse\"}"));
+}
+
+static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
+    (void)ud;
+    const char *type = NULL;
+    CHECK_OK(agent_event_type(event, &type));
+    CHECK_OK(agent_call_complete(call, NULL));
+}
+
+/* One run's done record. */
+typedef struct {
+    atomic_int calls;
+} Done;
+
+static void on_done(void *ud, AgentStatus status, const char *error) {
+    (void)error;
+    Done *done = ud;
+    if (status != AGENT_OK && status != AGENT_ERR_RUN_FAILED && status != AGENT_ERR_FREED) FAIL("done status %d", status);
+    if (atomic_fetch_add(&done->calls, 1) != 0) atomic_fetch_add(&double_dones, 1);
+    atomic_fetch_add(&dones, 1);
+}
+
+static const char *SCRIPT =
+    "[{\"content\":[{\"type\":\"thinking\",\"thinking\":\"plan\"},{\"type\":\"toolCall\",\"id\":\"s1\",\"name\":\"t_ok\","
+    "\"arguments\":{\"n\":1},\"chunks\":3}]},{\"content\":[{\"type\":\"text\",\"text\":\"scripted answer\",\"chunks\":4}]}]";
+
+static AgentHandle *build_agent(Driver *d) {
+    AgentOptions *options = NULL;
+    CHECK_OK(agent_options_new("{\"initialState\":{\"model\":{\"id\":\"m1\",\"api\":\"faux\",\"provider\":\"test\"}}}", &options));
+    for (int t = 0; t < 4; t++) CHECK_OK(agent_options_add_tool(options, d->tools[t]));
+    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT));
+    AgentHandle *agent = NULL;
+    CHECK_OK(agent_new(options, &agent));
+    CHECK_OK(agent_configure(agent, "{\"abortGraceMs\":2}"));
+    /* A host stream function (replacing the script) on two agents out of three. */
+    if (next_rand(&d->seed) % 3 != 0) {
+        Reg *reg = new_reg(agent, (d->index + 1) * 100);
+        CHECK_OK(agent_set_stream_fn(agent, host_stream, reg, finalize));
+    }
+    Reg *reg = new_reg(agent, 0);
+    uint64_t id;
+    CHECK_OK(agent_subscribe(agent, listener, reg, finalize, &id));
+    return agent;
+}
+
+static void answer_hanging(Driver *d) {
+    pthread_mutex_lock(&d->hang_mu);
+    for (int i = 0; i < d->hanging_count; i++) {
+        AgentStatus s = agent_call_complete(d->hanging[i], RESULT);
+        if (s != AGENT_OK && s != AGENT_ERR_ALREADY_COMPLETED) FAIL("answer after grace got %d", s);
+    }
+    d->hanging_count = 0;
+    atomic_store(&d->needs_abort, 0);
+    pthread_mutex_unlock(&d->hang_mu);
+}
+
+static void check_done(Done *done, const char *when) {
+    if (strict_done) {
+        if (atomic_load(&done->calls) != 1) FAIL("done called %d times when %s returned", atomic_load(&done->calls), when);
+    } else {
+        long waited = 0;
+        while (atomic_load(&done->calls) == 0) {
+            if (waited++ > HANG_GUARD_MS * 10) FAIL("done never called");
+            struct timespec t = {0, 100000};
+            nanosleep(&t, NULL);
+        }
+        atomic_fetch_add(&late_dones_checked, 1);
+    }
+}
+
+static void *drive(void *arg) {
+    Driver *d = arg;
+    for (int t = 0; t < 4; t++) {
+        char def[200];
+        snprintf(def, sizeof def, "{\"name\":\"%s\",\"parameters\":{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"number\"}}}}", TOOL_NAMES[t]);
+        Reg *reg = new_reg(NULL, (d->index + 1) * 100 + t);
+        CHECK_OK(agent_tool_new(def, tool_exec, reg, finalize, &d->tools[t]));
+    }
+    for (int a = 0; a < AGENTS_PER_THREAD; a++) d->agents[a] = build_agent(d);
+
+    for (long run = 0; run < d->runs; run++) {
+        int a = (int)(run % AGENTS_PER_THREAD);
+        AgentHandle *agent = d->agents[a];
+        unsigned r = next_rand(&d->seed) % 100;
+        Done *done = calloc(1, sizeof *done);
+        if (r < 5) CHECK_OK(agent_configure(agent, (r & 1) ? "{\"toolExecution\":\"sequential\"}" : "{\"toolExecution\":\"parallel\"}"));
+        AgentEventQueue *queue = NULL;
+        if (r == 50) CHECK_OK(agent_events_open(agent, "{\"capacity\":4,\"shape\":\"lean\"}", &queue));
+        uint64_t extra_id = 0;
+        if (r >= 90) {
+            Reg *reg = new_reg(agent, 0);
+            if (agent_subscribe(agent, listener, reg, finalize, &extra_id) != AGENT_OK) FAIL("subscribe");
+        }
+        CHECK_OK(agent_prompt(agent, "\"go\"", on_done, done));
+        atomic_fetch_add(&accepted, 1);
+        if (r >= 10 && r < 20) {
+            CHECK_OK(agent_steer(agent, "{\"role\":\"user\",\"content\":\"also this\",\"timestamp\":1}"));
+            atomic_fetch_add(&steers, 1);
+        } else if (r >= 20 && r < 25) {
+            CHECK_OK(agent_follow_up(agent, "{\"role\":\"user\",\"content\":\"and then\",\"timestamp\":1}"));
+        }
+        if (r >= 25 && r < 35) {
+            for (unsigned y = next_rand(&d->seed) % 50; y > 0; y--) sched_yield();
+            CHECK_OK(agent_abort(agent));
+            atomic_fetch_add(&aborts, 1);
+        }
+        if (r >= 35 && r < 38) {
+            /* Free mid-run, then rebuild the agent. */
+            for (unsigned y = next_rand(&d->seed) % 20; y > 0; y--) sched_yield();
+            if (queue) {
+                CHECK_OK(agent_events_close(queue));
+                queue = NULL;
+            }
+            CHECK_OK(agent_free(agent));
+            check_done(done, "agent_free");
+            answer_hanging(d);
+            atomic_fetch_add(&frees_mid_run, 1);
+            d->agents[a] = build_agent(d);
+        } else {
+            long waited = 0;
+            for (;;) {
+                if (queue) {
+                    char *event = NULL;
+                    while (agent_events_next(queue, 0, &event) == AGENT_OK) agent_string_free(event);
+                }
+                AgentStatus s = agent_wait_for_idle(agent, 5);
+                if (s == AGENT_OK) break;
+                if (s != AGENT_ERR_TIMEOUT) FAIL("agent_wait_for_idle returned %d", s);
+                if (atomic_load(&d->needs_abort)) CHECK_OK(agent_abort(agent));
+                if ((waited += 5) > HANG_GUARD_MS) FAIL("run %ld did not settle", run);
+            }
+            check_done(done, "agent_wait_for_idle");
+            answer_hanging(d);
+            if (extra_id) CHECK_OK(agent_unsubscribe(agent, extra_id));
+            if (queue) CHECK_OK(agent_events_close(queue));
+            CHECK_OK(agent_reset(agent));
+        }
+        /* Records of runs whose done may still come are kept (non-strict mode): never freed. */
+        if (atomic_load(&done->calls) == 1) free(done);
+        atomic_fetch_add(&runs_done, 1);
+    }
+    for (int a = 0; a < AGENTS_PER_THREAD; a++) CHECK_OK(agent_free(d->agents[a]));
+    for (int t = 0; t < 4; t++) CHECK_OK(agent_tool_free(d->tools[t]));
+    answer_hanging(d);
+    return NULL;
+}
+
+static long rss_pages(void) {
+    malloc_trim(0);
+    long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld %ld", &size, &resident) != 2) FAIL("cannot read /proc/self/statm");
+    fclose(f);
+    return resident;
+}
+
+static int thread_count(void) {
+    char line[256];
+    int threads = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &threads) == 1) break;
+    if (f) fclose(f);
+    return threads;
+}
+
+static long env_long(const char *name, long fallback) {
+    const char *v = getenv(name);
+    return v && *v ? atol(v) : fallback;
+}
+
+int main(int argc, char **argv) {
+    workers = argc > 1 ? (uint32_t)atoi(argv[1]) : 1;
+    long total = env_long("SOAK_RUNS", 100000);
+    int threads = (int)env_long("SOAK_THREADS", 4);
+    unsigned seed = (unsigned)env_long("SOAK_SEED", 12345);
+    strict_done = (int)env_long("SOAK_STRICT_DONE", 1);
+    reentrant = (int)env_long("SOAK_REENTRANT_FINALIZERS", 1);
+    if (threads < 1 || threads > MAX_THREADS) FAIL("SOAK_THREADS must be 1..%d", MAX_THREADS);
+    int threads_at_start = thread_count();
+    CHECK_OK(agent_runtime_configure(workers));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    pthread_t answerer;
+    pthread_create(&answerer, NULL, late_answerer, NULL);
+    /* Two phases: warm-up (10% of the runs), then the measured rest. */
+    long phase_runs[2] = {total / 10, total - total / 10};
+    long rss_warm = 0;
+    for (int phase = 0; phase < 2; phase++) {
+        pthread_t tids[MAX_THREADS];
+        Driver ds[MAX_THREADS];
+        memset(ds, 0, sizeof ds);
+        for (int i = 0; i < threads; i++) {
+            ds[i].index = i;
+            ds[i].seed = seed + (unsigned)i * 7919u + (unsigned)phase * 104729u;
+            ds[i].runs = phase_runs[phase] / threads + (i < phase_runs[phase] % threads);
+            pthread_mutex_init(&ds[i].hang_mu, NULL);
+            drivers[i] = &ds[i];
+            pthread_create(&tids[i], NULL, drive, &ds[i]);
+        }
+        for (int i = 0; i < threads; i++) pthread_join(tids[i], NULL);
+        /* Everything of this phase is freed: its finalizers all run (hang guard only). */
+        long waited = 0;
+        while (atomic_load(&finalized) != atomic_load(&registered)) {
+            if (waited++ > HANG_GUARD_MS) FAIL("%ld of %ld finalizers ran", atomic_load(&finalized), atomic_load(&registered));
+            usleep(1000);
+        }
+        if (phase == 0) rss_warm = rss_pages();
+    }
+    pthread_mutex_lock(&late.mu);
+    late.stop = 1;
+    pthread_cond_signal(&late.cv);
+    pthread_mutex_unlock(&late.mu);
+    pthread_join(answerer, NULL);
+    long rss_end = rss_pages();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+    long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    double growth = rss_warm ? 100.0 * (double)(rss_end - rss_warm) / (double)rss_warm : 0;
+    int threads_at_end = thread_count();
+    int expected_threads = threads_at_start + (int)(workers > 1 ? workers : 1);
+    printf("soak workers=%u: %ld runs (%d driver threads) in %.1f s; done %ld/%ld accepted, double %ld; aborts %ld, "
+           "frees mid-run %ld, steers %ld, tool calls %ld, never-answered tools %ld, late answers %ld, failed requests %ld; "
+           "finalizers %ld/%ld; RSS %ld KiB after warm-up -> %ld KiB at the end (%+.2f%%); threads %d at start, %d at end "
+           "(expected %d)\n",
+           workers, atomic_load(&runs_done), threads, seconds, atomic_load(&dones), atomic_load(&accepted),
+           atomic_load(&double_dones), atomic_load(&aborts), atomic_load(&frees_mid_run), atomic_load(&steers),
+           atomic_load(&tool_calls), atomic_load(&hangs), atomic_load(&late_answers), atomic_load(&failures_seen),
+           atomic_load(&finalized), atomic_load(&registered), rss_warm * page_kb, rss_end * page_kb, growth,
+           threads_at_start, threads_at_end, expected_threads);
+    int failed = 0;
+    if (atomic_load(&dones) != atomic_load(&accepted) || atomic_load(&double_dones) != 0) {
+        fprintf(stderr, "soak: FAILED: done calls %ld for %ld accepted runs (%ld doubles)\n", atomic_load(&dones),
+                atomic_load(&accepted), atomic_load(&double_dones));
+        failed = 1;
+    }
+    if (atomic_load(&finalized) != atomic_load(&registered)) {
+        fprintf(stderr, "soak: FAILED: %ld of %ld finalizers ran\n", atomic_load(&finalized), atomic_load(&registered));
+        failed = 1;
+    }
+    if (growth >= 2.0) {
+        fprintf(stderr, "soak: FAILED: RSS grew %.2f%% after warm-up\n", growth);
+        failed = 1;
+    }
+    if (threads_at_end != expected_threads) {
+        fprintf(stderr, "soak: FAILED: %d threads at the end, expected %d\n", threads_at_end, expected_threads);
+        failed = 1;
+    }
+    printf("soak: %d passed, %d failed\n", failed ? 0 : 1, failed);
+    return failed;
+}
