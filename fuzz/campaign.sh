@@ -15,7 +15,11 @@ for t in "${TARGETS[@]}"; do
     work="$ROOT/$t"
     mkdir -p "$work/corpus" "$work/artifacts"
     dict=()
-    case "$t" in ffi_json|partial_json|schema_args) dict=(-dict="$PWD/json.dict") ;; esac
+    case "$t" in
+        ffi_json|partial_json|schema_args) dict=(-dict="$PWD/json.dict") ;;
+        # Structured inputs: longer ones mean longer event/call sequences, so no slow ramp-up.
+        stream_events|api_sequences) dict=(-len_control=0 -max_len=2048) ;;
+    esac
     # Known inputs first: every committed regression must pass.
     if [ -d "regressions/$t" ] && [ -n "$(ls -A "regressions/$t")" ]; then
         "$BIN/$t" -timeout=60 regressions/$t/* >"$work/regressions.log" 2>&1 \
@@ -24,7 +28,7 @@ for t in "${TARGETS[@]}"; do
     (cd "$work" && "$OLDPWD/$BIN/$t" -jobs=1 -workers=1 -max_total_time="$SECONDS_EACH" -timeout=60 \
         -artifact_prefix="$work/artifacts/" "${dict[@]}" corpus "$OLDPWD/corpus/$t" >run.log 2>&1)
     log="$work/fuzz-0.log"
-    last="$(grep -E '^#[0-9]+ +DONE' "$log" | tail -1)"
+    last="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)"
     if grep -qE 'ERROR: libFuzzer|ERROR: AddressSanitizer|panicked' "$log"; then
         echo "fuzz $t: FINDING (see $log and $work/artifacts/)"
         grep -m3 -E 'panicked|ERROR:|SUMMARY' "$log"

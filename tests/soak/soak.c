@@ -9,10 +9,11 @@
  *    been called when agent_wait_for_idle returns AGENT_OK or agent_free returns;
  *  - every run settles (agent_wait_for_idle with a long hang guard);
  *  - no live handle leaks: once everything is freed, every registered finalizer ran exactly once;
- *  - RSS after warm-up (10% of the runs) grows < 2% by the end (glibc's malloc_trim first);
+ *  - RSS after warm-up (SOAK_WARMUP_PERCENT of the runs, default 50) grows < 2% by the end of the runs (read at both points
+ *    with the same agents alive, after glibc's malloc_trim);
  *  - the thread count at the end equals the count at the start plus the runtime's workers.
  * Usage: soak <workers>   (agent_runtime_configure(workers); 1 = the single runtime thread)
- * Env: SOAK_RUNS, SOAK_THREADS (4), SOAK_SEED, SOAK_STRICT_DONE (1), SOAK_REENTRANT_FINALIZERS (1:
+ * Env: SOAK_RUNS, SOAK_THREADS (4), SOAK_WARMUP_PERCENT (50), SOAK_SEED, SOAK_STRICT_DONE (1), SOAK_REENTRANT_FINALIZERS (1:
  * finalizers call back into their agent). */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -130,7 +131,7 @@ static void late_push(AgentCall *call) {
 typedef struct {
     int index;
     unsigned seed;
-    long runs;
+    long warm_runs, runs;
     AgentHandle *agents[AGENTS_PER_THREAD];
     AgentTool *tools[4];
     atomic_int needs_abort;                 /* a tool that never answers was called */
@@ -141,6 +142,7 @@ typedef struct {
 
 /* Tool kinds (user_data = Reg with kind = 100 + tool kind, plus the driver in a side table). */
 static Driver *drivers[MAX_THREADS];
+static pthread_barrier_t phase_barrier;
 
 static void tool_exec(void *ud, const char *id, const char *args, AgentToolCall *call) {
     (void)id, (void)args;
@@ -173,6 +175,14 @@ static void tool_exec(void *ud, const char *id, const char *args, AgentToolCall 
     }
 }
 
+/* Pushes an event; false once the stream is closed (the agent was freed meanwhile). */
+static bool push(AgentStream *stream, const char *event) {
+    AgentStatus s = agent_stream_push(stream, event);
+    if (s == AGENT_ERR_STREAM_CLOSED) return false;
+    if (s != AGENT_OK) FAIL("agent_stream_push returned %d", s);
+    return true;
+}
+
 static const char *TOOL_NAMES[4] = {"t_ok", "t_fail", "t_late", "t_hang"};
 
 /* A host stream function: a tool call on the first request of a turn pair, text after a tool
@@ -181,10 +191,11 @@ static void host_stream(void *ud, const char *request, AgentStream *stream) {
     Reg *reg = ud;
     Driver *d = drivers[reg->kind / 100 - 1];
     bool aborted = false;
-    CHECK_OK(agent_call_is_aborted(stream, &aborted));
+    AgentStatus st = agent_call_is_aborted(stream, &aborted);
+    if (st != AGENT_OK && st != AGENT_ERR_STREAM_CLOSED && st != AGENT_ERR_ALREADY_COMPLETED) FAIL("is_aborted returned %d", st);
     if (aborted) {
-        CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
-        CHECK_OK(agent_stream_push(stream, "{\"type\":\"error\",\"reason\":\"aborted\",\"errorMessage\":\"Request was aborted\"}"));
+        if (push(stream, "{\"type\":\"start\"}"))
+            push(stream, "{\"type\":\"error\",\"reason\":\"aborted\",\"errorMessage\":\"Request was aborted\"}");
         return;
     }
     const char *last_role = NULL;
@@ -192,32 +203,33 @@ static void host_stream(void *ud, const char *request, AgentStream *stream) {
     bool after_tool = last_role && strncmp(last_role, "toolResult", 10) == 0;
     unsigned r = next_rand(&d->seed);
     if (after_tool || r % 3 == 0) {
-        CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
-        CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_start\",\"contentIndex\":0}"));
-        CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"fine\"}"));
-        CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_end\",\"contentIndex\":0}"));
-        CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}"));
+        static const char *TEXT[] = {"{\"type\":\"start\"}", "{\"type\":\"text_start\",\"contentIndex\":0}",
+                                     "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"fine\"}",
+                                     "{\"type\":\"text_end\",\"contentIndex\":0}", "{\"type\":\"done\",\"reason\":\"stop\"}"};
+        for (int i = 0; i < 5 && push(stream, TEXT[i]); i++) {
+        }
         return;
     }
     if (r % 7 == 1) {
-        CHECK_OK(agent_call_fail(stream, "provider unavailable"));
+        AgentStatus s = agent_call_fail(stream, "provider unavailable");
+        if (s != AGENT_OK && s != AGENT_ERR_STREAM_CLOSED && s != AGENT_ERR_ALREADY_COMPLETED) FAIL("fail returned %d", s);
         atomic_fetch_add(&failures_seen, 1);
         return;
     }
     char event[256];
     int tools = 1 + (int)(r / 7 % 2);
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
+    if (!push(stream, "{\"type\":\"start\"}")) return;
     for (int i = 0; i < tools; i++) {
         unsigned pick = next_rand(&d->seed) % 16;
         const char *name = TOOL_NAMES[pick < 9 ? 0 : pick < 12 ? 1 : pick < 15 ? 2 : 3];
         snprintf(event, sizeof event, "{\"type\":\"toolcall_start\",\"contentIndex\":%d,\"id\":\"c%d\",\"toolName\":\"%s\"}", i, i, name);
-        CHECK_OK(agent_stream_push(stream, event));
+        if (!push(stream, event)) return;
         snprintf(event, sizeof event, "{\"type\":\"toolcall_delta\",\"contentIndex\":%d,\"delta\":\"{\\\"n\\\":%d}\"}", i, i);
-        CHECK_OK(agent_stream_push(stream, event));
+        if (!push(stream, event)) return;
         snprintf(event, sizeof event, "{\"type\":\"toolcall_end\",\"contentIndex\":%d}", i);
-        CHECK_OK(agent_stream_push(stream, event));
+        if (!push(stream, event)) return;
     }
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"toolUse\"}"));
+    push(stream, "{\"type\":\"done\",\"reason\":\"toolUse\"}");
 }
 
 static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
@@ -299,6 +311,11 @@ static void *drive(void *arg) {
     for (int a = 0; a < AGENTS_PER_THREAD; a++) d->agents[a] = build_agent(d);
 
     for (long run = 0; run < d->runs; run++) {
+        if (run == d->warm_runs) {
+            /* The main thread measures RSS between these two barriers. */
+            pthread_barrier_wait(&phase_barrier);
+            pthread_barrier_wait(&phase_barrier);
+        }
         int a = (int)(run % AGENTS_PER_THREAD);
         AgentHandle *agent = d->agents[a];
         unsigned r = next_rand(&d->seed) % 100;
@@ -310,6 +327,12 @@ static void *drive(void *arg) {
         if (r >= 90) {
             Reg *reg = new_reg(agent, 0);
             if (agent_subscribe(agent, listener, reg, finalize, &extra_id) != AGENT_OK) FAIL("subscribe");
+        }
+        if (r >= 38 && r < 41) {
+            /* Replace the stream function of the idle agent: the old one's finalizer runs (and,
+             * with SOAK_REENTRANT_FINALIZERS, calls back into this agent). */
+            Reg *reg = new_reg(agent, (d->index + 1) * 100);
+            CHECK_OK(agent_set_stream_fn(agent, host_stream, reg, finalize));
         }
         CHECK_OK(agent_prompt(agent, "\"go\"", on_done, done));
         atomic_fetch_add(&accepted, 1);
@@ -359,6 +382,8 @@ static void *drive(void *arg) {
         if (atomic_load(&done->calls) == 1) free(done);
         atomic_fetch_add(&runs_done, 1);
     }
+    pthread_barrier_wait(&phase_barrier);
+    pthread_barrier_wait(&phase_barrier);
     for (int a = 0; a < AGENTS_PER_THREAD; a++) CHECK_OK(agent_free(d->agents[a]));
     for (int t = 0; t < 4; t++) CHECK_OK(agent_tool_free(d->tools[t]));
     answer_hanging(d);
@@ -372,6 +397,13 @@ static long rss_pages(void) {
     if (!f || fscanf(f, "%ld %ld", &size, &resident) != 2) FAIL("cannot read /proc/self/statm");
     fclose(f);
     return resident;
+}
+
+/* Bytes the program holds in malloc'ed blocks (glibc's mallinfo2): tells a leak (grows) from
+ * allocator fragmentation (RSS grows, this does not). */
+static long heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (long)(info.uordblks + info.hblkhd);
 }
 
 static int thread_count(void) {
@@ -396,6 +428,8 @@ int main(int argc, char **argv) {
     unsigned seed = (unsigned)env_long("SOAK_SEED", 12345);
     strict_done = (int)env_long("SOAK_STRICT_DONE", 1);
     reentrant = (int)env_long("SOAK_REENTRANT_FINALIZERS", 1);
+    long warmup_percent = env_long("SOAK_WARMUP_PERCENT", 50);
+    if (warmup_percent < 1 || warmup_percent > 99) FAIL("SOAK_WARMUP_PERCENT must be 1..99");
     if (threads < 1 || threads > MAX_THREADS) FAIL("SOAK_THREADS must be 1..%d", MAX_THREADS);
     int threads_at_start = thread_count();
     CHECK_OK(agent_runtime_configure(workers));
@@ -404,36 +438,38 @@ int main(int argc, char **argv) {
 
     pthread_t answerer;
     pthread_create(&answerer, NULL, late_answerer, NULL);
-    /* Two phases: warm-up (10% of the runs), then the measured rest. */
-    long phase_runs[2] = {total / 10, total - total / 10};
-    long rss_warm = 0;
-    for (int phase = 0; phase < 2; phase++) {
-        pthread_t tids[MAX_THREADS];
-        Driver ds[MAX_THREADS];
-        memset(ds, 0, sizeof ds);
-        for (int i = 0; i < threads; i++) {
-            ds[i].index = i;
-            ds[i].seed = seed + (unsigned)i * 7919u + (unsigned)phase * 104729u;
-            ds[i].runs = phase_runs[phase] / threads + (i < phase_runs[phase] % threads);
-            pthread_mutex_init(&ds[i].hang_mu, NULL);
-            drivers[i] = &ds[i];
-            pthread_create(&tids[i], NULL, drive, &ds[i]);
-        }
-        for (int i = 0; i < threads; i++) pthread_join(tids[i], NULL);
-        /* Everything of this phase is freed: its finalizers all run (hang guard only). */
-        long waited = 0;
-        while (atomic_load(&finalized) != atomic_load(&registered)) {
-            if (waited++ > HANG_GUARD_MS) FAIL("%ld of %ld finalizers ran", atomic_load(&finalized), atomic_load(&registered));
-            usleep(1000);
-        }
-        if (phase == 0) rss_warm = rss_pages();
+    /* Each driver runs its share: 10% warm-up, then the rest; RSS is read at both points, with
+     * the same agents and tools alive (the drivers wait on a barrier meanwhile). */
+    pthread_barrier_init(&phase_barrier, NULL, (unsigned)threads + 1);
+    pthread_t tids[MAX_THREADS];
+    static Driver ds[MAX_THREADS];
+    for (int i = 0; i < threads; i++) {
+        ds[i].index = i;
+        ds[i].seed = seed + (unsigned)i * 7919u;
+        ds[i].runs = total / threads + (i < total % threads);
+        ds[i].warm_runs = ds[i].runs * warmup_percent / 100;
+        pthread_mutex_init(&ds[i].hang_mu, NULL);
+        drivers[i] = &ds[i];
+        pthread_create(&tids[i], NULL, drive, &ds[i]);
+    }
+    pthread_barrier_wait(&phase_barrier);
+    long rss_warm = rss_pages(), heap_warm = heap_in_use();
+    pthread_barrier_wait(&phase_barrier);
+    pthread_barrier_wait(&phase_barrier);
+    long rss_end = rss_pages(), heap_end = heap_in_use();
+    pthread_barrier_wait(&phase_barrier);
+    for (int i = 0; i < threads; i++) pthread_join(tids[i], NULL);
+    /* Everything is freed: every finalizer runs (hang guard only). */
+    long waited = 0;
+    while (atomic_load(&finalized) != atomic_load(&registered)) {
+        if (waited++ > HANG_GUARD_MS) FAIL("%ld of %ld finalizers ran", atomic_load(&finalized), atomic_load(&registered));
+        usleep(1000);
     }
     pthread_mutex_lock(&late.mu);
     late.stop = 1;
     pthread_cond_signal(&late.cv);
     pthread_mutex_unlock(&late.mu);
     pthread_join(answerer, NULL);
-    long rss_end = rss_pages();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 
@@ -443,12 +479,12 @@ int main(int argc, char **argv) {
     int expected_threads = threads_at_start + (int)(workers > 1 ? workers : 1);
     printf("soak workers=%u: %ld runs (%d driver threads) in %.1f s; done %ld/%ld accepted, double %ld; aborts %ld, "
            "frees mid-run %ld, steers %ld, tool calls %ld, never-answered tools %ld, late answers %ld, failed requests %ld; "
-           "finalizers %ld/%ld; RSS %ld KiB after warm-up -> %ld KiB at the end (%+.2f%%); threads %d at start, %d at end "
+           "finalizers %ld/%ld; RSS %ld KiB after warm-up -> %ld KiB at the end (%+.2f%%); heap in use %ld -> %ld KiB; threads %d at start, %d at end "
            "(expected %d)\n",
            workers, atomic_load(&runs_done), threads, seconds, atomic_load(&dones), atomic_load(&accepted),
            atomic_load(&double_dones), atomic_load(&aborts), atomic_load(&frees_mid_run), atomic_load(&steers),
            atomic_load(&tool_calls), atomic_load(&hangs), atomic_load(&late_answers), atomic_load(&failures_seen),
-           atomic_load(&finalized), atomic_load(&registered), rss_warm * page_kb, rss_end * page_kb, growth,
+           atomic_load(&finalized), atomic_load(&registered), rss_warm * page_kb, rss_end * page_kb, growth, heap_warm / 1024, heap_end / 1024,
            threads_at_start, threads_at_end, expected_threads);
     int failed = 0;
     if (atomic_load(&dones) != atomic_load(&accepted) || atomic_load(&double_dones) != 0) {
