@@ -137,7 +137,13 @@ struct Ctx {
 
 impl Ctx {
     fn new(rec: Option<Arc<AgentRec>>) -> Ctx {
-        Ctx { rec, listener: ListenerKind::Continue, hook: HookKindSel::Null, tool: 0, requests: AtomicU32::new(0) }
+        Ctx {
+            rec,
+            listener: ListenerKind::Continue,
+            hook: HookKindSel::Null,
+            tool: 0,
+            requests: AtomicU32::new(0),
+        }
     }
 }
 
@@ -191,7 +197,10 @@ unsafe extern "C" fn finalize(user_data: *mut c_void) {
             // A finalizer may call back into its agent (dead or alive).
             documented(agent_abort(rec.ptr()), "agent_abort in a finalizer");
             let mut has = false;
-            documented(agent_has_queued_messages(rec.ptr(), &mut has), "has_queued in a finalizer");
+            documented(
+                agent_has_queued_messages(rec.ptr(), &mut has),
+                "has_queued in a finalizer",
+            );
         }
     }
     drop(ctx);
@@ -247,7 +256,12 @@ const PUSH_OK: [AgentStatus; 2] = [AGENT_OK, AGENT_ERR_STREAM_CLOSED];
 fn push_all(stream: *mut AgentStream, events: &[String]) {
     for event in events {
         let text = cs(event);
-        if expect(agent_stream_push(stream, text.as_ptr()), &PUSH_OK, "agent_stream_push") != AGENT_OK {
+        if expect(
+            agent_stream_push(stream, text.as_ptr()),
+            &PUSH_OK,
+            "agent_stream_push",
+        ) != AGENT_OK
+        {
             return;
         }
     }
@@ -257,7 +271,11 @@ fn text_events() -> Vec<String> {
     TEXT_EVENTS.iter().map(|s| s.to_string()).collect()
 }
 
-unsafe extern "C" fn host_stream(user_data: *mut c_void, request: *const c_char, stream: *mut AgentStream) {
+unsafe extern "C" fn host_stream(
+    user_data: *mut c_void,
+    request: *const c_char,
+    stream: *mut AgentStream,
+) {
     let ctx = &*(user_data as *const Ctx);
     if let Some(rec) = &ctx.rec {
         rec.callback();
@@ -269,21 +287,34 @@ unsafe extern "C" fn host_stream(user_data: *mut c_void, request: *const c_char,
         0 => push_all(stream, &text_events()),
         // HostToolCalls: a tool call every other request.
         t @ 1..=15 => {
-            let events = if n % 2 == 0 { tool_events(t) } else { text_events() };
+            let events = if n.is_multiple_of(2) {
+                tool_events(t)
+            } else {
+                text_events()
+            };
             push_all(stream, &events)
         }
         // HostDeferred
-        16 => world().pending.lock().unwrap().push((stream as usize, PendingKind::Stream)),
+        16 => world()
+            .pending
+            .lock()
+            .unwrap()
+            .push((stream as usize, PendingKind::Stream)),
         // HostThread
         17 => {
             let token = stream as usize;
-            let handle = std::thread::spawn(move || push_all(token as *mut AgentStream, &text_events()));
+            let handle =
+                std::thread::spawn(move || push_all(token as *mut AgentStream, &text_events()));
             world().helpers.lock().unwrap().push(handle);
         }
         // HostFail
         _ => {
             let message = cs("provider down");
-            expect(agent_call_fail(stream, message.as_ptr()), &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED], "fail");
+            expect(
+                agent_call_fail(stream, message.as_ptr()),
+                &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED],
+                "fail",
+            );
         }
     }
 }
@@ -304,57 +335,110 @@ fn stream_code(kind: StreamKind) -> Option<u8> {
 const TOOL_NAMES: [&str; 5] = ["t_ok", "t_fail", "t_defer", "t_thread", "t_update"];
 const RESULT: &str = r#"{"content":[{"type":"text","text":"r"}],"details":{}}"#;
 
-unsafe extern "C" fn tool_exec(user_data: *mut c_void, _: *const c_char, args: *const c_char, call: *mut AgentToolCall) {
+unsafe extern "C" fn tool_exec(
+    user_data: *mut c_void,
+    _: *const c_char,
+    args: *const c_char,
+    call: *mut AgentToolCall,
+) {
     let ctx = &*(user_data as *const Ctx);
     assert!(!args.is_null());
     let result = cs(RESULT);
     let answered = [AGENT_OK, AGENT_ERR_ALREADY_COMPLETED];
     match ctx.tool {
         0 => {
-            expect(agent_call_complete(call, result.as_ptr()), &answered, "tool answer");
+            expect(
+                agent_call_complete(call, result.as_ptr()),
+                &answered,
+                "tool answer",
+            );
         }
         1 => {
             let message = cs("tool failed");
-            expect(agent_call_fail(call, message.as_ptr()), &answered, "tool fail");
+            expect(
+                agent_call_fail(call, message.as_ptr()),
+                &answered,
+                "tool fail",
+            );
         }
-        2 => world().pending.lock().unwrap().push((call as usize, PendingKind::Tool)),
+        2 => world()
+            .pending
+            .lock()
+            .unwrap()
+            .push((call as usize, PendingKind::Tool)),
         3 => {
             let token = call as usize;
             let handle = std::thread::spawn(move || {
                 let result = cs(RESULT);
-                expect(agent_call_complete(token as *mut AgentCall, result.as_ptr()), &answered, "late tool answer");
+                expect(
+                    agent_call_complete(token as *mut AgentCall, result.as_ptr()),
+                    &answered,
+                    "late tool answer",
+                );
             });
             world().helpers.lock().unwrap().push(handle);
         }
         _ => {
             let update = cs(r#"{"content":[{"type":"text","text":"50%"}],"details":{}}"#);
-            expect(agent_tool_call_update(call, update.as_ptr()), &answered, "tool update");
-            expect(agent_call_complete(call, result.as_ptr()), &answered, "tool answer");
-            expect(agent_tool_call_update(call, update.as_ptr()), &[AGENT_ERR_ALREADY_COMPLETED], "update after answer");
+            expect(
+                agent_tool_call_update(call, update.as_ptr()),
+                &answered,
+                "tool update",
+            );
+            expect(
+                agent_call_complete(call, result.as_ptr()),
+                &answered,
+                "tool answer",
+            );
+            expect(
+                agent_tool_call_update(call, update.as_ptr()),
+                &[AGENT_ERR_ALREADY_COMPLETED],
+                "update after answer",
+            );
         }
     }
 }
 
-unsafe extern "C" fn listener(user_data: *mut c_void, event: *const CAgentEvent, call: *mut AgentCall) {
+unsafe extern "C" fn listener(
+    user_data: *mut c_void,
+    event: *const CAgentEvent,
+    call: *mut AgentCall,
+) {
     let ctx = &*(user_data as *const Ctx);
     let rec = ctx.rec.as_ref().unwrap();
     rec.callback();
     let mut kind: *const c_char = std::ptr::null();
-    expect(agent_event_type(event, &mut kind), &[AGENT_OK], "agent_event_type");
+    expect(
+        agent_event_type(event, &mut kind),
+        &[AGENT_OK],
+        "agent_event_type",
+    );
     let kind = CStr::from_ptr(kind).to_str().unwrap();
     let mut json: *const c_char = std::ptr::null();
-    expect(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &mut json), &[AGENT_OK], "agent_event_json");
+    expect(
+        agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &mut json),
+        &[AGENT_OK],
+        "agent_event_json",
+    );
     let answered = [AGENT_OK];
     match ctx.listener {
         ListenerKind::Continue => {}
         ListenerKind::Defer => {
-            world().pending.lock().unwrap().push((call as usize, PendingKind::Value));
+            world()
+                .pending
+                .lock()
+                .unwrap()
+                .push((call as usize, PendingKind::Value));
             return;
         }
         ListenerKind::Fail => {
             if kind == "message_end" {
                 let message = cs("listener failed");
-                expect(agent_call_fail(call, message.as_ptr()), &answered, "listener fail");
+                expect(
+                    agent_call_fail(call, message.as_ptr()),
+                    &answered,
+                    "listener fail",
+                );
                 return;
             }
         }
@@ -373,10 +457,18 @@ unsafe extern "C" fn listener(user_data: *mut c_void, event: *const CAgentEvent,
         }
         ListenerKind::Steer => {
             let message = cs(r#"{"role":"user","content":"more","timestamp":1}"#);
-            expect(agent_steer(rec.ptr(), message.as_ptr()), &[AGENT_OK, AGENT_ERR_INVALID_HANDLE], "steer inside");
+            expect(
+                agent_steer(rec.ptr(), message.as_ptr()),
+                &[AGENT_OK, AGENT_ERR_INVALID_HANDLE],
+                "steer inside",
+            );
         }
     }
-    expect(agent_call_complete(call, std::ptr::null()), &answered, "listener answer");
+    expect(
+        agent_call_complete(call, std::ptr::null()),
+        &answered,
+        "listener answer",
+    );
 }
 
 unsafe extern "C" fn hook(user_data: *mut c_void, input: *const c_char, call: *mut AgentCall) {
@@ -386,13 +478,25 @@ unsafe extern "C" fn hook(user_data: *mut c_void, input: *const c_char, call: *m
     }
     assert!(!input.is_null());
     match ctx.hook {
-        HookKindSel::Defer => world().pending.lock().unwrap().push((call as usize, PendingKind::Value)),
+        HookKindSel::Defer => world()
+            .pending
+            .lock()
+            .unwrap()
+            .push((call as usize, PendingKind::Value)),
         HookKindSel::Fail => {
             let message = cs("hook failed");
-            expect(agent_call_fail(call, message.as_ptr()), &[AGENT_OK], "hook fail");
+            expect(
+                agent_call_fail(call, message.as_ptr()),
+                &[AGENT_OK],
+                "hook fail",
+            );
         }
         _ => {
-            expect(agent_call_complete(call, std::ptr::null()), &[AGENT_OK], "hook answer");
+            expect(
+                agent_call_complete(call, std::ptr::null()),
+                &[AGENT_OK],
+                "hook answer",
+            );
         }
     }
 }
@@ -401,8 +505,15 @@ fn subscribe(rec: &Arc<AgentRec>, kind: ListenerKind) {
     let mut ctx = Ctx::new(Some(rec.clone()));
     ctx.listener = kind;
     let mut id = 0u64;
-    let status = with_ctx(ctx, |ud| agent_subscribe(rec.ptr(), Some(listener), ud, Some(finalize), &mut id));
-    if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_HANDLE], "agent_subscribe") == AGENT_OK {
+    let status = with_ctx(ctx, |ud| {
+        agent_subscribe(rec.ptr(), Some(listener), ud, Some(finalize), &mut id)
+    });
+    if expect(
+        status,
+        &[AGENT_OK, AGENT_ERR_INVALID_HANDLE],
+        "agent_subscribe",
+    ) == AGENT_OK
+    {
         rec.subscriptions.lock().unwrap().push(id);
     }
 }
@@ -412,7 +523,10 @@ fn subscribe(rec: &Arc<AgentRec>, kind: ListenerKind) {
 fn install_stream(rec: &Arc<AgentRec>, options: *mut CAgentOptions, kind: StreamKind) {
     let status = match stream_code(kind) {
         None => {
-            let script = cs(SCRIPTS[match kind { StreamKind::Scripted(i) => i as usize, _ => 0 } % SCRIPTS.len()]);
+            let script = cs(SCRIPTS[match kind {
+                StreamKind::Scripted(i) => i as usize,
+                _ => 0,
+            } % SCRIPTS.len()]);
             if options.is_null() {
                 agent_set_scripted_model(rec.ptr(), script.as_ptr())
             } else {
@@ -431,7 +545,11 @@ fn install_stream(rec: &Arc<AgentRec>, options: *mut CAgentOptions, kind: Stream
             })
         }
     };
-    expect(status, &[AGENT_OK, AGENT_ERR_INVALID_HANDLE], "install stream");
+    expect(
+        status,
+        &[AGENT_OK, AGENT_ERR_INVALID_HANDLE],
+        "install stream",
+    );
 }
 
 fn new_agent_in(index: usize, kind: StreamKind) {
@@ -439,7 +557,9 @@ fn new_agent_in(index: usize, kind: StreamKind) {
     if slots[index].is_some() {
         return;
     }
-    let options = new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}},"toolExecution":"parallel"}"#);
+    let options = new_options(
+        r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}},"toolExecution":"parallel"}"#,
+    );
     // The record needs the handle, which needs the options: build the stream after the agent
     // for host kinds (set_stream_fn), before it for scripts.
     let script = match kind {
@@ -447,9 +567,17 @@ fn new_agent_in(index: usize, kind: StreamKind) {
         _ => None,
     };
     if let Some(script) = &script {
-        expect(agent_options_set_scripted_model(options, script.as_ptr()), &[AGENT_OK], "options scripted");
+        expect(
+            agent_options_set_scripted_model(options, script.as_ptr()),
+            &[AGENT_OK],
+            "options scripted",
+        );
     } else {
-        expect(agent_options_set_scripted_model(options, cs(SCRIPTS[0]).as_ptr()), &[AGENT_OK], "options scripted");
+        expect(
+            agent_options_set_scripted_model(options, cs(SCRIPTS[0]).as_ptr()),
+            &[AGENT_OK],
+            "options scripted",
+        );
     }
     let handle = common::new_agent(options) as usize;
     let rec = Arc::new(AgentRec {
@@ -473,7 +601,10 @@ fn new_agent_in(index: usize, kind: StreamKind) {
 fn free_slot_of(rec: &Arc<AgentRec>) {
     let taken = {
         let mut slots = world().slots.lock().unwrap();
-        slots.iter_mut().find(|s| s.as_ref().is_some_and(|r| Arc::ptr_eq(r, rec))).and_then(|s| s.take())
+        slots
+            .iter_mut()
+            .find(|s| s.as_ref().is_some_and(|r| Arc::ptr_eq(r, rec)))
+            .and_then(|s| s.take())
     };
     if let Some(rec) = taken {
         free_rec(&rec);
@@ -486,21 +617,46 @@ fn free_rec(rec: &Arc<AgentRec>) {
     expect(agent_free(rec.ptr()), &[AGENT_OK], "agent_free");
     rec.freed.store(true, SeqCst);
     if strict_done() {
-        for (i, (count, expected)) in rec.dones.lock().unwrap().iter().take(settled_before).enumerate() {
+        for (i, (count, expected)) in rec
+            .dones
+            .lock()
+            .unwrap()
+            .iter()
+            .take(settled_before)
+            .enumerate()
+        {
             let n = count.load(SeqCst);
-            assert_eq!(n, *expected, "run {i}: done called {n} times when agent_free returned (expected {expected})");
+            assert_eq!(
+                n, *expected,
+                "run {i}: done called {n} times when agent_free returned (expected {expected})"
+            );
         }
     }
-    expect(agent_free(rec.ptr()), &[AGENT_ERR_INVALID_HANDLE], "agent_free twice");
+    expect(
+        agent_free(rec.ptr()),
+        &[AGENT_ERR_INVALID_HANDLE],
+        "agent_free twice",
+    );
     let mut out: *mut c_char = null_mut();
-    expect(agent_get_state(rec.ptr(), &mut out), &[AGENT_ERR_INVALID_HANDLE], "state after free");
+    expect(
+        agent_get_state(rec.ptr(), &mut out),
+        &[AGENT_ERR_INVALID_HANDLE],
+        "state after free",
+    );
     let go = cs("\"go\"");
-    expect(agent_prompt(rec.ptr(), go.as_ptr(), None, null_mut()), &[AGENT_ERR_INVALID_HANDLE], "prompt after free");
+    expect(
+        agent_prompt(rec.ptr(), go.as_ptr(), None, null_mut()),
+        &[AGENT_ERR_INVALID_HANDLE],
+        "prompt after free",
+    );
 }
 
 unsafe extern "C" fn on_done(user_data: *mut c_void, status: AgentStatus, error: *const c_char) {
     assert!(!error.is_null());
-    assert!([AGENT_OK, AGENT_ERR_RUN_FAILED, AGENT_ERR_FREED].contains(&status), "done status {status}");
+    assert!(
+        [AGENT_OK, AGENT_ERR_RUN_FAILED, AGENT_ERR_FREED].contains(&status),
+        "done status {status}"
+    );
     (*(user_data as *const AtomicU32)).fetch_add(1, SeqCst);
 }
 
@@ -515,15 +671,27 @@ fn start_run(rec: &Arc<AgentRec>, how: u8) {
         3 => agent_prompt_text(rec.ptr(), cs("look").as_ptr(), cs(r#"[{"type":"image","data":"AAAA","mimeType":"image/png"}]"#).as_ptr(), Some(on_done), ud),
         _ => agent_continue(rec.ptr(), Some(on_done), ud),
     };
-    let allowed = [AGENT_OK, AGENT_ERR_BUSY, AGENT_ERR_INVALID_HANDLE, AGENT_ERR_INVALID_STATE];
+    let allowed = [
+        AGENT_OK,
+        AGENT_ERR_BUSY,
+        AGENT_ERR_INVALID_HANDLE,
+        AGENT_ERR_INVALID_STATE,
+    ];
     expect(status, &allowed, "agent_prompt/continue");
     if status == AGENT_ERR_INVALID_STATE && how % 5 != 4 {
         // Finding (reported): a prompt racing agent_free on another thread returns
         // AGENT_ERR_INVALID_STATE "The agent was freed." instead of AGENT_ERR_INVALID_HANDLE.
-        assert!(last_error().contains("freed"), "agent_prompt: INVALID_STATE: {}", last_error());
+        assert!(
+            last_error().contains("freed"),
+            "agent_prompt: INVALID_STATE: {}",
+            last_error()
+        );
     }
     // The Arc handed to `done` is reclaimed at the end of the iteration.
-    rec.dones.lock().unwrap().push((count, u32::from(status == AGENT_OK)));
+    rec.dones
+        .lock()
+        .unwrap()
+        .push((count, u32::from(status == AGENT_OK)));
     rec.starts_ended.fetch_add(1, SeqCst);
 }
 
@@ -541,28 +709,56 @@ fn answer_pending(index: u8, mode: AnswerMode) {
 
 fn answer((token, kind): (usize, PendingKind), mode: AnswerMode) {
     let call = token as *mut AgentCall;
-    let first_allowed = [AGENT_OK, AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_STREAM_CLOSED];
+    let first_allowed = [
+        AGENT_OK,
+        AGENT_ERR_ALREADY_COMPLETED,
+        AGENT_ERR_STREAM_CLOSED,
+    ];
     let message = cs("host failure");
     match (kind, mode) {
         (PendingKind::Stream, AnswerMode::Ok) => {
             push_all(call, &text_events());
             // The done event ended the stream; completing it again is refused.
-            expect(agent_call_complete(call, std::ptr::null()), &first_allowed[1..], "complete after done");
+            expect(
+                agent_call_complete(call, std::ptr::null()),
+                &first_allowed[1..],
+                "complete after done",
+            );
         }
         (_, AnswerMode::Fail) => {
-            expect(agent_call_fail(call, message.as_ptr()), &first_allowed, "agent_call_fail");
+            expect(
+                agent_call_fail(call, message.as_ptr()),
+                &first_allowed,
+                "agent_call_fail",
+            );
         }
         (PendingKind::Tool, _) => {
             let result = cs(RESULT);
-            expect(agent_call_complete(call, result.as_ptr()), &first_allowed, "tool answer");
+            expect(
+                agent_call_complete(call, result.as_ptr()),
+                &first_allowed,
+                "tool answer",
+            );
         }
         _ => {
-            expect(agent_call_complete(call, std::ptr::null()), &first_allowed, "agent_call_complete");
+            expect(
+                agent_call_complete(call, std::ptr::null()),
+                &first_allowed,
+                "agent_call_complete",
+            );
         }
     }
     // Answering twice is refused.
-    expect(agent_call_complete(call, std::ptr::null()), &[AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_STREAM_CLOSED], "second answer");
-    expect(agent_call_fail(call, message.as_ptr()), &[AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_STREAM_CLOSED], "second fail");
+    expect(
+        agent_call_complete(call, std::ptr::null()),
+        &[AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_STREAM_CLOSED],
+        "second answer",
+    );
+    expect(
+        agent_call_fail(call, message.as_ptr()),
+        &[AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_STREAM_CLOSED],
+        "second fail",
+    );
 }
 
 const CONFIGS: [&str; 7] = [
@@ -596,8 +792,14 @@ fn run_op(op: Op) {
                 queues[q as usize % queues.len()]
             };
             let mut out: *mut c_char = null_mut();
-            let status = agent_events_next(queue as *mut AgentEventQueue, (ms % 8) as i64, &mut out);
-            let allowed = [AGENT_OK, AGENT_ERR_TIMEOUT, AGENT_ERR_CLOSED, AGENT_ERR_INVALID_HANDLE];
+            let status =
+                agent_events_next(queue as *mut AgentEventQueue, (ms % 8) as i64, &mut out);
+            let allowed = [
+                AGENT_OK,
+                AGENT_ERR_TIMEOUT,
+                AGENT_ERR_CLOSED,
+                AGENT_ERR_INVALID_HANDLE,
+            ];
             if expect(status, &allowed, "agent_events_next") == AGENT_OK {
                 let text = unsafe { CStr::from_ptr(out) }.to_str().unwrap().to_owned();
                 unsafe { agent_string_free(out) };
@@ -613,14 +815,34 @@ fn run_op(op: Op) {
                 let at = q as usize % queues.len();
                 queues.swap_remove(at)
             };
-            expect(agent_events_close(queue as *mut AgentEventQueue), &[AGENT_OK], "agent_events_close");
-            expect(agent_events_close(queue as *mut AgentEventQueue), &[AGENT_ERR_INVALID_HANDLE], "close twice");
+            expect(
+                agent_events_close(queue as *mut AgentEventQueue),
+                &[AGENT_OK],
+                "agent_events_close",
+            );
+            expect(
+                agent_events_close(queue as *mut AgentEventQueue),
+                &[AGENT_ERR_INVALID_HANDLE],
+                "close twice",
+            );
         }
         op => {
             let i = match op {
-                Op::Prompt(i, _) | Op::Continue(i) | Op::Steer(i) | Op::FollowUp(i) | Op::Abort(i) | Op::Wait(i, _) => i,
-                Op::Reset(i) | Op::GetState(i) | Op::ClearQueues(i) | Op::Subscribe(i, _) | Op::Unsubscribe(i, _) => i,
-                Op::SetTools(i, _) | Op::SetStreamFn(i, _) | Op::SetHook(i, _, _) | Op::Configure(i, _) => i,
+                Op::Prompt(i, _)
+                | Op::Continue(i)
+                | Op::Steer(i)
+                | Op::FollowUp(i)
+                | Op::Abort(i)
+                | Op::Wait(i, _) => i,
+                Op::Reset(i)
+                | Op::GetState(i)
+                | Op::ClearQueues(i)
+                | Op::Subscribe(i, _)
+                | Op::Unsubscribe(i, _) => i,
+                Op::SetTools(i, _)
+                | Op::SetStreamFn(i, _)
+                | Op::SetHook(i, _, _)
+                | Op::Configure(i, _) => i,
                 Op::EventsOpen(i, _) => i,
                 _ => unreachable!(),
             };
@@ -631,39 +853,70 @@ fn run_op(op: Op) {
                 Op::Continue(_) => start_run(&rec, 4),
                 Op::Steer(_) | Op::FollowUp(_) => {
                     let message = cs(r#"{"role":"user","content":"queued","timestamp":1}"#);
-                    let status = if matches!(op, Op::Steer(_)) { agent_steer(agent, message.as_ptr()) } else { agent_follow_up(agent, message.as_ptr()) };
+                    let status = if matches!(op, Op::Steer(_)) {
+                        agent_steer(agent, message.as_ptr())
+                    } else {
+                        agent_follow_up(agent, message.as_ptr())
+                    };
                     expect(status, &handle_ok, "steer/follow_up");
                 }
                 Op::Abort(_) => {
                     expect(agent_abort(agent), &handle_ok, "agent_abort");
                 }
                 Op::Wait(_, ms) => {
-                    let (begun, ended, len) = (rec.starts_begun.load(SeqCst), rec.starts_ended.load(SeqCst), rec.dones.lock().unwrap().len());
+                    let (begun, ended, len) = (
+                        rec.starts_begun.load(SeqCst),
+                        rec.starts_ended.load(SeqCst),
+                        rec.dones.lock().unwrap().len(),
+                    );
                     let status = agent_wait_for_idle(agent, (ms % 16) as i64);
-                    expect(status, &[AGENT_OK, AGENT_ERR_TIMEOUT, AGENT_ERR_INVALID_HANDLE], "agent_wait_for_idle");
+                    expect(
+                        status,
+                        &[AGENT_OK, AGENT_ERR_TIMEOUT, AGENT_ERR_INVALID_HANDLE],
+                        "agent_wait_for_idle",
+                    );
                     let quiet = begun == ended && rec.starts_begun.load(SeqCst) == begun;
                     if status == AGENT_OK && quiet && strict_done() {
-                        for (k, (count, expected)) in rec.dones.lock().unwrap().iter().take(len).enumerate() {
+                        for (k, (count, expected)) in
+                            rec.dones.lock().unwrap().iter().take(len).enumerate()
+                        {
                             let n = count.load(SeqCst);
                             assert_eq!(n, *expected, "run {k}: done called {n} times when agent_wait_for_idle returned OK");
                         }
                     }
                 }
                 Op::Reset(_) => {
-                    expect(agent_reset(agent), &[AGENT_OK, AGENT_ERR_BUSY, AGENT_ERR_INVALID_HANDLE], "agent_reset");
+                    expect(
+                        agent_reset(agent),
+                        &[AGENT_OK, AGENT_ERR_BUSY, AGENT_ERR_INVALID_HANDLE],
+                        "agent_reset",
+                    );
                 }
                 Op::GetState(_) => {
                     let mut out: *mut c_char = null_mut();
-                    if expect(agent_get_state(agent, &mut out), &handle_ok, "agent_get_state") == AGENT_OK {
+                    if expect(
+                        agent_get_state(agent, &mut out),
+                        &handle_ok,
+                        "agent_get_state",
+                    ) == AGENT_OK
+                    {
                         let text = unsafe { CStr::from_ptr(out) }.to_str().unwrap().to_owned();
                         unsafe { agent_string_free(out) };
                         assert!(::agent::json::parse(&text).is_ok(), "state is not JSON");
                     }
                     let mut has = false;
-                    expect(agent_has_queued_messages(agent, &mut has), &handle_ok, "has_queued");
+                    expect(
+                        agent_has_queued_messages(agent, &mut has),
+                        &handle_ok,
+                        "has_queued",
+                    );
                 }
                 Op::ClearQueues(_) => {
-                    expect(agent_clear_steering_queue(agent), &handle_ok, "clear steering");
+                    expect(
+                        agent_clear_steering_queue(agent),
+                        &handle_ok,
+                        "clear steering",
+                    );
                     expect(agent_clear_all_queues(agent), &handle_ok, "clear all");
                 }
                 Op::Subscribe(_, kind) => subscribe(&rec, kind),
@@ -676,12 +929,25 @@ fn run_op(op: Op) {
                         let at = k as usize % ids.len();
                         ids.swap_remove(at)
                     };
-                    expect(agent_unsubscribe(agent, id), &handle_ok, "agent_unsubscribe");
-                    expect(agent_unsubscribe(agent, id), &[AGENT_ERR_INVALID_ARGUMENT, AGENT_ERR_INVALID_HANDLE], "unsubscribe twice");
+                    expect(
+                        agent_unsubscribe(agent, id),
+                        &handle_ok,
+                        "agent_unsubscribe",
+                    );
+                    expect(
+                        agent_unsubscribe(agent, id),
+                        &[AGENT_ERR_INVALID_ARGUMENT, AGENT_ERR_INVALID_HANDLE],
+                        "unsubscribe twice",
+                    );
                 }
                 Op::SetTools(_, mask) => {
                     let tools = world().tools.lock().unwrap();
-                    let chosen: Vec<*mut CAgentTool> = tools.iter().enumerate().filter(|(k, _)| mask & (1 << k) != 0).map(|(_, &t)| t as *mut CAgentTool).collect();
+                    let chosen: Vec<*mut CAgentTool> = tools
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| mask & (1 << k) != 0)
+                        .map(|(_, &t)| t as *mut CAgentTool)
+                        .collect();
                     drop(tools);
                     let status = unsafe { agent_set_tools(agent, chosen.as_ptr(), chosen.len()) };
                     expect(status, &handle_ok, "agent_set_tools");
@@ -694,19 +960,38 @@ fn run_op(op: Op) {
                     } else {
                         let mut ctx = Ctx::new(Some(rec.clone()));
                         ctx.hook = sel;
-                        with_ctx(ctx, |ud| agent_set_hook(agent, kind, Some(hook), ud, Some(finalize)))
+                        with_ctx(ctx, |ud| {
+                            agent_set_hook(agent, kind, Some(hook), ud, Some(finalize))
+                        })
                     };
                     expect(status, &handle_ok, "agent_set_hook");
                 }
                 Op::Configure(_, c) => {
                     let patch = CONFIGS[c as usize % CONFIGS.len()];
-                    let allowed: &[AgentStatus] = if patch.contains("bogus") { &[AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_HANDLE] } else { &handle_ok };
-                    expect(agent_configure(agent, cs(patch).as_ptr()), allowed, "agent_configure");
+                    let allowed: &[AgentStatus] = if patch.contains("bogus") {
+                        &[AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_HANDLE]
+                    } else {
+                        &handle_ok
+                    };
+                    expect(
+                        agent_configure(agent, cs(patch).as_ptr()),
+                        allowed,
+                        "agent_configure",
+                    );
                 }
                 Op::EventsOpen(_, cap) => {
-                    let options = cs(&format!(r#"{{"capacity":{},"shape":"{}"}}"#, 1 + cap % 4, if cap & 8 == 0 { "full" } else { "lean" }));
+                    let options = cs(&format!(
+                        r#"{{"capacity":{},"shape":"{}"}}"#,
+                        1 + cap % 4,
+                        if cap & 8 == 0 { "full" } else { "lean" }
+                    ));
                     let mut queue = null_mut();
-                    if expect(agent_events_open(agent, options.as_ptr(), &mut queue), &handle_ok, "agent_events_open") == AGENT_OK {
+                    if expect(
+                        agent_events_open(agent, options.as_ptr(), &mut queue),
+                        &handle_ok,
+                        "agent_events_open",
+                    ) == AGENT_OK
+                    {
                         world().queues.lock().unwrap().push(queue as usize);
                     }
                 }
@@ -735,11 +1020,21 @@ fn drain_pending() {
 fn make_tools() {
     let mut tools = world().tools.lock().unwrap();
     for (code, name) in TOOL_NAMES.iter().enumerate() {
-        let definition = cs(&format!(r#"{{"name":"{name}","parameters":{{"type":"object","properties":{{"n":{{"type":"number"}}}}}}}}"#));
+        let definition = cs(&format!(
+            r#"{{"name":"{name}","parameters":{{"type":"object","properties":{{"n":{{"type":"number"}}}}}}}}"#
+        ));
         let mut ctx = Ctx::new(None);
         ctx.tool = code as u8;
         let mut tool = null_mut();
-        let status = with_ctx(ctx, |ud| agent_tool_new(definition.as_ptr(), Some(tool_exec), ud, Some(finalize), &mut tool));
+        let status = with_ctx(ctx, |ud| {
+            agent_tool_new(
+                definition.as_ptr(),
+                Some(tool_exec),
+                ud,
+                Some(finalize),
+                &mut tool,
+            )
+        });
         expect(status, &[AGENT_OK], "agent_tool_new");
         tools.push(tool as usize);
     }
@@ -747,8 +1042,15 @@ fn make_tools() {
 
 fuzz_target!(|input: Input| {
     let workers = *WORKERS.get_or_init(|| {
-        let n = std::env::var("FUZZ_WORKERS").ok().and_then(|v| v.parse().ok()).unwrap_or(1usize);
-        expect(agent_runtime_configure(n as u32), &[AGENT_OK], "agent_runtime_configure");
+        let n = std::env::var("FUZZ_WORKERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1usize);
+        expect(
+            agent_runtime_configure(n as u32),
+            &[AGENT_OK],
+            "agent_runtime_configure",
+        );
         n
     });
     REENTRANT.get_or_init(|| std::env::var("FUZZ_REENTRANT_FINALIZERS").map_or(true, |v| v != "0"));
@@ -760,14 +1062,22 @@ fuzz_target!(|input: Input| {
             new_agent_in(index, *kind);
         }
     }
-    let mut plans: Vec<Vec<Op>> = input.threads.into_iter().take(4).map(|mut ops| {
-        ops.truncate(24);
-        ops
-    }).collect();
+    let mut plans: Vec<Vec<Op>> = input
+        .threads
+        .into_iter()
+        .take(4)
+        .map(|mut ops| {
+            ops.truncate(24);
+            ops
+        })
+        .collect();
     while plans.len() < 2 {
         plans.push(Vec::new());
     }
-    let threads: Vec<_> = plans.into_iter().map(|ops| std::thread::spawn(move || ops.into_iter().for_each(run_op))).collect();
+    let threads: Vec<_> = plans
+        .into_iter()
+        .map(|ops| std::thread::spawn(move || ops.into_iter().for_each(run_op)))
+        .collect();
     for thread in threads {
         if let Err(panic) = thread.join() {
             std::panic::resume_unwind(panic);
@@ -775,7 +1085,13 @@ fuzz_target!(|input: Input| {
     }
 
     // Wind down: free every agent, answer what is pending, close queues, drop the tools.
-    let remaining: Vec<_> = world().slots.lock().unwrap().iter_mut().filter_map(|s| s.take()).collect();
+    let remaining: Vec<_> = world()
+        .slots
+        .lock()
+        .unwrap()
+        .iter_mut()
+        .filter_map(|s| s.take())
+        .collect();
     for rec in &remaining {
         free_rec(rec);
     }
@@ -784,35 +1100,62 @@ fuzz_target!(|input: Input| {
         let mut out: *mut c_char = null_mut();
         // A freed agent's queue is closed: what is left drains, then AGENT_ERR_CLOSED.
         let mut drained = 0;
-        while expect(agent_events_next(queue as *mut AgentEventQueue, 0, &mut out), &[AGENT_OK, AGENT_ERR_CLOSED], "next after free") == AGENT_OK {
+        while expect(
+            agent_events_next(queue as *mut AgentEventQueue, 0, &mut out),
+            &[AGENT_OK, AGENT_ERR_CLOSED],
+            "next after free",
+        ) == AGENT_OK
+        {
             unsafe { agent_string_free(out) };
             drained += 1;
             assert!(drained < 100_000);
         }
-        expect(agent_events_close(queue as *mut AgentEventQueue), &[AGENT_OK], "agent_events_close");
+        expect(
+            agent_events_close(queue as *mut AgentEventQueue),
+            &[AGENT_OK],
+            "agent_events_close",
+        );
     }
     for tool in world().tools.lock().unwrap().drain(..) {
-        expect(agent_tool_free(tool as *mut CAgentTool), &[AGENT_OK], "agent_tool_free");
+        expect(
+            agent_tool_free(tool as *mut CAgentTool),
+            &[AGENT_OK],
+            "agent_tool_free",
+        );
     }
     drain_pending();
 
     // Every finalizer ran exactly once (a second run would free its Box twice).
-    wait_until("every finalizer", || FINALIZED.load(SeqCst) == REGISTERED.load(SeqCst));
+    wait_until("every finalizer", || {
+        FINALIZED.load(SeqCst) == REGISTERED.load(SeqCst)
+    });
     let all: Vec<_> = world().all.lock().unwrap().drain(..).collect();
     if !strict_done() {
         for rec in &all {
-            wait_until("every done", || rec.dones.lock().unwrap().iter().all(|(count, expected)| count.load(SeqCst) >= *expected));
+            wait_until("every done", || {
+                rec.dones
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .all(|(count, expected)| count.load(SeqCst) >= *expected)
+            });
         }
     }
     for rec in all {
         for (k, (count, expected)) in rec.dones.lock().unwrap().drain(..).enumerate() {
             let n = count.load(SeqCst);
-            assert_eq!(n, expected, "run {k}: done called {n} times (expected {expected})");
+            assert_eq!(
+                n, expected,
+                "run {k}: done called {n} times (expected {expected})"
+            );
             // Reclaim the reference handed to `done`.
             drop(unsafe { Arc::from_raw(Arc::as_ptr(&count)) });
         }
         let late = rec.late_callbacks.load(SeqCst);
-        assert!(late as usize <= workers.max(1), "{late} callbacks started after agent_free returned");
+        assert!(
+            late as usize <= workers.max(1),
+            "{late} callbacks started after agent_free returned"
+        );
     }
     assert_eq!(REGISTERED.load(SeqCst), FINALIZED.load(SeqCst));
 });

@@ -26,17 +26,25 @@ pub fn c(bytes: &[u8]) -> CString {
 
 pub fn last_error() -> String {
     // SAFETY: agent_last_error never returns NULL and the text lives until the next call.
-    unsafe { CStr::from_ptr(agent_last_error()) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(agent_last_error()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Asserts that `status` is one of `allowed` (and never AGENT_ERR_INTERNAL).
 #[track_caller]
 pub fn expect(status: AgentStatus, allowed: &[AgentStatus], what: &str) -> AgentStatus {
     if status == AGENT_ERR_INTERNAL || !allowed.contains(&status) {
-        panic!("{what} returned {status} (allowed {allowed:?}): {}", last_error());
+        panic!(
+            "{what} returned {status} (allowed {allowed:?}): {}",
+            last_error()
+        );
     }
     if status != AGENT_OK {
-        assert!(!last_error().is_empty(), "{what} failed ({status}) without a message");
+        assert!(
+            !last_error().is_empty(),
+            "{what} failed ({status}) without a message"
+        );
     }
     status
 }
@@ -51,10 +59,15 @@ pub fn documented(status: AgentStatus, what: &str) -> AgentStatus {
 }
 
 /// A JSON argument may be rejected as malformed or as non-UTF-8.
-pub const JSON_ERRORS: [AgentStatus; 3] = [AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8];
+pub const JSON_ERRORS: [AgentStatus; 3] =
+    [AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8];
 
 /// A `done` counter: user_data is a `*const AtomicU32`.
-pub unsafe extern "C" fn count_done(user_data: *mut c_void, status: AgentStatus, error: *const c_char) {
+pub unsafe extern "C" fn count_done(
+    user_data: *mut c_void,
+    status: AgentStatus,
+    error: *const c_char,
+) {
     assert!(!error.is_null());
     assert!(
         [AGENT_OK, AGENT_ERR_RUN_FAILED, AGENT_ERR_FREED].contains(&status),
@@ -64,18 +77,38 @@ pub unsafe extern "C" fn count_done(user_data: *mut c_void, status: AgentStatus,
 }
 
 /// A listener that continues at once.
-pub unsafe extern "C" fn continue_listener(_: *mut c_void, event: *const CAgentEvent, call: *mut AgentCall) {
+pub unsafe extern "C" fn continue_listener(
+    _: *mut c_void,
+    event: *const CAgentEvent,
+    call: *mut AgentCall,
+) {
     let mut kind: *const c_char = std::ptr::null();
-    expect(agent_event_type(event, &mut kind), &[AGENT_OK], "agent_event_type");
+    expect(
+        agent_event_type(event, &mut kind),
+        &[AGENT_OK],
+        "agent_event_type",
+    );
     let mut text: *const c_char = std::ptr::null();
-    expect(agent_event_json(event, 1, &mut text), &[AGENT_OK], "agent_event_json lean");
-    expect(agent_call_complete(call, std::ptr::null()), &[AGENT_OK], "listener answer");
+    expect(
+        agent_event_json(event, 1, &mut text),
+        &[AGENT_OK],
+        "agent_event_json lean",
+    );
+    expect(
+        agent_call_complete(call, std::ptr::null()),
+        &[AGENT_OK],
+        "listener answer",
+    );
 }
 
 pub fn new_options(json: &str) -> *mut CAgentOptions {
     let mut options = std::ptr::null_mut();
     let text = CString::new(json).unwrap();
-    expect(agent_options_new(text.as_ptr(), &mut options), &[AGENT_OK], "agent_options_new");
+    expect(
+        agent_options_new(text.as_ptr(), &mut options),
+        &[AGENT_OK],
+        "agent_options_new",
+    );
     options
 }
 
@@ -98,7 +131,10 @@ pub fn strict_done() -> bool {
 pub fn wait_until(what: &str, cond: impl Fn() -> bool) {
     let start = std::time::Instant::now();
     while !cond() {
-        assert!(start.elapsed() < std::time::Duration::from_secs(30), "{what} did not happen within 30 s");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "{what} did not happen within 30 s"
+        );
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
@@ -106,19 +142,34 @@ pub fn wait_until(what: &str, cond: impl Fn() -> bool) {
 /// Waits for the run to settle (it must) and checks `done` ran exactly once.
 #[track_caller]
 pub fn settle(agent: *mut AgentHandle, done: &AtomicU32) {
-    expect(agent_wait_for_idle(agent, SETTLE_MS), &[AGENT_OK], "agent_wait_for_idle (the run must settle)");
+    expect(
+        agent_wait_for_idle(agent, SETTLE_MS),
+        &[AGENT_OK],
+        "agent_wait_for_idle (the run must settle)",
+    );
     if !strict_done() {
         wait_until("done", || done.load(Ordering::SeqCst) >= 1);
     }
-    assert_eq!(done.load(Ordering::SeqCst), 1, "done must have run exactly once when wait_for_idle returns");
+    assert_eq!(
+        done.load(Ordering::SeqCst),
+        1,
+        "done must have run exactly once when wait_for_idle returns"
+    );
 }
 
 /// The agent's state JSON (checked to be JSON).
 pub fn state(agent: *mut AgentHandle) -> String {
     let mut out: *mut c_char = std::ptr::null_mut();
-    expect(agent_get_state(agent, &mut out), &[AGENT_OK], "agent_get_state");
+    expect(
+        agent_get_state(agent, &mut out),
+        &[AGENT_OK],
+        "agent_get_state",
+    );
     // SAFETY: a string returned by libagent, freed below.
-    let text = unsafe { CStr::from_ptr(out) }.to_str().expect("state is UTF-8").to_owned();
+    let text = unsafe { CStr::from_ptr(out) }
+        .to_str()
+        .expect("state is UTF-8")
+        .to_owned();
     unsafe { agent_string_free(out) };
     assert!(::agent::json::parse(&text).is_ok(), "state is not JSON");
     text
@@ -126,16 +177,28 @@ pub fn state(agent: *mut AgentHandle) -> String {
 
 pub fn free_agent(agent: *mut AgentHandle) {
     expect(agent_free(agent), &[AGENT_OK], "agent_free");
-    expect(agent_free(agent), &[AGENT_ERR_INVALID_HANDLE], "agent_free twice");
+    expect(
+        agent_free(agent),
+        &[AGENT_ERR_INVALID_HANDLE],
+        "agent_free twice",
+    );
 }
 
 pub const FINAL_MESSAGE: &str = r#"{"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"faux","provider":"test","model":"m1","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}"#;
 
 /// A stream function that answers every request at once with FINAL_MESSAGE.
-pub unsafe extern "C" fn final_stream(_: *mut c_void, request: *const c_char, stream: *mut AgentStream) {
+pub unsafe extern "C" fn final_stream(
+    _: *mut c_void,
+    request: *const c_char,
+    stream: *mut AgentStream,
+) {
     assert!(::agent::json::parse(CStr::from_ptr(request).to_str().unwrap()).is_ok());
     let message = CString::new(FINAL_MESSAGE).unwrap();
-    expect(agent_call_complete(stream, message.as_ptr()), &[AGENT_OK], "stream complete");
+    expect(
+        agent_call_complete(stream, message.as_ptr()),
+        &[AGENT_OK],
+        "stream complete",
+    );
 }
 
 /// A script that calls tool `t` once, then answers with text.

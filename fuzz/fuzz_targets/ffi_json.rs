@@ -27,8 +27,13 @@ fn split(payload: &[u8]) -> (&[u8], Option<&[u8]>) {
 
 /// An agent answering every request with a final message.
 fn host_agent() -> *mut AgentHandle {
-    let options = new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}}}"#);
-    expect(agent_options_set_stream_fn(options, Some(final_stream), null_mut(), None), &[AGENT_OK], "set_stream_fn");
+    let options =
+        new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}}}"#);
+    expect(
+        agent_options_set_stream_fn(options, Some(final_stream), null_mut(), None),
+        &[AGENT_OK],
+        "set_stream_fn",
+    );
     new_agent(options)
 }
 
@@ -36,7 +41,11 @@ fn host_agent() -> *mut AgentHandle {
 fn scripted_agent() -> *mut AgentHandle {
     let options = new_options("{}");
     let script = CString::new(TOOL_SCRIPT).unwrap();
-    expect(agent_options_set_scripted_model(options, script.as_ptr()), &[AGENT_OK], "scripted");
+    expect(
+        agent_options_set_scripted_model(options, script.as_ptr()),
+        &[AGENT_OK],
+        "scripted",
+    );
     new_agent(options)
 }
 
@@ -44,7 +53,12 @@ fn scripted_agent() -> *mut AgentHandle {
 fn run(agent: *mut AgentHandle) {
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
-    let status = agent_prompt(agent, go.as_ptr(), Some(count_done), &done as *const _ as *mut c_void);
+    let status = agent_prompt(
+        agent,
+        go.as_ptr(),
+        Some(count_done),
+        &done as *const _ as *mut c_void,
+    );
     expect(status, &[AGENT_OK], "agent_prompt");
     settle(agent, &done);
 }
@@ -54,7 +68,16 @@ fn run(agent: *mut AgentHandle) {
 fn run_aborting_stalls(agent: *mut AgentHandle) {
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
-    expect(agent_prompt(agent, go.as_ptr(), Some(count_done), &done as *const _ as *mut c_void), &[AGENT_OK], "prompt");
+    expect(
+        agent_prompt(
+            agent,
+            go.as_ptr(),
+            Some(count_done),
+            &done as *const _ as *mut c_void,
+        ),
+        &[AGENT_OK],
+        "prompt",
+    );
     if agent_wait_for_idle(agent, 2_000) == AGENT_ERR_TIMEOUT {
         expect(agent_abort(agent), &[AGENT_OK], "agent_abort");
     }
@@ -67,45 +90,119 @@ struct Answer {
     kind: u8,
 }
 
-unsafe extern "C" fn answer_hook(user_data: *mut c_void, input: *const c_char, call: *mut AgentCall) {
+unsafe extern "C" fn answer_hook(
+    user_data: *mut c_void,
+    input: *const c_char,
+    call: *mut AgentCall,
+) {
     let answer = &*(user_data as *const Answer);
-    assert!(::agent::json::parse(CStr::from_ptr(input).to_str().unwrap()).is_ok(), "hook input is not JSON");
+    assert!(
+        ::agent::json::parse(CStr::from_ptr(input).to_str().unwrap()).is_ok(),
+        "hook input is not JSON"
+    );
     let status = agent_call_complete(call, answer.json.as_ptr());
     if expect(status, &JSON_ERRORS, "hook answer") != AGENT_OK {
-        expect(agent_call_complete(call, std::ptr::null()), &[AGENT_OK], "hook answer NULL");
+        expect(
+            agent_call_complete(call, std::ptr::null()),
+            &[AGENT_OK],
+            "hook answer NULL",
+        );
     }
-    expect(agent_call_complete(call, std::ptr::null()), &[AGENT_ERR_ALREADY_COMPLETED], "second answer");
+    expect(
+        agent_call_complete(call, std::ptr::null()),
+        &[AGENT_ERR_ALREADY_COMPLETED],
+        "second answer",
+    );
 }
 
-unsafe extern "C" fn answer_tool(user_data: *mut c_void, id: *const c_char, args: *const c_char, call: *mut AgentToolCall) {
+unsafe extern "C" fn answer_tool(
+    user_data: *mut c_void,
+    id: *const c_char,
+    args: *const c_char,
+    call: *mut AgentToolCall,
+) {
     let answer = &*(user_data as *const Answer);
     assert!(!id.is_null());
-    assert!(::agent::json::parse(CStr::from_ptr(args).to_str().unwrap()).is_ok(), "tool args are not JSON");
-    documented(agent_tool_call_update(call, answer.json.as_ptr()), "agent_tool_call_update");
+    assert!(
+        ::agent::json::parse(CStr::from_ptr(args).to_str().unwrap()).is_ok(),
+        "tool args are not JSON"
+    );
+    documented(
+        agent_tool_call_update(call, answer.json.as_ptr()),
+        "agent_tool_call_update",
+    );
     if answer.kind & 1 == 1 {
-        expect(agent_call_fail(call, answer.json.as_ptr()), &[AGENT_OK, AGENT_ERR_INVALID_UTF8], "tool fail");
+        expect(
+            agent_call_fail(call, answer.json.as_ptr()),
+            &[AGENT_OK, AGENT_ERR_INVALID_UTF8],
+            "tool fail",
+        );
     }
     let status = agent_call_complete(call, answer.json.as_ptr());
-    if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_ALREADY_COMPLETED], "tool answer") != AGENT_OK
+    if expect(
+        status,
+        &[
+            AGENT_OK,
+            AGENT_ERR_INVALID_JSON,
+            AGENT_ERR_INVALID_UTF8,
+            AGENT_ERR_ALREADY_COMPLETED,
+        ],
+        "tool answer",
+    ) != AGENT_OK
         && status != AGENT_ERR_ALREADY_COMPLETED
     {
-        let fallback = CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{}}"#).unwrap();
-        expect(agent_call_complete(call, fallback.as_ptr()), &[AGENT_OK], "tool fallback answer");
+        let fallback =
+            CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{}}"#).unwrap();
+        expect(
+            agent_call_complete(call, fallback.as_ptr()),
+            &[AGENT_OK],
+            "tool fallback answer",
+        );
     }
-    expect(agent_tool_call_update(call, answer.json.as_ptr()), &[AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8], "update after answer");
+    expect(
+        agent_tool_call_update(call, answer.json.as_ptr()),
+        &[
+            AGENT_ERR_ALREADY_COMPLETED,
+            AGENT_ERR_INVALID_JSON,
+            AGENT_ERR_INVALID_UTF8,
+        ],
+        "update after answer",
+    );
 }
 
-unsafe extern "C" fn answer_prepare(user_data: *mut c_void, args: *const c_char, call: *mut AgentCall) {
+unsafe extern "C" fn answer_prepare(
+    user_data: *mut c_void,
+    args: *const c_char,
+    call: *mut AgentCall,
+) {
     let answer = &*(user_data as *const Answer);
     assert!(!args.is_null());
-    if expect(agent_call_complete(call, answer.json.as_ptr()), &JSON_ERRORS, "prepare answer") != AGENT_OK {
-        expect(agent_call_complete(call, std::ptr::null()), &[AGENT_OK], "prepare NULL");
+    if expect(
+        agent_call_complete(call, answer.json.as_ptr()),
+        &JSON_ERRORS,
+        "prepare answer",
+    ) != AGENT_OK
+    {
+        expect(
+            agent_call_complete(call, std::ptr::null()),
+            &[AGENT_OK],
+            "prepare NULL",
+        );
     }
 }
 
-unsafe extern "C" fn plain_tool(_: *mut c_void, _: *const c_char, _: *const c_char, call: *mut AgentToolCall) {
+unsafe extern "C" fn plain_tool(
+    _: *mut c_void,
+    _: *const c_char,
+    _: *const c_char,
+    call: *mut AgentToolCall,
+) {
     let result = CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{}}"#).unwrap();
-    expect(agent_call_complete(call, result.as_ptr()), &[AGENT_OK], "tool answer");
+    expect(
+        agent_call_complete(call, result.as_ptr()),
+        &[AGENT_OK],
+        "tool answer",
+    );
 }
 
 /// Pushes each event, then ends with the final answer (a message, or NULL when rejected).
@@ -114,45 +211,104 @@ struct Pushes {
     end: Option<CString>,
 }
 
-unsafe extern "C" fn push_stream(user_data: *mut c_void, _: *const c_char, stream: *mut AgentStream) {
+unsafe extern "C" fn push_stream(
+    user_data: *mut c_void,
+    _: *const c_char,
+    stream: *mut AgentStream,
+) {
     let pushes = &*(user_data as *const Pushes);
     for event in &pushes.events {
         let status = agent_stream_push(stream, event.as_ptr());
-        expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_STREAM_CLOSED], "agent_stream_push");
+        expect(
+            status,
+            &[
+                AGENT_OK,
+                AGENT_ERR_INVALID_JSON,
+                AGENT_ERR_INVALID_UTF8,
+                AGENT_ERR_STREAM_CLOSED,
+            ],
+            "agent_stream_push",
+        );
     }
     let end = pushes.end.as_ref().map_or(std::ptr::null(), |e| e.as_ptr());
     let status = agent_call_complete(stream, end);
-    let allowed = [AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_STREAM_CLOSED, AGENT_ERR_ALREADY_COMPLETED];
-    if expect(status, &allowed, "stream complete") == AGENT_ERR_INVALID_JSON || status == AGENT_ERR_INVALID_UTF8 {
-        expect(agent_call_complete(stream, std::ptr::null()), &allowed[..1], "stream complete NULL");
+    let allowed = [
+        AGENT_OK,
+        AGENT_ERR_INVALID_JSON,
+        AGENT_ERR_INVALID_UTF8,
+        AGENT_ERR_STREAM_CLOSED,
+        AGENT_ERR_ALREADY_COMPLETED,
+    ];
+    if expect(status, &allowed, "stream complete") == AGENT_ERR_INVALID_JSON
+        || status == AGENT_ERR_INVALID_UTF8
+    {
+        expect(
+            agent_call_complete(stream, std::ptr::null()),
+            &allowed[..1],
+            "stream complete NULL",
+        );
     }
 }
 
 fn tool_t(definition: &str, answer: *const Answer) -> *mut CAgentTool {
     let mut tool = null_mut();
     let text = CString::new(definition).unwrap();
-    let execute = if answer.is_null() { plain_tool as _ } else { answer_tool as _ };
-    expect(agent_tool_new(text.as_ptr(), Some(execute), answer as *mut c_void, None, &mut tool), &[AGENT_OK], "tool_new");
+    let execute = if answer.is_null() {
+        plain_tool as _
+    } else {
+        answer_tool as _
+    };
+    expect(
+        agent_tool_new(
+            text.as_ptr(),
+            Some(execute),
+            answer as *mut c_void,
+            None,
+            &mut tool,
+        ),
+        &[AGENT_OK],
+        "tool_new",
+    );
     tool
 }
 
 fn set_tool(agent: *mut AgentHandle, tool: *mut CAgentTool) {
-    expect(unsafe { agent_set_tools(agent, &tool, 1) }, &[AGENT_OK], "agent_set_tools");
+    expect(
+        unsafe { agent_set_tools(agent, &tool, 1) },
+        &[AGENT_OK],
+        "agent_set_tools",
+    );
     expect(agent_tool_free(tool), &[AGENT_OK], "agent_tool_free");
 }
 
 const T_DEF: &str = r#"{"name":"t","parameters":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string"}}}}"#;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&selector, payload)) = data.split_first() else { return };
+    let Some((&selector, payload)) = data.split_first() else {
+        return;
+    };
     let text = c(payload);
     let p = text.as_ptr();
     match selector % 16 {
         0 => {
             let mut options = null_mut();
             let status = agent_options_new(p, &mut options);
-            if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_INVALID_ARGUMENT], "agent_options_new") == AGENT_OK {
-                expect(agent_options_set_stream_fn(options, Some(final_stream), null_mut(), None), &[AGENT_OK], "set_stream_fn");
+            if expect(
+                status,
+                &[
+                    AGENT_OK,
+                    AGENT_ERR_INVALID_JSON,
+                    AGENT_ERR_INVALID_UTF8,
+                    AGENT_ERR_INVALID_ARGUMENT,
+                ],
+                "agent_options_new",
+            ) == AGENT_OK
+            {
+                expect(
+                    agent_options_set_stream_fn(options, Some(final_stream), null_mut(), None),
+                    &[AGENT_OK],
+                    "set_stream_fn",
+                );
                 let agent = new_agent(options);
                 state(agent);
                 run(agent);
@@ -168,7 +324,11 @@ fuzz_target!(|data: &[u8]| {
                 settle(agent, &done);
             } else {
                 assert_eq!(agent_wait_for_idle(agent, 0), AGENT_OK);
-                assert_eq!(done.load(Ordering::SeqCst), 0, "a refused prompt must not call done");
+                assert_eq!(
+                    done.load(Ordering::SeqCst),
+                    0,
+                    "a refused prompt must not call done"
+                );
             }
             state(agent);
             free_agent(agent);
@@ -179,7 +339,13 @@ fuzz_target!(|data: &[u8]| {
             let agent = host_agent();
             let done = AtomicU32::new(0);
             let images_ptr = images.as_ref().map_or(std::ptr::null(), |i| i.as_ptr());
-            let status = agent_prompt_text(agent, prompt.as_ptr(), images_ptr, Some(count_done), &done as *const _ as *mut c_void);
+            let status = agent_prompt_text(
+                agent,
+                prompt.as_ptr(),
+                images_ptr,
+                Some(count_done),
+                &done as *const _ as *mut c_void,
+            );
             if expect(status, &JSON_ERRORS, "agent_prompt_text") == AGENT_OK {
                 settle(agent, &done);
             }
@@ -188,10 +354,18 @@ fuzz_target!(|data: &[u8]| {
         }
         3 | 4 => {
             let agent = host_agent();
-            let status = if selector % 16 == 3 { agent_steer(agent, p) } else { agent_follow_up(agent, p) };
+            let status = if selector % 16 == 3 {
+                agent_steer(agent, p)
+            } else {
+                agent_follow_up(agent, p)
+            };
             expect(status, &JSON_ERRORS, "agent_steer/follow_up");
             let mut queued: *mut c_char = null_mut();
-            expect(agent_peek_queued_messages(agent, &mut queued), &[AGENT_OK], "peek");
+            expect(
+                agent_peek_queued_messages(agent, &mut queued),
+                &[AGENT_OK],
+                "peek",
+            );
             unsafe { agent_string_free(queued) };
             run(agent);
             state(agent);
@@ -200,11 +374,22 @@ fuzz_target!(|data: &[u8]| {
         }
         5 => {
             let agent = host_agent();
-            if expect(agent_set_messages(agent, p), &JSON_ERRORS, "agent_set_messages") == AGENT_OK {
+            if expect(
+                agent_set_messages(agent, p),
+                &JSON_ERRORS,
+                "agent_set_messages",
+            ) == AGENT_OK
+            {
                 state(agent);
                 let done = AtomicU32::new(0);
-                let status = agent_continue(agent, Some(count_done), &done as *const _ as *mut c_void);
-                if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_STATE], "agent_continue") == AGENT_OK {
+                let status =
+                    agent_continue(agent, Some(count_done), &done as *const _ as *mut c_void);
+                if expect(
+                    status,
+                    &[AGENT_OK, AGENT_ERR_INVALID_STATE],
+                    "agent_continue",
+                ) == AGENT_OK
+                {
                     settle(agent, &done);
                 }
             }
@@ -215,7 +400,16 @@ fuzz_target!(|data: &[u8]| {
         6 => {
             let agent = host_agent();
             let status = agent_configure(agent, p);
-            expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_INVALID_ARGUMENT], "agent_configure");
+            expect(
+                status,
+                &[
+                    AGENT_OK,
+                    AGENT_ERR_INVALID_JSON,
+                    AGENT_ERR_INVALID_UTF8,
+                    AGENT_ERR_INVALID_ARGUMENT,
+                ],
+                "agent_configure",
+            );
             state(agent);
             run(agent);
             free_agent(agent);
@@ -223,7 +417,17 @@ fuzz_target!(|data: &[u8]| {
         7 => {
             let mut tool = null_mut();
             let status = agent_tool_new(p, Some(plain_tool), null_mut(), None, &mut tool);
-            if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_INVALID_ARGUMENT], "agent_tool_new") == AGENT_OK {
+            if expect(
+                status,
+                &[
+                    AGENT_OK,
+                    AGENT_ERR_INVALID_JSON,
+                    AGENT_ERR_INVALID_UTF8,
+                    AGENT_ERR_INVALID_ARGUMENT,
+                ],
+                "agent_tool_new",
+            ) == AGENT_OK
+            {
                 let agent = scripted_agent();
                 set_tool(agent, tool);
                 state(agent);
@@ -236,7 +440,17 @@ fuzz_target!(|data: &[u8]| {
             let agent = if selector % 16 == 8 {
                 let agent = host_agent();
                 let status = agent_set_scripted_model(agent, p);
-                if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_INVALID_ARGUMENT], "agent_set_scripted_model") != AGENT_OK {
+                if expect(
+                    status,
+                    &[
+                        AGENT_OK,
+                        AGENT_ERR_INVALID_JSON,
+                        AGENT_ERR_INVALID_UTF8,
+                        AGENT_ERR_INVALID_ARGUMENT,
+                    ],
+                    "agent_set_scripted_model",
+                ) != AGENT_OK
+                {
                     free_agent(agent);
                     return;
                 }
@@ -244,7 +458,17 @@ fuzz_target!(|data: &[u8]| {
             } else {
                 let options = new_options("{}");
                 let status = agent_options_set_scripted_model(options, p);
-                if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_INVALID_ARGUMENT], "agent_options_set_scripted_model") != AGENT_OK {
+                if expect(
+                    status,
+                    &[
+                        AGENT_OK,
+                        AGENT_ERR_INVALID_JSON,
+                        AGENT_ERR_INVALID_UTF8,
+                        AGENT_ERR_INVALID_ARGUMENT,
+                    ],
+                    "agent_options_set_scripted_model",
+                ) != AGENT_OK
+                {
                     expect(agent_options_free(options), &[AGENT_OK], "options_free");
                     return;
                 }
@@ -259,17 +483,41 @@ fuzz_target!(|data: &[u8]| {
             let agent = host_agent();
             let mut queue = null_mut();
             let status = agent_events_open(agent, p, &mut queue);
-            if expect(status, &[AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_INVALID_ARGUMENT], "agent_events_open") == AGENT_OK {
+            if expect(
+                status,
+                &[
+                    AGENT_OK,
+                    AGENT_ERR_INVALID_JSON,
+                    AGENT_ERR_INVALID_UTF8,
+                    AGENT_ERR_INVALID_ARGUMENT,
+                ],
+                "agent_events_open",
+            ) == AGENT_OK
+            {
                 let done = AtomicU32::new(0);
                 let go = CString::new("\"go\"").unwrap();
-                expect(agent_prompt(agent, go.as_ptr(), Some(count_done), &done as *const _ as *mut c_void), &[AGENT_OK], "prompt");
+                expect(
+                    agent_prompt(
+                        agent,
+                        go.as_ptr(),
+                        Some(count_done),
+                        &done as *const _ as *mut c_void,
+                    ),
+                    &[AGENT_OK],
+                    "prompt",
+                );
                 // Drain while the run goes (a small capacity makes the loop wait for us).
                 let mut seen = 0;
                 loop {
                     let mut event: *mut c_char = null_mut();
                     let status = agent_events_next(queue, 50, &mut event);
-                    if expect(status, &[AGENT_OK, AGENT_ERR_TIMEOUT], "agent_events_next") == AGENT_OK {
-                        let text = unsafe { CStr::from_ptr(event) }.to_str().unwrap().to_owned();
+                    if expect(status, &[AGENT_OK, AGENT_ERR_TIMEOUT], "agent_events_next")
+                        == AGENT_OK
+                    {
+                        let text = unsafe { CStr::from_ptr(event) }
+                            .to_str()
+                            .unwrap()
+                            .to_owned();
                         unsafe { agent_string_free(event) };
                         assert!(::agent::json::parse(&text).is_ok());
                         seen += 1;
@@ -283,16 +531,36 @@ fuzz_target!(|data: &[u8]| {
                 }
                 settle(agent, &done);
                 expect(agent_events_close(queue), &[AGENT_OK], "agent_events_close");
-                expect(agent_events_close(queue), &[AGENT_ERR_INVALID_HANDLE], "close twice");
+                expect(
+                    agent_events_close(queue),
+                    &[AGENT_ERR_INVALID_HANDLE],
+                    "close twice",
+                );
             }
             free_agent(agent);
         }
         11 => {
             let mut pieces: Vec<&[u8]> = payload.split(|&b| b == 0xFF).collect();
-            let end = if pieces.len() > 1 { pieces.pop().map(c) } else { None };
-            let pushes = Pushes { events: pieces.into_iter().map(c).collect(), end };
+            let end = if pieces.len() > 1 {
+                pieces.pop().map(c)
+            } else {
+                None
+            };
+            let pushes = Pushes {
+                events: pieces.into_iter().map(c).collect(),
+                end,
+            };
             let options = new_options("{}");
-            expect(agent_options_set_stream_fn(options, Some(push_stream), &pushes as *const _ as *mut c_void, None), &[AGENT_OK], "set_stream_fn");
+            expect(
+                agent_options_set_stream_fn(
+                    options,
+                    Some(push_stream),
+                    &pushes as *const _ as *mut c_void,
+                    None,
+                ),
+                &[AGENT_OK],
+                "set_stream_fn",
+            );
             let agent = new_agent(options);
             set_tool(agent, tool_t(T_DEF, std::ptr::null()));
             run(agent);
@@ -300,25 +568,46 @@ fuzz_target!(|data: &[u8]| {
             free_agent(agent);
         }
         12 => {
-            let Some((&kind, rest)) = payload.split_first() else { return };
-            let answer = Answer { json: c(rest), kind };
+            let Some((&kind, rest)) = payload.split_first() else {
+                return;
+            };
+            let answer = Answer {
+                json: c(rest),
+                kind,
+            };
             let agent = scripted_agent();
             set_tool(agent, tool_t(T_DEF, std::ptr::null()));
-            let status = agent_set_hook(agent, (kind % 9) as i32, Some(answer_hook), &answer as *const _ as *mut c_void, None);
+            let status = agent_set_hook(
+                agent,
+                (kind % 9) as i32,
+                Some(answer_hook),
+                &answer as *const _ as *mut c_void,
+                None,
+            );
             expect(status, &[AGENT_OK], "agent_set_hook");
             run(agent);
             state(agent);
             free_agent(agent);
         }
         13 | 14 => {
-            let Some((&kind, rest)) = payload.split_first() else { return };
-            let answer = Answer { json: c(rest), kind };
+            let Some((&kind, rest)) = payload.split_first() else {
+                return;
+            };
+            let answer = Answer {
+                json: c(rest),
+                kind,
+            };
             let agent = scripted_agent();
             if selector % 16 == 13 {
                 set_tool(agent, tool_t(T_DEF, &answer));
             } else {
                 let tool = tool_t(T_DEF, std::ptr::null());
-                let status = agent_tool_set_prepare_arguments(tool, Some(answer_prepare), &answer as *const _ as *mut c_void, None);
+                let status = agent_tool_set_prepare_arguments(
+                    tool,
+                    Some(answer_prepare),
+                    &answer as *const _ as *mut c_void,
+                    None,
+                );
                 expect(status, &[AGENT_OK], "set_prepare_arguments");
                 set_tool(agent, tool);
             }
@@ -328,10 +617,19 @@ fuzz_target!(|data: &[u8]| {
         }
         _ => {
             let status = agent_set_default_scripted_model(p);
-            let allowed = [AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_INVALID_UTF8, AGENT_ERR_INVALID_ARGUMENT];
+            let allowed = [
+                AGENT_OK,
+                AGENT_ERR_INVALID_JSON,
+                AGENT_ERR_INVALID_UTF8,
+                AGENT_ERR_INVALID_ARGUMENT,
+            ];
             if expect(status, &allowed, "agent_set_default_scripted_model") == AGENT_OK {
                 let agent = new_agent(null_mut());
-                expect(agent_set_default_stream_fn(None, null_mut(), None), &[AGENT_OK], "clear default");
+                expect(
+                    agent_set_default_stream_fn(None, null_mut(), None),
+                    &[AGENT_OK],
+                    "clear default",
+                );
                 run_aborting_stalls(agent);
                 free_agent(agent);
             }

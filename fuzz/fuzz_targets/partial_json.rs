@@ -8,8 +8,8 @@
 //! `replace` with growing prefixes is the same stream as the appends.
 #![no_main]
 
-use ::agent::args::{parse_tool_call_arguments, repair_json, ArgumentStream};
 use ::agent::args::partial_json::PartialJsonParser;
+use ::agent::args::{parse_tool_call_arguments, repair_json, ArgumentStream};
 use ::agent::json::{self, Json};
 use libfuzzer_sys::fuzz_target;
 
@@ -25,12 +25,18 @@ fuzz_target!(|data: &[u8]| {
     let mut chunked = PartialJsonParser::new();
     for piece in &pieces {
         let partial = stream.append(piece);
-        assert!(partial.is_object(), "partial arguments must be an object: {partial:?}");
+        assert!(
+            partial.is_object(),
+            "partial arguments must be an object: {partial:?}"
+        );
         chunked.append(piece);
         if let Some(snapshot) = chunked.snapshot() {
             // A snapshot is a JSON value that renders and reparses.
             let rendered = json::to_string(snapshot);
-            assert!(json::parse(&rendered).is_ok(), "snapshot renders invalid JSON: {rendered}");
+            assert!(
+                json::parse(&rendered).is_ok(),
+                "snapshot renders invalid JSON: {rendered}"
+            );
         }
     }
     assert_eq!(stream.text(), text);
@@ -39,7 +45,11 @@ fuzz_target!(|data: &[u8]| {
     let mut whole = PartialJsonParser::new();
     whole.append(&text);
     let _ = whole.snapshot();
-    assert_eq!(whole.is_done(), chunked.is_done(), "is_done depends on the chunking");
+    assert_eq!(
+        whole.is_done(),
+        chunked.is_done(),
+        "is_done depends on the chunking"
+    );
 
     // The final parse.
     let finished = stream.finish();

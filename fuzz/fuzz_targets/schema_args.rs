@@ -23,7 +23,10 @@ fuzz_target!(|data: &[u8]| {
         Some(at) => (&data[..at], &data[at + 1..]),
         None => (data, &b"{}"[..]),
     };
-    let (Ok(schema_text), Ok(args_text)) = (std::str::from_utf8(schema_bytes), std::str::from_utf8(args_bytes)) else {
+    let (Ok(schema_text), Ok(args_text)) = (
+        std::str::from_utf8(schema_bytes),
+        std::str::from_utf8(args_bytes),
+    ) else {
         return;
     };
     let (Ok(parameters), Ok(arguments)) = (json::parse(schema_text), json::parse(args_text)) else {
@@ -58,17 +61,26 @@ fuzz_target!(|data: &[u8]| {
     match &uncached {
         Ok(coerced) => {
             let schema = Schema::compile(&parameters).expect("an accepting schema compiles");
-            assert!(schema.is_valid(coerced), "accepted arguments fail their schema: {coerced}");
+            assert!(
+                schema.is_valid(coerced),
+                "accepted arguments fail their schema: {coerced}"
+            );
         }
         Err(text) => {
-            assert!(!text.ends_with(": internal error"), "validation panicked inside: {text}");
+            assert!(
+                !text.ends_with(": internal error"),
+                "validation panicked inside: {text}"
+            );
             if compile_error_text.is_empty() {
                 assert!(
                     text.starts_with("Validation failed for tool \"t\":\n  - "),
                     "a rejection without reasons: {text}"
                 );
             } else {
-                assert_eq!(text, &compile_error_text, "a schema error must be reported as is");
+                assert_eq!(
+                    text, &compile_error_text,
+                    "a schema error must be reported as is"
+                );
             }
         }
     }

@@ -97,15 +97,21 @@ impl Ev {
         match self {
             Ev::Start => json!({"type": "start"}),
             Ev::TextStart(i) => json!({"type": "text_start", "contentIndex": index(*i)}),
-            Ev::TextDelta(i, d) => json!({"type": "text_delta", "contentIndex": index(*i), "delta": d}),
+            Ev::TextDelta(i, d) => {
+                json!({"type": "text_delta", "contentIndex": index(*i), "delta": d})
+            }
             Ev::TextEnd(i, c) => match c {
                 Some(c) => json!({"type": "text_end", "contentIndex": index(*i), "content": c}),
                 None => json!({"type": "text_end", "contentIndex": index(*i)}),
             },
             Ev::ThinkingStart(i) => json!({"type": "thinking_start", "contentIndex": index(*i)}),
-            Ev::ThinkingDelta(i, d) => json!({"type": "thinking_delta", "contentIndex": index(*i), "delta": d}),
+            Ev::ThinkingDelta(i, d) => {
+                json!({"type": "thinking_delta", "contentIndex": index(*i), "delta": d})
+            }
             Ev::ThinkingEnd(i, s) => match s {
-                Some(s) => json!({"type": "thinking_end", "contentIndex": index(*i), "contentSignature": s}),
+                Some(s) => {
+                    json!({"type": "thinking_end", "contentIndex": index(*i), "contentSignature": s})
+                }
                 None => json!({"type": "thinking_end", "contentIndex": index(*i)}),
             },
             Ev::ToolStart(i, name, id) => {
@@ -115,19 +121,26 @@ impl Ev {
                     Name::Missing => "missing",
                     Name::Other(s) => s.as_str(),
                 };
-                let mut event = json!({"type": "toolcall_start", "contentIndex": index(*i), "toolName": name});
+                let mut event =
+                    json!({"type": "toolcall_start", "contentIndex": index(*i), "toolName": name});
                 if let Some(id) = id {
                     event["id"] = id.as_str().into();
                 }
                 event
             }
-            Ev::ToolDelta(i, d) => json!({"type": "toolcall_delta", "contentIndex": index(*i), "delta": d}),
+            Ev::ToolDelta(i, d) => {
+                json!({"type": "toolcall_delta", "contentIndex": index(*i), "delta": d})
+            }
             Ev::ToolEnd(i, args) => match args.as_deref().map(::agent::json::parse) {
-                Some(Ok(args)) => json!({"type": "toolcall_end", "contentIndex": index(*i), "toolCall": {"type": "toolCall", "id": "x", "name": "t", "arguments": args}}),
+                Some(Ok(args)) => {
+                    json!({"type": "toolcall_end", "contentIndex": index(*i), "toolCall": {"type": "toolCall", "id": "x", "name": "t", "arguments": args}})
+                }
                 _ => json!({"type": "toolcall_end", "contentIndex": index(*i)}),
             },
             Ev::Done(reason) => json!({"type": "done", "reason": reason.json()}),
-            Ev::Error(reason, message) => json!({"type": "error", "reason": reason.json(), "errorMessage": message}),
+            Ev::Error(reason, message) => {
+                json!({"type": "error", "reason": reason.json(), "errorMessage": message})
+            }
             Ev::Raw(text) => ::agent::json::parse(text).unwrap_or_else(|_| json!(text)),
             Ev::WithPartial(inner, text) => {
                 let mut event = inner.json();
@@ -184,32 +197,66 @@ fn play(response: Response, stream: usize, shared: &Shared) {
     let stream = stream as *mut AgentStream;
     for event in response.events.iter().take(256) {
         let text = CString::new(event.render()).unwrap();
-        expect(agent_stream_push(stream, text.as_ptr()), &PUSH_ALLOWED, "agent_stream_push");
+        expect(
+            agent_stream_push(stream, text.as_ptr()),
+            &PUSH_ALLOWED,
+            "agent_stream_push",
+        );
     }
-    let end_allowed = [AGENT_OK, AGENT_ERR_STREAM_CLOSED, AGENT_ERR_ALREADY_COMPLETED];
+    let end_allowed = [
+        AGENT_OK,
+        AGENT_ERR_STREAM_CLOSED,
+        AGENT_ERR_ALREADY_COMPLETED,
+    ];
     match response.end {
         End::CompleteNull => {
-            expect(agent_call_complete(stream, std::ptr::null()), &end_allowed, "complete NULL");
+            expect(
+                agent_call_complete(stream, std::ptr::null()),
+                &end_allowed,
+                "complete NULL",
+            );
         }
         End::CompleteFinal => {
             let message = CString::new(FINAL_MESSAGE).unwrap();
-            expect(agent_call_complete(stream, message.as_ptr()), &end_allowed, "complete final");
+            expect(
+                agent_call_complete(stream, message.as_ptr()),
+                &end_allowed,
+                "complete final",
+            );
         }
         End::CompleteWith(text) => {
             let text = c(text.as_bytes());
             let mut allowed = end_allowed.to_vec();
             allowed.push(AGENT_ERR_INVALID_JSON);
-            if expect(agent_call_complete(stream, text.as_ptr()), &allowed, "complete with") == AGENT_ERR_INVALID_JSON {
-                expect(agent_call_complete(stream, std::ptr::null()), &end_allowed, "complete NULL");
+            if expect(
+                agent_call_complete(stream, text.as_ptr()),
+                &allowed,
+                "complete with",
+            ) == AGENT_ERR_INVALID_JSON
+            {
+                expect(
+                    agent_call_complete(stream, std::ptr::null()),
+                    &end_allowed,
+                    "complete NULL",
+                );
             }
         }
         End::Fail(message) => {
             let message = c(message.as_bytes());
-            expect(agent_call_fail(stream, message.as_ptr()), &end_allowed, "agent_call_fail");
+            expect(
+                agent_call_fail(stream, message.as_ptr()),
+                &end_allowed,
+                "agent_call_fail",
+            );
         }
         End::OnAbort => {
-            let status = agent_call_on_abort(stream, Some(fail_on_abort), stream as *mut c_void, None);
-            expect(status, &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED], "agent_call_on_abort");
+            let status =
+                agent_call_on_abort(stream, Some(fail_on_abort), stream as *mut c_void, None);
+            expect(
+                status,
+                &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED],
+                "agent_call_on_abort",
+            );
             shared.parked.fetch_add(1, Ordering::SeqCst);
         }
     }
@@ -218,54 +265,108 @@ fn play(response: Response, stream: usize, shared: &Shared) {
 unsafe extern "C" fn fail_on_abort(stream: *mut c_void) {
     let message = CString::new("aborted by the host").unwrap();
     let status = agent_call_fail(stream as *mut AgentCall, message.as_ptr());
-    expect(status, &[AGENT_OK, AGENT_ERR_STREAM_CLOSED, AGENT_ERR_ALREADY_COMPLETED], "fail on abort");
+    expect(
+        status,
+        &[
+            AGENT_OK,
+            AGENT_ERR_STREAM_CLOSED,
+            AGENT_ERR_ALREADY_COMPLETED,
+        ],
+        "fail on abort",
+    );
 }
 
-unsafe extern "C" fn stream_fn(user_data: *mut c_void, request: *const c_char, stream: *mut AgentStream) {
+unsafe extern "C" fn stream_fn(
+    user_data: *mut c_void,
+    request: *const c_char,
+    stream: *mut AgentStream,
+) {
     let shared = &*(user_data as *const Shared);
     assert!(::agent::json::parse(CStr::from_ptr(request).to_str().unwrap()).is_ok());
     let next = shared.responses.lock().unwrap().pop_front();
     let Some(response) = next else {
         let message = CString::new(FINAL_MESSAGE).unwrap();
-        expect(agent_call_complete(stream, message.as_ptr()), &[AGENT_OK], "final answer");
+        expect(
+            agent_call_complete(stream, message.as_ptr()),
+            &[AGENT_OK],
+            "final answer",
+        );
         return;
     };
     if response.threaded {
         let token = stream as usize;
         let shared_ptr = user_data as usize;
-        let handle = std::thread::spawn(move || play(response, token, &*(shared_ptr as *const Shared)));
+        let handle =
+            std::thread::spawn(move || play(response, token, &*(shared_ptr as *const Shared)));
         shared.threads.lock().unwrap().push(handle);
     } else {
         play(response, stream as usize, shared);
     }
 }
 
-unsafe extern "C" fn tool_fn(user_data: *mut c_void, _: *const c_char, args: *const c_char, call: *mut AgentToolCall) {
+unsafe extern "C" fn tool_fn(
+    user_data: *mut c_void,
+    _: *const c_char,
+    args: *const c_char,
+    call: *mut AgentToolCall,
+) {
     assert!(::agent::json::parse(CStr::from_ptr(args).to_str().unwrap()).is_ok());
     if user_data.is_null() {
-        let result = CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{"n":1}}"#).unwrap();
-        expect(agent_call_complete(call, result.as_ptr()), &[AGENT_OK], "tool answer");
+        let result =
+            CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{"n":1}}"#).unwrap();
+        expect(
+            agent_call_complete(call, result.as_ptr()),
+            &[AGENT_OK],
+            "tool answer",
+        );
     } else {
         let message = CString::new("tool failed").unwrap();
-        expect(agent_call_fail(call, message.as_ptr()), &[AGENT_OK], "tool fail");
+        expect(
+            agent_call_fail(call, message.as_ptr()),
+            &[AGENT_OK],
+            "tool fail",
+        );
     }
 }
 
-unsafe extern "C" fn render_listener(_: *mut c_void, event: *const CAgentEvent, call: *mut AgentCall) {
+unsafe extern "C" fn render_listener(
+    _: *mut c_void,
+    event: *const CAgentEvent,
+    call: *mut AgentCall,
+) {
     for shape in [AGENT_EVENT_SHAPE_FULL, AGENT_EVENT_SHAPE_LEAN] {
         let mut text: *const c_char = std::ptr::null();
-        expect(agent_event_json(event, shape, &mut text), &[AGENT_OK], "agent_event_json");
-        assert!(::agent::json::parse(CStr::from_ptr(text).to_str().unwrap()).is_ok(), "event JSON is not JSON");
+        expect(
+            agent_event_json(event, shape, &mut text),
+            &[AGENT_OK],
+            "agent_event_json",
+        );
+        assert!(
+            ::agent::json::parse(CStr::from_ptr(text).to_str().unwrap()).is_ok(),
+            "event JSON is not JSON"
+        );
     }
     let mut update: *const c_char = std::ptr::null();
-    expect(agent_event_update_type(event, &mut update), &[AGENT_OK], "update_type");
+    expect(
+        agent_event_update_type(event, &mut update),
+        &[AGENT_OK],
+        "update_type",
+    );
     let (mut delta, mut len): (*const c_char, usize) = (std::ptr::null(), 0);
-    expect(agent_event_delta(event, &mut delta, &mut len), &[AGENT_OK], "agent_event_delta");
+    expect(
+        agent_event_delta(event, &mut delta, &mut len),
+        &[AGENT_OK],
+        "agent_event_delta",
+    );
     if !delta.is_null() {
         let bytes = std::slice::from_raw_parts(delta as *const u8, len);
         assert!(std::str::from_utf8(bytes).is_ok(), "delta is not UTF-8");
     }
-    expect(agent_call_complete(call, std::ptr::null()), &[AGENT_OK], "listener answer");
+    expect(
+        agent_call_complete(call, std::ptr::null()),
+        &[AGENT_OK],
+        "listener answer",
+    );
 }
 
 fn tool(name: &str, failing: bool) -> *mut CAgentTool {
@@ -274,35 +375,73 @@ fn tool(name: &str, failing: bool) -> *mut CAgentTool {
     ))
     .unwrap();
     let mut tool = null_mut();
-    let data = if failing { 1usize as *mut c_void } else { null_mut() };
-    expect(agent_tool_new(definition.as_ptr(), Some(tool_fn), data, None, &mut tool), &[AGENT_OK], "tool_new");
+    let data = if failing {
+        std::ptr::dangling_mut::<c_void>()
+    } else {
+        null_mut()
+    };
+    expect(
+        agent_tool_new(definition.as_ptr(), Some(tool_fn), data, None, &mut tool),
+        &[AGENT_OK],
+        "tool_new",
+    );
     tool
 }
 
 fuzz_target!(|input: Input| {
     let mut responses: VecDeque<Response> = input.responses.into_iter().take(6).collect();
     responses.iter_mut().for_each(|r| r.events.truncate(64));
-    let shared = Shared { responses: Mutex::new(responses), threads: Mutex::new(Vec::new()), parked: AtomicUsize::new(0) };
+    let shared = Shared {
+        responses: Mutex::new(responses),
+        threads: Mutex::new(Vec::new()),
+        parked: AtomicUsize::new(0),
+    };
 
-    let options = new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}}}"#);
-    let status = agent_options_set_stream_fn(options, Some(stream_fn), &shared as *const _ as *mut c_void, None);
+    let options =
+        new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}}}"#);
+    let status = agent_options_set_stream_fn(
+        options,
+        Some(stream_fn),
+        &shared as *const _ as *mut c_void,
+        None,
+    );
     expect(status, &[AGENT_OK], "set_stream_fn");
     let agent = new_agent(options);
     let tools = [tool("t", false), tool("f", true)];
-    expect(unsafe { agent_set_tools(agent, tools.as_ptr(), 2) }, &[AGENT_OK], "set_tools");
+    expect(
+        unsafe { agent_set_tools(agent, tools.as_ptr(), 2) },
+        &[AGENT_OK],
+        "set_tools",
+    );
     tools.iter().for_each(|&t| {
         expect(agent_tool_free(t), &[AGENT_OK], "tool_free");
     });
     let mut id = 0u64;
-    expect(agent_subscribe(agent, Some(render_listener), null_mut(), None, &mut id), &[AGENT_OK], "subscribe");
+    expect(
+        agent_subscribe(agent, Some(render_listener), null_mut(), None, &mut id),
+        &[AGENT_OK],
+        "subscribe",
+    );
     for i in 0..input.steer % 3 {
-        let message = CString::new(format!(r#"{{"role":"user","content":"steer {i}","timestamp":1}}"#)).unwrap();
+        let message = CString::new(format!(
+            r#"{{"role":"user","content":"steer {i}","timestamp":1}}"#
+        ))
+        .unwrap();
         expect(agent_steer(agent, message.as_ptr()), &[AGENT_OK], "steer");
     }
 
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
-    expect(agent_prompt(agent, go.as_ptr(), Some(count_done), &done as *const _ as *mut c_void), &[AGENT_OK], "prompt");
+    expect(
+        agent_prompt(
+            agent,
+            go.as_ptr(),
+            Some(count_done),
+            &done as *const _ as *mut c_void,
+        ),
+        &[AGENT_OK],
+        "prompt",
+    );
     // Streams the host left open are ended by aborting the run, as a host's cancel would.
     let mut rounds = 0;
     while agent_wait_for_idle(agent, 20) == AGENT_ERR_TIMEOUT {
