@@ -108,7 +108,7 @@ CARGO_FUZZ_VERSION := 0.13.2
 .PHONY: check-memory fuzz fuzz-build soak soak-short
 
 check-memory:
-	bash tests/sanitizers/run.sh
+	SHARED=$(SHARED) bash tests/sanitizers/run.sh
 
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
