@@ -360,10 +360,18 @@ pub extern "C" fn agent_events_open(
                 Ok(())
             }) as HostFuture<_>
         });
+        // Registered under the queue list's lock, after checking that `agent_free` (which sets
+        // `freed` before it closes the listed queues) has not run meanwhile: a queue added after
+        // that close would never close, and a wait on it would never end.
+        let mut queues = lock(&ffi.queues);
+        if ffi.freed.load(Ordering::SeqCst) {
+            return err(AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
+        }
         queue
             .subscription
             .store(ffi.agent.subscribe(listener), Ordering::SeqCst);
-        lock(&ffi.queues).push(queue.clone());
+        queues.push(queue.clone());
+        drop(queues);
         write_out(out_queue, QUEUES.insert(queue) as *mut AgentEventQueue);
         Ok(())
     })
