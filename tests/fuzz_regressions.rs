@@ -1,0 +1,90 @@
+//! Regressions found by the fuzz targets in fuzz/ (see RELIABILITY.md), replayed through the C ABI.
+
+use std::ffi::{c_char, CString};
+use std::ptr::null_mut;
+use std::sync::{Arc, Barrier};
+
+use agent::ffi::agent::{agent_free, agent_new, AgentHandle};
+use agent::ffi::events::{
+    agent_events_close, agent_events_next, agent_events_open, AgentEventQueue,
+};
+use agent::ffi::options::{agent_options_new, agent_options_set_scripted_model};
+use agent::ffi::{
+    agent_string_free, AGENT_ERR_CLOSED, AGENT_ERR_INVALID_HANDLE, AGENT_ERR_TIMEOUT, AGENT_OK,
+};
+
+fn new_agent() -> *mut AgentHandle {
+    let mut options = null_mut();
+    assert_eq!(agent_options_new(std::ptr::null(), &mut options), AGENT_OK);
+    let script = CString::new(r#"[{"content":[{"type":"text","text":"x"}]}]"#).unwrap();
+    assert_eq!(
+        agent_options_set_scripted_model(options, script.as_ptr()),
+        AGENT_OK
+    );
+    let mut agent = null_mut();
+    assert_eq!(agent_new(options, &mut agent), AGENT_OK);
+    agent
+}
+
+/// fuzz/regressions/api_sequences/events-open-racing-free-never-closes: `agent_events_open`
+/// racing `agent_free` on another thread could register its queue after the free closed the
+/// agent's queues, returning a queue that never closes (`agent_events_next` then answered
+/// AGENT_ERR_TIMEOUT forever instead of AGENT_ERR_CLOSED). Whatever the interleaving, a queue
+/// that was opened must be closed once the free returned; otherwise the open must fail.
+#[test]
+fn events_open_racing_free_yields_a_closed_queue_or_an_error() {
+    // Big option texts widen the window between the handle lookup and the registration.
+    let options = CString::new(format!(
+        r#"{{"capacity":4,"shape":"lean"{}}}"#,
+        r#","capacity":4"#.repeat(2000)
+    ))
+    .unwrap();
+    for _ in 0..200 {
+        let agent = new_agent() as usize;
+        let start = Arc::new(Barrier::new(3));
+        let openers: Vec<_> = (0..2)
+            .map(|_| {
+                let start = start.clone();
+                let options = options.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    let mut opened = Vec::new();
+                    loop {
+                        let mut queue: *mut AgentEventQueue = null_mut();
+                        match agent_events_open(
+                            agent as *mut AgentHandle,
+                            options.as_ptr(),
+                            &mut queue,
+                        ) {
+                            AGENT_OK => opened.push(queue as usize),
+                            status => {
+                                assert_eq!(status, AGENT_ERR_INVALID_HANDLE);
+                                return opened;
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        start.wait();
+        std::thread::yield_now();
+        assert_eq!(agent_free(agent as *mut AgentHandle), AGENT_OK);
+        for opener in openers {
+            for queue in opener.join().unwrap() {
+                let queue = queue as *mut AgentEventQueue;
+                let mut event: *mut c_char = null_mut();
+                let next = agent_events_next(queue, 0, &mut event);
+                assert_ne!(
+                    next, AGENT_ERR_TIMEOUT,
+                    "a queue of a freed agent never closes"
+                );
+                if next == AGENT_OK {
+                    unsafe { agent_string_free(event) };
+                } else {
+                    assert_eq!(next, AGENT_ERR_CLOSED);
+                }
+                assert_eq!(agent_events_close(queue), AGENT_OK);
+            }
+        }
+    }
+}
