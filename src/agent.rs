@@ -4,6 +4,7 @@ mod completion;
 mod settings;
 mod state;
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -23,7 +24,7 @@ use crate::message::{
 use crate::transcript::{create_initial_system_message, current_system_message};
 
 pub use completion::{DoneFn, RunCompletion};
-pub use settings::{HookKind, Hooks, Settings};
+pub use settings::{check_choice, HookKind, Hooks, Settings, THINKING_LEVELS};
 use state::{reduce, Queue};
 
 /// Exact error texts of SPEC §7.18.
@@ -84,6 +85,13 @@ struct ActiveRun {
     done: Option<DoneFn>,
 }
 
+/// A finished run between its cleanup and the return of its `done` callback.
+struct Settling {
+    completion: Arc<RunCompletion>,
+    /// The thread calling `done` (a free from inside that callback must not wait for it).
+    thread: std::thread::ThreadId,
+}
+
 struct State {
     /// Shared committed messages: a run's snapshot copies references, not messages.
     messages: Vec<Message>,
@@ -100,6 +108,9 @@ struct State {
     steering: Queue,
     follow_up: Queue,
     run: Option<ActiveRun>,
+    /// Runs taken out of `run` whose `done` callback is still being called: waits and frees
+    /// return only after it returned (SPEC §7.10 ordering, under every interleaving).
+    settling: Vec<Settling>,
     /// Set by `shutdown`: no run starts any more.
     shut_down: Option<String>,
 }
@@ -156,6 +167,7 @@ impl Agent {
             steering: Queue::default(),
             follow_up: Queue::default(),
             run: None,
+            settling: Vec::new(),
             shut_down: None,
         };
         let inner = Inner {
@@ -181,6 +193,7 @@ impl Agent {
         input: PromptInput,
         done: Option<DoneFn>,
     ) -> Result<Arc<RunCompletion>, String> {
+        crate::runtime::check_not_forked()?;
         let mut state = self.state();
         if let Some(reason) = &state.shut_down {
             return Err(reason.clone());
@@ -198,6 +211,7 @@ impl Agent {
 
     /// Starts `continue()` (SPEC §7.7).
     pub fn start_continue(&self, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, String> {
+        crate::runtime::check_not_forked()?;
         let mut state = self.state();
         if let Some(reason) = &state.shut_down {
             return Err(reason.clone());
@@ -466,7 +480,8 @@ impl Agent {
         Ok(())
     }
 
-    /// Cleanup (SPEC §7.10), then the done callback, then the waiters.
+    /// Cleanup (SPEC §7.10), then the done callback, then the waiters. The run stays visible
+    /// to waiters and to `shutdown` (as settling) until `done` returned.
     fn finish_run(&self, run_id: u64, outcome: Result<(), String>) {
         let run = {
             let mut state = self.state();
@@ -475,23 +490,41 @@ impl Agent {
             }
             state.streaming_message = None;
             state.pending_tool_calls = Vec::new();
-            state.run.take()
+            let run = state.run.take();
+            if let Some(run) = &run {
+                state.settling.push(Settling {
+                    completion: run.completion.clone(),
+                    thread: std::thread::current().id(),
+                });
+            }
+            run
         };
         if let Some(mut run) = run {
             if let Some(done) = run.done.take() {
-                done(outcome.clone());
+                call_done(done, outcome.clone());
             }
             run.completion.complete(outcome);
+            self.state()
+                .settling
+                .retain(|s| !Arc::ptr_eq(&s.completion, &run.completion));
         }
     }
 
     /// Stops the active run at once (the agent is being freed): the run's task is dropped, its
-    /// done callback gets `Err(reason)`, waiters are released.
+    /// done callback gets `Err(reason)`, waiters are released. A `done` of a finished run that
+    /// another thread is calling right now has returned before this returns, unless this is
+    /// called from inside a `done` callback (waiting there could deadlock two frees).
     pub fn shutdown(&self, reason: &str) {
-        let run = {
+        let (run, settling) = {
             let mut state = self.state();
             state.shut_down = Some(reason.to_string());
-            state.run.take()
+            let settling: Vec<Arc<RunCompletion>> = state
+                .settling
+                .iter()
+                .filter(|s| s.thread != std::thread::current().id())
+                .map(|s| s.completion.clone())
+                .collect();
+            (state.run.take(), settling)
         };
         if let Some(mut run) = run {
             run.signal.cancel();
@@ -499,11 +532,18 @@ impl Agent {
                 task.abort();
             }
             if let Some(done) = run.done.take() {
-                done(Err(reason.to_string()));
+                call_done(done, Err(reason.to_string()));
             }
             run.completion.complete(Err(reason.to_string()));
         }
-        lock(&self.inner.listeners).clear();
+        if !IN_DONE.with(Cell::get) {
+            for completion in settling {
+                completion.wait_blocking(None);
+            }
+        }
+        // Dropped outside the lock: a listener's finalizer may call back into this agent.
+        let listeners = std::mem::take(&mut *lock(&self.inner.listeners));
+        drop(listeners);
     }
 
     /// `abort()`: aborts the active run's signal; nothing when idle.
@@ -524,9 +564,18 @@ impl Agent {
         self.state().run.as_ref().map(|run| run.completion.clone())
     }
 
-    /// `waitForIdle()`: completes when the active run finished its cleanup; at once when idle.
+    /// What `waitForIdle()` waits for: the active run and runs whose `done` is still running.
+    pub fn unsettled_runs(&self) -> Vec<Arc<RunCompletion>> {
+        let state = self.state();
+        let settling = state.settling.iter().map(|s| s.completion.clone());
+        let active = state.run.as_ref().map(|run| run.completion.clone());
+        settling.chain(active).collect()
+    }
+
+    /// `waitForIdle()`: completes when the active run finished its cleanup and its `done`
+    /// returned; at once when idle.
     pub async fn wait_for_idle(&self) {
-        if let Some(completion) = self.active_run() {
+        for completion in self.unsettled_runs() {
             let _ = completion.wait().await;
         }
     }
@@ -565,11 +614,27 @@ impl Agent {
 
     /// Removes a subscription; `false` when there was none with that id.
     pub fn unsubscribe(&self, id: u64) -> bool {
-        let mut listeners = lock(&self.inner.listeners);
-        let before = listeners.len();
-        listeners.retain(|(other, _)| *other != id);
-        listeners.len() != before
+        let removed = {
+            let mut listeners = lock(&self.inner.listeners);
+            let index = listeners.iter().position(|(other, _)| *other == id);
+            index.map(|i| listeners.remove(i))
+        };
+        // Dropped outside the lock: the listener's finalizer may call back into this agent.
+        removed.is_some()
     }
+}
+
+thread_local! {
+    /// Set while this thread runs a `done` callback.
+    static IN_DONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Calls a run's `done` callback, marking the thread as inside it.
+fn call_done(done: DoneFn, outcome: Result<(), String>) {
+    let outer = IN_DONE.with(|flag| flag.replace(true));
+    // A panicking Rust callback must not leave the run settling forever.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(outcome)));
+    IN_DONE.with(|flag| flag.set(outer));
 }
 
 enum Executor {

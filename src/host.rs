@@ -328,7 +328,9 @@ pub const NO_DEFAULT_STREAM_FN: &str =
 
 /// `setDefaultStreamFn`: sets or clears the process-global default stream function.
 pub fn set_default_stream_fn(stream_fn: Option<StreamFn>) {
-    *lock(&DEFAULT_STREAM_FN) = stream_fn;
+    let old = std::mem::replace(&mut *lock(&DEFAULT_STREAM_FN), stream_fn);
+    // Dropped after the lock was released: its finalizer is host code.
+    drop(old);
 }
 
 /// `getDefaultStreamFn`: the process-global default, or the reference's error text.

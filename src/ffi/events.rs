@@ -70,7 +70,9 @@ fn view_for(cache: &EventCache, event: &Arc<CoreEvent>) -> Arc<EventView> {
         event: event.clone(),
         json: Default::default(),
     });
-    *cached = Some(view.clone());
+    let previous = cached.replace(view.clone());
+    drop(cached);
+    drop(previous);
     view
 }
 
@@ -115,7 +117,7 @@ fn host_listener(
 /// ones (also for the event being dispatched, when called from inside a listener). Writes
 /// `*out_id` for `agent_unsubscribe`. `finalizer(user_data)` runs once the subscription is gone.
 #[no_mangle]
-pub extern "C" fn agent_subscribe(
+pub unsafe extern "C" fn agent_subscribe(
     handle: *mut AgentHandle,
     listener: AgentListenerFn,
     user_data: *mut c_void,
@@ -140,7 +142,7 @@ pub extern "C" fn agent_subscribe(
 
 /// Removes a subscription; `AGENT_ERR_INVALID_ARGUMENT` when there is none with that id.
 #[no_mangle]
-pub extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentStatus {
+pub unsafe extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentStatus {
     boundary(|| {
         if agent_arg(handle)?.agent.unsubscribe(id) {
             Ok(())
@@ -155,7 +157,7 @@ pub extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentS
 
 /// Writes the event's type (`"message_update"`, ...; static, never freed) to `*out_type`.
 #[no_mangle]
-pub extern "C" fn agent_event_type(
+pub unsafe extern "C" fn agent_event_type(
     event: *const CAgentEvent,
     out_type: *mut *const c_char,
 ) -> AgentStatus {
@@ -169,7 +171,7 @@ pub extern "C" fn agent_event_type(
 /// Writes the event's JSON in `shape` to `*out_json`, built once and shared with the other
 /// listeners; valid until the callback returns (do not free).
 #[no_mangle]
-pub extern "C" fn agent_event_json(
+pub unsafe extern "C" fn agent_event_json(
     event: *const CAgentEvent,
     shape: AgentEventShape,
     out_json: *mut *const c_char,
@@ -190,7 +192,7 @@ pub extern "C" fn agent_event_json(
 /// For a `message_update`, writes its assistant stream event type (`"text_delta"`, ...; valid
 /// during the callback) to `*out_type`; for any other event writes NULL.
 #[no_mangle]
-pub extern "C" fn agent_event_update_type(
+pub unsafe extern "C" fn agent_event_update_type(
     event: *const CAgentEvent,
     out_type: *mut *const c_char,
 ) -> AgentStatus {
@@ -226,7 +228,7 @@ fn update_type_c_str(kind: &str) -> &'static CStr {
 /// NUL-terminated, valid during the callback) to `*out_text`/`*out_len` without building JSON;
 /// for any other event writes NULL and 0.
 #[no_mangle]
-pub extern "C" fn agent_event_delta(
+pub unsafe extern "C" fn agent_event_delta(
     event: *const CAgentEvent,
     out_text: *mut *const c_char,
     out_len: *mut usize,
@@ -303,7 +305,7 @@ pub(crate) fn close_queues(ffi: &FfiAgent) {
 /// (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
 /// counts as delivery: the queue never fails a run. Writes `*out_queue`.
 #[no_mangle]
-pub extern "C" fn agent_events_open(
+pub unsafe extern "C" fn agent_events_open(
     handle: *mut AgentHandle,
     options_json: *const c_char,
     out_queue: *mut *mut AgentEventQueue,
@@ -360,10 +362,18 @@ pub extern "C" fn agent_events_open(
                 Ok(())
             }) as HostFuture<_>
         });
-        queue
-            .subscription
-            .store(ffi.agent.subscribe(listener), Ordering::SeqCst);
-        lock(&ffi.queues).push(queue.clone());
+        {
+            // Registered under the queue list's lock, after checking `freed` there: a free racing
+            // this call either sees the queue (and closes it) or this call fails.
+            let mut queues = lock(&ffi.queues);
+            if ffi.freed.load(Ordering::SeqCst) {
+                return err(AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
+            }
+            queue
+                .subscription
+                .store(ffi.agent.subscribe(listener), Ordering::SeqCst);
+            queues.push(queue.clone());
+        }
         write_out(out_queue, QUEUES.insert(queue) as *mut AgentEventQueue);
         Ok(())
     })
@@ -374,7 +384,7 @@ pub extern "C" fn agent_events_open(
 /// once the agent was freed and the queue is empty, and `AGENT_ERR_WOULD_DEADLOCK` when it would
 /// wait on the runtime thread.
 #[no_mangle]
-pub extern "C" fn agent_events_next(
+pub unsafe extern "C" fn agent_events_next(
     queue: *mut AgentEventQueue,
     timeout_ms: i64,
     out_event_json: *mut *mut c_char,
@@ -418,7 +428,7 @@ pub extern "C" fn agent_events_next(
 
 /// Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
 #[no_mangle]
-pub extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus {
+pub unsafe extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus {
     boundary(|| {
         QUEUES.get(queue as *const c_void, "queue")?;
         let Some(queue) = QUEUES.remove(queue as *const c_void) else {

@@ -3,6 +3,14 @@
 //! Conventions (see `include/agent.h`): every function returns an `AgentStatus`; on failure
 //! `agent_last_error()` holds a message for the calling thread; out-parameters are written only
 //! on success; no panic crosses the boundary.
+//!
+//! # Safety
+//!
+//! Every export that takes a pointer is `unsafe` for Rust callers, with one contract for all:
+//! each pointer is NULL or valid for the call (a NUL-terminated string, a writable
+//! out-parameter, a handle the library returned — handles are checked, stale ones are
+//! reported). Callbacks must not unwind.
+#![allow(clippy::missing_safety_doc)] // the contract above covers every export
 
 pub mod agent;
 pub mod call;
@@ -90,7 +98,8 @@ pub(crate) fn err<T>(status: AgentStatus, message: impl Into<String>) -> FfiResu
 
 fn set_last_error(message: &str) {
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|slot| *slot.borrow_mut() = text);
+    // `try_with`: during thread teardown the slot may be gone; the message is then dropped.
+    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = text);
 }
 
 /// Runs an export body: catches panics, records the error message, returns the status.
@@ -234,7 +243,9 @@ impl Drop for HostData {
 /// next libagent call on this thread. Never NULL.
 #[no_mangle]
 pub extern "C" fn agent_last_error() -> *const c_char {
-    LAST_ERROR.with(|slot| slot.borrow().as_ptr())
+    LAST_ERROR
+        .try_with(|slot| slot.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
 }
 
 /// Frees a string returned by libagent. NULL is ignored.
