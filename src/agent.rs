@@ -12,6 +12,7 @@ use futures::FutureExt;
 use std::time::Duration;
 
 use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, QueueSource};
+use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{
     default_stream_fn, lock, AbortSignal, AgentTool, Hook, HostFuture, Listener, StreamFn,
@@ -133,10 +134,10 @@ pub type StateSnapshot = Json;
 impl Agent {
     /// Builds an agent (SPEC §7.1, §7.4). Fails when no stream function is given and no
     /// default is configured.
-    pub fn new(options: AgentOptions) -> Result<Agent, String> {
+    pub fn new(options: AgentOptions) -> Result<Agent, Error> {
         let stream_fn = match options.stream_fn {
             Some(stream_fn) => stream_fn,
-            None => default_stream_fn()?,
+            None => default_stream_fn().map_err(Error::of(ErrorKind::NoStreamFn))?,
         };
         let initial = options.initial_state;
         let mut messages = initial.messages;
@@ -192,14 +193,10 @@ impl Agent {
         &self,
         input: PromptInput,
         done: Option<DoneFn>,
-    ) -> Result<Arc<RunCompletion>, String> {
-        crate::runtime::check_not_forked()?;
-        let mut state = self.state();
-        if let Some(reason) = &state.shut_down {
-            return Err(reason.clone());
-        }
+    ) -> Result<Arc<RunCompletion>, Error> {
+        let mut state = self.startable_state()?;
         if state.run.is_some() {
-            return Err(errors::PROMPT_WHILE_RUNNING.into());
+            return Err(Error::new(ErrorKind::Busy, errors::PROMPT_WHILE_RUNNING));
         }
         Ok(self.start_run(
             &mut state,
@@ -210,17 +207,14 @@ impl Agent {
     }
 
     /// Starts `continue()` (SPEC §7.7).
-    pub fn start_continue(&self, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, String> {
-        crate::runtime::check_not_forked()?;
-        let mut state = self.state();
-        if let Some(reason) = &state.shut_down {
-            return Err(reason.clone());
-        }
+    pub fn start_continue(&self, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, Error> {
+        let invalid = Error::of(ErrorKind::InvalidState);
+        let mut state = self.startable_state()?;
         if state.run.is_some() {
-            return Err(errors::CONTINUE_WHILE_RUNNING.into());
+            return Err(Error::new(ErrorKind::Busy, errors::CONTINUE_WHILE_RUNNING));
         }
         if state.messages.iter().all(Message::is_system) {
-            return Err(errors::NO_MESSAGES.into());
+            return Err(invalid(errors::NO_MESSAGES.into()));
         }
         if state
             .messages
@@ -237,19 +231,30 @@ impl Agent {
             if !follow_ups.is_empty() {
                 return Ok(self.start_run(&mut state, Executor::Prompt(follow_ups), false, done));
             }
-            return Err(errors::CONTINUE_FROM_ASSISTANT.into());
+            return Err(invalid(errors::CONTINUE_FROM_ASSISTANT.into()));
         }
-        check_continue(&state.messages)?;
+        check_continue(&state.messages).map_err(invalid)?;
         Ok(self.start_run(&mut state, Executor::Continue, false, done))
     }
 
+    /// The state, unless no run may start: the agent was shut down, or this is a forked child.
+    fn startable_state(&self) -> Result<std::sync::MutexGuard<'_, State>, Error> {
+        crate::runtime::check_not_forked().map_err(Error::of(ErrorKind::InvalidState))?;
+        let state = self.state();
+        match &state.shut_down {
+            Some(reason) => Err(Error::new(ErrorKind::InvalidState, reason.clone())),
+            None => Ok(state),
+        }
+    }
+
     /// `prompt(input)`: starts a run and waits until it settled.
-    pub async fn prompt(&self, input: PromptInput) -> Result<(), String> {
-        self.start_prompt(input, None)?.wait().await
+    pub async fn prompt(&self, input: PromptInput) -> Result<(), Error> {
+        let run = self.start_prompt(input, None)?;
+        run.wait().await.map_err(Error::of(ErrorKind::RunFailed))
     }
 
     /// `prompt(text)` with no images.
-    pub async fn prompt_text(&self, text: &str) -> Result<(), String> {
+    pub async fn prompt_text(&self, text: &str) -> Result<(), Error> {
         self.prompt(PromptInput::Text {
             text: text.into(),
             images: Vec::new(),
@@ -258,8 +263,9 @@ impl Agent {
     }
 
     /// `continue()`: starts a continuation and waits until it settled.
-    pub async fn continue_run(&self) -> Result<(), String> {
-        self.start_continue(None)?.wait().await
+    pub async fn continue_run(&self) -> Result<(), Error> {
+        let run = self.start_continue(None)?;
+        run.wait().await.map_err(Error::of(ErrorKind::RunFailed))
     }
 
     /// The run lifecycle of SPEC §7.8 (the caller holds the state lock and checked for a run).
@@ -581,10 +587,10 @@ impl Agent {
     }
 
     /// `reset()` (SPEC §7.16).
-    pub fn reset(&self) -> Result<(), String> {
+    pub fn reset(&self) -> Result<(), Error> {
         let mut state = self.state();
         if state.run.is_some() {
-            return Err(errors::RESET_WHILE_RUNNING.into());
+            return Err(Error::new(ErrorKind::Busy, errors::RESET_WHILE_RUNNING));
         }
         state.messages = current_system_message(state.messages.iter().map(Message::json))
             .map(Message::new)

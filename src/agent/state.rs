@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::settings::{check_choice, THINKING_LEVELS};
 use super::{Agent, Settings, State, StateSnapshot};
+use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{AgentTool, StreamFn};
 use crate::json::{json, Json, JsonMap};
@@ -189,7 +190,12 @@ impl Agent {
 
     /// Applies a patch of reassignable fields atomically: `model` (an object), `thinkingLevel`
     /// (a string) and the option fields of `Settings::check`. Nothing changes on error.
-    pub fn configure(&self, patch: &Json) -> Result<(), String> {
+    pub fn configure(&self, patch: &Json) -> Result<(), Error> {
+        self.check_configuration(patch)
+            .map_err(Error::of(ErrorKind::InvalidInput))
+    }
+
+    fn check_configuration(&self, patch: &Json) -> Result<(), String> {
         let Json::Object(patch) = patch else {
             return Err("The configuration patch must be a JSON object.".into());
         };

@@ -61,10 +61,7 @@ pub unsafe extern "C" fn agent_new(
             })?
         };
         check_out(out_agent, "out_agent")?;
-        let agent = Agent::new(core_options).map_err(|m| FfiError {
-            status: AGENT_ERR_NO_STREAM_FN,
-            message: m,
-        })?;
+        let agent = Agent::new(core_options)?;
         let ffi = FfiAgent {
             agent,
             freed: Arc::new(AtomicBool::new(false)),
@@ -116,15 +113,6 @@ fn done_callback(
     }))
 }
 
-fn start_error(message: String) -> FfiError {
-    let status = if message.starts_with("Agent is already processing") {
-        AGENT_ERR_BUSY
-    } else {
-        AGENT_ERR_INVALID_STATE
-    };
-    FfiError { status, message }
-}
-
 fn prompt_input(value: Json) -> FfiResult<PromptInput> {
     match value {
         Json::String(text) => Ok(PromptInput::Text {
@@ -157,7 +145,7 @@ pub unsafe extern "C" fn agent_prompt(
         ffi.agent
             .start_prompt(input, done)
             .map(|_| ())
-            .map_err(start_error)
+            .map_err(FfiError::from)
     })
 }
 
@@ -188,7 +176,7 @@ pub unsafe extern "C" fn agent_prompt_text(
         ffi.agent
             .start_prompt(PromptInput::Text { text, images }, done)
             .map(|_| ())
-            .map_err(start_error)
+            .map_err(FfiError::from)
     })
 }
 
@@ -206,7 +194,7 @@ pub unsafe extern "C" fn agent_continue(
         ffi.agent
             .start_continue(done)
             .map(|_| ())
-            .map_err(start_error)
+            .map_err(FfiError::from)
     })
 }
 
@@ -292,7 +280,7 @@ pub unsafe extern "C" fn agent_wait_for_idle(
 /// `reset()` (SPEC §7.16); `AGENT_ERR_BUSY` during a run.
 #[no_mangle]
 pub unsafe extern "C" fn agent_reset(handle: *mut AgentHandle) -> AgentStatus {
-    boundary(|| agent_arg(handle)?.agent.reset().map_err(start_error))
+    boundary(|| agent_arg(handle)?.agent.reset().map_err(FfiError::from))
 }
 
 fn write_json(out: *mut *mut c_char, value: &Json) {
@@ -499,10 +487,7 @@ pub unsafe extern "C" fn agent_configure(
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let patch = json_arg(patch_json, "patch_json")?;
-        ffi.agent.configure(&patch).map_err(|m| FfiError {
-            status: AGENT_ERR_INVALID_JSON,
-            message: m,
-        })
+        Ok(ffi.agent.configure(&patch)?)
     })
 }
 

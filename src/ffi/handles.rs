@@ -120,3 +120,41 @@ impl<T: Clone> Registry<T> {
         value
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freed_slots_are_reused_oldest_first() {
+        let registry: Registry<u32> = Registry::new("thing", 0x1234_0000_0000);
+        let a = registry.insert(1);
+        let b = registry.insert(2);
+        registry.remove(a);
+        registry.remove(b);
+        // `a`'s slot was freed first, so it is reused first.
+        let c = registry.insert(3);
+        assert_eq!(registry.decode(c).unwrap().0, registry.decode(a).unwrap().0);
+        assert!(matches!(registry.lookup(a), Lookup::Retired));
+        assert!(matches!(registry.lookup(c), Lookup::Live(3)));
+    }
+
+    #[test]
+    fn a_slot_with_an_exhausted_generation_is_never_reused() {
+        let registry: Registry<u32> = Registry::new("thing", 0x1234_0000_0000);
+        let zero = registry.insert(0);
+        registry.remove(zero);
+        lock(&registry.slots).0[0].generation = u32::MAX - 2;
+        let first = registry.insert(1); // generation u32::MAX - 1
+        assert!(registry.remove(first).is_some());
+        let last = registry.insert(2); // generation u32::MAX
+        assert_eq!(registry.decode(last).unwrap(), (0, u32::MAX));
+        registry.remove(last);
+        // The slot is retired: a new value takes a new slot, and no old token matches it.
+        let fresh = registry.insert(3);
+        assert_eq!(registry.decode(fresh).unwrap(), (1, 0));
+        assert!(matches!(registry.lookup(last), Lookup::Retired));
+        assert!(matches!(registry.lookup(first), Lookup::Retired));
+        assert!(lock(&registry.slots).1.is_empty());
+    }
+}

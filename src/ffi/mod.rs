@@ -80,6 +80,26 @@ pub(crate) struct FfiError {
 
 pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
 
+/// The one place where error kinds become status codes.
+impl From<crate::error::Error> for FfiError {
+    fn from(error: crate::error::Error) -> Self {
+        use crate::error::ErrorKind;
+        let status = match error.kind {
+            ErrorKind::Busy => AGENT_ERR_BUSY,
+            ErrorKind::InvalidState => AGENT_ERR_INVALID_STATE,
+            ErrorKind::InvalidInput => AGENT_ERR_INVALID_JSON,
+            ErrorKind::NoStreamFn => AGENT_ERR_NO_STREAM_FN,
+            ErrorKind::RunFailed => AGENT_ERR_RUN_FAILED,
+            ErrorKind::Closed => AGENT_ERR_CLOSED,
+            ErrorKind::Timeout => AGENT_ERR_TIMEOUT,
+        };
+        FfiError {
+            status,
+            message: error.message,
+        }
+    }
+}
+
 impl From<crate::stream::StreamClosed> for FfiError {
     fn from(closed: crate::stream::StreamClosed) -> Self {
         FfiError {
