@@ -1,6 +1,7 @@
 //! The stateful Agent (SPEC §7): transcript, tools, queues, run lifecycle, listeners, abort.
 
 mod completion;
+mod queue;
 mod settings;
 mod state;
 
@@ -25,6 +26,7 @@ use crate::message::{
 use crate::transcript::{create_initial_system_message, current_system_message};
 
 pub use completion::{DoneFn, RunCompletion};
+pub use queue::EventQueue;
 pub use settings::{check_choice, HookKind, Hooks, Settings, THINKING_LEVELS};
 use state::{reduce, Queue};
 
@@ -112,6 +114,8 @@ struct State {
     /// Runs taken out of `run` whose `done` callback is still being called: waits and frees
     /// return only after it returned (SPEC §7.10 ordering, under every interleaving).
     settling: Vec<Settling>,
+    /// Open pull queues, closed by `shutdown`.
+    queues: Vec<std::sync::Weak<queue::Shared>>,
     /// Set by `shutdown`: no run starts any more.
     shut_down: Option<String>,
 }
@@ -169,6 +173,7 @@ impl Agent {
             follow_up: Queue::default(),
             run: None,
             settling: Vec::new(),
+            queues: Vec::new(),
             shut_down: None,
         };
         let inner = Inner {
@@ -521,17 +526,21 @@ impl Agent {
     /// another thread is calling right now has returned before this returns, unless this is
     /// called from inside a `done` callback (waiting there could deadlock two frees).
     pub fn shutdown(&self, reason: &str) {
-        let (run, settling) = {
+        let (run, settling, queues) = {
             let mut state = self.state();
             state.shut_down = Some(reason.to_string());
+            let queues = std::mem::take(&mut state.queues);
             let settling: Vec<Arc<RunCompletion>> = state
                 .settling
                 .iter()
                 .filter(|s| s.thread != std::thread::current().id())
                 .map(|s| s.completion.clone())
                 .collect();
-            (state.run.take(), settling)
+            (state.run.take(), settling, queues)
         };
+        for queue in queues.iter().filter_map(std::sync::Weak::upgrade) {
+            queue.close();
+        }
         if let Some(mut run) = run {
             run.signal.cancel();
             if let Some(task) = run.task.take() {
@@ -576,6 +585,38 @@ impl Agent {
         let settling = state.settling.iter().map(|s| s.completion.clone());
         let active = state.run.as_ref().map(|run| run.completion.clone());
         settling.chain(active).collect()
+    }
+
+    /// Blocks until the active run finished its cleanup and its `done` returned (at once when
+    /// idle), up to `timeout` (`None`: forever). Fails with `Timeout`, with `WouldDeadlock` on
+    /// the runtime thread, and with `InvalidState` in a forked child.
+    pub fn wait_for_idle_blocking(&self, timeout: Option<Duration>) -> Result<(), Error> {
+        let pending: Vec<_> = self
+            .unsettled_runs()
+            .into_iter()
+            .filter(|run| run.outcome().is_none())
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        crate::runtime::check_not_forked().map_err(Error::of(ErrorKind::InvalidState))?;
+        if crate::runtime::is_runtime_thread() {
+            return Err(Error::new(
+                ErrorKind::WouldDeadlock,
+                "wait_for_idle was called on the runtime thread, where the run cannot finish.",
+            ));
+        }
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        for run in pending {
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            if !run.wait_blocking(left) {
+                return Err(Error::new(
+                    ErrorKind::Timeout,
+                    "The run did not finish in time.",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `waitForIdle()`: completes when the active run finished its cleanup and its `done`

@@ -21,6 +21,8 @@ pub enum ErrorKind {
     Closed,
     /// A wait ran out of time.
     Timeout,
+    /// A blocking wait was called on the runtime thread, where it could never finish.
+    WouldDeadlock,
 }
 
 /// An error with its kind and the message (the reference's exact text where it has one).

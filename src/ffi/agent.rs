@@ -2,16 +2,16 @@
 
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::events::{close_queues, EventQueue};
 use super::handles::Registry;
 use super::options::{hook_kind, host_hook, AgentHookFn, AgentHookKind, CAgentOptions, OPTIONS};
 use super::stream::{host_stream_fn, scripted, AgentStreamFn};
 use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
+use crate::error::ErrorKind;
 use crate::host::lock;
 use crate::json::Json;
 
@@ -30,7 +30,6 @@ pub type AgentDoneFn =
 pub(crate) struct FfiAgent {
     pub agent: Agent,
     pub freed: Arc<AtomicBool>,
-    pub queues: Mutex<Vec<Arc<EventQueue>>>,
     pub event_cache: super::events::EventCache,
 }
 
@@ -65,7 +64,6 @@ pub unsafe extern "C" fn agent_new(
         let ffi = FfiAgent {
             agent,
             freed: Arc::new(AtomicBool::new(false)),
-            queues: Mutex::new(Vec::new()),
             event_cache: Default::default(),
         };
         write_out(out_agent, AGENTS.insert(Arc::new(ffi)) as *mut AgentHandle);
@@ -87,7 +85,6 @@ pub unsafe extern "C" fn agent_free(handle: *mut AgentHandle) -> AgentStatus {
         };
         ffi.freed.store(true, Ordering::SeqCst);
         ffi.agent.shutdown("The agent was freed.");
-        close_queues(&ffi);
         Ok(())
     })
 }
@@ -248,32 +245,14 @@ pub unsafe extern "C" fn agent_wait_for_idle(
     timeout_ms: i64,
 ) -> AgentStatus {
     boundary(|| {
-        let ffi = agent_arg(handle)?;
-        let pending: Vec<_> = ffi
-            .agent
-            .unsettled_runs()
-            .into_iter()
-            .filter(|run| run.outcome().is_none())
-            .collect();
-        if pending.is_empty() {
-            return Ok(());
-        }
-        crate::runtime::check_not_forked().map_err(|message| FfiError {
-            status: AGENT_ERR_INVALID_STATE,
-            message,
-        })?;
-        if crate::runtime::is_runtime_thread() {
-            return err(AGENT_ERR_WOULD_DEADLOCK, "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.");
-        }
-        let deadline = (timeout_ms >= 0)
-            .then(|| std::time::Instant::now() + Duration::from_millis(timeout_ms as u64));
-        for run in pending {
-            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-            if !run.wait_blocking(left) {
-                return err(AGENT_ERR_TIMEOUT, "The run did not finish in time.");
-            }
-        }
-        Ok(())
+        let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
+        let agent = agent_arg(handle)?.agent.clone();
+        agent.wait_for_idle_blocking(timeout).map_err(|e| {
+            FfiError::from(e).named(
+                ErrorKind::WouldDeadlock,
+                "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.",
+            )
+        })
     })
 }
 

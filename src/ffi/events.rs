@@ -1,15 +1,16 @@
 //! Events for the host: listeners receiving lazy event views, and the lossless pull queue.
 
-use std::collections::VecDeque;
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::agent::{agent_arg, AgentHandle, FfiAgent, AGENTS};
+use super::agent::{agent_arg, AgentHandle};
 use super::call::{answer, new_value_call, AgentCall, Shape};
 use super::handles::Registry;
 use super::*;
+use crate::agent::EventQueue as CoreQueue;
+use crate::error::ErrorKind;
 use crate::event::{AgentEvent as CoreEvent, EventShape};
 use crate::host::{lock, AbortSignal, HostFuture, Listener};
 use crate::json::Json;
@@ -252,58 +253,19 @@ pub struct AgentEventQueue {
     _private: [u8; 0],
 }
 
-struct QueueState {
-    items: VecDeque<String>,
-    closed: bool,
+/// A core queue and the JSON shape its events are rendered in (on the reading thread).
+pub(crate) struct FfiQueue {
+    queue: CoreQueue,
+    shape: EventShape,
 }
 
-pub(crate) struct EventQueue {
-    state: Mutex<QueueState>,
-    ready: Condvar,
-    space: tokio::sync::Notify,
-    capacity: usize,
-    agent: usize,
-    subscription: AtomicU64,
-}
-
-impl EventQueue {
-    fn close(&self) {
-        lock(&self.state).closed = true;
-        self.ready.notify_all();
-        self.space.notify_one();
-    }
-
-    async fn enqueue(&self, text: String) {
-        loop {
-            {
-                let mut state = lock(&self.state);
-                if state.closed {
-                    return;
-                }
-                if state.items.len() < self.capacity {
-                    state.items.push_back(text);
-                    self.ready.notify_all();
-                    return;
-                }
-            }
-            // Full: the loop waits (backpressure) until the host takes an event.
-            self.space.notified().await;
-        }
-    }
-}
-
-static QUEUES: Registry<Arc<EventQueue>> = Registry::new("event queue", 0x9e9e_9e9e_0000_0000);
-
-pub(crate) fn close_queues(ffi: &FfiAgent) {
-    for queue in lock(&ffi.queues).drain(..) {
-        queue.close();
-    }
-}
+static QUEUES: Registry<Arc<FfiQueue>> = Registry::new("event queue", 0x9e9e_9e9e_0000_0000);
 
 /// Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
 /// `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
 /// (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
-/// counts as delivery: the queue never fails a run. Writes `*out_queue`.
+/// counts as delivery: the queue never fails a run. Writes `*out_queue`. An agent being freed
+/// concurrently either closes the new queue or makes this call fail.
 #[no_mangle]
 pub unsafe extern "C" fn agent_events_open(
     handle: *mut AgentHandle,
@@ -342,38 +304,11 @@ pub unsafe extern "C" fn agent_events_open(
                 _ => return err(AGENT_ERR_INVALID_JSON, format!("Unknown option \"{key}\".")),
             }
         }
-        let queue = Arc::new(EventQueue {
-            state: Mutex::new(QueueState {
-                items: VecDeque::new(),
-                closed: false,
-            }),
-            ready: Condvar::new(),
-            space: tokio::sync::Notify::new(),
-            capacity,
-            agent: handle as usize,
-            subscription: AtomicU64::new(0),
-        });
-        let feeder = queue.clone();
-        let listener: Listener = Arc::new(move |event: Arc<CoreEvent>, _signal| {
-            let feeder = feeder.clone();
-            let text = crate::json::to_string(&event.to_json(shape));
-            Box::pin(async move {
-                feeder.enqueue(text).await;
-                Ok(())
-            }) as HostFuture<_>
-        });
-        {
-            // Registered under the queue list's lock, after checking `freed` there: a free racing
-            // this call either sees the queue (and closes it) or this call fails.
-            let mut queues = lock(&ffi.queues);
-            if ffi.freed.load(Ordering::SeqCst) {
-                return err(AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
-            }
-            queue
-                .subscription
-                .store(ffi.agent.subscribe(listener), Ordering::SeqCst);
-            queues.push(queue.clone());
-        }
+        let queue = ffi.agent.open_events(capacity).map_err(|_| FfiError {
+            status: AGENT_ERR_INVALID_HANDLE,
+            message: "agent is a freed agent.".into(),
+        })?;
+        let queue = Arc::new(FfiQueue { queue, shape });
         write_out(out_queue, QUEUES.insert(queue) as *mut AgentEventQueue);
         Ok(())
     })
@@ -382,7 +317,7 @@ pub unsafe extern "C" fn agent_events_open(
 /// Takes the next event JSON (free it with `agent_string_free`), waiting up to `timeout_ms`
 /// (< 0: forever; 0: no wait). Returns `AGENT_ERR_TIMEOUT` when none arrived, `AGENT_ERR_CLOSED`
 /// once the agent was freed and the queue is empty, and `AGENT_ERR_WOULD_DEADLOCK` when it would
-/// wait on the runtime thread.
+/// wait on the runtime thread. The JSON is built here, on the calling thread.
 #[no_mangle]
 pub unsafe extern "C" fn agent_events_next(
     queue: *mut AgentEventQueue,
@@ -392,37 +327,16 @@ pub unsafe extern "C" fn agent_events_next(
     boundary(|| {
         check_out(out_event_json, "out_event_json")?;
         let queue = QUEUES.get(queue as *const c_void, "queue")?;
-        if timeout_ms != 0 && crate::runtime::is_runtime_thread() {
-            return err(
-                AGENT_ERR_WOULD_DEADLOCK,
+        let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
+        let event = queue.queue.next_blocking(timeout).map_err(|e| {
+            FfiError::from(e).named(
+                ErrorKind::WouldDeadlock,
                 "agent_events_next would wait on the runtime thread.",
-            );
-        }
-        let guard = lock(&queue.state);
-        let waiting = |s: &mut QueueState| s.items.is_empty() && !s.closed;
-        let mut guard = if timeout_ms < 0 {
-            queue
-                .ready
-                .wait_while(guard, waiting)
-                .unwrap_or_else(|e| e.into_inner())
-        } else {
-            let timeout = Duration::from_millis(timeout_ms as u64);
-            queue
-                .ready
-                .wait_timeout_while(guard, timeout, waiting)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0)
-        };
-        match guard.items.pop_front() {
-            Some(text) => {
-                drop(guard);
-                queue.space.notify_one();
-                write_out(out_event_json, owned_c_string(&text));
-                Ok(())
-            }
-            None if guard.closed => err(AGENT_ERR_CLOSED, "The event queue is closed."),
-            None => err(AGENT_ERR_TIMEOUT, "No event arrived in time."),
-        }
+            )
+        })?;
+        let text = crate::json::to_string(&event.to_json(queue.shape));
+        write_out(out_event_json, owned_c_string(&text));
+        Ok(())
     })
 }
 
@@ -431,15 +345,8 @@ pub unsafe extern "C" fn agent_events_next(
 pub unsafe extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus {
     boundary(|| {
         QUEUES.get(queue as *const c_void, "queue")?;
-        let Some(queue) = QUEUES.remove(queue as *const c_void) else {
-            return Ok(());
-        };
-        queue.close();
-        if let crate::ffi::handles::Lookup::Live(ffi) = AGENTS.lookup(queue.agent as *const c_void)
-        {
-            ffi.agent
-                .unsubscribe(queue.subscription.load(Ordering::SeqCst));
-            lock(&ffi.queues).retain(|q| !Arc::ptr_eq(q, &queue));
+        if let Some(queue) = QUEUES.remove(queue as *const c_void) {
+            queue.queue.close();
         }
         Ok(())
     })

@@ -92,11 +92,23 @@ impl From<crate::error::Error> for FfiError {
             ErrorKind::RunFailed => AGENT_ERR_RUN_FAILED,
             ErrorKind::Closed => AGENT_ERR_CLOSED,
             ErrorKind::Timeout => AGENT_ERR_TIMEOUT,
+            ErrorKind::WouldDeadlock => AGENT_ERR_WOULD_DEADLOCK,
         };
         FfiError {
             status,
             message: error.message,
         }
+    }
+}
+
+impl FfiError {
+    /// The same error with its message naming the C function (for errors whose core text
+    /// names a Rust method).
+    pub(crate) fn named(mut self, kind: crate::error::ErrorKind, message: &str) -> Self {
+        if self.status == FfiError::from(crate::error::Error::new(kind, "")).status {
+            self.message = message.to_string();
+        }
+        self
     }
 }
 
