@@ -1,6 +1,7 @@
 //! The stateful Agent (SPEC §7): transcript, tools, queues, run lifecycle, listeners, abort.
 
 mod completion;
+mod options;
 mod queue;
 mod settings;
 mod state;
@@ -27,7 +28,7 @@ use crate::transcript::{create_initial_system_message, current_system_message};
 
 pub use completion::{DoneFn, RunCompletion};
 pub use queue::EventQueue;
-pub use settings::{check_choice, HookKind, Hooks, Settings, THINKING_LEVELS};
+pub use settings::{HookKind, Hooks, Settings, THINKING_LEVELS};
 use state::{reduce, Queue};
 
 /// Exact error texts of SPEC §7.18.

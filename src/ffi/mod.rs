@@ -196,28 +196,19 @@ pub(crate) fn opt_json_arg(ptr: *const c_char, name: &str) -> FfiResult<Option<J
 
 /// Checks the loosest message shape the reference accepts: an object with a string `role`.
 pub(crate) fn check_message(message: &Json, name: &str) -> FfiResult {
-    if message.get("role").is_some_and(Json::is_string) {
-        Ok(())
-    } else {
-        err(
-            AGENT_ERR_INVALID_JSON,
-            format!("{name} must be a message: a JSON object with a string \"role\"."),
-        )
-    }
+    crate::message::check_message(message, name).map_err(invalid_json)
 }
 
 /// Checks an array of messages.
 pub(crate) fn messages_arg(value: Json, name: &str) -> FfiResult<Vec<Json>> {
-    let Json::Array(messages) = value else {
-        return err(
-            AGENT_ERR_INVALID_JSON,
-            format!("{name} must be a JSON array of messages."),
-        );
-    };
-    for (index, message) in messages.iter().enumerate() {
-        check_message(message, &format!("{name}[{index}]"))?;
+    crate::message::messages_from(value, name).map_err(invalid_json)
+}
+
+fn invalid_json(message: String) -> FfiError {
+    FfiError {
+        status: AGENT_ERR_INVALID_JSON,
+        message,
     }
-    Ok(messages)
 }
 
 /// Writes an out-parameter (callers checked it is not NULL).

@@ -8,11 +8,8 @@ use super::handles::Registry;
 use super::stream::{host_stream_fn, scripted, AgentStreamFn};
 use super::tool::{tool_arg, CAgentTool};
 use super::*;
-use crate::agent::{
-    check_choice, AgentOptions as CoreOptions, HookKind, Settings, THINKING_LEVELS,
-};
+use crate::agent::{AgentOptions as CoreOptions, HookKind};
 use crate::host::{lock, AbortSignal, Hook};
-use crate::json::Json;
 
 /// An opaque options builder, consumed by `agent_new`.
 pub struct CAgentOptions {
@@ -100,72 +97,6 @@ fn with_options<R>(
     }
 }
 
-/// Builds core options from the options JSON (see `agent_options_new`).
-fn parse_options(value: Option<Json>) -> FfiResult<CoreOptions> {
-    let mut options = CoreOptions::default();
-    let Some(value) = value else {
-        return Ok(options);
-    };
-    let Json::Object(mut fields) = value else {
-        return err(
-            AGENT_ERR_INVALID_JSON,
-            "options_json must be a JSON object.",
-        );
-    };
-    if let Some(initial) = fields.shift_remove("initialState") {
-        let Json::Object(initial) = initial else {
-            return err(
-                AGENT_ERR_INVALID_JSON,
-                "initialState must be a JSON object.",
-            );
-        };
-        let state = &mut options.initial_state;
-        for (key, value) in initial {
-            let bad = |what: &str| FfiError {
-                status: AGENT_ERR_INVALID_JSON,
-                message: format!("initialState.{key} must be {what}."),
-            };
-            match key.as_str() {
-                "systemPrompt" => {
-                    state.system_prompt =
-                        Some(value.as_str().ok_or_else(|| bad("a string"))?.to_string())
-                }
-                "model" if value.is_object() => state.model = Some(value),
-                "model" => return Err(bad("an object")),
-                "thinkingLevel" => {
-                    let level = value.as_str().ok_or_else(|| bad("a string"))?;
-                    check_choice("initialState.thinkingLevel", level, &THINKING_LEVELS).map_err(
-                        |message| FfiError {
-                            status: AGENT_ERR_INVALID_JSON,
-                            message,
-                        },
-                    )?;
-                    state.thinking_level = Some(level.to_string())
-                }
-                "messages" => state.messages = messages_arg(value, "initialState.messages")?,
-                "tools" => {
-                    return err(
-                        AGENT_ERR_INVALID_JSON,
-                        "initialState.tools cannot be JSON: add tools with agent_options_add_tool.",
-                    )
-                }
-                _ => {
-                    return err(
-                        AGENT_ERR_INVALID_JSON,
-                        format!("Unknown field initialState.{key}."),
-                    )
-                }
-            }
-        }
-    }
-    Settings::check(&fields).map_err(|m| FfiError {
-        status: AGENT_ERR_INVALID_JSON,
-        message: m,
-    })?;
-    options.settings.apply(&fields);
-    Ok(options)
-}
-
 /// Creates an options builder from `options_json` (NULL = all defaults):
 /// `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 /// "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
@@ -180,7 +111,16 @@ pub unsafe extern "C" fn agent_options_new(
 ) -> AgentStatus {
     boundary(|| {
         check_out(out_options, "out_options")?;
-        let options = parse_options(opt_json_arg(options_json, "options_json")?)?;
+        let options = match opt_json_arg(options_json, "options_json")? {
+            Some(value) if !value.is_object() => {
+                return err(
+                    AGENT_ERR_INVALID_JSON,
+                    "options_json must be a JSON object.",
+                )
+            }
+            Some(value) => CoreOptions::from_json(value)?,
+            None => CoreOptions::default(),
+        };
         write_out(
             out_options,
             OPTIONS.insert(Arc::new(Mutex::new(Some(options)))) as *mut CAgentOptions,
