@@ -304,9 +304,13 @@ func (a *Agent) promptStart(text string, images []Image) starter {
 			return C.ga_prompt(a.h, p, ud, errText)
 		}
 	}
-	blocks := make([]map[string]string, len(images))
+	type block struct {
+		Type string `json:"type"`
+		Image
+	}
+	blocks := make([]block, len(images))
 	for i, img := range images {
-		blocks[i] = map[string]string{"type": "image", "data": img.Data, "mimeType": img.MimeType}
+		blocks[i] = block{"image", img}
 	}
 	encoded, _ := json.Marshal(blocks)
 	return func(ud C.uintptr_t, errText **C.char) C.AgentStatus {

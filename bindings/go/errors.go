@@ -70,7 +70,7 @@ func (e *Error) Error() string {
 	if e.Message == "" {
 		return "libagent: " + e.Status.String()
 	}
-	return fmt.Sprintf("libagent: %s (%s)", e.Message, e.Status)
+	return fmt.Sprintf("libagent: %s (%s)", e.Message, e.Status.String())
 }
 
 // Unwrap returns the Status, so errors.Is(err, agent.ErrBusy) works.
