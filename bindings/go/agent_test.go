@@ -40,7 +40,7 @@ func TestPromptStreamsTextAndRecordsTranscript(t *testing.T) {
 	if types[0] != "agent_start" || types[len(types)-1] != "agent_end" {
 		t.Fatalf("event types = %v", types)
 	}
-	ms := transcript(t, a)
+	ms := fullTranscript(t, a)
 	if roles(ms) != "system,user,assistant" || ms[0].text() != "Be brief." || ms[1].text() != "hi" ||
 		ms[2].text() != "Hello there, human." || ms[2].StopReason != "stop" {
 		t.Fatalf("transcript = %+v", ms)
@@ -212,7 +212,7 @@ func TestStateDecodesEveryField(t *testing.T) {
 	if err := a.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	if ms := transcript(t, a); roles(ms) != "system" {
+	if ms := fullTranscript(t, a); roles(ms) != "system" {
 		t.Fatalf("after reset: %v", roles(ms))
 	}
 }

@@ -94,7 +94,19 @@ func (m message) text() string {
 	return strings.Join(parts, "")
 }
 
+// transcript is the conversation without system messages (prompt and tool declarations).
 func transcript(t testing.TB, a *agent.Agent) []message {
+	t.Helper()
+	var out []message
+	for _, m := range fullTranscript(t, a) {
+		if m.Role != "system" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func fullTranscript(t testing.TB, a *agent.Agent) []message {
 	t.Helper()
 	s, err := a.State()
 	if err != nil {
