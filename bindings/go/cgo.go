@@ -15,6 +15,7 @@ import (
 // them, so tests can prove that nothing leaks and nothing is released twice.
 var (
 	liveHandles      atomic.Int64
+	liveAborts       atomic.Int64 // the part of liveHandles that are abort registrations
 	callbackPanics   atomic.Int64 // panics recovered at the C boundary (user code or binding bugs)
 	cleanupsRun      atomic.Int64 // agents freed by the runtime cleanup (never closed)
 	finalizerMisuses atomic.Int64 // finalizer calls for a handle that was not live (must stay 0)
@@ -22,10 +23,16 @@ var (
 
 func pin(v any) C.uintptr_t {
 	liveHandles.Add(1)
+	if _, ok := v.(*abortEntry); ok {
+		liveAborts.Add(1)
+	}
 	return C.uintptr_t(cgo.NewHandle(v))
 }
 
 func unpin(ud C.uintptr_t) {
+	if _, ok := value(ud).(*abortEntry); ok {
+		liveAborts.Add(-1)
+	}
 	cgo.Handle(ud).Delete()
 	liveHandles.Add(-1)
 }
