@@ -310,3 +310,47 @@ func TestPromptWithImagesAndMessages(t *testing.T) {
 		t.Fatalf("custom message missing: %s", roles(ms))
 	}
 }
+
+func TestRuntimeIsConfiguredOnlyBeforeFirstUse(t *testing.T) {
+	a := mustNew(t, agent.Options{ScriptedModel: script(text("a", 1))})
+	if err := a.Prompt(context.Background(), "go"); err != nil { // the runtime is running now
+		t.Fatal(err)
+	}
+	err := agent.ConfigureRuntime(4)
+	var e *agent.Error
+	if !errors.As(err, &e) || e.Status != agent.ErrInvalidState || e.Message == "" {
+		t.Fatalf("ConfigureRuntime after first use: %#v", err)
+	}
+}
+
+func TestWaitIdleFollowsTheRunAndTheContext(t *testing.T) {
+	release := make(chan struct{})
+	a := mustNew(t, agent.Options{StreamFunc: func(ctx context.Context, req *agent.StreamRequest, s *agent.Stream) error {
+		<-release
+		return s.Push(json.RawMessage(`{"type":"done","reason":"stop"}`))
+	}})
+	if err := a.WaitIdle(context.Background()); err != nil {
+		t.Fatalf("idle agent: %v", err)
+	}
+	done, err := a.PromptAsync("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.WaitIdle(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WaitIdle with a done ctx during a run: %v", err)
+	}
+	close(release)
+	if err := a.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done: // settled before WaitIdle returned
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("WaitIdle returned before the run's outcome was delivered")
+	}
+}

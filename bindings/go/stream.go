@@ -61,11 +61,11 @@ func (s *Stream) Fail(message string) error {
 	return check(C.ga_call_fail(s.call, p, &errText), errText)
 }
 
-// Aborted says whether the run of this request was aborted.
+// Aborted says whether the run of this request was aborted (false once the stream is over).
 func (s *Stream) Aborted() bool {
 	var aborted C.bool
 	if C.ga_call_is_aborted(s.call, &aborted, nil) != 0 {
-		return true // the call is over
+		return false // the call is over
 	}
 	return bool(aborted)
 }
