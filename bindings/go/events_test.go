@@ -168,18 +168,26 @@ func TestListenerPanicFailsTheRun(t *testing.T) {
 			panic("listener exploded")
 		}
 	})
+	// The failure path emits message_end again, the listener fails again: the run's promise
+	// rejects (AGENT_ERR_RUN_FAILED) with the panic's text.
 	err := a.Prompt(context.Background(), "go")
-	s, _ := a.State()
-	if !strings.Contains(s.ErrorMessage+errText(err), "listener exploded") {
-		t.Fatalf("Prompt: %v, errorMessage %q", err, s.ErrorMessage)
+	var e *agent.Error
+	if !errors.As(err, &e) || e.Status != agent.ErrRunFailed || e.Message != "panic in Go callback: listener exploded" {
+		t.Fatalf("Prompt: %#v", err)
 	}
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
+	// A panic at agent_end fails the run the same way, after the transcript was recorded.
+	b := mustNew(t, agent.Options{ScriptedModel: script(text("abc", 1))})
+	b.Subscribe(func(e agent.Event) {
+		if e.Type == "agent_end" {
+			panic("late listener")
+		}
+	})
+	if err := b.Prompt(context.Background(), "go"); !errors.Is(err, agent.ErrRunFailed) {
+		t.Fatalf("Prompt: %v", err)
 	}
-	return err.Error()
+	if s, _ := b.State(); s.ErrorMessage != "panic in Go callback: late listener" {
+		t.Fatalf("errorMessage %q", s.ErrorMessage)
+	}
 }
 
 // Waiting inside a listener (on the runtime thread) would deadlock: refused, not hung.

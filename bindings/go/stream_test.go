@@ -244,6 +244,16 @@ func TestHooks(t *testing.T) {
 	if apiKeys.Load() != calls {
 		t.Fatal("a removed hook was called")
 	}
+	// A panicking hook fails the run too.
+	a.SetHook(agent.HookPrepareRequest, func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+		panic("hook exploded")
+	})
+	if err := a.Prompt(context.Background(), "panic"); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := a.State(); s.ErrorMessage != "panic in Go callback: hook exploded" {
+		t.Fatalf("errorMessage %q", s.ErrorMessage)
+	}
 	// A hook answering malformed JSON fails its call with the library's text.
 	a.SetHook(agent.HookPrepareRequest, func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`[1]`), nil

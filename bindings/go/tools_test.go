@@ -231,8 +231,13 @@ func TestCtxCancellationAbortsRunningTool(t *testing.T) {
 		t.Fatal("Prompt returned before the run settled")
 	}
 	ms := transcript(t, a)
-	if strings.Contains(roles(ms), "never") || ms[len(ms)-1].Role == "assistant" && ms[len(ms)-1].text() == "never" {
-		t.Fatalf("run went on after the abort: %+v", ms)
+	for _, m := range ms {
+		if m.text() == "never" {
+			t.Fatalf("the run went on after the abort: %+v", ms)
+		}
+	}
+	if roles(ms) != "user,assistant,toolResult,assistant" || !ms[2].IsError || ms[3].StopReason != "aborted" {
+		t.Fatalf("transcript after the abort: %+v", ms)
 	}
 	// The agent is usable again.
 	if err := a.SetScriptedModel(script(text("again", 1))); err != nil {
