@@ -56,6 +56,12 @@ static void listen_lean(void *ud, const AgentEvent *e, AgentCall *c) { listen(ud
 /* --- wrappers -------------------------------------------------------------------------------- */
 
 AgentStatus ga_runtime_configure(uint32_t workers, char **err) { return ret(agent_runtime_configure(workers), err); }
+AgentStatus ga_set_default_stream_fn(uintptr_t ud, char **err) {
+    return ret(agent_set_default_stream_fn(ud ? stream_tramp : NULL, (void *)ud, ud ? fin_tramp : NULL), err);
+}
+AgentStatus ga_set_default_scripted_model(const char *script, char **err) {
+    return ret(agent_set_default_scripted_model(script), err);
+}
 
 AgentStatus ga_options_new(const char *json, uintptr_t *out, char **err) {
     AgentOptions *options = NULL;

@@ -26,6 +26,8 @@ typedef struct {
 } GaEventInfo;
 
 AgentStatus ga_runtime_configure(uint32_t workers, char **err);
+AgentStatus ga_set_default_stream_fn(uintptr_t ud, char **err); /* ud 0: clears */
+AgentStatus ga_set_default_scripted_model(const char *script, char **err);
 
 AgentStatus ga_options_new(const char *json, uintptr_t *out, char **err);
 AgentStatus ga_options_free(uintptr_t options, char **err);

@@ -82,3 +82,27 @@ func (s *Stream) OnConsumed(fn func()) error {
 	}
 	return err
 }
+
+// SetDefaultStreamFunc sets (nil: clears) the process-wide default model (setDefaultStreamFn):
+// agents built afterwards without a StreamFunc or ScriptedModel use it.
+func SetDefaultStreamFunc(fn StreamFunc) error {
+	var errText *C.char
+	if fn == nil {
+		return check(C.ga_set_default_stream_fn(0, &errText), errText)
+	}
+	ud := pin(&streamEntry{fn: fn})
+	err := check(C.ga_set_default_stream_fn(ud, &errText), errText)
+	if err != nil {
+		unpin(ud)
+	}
+	return err
+}
+
+// SetDefaultScriptedModel makes the built-in scripted model with this script the process-wide
+// default model.
+func SetDefaultScriptedModel(script any) error {
+	return withJSON(script, func(p *C.char) error {
+		var errText *C.char
+		return check(C.ga_set_default_scripted_model(p, &errText), errText)
+	})
+}

@@ -265,3 +265,39 @@ func TestHooks(t *testing.T) {
 		t.Fatalf("errorMessage %q", s.ErrorMessage)
 	}
 }
+
+func TestProcessWideDefaultModel(t *testing.T) {
+	defer agent.SetDefaultStreamFunc(nil)
+	if err := agent.SetDefaultScriptedModel(json.RawMessage(`{}`)); !errors.Is(err, agent.ErrInvalidJSON) {
+		t.Fatalf("bad default script: %v", err)
+	}
+	if err := agent.SetDefaultScriptedModel(script(text("from the default", 1))); err != nil {
+		t.Fatal(err)
+	}
+	a := mustNew(t, agent.Options{})
+	if err := a.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if ms := transcript(t, a); ms[1].text() != "from the default" {
+		t.Fatalf("transcript %+v", ms)
+	}
+	before := agent.LiveRegistrations()
+	if err := agent.SetDefaultStreamFunc(quickModel); err != nil {
+		t.Fatal(err)
+	}
+	b := mustNew(t, agent.Options{}) // captures the Go default
+	if err := b.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if ms := transcript(t, b); ms[1].text() != "ok" {
+		t.Fatalf("transcript %+v", ms)
+	}
+	if err := agent.SetDefaultStreamFunc(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.New(agent.Options{}); !errors.Is(err, agent.ErrNoStreamFn) {
+		t.Fatalf("New without any model: %v", err)
+	}
+	b.Close() // the last holder of the Go default
+	eventually(t, "the default's handle to be released", func() bool { return agent.LiveRegistrations() == before })
+}
