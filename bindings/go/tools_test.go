@@ -273,3 +273,29 @@ func TestSetToolsReplacesTheToolSet(t *testing.T) {
 		t.Fatalf("tools %+v", s.Tools)
 	}
 }
+
+// Tools run on goroutines, so a tool may block, e.g. on a whole run of another agent.
+func TestToolRunsASubAgent(t *testing.T) {
+	sub := mustNew(t, agent.Options{ScriptedModel: script(text("42", 1))})
+	ask := agent.NewTypedTool("ask", "Ask the expert", func(ctx context.Context, a struct {
+		Question string `json:"question"`
+	}) (agent.Result, error) {
+		if err := sub.Prompt(ctx, a.Question); err != nil {
+			return agent.Result{}, err
+		}
+		ms := transcript(t, sub)
+		return agent.TextResult("expert says " + ms[len(ms)-1].text()), nil
+	})
+	a := mustNew(t, agent.Options{Tools: []*agent.Tool{ask}, ScriptedModel: script(
+		toolCalls(call{"c1", "ask", map[string]any{"question": "meaning of life?"}}), text("It is 42.", 1))})
+	if err := a.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	ms := transcript(t, a)
+	if ms[2].text() != "expert says 42" || ms[3].text() != "It is 42." {
+		t.Fatalf("transcript %+v", ms)
+	}
+	if sm := transcript(t, sub); sm[0].text() != "meaning of life?" {
+		t.Fatalf("sub-agent transcript %+v", sm)
+	}
+}
