@@ -98,13 +98,13 @@ go-test: build
 	@sed -e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(CURDIR)/include|' \
 		-e 's|@PREFIX@|$(CURDIR)|' -e 's|@VERSION@|0|' libagent.pc.in > build/go-pkgconfig/libagent.pc
 	cd bindings/go && PKG_CONFIG_PATH=$(CURDIR)/build/go-pkgconfig $(GO) vet -tags libagent_pkgconfig ./...
-	cd bindings/go && $(GO) build -o $(CURDIR)/build/quickstart-go ./examples/quickstart
+	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
 	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
 	@echo "go: vet, race tests, pkg-config build and quickstart: ok"
 
 example-go: build
 	@mkdir -p build
-	cd bindings/go && $(GO) build -o $(CURDIR)/build/quickstart-go ./examples/quickstart
+	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
 	./build/quickstart-go
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
