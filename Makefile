@@ -70,7 +70,7 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test conformance conformance-extra
+test: tools lint rust-test check-header c-test conformance conformance-extra go-test
 
 install:
 	cargo build --release --quiet
@@ -84,6 +84,28 @@ install:
 clean:
 	cargo clean
 	rm -rf build
+
+# --- Go binding (bindings/go) -----------------------------------------------------------------
+#   make go-test      vet + race-enabled tests of the Go binding against target/debug/libagent.so,
+#                     the quickstart example, and a compile check of the pkg-config build
+#   make example-go   runs the Go quickstart (bindings/go/examples/quickstart)
+GO ?= go
+.PHONY: go-test example-go
+
+go-test: build
+	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@mkdir -p build/go-pkgconfig
+	@sed -e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(CURDIR)/include|' \
+		-e 's|@PREFIX@|$(CURDIR)|' -e 's|@VERSION@|0|' libagent.pc.in > build/go-pkgconfig/libagent.pc
+	cd bindings/go && PKG_CONFIG_PATH=$(CURDIR)/build/go-pkgconfig $(GO) vet -tags libagent_pkgconfig ./...
+	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
+	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
+	@echo "go: vet, race tests, pkg-config build and quickstart: ok"
+
+example-go: build
+	@mkdir -p build
+	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
+	./build/quickstart-go
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: ; bash bench/run.sh
