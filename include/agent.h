@@ -27,6 +27,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The version of this header as a string literal ("MAJOR.MINOR.PATCH"), equal to
+// agent_version() of the matching library.
+#define AGENT_VERSION_STRING \
+  AGENT_VERSION_STRINGIFY_(AGENT_VERSION_MAJOR) "." AGENT_VERSION_STRINGIFY_(AGENT_VERSION_MINOR) \
+  "." AGENT_VERSION_STRINGIFY_(AGENT_VERSION_PATCH)
+#define AGENT_VERSION_STRINGIFY_(x) AGENT_VERSION_STRINGIFY2_(x)
+#define AGENT_VERSION_STRINGIFY2_(x) #x
+
+
+// The major version of this header (`agent_version()` reports the library's at run time).
+#define AGENT_VERSION_MAJOR 0
+
+// The minor version of this header.
+#define AGENT_VERSION_MINOR 1
+
+// The patch version of this header.
+#define AGENT_VERSION_PATCH 0
+
 // An opaque call object: the pending answer of one callback invocation.
 typedef struct AgentCall AgentCall;
 
