@@ -1,0 +1,175 @@
+// The RAII types (move semantics), the error model (status + message), the helpers and the
+// version macros.
+#include <cstring>
+#include <type_traits>
+
+#include "common.hpp"
+
+static_assert(!std::is_copy_constructible_v<agent::Agent> && std::is_nothrow_move_constructible_v<agent::Agent>);
+static_assert(!std::is_copy_constructible_v<agent::Options> && std::is_nothrow_move_constructible_v<agent::Options>);
+static_assert(!std::is_copy_constructible_v<agent::Tool> && std::is_nothrow_move_constructible_v<agent::Tool>);
+static_assert(!std::is_copy_constructible_v<agent::EventQueue> &&
+              std::is_nothrow_move_constructible_v<agent::EventQueue>);
+static_assert(!std::is_copy_constructible_v<agent::Call> && std::is_nothrow_move_constructible_v<agent::Call>);
+static_assert(!std::is_copy_constructible_v<agent::ToolCall> && std::is_nothrow_move_constructible_v<agent::ToolCall>);
+static_assert(!std::is_copy_constructible_v<agent::Stream> && std::is_nothrow_move_constructible_v<agent::Stream>);
+static_assert(std::is_base_of_v<std::runtime_error, agent::Error>);
+
+namespace {
+
+template <class F>
+agent::Error error_of(F&& f) {
+    try {
+        f();
+    } catch (const agent::Error& e) {
+        return e;
+    }
+    ADD_FAILURE() << "no agent::Error was thrown";
+    return agent::Error(AGENT_OK, "");
+}
+
+agent::Options scripted(const char* script = R"([{"content":[{"type":"text","text":"ok"}]}])") {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(script);
+    return options;
+}
+
+}  // namespace
+
+TEST(Version, MacrosMatchTheLibrary) {
+    EXPECT_EQ(agent::version(), AGENT_VERSION_STRING);
+    std::string expected = std::to_string(AGENT_VERSION_MAJOR) + "." + std::to_string(AGENT_VERSION_MINOR) + "." +
+                           std::to_string(AGENT_VERSION_PATCH);
+    EXPECT_EQ(agent::version(), expected);
+}
+
+TEST(Errors, BadJsonCarriesStatusAndMessage) {
+    agent::Error e = error_of([] { agent::Options options("{not json"); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_JSON);
+    EXPECT_NE(std::string(e.what()).find("options_json is not valid JSON"), std::string::npos) << e.what();
+
+    e = error_of([] { agent::Options options(R"({"bogus":1})"); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_JSON);
+
+    agent::Agent bot(scripted());
+    e = error_of([&] { bot.steer(R"({"content":"x"})"); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_JSON);
+    EXPECT_NE(std::string(e.what()).find("message_json must be a message"), std::string::npos) << e.what();
+    e = error_of([&] { bot.set_messages("{}"); });
+    EXPECT_STREQ(e.what(), "messages_json must be a JSON array of messages.");
+    e = error_of([&] { bot.prompt_json("[1"); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_JSON);
+    // Nothing changed, nothing ran.
+    EXPECT_EQ(test::count_of(bot.state(), "\"role\":"), 1);
+}
+
+TEST(Errors, NulBytesAreRejectedNotTruncated) {
+    agent::Agent bot(scripted());
+    agent::Error e = error_of([&] { bot.prompt(std::string_view("a\0b", 3)); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Errors, BusyAgent) {
+    agent::Agent bot(scripted(R"([{"content":[{"type":"text","text":"x"}],"waitForAbort":true}])"));
+    bot.prompt_async("first");
+    agent::Error e = error_of([&] { bot.prompt("second"); });
+    EXPECT_EQ(e.status(), AGENT_ERR_BUSY);
+    EXPECT_NE(std::string(e.what()).find("Agent is already processing"), std::string::npos) << e.what();
+    e = error_of([&] { bot.reset(); });
+    EXPECT_EQ(e.status(), AGENT_ERR_BUSY);
+    EXPECT_FALSE(bot.wait_for_idle(std::chrono::milliseconds(0)));  // a timeout is not an error
+    bot.abort();
+    EXPECT_TRUE(bot.wait_for_idle());
+    bot.reset();
+}
+
+TEST(Errors, NoModel) {
+    agent::Error e = error_of([] { agent::Agent bot{agent::Options()}; });
+    EXPECT_EQ(e.status(), AGENT_ERR_NO_STREAM_FN);
+    EXPECT_GT(std::strlen(e.what()), 0u);
+}
+
+TEST(Errors, UnknownHookAndSubscription) {
+    agent::Agent bot(scripted());
+    agent::Error e = error_of([&] { bot.remove_hook(static_cast<agent::HookKind>(9)); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(), "Unknown hook kind 9.");
+    e = error_of([&] { bot.unsubscribe(12345); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Moves, AgentOptionsToolQueue) {
+    agent::Tool tool(R"({"name":"t"})", [](std::string_view, std::string_view) { return agent::text_result("moved tool"); });
+    AgentTool* raw_tool = tool.get();
+    agent::Tool moved_tool = std::move(tool);
+    EXPECT_EQ(tool.get(), nullptr);
+    EXPECT_EQ(moved_tool.get(), raw_tool);
+    agent::Tool assigned_tool(R"({"name":"other"})", [](std::string_view, std::string_view) { return std::string(); });
+    assigned_tool = std::move(moved_tool);  // frees "other"
+    EXPECT_EQ(assigned_tool.get(), raw_tool);
+
+    agent::Options options = scripted(R"([{"content":[{"type":"toolCall","id":"c","name":"t","arguments":{}}]},
+                                          {"content":[{"type":"text","text":"done"}]}])");
+    agent::Options moved_options = std::move(options);
+    EXPECT_EQ(options.get(), nullptr);
+    moved_options.add_tool(assigned_tool);
+    // A moved-from builder reports the misuse as an error, not a crash.
+    agent::Error e = error_of([&] { options.add_tool(assigned_tool); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_HANDLE);
+
+    agent::Agent first(std::move(moved_options));
+    AgentHandle* raw_agent = first.get();
+    agent::Agent second = std::move(first);
+    EXPECT_EQ(first.get(), nullptr);
+    EXPECT_EQ(second.get(), raw_agent);
+    e = error_of([&] { first.prompt("moved-from"); });
+    EXPECT_EQ(e.status(), AGENT_ERR_NULL);
+
+    agent::EventQueue queue = second.events();
+    agent::EventQueue moved_queue = std::move(queue);
+    EXPECT_EQ(queue.get(), nullptr);
+    second.prompt("go");
+    EXPECT_NE(second.state().find("moved tool"), std::string::npos);
+    auto first_event = moved_queue.try_next();
+    ASSERT_TRUE(first_event.has_value());
+    EXPECT_EQ(first_event->find("{\"type\":\"agent_start\""), 0u);
+
+    // Move-assigning an agent frees the previous one (its queue closes).
+    agent::Agent third(scripted());
+    second = std::move(third);
+    while (moved_queue.try_next()) {
+    }
+    EXPECT_FALSE(moved_queue.next().has_value());
+    EXPECT_TRUE(moved_queue.closed());
+    second.prompt("still works");
+    EXPECT_NE(second.state().find("\"text\":\"ok\""), std::string::npos);
+}
+
+TEST(Moves, CallObjects) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"x"}]}])");
+    std::atomic<int> checks{0};
+    options.set_hook(agent::HookKind::PrepareRequest, [&](std::string_view, agent::Call call) {
+        AgentCall* raw = call.get();
+        agent::Call moved = std::move(call);
+        EXPECT_FALSE(call);
+        EXPECT_EQ(moved.get(), raw);
+        agent::Error e = error_of([&] { call.complete(); });
+        EXPECT_EQ(e.status(), AGENT_ERR_NULL);
+        agent::Call assigned;
+        assigned = std::move(moved);
+        EXPECT_EQ(assigned.get(), raw);
+        assigned.complete();
+        EXPECT_TRUE(assigned.answered());
+        checks++;
+    });
+    agent::Agent bot(std::move(options));
+    bot.prompt("go");
+    EXPECT_EQ(checks.load(), 1);
+}
+
+TEST(Helpers, QuoteAndTextResult) {
+    EXPECT_EQ(agent::quote("a\"b\\c\nd\x01"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+    EXPECT_EQ(agent::text_result("hi"), R"({"content":[{"type":"text","text":"hi"}],"details":{}})");
+    EXPECT_EQ(agent::text_result("no", true), R"({"content":[{"type":"text","text":"no"}],"details":{},"isError":true})");
+}
