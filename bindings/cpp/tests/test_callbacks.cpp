@@ -69,21 +69,13 @@ TEST(Exceptions, ThrownInAListenerFailsTheRun) {
     agent::Options options(test::options_json());
     options.set_scripted_model(R"([{"content":[{"type":"text","text":"hello"}]}])");
     agent::Agent bot(std::move(options));
-    bot.subscribe([](const agent::Event& event) {
-        if (event.type() == "message_end") throw std::runtime_error("listener exploded");
+    std::atomic<int> thrown{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() == "message_end" && thrown++ == 0) throw std::runtime_error("listener exploded");
     });
-    std::string error;
-    try {
-        bot.prompt("go");
-    } catch (const agent::Error& e) {
-        EXPECT_EQ(e.status(), AGENT_ERR_RUN_FAILED);
-        error = e.what();
-    }
+    bot.prompt("go");  // the failure path ran cleanly: the run itself resolved
     std::string state = bot.state();
-    // The listener's failure reaches the run: as its rejection, or as the run's error message.
-    EXPECT_TRUE(error.find("listener exploded") != std::string::npos ||
-                state.find("listener exploded") != std::string::npos)
-        << "error: " << error << "\nstate: " << state;
+    EXPECT_NE(state.find(R"("stopReason":"error","errorMessage":"listener exploded")"), std::string::npos) << state;
 }
 
 TEST(Exceptions, ThrownInEveryListenerCallRejectsTheBlockingPrompt) {
@@ -112,15 +104,10 @@ TEST(Exceptions, ThrownInAHook) {
         throw std::runtime_error("hook refused");
     });
     agent::Agent bot(std::move(options));
-    std::string error;
-    try {
-        bot.prompt("go");
-    } catch (const agent::Error& e) {
-        error = e.what();
-    }
-    std::string state = bot.state();
-    EXPECT_TRUE(error.find("hook refused") != std::string::npos || state.find("hook refused") != std::string::npos)
-        << "error: " << error << "\nstate: " << state;
+    bot.prompt("go");
+    // A throwing beforeToolCall fails that tool call with its message; the tool never runs.
+    std::string result = tool_result_of(bot.state());
+    EXPECT_NE(result.find(R"("text":"hook refused"}],"details":{},"isError":true)"), std::string::npos) << result;
     EXPECT_EQ(executed.load(), 0);
 }
 
@@ -156,8 +143,8 @@ TEST(Exceptions, ThrownInDoneAndAbortCallbacksIsContained) {
     started.get_future().wait();
     bot.abort();
     EXPECT_TRUE(bot.wait_for_idle());
-    EXPECT_EQ(on_abort_calls.load(), 1);
     EXPECT_EQ(done_calls.load(), 1);
+    EXPECT_TRUE(test::wait_until([&] { return on_abort_calls.load() == 1; })) << on_abort_calls.load();
     // The agent still works.
     bot.set_scripted_model(R"([{"content":[{"type":"text","text":"still alive"}]}])");
     bot.prompt("again");

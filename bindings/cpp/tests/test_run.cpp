@@ -100,8 +100,8 @@ TEST(Run, ParallelToolsHooksSteeringFollowUp) {
                 bot.steer(test::user("steer now", 2));  // steering from a listener
                 EXPECT_NE(bot.state().find("\"isStreaming\":true"), std::string::npos);
             }
-        } else {
-            EXPECT_TRUE(event.delta().empty());
+        } else if (event.update_type().empty()) {
+            EXPECT_TRUE(event.delta().empty());  // not a message_update
         }
     });
     bot.follow_up(test::user("and then?", 3));
@@ -303,8 +303,8 @@ TEST(Run, PullQueueFromAFrameLoop) {
         frames++;
         bool settled = done.load();  // read before draining: everything up to agent_end is queued
         while (auto event = queue.try_next()) events.push_back(std::move(*event));
-        if (settled && !events.empty() && events.back().find("\"type\":\"agent_end\"") == 0) break;
-        ASSERT_LT(frames, 10000000);
+        if (settled && !events.empty() && events.back().find("{\"type\":\"agent_end\"") == 0) break;
+        ASSERT_LT(frames, 100000000) << "the run never ended";
         std::this_thread::yield();  // the rest of the frame
     }
     EXPECT_FALSE(queue.try_next().has_value());

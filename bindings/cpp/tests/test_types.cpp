@@ -99,7 +99,7 @@ TEST(Errors, UnknownHookAndSubscription) {
 }
 
 TEST(Moves, AgentOptionsToolQueue) {
-    agent::Tool tool(R"({"name":"t"})", [](std::string_view, std::string_view) { return agent::text_result("moved tool"); });
+    agent::Tool tool(R"({"name":"t","parameters":{"type":"object"}})", [](std::string_view, std::string_view) { return agent::text_result("moved tool"); });
     AgentTool* raw_tool = tool.get();
     agent::Tool moved_tool = std::move(tool);
     EXPECT_EQ(tool.get(), nullptr);
@@ -123,13 +123,13 @@ TEST(Moves, AgentOptionsToolQueue) {
     EXPECT_EQ(first.get(), nullptr);
     EXPECT_EQ(second.get(), raw_agent);
     e = error_of([&] { first.prompt("moved-from"); });
-    EXPECT_EQ(e.status(), AGENT_ERR_NULL);
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_HANDLE);
 
     agent::EventQueue queue = second.events();
     agent::EventQueue moved_queue = std::move(queue);
     EXPECT_EQ(queue.get(), nullptr);
     second.prompt("go");
-    EXPECT_NE(second.state().find("moved tool"), std::string::npos);
+    EXPECT_NE(second.state().find("moved tool"), std::string::npos) << second.state();
     auto first_event = moved_queue.try_next();
     ASSERT_TRUE(first_event.has_value());
     EXPECT_EQ(first_event->find("{\"type\":\"agent_start\""), 0u);

@@ -298,6 +298,7 @@ protected:
         if (status == AGENT_OK || status == AGENT_ERR_ALREADY_COMPLETED) answered_ = true;
         detail::check(status);
     }
+    void mark_answered() noexcept { answered_ = true; }
 
 private:
     static void abort_trampoline(void* user_data) {
@@ -341,7 +342,7 @@ public:
     // stopped consuming the stream.
     void push(std::string_view event_json) {
         AgentStatus status = agent_stream_push(get(), detail::c_str(event_json).c_str());
-        if (status == AGENT_ERR_STREAM_CLOSED) settle(AGENT_ERR_ALREADY_COMPLETED);
+        if (status == AGENT_ERR_STREAM_CLOSED) mark_answered();  // nothing left to fail
         detail::check(status);
     }
 
