@@ -114,11 +114,16 @@ CPP_BUILD ?= build/cpp
 .PHONY: cpp-deps cpp-build cpp-test cpp-unit-test cmake-consumer-test example-cpp
 
 cpp-deps:
-	@command -v cmake >/dev/null && command -v ninja >/dev/null && dpkg -s libgtest-dev >/dev/null 2>&1 || \
+	@command -v cmake >/dev/null && command -v ninja >/dev/null && \
+		{ [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; } || \
 		(apt-get update -qq && apt-get install -y -qq cmake ninja-build libgtest-dev >/dev/null)
 
+# The tests run under ASan/UBSan when the toolchain supports it (probed once per build).
 cpp-build: build cpp-deps
-	@cmake -S bindings/cpp -B $(CPP_BUILD) -G Ninja -DLIBAGENT_ROOT=$(CURDIR) >/dev/null
+	@mkdir -p $(CPP_BUILD)
+	@san=OFF; printf 'int main(void){return 0;}\n' | c++ -fsanitize=address,undefined -xc++ - \
+		-o $(CPP_BUILD)/sanitizer-probe 2>/dev/null && $(CPP_BUILD)/sanitizer-probe && san=ON; \
+		cmake -S bindings/cpp -B $(CPP_BUILD) -G Ninja -DLIBAGENT_ROOT=$(CURDIR) -DLIBAGENT_CPP_SANITIZE=$$san >/dev/null
 	@cmake --build $(CPP_BUILD)
 
 cpp-unit-test: cpp-build

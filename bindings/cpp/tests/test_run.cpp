@@ -323,3 +323,45 @@ TEST(Run, PullQueueFromAFrameLoop) {
     EXPECT_FALSE(queue.next().has_value());
     EXPECT_TRUE(queue.closed());
 }
+
+// A synchronous stream function: pushes everything, `done` included, and returns; the Stream's
+// destructor then finds nothing to fail (its failure queues behind the terminal event).
+TEST(Run, StreamEndedByDoneIsNotFailedByItsDestructor) {
+    agent::Options options(test::options_json());
+    options.set_stream_fn([](std::string_view, agent::Stream stream) {
+        stream.push(R"({"type":"start"})");
+        stream.push(R"({"type":"text_start","contentIndex":0})");
+        stream.push(R"({"type":"text_delta","contentIndex":0,"delta":"all at once"})");
+        stream.push(R"({"type":"text_end","contentIndex":0})");
+        stream.push(R"({"type":"done","reason":"stop"})");
+    });
+    agent::Agent bot(std::move(options));
+    bot.prompt("go");
+    std::string state = bot.state();
+    EXPECT_NE(state.find(R"("text":"all at once"}],)"), std::string::npos) << state;
+    EXPECT_NE(state.find(R"("stopReason":"stop")"), std::string::npos) << state;
+    EXPECT_EQ(state.find("destroyed"), std::string::npos) << state;
+}
+
+// Ending a stream with complete(final message), and failing one before any push.
+TEST(Run, StreamCompleteAndFail) {
+    std::atomic<int> requests{0};
+    agent::Options options(test::options_json());
+    options.set_stream_fn([&](std::string_view, agent::Stream stream) {
+        if (requests++ == 0) {
+            stream.fail("provider unreachable");
+            EXPECT_TRUE(stream.answered());
+            return;
+        }
+        stream.complete(R"({"role":"assistant","content":[{"type":"text","text":"final only"}],"api":"faux",
+            "provider":"test","model":"m1","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,
+            "totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},
+            "stopReason":"stop","timestamp":0})");
+    });
+    agent::Agent bot(std::move(options));
+    bot.prompt("first");
+    std::string state = bot.state();
+    EXPECT_NE(state.find(R"("errorMessage":"provider unreachable")"), std::string::npos) << state;
+    bot.prompt("second");
+    EXPECT_NE(bot.state().find("final only"), std::string::npos) << bot.state();
+}
