@@ -127,7 +127,7 @@ cpp-build: build cpp-deps
 	@cmake --build $(CPP_BUILD)
 
 cpp-unit-test: cpp-build
-	cd $(CPP_BUILD) && ctest --output-on-failure
+	cd $(CPP_BUILD) && ctest -j2 --output-on-failure
 
 cmake-consumer-test: build cpp-deps
 	bash tests/cmake-consumer/run.sh
