@@ -173,3 +173,89 @@ TEST(Helpers, QuoteAndTextResult) {
     EXPECT_EQ(agent::text_result("hi"), R"({"content":[{"type":"text","text":"hi"}],"details":{}})");
     EXPECT_EQ(agent::text_result("no", true), R"({"content":[{"type":"text","text":"no"}],"details":{},"isError":true})");
 }
+
+TEST(AgentApi, ToolsQueuesConfigureImagesPrepareArguments) {
+    agent::Tool add(R"({"name":"add","parameters":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}})",
+                    [](std::string_view, std::string_view args) {
+                        EXPECT_EQ(args, R"({"a":1,"b":2})");
+                        return agent::text_result("3");
+                    });
+    // prepareArguments renames x/y to a/b before validation.
+    std::atomic<int> prepared{0};
+    add.set_prepare_arguments([&](std::string_view args) -> std::optional<std::string> {
+        prepared++;
+        EXPECT_EQ(args, R"({"x":1,"y":2})");
+        return R"({"a":1,"b":2})";
+    });
+    agent::Tool other(R"({"name":"other","parameters":{"type":"object"}})",
+                      [](std::string_view, std::string_view) { return agent::text_result("other"); });
+    agent::Agent bot(scripted(R"([{"content":[{"type":"toolCall","id":"c1","name":"add","arguments":{"x":1,"y":2}}]},
+                                  {"content":[{"type":"text","text":"sum done"}]},
+                                  {"content":[{"type":"text","text":"saw the image"}]}])"));
+    bot.set_tools({add, other});
+    std::string state = bot.state();
+    EXPECT_NE(state.find(R"("name":"add")"), std::string::npos);
+    EXPECT_NE(state.find(R"("name":"other")"), std::string::npos);
+    bot.set_tools({add});
+    EXPECT_EQ(bot.state().find(R"("name":"other")"), std::string::npos);
+
+    bot.configure(R"({"thinkingLevel":"high","steeringMode":"all"})");
+    EXPECT_NE(bot.state().find(R"("steeringMode":"all")"), std::string::npos);
+    agent::Error e = error_of([&] { bot.configure(R"({"nope":1})"); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_JSON);
+
+    bot.prompt("add");
+    EXPECT_EQ(prepared.load(), 1);
+    EXPECT_NE(bot.state().find("sum done"), std::string::npos);
+
+    bot.prompt("look", R"([{"type":"image","data":"aGk=","mimeType":"image/png"}])");
+    state = bot.state();
+    EXPECT_NE(state.find(R"({"type":"image","data":"aGk=","mimeType":"image/png"})"), std::string::npos) << state;
+    EXPECT_NE(state.find("saw the image"), std::string::npos);
+
+    // Queues: with steeringMode "all", peek returns every steering message.
+    bot.steer(test::user("s1"));
+    bot.steer(test::user("s2"));
+    bot.follow_up(test::user("f1"));
+    std::string peek = bot.peek_queued_messages();
+    EXPECT_NE(peek.find("s1"), std::string::npos);
+    EXPECT_NE(peek.find("s2"), std::string::npos);
+    EXPECT_EQ(peek.find("f1"), std::string::npos);
+    bot.clear_steering_queue();
+    EXPECT_NE(bot.peek_queued_messages().find("f1"), std::string::npos);
+    bot.clear_follow_up_queue();
+    EXPECT_FALSE(bot.has_queued_messages());
+    bot.follow_up(test::user("f2"));
+    bot.clear_all_queues();
+    EXPECT_EQ(bot.peek_queued_messages(), "[]");
+}
+
+TEST(AgentApi, ProcessWideDefaultStreamFunction) {
+    std::atomic<int> alive{0};
+    {
+        test::Probe probe(alive);
+        agent::set_default_stream_fn([probe](std::string_view, agent::Stream stream) {
+            stream.push(R"({"type":"start"})");
+            stream.push(R"({"type":"text_start","contentIndex":0})");
+            stream.push(R"({"type":"text_delta","contentIndex":0,"delta":"from the default"})");
+            stream.push(R"({"type":"text_end","contentIndex":0})");
+            stream.push(R"({"type":"done","reason":"stop"})");
+        });
+    }
+    EXPECT_EQ(alive.load(), 1);  // held by libagent
+    {
+        agent::Agent bot{agent::Options(test::options_json())};  // captures the default
+        bot.prompt("hi");
+        EXPECT_NE(bot.state().find("from the default"), std::string::npos);
+    }
+    agent::set_default_scripted_model(R"([{"content":[{"type":"text","text":"scripted default"}]}])");
+    EXPECT_TRUE(test::wait_until([&] { return alive.load() == 0; }));  // replaced: deleted
+    {
+        agent::Agent bot{agent::Options(test::options_json())};
+        bot.prompt("hi");
+        EXPECT_NE(bot.state().find("scripted default"), std::string::npos);
+    }
+    agent::clear_default_stream_fn();
+    agent::Error e = error_of([] { agent::Agent bot{agent::Options()}; });
+    EXPECT_EQ(e.status(), AGENT_ERR_NO_STREAM_FN);
+}
