@@ -2,7 +2,7 @@
 #   make demo      builds the library and runs examples/c/quickstart.c
 #   make test      everything: fmt, clippy, Rust tests, header drift check, C tests (+valgrind),
 #                  conformance against the reference traces
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (also DESTDIR=...; installs the CMake package libagent)
 
 SHELL := /bin/bash
 PREFIX ?= /usr/local
@@ -13,6 +13,11 @@ CONFORMANCE_OUT ?= build/conformance
 CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+# `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
+INSTALL_PROFILE ?= release
 
 .PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench
 
@@ -70,16 +75,27 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test conformance conformance-extra go-test
+test: tools lint rust-test check-header c-test conformance conformance-extra cpp-test go-test
 
 install:
-	cargo build --release --quiet
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 target/release/libagent.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 target/release/libagent.so $(DESTDIR)$(PREFIX)/lib/
+	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/libagent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/lib/cmake/libagent
+	install -m 644 target/$(INSTALL_PROFILE)/libagent.a $(DESTDIR)$(PREFIX)/lib/
+	@# The shared library under its full version; the soname (libagent.so.MAJOR) and the
+	@# development name (libagent.so) are symlinks.
+	install -m 755 target/$(INSTALL_PROFILE)/libagent.so $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION)
+	ln -sfn libagent.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION_MAJOR)
+	ln -sfn libagent.so.$(VERSION_MAJOR) $(DESTDIR)$(PREFIX)/lib/libagent.so
 	install -m 644 include/agent.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)|' \
+	install -m 644 bindings/cpp/include/libagent/agent.hpp $(DESTDIR)$(PREFIX)/include/libagent/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' \
 		libagent.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libagent.pc
+	install -m 644 cmake/libagentConfig.cmake $(DESTDIR)$(PREFIX)/lib/cmake/libagent/
+	for f in libagentConfigVersion libagentTargets; do \
+		sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(VERSION_MAJOR)|g' -e 's|@MINOR@|$(VERSION_MINOR)|g' \
+			cmake/$$f.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/libagent/$$f.cmake || exit 1; \
+	done
 
 clean:
 	cargo clean
@@ -109,3 +125,37 @@ example-go: build
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: ; bash bench/run.sh
+
+# ---- C++ binding and C/C++ packaging (issue 8) ----------------------------------------------
+# cpp-test: GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
+#           target/debug/libagent.so), then the packaging test (tests/cmake-consumer/run.sh:
+#           make install into a temporary DESTDIR, find_package from an outside CMake project).
+# example-cpp: builds and runs examples/cpp/quickstart.cpp.
+CPP_BUILD ?= build/cpp
+
+.PHONY: cpp-deps cpp-build cpp-test cpp-unit-test cmake-consumer-test example-cpp
+
+cpp-deps:
+	@command -v cmake >/dev/null && command -v ninja >/dev/null && \
+		{ [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; } || \
+		(apt-get update -qq && apt-get install -y -qq cmake ninja-build libgtest-dev >/dev/null)
+
+# The tests run under ASan/UBSan when the toolchain supports it (probed once per build).
+cpp-build: build cpp-deps
+	@mkdir -p $(CPP_BUILD)
+	@san=OFF; printf 'int main(void){return 0;}\n' | c++ -fsanitize=address,undefined -xc++ - \
+		-o $(CPP_BUILD)/sanitizer-probe 2>/dev/null && $(CPP_BUILD)/sanitizer-probe && san=ON; \
+		cmake -S bindings/cpp -B $(CPP_BUILD) -G Ninja -DLIBAGENT_ROOT=$(CURDIR) -DLIBAGENT_CPP_SANITIZE=$$san >/dev/null
+	@cmake --build $(CPP_BUILD)
+
+cpp-unit-test: cpp-build
+	cd $(CPP_BUILD) && ctest -j2 --output-on-failure
+
+cmake-consumer-test: build cpp-deps
+	bash tests/cmake-consumer/run.sh
+
+cpp-test: cpp-unit-test cmake-consumer-test
+
+example-cpp: cpp-build
+	./$(CPP_BUILD)/quickstart-cpp
+# ---- end of C++ binding and packaging ---------------------------------------------------------

@@ -36,6 +36,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The version of this header as a string literal ("MAJOR.MINOR.PATCH"), equal to
+// agent_version() of the matching library.
+#define AGENT_VERSION_STRING \
+  AGENT_VERSION_STRINGIFY_(AGENT_VERSION_MAJOR) "." AGENT_VERSION_STRINGIFY_(AGENT_VERSION_MINOR) \
+  "." AGENT_VERSION_STRINGIFY_(AGENT_VERSION_PATCH)
+#define AGENT_VERSION_STRINGIFY_(x) AGENT_VERSION_STRINGIFY2_(x)
+#define AGENT_VERSION_STRINGIFY2_(x) #x
+
+
+// The major version of this header (`agent_version()` reports the library's at run time).
+#define AGENT_VERSION_MAJOR 0
+
+// The minor version of this header.
+#define AGENT_VERSION_MINOR 1
+
+// The patch version of this header.
+#define AGENT_VERSION_PATCH 0
+
 // An opaque call object: the pending answer of one callback invocation.
 typedef struct AgentCall AgentCall;
 
@@ -445,7 +463,8 @@ AgentStatus agent_event_delta(const AgentEvent *event, const char **out_text, si
 // Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
 // `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
 // (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
-// counts as delivery: the queue never fails a run. Writes `*out_queue`.
+// counts as delivery: the queue never fails a run. Writes `*out_queue`. An agent being freed
+// concurrently either closes the new queue or makes this call fail.
 AgentStatus agent_events_open(AgentHandle *handle,
                               const char *options_json,
                               AgentEventQueue **out_queue);
@@ -453,7 +472,7 @@ AgentStatus agent_events_open(AgentHandle *handle,
 // Takes the next event JSON (free it with `agent_string_free`), waiting up to `timeout_ms`
 // (< 0: forever; 0: no wait). Returns `AGENT_ERR_TIMEOUT` when none arrived, `AGENT_ERR_CLOSED`
 // once the agent was freed and the queue is empty, and `AGENT_ERR_WOULD_DEADLOCK` when it would
-// wait on the runtime thread.
+// wait on the runtime thread. The JSON is built here, on the calling thread.
 AgentStatus agent_events_next(AgentEventQueue *queue, int64_t timeout_ms, char **out_event_json);
 
 // Closes and frees a queue: its subscription ends (a loop waiting on it resumes).

@@ -64,6 +64,35 @@ pub const AGENT_ERR_INVALID_ARGUMENT: AgentStatus = -15;
 /// An internal error (a bug in libagent); the message says where.
 pub const AGENT_ERR_INTERNAL: AgentStatus = -16;
 
+/// The major version of this header (`agent_version()` reports the library's at run time).
+pub const AGENT_VERSION_MAJOR: u32 = 0;
+/// The minor version of this header.
+pub const AGENT_VERSION_MINOR: u32 = 1;
+/// The patch version of this header.
+pub const AGENT_VERSION_PATCH: u32 = 0;
+
+// cbindgen exports numeric literals only (the header builds `AGENT_VERSION_STRING` from these,
+// see cbindgen.toml): this assertion ties them to Cargo.toml, so bumping the package version
+// fails the build until they are updated and the header is regenerated (`make header`).
+const fn parse_version_part(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let mut value = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        value = value * 10 + (bytes[i] - b'0') as u32;
+        i += 1;
+    }
+    value
+}
+
+const _: () = assert!(
+    AGENT_VERSION_MAJOR == parse_version_part(env!("CARGO_PKG_VERSION_MAJOR"))
+        && AGENT_VERSION_MINOR == parse_version_part(env!("CARGO_PKG_VERSION_MINOR"))
+        && AGENT_VERSION_PATCH == parse_version_part(env!("CARGO_PKG_VERSION_PATCH"))
+        && env!("CARGO_PKG_VERSION_PRE").is_empty(),
+    "AGENT_VERSION_* in src/ffi/mod.rs must match the version in Cargo.toml"
+);
+
 /// Called with a `user_data` pointer when the library drops its last reference to it.
 pub type AgentFinalizer = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
