@@ -76,8 +76,8 @@ def _hook(user_data: Optional[int], input_json: bytes, call: int) -> None:
 
 
 def _done(user_data: Optional[int], status: int, error: Optional[bytes]) -> None:
+    # Not marked as a runtime thread: `done` also runs inside agent_free, on the caller's thread.
     try:
-        native.mark_runtime_thread()
         callback = native.REGISTRY.get(user_data)
         native.REGISTRY.release(user_data)
         if callback is not None:
@@ -383,7 +383,7 @@ class Agent:
         """Installs (or with None removes) a hook."""
         kind = _hook_kind(name)
         if fn is None:
-            self._call("agent_set_hook", kind, _NULL_HOOK, None, None)
+            self._call("agent_set_hook", kind, _NULL_HOOK, None, native.NULL_FINALIZER)
             return
         self._register(lambda key: native.lib.agent_set_hook(self._handle, kind, HOOK_TRAMPOLINE, key,
                                                              native.FINALIZER), _HookSite(fn, self._shared))
@@ -391,7 +391,7 @@ class Agent:
     def set_stream_fn(self, fn: Optional[Callable[[Any], Any]]) -> None:
         """Replaces the model (None: the process-wide default)."""
         if fn is None:
-            self._call("agent_set_stream_fn", _NULL_STREAM, None, None)
+            self._call("agent_set_stream_fn", _NULL_STREAM, None, native.NULL_FINALIZER)
             return
         self._register(lambda key: native.lib.agent_set_stream_fn(self._handle, STREAM_TRAMPOLINE, key,
                                                                   native.FINALIZER), StreamSite(fn, self._shared))
@@ -437,7 +437,7 @@ def set_default_stream_fn(fn: Optional[Callable[[Any], Any]]) -> None:
     """Sets (None: clears) the process-wide default stream function, captured by agents built
     later without a model of their own."""
     if fn is None:
-        native.check(native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, None))
+        native.check(native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, native.NULL_FINALIZER))
         return
     Agent._register(lambda key: native.lib.agent_set_default_stream_fn(STREAM_TRAMPOLINE, key, native.FINALIZER),
                     StreamSite(fn, None))
@@ -456,6 +456,6 @@ def _close_all() -> None:
         except BaseException:  # noqa: BLE001
             pass
     try:
-        native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, None)
+        native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, native.NULL_FINALIZER)
     except BaseException:  # noqa: BLE001
         pass

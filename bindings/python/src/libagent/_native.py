@@ -226,6 +226,7 @@ def _finalize(user_data: Optional[int]) -> None:
 
 
 FINALIZER = FinalizerFn(_finalize)
+NULL_FINALIZER = FinalizerFn()  # ctypes takes no None for a function-pointer argument
 
 
 def version() -> str:
