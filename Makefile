@@ -70,7 +70,7 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test conformance conformance-extra
+test: tools lint rust-test check-header c-test conformance conformance-extra py-test
 
 install:
 	cargo build --release --quiet
@@ -87,3 +87,22 @@ clean:
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: ; bash bench/run.sh
+
+# ---- Python binding (bindings/python) ------------------------------------------------------------
+# py-test: a venv under build/, `pip install ./bindings/python[test]` (its build hook runs
+# `cargo build --release --lib` in target/ and bundles libagent.so), then pytest against the
+# installed package (never the sources, never LIBAGENT_LIBRARY).
+PY_VENV := build/py-venv
+PY := $(PY_VENV)/bin/python
+
+.PHONY: py-venv py-test example-python
+
+py-venv:
+	@test -x $(PY) || python3 -m venv $(PY_VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
+
+py-test: py-venv
+	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH ../../$(PY) -m pytest -q -p no:cacheprovider
+
+example-python: py-venv
+	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py

@@ -252,3 +252,34 @@ def test_an_unreferenced_agent_is_closed_by_the_garbage_collector(baseline):
     gc.collect()
     assert ref() is None
     wait_until(lambda: registry_size() == baseline, "the collected agent's callbacks to be released")
+
+
+EXIT_SCRIPT = """
+import libagent
+from libagent import Agent, tool
+
+@tool
+def ping() -> str:
+    "Ping."
+    return "pong"
+
+script = [{"content": [{"type": "toolCall", "id": "c1", "name": "ping", "arguments": {}}]},
+          {"content": [{"type": "text", "text": "done"}]}]
+for _ in range(3):
+    with Agent(scripted=script, tools=[ping]) as agent:
+        agent.prompt("go")
+left_open = Agent(scripted=script, tools=[ping])
+left_open.prompt("go")
+print("ok")
+"""
+
+
+def test_the_interpreter_exits_cleanly_while_libagent_still_owes_finalizers():
+    # After agent_free, libagent runs the tools' finalizers later on its runtime thread; one
+    # reaching Python during interpreter finalization would abort the process.
+    import subprocess
+    import sys
+    for _ in range(3):
+        result = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True,
+                                timeout=60)
+        assert (result.returncode, result.stdout.strip()) == (0, "ok"), result.stderr

@@ -447,9 +447,16 @@ def set_default_scripted_model(script: Sequence[Mapping[str, Any]]) -> None:
     native.check(native.lib.agent_set_default_scripted_model(native.dumps(list(script))))
 
 
+# How long the interpreter's exit waits for libagent to release the host objects it still holds.
+EXIT_DRAIN_SECONDS = 5.0
+
+
 @atexit.register
 def _close_all() -> None:
-    # No libagent callback may reach Python while the interpreter finalizes.
+    # No libagent callback may reach Python while the interpreter finalizes: a thread that takes
+    # the GIL then is ended with pthread_exit, whose unwinding through Rust frames aborts the
+    # process. So close every agent, then wait until libagent has run the finalizers it still
+    # owes (after agent_free they run later, on the runtime thread).
     for agent in list(_LIVE):
         try:
             agent.close()
@@ -459,3 +466,5 @@ def _close_all() -> None:
         native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, native.NULL_FINALIZER)
     except BaseException:  # noqa: BLE001
         pass
+    if not native.REGISTRY.wait_empty(EXIT_DRAIN_SECONDS):
+        dispatch.log.warning("libagent: %d host objects were not released before exit", len(native.REGISTRY))

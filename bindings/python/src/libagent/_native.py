@@ -188,6 +188,7 @@ class Registry:
         self._items: Dict[int, Any] = {}
         self._keys = itertools.count(1)
         self._lock = threading.Lock()
+        self._emptied = threading.Condition(self._lock)
 
     def add(self, obj: Any) -> int:
         with self._lock:
@@ -203,6 +204,14 @@ class Registry:
         # failed (the C ABI does not say whether the finalizer ran then).
         with self._lock:
             self._items.pop(key or 0, None)
+            if not self._items:
+                self._emptied.notify_all()
+
+    def wait_empty(self, timeout: float) -> bool:
+        """Waits until libagent released everything (its finalizers may run later, on its
+        runtime thread); False when `timeout` seconds passed first."""
+        with self._lock:
+            return self._emptied.wait_for(lambda: not self._items, timeout)
 
     def __len__(self) -> int:
         return len(self._items)
