@@ -112,15 +112,15 @@ def test_event_stream_ends_when_the_agent_is_closed():
 
 
 def test_cancelling_prompt_async_aborts_the_run():
-    started = asyncio.Event()
-
-    async def model(request):
-        yield {"type": "start"}
-        started.set()
-        await asyncio.sleep(3600)  # cancelled by the abort
-        yield {"type": "done", "reason": "stop"}
-
     async def main():
+        started = asyncio.Event()
+
+        async def model(request):
+            yield {"type": "start"}
+            started.set()
+            await asyncio.sleep(3600)  # cancelled by the abort
+            yield {"type": "done", "reason": "stop"}
+
         with Agent(stream_fn=model) as agent:
             task = asyncio.create_task(agent.prompt_async("wait"))
             await started.wait()

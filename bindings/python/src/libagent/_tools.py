@@ -145,7 +145,8 @@ def _arguments_model(fn: Callable[..., Any], name: str):
     context_param = None
     for param in signature.parameters.values():
         annotation = hints.get(param.name, param.annotation)
-        if annotation is ToolContext:
+        # (`ctx: ToolContext = None` reads as Optional[ToolContext] before Python 3.11)
+        if annotation is ToolContext or ToolContext in typing.get_args(annotation):
             context_param = param.name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
