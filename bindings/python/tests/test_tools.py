@@ -195,3 +195,32 @@ def test_set_tools_replaces_the_tools():
         assert [t["name"] for t in new[0]["toolsAdded"]] == ["two"]
         assert new[0]["toolsRemoved"] == [{"name": "one"}]
         assert libagent.message_text(new[3]) == "2"
+
+
+def test_hooks_block_a_call_and_a_failing_hook_fails_the_call():
+    ran = []
+
+    @tool
+    def delete(path: str) -> str:
+        """Delete a file."""
+        ran.append(path)
+        return "deleted"
+
+    def before_tool_call(context):
+        assert context["toolCall"]["name"] == "delete" and context["args"] == {"path": "/etc"}
+        return {"block": True, "reason": "not in /etc"}
+
+    def after_tool_call(context):
+        raise PermissionError("audit log unavailable")
+
+    script = [calls_reply(tool_call("c1", "delete", {"path": "/etc"})), text_reply("ok"),
+              calls_reply(tool_call("c2", "delete", {"path": "/tmp/x"})), text_reply("ok")]
+    with Agent(scripted=script, tools=[delete], hooks={"before_tool_call": before_tool_call}) as agent:
+        blocked = agent.prompt("delete /etc")[2]
+        assert ran == [] and blocked["isError"] is True
+        assert libagent.message_text(blocked) == "not in /etc"
+        agent.set_hook("before_tool_call", None)
+        agent.set_hook("afterToolCall", after_tool_call)
+        failed = agent.prompt("delete /tmp/x")[2]
+        assert ran == ["/tmp/x"] and failed["isError"] is True
+        assert libagent.message_text(failed) == "audit log unavailable"

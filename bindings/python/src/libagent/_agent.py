@@ -283,11 +283,14 @@ class Agent:
                 pass
 
         before = self._message_count()
-        shared.loop = loop  # coroutines of this run (tools, hooks, stream) run on the caller's loop
+        # Coroutines of this run (tools, hooks, stream) run on the caller's loop. Set before the
+        # start (its first callbacks may come at once); restored when the start is refused
+        # (BusyError: the active run keeps its loop).
+        previous, shared.loop = shared.loop, loop
         try:
             self._start(starter, on_done)
         except BaseException:
-            shared.loop = None
+            shared.loop = previous
             raise
         try:
             status, error = await asyncio.shield(future)

@@ -84,7 +84,7 @@ class Tool:
         if not callable(fn):
             raise TypeError("a tool needs a callable")
         self.fn = fn
-        self.name = name or fn.__name__
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
         self.description = description if description is not None else (inspect.getdoc(fn) or "")
         self.label = label or self.name
         self.execution_mode = execution_mode
