@@ -133,3 +133,20 @@ def test_abort_stops_a_streaming_generator():
         closed.wait()
     assert new[-1]["stopReason"] == "aborted"
     assert new[-1]["errorMessage"] == "Request was aborted"
+
+
+def test_event_stream_read_with_for_on_another_thread():
+    with Agent(scripted=[text_reply("pulled", chunks=2)]) as agent:
+        events = agent.events(shape="lean", capacity=1, until="agent_end")
+        with pytest.raises(libagent.AgentTimeoutError) as info:
+            events.get(timeout=0)
+        assert info.value.status == -10
+        types = []
+        reader = threading.Thread(target=lambda: types.extend(event["type"] for event in events))
+        reader.start()
+        agent.prompt("go")  # capacity 1: the loop waits for the reader at every event
+        reader.join(SAFETY_TIMEOUT)
+        assert types[0] == "agent_start" and types[-1] == "agent_end"
+        assert types.count("message_update") == 4  # text_start, two text_delta, text_end
+        with pytest.raises(libagent.QueueClosedError):
+            events.get(timeout=0)
