@@ -302,7 +302,7 @@ class Agent:
     def _settled(self, status: int, error: str, before: int) -> List[Message]:
         if status != OK:
             raise error_for(status, error)
-        return self.messages[before:]
+        return self._messages_from(before)
 
     def prompt(self, input: Union[str, Message, Sequence[Message]], *,
                images: Optional[Sequence[Mapping[str, Any]]] = None) -> List[Message]:
@@ -359,10 +359,23 @@ class Agent:
     @property
     def messages(self) -> List[Message]:
         """The transcript."""
-        return self.state["messages"]
+        return self._messages_from(0) if native.HAS_MESSAGE_READS else self.state["messages"]
 
     def _message_count(self) -> int:
+        if native.HAS_MESSAGE_READS:
+            out = ctypes.c_size_t()
+            self._call("agent_get_message_count", ctypes.byref(out))
+            return out.value
         return len(self.state["messages"])
+
+    def _messages_from(self, start: int) -> List[Message]:
+        """The transcript from `start` on, without reading the whole state when the library
+        has the cheap transcript reads."""
+        if native.HAS_MESSAGE_READS:
+            out = ctypes.c_void_p()
+            self._call("agent_get_messages", start, ctypes.c_size_t(-1).value, ctypes.byref(out))
+            return native.loads(native.take_string(out))
+        return self.messages[start:]
 
     def set_messages(self, messages: Sequence[Message]) -> None:
         self._call("agent_set_messages", native.dumps(list(messages)))

@@ -107,6 +107,13 @@ _SIGNATURES = {
 }
 
 
+# Newer functions (cheap transcript reads): used when the loaded library has them.
+_OPTIONAL_SIGNATURES = {
+    "agent_get_message_count": (c_int32, [c_void_p, POINTER(c_size_t)]),
+    "agent_get_messages": (c_int32, [c_void_p, c_size_t, c_size_t, POINTER(c_void_p)]),
+}
+
+
 def _library_path() -> str:
     override = os.environ.get("LIBAGENT_LIBRARY")
     if override:
@@ -127,11 +134,17 @@ def _load() -> ctypes.CDLL:
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes
+    for name, (restype, argtypes) in _OPTIONAL_SIGNATURES.items():
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = restype
+            fn.argtypes = argtypes
     return lib
 
 
 lib = _load()
 LIBRARY_PATH = lib._name
+HAS_MESSAGE_READS = hasattr(lib, "agent_get_message_count")
 
 
 # -- status checks and strings -------------------------------------------------------------------
