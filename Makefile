@@ -98,7 +98,9 @@ PY := $(PY_VENV)/bin/python
 .PHONY: py-venv py-test example-python
 
 py-venv:
-	@test -x $(PY) || python3 -m venv $(PY_VENV)
+	@# Debian's python3 lacks ensurepip until python3-venv is installed.
+	@test -x $(PY) || python3 -m venv $(PY_VENV) || (rm -rf $(PY_VENV) && apt-get update -qq && \
+		apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(PY_VENV))
 	$(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
 
 py-test: py-venv

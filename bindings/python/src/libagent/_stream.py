@@ -93,8 +93,8 @@ class _Pump:
     def fail(self, error: BaseException) -> None:
         if self.finished:
             return
-        if isinstance(error, (asyncio.CancelledError,)) or self.aborted.is_set():
-            self.end()
+        if self.aborted.is_set():
+            self.end()  # ends with stopReason "aborted"
             return
         self.finished = True
         dispatch.fail(self.stream, dispatch.error_text(error))
@@ -137,9 +137,13 @@ class _Pump:
             self.future = asyncio.run_coroutine_threadsafe(self.consume_async(produced),
                                                            dispatch.BACKGROUND.loop())
         # A task cancelled before its first step never runs its body: end the stream from here.
-        self.future.add_done_callback(lambda _future: self.end() if not self.finished else None)
+        self.future.add_done_callback(self._after)
         if self.aborted.is_set():
             self.future.cancel()
+
+    def _after(self, future: Any) -> None:
+        if not self.finished:  # cancelled (abort, or the loop shut down) before or while running
+            self.fail(asyncio.CancelledError())
 
     async def consume_async(self, produced: Any) -> None:
         try:
