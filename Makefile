@@ -75,7 +75,7 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test conformance conformance-extra cpp-test go-test
+test: tools lint rust-test check-header c-test conformance conformance-extra cpp-test go-test py-test
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -159,3 +159,24 @@ cpp-test: cpp-unit-test cmake-consumer-test
 example-cpp: cpp-build
 	./$(CPP_BUILD)/quickstart-cpp
 # ---- end of C++ binding and packaging ---------------------------------------------------------
+
+# ---- Python binding (bindings/python) ------------------------------------------------------------
+# py-test: a venv under build/, `pip install ./bindings/python[test]` (its build hook runs
+# `cargo build --release --lib` in target/ and bundles libagent.so), then pytest against the
+# installed package (never the sources, never LIBAGENT_LIBRARY).
+PY_VENV := build/py-venv
+PY := $(PY_VENV)/bin/python
+
+.PHONY: py-venv py-test example-python
+
+py-venv:
+	@# Debian's python3 lacks ensurepip until python3-venv is installed.
+	@test -x $(PY) || python3 -m venv $(PY_VENV) || (rm -rf $(PY_VENV) && apt-get update -qq && \
+		apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(PY_VENV))
+	$(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
+
+py-test: py-venv
+	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH ../../$(PY) -m pytest -q -p no:cacheprovider
+
+example-python: py-venv
+	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py
