@@ -24,6 +24,7 @@ use crate::message::{
     failure_message, from_json_vec, placeholder_model, role, tool_declaration, user_text_message,
     Message,
 };
+use crate::pending::Pending;
 use crate::transcript::{create_initial_system_message, current_system_message};
 
 pub use completion::{DoneFn, RunCompletion};
@@ -125,6 +126,8 @@ struct Inner {
     state: Mutex<State>,
     listeners: Mutex<Vec<(u64, Listener)>>,
     next_id: AtomicU64,
+    /// Run tasks not yet dropped.
+    tasks: Pending,
 }
 
 /// The stateful agent. Cheap to clone; clones share the same agent.
@@ -181,6 +184,7 @@ impl Agent {
             state: Mutex::new(state),
             listeners: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
+            tasks: Pending::default(),
         };
         Ok(Agent {
             inner: Arc::new(inner),
@@ -320,7 +324,7 @@ impl Agent {
             done,
         });
         let agent = self.clone();
-        let task = crate::runtime::handle().spawn(async move {
+        let body = async move {
             // A panic inside the loop (a libagent bug) fails the run instead of leaving it
             // hanging with waiters that are never released.
             let result = match std::panic::AssertUnwindSafe(future).catch_unwind().await {
@@ -335,7 +339,17 @@ impl Agent {
                         .await
                 }
             };
+            // Abort callbacks scheduled during the run have run before it settles (the reference
+            // calls abort listeners inside abort()).
+            signal.abort_callbacks().idle().await;
             agent.finish_run(id, outcome);
+        };
+        // Counted until the task is dropped, with everything it holds (tools, hooks): a free
+        // waits for that, so no finalizer runs after it returned.
+        let tracked = self.inner.tasks.enter();
+        let task = crate::runtime::handle().spawn(async move {
+            let _tracked = tracked;
+            body.await
         });
         if let Some(run) = state.run.as_mut().filter(|run| run.id == id) {
             run.task = Some(task.abort_handle());
@@ -527,6 +541,7 @@ impl Agent {
     /// another thread is calling right now has returned before this returns, unless this is
     /// called from inside a `done` callback (waiting there could deadlock two frees).
     pub fn shutdown(&self, reason: &str) {
+        let mut signal = None;
         let (run, settling, queues) = {
             let mut state = self.state();
             state.shut_down = Some(reason.to_string());
@@ -544,6 +559,7 @@ impl Agent {
         }
         if let Some(mut run) = run {
             run.signal.cancel();
+            signal = Some(run.signal.clone());
             if let Some(task) = run.task.take() {
                 task.abort();
             }
@@ -552,10 +568,19 @@ impl Agent {
             }
             run.completion.complete(Err(reason.to_string()));
         }
-        if !IN_DONE.with(Cell::get) {
+        // Inside a done callback, waiting could deadlock two frees; on the runtime thread, the
+        // run's task may be the caller itself.
+        let in_done = IN_DONE.with(Cell::get);
+        if !in_done {
             for completion in settling {
                 completion.wait_blocking(None);
             }
+        }
+        if !in_done && !crate::runtime::is_runtime_thread() {
+            if let Some(signal) = signal {
+                signal.abort_callbacks().wait_idle_blocking();
+            }
+            self.inner.tasks.wait_idle_blocking();
         }
         // Dropped outside the lock: a listener's finalizer may call back into this agent.
         let listeners = std::mem::take(&mut *lock(&self.inner.listeners));

@@ -33,6 +33,9 @@ struct SignalInner {
     grace: Option<std::time::Duration>,
     notify: tokio::sync::Notify,
     callbacks: Mutex<Vec<AbortCallback>>,
+    /// Batches of abort callbacks scheduled on the runtime and not yet run: a run settles only
+    /// after them, and a free waits for them.
+    batches: crate::pending::Pending,
 }
 
 impl AbortSignal {
@@ -78,13 +81,7 @@ impl AbortSignal {
             // The agent is being freed: no host callback may start any more (just drop them).
             return;
         }
-        if !callbacks.is_empty() {
-            crate::runtime::spawn(async move {
-                for callback in callbacks {
-                    callback();
-                }
-            });
-        }
+        self.run_batch(callbacks);
     }
 
     /// Aborts the signal and cancels the run: the loop makes no further host call (the agent
@@ -121,10 +118,35 @@ impl AbortSignal {
             drop(callback);
         } else if self.is_aborted() {
             drop(callbacks);
-            crate::runtime::spawn(async move { callback() });
+            self.run_batch(vec![Box::new(callback)]);
         } else {
             callbacks.push(Box::new(callback));
         }
+    }
+
+    /// Runs abort callbacks on the runtime thread, counted until they ran. Once the run is
+    /// cancelled (the agent is being freed) they are dropped instead of called.
+    fn run_batch(&self, callbacks: Vec<AbortCallback>) {
+        if callbacks.is_empty() {
+            return;
+        }
+        let batch = self.0.batches.enter();
+        let signal = self.clone();
+        crate::runtime::spawn(async move {
+            for callback in callbacks {
+                if signal.is_cancelled() {
+                    drop(callback);
+                } else {
+                    callback();
+                }
+            }
+            drop(batch);
+        });
+    }
+
+    /// Abort-callback batches not yet run.
+    pub fn abort_callbacks(&self) -> &crate::pending::Pending {
+        &self.0.batches
     }
 
     /// True when both values are the same signal.

@@ -39,6 +39,7 @@ pub mod ffi; // the C ABI only: handles, strings, status codes, callbacks, build
 pub mod host; // what the host plugs in: signal, stream functions, tools, hooks, listeners
 pub mod json; // the order-preserving JSON value and JavaScript rendering rules
 pub mod message; // data model: shared messages, the shapes the core creates, typed views
+pub mod pending; // work in flight, waited for by done, waits and frees
 pub mod runtime; // the runtime thread
 pub mod stream; // assistant stream: host events to partial/final messages
 pub mod transcript; // system-prompt replay, tool declarations and tool-state diffs

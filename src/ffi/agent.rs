@@ -71,11 +71,15 @@ pub unsafe extern "C" fn agent_new(
     })
 }
 
-/// Frees an agent. Never blocks: a running run is cancelled (no new host callback of this agent
-/// starts afterwards; one already running on the runtime thread finishes), its `done` is called
-/// with `AGENT_ERR_FREED` before this returns, event queues close, and the agent's references to
-/// tools, hooks and listeners are dropped (running their finalizers once unused). Callable from
-/// any thread, including inside this agent's callbacks.
+/// Frees an agent. A running run is cancelled (no new host callback of this agent starts
+/// afterwards), its `done` is called with `AGENT_ERR_FREED` before this returns, event queues
+/// close, and the agent's references to tools, hooks and listeners are dropped (running their
+/// finalizers once unused). Called from a host thread, it returns only after a callback of this
+/// agent that is running at that moment (a `done`, a tool, a hook...) returned and the run let go
+/// of everything it held, so no callback or finalizer of this agent runs after it (never wait in
+/// a callback for a thread that is inside `agent_free`). Called on the runtime thread (inside a
+/// callback) it never waits; callbacks already scheduled are then dropped, not called.
+/// Callable from any thread, including inside this agent's callbacks.
 #[no_mangle]
 pub unsafe extern "C" fn agent_free(handle: *mut AgentHandle) -> AgentStatus {
     boundary(|| {
