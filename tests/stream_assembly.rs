@@ -20,8 +20,9 @@ fn started() -> Assembler {
 
 fn update(result: Assembled) -> (Json, Json) {
     match result {
-        Assembled::Update { mut event, partial } => {
+        Assembled::Update { event, partial } => {
             // The event's `partial` is a placeholder; the snapshot is its value.
+            let mut event = event.to_json(&partial);
             let partial = partial.to_json();
             event["partial"] = partial.clone();
             (event, partial)
