@@ -225,3 +225,92 @@ fn invalid_patterns_keep_their_compile_error() {
         "{error}"
     );
 }
+
+/// A small deterministic generator (no dependency): a linear congruential sequence.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+fn random_pattern(rng: &mut Lcg, depth: usize, groups: &mut usize) -> String {
+    const ATOMS: &[&str] = &[
+        "a", "b", "-", "é", "😀", " ", "1", "_", ".", r"\d", r"\D", r"\w", r"\W", r"\s", r"\S",
+        "[ab]", "[^a]", "[a-c]", r"[\d_]", r"[^\s]", r"[\w-]", r"\.", r"\n", "x",
+    ];
+    const QUANTIFIERS: &[&str] = &[
+        "", "", "", "*", "+", "?", "{1,2}", "{2}", "{0,}", "*?", "+?",
+    ];
+    let mut out = String::new();
+    for _ in 0..1 + rng.next(4) {
+        let piece = match rng.next(if depth > 2 { 12 } else { 18 }) {
+            0 => "^".to_string(),
+            1 => "$".to_string(),
+            2 => r"\b".to_string(),
+            3 if *groups > 0 => format!(r"\{}", 1 + rng.next(*groups)),
+            12 | 13 => {
+                *groups += 1;
+                format!("({})", random_pattern(rng, depth + 1, groups))
+            }
+            14 => format!("(?:{})", random_pattern(rng, depth + 1, groups)),
+            15 => format!(
+                "{}|{}",
+                random_pattern(rng, depth + 1, groups),
+                random_pattern(rng, depth + 1, groups)
+            ),
+            16 => format!("(?={})", random_pattern(rng, depth + 1, groups)),
+            17 => format!("(?<!{})", random_pattern(rng, depth + 1, groups)),
+            _ => ATOMS[rng.next(ATOMS.len())].to_string(),
+        };
+        out.push_str(&piece);
+        let quantifiable = !matches!(piece.as_str(), "^" | "$" | r"\b") && !piece.contains('|');
+        if quantifiable {
+            out.push_str(QUANTIFIERS[rng.next(QUANTIFIERS.len())]);
+        }
+    }
+    out
+}
+
+/// Random patterns over the translated constructs give exactly regress's answers.
+#[test]
+fn random_patterns_match_as_ecmascript_does() {
+    let alphabet: Vec<char> = "ab-.xé😀 \n1_A".chars().collect();
+    let mut rng = Lcg(11);
+    let (mut compared, mut refused) = (0, 0);
+    for _ in 0..1500 {
+        let source = random_pattern(&mut rng, 0, &mut 0);
+        let Ok(reference) = regress::Regex::with_flags(&source, "u") else {
+            continue;
+        };
+        let pattern = Pattern::new(&source).unwrap();
+        for _ in 0..12 {
+            let text: String = (0..rng.next(7))
+                .map(|_| alphabet[rng.next(alphabet.len())])
+                .collect();
+            match pattern.is_match(&text) {
+                Ok(answer) => {
+                    compared += 1;
+                    assert_eq!(
+                        answer,
+                        reference.find(&text).is_some(),
+                        "/{source}/ against {text:?}"
+                    );
+                }
+                // Refused (back-references into repeated groups, lookbehinds fancy-regex
+                // cannot run, ...): an error, never a different answer.
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    // The generator favours exotic constructs; still most cases are decided.
+    assert!(
+        compared > 4 * refused,
+        "compared {compared}, refused {refused}"
+    );
+}
