@@ -216,6 +216,22 @@ fn ordinary_patterns_match_as_ecmascript_does() {
     }
 }
 
+/// Legacy patterns (valid only without the `u` flag) match UTF-16 code units: where that could
+/// differ from whole characters, a text beyond U+FFFF is refused rather than answered wrongly.
+#[test]
+fn legacy_patterns_refuse_what_they_would_see_as_code_units() {
+    let pattern = Pattern::new(r"^[\w-.]+😀+$").unwrap();
+    assert_eq!(pattern.is_match("a-b"), Ok(false));
+    assert!(pattern
+        .is_match("a😀😀")
+        .unwrap_err()
+        .contains("cannot match in bounded time"));
+    // Without such constructs the answer stays exact.
+    let pattern = Pattern::new(r"^[\w-.]+$").unwrap();
+    assert_eq!(pattern.is_match("a😀"), Ok(false));
+    assert_eq!(pattern.is_match("a-b.c"), Ok(true));
+}
+
 /// Invalid patterns still fail to compile with the ECMAScript engine's error.
 #[test]
 fn invalid_patterns_keep_their_compile_error() {

@@ -19,7 +19,7 @@
 //! is not run at all: matching it fails with a clear error. Patterns that are only valid
 //! without the `u` flag are translated with their legacy (Annex B) syntax; since those match
 //! UTF-16 code units, a text with characters beyond U+FFFF is refused for them when `.`,
-//! a negated class or a negated escape could see half of such a character.
+//! a negated class, a negated escape or such a character in the pattern could see half of one.
 
 use super::keywords::compile_regex;
 
@@ -99,7 +99,8 @@ impl Pattern {
 /// A translated pattern.
 struct Translated {
     text: String,
-    /// Uses `.`, a negated class or a negated class escape.
+    /// Uses `.`, a negated class or a negated class escape (or, legacy, holds a character beyond
+    /// U+FFFF).
     astral_sensitive: bool,
 }
 
@@ -139,9 +140,11 @@ fn translate(source: &str, unicode: bool, fancy: bool) -> Option<Translated> {
             return None;
         }
     }
+    // Legacy patterns see a character beyond U+FFFF in the pattern as two code units.
+    let astral_literal = !unicode && t.chars.iter().any(|&c| c > '\u{FFFF}');
     Some(Translated {
         text: t.out,
-        astral_sensitive: t.astral_sensitive,
+        astral_sensitive: t.astral_sensitive || astral_literal,
     })
 }
 
