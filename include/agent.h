@@ -124,6 +124,14 @@ typedef void (*AgentListenerFn)(void *user_data, const AgentEvent *event, AgentC
 // Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
 // `AGENT_EVENT_SHAPE_LEAN` (`message_update` without the whole partial message; a
 // `toolcall_delta` keeps that block's parsed `arguments`).
+//
+// Cost of building an event's JSON: `full` is O(size of the partial message) for every
+// `message_update`, so O(N^2) over a response streamed in N deltas. `lean` is O(size of the
+// event) for text and thinking deltas, and for a `toolcall_delta` O(size of that tool call's
+// parsed arguments so far), because it contains them: over a tool call streamed in N deltas that
+// is O(N^2) too. A listener that only needs the new text reads `agent_event_delta` (the raw
+// argument text for a `toolcall_delta`) and pays O(1); not asking for JSON at all keeps every
+// event O(1).
 typedef int32_t AgentEventShape;
 
 // Runs a tool (SPEC §6.8) on the runtime thread. `tool_call_id` and `args_json` (the validated
@@ -198,7 +206,7 @@ typedef void (*AgentPrepareArgumentsFn)(void *user_data, const char *args_json, 
 // The reference's event JSON.
 #define AGENT_EVENT_SHAPE_FULL 0
 
-// The lean event JSON.
+// The lean event JSON (see `AgentEventShape` for its cost on `toolcall_delta`).
 #define AGENT_EVENT_SHAPE_LEAN 1
 
 // `convertToLlm(messages)`: answer an array of messages (NULL: the default conversion).
@@ -255,11 +263,15 @@ AgentStatus agent_runtime_configure(uint32_t workers);
 // reference's text. Writes `*out_agent` on success.
 AgentStatus agent_new(AgentOptions *options, AgentHandle **out_agent);
 
-// Frees an agent. Never blocks: a running run is cancelled (no new host callback of this agent
-// starts afterwards; one already running on the runtime thread finishes), its `done` is called
-// with `AGENT_ERR_FREED` before this returns, event queues close, and the agent's references to
-// tools, hooks and listeners are dropped (running their finalizers once unused). Callable from
-// any thread, including inside this agent's callbacks.
+// Frees an agent. A running run is cancelled (no new host callback of this agent starts
+// afterwards), its `done` is called with `AGENT_ERR_FREED` before this returns, event queues
+// close, and the agent's references to tools, hooks and listeners are dropped (running their
+// finalizers once unused). Called from a host thread, it returns only after a callback of this
+// agent that is running at that moment (a `done`, a tool, a hook...) returned and the run let go
+// of everything it held, so no callback or finalizer of this agent runs after it (never wait in
+// a callback for a thread that is inside `agent_free`). Called on the runtime thread (inside a
+// callback) it never waits; callbacks already scheduled are then dropped, not called.
+// Callable from any thread, including inside this agent's callbacks.
 AgentStatus agent_free(AgentHandle *handle);
 
 // `prompt(input)` (SPEC §7.6). `input_json`: a JSON string (a text prompt), one message object,
@@ -463,8 +475,10 @@ AgentStatus agent_event_delta(const AgentEvent *event, const char **out_text, si
 // Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
 // `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
 // (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
-// counts as delivery: the queue never fails a run. Writes `*out_queue`. An agent being freed
-// concurrently either closes the new queue or makes this call fail.
+// counts as delivery: the queue never fails a run. Every event is serialised (on the reading
+// thread, in `agent_events_next`), so its cost per event is that of `agent_event_json` in the
+// queue's shape (see `AgentEventShape`). Writes `*out_queue`. An agent being freed concurrently
+// either closes the new queue or makes this call fail.
 AgentStatus agent_events_open(AgentHandle *handle,
                               const char *options_json,
                               AgentEventQueue **out_queue);

@@ -133,7 +133,7 @@ pub enum StreamOutput {
         partial: Json,
     },
     Update {
-        event: Json,
+        event: partial::UpdateEvent,
         partial: partial::PartialSnapshot,
     },
     /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).

@@ -23,10 +23,18 @@ pub struct CAgentEvent {
 /// Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
 /// `AGENT_EVENT_SHAPE_LEAN` (`message_update` without the whole partial message; a
 /// `toolcall_delta` keeps that block's parsed `arguments`).
+///
+/// Cost of building an event's JSON: `full` is O(size of the partial message) for every
+/// `message_update`, so O(N^2) over a response streamed in N deltas. `lean` is O(size of the
+/// event) for text and thinking deltas, and for a `toolcall_delta` O(size of that tool call's
+/// parsed arguments so far), because it contains them: over a tool call streamed in N deltas that
+/// is O(N^2) too. A listener that only needs the new text reads `agent_event_delta` (the raw
+/// argument text for a `toolcall_delta`) and pays O(1); not asking for JSON at all keeps every
+/// event O(1).
 pub type AgentEventShape = i32;
 /// The reference's event JSON.
 pub const AGENT_EVENT_SHAPE_FULL: AgentEventShape = 0;
-/// The lean event JSON.
+/// The lean event JSON (see `AgentEventShape` for its cost on `toolcall_delta`).
 pub const AGENT_EVENT_SHAPE_LEAN: AgentEventShape = 1;
 
 /// A listener (SPEC §7.11). Called on the runtime thread for every event, in subscription order;
@@ -264,8 +272,10 @@ static QUEUES: Registry<Arc<FfiQueue>> = Registry::new("event queue", 0x9e9e_9e9
 /// Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
 /// `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
 /// (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
-/// counts as delivery: the queue never fails a run. Writes `*out_queue`. An agent being freed
-/// concurrently either closes the new queue or makes this call fail.
+/// counts as delivery: the queue never fails a run. Every event is serialised (on the reading
+/// thread, in `agent_events_next`), so its cost per event is that of `agent_event_json` in the
+/// queue's shape (see `AgentEventShape`). Writes `*out_queue`. An agent being freed concurrently
+/// either closes the new queue or makes this call fail.
 #[no_mangle]
 pub unsafe extern "C" fn agent_events_open(
     handle: *mut AgentHandle,
