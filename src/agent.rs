@@ -346,11 +346,7 @@ impl Agent {
         };
         // Counted until the task is dropped, with everything it holds (tools, hooks): a free
         // waits for that, so no finalizer runs after it returned.
-        let tracked = self.inner.tasks.enter();
-        let task = crate::runtime::handle().spawn(async move {
-            let _tracked = tracked;
-            body.await
-        });
+        let task = crate::runtime::handle().spawn(self.inner.tasks.track(body));
         if let Some(run) = state.run.as_mut().filter(|run| run.id == id) {
             run.task = Some(task.abort_handle());
         }

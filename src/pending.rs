@@ -2,7 +2,10 @@
 //! or async, until none is left: how `done`, `agent_wait_for_idle` and `agent_free` keep their
 //! ordering promises.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll};
 
 use crate::host::lock;
 
@@ -25,6 +28,14 @@ impl Pending {
     pub fn enter(&self) -> PendingGuard {
         *lock(&self.0.count) += 1;
         PendingGuard(self.clone())
+    }
+
+    /// Counts `future` until it is dropped, after everything it holds (completed or cancelled).
+    pub fn track<F: Future + Send + 'static>(&self, future: F) -> Tracked<F> {
+        Tracked {
+            future: Box::pin(future),
+            _guard: self.enter(),
+        }
     }
 
     pub fn is_idle(&self) -> bool {
@@ -53,6 +64,21 @@ impl Pending {
                 .wait_while(count, |n| *n > 0)
                 .unwrap_or_else(|e| e.into_inner()),
         );
+    }
+}
+
+/// A future counted until dropped. Fields drop in declaration order: the future (and all it
+/// holds) before the guard.
+pub struct Tracked<F> {
+    future: Pin<Box<F>>,
+    _guard: PendingGuard,
+}
+
+impl<F: Future> Future for Tracked<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.future.as_mut().poll(cx)
     }
 }
 

@@ -3,8 +3,11 @@
  * AGENT_OK must find `done` finished; (2) agent_free right after agent_end was seen must find
  * `done` finished, and nothing may touch the done context after the free returned (the context
  * is poisoned and freed at once: valgrind/ASan would see a late write); (3) a done that frees
- * its own agent, and one that starts the next run, do not deadlock. The old code failed (1) and
- * (2) within a few hundred iterations: `done` ran after the run was taken out of the state. */
+ * its own agent, and one that starts the next run, do not deadlock; (4) abort callbacks have run
+ * before the run settles; (5) no finalizer of the agent runs after agent_free returned (a tool
+ * the run still held). The old code failed (1) and (2) within a few hundred iterations: `done`
+ * ran after the run was taken out of the state; (4) and (5) failed too (callbacks and the run's
+ * task were dropped later on the runtime). */
 #include "check.h"
 
 #include <sched.h>
@@ -68,6 +71,26 @@ static void start_next(void *ud, AgentStatus status, const char *error) {
     CHECK_OK(agent_prompt(chaining, "\"again\"", chained, NULL));
 }
 
+/* (4) a prepareRequest hook registering an abort callback; the scripted model waits for abort. */
+static atomic_int hook_ran, abort_ran;
+static void on_abort_cb(void *ud) {
+    (void)ud;
+    atomic_store(&abort_ran, 1);
+}
+static void register_abort(void *ud, const char *input, AgentCall *call) {
+    (void)ud, (void)input;
+    CHECK_OK(agent_call_on_abort(call, on_abort_cb, NULL, NULL));
+    CHECK_OK(agent_call_complete(call, NULL));
+    atomic_store(&hook_ran, 1);
+}
+
+/* (5) a tool that never answers, held only by the agent. */
+static atomic_int tool_started, tool_finalized;
+static void silent_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+    (void)ud, (void)id, (void)args, (void)call;
+    atomic_store(&tool_started, 1);
+}
+
 int main(void) {
     CHECK_OK(agent_runtime_configure(4));
 
@@ -118,6 +141,41 @@ int main(void) {
     CHECK_EQ_INT(count, 4); /* two prompts, two answers */
     CHECK_EQ_INT(atomic_load(&chained_done), 1);
     CHECK_OK(agent_free(chaining));
+
+    /* (4) abort callbacks run before the run settles. */
+    for (int i = 0; i < iterations() / 4; i++) {
+        AgentOptions *options;
+        CHECK_OK(agent_options_new(NULL, &options));
+        CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"waitForAbort\":true}]"));
+        CHECK_OK(agent_options_set_hook(options, AGENT_HOOK_PREPARE_REQUEST, register_abort, NULL, NULL));
+        CHECK_OK(agent_new(options, &agent));
+        atomic_store(&hook_ran, 0);
+        atomic_store(&abort_ran, 0);
+        CHECK_OK(agent_prompt(agent, "\"hi\"", NULL, NULL));
+        WAIT_UNTIL(atomic_load(&hook_ran));
+        CHECK_OK(agent_abort(agent));
+        CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
+        if (!atomic_load(&abort_ran)) FAIL("iteration %d: the run settled before its abort callback ran", i);
+        CHECK_OK(agent_free(agent));
+    }
+
+    /* (5) the run's task still holds the tool when agent_free is called. */
+    for (int i = 0; i < iterations() / 4; i++) {
+        AgentOptions *options;
+        CHECK_OK(agent_options_new(NULL, &options));
+        CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"t\",\"arguments\":{}}]}]"));
+        AgentTool *tool;
+        CHECK_OK(agent_tool_new("{\"name\":\"t\",\"parameters\":{\"type\":\"object\"}}", silent_tool, &tool_finalized, count_finalizer, &tool));
+        CHECK_OK(agent_options_add_tool(options, tool));
+        CHECK_OK(agent_tool_free(tool));
+        CHECK_OK(agent_new(options, &agent));
+        atomic_store(&tool_started, 0);
+        atomic_store(&tool_finalized, 0);
+        CHECK_OK(agent_prompt(agent, "\"hi\"", NULL, NULL));
+        WAIT_UNTIL(atomic_load(&tool_started));
+        CHECK_OK(agent_free(agent));
+        if (atomic_load(&tool_finalized) != 1) FAIL("iteration %d: the tool's finalizer had not run when agent_free returned", i);
+    }
 
     printf("test_done_ordering: ok\n");
     return 0;
