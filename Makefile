@@ -19,7 +19,7 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
 INSTALL_PROFILE ?= release
 
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench example-rust
 
 all: build
 
@@ -54,6 +54,12 @@ lint:
 rust-test:
 	cargo test --quiet
 	python3 tests/check_checklist.py | tail -1
+	@mkdir -p build && cargo run --quiet --example quickstart > build/quickstart-rust.out && \
+		grep -q "Transcript: 6 messages" build/quickstart-rust.out && echo "rust example: ok"
+
+# The Rust quickstart (examples/rust/quickstart.rs).
+example-rust:
+	cargo run --quiet --example quickstart
 
 c-test: build tools
 	bash tests/c/run.sh
