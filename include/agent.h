@@ -253,6 +253,11 @@ void agent_string_free(char *text);
 // The library version, e.g. "0.1.0" (static; do not free).
 const char *agent_version(void);
 
+// Whether the calling thread is one of libagent's runtime threads, where callbacks run and
+// blocking waits fail with `AGENT_ERR_WOULD_DEADLOCK` (bindings use it to refuse a blocking
+// call up front).
+bool agent_is_runtime_thread(void);
+
 // Chooses the runtime before first use: `workers` <= 1 runs every agent on one runtime thread
 // (the default); N > 1 uses a multi-thread runtime with N workers.
 // Returns `AGENT_ERR_INVALID_STATE` once the runtime is running or was already configured.

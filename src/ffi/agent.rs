@@ -114,6 +114,20 @@ fn done_callback(
     }))
 }
 
+/// A start refused because the agent is being freed concurrently is a freed handle to the host.
+fn start_result(ffi: &FfiAgent, result: Result<(), crate::error::Error>) -> FfiResult {
+    result.map_err(|error| {
+        if ffi.freed.load(Ordering::SeqCst) {
+            FfiError {
+                status: AGENT_ERR_INVALID_HANDLE,
+                message: "agent is a freed agent.".into(),
+            }
+        } else {
+            error.into()
+        }
+    })
+}
+
 fn prompt_input(value: Json) -> FfiResult<PromptInput> {
     match value {
         Json::String(text) => Ok(PromptInput::Text {
@@ -143,10 +157,8 @@ pub unsafe extern "C" fn agent_prompt(
         let ffi = agent_arg(handle)?;
         let input = prompt_input(json_arg(input_json, "input_json")?)?;
         let done = done_callback(done, user_data, ffi.freed.clone());
-        ffi.agent
-            .start_prompt(input, done)
-            .map(|_| ())
-            .map_err(FfiError::from)
+        let started = ffi.agent.start_prompt(input, done).map(|_| ());
+        start_result(&ffi, started)
     })
 }
 
@@ -174,10 +186,8 @@ pub unsafe extern "C" fn agent_prompt_text(
             }
         };
         let done = done_callback(done, user_data, ffi.freed.clone());
-        ffi.agent
-            .start_prompt(PromptInput::Text { text, images }, done)
-            .map(|_| ())
-            .map_err(FfiError::from)
+        let started = ffi.agent.start_prompt(PromptInput::Text { text, images }, done).map(|_| ());
+        start_result(&ffi, started)
     })
 }
 
@@ -192,10 +202,8 @@ pub unsafe extern "C" fn agent_continue(
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let done = done_callback(done, user_data, ffi.freed.clone());
-        ffi.agent
-            .start_continue(done)
-            .map(|_| ())
-            .map_err(FfiError::from)
+        let started = ffi.agent.start_continue(done).map(|_| ());
+        start_result(&ffi, started)
     })
 }
 

@@ -318,6 +318,14 @@ pub extern "C" fn agent_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
 }
 
+/// Whether the calling thread is one of libagent's runtime threads, where callbacks run and
+/// blocking waits fail with `AGENT_ERR_WOULD_DEADLOCK` (bindings use it to refuse a blocking
+/// call up front).
+#[no_mangle]
+pub extern "C" fn agent_is_runtime_thread() -> bool {
+    crate::runtime::is_runtime_thread()
+}
+
 /// Chooses the runtime before first use: `workers` <= 1 runs every agent on one runtime thread
 /// (the default); N > 1 uses a multi-thread runtime with N workers.
 /// Returns `AGENT_ERR_INVALID_STATE` once the runtime is running or was already configured.

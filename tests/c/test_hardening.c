@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 /* A stream that pushes a whole response at once, then tries to answer again. */
-static atomic_int second_complete, second_fail, push_after_done, backlog_seen = -1;
+static atomic_int second_complete, second_fail, push_after_done, backlog_seen = -1, on_runtime;
 static void eager_stream(void *ud, const char *request, AgentStream *stream) {
     (void)ud, (void)request;
+    atomic_store(&on_runtime, agent_is_runtime_thread());
     CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
     CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_start\",\"contentIndex\":0}"));
     CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"hi\"}"));
@@ -43,6 +44,8 @@ int main(void) {
     CHECK_OK(agent_set_stream_fn(agent, eager_stream, NULL, NULL));
     CHECK_OK(agent_prompt(agent, "\"hi\"", NULL, NULL));
     CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
+    CHECK_EQ_INT(atomic_load(&on_runtime), 1); /* callbacks run on the runtime thread */
+    CHECK(!agent_is_runtime_thread());
     CHECK_EQ_INT(atomic_load(&backlog_seen), 3); /* all three still queued: pushed inside the call */
     CHECK_EQ_INT(atomic_load(&push_after_done), AGENT_ERR_STREAM_CLOSED);
     CHECK_EQ_INT(atomic_load(&second_complete), AGENT_ERR_ALREADY_COMPLETED);
