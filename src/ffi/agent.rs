@@ -186,7 +186,10 @@ pub unsafe extern "C" fn agent_prompt_text(
             }
         };
         let done = done_callback(done, user_data, ffi.freed.clone());
-        let started = ffi.agent.start_prompt(PromptInput::Text { text, images }, done).map(|_| ());
+        let started = ffi
+            .agent
+            .start_prompt(PromptInput::Text { text, images }, done)
+            .map(|_| ());
         start_result(&ffi, started)
     })
 }
