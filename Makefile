@@ -2,7 +2,7 @@
 #   make demo      builds the library and runs examples/c/quickstart.c
 #   make test      everything: fmt, clippy, Rust tests, header drift check, C tests (+valgrind),
 #                  conformance against the reference traces
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (also DESTDIR=...; installs the CMake package libagent)
 
 SHELL := /bin/bash
 PREFIX ?= /usr/local
@@ -13,8 +13,13 @@ CONFORMANCE_OUT ?= build/conformance
 CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+# `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
+INSTALL_PROFILE ?= release
 
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench example-rust
 
 all: build
 
@@ -49,6 +54,12 @@ lint:
 rust-test:
 	cargo test --quiet
 	python3 tests/check_checklist.py | tail -1
+	@mkdir -p build && cargo run --quiet --example quickstart > build/quickstart-rust.out && \
+		grep -q "Transcript: 6 messages" build/quickstart-rust.out && echo "rust example: ok"
+
+# The Rust quickstart (examples/rust/quickstart.rs).
+example-rust:
+	cargo run --quiet --example quickstart
 
 c-test: build tools
 	bash tests/c/run.sh
@@ -70,20 +81,53 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test conformance conformance-extra check-memory soak-short
+test: tools lint rust-test check-header c-test conformance conformance-extra cpp-test go-test py-test check-memory soak-short
 
 install:
-	cargo build --release --quiet
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 target/release/libagent.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 target/release/libagent.so $(DESTDIR)$(PREFIX)/lib/
+	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/libagent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/lib/cmake/libagent
+	install -m 644 target/$(INSTALL_PROFILE)/libagent.a $(DESTDIR)$(PREFIX)/lib/
+	@# The shared library under its full version; the soname (libagent.so.MAJOR) and the
+	@# development name (libagent.so) are symlinks.
+	install -m 755 target/$(INSTALL_PROFILE)/libagent.so $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION)
+	ln -sfn libagent.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION_MAJOR)
+	ln -sfn libagent.so.$(VERSION_MAJOR) $(DESTDIR)$(PREFIX)/lib/libagent.so
 	install -m 644 include/agent.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)|' \
+	install -m 644 bindings/cpp/include/libagent/agent.hpp $(DESTDIR)$(PREFIX)/include/libagent/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' \
 		libagent.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libagent.pc
+	install -m 644 cmake/libagentConfig.cmake $(DESTDIR)$(PREFIX)/lib/cmake/libagent/
+	for f in libagentConfigVersion libagentTargets; do \
+		sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(VERSION_MAJOR)|g' -e 's|@MINOR@|$(VERSION_MINOR)|g' \
+			cmake/$$f.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/libagent/$$f.cmake || exit 1; \
+	done
 
 clean:
 	cargo clean
 	rm -rf build
+
+# --- Go binding (bindings/go) -----------------------------------------------------------------
+#   make go-test      vet + race-enabled tests of the Go binding against target/debug/libagent.so,
+#                     the quickstart example, and a compile check of the pkg-config build
+#   make example-go   runs the Go quickstart (bindings/go/examples/quickstart)
+GO ?= go
+.PHONY: go-test example-go
+
+go-test: build
+	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@mkdir -p build/go-pkgconfig
+	@sed -e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(CURDIR)/include|' \
+		-e 's|@PREFIX@|$(CURDIR)|' -e 's|@VERSION@|0|' libagent.pc.in > build/go-pkgconfig/libagent.pc
+	cd bindings/go && PKG_CONFIG_PATH=$(CURDIR)/build/go-pkgconfig $(GO) vet -tags libagent_pkgconfig ./...
+	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
+	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
+	@echo "go: vet, race tests, pkg-config build and quickstart: ok"
+
+example-go: build
+	@mkdir -p build
+	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
+	./build/quickstart-go
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: ; bash bench/run.sh
@@ -138,3 +182,58 @@ soak-short: build
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 1
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 4
 # ---- end of hardening ----------------------------------------------------------------------------
+
+# ---- C++ binding and C/C++ packaging (issue 8) ----------------------------------------------
+# cpp-test: GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
+#           target/debug/libagent.so), then the packaging test (tests/cmake-consumer/run.sh:
+#           make install into a temporary DESTDIR, find_package from an outside CMake project).
+# example-cpp: builds and runs examples/cpp/quickstart.cpp.
+CPP_BUILD ?= build/cpp
+
+.PHONY: cpp-deps cpp-build cpp-test cpp-unit-test cmake-consumer-test example-cpp
+
+cpp-deps:
+	@command -v cmake >/dev/null && command -v ninja >/dev/null && \
+		{ [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; } || \
+		(apt-get update -qq && apt-get install -y -qq cmake ninja-build libgtest-dev >/dev/null)
+
+# The tests run under ASan/UBSan when the toolchain supports it (probed once per build).
+cpp-build: build cpp-deps
+	@mkdir -p $(CPP_BUILD)
+	@san=OFF; printf 'int main(void){return 0;}\n' | c++ -fsanitize=address,undefined -xc++ - \
+		-o $(CPP_BUILD)/sanitizer-probe 2>/dev/null && $(CPP_BUILD)/sanitizer-probe && san=ON; \
+		cmake -S bindings/cpp -B $(CPP_BUILD) -G Ninja -DLIBAGENT_ROOT=$(CURDIR) -DLIBAGENT_CPP_SANITIZE=$$san >/dev/null
+	@cmake --build $(CPP_BUILD)
+
+cpp-unit-test: cpp-build
+	cd $(CPP_BUILD) && ctest -j2 --output-on-failure
+
+cmake-consumer-test: build cpp-deps
+	bash tests/cmake-consumer/run.sh
+
+cpp-test: cpp-unit-test cmake-consumer-test
+
+example-cpp: cpp-build
+	./$(CPP_BUILD)/quickstart-cpp
+# ---- end of C++ binding and packaging ---------------------------------------------------------
+
+# ---- Python binding (bindings/python) ------------------------------------------------------------
+# py-test: a venv under build/, `pip install ./bindings/python[test]` (its build hook runs
+# `cargo build --release --lib` in target/ and bundles libagent.so), then pytest against the
+# installed package (never the sources, never LIBAGENT_LIBRARY).
+PY_VENV := build/py-venv
+PY := $(PY_VENV)/bin/python
+
+.PHONY: py-venv py-test example-python
+
+py-venv:
+	@# Debian's python3 lacks ensurepip until python3-venv is installed.
+	@test -x $(PY) || python3 -m venv $(PY_VENV) || (rm -rf $(PY_VENV) && apt-get update -qq && \
+		apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(PY_VENV))
+	$(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
+
+py-test: py-venv
+	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH ../../$(PY) -m pytest -q -p no:cacheprovider
+
+example-python: py-venv
+	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py

@@ -18,6 +18,15 @@
  * handle), AGENT_ERR_INVALID_UTF8 (a string argument), AGENT_ERR_INVALID_JSON (a malformed or
  * wrongly shaped JSON argument; nothing changes) and AGENT_ERR_INTERNAL (a libagent bug, caught);
  * the other codes are named in the documentation of the functions that return them.
+ *
+ * Callbacks must return normally: a C++ exception, a longjmp or a foreign unwind must never
+ * leave a callback (it would cross libagent's frames: undefined behaviour). Catch it inside and
+ * answer with agent_call_fail. No callback or finalizer is ever called while libagent holds a
+ * lock, so any of them may call any agent_* function, on the same agent too.
+ *
+ * fork(): a child process does not get the runtime thread. After the parent used libagent, the
+ * child's agent_prompt, agent_continue and agent_wait_for_idle fail with AGENT_ERR_INVALID_STATE
+ * (other calls work on the copied state); exec() first, or create agents only after fork().
  */
 
 #ifndef LIBAGENT_AGENT_H
@@ -26,6 +35,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+// The version of this header as a string literal ("MAJOR.MINOR.PATCH"), equal to
+// agent_version() of the matching library.
+#define AGENT_VERSION_STRING \
+  AGENT_VERSION_STRINGIFY_(AGENT_VERSION_MAJOR) "." AGENT_VERSION_STRINGIFY_(AGENT_VERSION_MINOR) \
+  "." AGENT_VERSION_STRINGIFY_(AGENT_VERSION_PATCH)
+#define AGENT_VERSION_STRINGIFY_(x) AGENT_VERSION_STRINGIFY2_(x)
+#define AGENT_VERSION_STRINGIFY2_(x) #x
+
+
+// The major version of this header (`agent_version()` reports the library's at run time).
+#define AGENT_VERSION_MAJOR 0
+
+// The minor version of this header.
+#define AGENT_VERSION_MINOR 1
+
+// The patch version of this header.
+#define AGENT_VERSION_PATCH 0
 
 // An opaque call object: the pending answer of one callback invocation.
 typedef struct AgentCall AgentCall;
@@ -97,6 +124,14 @@ typedef void (*AgentListenerFn)(void *user_data, const AgentEvent *event, AgentC
 // Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
 // `AGENT_EVENT_SHAPE_LEAN` (`message_update` without the whole partial message; a
 // `toolcall_delta` keeps that block's parsed `arguments`).
+//
+// Cost of building an event's JSON: `full` is O(size of the partial message) for every
+// `message_update`, so O(N^2) over a response streamed in N deltas. `lean` is O(size of the
+// event) for text and thinking deltas, and for a `toolcall_delta` O(size of that tool call's
+// parsed arguments so far), because it contains them: over a tool call streamed in N deltas that
+// is O(N^2) too. A listener that only needs the new text reads `agent_event_delta` (the raw
+// argument text for a `toolcall_delta`) and pays O(1); not asking for JSON at all keeps every
+// event O(1).
 typedef int32_t AgentEventShape;
 
 // Runs a tool (SPEC §6.8) on the runtime thread. `tool_call_id` and `args_json` (the validated
@@ -171,7 +206,7 @@ typedef void (*AgentPrepareArgumentsFn)(void *user_data, const char *args_json, 
 // The reference's event JSON.
 #define AGENT_EVENT_SHAPE_FULL 0
 
-// The lean event JSON.
+// The lean event JSON (see `AgentEventShape` for its cost on `toolcall_delta`).
 #define AGENT_EVENT_SHAPE_LEAN 1
 
 // `convertToLlm(messages)`: answer an array of messages (NULL: the default conversion).
@@ -218,6 +253,11 @@ void agent_string_free(char *text);
 // The library version, e.g. "0.1.0" (static; do not free).
 const char *agent_version(void);
 
+// Whether the calling thread is one of libagent's runtime threads, where callbacks run and
+// blocking waits fail with `AGENT_ERR_WOULD_DEADLOCK` (bindings use it to refuse a blocking
+// call up front).
+bool agent_is_runtime_thread(void);
+
 // Chooses the runtime before first use: `workers` <= 1 runs every agent on one runtime thread
 // (the default); N > 1 uses a multi-thread runtime with N workers.
 // Returns `AGENT_ERR_INVALID_STATE` once the runtime is running or was already configured.
@@ -228,11 +268,15 @@ AgentStatus agent_runtime_configure(uint32_t workers);
 // reference's text. Writes `*out_agent` on success.
 AgentStatus agent_new(AgentOptions *options, AgentHandle **out_agent);
 
-// Frees an agent. Never blocks: a running run is cancelled (no new host callback of this agent
-// starts afterwards; one already running on the runtime thread finishes), its `done` is called
-// with `AGENT_ERR_FREED` before this returns, event queues close, and the agent's references to
-// tools, hooks and listeners are dropped (running their finalizers once unused). Callable from
-// any thread, including inside this agent's callbacks.
+// Frees an agent. A running run is cancelled (no new host callback of this agent starts
+// afterwards), its `done` is called with `AGENT_ERR_FREED` before this returns, event queues
+// close, and the agent's references to tools, hooks and listeners are dropped (running their
+// finalizers once unused). Called from a host thread, it returns only after a callback of this
+// agent that is running at that moment (a `done`, a tool, a hook...) returned and the run let go
+// of everything it held, so no callback or finalizer of this agent runs after it (never wait in
+// a callback for a thread that is inside `agent_free`). Called on the runtime thread (inside a
+// callback) it never waits; callbacks already scheduled are then dropped, not called.
+// Callable from any thread, including inside this agent's callbacks.
 AgentStatus agent_free(AgentHandle *handle);
 
 // `prompt(input)` (SPEC §7.6). `input_json`: a JSON string (a text prompt), one message object,
@@ -266,9 +310,10 @@ AgentStatus agent_follow_up(AgentHandle *handle, const char *message_json);
 // runtime thread, never inside this call.
 AgentStatus agent_abort(AgentHandle *handle);
 
-// Blocks until the active run finished its cleanup (at once when idle). `timeout_ms` < 0 waits
-// forever. Returns `AGENT_ERR_TIMEOUT` when the time ran out and `AGENT_ERR_WOULD_DEADLOCK` on
-// the runtime thread (inside a callback), where the run could never finish.
+// Blocks until the active run finished its cleanup and its `done` callback returned (at once
+// when idle). `timeout_ms` < 0 waits forever. Returns `AGENT_ERR_TIMEOUT` when the time ran out
+// and `AGENT_ERR_WOULD_DEADLOCK` on the runtime thread (inside a callback), where the run could
+// never finish.
 AgentStatus agent_wait_for_idle(AgentHandle *handle, int64_t timeout_ms);
 
 // `reset()` (SPEC §7.16); `AGENT_ERR_BUSY` during a run.
@@ -294,7 +339,26 @@ AgentStatus agent_clear_all_queues(AgentHandle *handle);
 // thinkingLevel, tools (definitions), messages, isStreaming, streamingMessage?,
 // pendingToolCalls, errorMessage?, steeringMode, followUpMode, steeringQueue, followUpQueue,
 // toolExecution, sessionId?, transport?, thinkingBudgets?, maxRetryDelayMs?, identity?}`.
+// Costs the size of the whole transcript: per-frame readers use `agent_get_message_count`,
+// `agent_get_message` and `agent_get_messages`.
 AgentStatus agent_get_state(AgentHandle *handle, char **out_state_json);
+
+// Writes the number of messages in the transcript (O(1): cheap enough for every frame).
+AgentStatus agent_get_message_count(AgentHandle *handle, size_t *out_count);
+
+// Writes `*out_message_json` (free with `agent_string_free`): the transcript's message at
+// `index` (0 = first). `AGENT_ERR_INVALID_ARGUMENT` when `index` is out of range. Costs the
+// size of that message only.
+AgentStatus agent_get_message(AgentHandle *handle, size_t index, char **out_message_json);
+
+// Writes `*out_messages_json` (free with `agent_string_free`): a JSON array of the transcript's
+// messages `start .. start + count`, clamped to the transcript (an empty array past its end).
+// With `agent_get_message_count`, reads the last N messages without the whole state. Costs the
+// size of the messages returned only.
+AgentStatus agent_get_messages(AgentHandle *handle,
+                               size_t start,
+                               size_t count,
+                               char **out_messages_json);
 
 // Replaces the transcript with a copy of `messages_json` (an array of messages). A run in
 // progress appends its later messages to the new transcript (SPEC §7.15).
@@ -302,6 +366,9 @@ AgentStatus agent_set_messages(AgentHandle *handle, const char *messages_json);
 
 // Replaces the executable tools with `tools[0..count]` (the agent takes its own references).
 // Takes effect at the next run; the change is declared before its next request (SPEC §4.7).
+// Hook results name tools (`context.tools`), so the agent keeps a reference to the newest tool
+// of every name it was ever given, also after it was replaced by a set without that name; a
+// tool's finalizer runs when a tool of the same name replaces it, or at `agent_free`.
 //
 // # Safety
 // `tools` must be NULL (with `count` 0) or point to `count` readable tool pointers.
@@ -309,8 +376,9 @@ AgentStatus agent_set_tools(AgentHandle *handle, AgentTool *const *tools, size_t
 
 // Changes reassignable fields at once from a JSON object: `model` (object), `thinkingLevel`,
 // `steeringMode`, `followUpMode`, `toolExecution`, `sessionId`, `transport`, `thinkingBudgets`,
-// `maxRetryDelayMs`, `identity` (`null` unsets the last six). Unknown fields or wrong types fail
-// with `AGENT_ERR_INVALID_JSON` and change nothing. Captured by the next run (modes apply at once).
+// `maxRetryDelayMs`, `identity`, `abortGraceMs` (`null` unsets the last seven). Unknown fields,
+// wrong types or unknown values (as in `agent_options_new`) fail with `AGENT_ERR_INVALID_JSON`
+// naming the field, and change nothing. Captured by the next run (modes apply at once).
 AgentStatus agent_configure(AgentHandle *handle, const char *patch_json);
 
 // Installs (or, with NULL `hook`, removes) a hook; captured when the next run starts
@@ -336,7 +404,8 @@ AgentStatus agent_set_scripted_model(AgentHandle *handle, const char *script_jso
 // For a stream, ends it with that final message (NULL: the stream ends without one, which
 // yields an error message, SPEC §3.5). Malformed or wrongly shaped JSON returns
 // `AGENT_ERR_INVALID_JSON` and leaves the call unanswered. A second answer returns
-// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded
+// `AGENT_ERR_ALREADY_COMPLETED` (for a stream, also an answer after its `done`/`error` event
+// was pushed). Answers after the agent was freed are accepted and discarded
 // (except for a stream the agent stopped consuming: its call is gone, and answering it returns
 // `AGENT_ERR_ALREADY_COMPLETED`).
 // Callable from any thread, inside or after the callback.
@@ -364,8 +433,15 @@ AgentStatus agent_call_on_abort(const AgentCall *call,
 AgentStatus agent_tool_call_update(AgentToolCall *call, const char *partial_result_json);
 
 // Pushes one assistant stream event (SPEC §3.2; `partial` optional, SPEC §3.7). Never blocks.
-// Returns `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream.
+// Returns `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream and after its
+// `done`/`error` event was pushed. Pushed events wait in an unbounded queue until the loop
+// takes them (each costs its parsed JSON, a few hundred bytes for a small delta): a producer
+// that can outrun the agent paces itself with `agent_stream_on_consumed` or
+// `agent_stream_backlog`.
 AgentStatus agent_stream_push(AgentStream *stream, const char *event_json);
+
+// Writes how many pushed events the loop has not taken yet (0 once the stream is closed).
+AgentStatus agent_stream_backlog(const AgentStream *stream, size_t *out_count);
 
 // Registers the consumed notification of a stream (replacing any previous one).
 AgentStatus agent_stream_on_consumed(AgentStream *stream,
@@ -404,7 +480,10 @@ AgentStatus agent_event_delta(const AgentEvent *event, const char **out_text, si
 // Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
 // `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
 // (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
-// counts as delivery: the queue never fails a run. Writes `*out_queue`.
+// counts as delivery: the queue never fails a run. Every event is serialised (on the reading
+// thread, in `agent_events_next`), so its cost per event is that of `agent_event_json` in the
+// queue's shape (see `AgentEventShape`). Writes `*out_queue`. An agent being freed concurrently
+// either closes the new queue or makes this call fail.
 AgentStatus agent_events_open(AgentHandle *handle,
                               const char *options_json,
                               AgentEventQueue **out_queue);
@@ -412,7 +491,7 @@ AgentStatus agent_events_open(AgentHandle *handle,
 // Takes the next event JSON (free it with `agent_string_free`), waiting up to `timeout_ms`
 // (< 0: forever; 0: no wait). Returns `AGENT_ERR_TIMEOUT` when none arrived, `AGENT_ERR_CLOSED`
 // once the agent was freed and the queue is empty, and `AGENT_ERR_WOULD_DEADLOCK` when it would
-// wait on the runtime thread.
+// wait on the runtime thread. The JSON is built here, on the calling thread.
 AgentStatus agent_events_next(AgentEventQueue *queue, int64_t timeout_ms, char **out_event_json);
 
 // Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
@@ -421,7 +500,10 @@ AgentStatus agent_events_close(AgentEventQueue *queue);
 // Creates an options builder from `options_json` (NULL = all defaults):
 // `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 // "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
-// "maxRetryDelayMs"?, "identity"?}`. Unknown fields are errors. Writes `*out_options`.
+// "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?}`. Unknown fields, wrong types and unknown
+// values (modes: "one-at-a-time"|"all"; toolExecution: "parallel"|"sequential"; thinkingLevel:
+// "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays) fail with
+// `AGENT_ERR_INVALID_JSON` naming the field. Writes `*out_options`.
 AgentStatus agent_options_new(const char *options_json, AgentOptions **out_options);
 
 // Frees an options builder that was not passed to `agent_new`.

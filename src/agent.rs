@@ -1,9 +1,12 @@
 //! The stateful Agent (SPEC §7): transcript, tools, queues, run lifecycle, listeners, abort.
 
 mod completion;
+mod options;
+mod queue;
 mod settings;
 mod state;
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -11,6 +14,7 @@ use futures::FutureExt;
 use std::time::Duration;
 
 use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, QueueSource};
+use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{
     default_stream_fn, lock, AbortSignal, AgentTool, Hook, HostFuture, Listener, StreamFn,
@@ -20,10 +24,12 @@ use crate::message::{
     failure_message, from_json_vec, placeholder_model, role, tool_declaration, user_text_message,
     Message,
 };
+use crate::pending::Pending;
 use crate::transcript::{create_initial_system_message, current_system_message};
 
 pub use completion::{DoneFn, RunCompletion};
-pub use settings::{HookKind, Hooks, Settings};
+pub use queue::EventQueue;
+pub use settings::{HookKind, Hooks, Settings, THINKING_LEVELS};
 use state::{reduce, Queue};
 
 /// Exact error texts of SPEC §7.18.
@@ -84,6 +90,13 @@ struct ActiveRun {
     done: Option<DoneFn>,
 }
 
+/// A finished run between its cleanup and the return of its `done` callback.
+struct Settling {
+    completion: Arc<RunCompletion>,
+    /// The thread calling `done` (a free from inside that callback must not wait for it).
+    thread: std::thread::ThreadId,
+}
+
 struct State {
     /// Shared committed messages: a run's snapshot copies references, not messages.
     messages: Vec<Message>,
@@ -100,6 +113,11 @@ struct State {
     steering: Queue,
     follow_up: Queue,
     run: Option<ActiveRun>,
+    /// Runs taken out of `run` whose `done` callback is still being called: waits and frees
+    /// return only after it returned (SPEC §7.10 ordering, under every interleaving).
+    settling: Vec<Settling>,
+    /// Open pull queues, closed by `shutdown`.
+    queues: Vec<std::sync::Weak<queue::Shared>>,
     /// Set by `shutdown`: no run starts any more.
     shut_down: Option<String>,
 }
@@ -108,6 +126,8 @@ struct Inner {
     state: Mutex<State>,
     listeners: Mutex<Vec<(u64, Listener)>>,
     next_id: AtomicU64,
+    /// Run tasks not yet dropped.
+    tasks: Pending,
 }
 
 /// The stateful agent. Cheap to clone; clones share the same agent.
@@ -122,10 +142,10 @@ pub type StateSnapshot = Json;
 impl Agent {
     /// Builds an agent (SPEC §7.1, §7.4). Fails when no stream function is given and no
     /// default is configured.
-    pub fn new(options: AgentOptions) -> Result<Agent, String> {
+    pub fn new(options: AgentOptions) -> Result<Agent, Error> {
         let stream_fn = match options.stream_fn {
             Some(stream_fn) => stream_fn,
-            None => default_stream_fn()?,
+            None => default_stream_fn().map_err(Error::of(ErrorKind::NoStreamFn))?,
         };
         let initial = options.initial_state;
         let mut messages = initial.messages;
@@ -156,12 +176,15 @@ impl Agent {
             steering: Queue::default(),
             follow_up: Queue::default(),
             run: None,
+            settling: Vec::new(),
+            queues: Vec::new(),
             shut_down: None,
         };
         let inner = Inner {
             state: Mutex::new(state),
             listeners: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
+            tasks: Pending::default(),
         };
         Ok(Agent {
             inner: Arc::new(inner),
@@ -180,13 +203,10 @@ impl Agent {
         &self,
         input: PromptInput,
         done: Option<DoneFn>,
-    ) -> Result<Arc<RunCompletion>, String> {
-        let mut state = self.state();
-        if let Some(reason) = &state.shut_down {
-            return Err(reason.clone());
-        }
+    ) -> Result<Arc<RunCompletion>, Error> {
+        let mut state = self.startable_state()?;
         if state.run.is_some() {
-            return Err(errors::PROMPT_WHILE_RUNNING.into());
+            return Err(Error::new(ErrorKind::Busy, errors::PROMPT_WHILE_RUNNING));
         }
         Ok(self.start_run(
             &mut state,
@@ -197,16 +217,14 @@ impl Agent {
     }
 
     /// Starts `continue()` (SPEC §7.7).
-    pub fn start_continue(&self, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, String> {
-        let mut state = self.state();
-        if let Some(reason) = &state.shut_down {
-            return Err(reason.clone());
-        }
+    pub fn start_continue(&self, done: Option<DoneFn>) -> Result<Arc<RunCompletion>, Error> {
+        let invalid = Error::of(ErrorKind::InvalidState);
+        let mut state = self.startable_state()?;
         if state.run.is_some() {
-            return Err(errors::CONTINUE_WHILE_RUNNING.into());
+            return Err(Error::new(ErrorKind::Busy, errors::CONTINUE_WHILE_RUNNING));
         }
         if state.messages.iter().all(Message::is_system) {
-            return Err(errors::NO_MESSAGES.into());
+            return Err(invalid(errors::NO_MESSAGES.into()));
         }
         if state
             .messages
@@ -223,19 +241,30 @@ impl Agent {
             if !follow_ups.is_empty() {
                 return Ok(self.start_run(&mut state, Executor::Prompt(follow_ups), false, done));
             }
-            return Err(errors::CONTINUE_FROM_ASSISTANT.into());
+            return Err(invalid(errors::CONTINUE_FROM_ASSISTANT.into()));
         }
-        check_continue(&state.messages)?;
+        check_continue(&state.messages).map_err(invalid)?;
         Ok(self.start_run(&mut state, Executor::Continue, false, done))
     }
 
+    /// The state, unless no run may start: the agent was shut down, or this is a forked child.
+    fn startable_state(&self) -> Result<std::sync::MutexGuard<'_, State>, Error> {
+        crate::runtime::check_not_forked().map_err(Error::of(ErrorKind::InvalidState))?;
+        let state = self.state();
+        match &state.shut_down {
+            Some(reason) => Err(Error::new(ErrorKind::InvalidState, reason.clone())),
+            None => Ok(state),
+        }
+    }
+
     /// `prompt(input)`: starts a run and waits until it settled.
-    pub async fn prompt(&self, input: PromptInput) -> Result<(), String> {
-        self.start_prompt(input, None)?.wait().await
+    pub async fn prompt(&self, input: PromptInput) -> Result<(), Error> {
+        let run = self.start_prompt(input, None)?;
+        run.wait().await.map_err(Error::of(ErrorKind::RunFailed))
     }
 
     /// `prompt(text)` with no images.
-    pub async fn prompt_text(&self, text: &str) -> Result<(), String> {
+    pub async fn prompt_text(&self, text: &str) -> Result<(), Error> {
         self.prompt(PromptInput::Text {
             text: text.into(),
             images: Vec::new(),
@@ -244,8 +273,9 @@ impl Agent {
     }
 
     /// `continue()`: starts a continuation and waits until it settled.
-    pub async fn continue_run(&self) -> Result<(), String> {
-        self.start_continue(None)?.wait().await
+    pub async fn continue_run(&self) -> Result<(), Error> {
+        let run = self.start_continue(None)?;
+        run.wait().await.map_err(Error::of(ErrorKind::RunFailed))
     }
 
     /// The run lifecycle of SPEC §7.8 (the caller holds the state lock and checked for a run).
@@ -294,7 +324,7 @@ impl Agent {
             done,
         });
         let agent = self.clone();
-        let task = crate::runtime::handle().spawn(async move {
+        let body = async move {
             // A panic inside the loop (a libagent bug) fails the run instead of leaving it
             // hanging with waiters that are never released.
             let result = match std::panic::AssertUnwindSafe(future).catch_unwind().await {
@@ -309,8 +339,14 @@ impl Agent {
                         .await
                 }
             };
+            // Abort callbacks scheduled during the run have run before it settles (the reference
+            // calls abort listeners inside abort()).
+            signal.abort_callbacks().idle().await;
             agent.finish_run(id, outcome);
-        });
+        };
+        // Counted until the task is dropped, with everything it holds (tools, hooks): a free
+        // waits for that, so no finalizer runs after it returned.
+        let task = crate::runtime::handle().spawn(self.inner.tasks.track(body));
         if let Some(run) = state.run.as_mut().filter(|run| run.id == id) {
             run.task = Some(task.abort_handle());
         }
@@ -466,7 +502,8 @@ impl Agent {
         Ok(())
     }
 
-    /// Cleanup (SPEC §7.10), then the done callback, then the waiters.
+    /// Cleanup (SPEC §7.10), then the done callback, then the waiters. The run stays visible
+    /// to waiters and to `shutdown` (as settling) until `done` returned.
     fn finish_run(&self, run_id: u64, outcome: Result<(), String>) {
         let run = {
             let mut state = self.state();
@@ -475,35 +512,75 @@ impl Agent {
             }
             state.streaming_message = None;
             state.pending_tool_calls = Vec::new();
-            state.run.take()
+            let run = state.run.take();
+            if let Some(run) = &run {
+                state.settling.push(Settling {
+                    completion: run.completion.clone(),
+                    thread: std::thread::current().id(),
+                });
+            }
+            run
         };
         if let Some(mut run) = run {
             if let Some(done) = run.done.take() {
-                done(outcome.clone());
+                call_done(done, outcome.clone());
             }
             run.completion.complete(outcome);
+            self.state()
+                .settling
+                .retain(|s| !Arc::ptr_eq(&s.completion, &run.completion));
         }
     }
 
     /// Stops the active run at once (the agent is being freed): the run's task is dropped, its
-    /// done callback gets `Err(reason)`, waiters are released.
+    /// done callback gets `Err(reason)`, waiters are released. A `done` of a finished run that
+    /// another thread is calling right now has returned before this returns, unless this is
+    /// called from inside a `done` callback (waiting there could deadlock two frees).
     pub fn shutdown(&self, reason: &str) {
-        let run = {
+        let mut signal = None;
+        let (run, settling, queues) = {
             let mut state = self.state();
             state.shut_down = Some(reason.to_string());
-            state.run.take()
+            let queues = std::mem::take(&mut state.queues);
+            let settling: Vec<Arc<RunCompletion>> = state
+                .settling
+                .iter()
+                .filter(|s| s.thread != std::thread::current().id())
+                .map(|s| s.completion.clone())
+                .collect();
+            (state.run.take(), settling, queues)
         };
+        for queue in queues.iter().filter_map(std::sync::Weak::upgrade) {
+            queue.close();
+        }
         if let Some(mut run) = run {
             run.signal.cancel();
+            signal = Some(run.signal.clone());
             if let Some(task) = run.task.take() {
                 task.abort();
             }
             if let Some(done) = run.done.take() {
-                done(Err(reason.to_string()));
+                call_done(done, Err(reason.to_string()));
             }
             run.completion.complete(Err(reason.to_string()));
         }
-        lock(&self.inner.listeners).clear();
+        // Inside a done callback, waiting could deadlock two frees; on the runtime thread, the
+        // run's task may be the caller itself.
+        let in_done = IN_DONE.with(Cell::get);
+        if !in_done {
+            for completion in settling {
+                completion.wait_blocking(None);
+            }
+        }
+        if !in_done && !crate::runtime::is_runtime_thread() {
+            if let Some(signal) = signal {
+                signal.abort_callbacks().wait_idle_blocking();
+            }
+            self.inner.tasks.wait_idle_blocking();
+        }
+        // Dropped outside the lock: a listener's finalizer may call back into this agent.
+        let listeners = std::mem::take(&mut *lock(&self.inner.listeners));
+        drop(listeners);
     }
 
     /// `abort()`: aborts the active run's signal; nothing when idle.
@@ -524,18 +601,59 @@ impl Agent {
         self.state().run.as_ref().map(|run| run.completion.clone())
     }
 
-    /// `waitForIdle()`: completes when the active run finished its cleanup; at once when idle.
+    /// What `waitForIdle()` waits for: the active run and runs whose `done` is still running.
+    pub fn unsettled_runs(&self) -> Vec<Arc<RunCompletion>> {
+        let state = self.state();
+        let settling = state.settling.iter().map(|s| s.completion.clone());
+        let active = state.run.as_ref().map(|run| run.completion.clone());
+        settling.chain(active).collect()
+    }
+
+    /// Blocks until the active run finished its cleanup and its `done` returned (at once when
+    /// idle), up to `timeout` (`None`: forever). Fails with `Timeout`, with `WouldDeadlock` on
+    /// the runtime thread, and with `InvalidState` in a forked child.
+    pub fn wait_for_idle_blocking(&self, timeout: Option<Duration>) -> Result<(), Error> {
+        let pending: Vec<_> = self
+            .unsettled_runs()
+            .into_iter()
+            .filter(|run| run.outcome().is_none())
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        crate::runtime::check_not_forked().map_err(Error::of(ErrorKind::InvalidState))?;
+        if crate::runtime::is_runtime_thread() {
+            return Err(Error::new(
+                ErrorKind::WouldDeadlock,
+                "wait_for_idle was called on the runtime thread, where the run cannot finish.",
+            ));
+        }
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        for run in pending {
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            if !run.wait_blocking(left) {
+                return Err(Error::new(
+                    ErrorKind::Timeout,
+                    "The run did not finish in time.",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `waitForIdle()`: completes when the active run finished its cleanup and its `done`
+    /// returned; at once when idle.
     pub async fn wait_for_idle(&self) {
-        if let Some(completion) = self.active_run() {
+        for completion in self.unsettled_runs() {
             let _ = completion.wait().await;
         }
     }
 
     /// `reset()` (SPEC §7.16).
-    pub fn reset(&self) -> Result<(), String> {
+    pub fn reset(&self) -> Result<(), Error> {
         let mut state = self.state();
         if state.run.is_some() {
-            return Err(errors::RESET_WHILE_RUNNING.into());
+            return Err(Error::new(ErrorKind::Busy, errors::RESET_WHILE_RUNNING));
         }
         state.messages = current_system_message(state.messages.iter().map(Message::json))
             .map(Message::new)
@@ -565,11 +683,27 @@ impl Agent {
 
     /// Removes a subscription; `false` when there was none with that id.
     pub fn unsubscribe(&self, id: u64) -> bool {
-        let mut listeners = lock(&self.inner.listeners);
-        let before = listeners.len();
-        listeners.retain(|(other, _)| *other != id);
-        listeners.len() != before
+        let removed = {
+            let mut listeners = lock(&self.inner.listeners);
+            let index = listeners.iter().position(|(other, _)| *other == id);
+            index.map(|i| listeners.remove(i))
+        };
+        // Dropped outside the lock: the listener's finalizer may call back into this agent.
+        removed.is_some()
     }
+}
+
+thread_local! {
+    /// Set while this thread runs a `done` callback.
+    static IN_DONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Calls a run's `done` callback, marking the thread as inside it.
+fn call_done(done: DoneFn, outcome: Result<(), String>) {
+    let outer = IN_DONE.with(|flag| flag.replace(true));
+    // A panicking Rust callback must not leave the run settling forever.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(outcome)));
+    IN_DONE.with(|flag| flag.set(outer));
 }
 
 enum Executor {

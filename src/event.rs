@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use crate::json::{json, set_key, Json, JsonMap};
 use crate::message::{to_json_vec, Message};
-use crate::stream::partial::PartialSnapshot;
+use crate::stream::partial::{PartialSnapshot, UpdateEvent};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
@@ -17,9 +17,9 @@ pub enum AgentEvent {
         message: Message,
     },
     /// `event` is the full-form assistant stream event whose `partial` key is a placeholder;
-    /// `partial` is the message as of this event (JSON built on demand).
+    /// `partial` is the message as of this event (JSON built on demand). Both are O(1) to keep.
     MessageUpdate {
-        event: Json,
+        event: UpdateEvent,
         partial: PartialSnapshot,
     },
     MessageEnd {
@@ -91,7 +91,9 @@ impl AgentEvent {
     /// The `delta` text of a `message_update` whose stream event is a `*_delta`.
     pub fn delta(&self) -> Option<&str> {
         match self {
-            AgentEvent::MessageUpdate { event, .. } => event.get("delta").and_then(Json::as_str),
+            AgentEvent::MessageUpdate { event, .. } => {
+                event.json().get("delta").and_then(Json::as_str)
+            }
             _ => None,
         }
     }
@@ -99,7 +101,9 @@ impl AgentEvent {
     /// The `assistantMessageEvent.type` of a `message_update`.
     pub fn update_type(&self) -> Option<&str> {
         match self {
-            AgentEvent::MessageUpdate { event, .. } => event.get("type").and_then(Json::as_str),
+            AgentEvent::MessageUpdate { event, .. } => {
+                event.json().get("type").and_then(Json::as_str)
+            }
             _ => None,
         }
     }
@@ -113,7 +117,7 @@ impl AgentEvent {
                 m.insert("message".into(), message.json().clone());
             }
             AgentEvent::MessageUpdate { event, partial } => {
-                let mut assistant_event = event.clone();
+                let mut assistant_event = event.to_json(partial);
                 match shape {
                     EventShape::Full => {
                         let message = partial.to_json();
@@ -126,7 +130,7 @@ impl AgentEvent {
                         if let Some(object) = assistant_event.as_object_mut() {
                             object.shift_remove("partial");
                         }
-                        if let Some(arguments) = lean_tool_arguments(event, partial) {
+                        if let Some(arguments) = lean_tool_arguments(event.json(), partial) {
                             m.insert("arguments".into(), arguments);
                         }
                     }
@@ -183,11 +187,12 @@ impl AgentEvent {
     }
 }
 
-/// A `toolcall_delta`'s block arguments, kept in the lean shape.
+/// A `toolcall_delta`'s block arguments, kept in the lean shape: built from the block's parsed
+/// arguments, so O(size of the arguments) per event (the text itself is that long).
 fn lean_tool_arguments(event: &Json, partial: &PartialSnapshot) -> Option<Json> {
     if event.get("type").and_then(Json::as_str) != Some("toolcall_delta") {
         return None;
     }
     let index = event.get("contentIndex").and_then(Json::as_u64)? as usize;
-    partial.block_field(index, "arguments").cloned()
+    partial.block_field(index, "arguments")
 }

@@ -3,6 +3,10 @@
 //! Everything here is expressed with Rust closures and futures; the C ABI (`ffi/`) implements
 //! these types on top of C callbacks and the deferred-reply rule.
 
+mod typed;
+
+pub use typed::{parameters_schema, text_result, typed_tool, ToolContext};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -33,6 +37,9 @@ struct SignalInner {
     grace: Option<std::time::Duration>,
     notify: tokio::sync::Notify,
     callbacks: Mutex<Vec<AbortCallback>>,
+    /// Batches of abort callbacks scheduled on the runtime and not yet run: a run settles only
+    /// after them, and a free waits for them.
+    batches: crate::pending::Pending,
 }
 
 impl AbortSignal {
@@ -78,13 +85,7 @@ impl AbortSignal {
             // The agent is being freed: no host callback may start any more (just drop them).
             return;
         }
-        if !callbacks.is_empty() {
-            crate::runtime::spawn(async move {
-                for callback in callbacks {
-                    callback();
-                }
-            });
-        }
+        self.run_batch(callbacks);
     }
 
     /// Aborts the signal and cancels the run: the loop makes no further host call (the agent
@@ -121,10 +122,35 @@ impl AbortSignal {
             drop(callback);
         } else if self.is_aborted() {
             drop(callbacks);
-            crate::runtime::spawn(async move { callback() });
+            self.run_batch(vec![Box::new(callback)]);
         } else {
             callbacks.push(Box::new(callback));
         }
+    }
+
+    /// Runs abort callbacks on the runtime thread, counted until they ran. Once the run is
+    /// cancelled (the agent is being freed) they are dropped instead of called.
+    fn run_batch(&self, callbacks: Vec<AbortCallback>) {
+        if callbacks.is_empty() {
+            return;
+        }
+        let batch = self.0.batches.enter();
+        let signal = self.clone();
+        crate::runtime::spawn(async move {
+            for callback in callbacks {
+                if signal.is_cancelled() {
+                    drop(callback);
+                } else {
+                    callback();
+                }
+            }
+            drop(batch);
+        });
+    }
+
+    /// Abort-callback batches not yet run.
+    pub fn abort_callbacks(&self) -> &crate::pending::Pending {
+        &self.0.batches
     }
 
     /// True when both values are the same signal.
@@ -328,7 +354,9 @@ pub const NO_DEFAULT_STREAM_FN: &str =
 
 /// `setDefaultStreamFn`: sets or clears the process-global default stream function.
 pub fn set_default_stream_fn(stream_fn: Option<StreamFn>) {
-    *lock(&DEFAULT_STREAM_FN) = stream_fn;
+    let old = std::mem::replace(&mut *lock(&DEFAULT_STREAM_FN), stream_fn);
+    // Dropped after the lock was released: its finalizer is host code.
+    drop(old);
 }
 
 /// `getDefaultStreamFn`: the process-global default, or the reference's error text.

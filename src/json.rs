@@ -6,6 +6,8 @@
 
 use std::fmt::Write as _;
 
+pub mod shared;
+
 pub use serde_json::json;
 
 /// A JSON value whose objects keep their key order.

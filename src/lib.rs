@@ -28,16 +28,115 @@
 //! # });
 //! ```
 //!
+//! # Concepts, one runnable example each
+//!
+//! **A model** is a [`host::StreamFn`]: it receives the request and pushes assistant stream
+//! events (SPEC §3) into its sink, from any thread, now or later; `partial` is rebuilt for you.
+//!
+//! ```
+//! # use std::sync::Arc;
+//! # use agent::agent::{Agent, AgentOptions};
+//! # use agent::json::json;
+//! let model: agent::host::StreamFn = Arc::new(|_request, sink| {
+//!     std::thread::spawn(move || {
+//!         for event in [
+//!             json!({"type": "start"}),
+//!             json!({"type": "text_start", "contentIndex": 0}),
+//!             json!({"type": "text_delta", "contentIndex": 0, "delta": "Hello"}),
+//!             json!({"type": "text_end", "contentIndex": 0}),
+//!             json!({"type": "done", "reason": "stop"}),
+//!         ] {
+//!             sink.push(event).unwrap();
+//!         }
+//!     });
+//! });
+//! let agent = Agent::new(AgentOptions { stream_fn: Some(model), ..Default::default() }).unwrap();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! agent.prompt_text("hi").await.unwrap();
+//! # });
+//! assert_eq!(agent.messages()[1]["content"][0]["text"], "Hello");
+//! ```
+//!
+//! **Tools** are typed functions: the arguments are a serde type whose JSON Schema (derived with
+//! `schemars`) is what the model sees; libagent validates and coerces before decoding.
+//!
+//! ```
+//! # use agent::agent::{Agent, AgentOptions, InitialState};
+//! # use agent::faux::scripted_stream_fn;
+//! # use agent::json::json;
+//! use agent::host::{text_result, typed_tool};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: f64, b: f64 }
+//!
+//! let add = typed_tool("add", "Adds two numbers", |args: Add, _ctx| async move {
+//!     Ok(text_result(&(args.a + args.b).to_string()))
+//! });
+//! let agent = Agent::new(AgentOptions {
+//!     initial_state: InitialState { tools: vec![add], ..Default::default() },
+//!     stream_fn: Some(scripted_stream_fn(vec![
+//!         json!({"content": [{"type": "toolCall", "id": "c1", "name": "add", "arguments": {"a": 2, "b": "3"}}]}),
+//!         json!({"content": [{"type": "text", "text": "5"}]}),
+//!     ])),
+//!     ..Default::default()
+//! }).unwrap();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! agent.prompt_text("2 + 3?").await.unwrap();
+//! # });
+//! assert_eq!(agent.messages()[3]["content"][0]["text"], "5"); // the tool result
+//! ```
+//!
+//! **Events** reach listeners ([`agent::Agent::subscribe`], awaited in order; see above) or a
+//! lossless pull queue, also usable as a `futures::Stream`:
+//!
+//! ```
+//! # use agent::agent::{Agent, AgentOptions};
+//! # use agent::faux::scripted_stream_fn;
+//! # use agent::json::json;
+//! use futures::StreamExt;
+//! # let agent = Agent::new(AgentOptions { stream_fn: Some(scripted_stream_fn(vec![json!({"content": [{"type": "text", "text": "Hi"}]})])), ..Default::default() }).unwrap();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let mut events = agent.open_events(1024).unwrap().into_stream();
+//! agent.prompt_text("hello").await.unwrap();
+//! assert_eq!(events.next().await.unwrap().type_name(), "agent_start");
+//! # });
+//! ```
+//!
+//! **Steering and follow-ups** queue user messages into a run (SPEC §7.13); **hooks** are
+//! closures set in [`agent::Settings`]; **errors** carry a [`error::ErrorKind`]:
+//!
+//! ```
+//! # use agent::agent::{Agent, AgentOptions, PromptInput};
+//! # use agent::faux::scripted_stream_fn;
+//! # use agent::json::json;
+//! use agent::error::ErrorKind;
+//! # let agent = Agent::new(AgentOptions { stream_fn: Some(scripted_stream_fn(vec![json!({"content": [{"type": "text", "text": "a"}]}), json!({"content": [{"type": "text", "text": "b"}]})])), ..Default::default() }).unwrap();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let text = |t: &str| PromptInput::Text { text: t.into(), images: vec![] };
+//! agent.start_prompt(text("first"), None).unwrap();
+//! let busy = agent.start_prompt(text("second"), None).err().unwrap();
+//! assert_eq!(busy.kind, ErrorKind::Busy);
+//! agent.follow_up(json!({"role": "user", "content": "then this", "timestamp": 1}));
+//! agent.wait_for_idle().await;
+//! # });
+//! assert_eq!(agent.message_count(), 4); // first, a, then this, b
+//! ```
+//!
+//! **Options from JSON** (the C ABI's shape) for hosts that keep configuration as text:
+//! [`agent::AgentOptions::from_json`].
+//!
 //! Crate map (one line per module):
 pub mod agent; // the stateful Agent: state, queues, lifecycle, listeners
 pub mod agent_loop; // the low-level loop (run / continue), tool batches, hooks
 pub mod args; // tool-argument coercion + JSON Schema validation, partial-JSON parsing
+pub mod error; // errors by kind (each kind is one C status code)
 pub mod event; // AgentEvent and its JSON shapes
 pub mod faux; // the scripted stream function (demo, tests, deterministic hosts)
 pub mod ffi; // the C ABI only: handles, strings, status codes, callbacks, builders
 pub mod host; // what the host plugs in: signal, stream functions, tools, hooks, listeners
 pub mod json; // the order-preserving JSON value and JavaScript rendering rules
 pub mod message; // data model: shared messages, the shapes the core creates, typed views
+pub mod pending; // work in flight, waited for by done, waits and frees
 pub mod runtime; // the runtime thread
 pub mod stream; // assistant stream: host events to partial/final messages
 pub mod transcript; // system-prompt replay, tool declarations and tool-state diffs

@@ -44,6 +44,28 @@ pub fn role(message: &Json) -> &str {
 }
 
 /// True for the four roles the default `convertToLlm` keeps.
+/// Checks the loosest message shape the reference accepts: an object with a string `role`.
+pub fn check_message(message: &Json, name: &str) -> Result<(), String> {
+    if message.get("role").is_some_and(Json::is_string) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} must be a message: a JSON object with a string \"role\"."
+        ))
+    }
+}
+
+/// An array of messages, each checked with `check_message`.
+pub fn messages_from(value: Json, name: &str) -> Result<Vec<Json>, String> {
+    let Json::Array(messages) = value else {
+        return Err(format!("{name} must be a JSON array of messages."));
+    };
+    for (index, message) in messages.iter().enumerate() {
+        check_message(message, &format!("{name}[{index}]"))?;
+    }
+    Ok(messages)
+}
+
 pub fn is_llm_role(role: &str) -> bool {
     matches!(role, "system" | "user" | "assistant" | "toolResult")
 }

@@ -9,6 +9,21 @@ use tokio::runtime::Handle;
 
 static RUNTIME: OnceLock<Handle> = OnceLock::new();
 static WORKERS: OnceLock<usize> = OnceLock::new();
+/// The process that started the runtime: a child made by `fork()` has no runtime thread.
+static OWNER_PID: OnceLock<u32> = OnceLock::new();
+
+/// The text of every call that needs the runtime in a forked child.
+pub const FORKED: &str =
+    "libagent cannot run agents in a child process made by fork(): its runtime thread exists only in the parent.";
+
+/// Fails in a child process made by `fork()` after the runtime started in the parent (the
+/// child has no runtime thread, so a run would never progress).
+pub fn check_not_forked() -> Result<(), String> {
+    match OWNER_PID.get() {
+        Some(&pid) if pid != std::process::id() => Err(FORKED.into()),
+        _ => Ok(()),
+    }
+}
 
 thread_local! {
     static ON_RUNTIME: Cell<bool> = const { Cell::new(false) };
@@ -31,6 +46,7 @@ pub fn handle() -> &'static Handle {
 }
 
 fn start() -> Handle {
+    let _ = OWNER_PID.set(std::process::id());
     let workers = WORKERS.get().copied().unwrap_or(1);
     if workers > 1 {
         let runtime = tokio::runtime::Builder::new_multi_thread()

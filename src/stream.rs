@@ -5,7 +5,7 @@
 pub mod assemble;
 pub mod partial;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -33,6 +33,8 @@ type ConsumedFn = Arc<dyn Fn() + Send + Sync>;
 
 struct Shared {
     closed: AtomicBool,
+    /// Pushed items the loop has not taken yet.
+    queued: AtomicUsize,
     on_consumed: Mutex<Option<ConsumedFn>>,
     on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
@@ -65,7 +67,20 @@ impl StreamSender {
             item,
             at: Instant::now(),
         };
-        self.tx.send(pushed).map_err(|_| StreamClosed)
+        self.shared.queued.fetch_add(1, Ordering::SeqCst);
+        self.tx.send(pushed).map_err(|_| {
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+            StreamClosed
+        })
+    }
+
+    /// How many pushed items the loop has not taken yet (0 once it stopped consuming).
+    pub fn backlog(&self) -> usize {
+        if self.is_closed() {
+            0
+        } else {
+            self.shared.queued.load(Ordering::SeqCst)
+        }
     }
 
     /// Pushes one assistant stream event (full or delta form, SPEC §3.2, §3.7).
@@ -88,7 +103,9 @@ impl StreamSender {
     /// Registers the consumed notification: called on the runtime thread each time a pushed
     /// item has been fully processed by the agent (its event delivered to every listener).
     pub fn on_consumed(&self, callback: impl Fn() + Send + Sync + 'static) {
-        *lock(&self.shared.on_consumed) = Some(Arc::new(callback));
+        let old = lock(&self.shared.on_consumed).replace(Arc::new(callback));
+        // Dropped after the lock was released: its finalizer is host code.
+        drop(old);
     }
 
     pub fn is_closed(&self) -> bool {
@@ -116,7 +133,7 @@ pub enum StreamOutput {
         partial: Json,
     },
     Update {
-        event: Json,
+        event: partial::UpdateEvent,
         partial: partial::PartialSnapshot,
     },
     /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
@@ -143,6 +160,7 @@ pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         closed: AtomicBool::new(false),
+        queued: AtomicUsize::new(0),
         on_consumed: Mutex::new(None),
         on_close: Mutex::new(None),
     });
@@ -165,6 +183,9 @@ impl StreamReceiver {
     /// Waits for the next pushed item and interprets it.
     pub async fn next(&mut self) -> StreamOutput {
         let pushed = self.rx.recv().await;
+        if pushed.is_some() {
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+        }
         let at = pushed.as_ref().map_or_else(Instant::now, |p| p.at);
         let first = !self.received_any;
         self.received_any = true;
@@ -256,6 +277,7 @@ impl Drop for StreamReceiver {
         self.close();
         // Dropping the consumed callback breaks the cycle a producer holding its own sender
         // inside that callback would otherwise form.
-        lock(&self.shared.on_consumed).take();
+        let callback = lock(&self.shared.on_consumed).take();
+        drop(callback);
     }
 }

@@ -5,6 +5,7 @@ mod common;
 use std::sync::Arc;
 
 use agent::agent::{Agent, AgentOptions, InitialState};
+use agent::error::{Error, ErrorKind};
 use agent::faux::scripted_stream_fn;
 use agent::host::{AgentTool, FnTool, HostFuture, Listener, StreamFn, ToolInvocation};
 use agent::json::{json, Json};
@@ -109,7 +110,10 @@ async fn a_listener_that_never_answers_fails_the_run_after_the_grace_period() {
     let outcome = agent.prompt_text("go").await;
     // The failure path's events reach the listener again: it stalls on the second turn_end too,
     // so the run rejects with the listener's failure text.
-    assert_eq!(outcome, Err("Operation aborted".to_string()));
+    assert_eq!(
+        outcome,
+        Err(Error::new(ErrorKind::RunFailed, "Operation aborted"))
+    );
     assert_eq!(agent.error_message().as_deref(), Some("Operation aborted"));
     assert!(!agent.is_streaming());
 }

@@ -5,6 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use agent::agent::Settings;
+use agent::error::{Error, ErrorKind};
 use agent::host::{HostFuture, Listener};
 use agent::json::{json, to_string};
 use common::*;
@@ -84,7 +85,10 @@ async fn c204_listener_failing_during_failure_path_fails_prompt() {
     let agent = agent_with(many_texts(1), vec![], None);
     let recorder = Recorder::attach(&agent);
     agent.subscribe(listener(|_| Err("always".to_string())));
-    assert_eq!(agent.prompt_text("hi").await, Err("always".to_string()));
+    assert_eq!(
+        agent.prompt_text("hi").await,
+        Err(Error::new(ErrorKind::RunFailed, "always"))
+    );
     assert!(!agent.is_streaming());
     assert_eq!(recorder.types(), ["agent_start", "message_start"]);
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent::agent::{Agent, PromptInput, Settings};
+use agent::error::{Error, ErrorKind};
 use agent::event::{AgentEvent, EventShape};
 use agent::host::{HostFuture, Listener};
 use agent::json::{json, to_string, Json};
@@ -114,17 +115,25 @@ async fn c187_prompt_or_continue_during_a_run_fails() {
     let (handle, log) = (agent.clone(), answers.clone());
     agent.subscribe(listener(move |e| {
         if e["type"] == "turn_start" {
-            log.lock()
-                .unwrap()
-                .push(handle.start_prompt(text_prompt("again"), None).err());
-            log.lock().unwrap().push(handle.start_continue(None).err());
+            log.lock().unwrap().push(
+                handle
+                    .start_prompt(text_prompt("again"), None)
+                    .err()
+                    .map(|e| (e.kind, e.message)),
+            );
+            log.lock().unwrap().push(
+                handle
+                    .start_continue(None)
+                    .err()
+                    .map(|e| (e.kind, e.message)),
+            );
         }
         Ok(())
     }));
     agent.prompt_text("hi").await.unwrap();
     assert_eq!(*answers.lock().unwrap(), [
-        Some("Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.".to_string()),
-        Some("Agent is already processing. Wait for completion before continuing.".to_string()),
+        Some((ErrorKind::Busy, "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.".to_string())),
+        Some((ErrorKind::Busy, "Agent is already processing. Wait for completion before continuing.".to_string())),
     ]);
     assert_eq!(contents(&agent.messages()), ["hi", "a1"]);
 }
@@ -136,12 +145,18 @@ async fn c188_continue_without_messages_fails_and_keeps_queues() {
     agent.follow_up(umsg("f"));
     assert_eq!(
         agent.continue_run().await,
-        Err("No messages to continue from".to_string())
+        Err(Error::new(
+            ErrorKind::InvalidState,
+            "No messages to continue from"
+        ))
     );
     agent.set_messages(vec![]);
     assert_eq!(
         agent.continue_run().await,
-        Err("No messages to continue from".to_string())
+        Err(Error::new(
+            ErrorKind::InvalidState,
+            "No messages to continue from"
+        ))
     );
     assert_eq!(agent.peek_queued_messages(), [umsg("s")]);
     agent.clear_steering_queue();
@@ -168,7 +183,10 @@ async fn c189_continue_from_assistant_steering_then_follow_ups() {
     // Both queues empty: the exact failure.
     assert_eq!(
         agent.continue_run().await,
-        Err("Cannot continue from message role: assistant".to_string())
+        Err(Error::new(
+            ErrorKind::InvalidState,
+            "Cannot continue from message role: assistant"
+        ))
     );
 }
 

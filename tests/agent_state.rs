@@ -5,6 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use agent::agent::{Agent, AgentOptions, InitialState, PromptInput, Settings};
+use agent::error::{Error, ErrorKind};
 use agent::faux::scripted_stream_fn;
 use agent::host::{set_default_stream_fn, NO_DEFAULT_STREAM_FN};
 use agent::json::{json, parse, to_string, Json};
@@ -98,7 +99,10 @@ async fn c178_c179_default_stream_function_required_and_captured() {
     // The only test of this binary that touches the process-global default.
     set_default_stream_fn(None);
     let failed = Agent::new(AgentOptions::default()).err();
-    assert_eq!(failed.as_deref(), Some(NO_DEFAULT_STREAM_FN));
+    assert_eq!(
+        failed,
+        Some(Error::new(ErrorKind::NoStreamFn, NO_DEFAULT_STREAM_FN))
+    );
     assert_eq!(NO_DEFAULT_STREAM_FN, "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().");
     let (first, first_requests) = scripted(vec![text_response("one", 1)]);
     set_default_stream_fn(Some(first));
@@ -560,9 +564,10 @@ async fn c216_reset_during_a_run_fails() {
     agent.prompt_text("hi").await.unwrap();
     assert_eq!(
         *answers.lock().unwrap(),
-        [Err(
-            "Agent is already processing. Wait for completion before resetting.".to_string()
-        )]
+        [Err(Error::new(
+            ErrorKind::Busy,
+            "Agent is already processing. Wait for completion before resetting."
+        ))]
     );
     assert_eq!(agent.messages().len(), 2);
 }

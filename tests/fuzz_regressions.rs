@@ -13,7 +13,9 @@ use agent::ffi::{
     agent_string_free, AGENT_ERR_CLOSED, AGENT_ERR_INVALID_HANDLE, AGENT_ERR_TIMEOUT, AGENT_OK,
 };
 
-fn new_agent() -> *mut AgentHandle {
+/// # Safety
+/// Calls the C ABI with valid pointers only.
+unsafe fn new_agent() -> *mut AgentHandle {
     let mut options = null_mut();
     assert_eq!(agent_options_new(std::ptr::null(), &mut options), AGENT_OK);
     let script = CString::new(r#"[{"content":[{"type":"text","text":"x"}]}]"#).unwrap();
@@ -33,6 +35,11 @@ fn new_agent() -> *mut AgentHandle {
 /// that was opened must be closed once the free returned; otherwise the open must fail.
 #[test]
 fn events_open_racing_free_yields_a_closed_queue_or_an_error() {
+    // SAFETY: every pointer passed below is valid (or a handle token the library checks).
+    unsafe { events_open_racing_free() }
+}
+
+unsafe fn events_open_racing_free() {
     // Big option texts widen the window between the handle lookup and the registration.
     let options = CString::new(format!(
         r#"{{"capacity":4,"shape":"lean"{}}}"#,
@@ -46,7 +53,7 @@ fn events_open_racing_free_yields_a_closed_queue_or_an_error() {
             .map(|_| {
                 let start = start.clone();
                 let options = options.clone();
-                std::thread::spawn(move || {
+                std::thread::spawn(move || unsafe {
                     start.wait();
                     let mut opened = Vec::new();
                     loop {
@@ -79,7 +86,7 @@ fn events_open_racing_free_yields_a_closed_queue_or_an_error() {
                     "a queue of a freed agent never closes"
                 );
                 if next == AGENT_OK {
-                    unsafe { agent_string_free(event) };
+                    agent_string_free(event);
                 } else {
                     assert_eq!(next, AGENT_ERR_CLOSED);
                 }

@@ -6,7 +6,8 @@ use agent::stream::assemble::{Assembled, Assembler};
 fn forwarded(assembler: &mut Assembler, event: Json) -> Json {
     match assembler.accept(event) {
         // The event's `partial` is a placeholder; the snapshot is its value.
-        Assembled::Update { mut event, partial } => {
+        Assembled::Update { event, partial } => {
+            let mut event = event.to_json(&partial);
             event["partial"] = partial.to_json();
             event
         }

@@ -2,6 +2,7 @@
 mod common;
 
 use agent::agent::PromptInput;
+use agent::error::{Error, ErrorKind};
 use common::*;
 
 #[tokio::test]
@@ -15,11 +16,9 @@ async fn no_run_starts_after_shutdown() {
         },
         None,
     );
-    assert_eq!(prompt.err().as_deref(), Some("The agent was freed."));
-    assert_eq!(
-        agent.start_continue(None).err().as_deref(),
-        Some("The agent was freed.")
-    );
+    let freed = Error::new(ErrorKind::InvalidState, "The agent was freed.");
+    assert_eq!(prompt.err(), Some(freed.clone()));
+    assert_eq!(agent.start_continue(None).err(), Some(freed));
     assert!(!agent.is_streaming());
 }
 

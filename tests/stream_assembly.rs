@@ -20,8 +20,9 @@ fn started() -> Assembler {
 
 fn update(result: Assembled) -> (Json, Json) {
     match result {
-        Assembled::Update { mut event, partial } => {
+        Assembled::Update { event, partial } => {
             // The event's `partial` is a placeholder; the snapshot is its value.
+            let mut event = event.to_json(&partial);
             let partial = partial.to_json();
             event["partial"] = partial.clone();
             (event, partial)
@@ -763,4 +764,61 @@ fn random_events_never_panic() {
         let _ = a.end(None);
         assert!(a.is_complete());
     }
+}
+
+/// SPEC §0.4.8: a partial delivered with an event never changes afterwards, although the
+/// partials share their texts, blocks and argument values (ARCHITECTURE principle 5).
+#[test]
+fn kept_partials_never_change() {
+    let mut a = started();
+    let events = [
+        json!({"type": "text_start", "contentIndex": 0}),
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "Hel"}),
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "lo"}),
+        json!({"type": "thinking_start", "contentIndex": 1}),
+        json!({"type": "thinking_delta", "contentIndex": 1, "delta": "hmm"}),
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "!"}),
+        json!({"type": "thinking_end", "contentIndex": 1, "content": "replaced", "contentSignature": "s"}),
+        json!({"type": "toolcall_start", "contentIndex": 2, "id": "c1", "toolName": "t"}),
+        json!({"type": "toolcall_delta", "contentIndex": 2, "delta": "{\"a\": \"x"}),
+        json!({"type": "toolcall_delta", "contentIndex": 2, "delta": "yz\", \"b\": [1"}),
+        json!({"type": "toolcall_delta", "contentIndex": 2, "delta": ", 2]}"}),
+        json!({"type": "text_end", "contentIndex": 0, "content": "Bye"}),
+        json!({"type": "toolcall_end", "contentIndex": 2}),
+        json!({"type": "text_start", "contentIndex": 0}),
+    ];
+    // (the values as delivered, their JSON at delivery)
+    let mut delivered = Vec::new();
+    let mut kept: Vec<(Json, Json)> = Vec::new();
+    for event in events {
+        let Assembled::Update { event, partial } = a.accept(event) else {
+            panic!("expected an update")
+        };
+        kept.push((event.to_json(&partial), partial.to_json()));
+        delivered.push((event, partial));
+        // Rebuilding from the delivered values later gives the JSON they had at delivery.
+        for ((event, partial), (event_then, partial_then)) in delivered.iter().zip(&kept) {
+            assert_eq!(&event.to_json(partial), event_then);
+            assert_eq!(&partial.to_json(), partial_then);
+        }
+    }
+    let contents: Vec<String> = kept.iter().map(|(_, p)| content(p)).collect();
+    assert_eq!(contents[2], r#"[{"type":"text","text":"Hello"}]"#);
+    assert_eq!(
+        contents[5],
+        r#"[{"type":"text","text":"Hello!"},{"type":"thinking","thinking":"hmm"}]"#
+    );
+    assert_eq!(
+        contents[9],
+        r#"[{"type":"text","text":"Hello!"},{"type":"thinking","thinking":"replaced","thinkingSignature":"s"},{"type":"toolCall","id":"c1","name":"t","arguments":{"a":"xyz","b":[1]}}]"#
+    );
+    assert_eq!(kept[11].0["content"], "Bye");
+    assert_eq!(
+        kept[12].0["toolCall"]["arguments"],
+        json!({"a": "xyz", "b": [1, 2]})
+    );
+    assert_eq!(
+        contents[13],
+        r#"[{"type":"text","text":""},{"type":"thinking","thinking":"replaced","thinkingSignature":"s"},{"type":"toolCall","id":"c1","name":"t","arguments":{"a":"xyz","b":[1,2]}}]"#
+    );
 }

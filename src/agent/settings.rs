@@ -79,9 +79,10 @@ impl Hooks {
         }
     }
 
-    /// Installs (`Some`) or clears (`None`) a hook.
-    pub fn set(&mut self, kind: HookKind, hook: Option<Hook>) {
-        *self.slot(kind) = hook;
+    /// Installs (`Some`) or clears (`None`) a hook; returns the hook it replaced.
+    #[must_use = "drop the replaced hook outside any lock (its finalizer is host code)"]
+    pub fn set(&mut self, kind: HookKind, hook: Option<Hook>) -> Option<Hook> {
+        std::mem::replace(self.slot(kind), hook)
     }
 }
 
@@ -115,6 +116,38 @@ impl Default for Settings {
             identity: None,
             abort_grace_ms: None,
         }
+    }
+}
+
+/// The values libagent acts on; anything else would be silently treated as a default.
+const MODES: [&str; 2] = ["one-at-a-time", "all"];
+const TOOL_EXECUTIONS: [&str; 2] = ["parallel", "sequential"];
+/// ThinkingLevel (SPEC §2).
+pub const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// Checks that `value` is one of `allowed`, naming the field and the choices otherwise.
+pub fn check_choice(field: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
+    if allowed.contains(&value) {
+        return Ok(());
+    }
+    let choices: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+    Err(format!(
+        "Option \"{field}\" must be one of {} (got \"{value}\").",
+        choices.join(", ")
+    ))
+}
+
+/// Value checks beyond the JSON type.
+fn check_value(key: &str, value: &Json) -> Result<(), String> {
+    match (key, value) {
+        ("steeringMode" | "followUpMode", Json::String(mode)) => check_choice(key, mode, &MODES),
+        ("toolExecution", Json::String(mode)) => check_choice(key, mode, &TOOL_EXECUTIONS),
+        ("maxRetryDelayMs" | "abortGraceMs", Json::Number(n))
+            if n.as_f64().is_none_or(|ms| ms < 0.0) =>
+        {
+            Err(format!("Option \"{key}\" must not be negative."))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -185,6 +218,7 @@ impl Settings {
                     if required { "" } else { " or null" }
                 ));
             }
+            check_value(key, value)?;
         }
         Ok(())
     }

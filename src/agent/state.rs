@@ -4,7 +4,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::settings::{check_choice, THINKING_LEVELS};
 use super::{Agent, Settings, State, StateSnapshot};
+use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{AgentTool, StreamFn};
 use crate::json::{json, Json, JsonMap};
@@ -86,6 +88,19 @@ impl Agent {
         self.state().messages.clone()
     }
 
+    /// How many messages the transcript holds (O(1)).
+    pub fn message_count(&self) -> usize {
+        self.state().messages.len()
+    }
+
+    /// The shared messages `start..start + count`, clamped to the transcript (O(count)).
+    pub fn message_range(&self, start: usize, count: usize) -> Vec<Message> {
+        let state = self.state();
+        let start = start.min(state.messages.len());
+        let end = start.saturating_add(count).min(state.messages.len());
+        state.messages[start..end].to_vec()
+    }
+
     /// Replaces the transcript with a copy of `messages`.
     pub fn set_messages(&self, messages: Vec<Json>) {
         self.state().messages = from_json_vec(messages);
@@ -100,16 +115,26 @@ impl Agent {
         self.state().tools.clone()
     }
 
-    /// Replaces the executable tools with a copy of `tools`.
+    /// Replaces the executable tools with a copy of `tools`. The agent keeps every tool it was
+    /// given (the newest of each name) so that hook results can name them (SPEC A17).
     pub fn set_tools(&self, tools: Vec<AgentTool>) {
-        let mut state = self.state();
-        for tool in &tools {
-            state
-                .tool_registry
-                .retain(|known| known.name() != tool.name());
-            state.tool_registry.push(tool.clone());
+        let mut displaced = Vec::new();
+        {
+            let mut state = self.state();
+            for tool in &tools {
+                if let Some(i) = state
+                    .tool_registry
+                    .iter()
+                    .position(|known| known.name() == tool.name())
+                {
+                    displaced.push(state.tool_registry.remove(i));
+                }
+                state.tool_registry.push(tool.clone());
+            }
+            displaced.extend(std::mem::replace(&mut state.tools, tools));
         }
-        state.tools = tools;
+        // Dropped outside the lock: a tool's finalizer may call back into this agent.
+        drop(displaced);
     }
 
     pub fn model(&self) -> Json {
@@ -157,13 +182,20 @@ impl Agent {
     }
 
     /// Changes settings in place; hooks and options are captured when a run starts (SPEC §7.2).
-    pub fn update_settings(&self, change: impl FnOnce(&mut Settings)) {
-        change(&mut self.state().settings);
+    /// Returns what `change` returns (e.g. a replaced hook), which the caller drops after the
+    /// state lock was released.
+    pub fn update_settings<R>(&self, change: impl FnOnce(&mut Settings) -> R) -> R {
+        change(&mut self.state().settings)
     }
 
     /// Applies a patch of reassignable fields atomically: `model` (an object), `thinkingLevel`
     /// (a string) and the option fields of `Settings::check`. Nothing changes on error.
-    pub fn configure(&self, patch: &Json) -> Result<(), String> {
+    pub fn configure(&self, patch: &Json) -> Result<(), Error> {
+        self.check_configuration(patch)
+            .map_err(Error::of(ErrorKind::InvalidInput))
+    }
+
+    fn check_configuration(&self, patch: &Json) -> Result<(), String> {
         let Json::Object(patch) = patch else {
             return Err("The configuration patch must be a JSON object.".into());
         };
@@ -173,8 +205,10 @@ impl Agent {
         if model.as_ref().is_some_and(|m| !m.is_object()) {
             return Err("Option \"model\" must be an object.".into());
         }
-        if thinking_level.as_ref().is_some_and(|t| !t.is_string()) {
-            return Err("Option \"thinkingLevel\" must be a string.".into());
+        match &thinking_level {
+            Some(Json::String(level)) => check_choice("thinkingLevel", level, &THINKING_LEVELS)?,
+            Some(_) => return Err("Option \"thinkingLevel\" must be a string.".into()),
+            None => {}
         }
         Settings::check(&options)?;
         let mut state = self.state();
@@ -190,7 +224,9 @@ impl Agent {
 
     /// Reassigns `streamFunction` (`None` = look up the default when a run's main loop starts).
     pub fn set_stream_fn(&self, stream_fn: Option<StreamFn>) {
-        self.state().stream_fn = stream_fn;
+        let old = std::mem::replace(&mut self.state().stream_fn, stream_fn);
+        // Dropped outside the lock: the host's finalizer may call back into this agent.
+        drop(old);
     }
 
     /// The whole state as JSON (SPEC §7.3, plus queues and modes for introspection).

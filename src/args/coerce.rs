@@ -54,7 +54,8 @@ fn matching_patterns<'a>(schema: &Schema<'_>, node: &Node<'a>, key: &str) -> Vec
     };
     patterns
         .keys()
-        .filter(|pattern| schema.pattern_matches(pattern, key))
+        // Undecided matches coerce nothing; validation reports them.
+        .filter(|pattern| schema.pattern_matches(pattern, key) == Ok(true))
         .filter_map(|pattern| node.member("patternProperties", pattern))
         .collect()
 }

@@ -5,7 +5,7 @@ pub mod parser;
 pub use parser::PartialJsonParser;
 
 use super::parse::{parse_tool_call_arguments, ParsedArguments};
-use crate::json::{Json, JsonMap};
+use crate::json::shared::SharedValue;
 
 /// Streams one tool call's raw argument text and yields best-effort partial arguments.
 ///
@@ -24,19 +24,20 @@ impl ArgumentStream {
         Self::default()
     }
 
-    /// Appends a delta and returns the current partial arguments (always a JSON object).
-    pub fn append(&mut self, delta: &str) -> Json {
+    /// Appends a delta and returns the current partial arguments (always an object). Amortized
+    /// O(len(delta)): the value shares everything with the previous ones (`to_json` builds JSON).
+    pub fn append(&mut self, delta: &str) -> SharedValue {
         self.text.push_str(delta);
         self.parser.append(delta);
         match self.parser.snapshot() {
-            Some(value @ Json::Object(_)) => value.clone(),
-            _ => Json::Object(JsonMap::new()),
+            Some(value @ SharedValue::Object(_)) => value.clone(),
+            _ => SharedValue::empty_object(),
         }
     }
 
     /// Replaces the text with `full_text` (the reference's optional `replace`): appends the
     /// missing suffix when `full_text` extends the current text, otherwise starts over.
-    pub fn replace(&mut self, full_text: &str) -> Json {
+    pub fn replace(&mut self, full_text: &str) -> SharedValue {
         if let Some(suffix) = full_text.strip_prefix(self.text.as_str()) {
             let suffix = suffix.to_string();
             return self.append(&suffix);

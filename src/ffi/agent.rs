@@ -2,16 +2,16 @@
 
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::events::{close_queues, EventQueue};
 use super::handles::Registry;
 use super::options::{hook_kind, host_hook, AgentHookFn, AgentHookKind, CAgentOptions, OPTIONS};
 use super::stream::{host_stream_fn, scripted, AgentStreamFn};
 use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
+use crate::error::ErrorKind;
 use crate::host::lock;
 use crate::json::Json;
 
@@ -30,7 +30,6 @@ pub type AgentDoneFn =
 pub(crate) struct FfiAgent {
     pub agent: Agent,
     pub freed: Arc<AtomicBool>,
-    pub queues: Mutex<Vec<Arc<EventQueue>>>,
     pub event_cache: super::events::EventCache,
 }
 
@@ -44,7 +43,7 @@ pub(crate) fn agent_arg(handle: *const AgentHandle) -> FfiResult<Arc<FfiAgent>> 
 /// function and without a process-wide default it fails with `AGENT_ERR_NO_STREAM_FN` and the
 /// reference's text. Writes `*out_agent` on success.
 #[no_mangle]
-pub extern "C" fn agent_new(
+pub unsafe extern "C" fn agent_new(
     options: *mut CAgentOptions,
     out_agent: *mut *mut AgentHandle,
 ) -> AgentStatus {
@@ -61,14 +60,10 @@ pub extern "C" fn agent_new(
             })?
         };
         check_out(out_agent, "out_agent")?;
-        let agent = Agent::new(core_options).map_err(|m| FfiError {
-            status: AGENT_ERR_NO_STREAM_FN,
-            message: m,
-        })?;
+        let agent = Agent::new(core_options)?;
         let ffi = FfiAgent {
             agent,
             freed: Arc::new(AtomicBool::new(false)),
-            queues: Mutex::new(Vec::new()),
             event_cache: Default::default(),
         };
         write_out(out_agent, AGENTS.insert(Arc::new(ffi)) as *mut AgentHandle);
@@ -76,13 +71,17 @@ pub extern "C" fn agent_new(
     })
 }
 
-/// Frees an agent. Never blocks: a running run is cancelled (no new host callback of this agent
-/// starts afterwards; one already running on the runtime thread finishes), its `done` is called
-/// with `AGENT_ERR_FREED` before this returns, event queues close, and the agent's references to
-/// tools, hooks and listeners are dropped (running their finalizers once unused). Callable from
-/// any thread, including inside this agent's callbacks.
+/// Frees an agent. A running run is cancelled (no new host callback of this agent starts
+/// afterwards), its `done` is called with `AGENT_ERR_FREED` before this returns, event queues
+/// close, and the agent's references to tools, hooks and listeners are dropped (running their
+/// finalizers once unused). Called from a host thread, it returns only after a callback of this
+/// agent that is running at that moment (a `done`, a tool, a hook...) returned and the run let go
+/// of everything it held, so no callback or finalizer of this agent runs after it (never wait in
+/// a callback for a thread that is inside `agent_free`). Called on the runtime thread (inside a
+/// callback) it never waits; callbacks already scheduled are then dropped, not called.
+/// Callable from any thread, including inside this agent's callbacks.
 #[no_mangle]
-pub extern "C" fn agent_free(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_free(handle: *mut AgentHandle) -> AgentStatus {
     boundary(|| {
         agent_arg(handle)?;
         let Some(ffi) = AGENTS.remove(handle as *const c_void) else {
@@ -90,7 +89,6 @@ pub extern "C" fn agent_free(handle: *mut AgentHandle) -> AgentStatus {
         };
         ffi.freed.store(true, Ordering::SeqCst);
         ffi.agent.shutdown("The agent was freed.");
-        close_queues(&ffi);
         Ok(())
     })
 }
@@ -116,13 +114,18 @@ fn done_callback(
     }))
 }
 
-fn start_error(message: String) -> FfiError {
-    let status = if message.starts_with("Agent is already processing") {
-        AGENT_ERR_BUSY
-    } else {
-        AGENT_ERR_INVALID_STATE
-    };
-    FfiError { status, message }
+/// A start refused because the agent is being freed concurrently is a freed handle to the host.
+fn start_result(ffi: &FfiAgent, result: Result<(), crate::error::Error>) -> FfiResult {
+    result.map_err(|error| {
+        if ffi.freed.load(Ordering::SeqCst) {
+            FfiError {
+                status: AGENT_ERR_INVALID_HANDLE,
+                message: "agent is a freed agent.".into(),
+            }
+        } else {
+            error.into()
+        }
+    })
 }
 
 fn prompt_input(value: Json) -> FfiResult<PromptInput> {
@@ -144,7 +147,7 @@ fn prompt_input(value: Json) -> FfiResult<PromptInput> {
 /// is active; `done` (optional) is called when it settled. While a run is active it returns
 /// `AGENT_ERR_BUSY` with the reference's text, and `done` is not called.
 #[no_mangle]
-pub extern "C" fn agent_prompt(
+pub unsafe extern "C" fn agent_prompt(
     handle: *mut AgentHandle,
     input_json: *const c_char,
     done: AgentDoneFn,
@@ -154,17 +157,15 @@ pub extern "C" fn agent_prompt(
         let ffi = agent_arg(handle)?;
         let input = prompt_input(json_arg(input_json, "input_json")?)?;
         let done = done_callback(done, user_data, ffi.freed.clone());
-        ffi.agent
-            .start_prompt(input, done)
-            .map(|_| ())
-            .map_err(start_error)
+        let started = ffi.agent.start_prompt(input, done).map(|_| ());
+        start_result(&ffi, started)
     })
 }
 
 /// `prompt(text, images)`: `images_json` is NULL or a JSON array of image blocks
 /// (`{"type":"image","data","mimeType"}`), appended after the text block when non-empty.
 #[no_mangle]
-pub extern "C" fn agent_prompt_text(
+pub unsafe extern "C" fn agent_prompt_text(
     handle: *mut AgentHandle,
     text: *const c_char,
     images_json: *const c_char,
@@ -185,17 +186,18 @@ pub extern "C" fn agent_prompt_text(
             }
         };
         let done = done_callback(done, user_data, ffi.freed.clone());
-        ffi.agent
+        let started = ffi
+            .agent
             .start_prompt(PromptInput::Text { text, images }, done)
-            .map(|_| ())
-            .map_err(start_error)
+            .map(|_| ());
+        start_result(&ffi, started)
     })
 }
 
 /// `continue()` (SPEC §7.7). Fails with `AGENT_ERR_BUSY` during a run and with
 /// `AGENT_ERR_INVALID_STATE` when there is nothing to continue from (reference texts).
 #[no_mangle]
-pub extern "C" fn agent_continue(
+pub unsafe extern "C" fn agent_continue(
     handle: *mut AgentHandle,
     done: AgentDoneFn,
     user_data: *mut c_void,
@@ -203,10 +205,8 @@ pub extern "C" fn agent_continue(
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let done = done_callback(done, user_data, ffi.freed.clone());
-        ffi.agent
-            .start_continue(done)
-            .map(|_| ())
-            .map_err(start_error)
+        let started = ffi.agent.start_continue(done).map(|_| ());
+        start_result(&ffi, started)
     })
 }
 
@@ -224,7 +224,7 @@ fn message_op(
 
 /// Queues a steering message (delivered at the next steering poll). Allowed at any time.
 #[no_mangle]
-pub extern "C" fn agent_steer(
+pub unsafe extern "C" fn agent_steer(
     handle: *mut AgentHandle,
     message_json: *const c_char,
 ) -> AgentStatus {
@@ -233,7 +233,7 @@ pub extern "C" fn agent_steer(
 
 /// Queues a follow-up message (delivered when a run would otherwise stop).
 #[no_mangle]
-pub extern "C" fn agent_follow_up(
+pub unsafe extern "C" fn agent_follow_up(
     handle: *mut AgentHandle,
     message_json: *const c_char,
 ) -> AgentStatus {
@@ -243,39 +243,38 @@ pub extern "C" fn agent_follow_up(
 /// Aborts the active run's signal; does nothing when idle. Abort callbacks run later on the
 /// runtime thread, never inside this call.
 #[no_mangle]
-pub extern "C" fn agent_abort(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_abort(handle: *mut AgentHandle) -> AgentStatus {
     boundary(|| {
         agent_arg(handle)?.agent.abort();
         Ok(())
     })
 }
 
-/// Blocks until the active run finished its cleanup (at once when idle). `timeout_ms` < 0 waits
-/// forever. Returns `AGENT_ERR_TIMEOUT` when the time ran out and `AGENT_ERR_WOULD_DEADLOCK` on
-/// the runtime thread (inside a callback), where the run could never finish.
+/// Blocks until the active run finished its cleanup and its `done` callback returned (at once
+/// when idle). `timeout_ms` < 0 waits forever. Returns `AGENT_ERR_TIMEOUT` when the time ran out
+/// and `AGENT_ERR_WOULD_DEADLOCK` on the runtime thread (inside a callback), where the run could
+/// never finish.
 #[no_mangle]
-pub extern "C" fn agent_wait_for_idle(handle: *mut AgentHandle, timeout_ms: i64) -> AgentStatus {
+pub unsafe extern "C" fn agent_wait_for_idle(
+    handle: *mut AgentHandle,
+    timeout_ms: i64,
+) -> AgentStatus {
     boundary(|| {
-        let ffi = agent_arg(handle)?;
-        let Some(completion) = ffi.agent.active_run() else {
-            return Ok(());
-        };
-        if crate::runtime::is_runtime_thread() {
-            return err(AGENT_ERR_WOULD_DEADLOCK, "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.");
-        }
         let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
-        if completion.wait_blocking(timeout) {
-            Ok(())
-        } else {
-            err(AGENT_ERR_TIMEOUT, "The run did not finish in time.")
-        }
+        let agent = agent_arg(handle)?.agent.clone();
+        agent.wait_for_idle_blocking(timeout).map_err(|e| {
+            FfiError::from(e).named(
+                ErrorKind::WouldDeadlock,
+                "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.",
+            )
+        })
     })
 }
 
 /// `reset()` (SPEC §7.16); `AGENT_ERR_BUSY` during a run.
 #[no_mangle]
-pub extern "C" fn agent_reset(handle: *mut AgentHandle) -> AgentStatus {
-    boundary(|| agent_arg(handle)?.agent.reset().map_err(start_error))
+pub unsafe extern "C" fn agent_reset(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| agent_arg(handle)?.agent.reset().map_err(FfiError::from))
 }
 
 fn write_json(out: *mut *mut c_char, value: &Json) {
@@ -285,7 +284,7 @@ fn write_json(out: *mut *mut c_char, value: &Json) {
 /// Writes `*out_json` (free with `agent_string_free`): the queued messages `peekQueuedMessages()`
 /// returns (steering if any, else follow-ups; one or all per the queue's mode).
 #[no_mangle]
-pub extern "C" fn agent_peek_queued_messages(
+pub unsafe extern "C" fn agent_peek_queued_messages(
     handle: *mut AgentHandle,
     out_json: *mut *mut c_char,
 ) -> AgentStatus {
@@ -299,7 +298,7 @@ pub extern "C" fn agent_peek_queued_messages(
 
 /// Writes whether either queue holds messages.
 #[no_mangle]
-pub extern "C" fn agent_has_queued_messages(
+pub unsafe extern "C" fn agent_has_queued_messages(
     handle: *mut AgentHandle,
     out_has: *mut bool,
 ) -> AgentStatus {
@@ -312,7 +311,7 @@ pub extern "C" fn agent_has_queued_messages(
 
 /// Drops the queued steering messages.
 #[no_mangle]
-pub extern "C" fn agent_clear_steering_queue(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_clear_steering_queue(handle: *mut AgentHandle) -> AgentStatus {
     boundary(|| {
         agent_arg(handle)?.agent.clear_steering_queue();
         Ok(())
@@ -321,7 +320,7 @@ pub extern "C" fn agent_clear_steering_queue(handle: *mut AgentHandle) -> AgentS
 
 /// Drops the queued follow-up messages.
 #[no_mangle]
-pub extern "C" fn agent_clear_follow_up_queue(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_clear_follow_up_queue(handle: *mut AgentHandle) -> AgentStatus {
     boundary(|| {
         agent_arg(handle)?.agent.clear_follow_up_queue();
         Ok(())
@@ -330,7 +329,7 @@ pub extern "C" fn agent_clear_follow_up_queue(handle: *mut AgentHandle) -> Agent
 
 /// Drops every queued message.
 #[no_mangle]
-pub extern "C" fn agent_clear_all_queues(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_clear_all_queues(handle: *mut AgentHandle) -> AgentStatus {
     boundary(|| {
         agent_arg(handle)?.agent.clear_all_queues();
         Ok(())
@@ -341,8 +340,10 @@ pub extern "C" fn agent_clear_all_queues(handle: *mut AgentHandle) -> AgentStatu
 /// thinkingLevel, tools (definitions), messages, isStreaming, streamingMessage?,
 /// pendingToolCalls, errorMessage?, steeringMode, followUpMode, steeringQueue, followUpQueue,
 /// toolExecution, sessionId?, transport?, thinkingBudgets?, maxRetryDelayMs?, identity?}`.
+/// Costs the size of the whole transcript: per-frame readers use `agent_get_message_count`,
+/// `agent_get_message` and `agent_get_messages`.
 #[no_mangle]
-pub extern "C" fn agent_get_state(
+pub unsafe extern "C" fn agent_get_state(
     handle: *mut AgentHandle,
     out_state_json: *mut *mut c_char,
 ) -> AgentStatus {
@@ -353,10 +354,75 @@ pub extern "C" fn agent_get_state(
     })
 }
 
+/// Writes the number of messages in the transcript (O(1): cheap enough for every frame).
+#[no_mangle]
+pub unsafe extern "C" fn agent_get_message_count(
+    handle: *mut AgentHandle,
+    out_count: *mut usize,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_count, "out_count")?;
+        write_out(out_count, agent_arg(handle)?.agent.message_count());
+        Ok(())
+    })
+}
+
+/// Writes `*out_message_json` (free with `agent_string_free`): the transcript's message at
+/// `index` (0 = first). `AGENT_ERR_INVALID_ARGUMENT` when `index` is out of range. Costs the
+/// size of that message only.
+#[no_mangle]
+pub unsafe extern "C" fn agent_get_message(
+    handle: *mut AgentHandle,
+    index: usize,
+    out_message_json: *mut *mut c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_message_json, "out_message_json")?;
+        let agent = &agent_arg(handle)?.agent;
+        let Some(message) = agent.message_range(index, 1).pop() else {
+            let count = agent.message_count();
+            return err(
+                AGENT_ERR_INVALID_ARGUMENT,
+                format!("index {index} is out of range: the transcript holds {count} messages."),
+            );
+        };
+        write_out(out_message_json, owned_c_string(message.text()));
+        Ok(())
+    })
+}
+
+/// Writes `*out_messages_json` (free with `agent_string_free`): a JSON array of the transcript's
+/// messages `start .. start + count`, clamped to the transcript (an empty array past its end).
+/// With `agent_get_message_count`, reads the last N messages without the whole state. Costs the
+/// size of the messages returned only.
+#[no_mangle]
+pub unsafe extern "C" fn agent_get_messages(
+    handle: *mut AgentHandle,
+    start: usize,
+    count: usize,
+    out_messages_json: *mut *mut c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_messages_json, "out_messages_json")?;
+        let messages = agent_arg(handle)?.agent.message_range(start, count);
+        let mut text = String::with_capacity(messages.iter().map(|m| m.text().len() + 1).sum());
+        text.push('[');
+        for (i, message) in messages.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(message.text());
+        }
+        text.push(']');
+        write_out(out_messages_json, owned_c_string(&text));
+        Ok(())
+    })
+}
+
 /// Replaces the transcript with a copy of `messages_json` (an array of messages). A run in
 /// progress appends its later messages to the new transcript (SPEC §7.15).
 #[no_mangle]
-pub extern "C" fn agent_set_messages(
+pub unsafe extern "C" fn agent_set_messages(
     handle: *mut AgentHandle,
     messages_json: *const c_char,
 ) -> AgentStatus {
@@ -370,6 +436,9 @@ pub extern "C" fn agent_set_messages(
 
 /// Replaces the executable tools with `tools[0..count]` (the agent takes its own references).
 /// Takes effect at the next run; the change is declared before its next request (SPEC §4.7).
+/// Hook results name tools (`context.tools`), so the agent keeps a reference to the newest tool
+/// of every name it was ever given, also after it was replaced by a set without that name; a
+/// tool's finalizer runs when a tool of the same name replaces it, or at `agent_free`.
 ///
 /// # Safety
 /// `tools` must be NULL (with `count` 0) or point to `count` readable tool pointers.
@@ -401,27 +470,25 @@ pub unsafe extern "C" fn agent_set_tools(
 
 /// Changes reassignable fields at once from a JSON object: `model` (object), `thinkingLevel`,
 /// `steeringMode`, `followUpMode`, `toolExecution`, `sessionId`, `transport`, `thinkingBudgets`,
-/// `maxRetryDelayMs`, `identity` (`null` unsets the last six). Unknown fields or wrong types fail
-/// with `AGENT_ERR_INVALID_JSON` and change nothing. Captured by the next run (modes apply at once).
+/// `maxRetryDelayMs`, `identity`, `abortGraceMs` (`null` unsets the last seven). Unknown fields,
+/// wrong types or unknown values (as in `agent_options_new`) fail with `AGENT_ERR_INVALID_JSON`
+/// naming the field, and change nothing. Captured by the next run (modes apply at once).
 #[no_mangle]
-pub extern "C" fn agent_configure(
+pub unsafe extern "C" fn agent_configure(
     handle: *mut AgentHandle,
     patch_json: *const c_char,
 ) -> AgentStatus {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let patch = json_arg(patch_json, "patch_json")?;
-        ffi.agent.configure(&patch).map_err(|m| FfiError {
-            status: AGENT_ERR_INVALID_JSON,
-            message: m,
-        })
+        Ok(ffi.agent.configure(&patch)?)
     })
 }
 
 /// Installs (or, with NULL `hook`, removes) a hook; captured when the next run starts
 /// (prepareNextTurn hooks: at the next turn boundary, SPEC §7.2).
 #[no_mangle]
-pub extern "C" fn agent_set_hook(
+pub unsafe extern "C" fn agent_set_hook(
     handle: *mut AgentHandle,
     kind: AgentHookKind,
     hook: AgentHookFn,
@@ -432,8 +499,11 @@ pub extern "C" fn agent_set_hook(
         let ffi = agent_arg(handle)?;
         let kind = hook_kind(kind)?;
         let hook = host_hook(kind, hook, user_data, finalizer);
-        ffi.agent
+        let replaced = ffi
+            .agent
             .update_settings(|settings| settings.hooks.set(kind, hook));
+        // Dropped after the agent's lock was released: its finalizer may call back in.
+        drop(replaced);
         Ok(())
     })
 }
@@ -441,7 +511,7 @@ pub extern "C" fn agent_set_hook(
 /// Reassigns the stream function (NULL: the next run looks up the process-wide default when its
 /// main loop starts, failing the run when there is none).
 #[no_mangle]
-pub extern "C" fn agent_set_stream_fn(
+pub unsafe extern "C" fn agent_set_stream_fn(
     handle: *mut AgentHandle,
     stream_fn: AgentStreamFn,
     user_data: *mut c_void,
@@ -457,7 +527,7 @@ pub extern "C" fn agent_set_stream_fn(
 
 /// Uses the built-in scripted model (see `agent_options_set_scripted_model`) as the stream function.
 #[no_mangle]
-pub extern "C" fn agent_set_scripted_model(
+pub unsafe extern "C" fn agent_set_scripted_model(
     handle: *mut AgentHandle,
     script_json: *const c_char,
 ) -> AgentStatus {

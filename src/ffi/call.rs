@@ -76,6 +76,9 @@ pub(crate) enum Reply {
     Stream {
         sender: StreamSender,
         pushed: AtomicBool,
+        /// A terminal event was pushed or the stream was completed/failed: later answers are
+        /// second answers.
+        ended: AtomicBool,
     },
 }
 
@@ -122,6 +125,7 @@ pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> *mu
         reply: Reply::Stream {
             sender: sender.clone(),
             pushed: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
         },
         signal: signal.clone(),
     };
@@ -177,7 +181,12 @@ fn settle(
 
 pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
     let state = lookup(call, AGENT_ERR_STREAM_CLOSED)?;
-    let Reply::Stream { sender, pushed } = &state.reply else {
+    let Reply::Stream {
+        sender,
+        pushed,
+        ended,
+    } = &state.reply
+    else {
         return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
     };
     let event = json_arg(event_json, "event_json")?;
@@ -188,14 +197,33 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
             "The stream is closed: the agent no longer consumes it.",
         );
     }
-    if !event.get("type").is_some_and(Json::is_string) {
+    let Some(kind) = event.get("type").and_then(Json::as_str) else {
         return err(
             AGENT_ERR_INVALID_JSON,
             "event_json must be a JSON object with a string \"type\".",
         );
+    };
+    let terminal = matches!(kind, "done" | "error");
+    if ended.load(Ordering::SeqCst) || (terminal && ended.swap(true, Ordering::SeqCst)) {
+        return err(
+            AGENT_ERR_STREAM_CLOSED,
+            "The stream is closed: its terminal event was already pushed.",
+        );
     }
     sender.push(event)?;
     pushed.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Marks a stream as answered; `ALREADY_COMPLETED` when it ended before (a terminal event was
+/// pushed, or it was completed or failed).
+fn end_stream(ended: &AtomicBool) -> FfiResult {
+    if ended.swap(true, Ordering::SeqCst) {
+        return err(
+            AGENT_ERR_ALREADY_COMPLETED,
+            "The stream already ended: its terminal event was pushed or it was answered.",
+        );
+    }
     Ok(())
 }
 
@@ -204,12 +232,13 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
 /// For a stream, ends it with that final message (NULL: the stream ends without one, which
 /// yields an error message, SPEC §3.5). Malformed or wrongly shaped JSON returns
 /// `AGENT_ERR_INVALID_JSON` and leaves the call unanswered. A second answer returns
-/// `AGENT_ERR_ALREADY_COMPLETED`. Answers after the agent was freed are accepted and discarded
+/// `AGENT_ERR_ALREADY_COMPLETED` (for a stream, also an answer after its `done`/`error` event
+/// was pushed). Answers after the agent was freed are accepted and discarded
 /// (except for a stream the agent stopped consuming: its call is gone, and answering it returns
 /// `AGENT_ERR_ALREADY_COMPLETED`).
 /// Callable from any thread, inside or after the callback.
 #[no_mangle]
-pub extern "C" fn agent_call_complete(
+pub unsafe extern "C" fn agent_call_complete(
     call: *mut AgentCall,
     result_json: *const c_char,
 ) -> AgentStatus {
@@ -229,10 +258,11 @@ pub extern "C" fn agent_call_complete(
                 }
                 settle(call, reply, Ok(value))
             }
-            Reply::Stream { sender, .. } => {
+            Reply::Stream { sender, ended, .. } => {
                 if let Some(value) = &value {
                     check_message(value, "result_json")?;
                 }
+                end_stream(ended)?;
                 sender.end(value)?;
                 CALLS.remove(call as *const c_void);
                 Ok(())
@@ -245,7 +275,10 @@ pub extern "C" fn agent_call_complete(
 /// text. For a stream before any push: the stream function failed (SPEC §6.12); after a push:
 /// an `error` event with `errorMessage` = message.
 #[no_mangle]
-pub extern "C" fn agent_call_fail(call: *mut AgentCall, message: *const c_char) -> AgentStatus {
+pub unsafe extern "C" fn agent_call_fail(
+    call: *mut AgentCall,
+    message: *const c_char,
+) -> AgentStatus {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let message = str_arg(message, "message")?.to_string();
@@ -253,7 +286,8 @@ pub extern "C" fn agent_call_fail(call: *mut AgentCall, message: *const c_char) 
             Reply::Value { reply, .. } | Reply::Tool { reply, .. } => {
                 settle(call, reply, Err(message))
             }
-            Reply::Stream { sender, .. } => {
+            Reply::Stream { sender, ended, .. } => {
+                end_stream(ended)?;
                 sender.fail(&message)?;
                 CALLS.remove(call as *const c_void);
                 Ok(())
@@ -264,7 +298,7 @@ pub extern "C" fn agent_call_fail(call: *mut AgentCall, message: *const c_char) 
 
 /// Writes whether the run that made this call is aborted.
 #[no_mangle]
-pub extern "C" fn agent_call_is_aborted(
+pub unsafe extern "C" fn agent_call_is_aborted(
     call: *const AgentCall,
     out_aborted: *mut bool,
 ) -> AgentStatus {
@@ -280,7 +314,7 @@ pub extern "C" fn agent_call_is_aborted(
 /// (never inside `agent_abort` itself; at once, on the runtime thread, if already aborted).
 /// `finalizer(user_data)` runs when the registration is dropped.
 #[no_mangle]
-pub extern "C" fn agent_call_on_abort(
+pub unsafe extern "C" fn agent_call_on_abort(
     call: *const AgentCall,
     on_abort: AgentAbortFn,
     user_data: *mut c_void,
@@ -304,7 +338,7 @@ pub extern "C" fn agent_call_on_abort(
 /// emitted in call order; after the tool answered, returns `AGENT_ERR_ALREADY_COMPLETED` and
 /// emits nothing.
 #[no_mangle]
-pub extern "C" fn agent_tool_call_update(
+pub unsafe extern "C" fn agent_tool_call_update(
     call: *mut AgentToolCall,
     partial_result_json: *const c_char,
 ) -> AgentStatus {
@@ -327,13 +361,37 @@ pub extern "C" fn agent_tool_call_update(
 }
 
 /// Pushes one assistant stream event (SPEC §3.2; `partial` optional, SPEC §3.7). Never blocks.
-/// Returns `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream.
+/// Returns `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream and after its
+/// `done`/`error` event was pushed. Pushed events wait in an unbounded queue until the loop
+/// takes them (each costs its parsed JSON, a few hundred bytes for a small delta): a producer
+/// that can outrun the agent paces itself with `agent_stream_on_consumed` or
+/// `agent_stream_backlog`.
 #[no_mangle]
-pub extern "C" fn agent_stream_push(
+pub unsafe extern "C" fn agent_stream_push(
     stream: *mut AgentStream,
     event_json: *const c_char,
 ) -> AgentStatus {
     boundary(|| push_event(stream, event_json))
+}
+
+/// Writes how many pushed events the loop has not taken yet (0 once the stream is closed).
+#[no_mangle]
+pub unsafe extern "C" fn agent_stream_backlog(
+    stream: *const AgentStream,
+    out_count: *mut usize,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_count, "out_count")?;
+        let count = match CALLS.lookup(stream as *const c_void) {
+            Lookup::Retired => 0,
+            _ => match &lookup(stream, AGENT_ERR_STREAM_CLOSED)?.reply {
+                Reply::Stream { sender, .. } => sender.backlog(),
+                _ => return err(AGENT_ERR_INVALID_HANDLE, "stream is not a stream."),
+            },
+        };
+        write_out(out_count, count);
+        Ok(())
+    })
 }
 
 /// Called on the runtime thread each time an event pushed into the stream has been fully
@@ -344,7 +402,7 @@ pub type AgentConsumedFn =
 
 /// Registers the consumed notification of a stream (replacing any previous one).
 #[no_mangle]
-pub extern "C" fn agent_stream_on_consumed(
+pub unsafe extern "C" fn agent_stream_on_consumed(
     stream: *mut AgentStream,
     on_consumed: AgentConsumedFn,
     user_data: *mut c_void,

@@ -1,15 +1,16 @@
 //! Events for the host: listeners receiving lazy event views, and the lossless pull queue.
 
-use std::collections::VecDeque;
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::agent::{agent_arg, AgentHandle, FfiAgent, AGENTS};
+use super::agent::{agent_arg, AgentHandle};
 use super::call::{answer, new_value_call, AgentCall, Shape};
 use super::handles::Registry;
 use super::*;
+use crate::agent::EventQueue as CoreQueue;
+use crate::error::ErrorKind;
 use crate::event::{AgentEvent as CoreEvent, EventShape};
 use crate::host::{lock, AbortSignal, HostFuture, Listener};
 use crate::json::Json;
@@ -22,10 +23,18 @@ pub struct CAgentEvent {
 /// Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
 /// `AGENT_EVENT_SHAPE_LEAN` (`message_update` without the whole partial message; a
 /// `toolcall_delta` keeps that block's parsed `arguments`).
+///
+/// Cost of building an event's JSON: `full` is O(size of the partial message) for every
+/// `message_update`, so O(N^2) over a response streamed in N deltas. `lean` is O(size of the
+/// event) for text and thinking deltas, and for a `toolcall_delta` O(size of that tool call's
+/// parsed arguments so far), because it contains them: over a tool call streamed in N deltas that
+/// is O(N^2) too. A listener that only needs the new text reads `agent_event_delta` (the raw
+/// argument text for a `toolcall_delta`) and pays O(1); not asking for JSON at all keeps every
+/// event O(1).
 pub type AgentEventShape = i32;
 /// The reference's event JSON.
 pub const AGENT_EVENT_SHAPE_FULL: AgentEventShape = 0;
-/// The lean event JSON.
+/// The lean event JSON (see `AgentEventShape` for its cost on `toolcall_delta`).
 pub const AGENT_EVENT_SHAPE_LEAN: AgentEventShape = 1;
 
 /// A listener (SPEC §7.11). Called on the runtime thread for every event, in subscription order;
@@ -70,7 +79,9 @@ fn view_for(cache: &EventCache, event: &Arc<CoreEvent>) -> Arc<EventView> {
         event: event.clone(),
         json: Default::default(),
     });
-    *cached = Some(view.clone());
+    let previous = cached.replace(view.clone());
+    drop(cached);
+    drop(previous);
     view
 }
 
@@ -115,7 +126,7 @@ fn host_listener(
 /// ones (also for the event being dispatched, when called from inside a listener). Writes
 /// `*out_id` for `agent_unsubscribe`. `finalizer(user_data)` runs once the subscription is gone.
 #[no_mangle]
-pub extern "C" fn agent_subscribe(
+pub unsafe extern "C" fn agent_subscribe(
     handle: *mut AgentHandle,
     listener: AgentListenerFn,
     user_data: *mut c_void,
@@ -140,7 +151,7 @@ pub extern "C" fn agent_subscribe(
 
 /// Removes a subscription; `AGENT_ERR_INVALID_ARGUMENT` when there is none with that id.
 #[no_mangle]
-pub extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentStatus {
+pub unsafe extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentStatus {
     boundary(|| {
         if agent_arg(handle)?.agent.unsubscribe(id) {
             Ok(())
@@ -155,7 +166,7 @@ pub extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentS
 
 /// Writes the event's type (`"message_update"`, ...; static, never freed) to `*out_type`.
 #[no_mangle]
-pub extern "C" fn agent_event_type(
+pub unsafe extern "C" fn agent_event_type(
     event: *const CAgentEvent,
     out_type: *mut *const c_char,
 ) -> AgentStatus {
@@ -169,7 +180,7 @@ pub extern "C" fn agent_event_type(
 /// Writes the event's JSON in `shape` to `*out_json`, built once and shared with the other
 /// listeners; valid until the callback returns (do not free).
 #[no_mangle]
-pub extern "C" fn agent_event_json(
+pub unsafe extern "C" fn agent_event_json(
     event: *const CAgentEvent,
     shape: AgentEventShape,
     out_json: *mut *const c_char,
@@ -190,7 +201,7 @@ pub extern "C" fn agent_event_json(
 /// For a `message_update`, writes its assistant stream event type (`"text_delta"`, ...; valid
 /// during the callback) to `*out_type`; for any other event writes NULL.
 #[no_mangle]
-pub extern "C" fn agent_event_update_type(
+pub unsafe extern "C" fn agent_event_update_type(
     event: *const CAgentEvent,
     out_type: *mut *const c_char,
 ) -> AgentStatus {
@@ -226,7 +237,7 @@ fn update_type_c_str(kind: &str) -> &'static CStr {
 /// NUL-terminated, valid during the callback) to `*out_text`/`*out_len` without building JSON;
 /// for any other event writes NULL and 0.
 #[no_mangle]
-pub extern "C" fn agent_event_delta(
+pub unsafe extern "C" fn agent_event_delta(
     event: *const CAgentEvent,
     out_text: *mut *const c_char,
     out_len: *mut usize,
@@ -250,60 +261,23 @@ pub struct AgentEventQueue {
     _private: [u8; 0],
 }
 
-struct QueueState {
-    items: VecDeque<String>,
-    closed: bool,
+/// A core queue and the JSON shape its events are rendered in (on the reading thread).
+pub(crate) struct FfiQueue {
+    queue: CoreQueue,
+    shape: EventShape,
 }
 
-pub(crate) struct EventQueue {
-    state: Mutex<QueueState>,
-    ready: Condvar,
-    space: tokio::sync::Notify,
-    capacity: usize,
-    agent: usize,
-    subscription: AtomicU64,
-}
-
-impl EventQueue {
-    fn close(&self) {
-        lock(&self.state).closed = true;
-        self.ready.notify_all();
-        self.space.notify_one();
-    }
-
-    async fn enqueue(&self, text: String) {
-        loop {
-            {
-                let mut state = lock(&self.state);
-                if state.closed {
-                    return;
-                }
-                if state.items.len() < self.capacity {
-                    state.items.push_back(text);
-                    self.ready.notify_all();
-                    return;
-                }
-            }
-            // Full: the loop waits (backpressure) until the host takes an event.
-            self.space.notified().await;
-        }
-    }
-}
-
-static QUEUES: Registry<Arc<EventQueue>> = Registry::new("event queue", 0x9e9e_9e9e_0000_0000);
-
-pub(crate) fn close_queues(ffi: &FfiAgent) {
-    for queue in lock(&ffi.queues).drain(..) {
-        queue.close();
-    }
-}
+static QUEUES: Registry<Arc<FfiQueue>> = Registry::new("event queue", 0x9e9e_9e9e_0000_0000);
 
 /// Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
 /// `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
 /// (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
-/// counts as delivery: the queue never fails a run. Writes `*out_queue`.
+/// counts as delivery: the queue never fails a run. Every event is serialised (on the reading
+/// thread, in `agent_events_next`), so its cost per event is that of `agent_event_json` in the
+/// queue's shape (see `AgentEventShape`). Writes `*out_queue`. An agent being freed concurrently
+/// either closes the new queue or makes this call fail.
 #[no_mangle]
-pub extern "C" fn agent_events_open(
+pub unsafe extern "C" fn agent_events_open(
     handle: *mut AgentHandle,
     options_json: *const c_char,
     out_queue: *mut *mut AgentEventQueue,
@@ -340,38 +314,11 @@ pub extern "C" fn agent_events_open(
                 _ => return err(AGENT_ERR_INVALID_JSON, format!("Unknown option \"{key}\".")),
             }
         }
-        let queue = Arc::new(EventQueue {
-            state: Mutex::new(QueueState {
-                items: VecDeque::new(),
-                closed: false,
-            }),
-            ready: Condvar::new(),
-            space: tokio::sync::Notify::new(),
-            capacity,
-            agent: handle as usize,
-            subscription: AtomicU64::new(0),
-        });
-        let feeder = queue.clone();
-        let listener: Listener = Arc::new(move |event: Arc<CoreEvent>, _signal| {
-            let feeder = feeder.clone();
-            let text = crate::json::to_string(&event.to_json(shape));
-            Box::pin(async move {
-                feeder.enqueue(text).await;
-                Ok(())
-            }) as HostFuture<_>
-        });
-        // Registered under the queue list's lock, after checking that `agent_free` (which sets
-        // `freed` before it closes the listed queues) has not run meanwhile: a queue added after
-        // that close would never close, and a wait on it would never end.
-        let mut queues = lock(&ffi.queues);
-        if ffi.freed.load(Ordering::SeqCst) {
-            return err(AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
-        }
-        queue
-            .subscription
-            .store(ffi.agent.subscribe(listener), Ordering::SeqCst);
-        queues.push(queue.clone());
-        drop(queues);
+        let queue = ffi.agent.open_events(capacity).map_err(|_| FfiError {
+            status: AGENT_ERR_INVALID_HANDLE,
+            message: "agent is a freed agent.".into(),
+        })?;
+        let queue = Arc::new(FfiQueue { queue, shape });
         write_out(out_queue, QUEUES.insert(queue) as *mut AgentEventQueue);
         Ok(())
     })
@@ -380,9 +327,9 @@ pub extern "C" fn agent_events_open(
 /// Takes the next event JSON (free it with `agent_string_free`), waiting up to `timeout_ms`
 /// (< 0: forever; 0: no wait). Returns `AGENT_ERR_TIMEOUT` when none arrived, `AGENT_ERR_CLOSED`
 /// once the agent was freed and the queue is empty, and `AGENT_ERR_WOULD_DEADLOCK` when it would
-/// wait on the runtime thread.
+/// wait on the runtime thread. The JSON is built here, on the calling thread.
 #[no_mangle]
-pub extern "C" fn agent_events_next(
+pub unsafe extern "C" fn agent_events_next(
     queue: *mut AgentEventQueue,
     timeout_ms: i64,
     out_event_json: *mut *mut c_char,
@@ -390,54 +337,26 @@ pub extern "C" fn agent_events_next(
     boundary(|| {
         check_out(out_event_json, "out_event_json")?;
         let queue = QUEUES.get(queue as *const c_void, "queue")?;
-        if timeout_ms != 0 && crate::runtime::is_runtime_thread() {
-            return err(
-                AGENT_ERR_WOULD_DEADLOCK,
+        let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
+        let event = queue.queue.next_blocking(timeout).map_err(|e| {
+            FfiError::from(e).named(
+                ErrorKind::WouldDeadlock,
                 "agent_events_next would wait on the runtime thread.",
-            );
-        }
-        let guard = lock(&queue.state);
-        let waiting = |s: &mut QueueState| s.items.is_empty() && !s.closed;
-        let mut guard = if timeout_ms < 0 {
-            queue
-                .ready
-                .wait_while(guard, waiting)
-                .unwrap_or_else(|e| e.into_inner())
-        } else {
-            let timeout = Duration::from_millis(timeout_ms as u64);
-            queue
-                .ready
-                .wait_timeout_while(guard, timeout, waiting)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0)
-        };
-        match guard.items.pop_front() {
-            Some(text) => {
-                drop(guard);
-                queue.space.notify_one();
-                write_out(out_event_json, owned_c_string(&text));
-                Ok(())
-            }
-            None if guard.closed => err(AGENT_ERR_CLOSED, "The event queue is closed."),
-            None => err(AGENT_ERR_TIMEOUT, "No event arrived in time."),
-        }
+            )
+        })?;
+        let text = crate::json::to_string(&event.to_json(queue.shape));
+        write_out(out_event_json, owned_c_string(&text));
+        Ok(())
     })
 }
 
 /// Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
 #[no_mangle]
-pub extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus {
+pub unsafe extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus {
     boundary(|| {
         QUEUES.get(queue as *const c_void, "queue")?;
-        let Some(queue) = QUEUES.remove(queue as *const c_void) else {
-            return Ok(());
-        };
-        queue.close();
-        if let crate::ffi::handles::Lookup::Live(ffi) = AGENTS.lookup(queue.agent as *const c_void)
-        {
-            ffi.agent
-                .unsubscribe(queue.subscription.load(Ordering::SeqCst));
-            lock(&ffi.queues).retain(|q| !Arc::ptr_eq(q, &queue));
+        if let Some(queue) = QUEUES.remove(queue as *const c_void) {
+            queue.queue.close();
         }
         Ok(())
     })

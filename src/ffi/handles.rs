@@ -1,6 +1,7 @@
 //! Generation-checked handles: what the host holds is a token, never a pointer into memory, so a
 //! freed or forged handle is detected instead of dereferenced.
 
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -12,12 +13,18 @@ struct Slot<T> {
     value: Option<T>,
 }
 
+// A token packs a 32-bit slot index and a 32-bit generation into a pointer-sized value.
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!("libagent's handles need 64-bit pointers");
+
 /// A table of live objects of one kind. Tokens encode slot index and generation, mixed with a
-/// per-kind tag so that a handle of one kind is not accepted as another.
+/// per-kind tag so that a handle of one kind is not accepted as another. Freed slots are reused
+/// oldest first, and a slot whose generation is exhausted is never reused, so a stale token can
+/// never match a later object.
 pub(crate) struct Registry<T> {
     kind: &'static str,
     tag: u64,
-    slots: Mutex<(Vec<Slot<T>>, Vec<usize>)>,
+    slots: Mutex<(Vec<Slot<T>>, VecDeque<usize>)>,
 }
 
 /// What a token refers to.
@@ -33,7 +40,7 @@ impl<T: Clone> Registry<T> {
         Registry {
             kind,
             tag,
-            slots: Mutex::new((Vec::new(), Vec::new())),
+            slots: Mutex::new((Vec::new(), VecDeque::new())),
         }
     }
 
@@ -52,9 +59,9 @@ impl<T: Clone> Registry<T> {
     pub fn insert(&self, value: T) -> *mut c_void {
         let mut guard = lock(&self.slots);
         let (slots, free) = &mut *guard;
-        if let Some(index) = free.pop() {
+        if let Some(index) = free.pop_front() {
             let slot = &mut slots[index];
-            slot.generation = slot.generation.wrapping_add(1);
+            slot.generation += 1;
             slot.value = Some(value);
             return self.token(index, slot.generation);
         }
@@ -107,9 +114,47 @@ impl<T: Clone> Registry<T> {
             .get_mut(index)
             .filter(|slot| slot.generation == generation)?;
         let value = slot.value.take();
-        if value.is_some() {
-            free.push(index);
+        if value.is_some() && slot.generation < u32::MAX {
+            free.push_back(index);
         }
         value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freed_slots_are_reused_oldest_first() {
+        let registry: Registry<u32> = Registry::new("thing", 0x1234_0000_0000);
+        let a = registry.insert(1);
+        let b = registry.insert(2);
+        registry.remove(a);
+        registry.remove(b);
+        // `a`'s slot was freed first, so it is reused first.
+        let c = registry.insert(3);
+        assert_eq!(registry.decode(c).unwrap().0, registry.decode(a).unwrap().0);
+        assert!(matches!(registry.lookup(a), Lookup::Retired));
+        assert!(matches!(registry.lookup(c), Lookup::Live(3)));
+    }
+
+    #[test]
+    fn a_slot_with_an_exhausted_generation_is_never_reused() {
+        let registry: Registry<u32> = Registry::new("thing", 0x1234_0000_0000);
+        let zero = registry.insert(0);
+        registry.remove(zero);
+        lock(&registry.slots).0[0].generation = u32::MAX - 2;
+        let first = registry.insert(1); // generation u32::MAX - 1
+        assert!(registry.remove(first).is_some());
+        let last = registry.insert(2); // generation u32::MAX
+        assert_eq!(registry.decode(last).unwrap(), (0, u32::MAX));
+        registry.remove(last);
+        // The slot is retired: a new value takes a new slot, and no old token matches it.
+        let fresh = registry.insert(3);
+        assert_eq!(registry.decode(fresh).unwrap(), (1, 0));
+        assert!(matches!(registry.lookup(last), Lookup::Retired));
+        assert!(matches!(registry.lookup(first), Lookup::Retired));
+        assert!(lock(&registry.slots).1.is_empty());
     }
 }

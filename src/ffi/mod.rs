@@ -3,6 +3,14 @@
 //! Conventions (see `include/agent.h`): every function returns an `AgentStatus`; on failure
 //! `agent_last_error()` holds a message for the calling thread; out-parameters are written only
 //! on success; no panic crosses the boundary.
+//!
+//! # Safety
+//!
+//! Every export that takes a pointer is `unsafe` for Rust callers, with one contract for all:
+//! each pointer is NULL or valid for the call (a NUL-terminated string, a writable
+//! out-parameter, a handle the library returned — handles are checked, stale ones are
+//! reported). Callbacks must not unwind.
+#![allow(clippy::missing_safety_doc)] // the contract above covers every export
 
 pub mod agent;
 pub mod call;
@@ -56,6 +64,35 @@ pub const AGENT_ERR_INVALID_ARGUMENT: AgentStatus = -15;
 /// An internal error (a bug in libagent); the message says where.
 pub const AGENT_ERR_INTERNAL: AgentStatus = -16;
 
+/// The major version of this header (`agent_version()` reports the library's at run time).
+pub const AGENT_VERSION_MAJOR: u32 = 0;
+/// The minor version of this header.
+pub const AGENT_VERSION_MINOR: u32 = 1;
+/// The patch version of this header.
+pub const AGENT_VERSION_PATCH: u32 = 0;
+
+// cbindgen exports numeric literals only (the header builds `AGENT_VERSION_STRING` from these,
+// see cbindgen.toml): this assertion ties them to Cargo.toml, so bumping the package version
+// fails the build until they are updated and the header is regenerated (`make header`).
+const fn parse_version_part(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let mut value = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        value = value * 10 + (bytes[i] - b'0') as u32;
+        i += 1;
+    }
+    value
+}
+
+const _: () = assert!(
+    AGENT_VERSION_MAJOR == parse_version_part(env!("CARGO_PKG_VERSION_MAJOR"))
+        && AGENT_VERSION_MINOR == parse_version_part(env!("CARGO_PKG_VERSION_MINOR"))
+        && AGENT_VERSION_PATCH == parse_version_part(env!("CARGO_PKG_VERSION_PATCH"))
+        && env!("CARGO_PKG_VERSION_PRE").is_empty(),
+    "AGENT_VERSION_* in src/ffi/mod.rs must match the version in Cargo.toml"
+);
+
 /// Called with a `user_data` pointer when the library drops its last reference to it.
 pub type AgentFinalizer = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
@@ -71,6 +108,38 @@ pub(crate) struct FfiError {
 }
 
 pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
+
+/// The one place where error kinds become status codes.
+impl From<crate::error::Error> for FfiError {
+    fn from(error: crate::error::Error) -> Self {
+        use crate::error::ErrorKind;
+        let status = match error.kind {
+            ErrorKind::Busy => AGENT_ERR_BUSY,
+            ErrorKind::InvalidState => AGENT_ERR_INVALID_STATE,
+            ErrorKind::InvalidInput => AGENT_ERR_INVALID_JSON,
+            ErrorKind::NoStreamFn => AGENT_ERR_NO_STREAM_FN,
+            ErrorKind::RunFailed => AGENT_ERR_RUN_FAILED,
+            ErrorKind::Closed => AGENT_ERR_CLOSED,
+            ErrorKind::Timeout => AGENT_ERR_TIMEOUT,
+            ErrorKind::WouldDeadlock => AGENT_ERR_WOULD_DEADLOCK,
+        };
+        FfiError {
+            status,
+            message: error.message,
+        }
+    }
+}
+
+impl FfiError {
+    /// The same error with its message naming the C function (for errors whose core text
+    /// names a Rust method).
+    pub(crate) fn named(mut self, kind: crate::error::ErrorKind, message: &str) -> Self {
+        if self.status == FfiError::from(crate::error::Error::new(kind, "")).status {
+            self.message = message.to_string();
+        }
+        self
+    }
+}
 
 impl From<crate::stream::StreamClosed> for FfiError {
     fn from(closed: crate::stream::StreamClosed) -> Self {
@@ -90,7 +159,8 @@ pub(crate) fn err<T>(status: AgentStatus, message: impl Into<String>) -> FfiResu
 
 fn set_last_error(message: &str) {
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|slot| *slot.borrow_mut() = text);
+    // `try_with`: during thread teardown the slot may be gone; the message is then dropped.
+    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = text);
 }
 
 /// Runs an export body: catches panics, records the error message, returns the status.
@@ -155,28 +225,19 @@ pub(crate) fn opt_json_arg(ptr: *const c_char, name: &str) -> FfiResult<Option<J
 
 /// Checks the loosest message shape the reference accepts: an object with a string `role`.
 pub(crate) fn check_message(message: &Json, name: &str) -> FfiResult {
-    if message.get("role").is_some_and(Json::is_string) {
-        Ok(())
-    } else {
-        err(
-            AGENT_ERR_INVALID_JSON,
-            format!("{name} must be a message: a JSON object with a string \"role\"."),
-        )
-    }
+    crate::message::check_message(message, name).map_err(invalid_json)
 }
 
 /// Checks an array of messages.
 pub(crate) fn messages_arg(value: Json, name: &str) -> FfiResult<Vec<Json>> {
-    let Json::Array(messages) = value else {
-        return err(
-            AGENT_ERR_INVALID_JSON,
-            format!("{name} must be a JSON array of messages."),
-        );
-    };
-    for (index, message) in messages.iter().enumerate() {
-        check_message(message, &format!("{name}[{index}]"))?;
+    crate::message::messages_from(value, name).map_err(invalid_json)
+}
+
+fn invalid_json(message: String) -> FfiError {
+    FfiError {
+        status: AGENT_ERR_INVALID_JSON,
+        message,
     }
-    Ok(messages)
 }
 
 /// Writes an out-parameter (callers checked it is not NULL).
@@ -234,7 +295,9 @@ impl Drop for HostData {
 /// next libagent call on this thread. Never NULL.
 #[no_mangle]
 pub extern "C" fn agent_last_error() -> *const c_char {
-    LAST_ERROR.with(|slot| slot.borrow().as_ptr())
+    LAST_ERROR
+        .try_with(|slot| slot.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
 }
 
 /// Frees a string returned by libagent. NULL is ignored.
@@ -253,6 +316,14 @@ pub unsafe extern "C" fn agent_string_free(text: *mut c_char) {
 #[no_mangle]
 pub extern "C" fn agent_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}
+
+/// Whether the calling thread is one of libagent's runtime threads, where callbacks run and
+/// blocking waits fail with `AGENT_ERR_WOULD_DEADLOCK` (bindings use it to refuse a blocking
+/// call up front).
+#[no_mangle]
+pub extern "C" fn agent_is_runtime_thread() -> bool {
+    crate::runtime::is_runtime_thread()
 }
 
 /// Chooses the runtime before first use: `workers` <= 1 runs every agent on one runtime thread

@@ -8,9 +8,8 @@ use super::handles::Registry;
 use super::stream::{host_stream_fn, scripted, AgentStreamFn};
 use super::tool::{tool_arg, CAgentTool};
 use super::*;
-use crate::agent::{AgentOptions as CoreOptions, HookKind, Settings};
+use crate::agent::{AgentOptions as CoreOptions, HookKind};
 use crate::host::{lock, AbortSignal, Hook};
-use crate::json::Json;
 
 /// An opaque options builder, consumed by `agent_new`.
 pub struct CAgentOptions {
@@ -84,10 +83,12 @@ pub(crate) type Builder = Arc<Mutex<Option<CoreOptions>>>;
 pub(crate) static OPTIONS: Registry<Builder> =
     Registry::new("options object", 0x0b7e_0b7e_0000_0000);
 
-fn with_options(
+/// Changes an options builder under its lock. What `change` returns (a replaced stream function
+/// or hook) is dropped by the caller after the lock was released: its finalizer is host code.
+fn with_options<R>(
     options: *mut CAgentOptions,
-    change: impl FnOnce(&mut CoreOptions) -> FfiResult,
-) -> FfiResult {
+    change: impl FnOnce(&mut CoreOptions) -> FfiResult<R>,
+) -> FfiResult<R> {
     let builder = OPTIONS.get(options as *const c_void, "options")?;
     let mut guard = lock(&builder);
     match guard.as_mut() {
@@ -96,78 +97,30 @@ fn with_options(
     }
 }
 
-/// Builds core options from the options JSON (see `agent_options_new`).
-fn parse_options(value: Option<Json>) -> FfiResult<CoreOptions> {
-    let mut options = CoreOptions::default();
-    let Some(value) = value else {
-        return Ok(options);
-    };
-    let Json::Object(mut fields) = value else {
-        return err(
-            AGENT_ERR_INVALID_JSON,
-            "options_json must be a JSON object.",
-        );
-    };
-    if let Some(initial) = fields.shift_remove("initialState") {
-        let Json::Object(initial) = initial else {
-            return err(
-                AGENT_ERR_INVALID_JSON,
-                "initialState must be a JSON object.",
-            );
-        };
-        let state = &mut options.initial_state;
-        for (key, value) in initial {
-            let bad = |what: &str| FfiError {
-                status: AGENT_ERR_INVALID_JSON,
-                message: format!("initialState.{key} must be {what}."),
-            };
-            match key.as_str() {
-                "systemPrompt" => {
-                    state.system_prompt =
-                        Some(value.as_str().ok_or_else(|| bad("a string"))?.to_string())
-                }
-                "model" if value.is_object() => state.model = Some(value),
-                "model" => return Err(bad("an object")),
-                "thinkingLevel" => {
-                    state.thinking_level =
-                        Some(value.as_str().ok_or_else(|| bad("a string"))?.to_string())
-                }
-                "messages" => state.messages = messages_arg(value, "initialState.messages")?,
-                "tools" => {
-                    return err(
-                        AGENT_ERR_INVALID_JSON,
-                        "initialState.tools cannot be JSON: add tools with agent_options_add_tool.",
-                    )
-                }
-                _ => {
-                    return err(
-                        AGENT_ERR_INVALID_JSON,
-                        format!("Unknown field initialState.{key}."),
-                    )
-                }
-            }
-        }
-    }
-    Settings::check(&fields).map_err(|m| FfiError {
-        status: AGENT_ERR_INVALID_JSON,
-        message: m,
-    })?;
-    options.settings.apply(&fields);
-    Ok(options)
-}
-
 /// Creates an options builder from `options_json` (NULL = all defaults):
 /// `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 /// "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
-/// "maxRetryDelayMs"?, "identity"?}`. Unknown fields are errors. Writes `*out_options`.
+/// "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?}`. Unknown fields, wrong types and unknown
+/// values (modes: "one-at-a-time"|"all"; toolExecution: "parallel"|"sequential"; thinkingLevel:
+/// "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays) fail with
+/// `AGENT_ERR_INVALID_JSON` naming the field. Writes `*out_options`.
 #[no_mangle]
-pub extern "C" fn agent_options_new(
+pub unsafe extern "C" fn agent_options_new(
     options_json: *const c_char,
     out_options: *mut *mut CAgentOptions,
 ) -> AgentStatus {
     boundary(|| {
         check_out(out_options, "out_options")?;
-        let options = parse_options(opt_json_arg(options_json, "options_json")?)?;
+        let options = match opt_json_arg(options_json, "options_json")? {
+            Some(value) if !value.is_object() => {
+                return err(
+                    AGENT_ERR_INVALID_JSON,
+                    "options_json must be a JSON object.",
+                )
+            }
+            Some(value) => CoreOptions::from_json(value)?,
+            None => CoreOptions::default(),
+        };
         write_out(
             out_options,
             OPTIONS.insert(Arc::new(Mutex::new(Some(options)))) as *mut CAgentOptions,
@@ -178,7 +131,7 @@ pub extern "C" fn agent_options_new(
 
 /// Frees an options builder that was not passed to `agent_new`.
 #[no_mangle]
-pub extern "C" fn agent_options_free(options: *mut CAgentOptions) -> AgentStatus {
+pub unsafe extern "C" fn agent_options_free(options: *mut CAgentOptions) -> AgentStatus {
     boundary(|| {
         OPTIONS.get(options as *const c_void, "options")?;
         OPTIONS.remove(options as *const c_void);
@@ -188,7 +141,7 @@ pub extern "C" fn agent_options_free(options: *mut CAgentOptions) -> AgentStatus
 
 /// Appends a tool to `initialState.tools` (the options take their own reference).
 #[no_mangle]
-pub extern "C" fn agent_options_add_tool(
+pub unsafe extern "C" fn agent_options_add_tool(
     options: *mut CAgentOptions,
     tool: *mut CAgentTool,
 ) -> AgentStatus {
@@ -203,7 +156,7 @@ pub extern "C" fn agent_options_add_tool(
 
 /// Sets the agent's stream function (NULL: use the process-wide default, resolved by `agent_new`).
 #[no_mangle]
-pub extern "C" fn agent_options_set_stream_fn(
+pub unsafe extern "C" fn agent_options_set_stream_fn(
     options: *mut CAgentOptions,
     stream_fn: AgentStreamFn,
     user_data: *mut c_void,
@@ -213,10 +166,11 @@ pub extern "C" fn agent_options_set_stream_fn(
         // Validate first: on failure the library takes no reference (the finalizer is not run).
         with_options(options, |_| Ok(()))?;
         let stream_fn = host_stream_fn(stream_fn, user_data, finalizer);
-        with_options(options, |o| {
-            o.stream_fn = stream_fn;
-            Ok(())
-        })
+        let replaced = with_options(options, |o| {
+            Ok(std::mem::replace(&mut o.stream_fn, stream_fn))
+        })?;
+        drop(replaced);
+        Ok(())
     })
 }
 
@@ -226,22 +180,21 @@ pub extern "C" fn agent_options_set_stream_fn(
 /// "arguments"?|"argsText"?,"chunks"?|"deltas"?}], "stopReason"?, "errorMessage"?, "usage"?,
 /// "delayMs"?, "throw"?}`. Each response streams as deltas in lock step with the listeners.
 #[no_mangle]
-pub extern "C" fn agent_options_set_scripted_model(
+pub unsafe extern "C" fn agent_options_set_scripted_model(
     options: *mut CAgentOptions,
     script_json: *const c_char,
 ) -> AgentStatus {
     boundary(|| {
         let stream_fn = scripted(script_json)?;
-        with_options(options, |o| {
-            o.stream_fn = Some(stream_fn);
-            Ok(())
-        })
+        let replaced = with_options(options, |o| Ok(o.stream_fn.replace(stream_fn)))?;
+        drop(replaced);
+        Ok(())
     })
 }
 
 /// Installs (or, with NULL `hook`, removes) a hook.
 #[no_mangle]
-pub extern "C" fn agent_options_set_hook(
+pub unsafe extern "C" fn agent_options_set_hook(
     options: *mut CAgentOptions,
     kind: AgentHookKind,
     hook: AgentHookFn,
@@ -252,9 +205,8 @@ pub extern "C" fn agent_options_set_hook(
         let kind = hook_kind(kind)?;
         with_options(options, |_| Ok(()))?;
         let hook = host_hook(kind, hook, user_data, finalizer);
-        with_options(options, |o| {
-            o.settings.hooks.set(kind, hook);
-            Ok(())
-        })
+        let replaced = with_options(options, |o| Ok(o.settings.hooks.set(kind, hook)))?;
+        drop(replaced);
+        Ok(())
     })
 }

@@ -82,7 +82,7 @@ pub(crate) fn scripted(script_json: *const c_char) -> FfiResult<StreamFn> {
 /// Sets (or, with NULL `stream_fn`, clears) the process-wide default stream function
 /// (`setDefaultStreamFn`). Agents capture the default when they are built.
 #[no_mangle]
-pub extern "C" fn agent_set_default_stream_fn(
+pub unsafe extern "C" fn agent_set_default_stream_fn(
     stream_fn: AgentStreamFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
@@ -96,7 +96,9 @@ pub extern "C" fn agent_set_default_stream_fn(
 /// Makes the built-in scripted model (see `agent_options_set_scripted_model`) the process-wide
 /// default stream function.
 #[no_mangle]
-pub extern "C" fn agent_set_default_scripted_model(script_json: *const c_char) -> AgentStatus {
+pub unsafe extern "C" fn agent_set_default_scripted_model(
+    script_json: *const c_char,
+) -> AgentStatus {
     boundary(|| {
         set_default_stream_fn(Some(scripted(script_json)?));
         Ok(())

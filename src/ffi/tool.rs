@@ -100,7 +100,7 @@ pub(crate) fn tool_arg(tool: *const CAgentTool, name: &str) -> FfiResult<CoreToo
 /// reference to the tool is dropped. Writes `*out_tool` on success; free it with
 /// `agent_tool_free` (agents keep their own references).
 #[no_mangle]
-pub extern "C" fn agent_tool_new(
+pub unsafe extern "C" fn agent_tool_new(
     definition_json: *const c_char,
     execute: AgentToolExecuteFn,
     user_data: *mut c_void,
@@ -132,7 +132,7 @@ pub extern "C" fn agent_tool_new(
 
 /// Installs (or, with NULL, removes) the tool's `prepareArguments` shim.
 #[no_mangle]
-pub extern "C" fn agent_tool_set_prepare_arguments(
+pub unsafe extern "C" fn agent_tool_set_prepare_arguments(
     tool: *mut CAgentTool,
     prepare: AgentPrepareArgumentsFn,
     user_data: *mut c_void,
@@ -141,14 +141,19 @@ pub extern "C" fn agent_tool_set_prepare_arguments(
     boundary(|| {
         let (_, behavior) = TOOLS.get(tool as *const c_void, "tool")?;
         let data = HostData::new(user_data, finalizer);
-        *lock(&behavior.prepare) = prepare.map(|callback| (callback, data));
+        let replaced = std::mem::replace(
+            &mut *lock(&behavior.prepare),
+            prepare.map(|callback| (callback, data)),
+        );
+        // Dropped after the lock was released: its finalizer is host code.
+        drop(replaced);
         Ok(())
     })
 }
 
 /// Drops the host's reference to a tool. Agents that use it keep theirs.
 #[no_mangle]
-pub extern "C" fn agent_tool_free(tool: *mut CAgentTool) -> AgentStatus {
+pub unsafe extern "C" fn agent_tool_free(tool: *mut CAgentTool) -> AgentStatus {
     boundary(|| match TOOLS.remove(tool as *const c_void) {
         Some(_) => Ok(()),
         None => TOOLS.get(tool as *const c_void, "tool").map(|_| ()),

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 
+pub use super::partial::UpdateEvent;
 use super::partial::{Partial, PartialSnapshot};
 use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
@@ -30,12 +31,12 @@ pub enum Assembled {
     Ignored,
     /// The first `start`: the partial message as of this event.
     Start { partial: Json },
-    /// An update event in full form (`content`/`toolCall` filled in for `*_end`) without its
-    /// `partial` value (a host's full-form event keeps a `null` placeholder at its key's
-    /// position), and the partial message as of this event: `partial` goes at the key's place,
-    /// or last.
+    /// An update event in full form (`content`/`toolCall` of `*_end` read from `partial` by
+    /// `UpdateEvent::to_json`) without its `partial` value (a host's full-form event keeps a
+    /// `null` placeholder at its key's position), and the partial message as of this event:
+    /// `partial` goes at the key's place, or last.
     Update {
-        event: Json,
+        event: UpdateEvent,
         partial: PartialSnapshot,
     },
     /// The stream is over (a terminal event, or a delta-form failure such as
@@ -64,10 +65,18 @@ pub struct Assembler {
 
 /// Outcome of applying one delta-form update to P.
 enum Step {
-    /// Forward the event, with these extra fields set on it.
-    Forward(Option<(&'static str, Json)>),
+    /// Forward the event, with this extra field read from the partial.
+    Forward(Option<Extra>),
     Ignore,
     Fail(&'static str),
+}
+
+/// The extra field of a forwarded delta-form `*_end` event.
+enum Extra {
+    /// `content` = the text of block `index`'s `field`.
+    Content { index: usize, field: &'static str },
+    /// `toolCall` = block `index`.
+    ToolCall { index: usize },
 }
 
 impl Assembler {
@@ -259,7 +268,7 @@ impl Assembler {
             }
         }
         Assembled::Update {
-            event: Json::Object(event),
+            event: UpdateEvent::new(Json::Object(event)),
             partial: self.partial.snapshot(),
         }
     }
@@ -314,65 +323,36 @@ impl Assembler {
                 for key in input_only {
                     event.shift_remove(*key);
                 }
-                if let Some((key, value)) = extra {
-                    set_key(&mut event, key, value);
-                }
+                let event = Json::Object(event);
+                let event = match extra {
+                    None => UpdateEvent::new(event),
+                    Some(Extra::Content { index, field }) => {
+                        UpdateEvent::with_text(event, "content", index, field)
+                    }
+                    Some(Extra::ToolCall { index }) => {
+                        UpdateEvent::with_block(event, "toolCall", index)
+                    }
+                };
                 Assembled::Update {
-                    event: Json::Object(event),
+                    event,
                     partial: self.partial.snapshot(),
                 }
             }
         }
     }
 
-    /// P.content, made an array if the host's partial had none.
-    fn content_mut(&mut self) -> Option<&mut Vec<Json>> {
-        let map = self.partial.map_mut();
-        if !matches!(map.get("content"), Some(Json::Array(_))) {
-            set_key(map, "content", Json::Array(Vec::new()));
-        }
-        map.get_mut("content").and_then(Json::as_array_mut)
-    }
-
-    /// The block at `contentIndex` if it is an object of type `kind`.
-    fn block_mut(&mut self, event: &JsonMap, kind: &str) -> Option<&mut JsonMap> {
-        let i = content_index(event)?;
-        match self
-            .partial
-            .map_mut()
-            .get_mut("content")?
-            .as_array_mut()?
-            .get_mut(i)?
-        {
-            Json::Object(block) if block.get("type").and_then(Json::as_str) == Some(kind) => {
-                Some(block)
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether the block at `contentIndex` is an object of type `kind` (without touching P, so
-    /// snapshots keep sharing it).
+    /// Whether the block at `contentIndex` is an object of type `kind`.
     fn block_is(&self, event: &JsonMap, kind: &str) -> bool {
-        let block = content_index(event)
-            .and_then(|i| self.partial.map().get("content")?.as_array()?.get(i));
-        block.and_then(|b| b.get("type")).and_then(Json::as_str) == Some(kind)
+        content_index(event).is_some_and(|i| self.partial.block_is(i, kind))
     }
 
     /// `P.content[i] = block` (rules 2, 5, 8); returns the index used.
     fn place_block(&mut self, event: &JsonMap, block: JsonMap) -> Option<usize> {
         let i = content_index(event)?;
-        let content = self.content_mut()?;
-        if i > content.len() + MAX_PADDING {
+        if i > self.partial.block_count() + MAX_PADDING {
             return None;
         }
-        if i >= content.len() {
-            content.resize(i, Json::Null);
-            content.push(Json::Object(block));
-        } else {
-            content[i] = Json::Object(block);
-        }
-        self.partial.reset_block(i);
+        self.partial.place_block(i, block);
         Some(i)
     }
 
@@ -405,7 +385,7 @@ impl Assembler {
         &mut self,
         event: &JsonMap,
         kind: &str,
-        field: &str,
+        field: &'static str,
         failure: &'static str,
     ) -> Step {
         let delta = event.get("delta").and_then(Json::as_str).unwrap_or("");
@@ -421,32 +401,33 @@ impl Assembler {
     fn end_text(
         &mut self,
         event: &JsonMap,
-        kind: &str,
+        kind: &'static str,
         signature: &str,
         failure: &'static str,
     ) -> Step {
         let Some(i) = content_index(event) else {
             return Step::Fail(failure);
         };
-        if self.block_mut(event, kind).is_none() {
+        if !self.partial.block_is(i, kind) {
             return Step::Fail(failure);
         }
         if let Some(Json::String(content)) = event.get("content") {
             self.partial.set_text(i, kind, content);
         }
-        let text = self.partial.text(i, kind).unwrap_or_default();
-        let Some(block) = self.block_mut(event, kind) else {
-            return Step::Fail(failure);
-        };
         if let Some(Json::String(sig)) = event.get("contentSignature") {
-            set_key(block, signature, sig.as_str().into());
+            self.partial
+                .set_block_field(i, signature, sig.as_str().into());
         }
         if kind == "thinking" {
             if let Some(Json::Bool(redacted)) = event.get("redacted") {
-                set_key(block, "redacted", (*redacted).into());
+                self.partial
+                    .set_block_field(i, "redacted", (*redacted).into());
             }
         }
-        Step::Forward(Some(("content", text.into())))
+        Step::Forward(Some(Extra::Content {
+            index: i,
+            field: kind,
+        }))
     }
 
     fn append_arguments(&mut self, event: &JsonMap) -> Step {
@@ -454,7 +435,7 @@ impl Assembler {
         let Some(i) = content_index(event) else {
             return Step::Fail(FAILURE);
         };
-        if self.block_mut(event, "toolCall").is_none() {
+        if !self.partial.block_is(i, "toolCall") {
             return Step::Fail(FAILURE);
         }
         let Some(stream) = self.streams.get_mut(&i) else {
@@ -462,9 +443,7 @@ impl Assembler {
         };
         let delta = event.get("delta").and_then(Json::as_str).unwrap_or("");
         let arguments = stream.append(delta);
-        if let Some(block) = self.block_mut(event, "toolCall") {
-            set_key(block, "arguments", arguments);
-        }
+        self.partial.set_arguments(i, arguments);
         Step::Forward(None)
     }
 
@@ -472,29 +451,28 @@ impl Assembler {
         let Some(i) = content_index(event) else {
             return Step::Ignore;
         };
-        if self.block_mut(event, "toolCall").is_none() {
+        if !self.partial.block_is(i, "toolCall") {
             return Step::Ignore;
         }
         let stream = self.streams.remove(&i);
-        let Some(block) = self.block_mut(event, "toolCall") else {
-            return Step::Ignore;
-        };
         match (event.get("toolCall"), stream) {
             (Some(Json::Object(given)), _) => {
                 for (key, value) in given {
-                    set_key(block, key, value.clone());
+                    self.partial.set_block_field(i, key, value.clone());
                 }
             }
             (_, Some(stream)) => {
                 let parsed = stream.finish();
-                set_key(block, "arguments", parsed.arguments);
+                self.partial
+                    .set_block_field(i, "arguments", parsed.arguments);
                 if let Some(error) = parsed.error {
-                    set_key(block, "argumentsError", error.into());
+                    self.partial
+                        .set_block_field(i, "argumentsError", error.into());
                 }
             }
             (_, None) => {}
         }
-        Step::Forward(Some(("toolCall", Json::Object(block.clone()))))
+        Step::Forward(Some(Extra::ToolCall { index: i }))
     }
 }
 

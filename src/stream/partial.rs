@@ -1,152 +1,249 @@
-//! The streaming partial message as a persistent value: taking a snapshot per event costs
-//! O(number of text blocks), not O(message size), so streaming N deltas costs O(N) in total
-//! (ARCHITECTURE principle 5). JSON is built only when someone asks for it.
+//! The streaming partial message as a persistent value (ARCHITECTURE principle 5): a snapshot per
+//! event costs O(1), and each delta-form update costs O(its own size) amortized (plus O(log n) in
+//! the number of blocks), so streaming N events costs O(N) in total whatever their kind. JSON is
+//! built only when someone asks for it.
 //!
-//! Text and thinking blocks keep their text out of the message map, in an append-only buffer
-//! shared with the snapshots (each snapshot remembers the length it saw); the map holds an empty
-//! placeholder so the key keeps its position. Everything else lives in a copy-on-write map.
+//! - The message's fields other than `content` live in a copy-on-write map (only `start`, a
+//!   full-form event or `done`/`error` change them).
+//! - `content` is a persistent vector of blocks (`imbl::Vector`: O(1) clone, O(log n) update), so
+//!   a new block or a changed block does not copy the others. The block being streamed is kept
+//!   beside the vector (`hot`), so consecutive deltas to one block do not touch the vector at all
+//!   (an update of a shared vector copies a node of up to 64 blocks).
+//! - A block is its JSON behind an `Arc` plus at most one *live* field streamed by deltas (`text`,
+//!   `thinking` or `arguments`), kept out of the JSON as a [`SharedValue`]: an append-only text or
+//!   the argument stream's latest parsed value, both O(1) to clone. The block JSON holds a `null`
+//!   placeholder at the live field's key, so the key keeps its position.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use crate::json::{Json, JsonMap};
+use imbl::Vector;
 
-/// An append-only text shared by the partial being built and its snapshots.
-#[derive(Debug, Clone, Default)]
-struct SharedText(Arc<RwLock<String>>);
+use crate::json::shared::{SharedText, SharedValue};
+use crate::json::{set_key, Json, JsonMap};
 
-impl SharedText {
-    fn new(text: &str) -> Self {
-        SharedText(Arc::new(RwLock::new(text.to_string())))
+/// One content block.
+#[derive(Debug, Clone)]
+struct Block {
+    json: Arc<Json>,
+    live: Option<(&'static str, SharedValue)>,
+}
+
+impl Block {
+    fn new(json: Json) -> Self {
+        Block {
+            json: Arc::new(json),
+            live: None,
+        }
     }
 
-    fn push(&self, delta: &str) {
-        self.0
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_str(delta);
+    fn is(&self, kind: &str) -> bool {
+        self.json.get("type").and_then(Json::as_str) == Some(kind)
     }
 
-    fn len(&self) -> usize {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).len()
+    fn to_json(&self) -> Json {
+        let mut json = (*self.json).clone();
+        if let (Some((field, value)), Json::Object(map)) = (&self.live, &mut json) {
+            set_key(map, field, value.to_json());
+        }
+        json
     }
 
-    /// The first `len` bytes (always a char boundary: only whole strings are appended).
-    fn prefix(&self, len: usize) -> String {
-        let text = self.0.read().unwrap_or_else(|e| e.into_inner());
-        text.get(..len).unwrap_or(&text).to_string()
+    /// The value of `field` (O(size of that field)).
+    fn field(&self, field: &str) -> Option<Json> {
+        match &self.live {
+            Some((live, value)) if *live == field => Some(value.to_json()),
+            _ => self.json.get(field).cloned(),
+        }
+    }
+
+    /// The block object for a change other than the live field (copied if shared).
+    fn map_mut(&mut self) -> Option<&mut JsonMap> {
+        Arc::make_mut(&mut self.json).as_object_mut()
+    }
+
+    /// Makes `field` the live field holding `value`.
+    fn set_live(&mut self, field: &'static str, value: SharedValue) {
+        if !matches!(self.live, Some((live, _)) if live == field) {
+            self.materialize();
+            if let Some(map) = self.map_mut() {
+                set_key(map, field, Json::Null);
+            }
+        }
+        self.live = Some((field, value));
+    }
+
+    /// Puts the live field back into the JSON.
+    fn materialize(&mut self) {
+        if let Some((field, value)) = self.live.take() {
+            if let Some(map) = self.map_mut() {
+                set_key(map, field, value.to_json());
+            }
+        }
+    }
+
+    /// Sets `key` (a live field of that name stops being live).
+    fn set(&mut self, key: &str, value: Json) {
+        if matches!(self.live, Some((live, _)) if live == key) {
+            self.live = None;
+        }
+        if let Some(map) = self.map_mut() {
+            set_key(map, key, value);
+        }
     }
 }
 
-/// An externalised text field: block `index`'s `field` lives in `text`.
-#[derive(Debug, Clone)]
-struct TextCell {
-    index: usize,
-    field: String,
-    text: SharedText,
+/// The content blocks: `blocks`, except that `hot` (index, block), when set, replaces one.
+#[derive(Debug, Clone, Default)]
+struct Content {
+    blocks: Vector<Block>,
+    hot: Option<(usize, Block)>,
+}
+
+impl Content {
+    fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    fn get(&self, index: usize) -> Option<&Block> {
+        match &self.hot {
+            Some((hot, block)) if *hot == index => Some(block),
+            _ => self.blocks.get(index),
+        }
+    }
+
+    /// Block `index`, made the hot block.
+    fn get_mut(&mut self, index: usize) -> Option<&mut Block> {
+        if !matches!(self.hot, Some((hot, _)) if hot == index) {
+            let block = self.blocks.get(index)?.clone();
+            if let Some((previous, old)) = self.hot.replace((index, block)) {
+                self.blocks.set(previous, old);
+            }
+        }
+        self.hot.as_mut().map(|(_, block)| block)
+    }
+
+    /// Appends `block` as the hot block (the vector is written once per event: after its first
+    /// write in an event it is no longer shared with a snapshot).
+    fn push(&mut self, block: Block) {
+        if let Some((previous, old)) = self.hot.take() {
+            self.blocks.set(previous, old);
+        }
+        self.blocks.push_back(block.clone());
+        self.hot = Some((self.blocks.len() - 1, block));
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Block> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
 }
 
 /// The partial message being assembled.
 #[derive(Debug, Clone, Default)]
 pub struct Partial {
-    /// The message with empty placeholders where externalised texts go.
+    /// The message; when `content` is `Some`, the map holds a placeholder at its key.
     map: Arc<JsonMap>,
-    cells: Vec<TextCell>,
+    content: Option<Content>,
 }
 
 impl Partial {
-    /// A partial holding `map` (texts inline).
-    pub fn from_map(map: JsonMap) -> Self {
+    /// A partial holding `map` (O(number of blocks)).
+    pub fn from_map(mut map: JsonMap) -> Self {
+        let content = match map.get_mut("content") {
+            Some(Json::Array(blocks)) => {
+                let blocks = std::mem::take(blocks);
+                Some(Content {
+                    blocks: blocks.into_iter().map(Block::new).collect(),
+                    hot: None,
+                })
+            }
+            _ => None,
+        };
         Partial {
             map: Arc::new(map),
-            cells: Vec::new(),
+            content,
         }
     }
 
-    /// The message map for changes other than text appends (texts of externalised fields read
-    /// as placeholders there; use `text`/`set_text` for them).
-    pub fn map_mut(&mut self) -> &mut JsonMap {
-        Arc::make_mut(&mut self.map)
-    }
-
-    pub fn map(&self) -> &JsonMap {
-        &self.map
-    }
-
-    fn cell(&self, index: usize, field: &str) -> Option<&TextCell> {
-        self.cells
-            .iter()
-            .find(|c| c.index == index && c.field == field)
-    }
-
-    /// Forgets externalised texts of block `index` (the block is being replaced).
-    pub fn reset_block(&mut self, index: usize) {
-        self.cells.retain(|c| c.index != index);
-    }
-
-    /// The current text of block `index`'s `field` (a string field), if any.
-    pub fn text(&self, index: usize, field: &str) -> Option<String> {
-        if let Some(cell) = self.cell(index, field) {
-            return Some(cell.text.prefix(cell.text.len()));
+    /// P.content, made an array if the message had none (or not an array).
+    fn content_mut(&mut self) -> &mut Content {
+        if self.content.is_none() {
+            set_key(
+                Arc::make_mut(&mut self.map),
+                "content",
+                Json::Array(Vec::new()),
+            );
         }
-        self.block(index)?.get(field)?.as_str().map(String::from)
+        self.content.get_or_insert_with(Content::default)
     }
 
-    fn block(&self, index: usize) -> Option<&JsonMap> {
-        self.map.get("content")?.as_array()?.get(index)?.as_object()
+    fn block(&self, index: usize) -> Option<&Block> {
+        self.content.as_ref()?.get(index)
     }
 
-    /// Appends to block `index`'s text `field`, externalising it on first use.
-    pub fn append_text(&mut self, index: usize, field: &str, delta: &str) {
-        if let Some(cell) = self.cell(index, field) {
-            cell.text.push(delta);
-            return;
+    /// Changes block `index` with `change` (nothing when there is no such block).
+    fn update(&mut self, index: usize, change: impl FnOnce(&mut Block)) {
+        if let Some(block) = self.content.as_mut().and_then(|c| c.get_mut(index)) {
+            change(block);
         }
-        let current = self.text(index, field).unwrap_or_default();
-        let text = SharedText::new(&current);
-        text.push(delta);
-        self.set_placeholder(index, field);
-        self.cells.push(TextCell {
-            index,
-            field: field.to_string(),
-            text,
+    }
+
+    /// Number of blocks (0 when `content` is not an array).
+    pub fn block_count(&self) -> usize {
+        self.content.as_ref().map_or(0, Content::len)
+    }
+
+    /// Whether block `index` is an object of type `kind`.
+    pub fn block_is(&self, index: usize, kind: &str) -> bool {
+        self.block(index).is_some_and(|b| b.is(kind))
+    }
+
+    /// `P.content[index] = block`, padding with `null` up to `index` (the content array is
+    /// created if needed).
+    pub fn place_block(&mut self, index: usize, block: JsonMap) {
+        let content = self.content_mut();
+        let block = Block::new(Json::Object(block));
+        if let Some(slot) = content.get_mut(index) {
+            *slot = block;
+        } else {
+            while content.len() < index {
+                content.push(Block::new(Json::Null));
+            }
+            content.push(block);
+        }
+    }
+
+    /// Appends to block `index`'s text `field` (amortized O(len(delta))).
+    pub fn append_text(&mut self, index: usize, field: &'static str, delta: &str) {
+        self.update(index, |block| {
+            let mut text = match &block.live {
+                Some((live, SharedValue::String(text))) if *live == field => text.clone(),
+                _ => SharedText::new(block.json.get(field).and_then(Json::as_str).unwrap_or("")),
+            };
+            text.push_str(delta);
+            block.set_live(field, SharedValue::String(text));
         });
     }
 
     /// Replaces block `index`'s text `field`.
-    pub fn set_text(&mut self, index: usize, field: &str, value: &str) {
-        self.cells
-            .retain(|c| !(c.index == index && c.field == field));
-        self.set_placeholder(index, field);
-        self.cells.push(TextCell {
-            index,
-            field: field.to_string(),
-            text: SharedText::new(value),
+    pub fn set_text(&mut self, index: usize, field: &'static str, value: &str) {
+        self.update(index, |block| {
+            block.set_live(field, SharedValue::String(SharedText::new(value)))
         });
     }
 
-    fn set_placeholder(&mut self, index: usize, field: &str) {
-        let map = Arc::make_mut(&mut self.map);
-        let block = map
-            .get_mut("content")
-            .and_then(Json::as_array_mut)
-            .and_then(|content| content.get_mut(index))
-            .and_then(Json::as_object_mut);
-        if let Some(block) = block {
-            crate::json::set_key(block, field, Json::String(String::new()));
-        }
+    /// Sets block `index`'s `arguments` to the argument stream's latest value (O(1)).
+    pub fn set_arguments(&mut self, index: usize, arguments: SharedValue) {
+        self.update(index, |block| block.set_live("arguments", arguments));
     }
 
-    /// A snapshot of the message as it is now.
+    /// Sets `key` of block `index`.
+    pub fn set_block_field(&mut self, index: usize, key: &str, value: Json) {
+        self.update(index, |block| block.set(key, value));
+    }
+
+    /// A snapshot of the message as it is now (O(1)).
     pub fn snapshot(&self) -> PartialSnapshot {
-        let texts = self
-            .cells
-            .iter()
-            .map(|c| (c.clone(), c.text.len()))
-            .collect();
-        PartialSnapshot {
-            map: self.map.clone(),
-            texts: Arc::new(texts),
-        }
+        PartialSnapshot(Arc::new(self.clone()))
     }
 
     /// The message as JSON now.
@@ -155,36 +252,121 @@ impl Partial {
     }
 }
 
-/// The partial message at one event; immutable, cheap to clone.
+/// The partial message at one event; immutable, O(1) to clone.
 #[derive(Debug, Clone)]
-pub struct PartialSnapshot {
-    map: Arc<JsonMap>,
-    texts: Arc<Vec<(TextCell, usize)>>,
-}
+pub struct PartialSnapshot(Arc<Partial>);
 
 impl PartialSnapshot {
     /// Builds the message JSON (O(message size)).
     pub fn to_json(&self) -> Json {
-        let mut map = (*self.map).clone();
-        let content = map.get_mut("content").and_then(Json::as_array_mut);
-        if let Some(content) = content {
-            for (cell, len) in self.texts.iter() {
-                if let Some(Json::Object(block)) = content.get_mut(cell.index) {
-                    crate::json::set_key(block, &cell.field, Json::String(cell.text.prefix(*len)));
-                }
-            }
+        let mut map = (*self.0.map).clone();
+        if let Some(content) = &self.0.content {
+            let blocks = content.iter().map(Block::to_json).collect();
+            set_key(&mut map, "content", Json::Array(blocks));
         }
         Json::Object(map)
     }
 
-    /// The `arguments` of tool-call block `index` (never externalised, so no copy of texts).
-    pub fn block_field(&self, index: usize, field: &str) -> Option<&Json> {
-        self.map.get("content")?.as_array()?.get(index)?.get(field)
+    /// Field `field` of block `index` (O(size of that field)).
+    pub fn block_field(&self, index: usize, field: &str) -> Option<Json> {
+        self.0.content.as_ref()?.get(index)?.field(field)
+    }
+
+    /// Block `index` (O(size of the block)).
+    pub fn block_json(&self, index: usize) -> Option<Json> {
+        Some(self.0.content.as_ref()?.get(index)?.to_json())
     }
 }
 
 impl PartialEq for PartialSnapshot {
     fn eq(&self, other: &Self) -> bool {
         self.to_json() == other.to_json()
+    }
+}
+
+/// A forwarded update event: the full-form event without its `partial` (SPEC §3.7, last
+/// paragraph). The field a delta-form `*_end` fills in from the partial (`content` of
+/// `text_end`/`thinking_end`, `toolCall` of `toolcall_end`) is read from the partial of the same
+/// event when JSON is built, so forwarding costs O(1); until then it is `null` at its key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateEvent {
+    json: Json,
+    from_partial: Option<FromPartial>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FromPartial {
+    /// `key` = the text of block `index`'s `field` (`""` when that is not a string).
+    Text {
+        key: &'static str,
+        index: usize,
+        field: &'static str,
+    },
+    /// `key` = block `index`.
+    Block { key: &'static str, index: usize },
+}
+
+impl UpdateEvent {
+    /// An event forwarded as it is.
+    pub fn new(json: Json) -> Self {
+        UpdateEvent {
+            json,
+            from_partial: None,
+        }
+    }
+
+    /// `json` with `key` = the text of block `index`'s `field`.
+    pub(crate) fn with_text(
+        mut json: Json,
+        key: &'static str,
+        index: usize,
+        field: &'static str,
+    ) -> Self {
+        if let Some(map) = json.as_object_mut() {
+            set_key(map, key, Json::Null);
+        }
+        UpdateEvent {
+            json,
+            from_partial: Some(FromPartial::Text { key, index, field }),
+        }
+    }
+
+    /// `json` with `key` = block `index`.
+    pub(crate) fn with_block(mut json: Json, key: &'static str, index: usize) -> Self {
+        if let Some(map) = json.as_object_mut() {
+            set_key(map, key, Json::Null);
+        }
+        UpdateEvent {
+            json,
+            from_partial: Some(FromPartial::Block { key, index }),
+        }
+    }
+
+    /// The event's fields, with `null` at the key of a field taken from the partial (for cheap
+    /// reads: `type`, `contentIndex`, `delta`).
+    pub fn json(&self) -> &Json {
+        &self.json
+    }
+
+    /// The event as JSON, `partial` being the partial message of the same event (O(size of the
+    /// field taken from it)).
+    pub fn to_json(&self, partial: &PartialSnapshot) -> Json {
+        let mut json = self.json.clone();
+        let filled = match self.from_partial {
+            None => return json,
+            Some(FromPartial::Text { key, index, field }) => {
+                let text = partial.block_field(index, field);
+                let text = text.filter(Json::is_string);
+                (
+                    key,
+                    Some(text.unwrap_or_else(|| Json::String(String::new()))),
+                )
+            }
+            Some(FromPartial::Block { key, index }) => (key, partial.block_json(index)),
+        };
+        if let (Json::Object(map), (key, Some(value))) = (&mut json, filled) {
+            set_key(map, key, value);
+        }
+        json
     }
 }

@@ -41,7 +41,7 @@ done
 
 if command -v valgrind >/dev/null; then
     for name in "${tests[@]}"; do
-        timeout 300 valgrind -q --error-exitcode=1 --leak-check=full \
+        LIBAGENT_TEST_SLOW=1 timeout 300 valgrind -q --error-exitcode=1 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
             --suppressions=tests/c/valgrind.supp \
             "$OUT/$name" >"$OUT/$name.valgrind.log" 2>&1

@@ -4,8 +4,19 @@
 //! the child's slot until the child closes). A snapshot copies the open containers from the
 //! innermost outwards, exactly as §3.8.4 describes, so the visible values and the credit
 //! accounting match the reference while each `append` only walks the new piece.
+//!
+//! Values are [`SharedValue`]s: a copy of an open container is shallow (its completed children
+//! are shared, as the reference shares its JavaScript objects) and costs O(members), which is
+//! what §3.8.4 charges against the credit; an open string is an append-only [`SharedText`], so
+//! showing it in a snapshot costs O(1), not O(length). Keys are `Arc<str>` and a member's slot
+//! remembers its position, so no snapshot hashes or copies a key. Hence the snapshots of a whole
+//! argument text cost O(text) in total.
 
-use crate::json::{number, set_key, Json, JsonMap};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::json::shared::{SharedObject, SharedText, SharedValue};
+use crate::json::{is_array_index, number, Json};
 
 /// Credit granted per appended piece, plus `PER_UNIT` per UTF-16 code unit (§3.8.3 step 1).
 const BASE_CREDIT: u64 = 256;
@@ -18,7 +29,11 @@ const MAX_PENDING_SCALAR: usize = 64;
 enum Slot {
     Root,
     Element(usize),
-    Member(String),
+    /// An array-index key (SPEC §0.4.2).
+    Index(u32),
+    /// Any other key, with its position among the object's other keys (its current position, or
+    /// the end when it is new; nothing else is placed in that object while the slot is live).
+    Name(Arc<str>, usize),
     None,
 }
 
@@ -30,24 +45,46 @@ enum Phase {
     Comma,
 }
 
-#[derive(Debug)]
+/// An open container, or a snapshot's copy of one (a shallow copy: children are shared).
+#[derive(Debug, Clone)]
 enum Container {
-    Object(JsonMap),
-    Array(Vec<Json>),
+    Object(SharedObject),
+    Array(Vec<SharedValue>),
 }
 
 impl Container {
-    fn to_json(&self) -> Json {
+    fn into_value(self) -> SharedValue {
         match self {
-            Container::Object(map) => Json::Object(map.clone()),
-            Container::Array(items) => Json::Array(items.clone()),
+            Container::Object(object) => SharedValue::Object(Arc::new(object)),
+            Container::Array(items) => SharedValue::Array(Arc::new(items)),
         }
     }
 
-    fn into_json(self) -> Json {
-        match self {
-            Container::Object(map) => Json::Object(map),
-            Container::Array(items) => Json::Array(items),
+    /// Puts `value` at `slot`; returns true when that added a member or element.
+    fn put(&mut self, slot: &Slot, value: SharedValue) -> bool {
+        match (self, slot) {
+            (Container::Array(items), Slot::Element(n)) => {
+                if *n < items.len() {
+                    items[*n] = value;
+                } else if *n == items.len() {
+                    items.push(value);
+                    return true;
+                }
+                false
+            }
+            (Container::Object(object), Slot::Index(n)) => {
+                object.indices.insert(*n, value).is_none()
+            }
+            (Container::Object(object), Slot::Name(key, position)) => {
+                if let Some(member) = object.names.get_mut(*position) {
+                    member.1 = value;
+                    false
+                } else {
+                    object.names.push((key.clone(), value));
+                    true
+                }
+            }
+            _ => false,
         }
     }
 }
@@ -55,18 +92,34 @@ impl Container {
 #[derive(Debug)]
 struct Frame {
     container: Container,
+    /// Positions of the object's non-index keys (empty for arrays).
+    positions: HashMap<Arc<str>, usize>,
     /// Where this container sits in its parent (the frame below, or the root).
     slot: Slot,
     phase: Phase,
-    key: Option<String>,
+    key: Option<Arc<str>>,
     size: u64,
+}
+
+impl Frame {
+    /// Puts a value into this frame's container; returns true when that added a member.
+    fn put(&mut self, slot: &Slot, value: SharedValue) -> bool {
+        let added = self.container.put(slot, value);
+        if added {
+            self.size += 1;
+            if let Slot::Name(key, position) = slot {
+                self.positions.insert(key.clone(), *position);
+            }
+        }
+        added
+    }
 }
 
 #[derive(Debug)]
 struct OpenString {
     is_key: bool,
     slot: Slot,
-    text: String,
+    text: SharedText,
     /// Pending escape text: empty, `\`, or `\u` plus up to 3 hex digits.
     escape: String,
     /// A decoded high surrogate waiting for its partner (the libagent surrogate rule).
@@ -76,7 +129,7 @@ struct OpenString {
 /// The incremental tolerant JSON parser of SPEC §3.8.2–§3.8.4.
 #[derive(Debug)]
 pub struct PartialJsonParser {
-    root: Option<Json>,
+    root: Option<SharedValue>,
     done: bool,
     stack: Vec<Frame>,
     string: Option<OpenString>,
@@ -85,7 +138,7 @@ pub struct PartialJsonParser {
     path_cost: u64,
     credit: u64,
     dirty: bool,
-    snapshot: Option<Json>,
+    snapshot: Option<SharedValue>,
     /// Incremented for every freshly built snapshot.
     generation: u64,
 }
@@ -121,7 +174,7 @@ impl PartialJsonParser {
     }
 
     /// The last snapshot returned (`None` = no value yet).
-    pub fn current(&self) -> Option<&Json> {
+    pub fn current(&self) -> Option<&SharedValue> {
         self.snapshot.as_ref()
     }
 
@@ -158,7 +211,7 @@ impl PartialJsonParser {
     }
 
     /// Returns the current snapshot per §3.8.4, rebuilding it only when dirty and affordable.
-    pub fn snapshot(&mut self) -> Option<&Json> {
+    pub fn snapshot(&mut self) -> Option<&SharedValue> {
         if self.dirty {
             let pending = self.pending_scalar();
             let cost = self.path_cost + u64::from(pending.is_some());
@@ -172,24 +225,24 @@ impl PartialJsonParser {
         self.snapshot.as_ref()
     }
 
-    fn build(&self, pending: Option<Json>) -> Option<Json> {
+    fn build(&self, pending: Option<Json>) -> Option<SharedValue> {
         // The innermost visible extra value: the pending scalar, or the open value string's text
         // (which the reference holds live inside its container).
-        let mut carry: Option<(Slot, Json)> = match (&self.string, pending) {
-            (_, Some(value)) => Some((self.scalar_slot.clone(), value)),
+        let mut carry: Option<(Slot, SharedValue)> = match (&self.string, pending) {
+            (_, Some(value)) => Some((self.scalar_slot.clone(), SharedValue::Scalar(value))),
             (Some(s), None) if !s.is_key && s.slot != Slot::None => {
-                Some((s.slot.clone(), Json::String(s.text.clone())))
+                Some((s.slot.clone(), SharedValue::String(s.text.clone())))
             }
             _ => None,
         };
         for frame in self.stack.iter().rev() {
-            let mut copy = frame.container.to_json();
+            let mut copy = frame.container.clone();
             if let Some((slot, value)) = carry.take() {
-                put(&mut copy, &slot, value);
+                copy.put(&slot, value);
             }
             carry = match frame.slot {
                 Slot::None => None,
-                ref slot => Some((slot.clone(), copy)),
+                ref slot => Some((slot.clone(), copy.into_value())),
             };
         }
         match carry {
@@ -236,41 +289,32 @@ impl PartialJsonParser {
                 ..
             }) => Slot::Element(items.len()),
             Some(Frame {
-                container: Container::Object(_),
+                container: Container::Object(object),
+                positions,
                 phase: Phase::Value | Phase::Colon,
                 key: Some(key),
                 ..
-            }) => Slot::Member(key.clone()),
+            }) => {
+                if is_array_index(key) {
+                    key.parse().map_or(Slot::None, Slot::Index)
+                } else {
+                    let position = positions.get(key).copied();
+                    Slot::Name(key.clone(), position.unwrap_or(object.names.len()))
+                }
+            }
             Some(_) => Slot::None,
         }
     }
 
     /// Places a value at a slot of the top frame (or the root), counting new members.
-    fn place(&mut self, slot: &Slot, value: Json) {
+    fn place(&mut self, slot: &Slot, value: SharedValue) {
         match slot {
             Slot::None => return,
             Slot::Root => self.root = Some(value),
-            Slot::Element(n) => {
+            slot => {
                 if let Some(frame) = self.stack.last_mut() {
-                    if let Container::Array(items) = &mut frame.container {
-                        if *n >= items.len() {
-                            frame.size += 1;
-                            self.path_cost += 1;
-                            items.push(value);
-                        } else {
-                            items[*n] = value;
-                        }
-                    }
-                }
-            }
-            Slot::Member(key) => {
-                if let Some(frame) = self.stack.last_mut() {
-                    if let Container::Object(map) = &mut frame.container {
-                        if !map.contains_key(key) {
-                            frame.size += 1;
-                            self.path_cost += 1;
-                        }
-                        set_key(map, key, value);
+                    if frame.put(slot, value) {
+                        self.path_cost += 1;
                     }
                 }
             }
@@ -279,14 +323,13 @@ impl PartialJsonParser {
     }
 
     /// Writes a finished value into its already-counted slot (no size or dirty change).
-    fn store(&mut self, slot: &Slot, value: Json) {
+    fn store(&mut self, slot: &Slot, value: SharedValue) {
         match (slot, self.stack.last_mut()) {
             (Slot::Root, _) => self.root = Some(value),
             (Slot::None, _) | (_, None) => {}
-            (slot, Some(frame)) => match &mut frame.container {
-                Container::Array(items) => put_array(items, slot, value),
-                Container::Object(map) => put_object(map, slot, value),
-            },
+            (slot, Some(frame)) => {
+                frame.put(slot, value);
+            }
         }
     }
 
@@ -315,20 +358,21 @@ impl PartialJsonParser {
                 let slot = self.value_slot();
                 let (container, placeholder, phase) = if c == '{' {
                     (
-                        Container::Object(JsonMap::new()),
-                        Json::Object(JsonMap::new()),
+                        Container::Object(SharedObject::default()),
+                        SharedValue::empty_object(),
                         Phase::Key,
                     )
                 } else {
                     (
                         Container::Array(Vec::new()),
-                        Json::Array(Vec::new()),
+                        SharedValue::Array(Arc::default()),
                         Phase::Value,
                     )
                 };
                 self.place(&slot, placeholder);
                 self.stack.push(Frame {
                     container,
+                    positions: HashMap::new(),
                     slot,
                     phase,
                     key: None,
@@ -341,7 +385,7 @@ impl PartialJsonParser {
                 if let Some(frame) = self.stack.pop() {
                     self.path_cost = self.path_cost.saturating_sub(frame.size + 1);
                     self.dirty = true;
-                    self.store(&frame.slot, frame.container.into_json());
+                    self.store(&frame.slot, frame.container.into_value());
                     self.value_ended();
                 }
             }
@@ -385,13 +429,13 @@ impl PartialJsonParser {
             Slot::None
         } else {
             let slot = self.value_slot();
-            self.place(&slot, Json::String(String::new()));
+            self.place(&slot, SharedValue::String(SharedText::default()));
             slot
         };
         self.string = Some(OpenString {
             is_key: key_position,
             slot,
-            text: String::new(),
+            text: SharedText::default(),
             escape: String::new(),
             high_surrogate: None,
         });
@@ -504,7 +548,7 @@ impl PartialJsonParser {
     fn push_text(&mut self, text: &str) {
         if let Some(s) = self.string.as_mut() {
             if s.high_surrogate.take().is_some() {
-                s.text.push('\u{FFFD}');
+                s.text.push_str("\u{FFFD}");
             }
         }
         self.append_raw(text);
@@ -531,12 +575,12 @@ impl PartialJsonParser {
         let Some(s) = self.string.take() else { return };
         if s.is_key {
             if let Some(frame) = self.stack.last_mut() {
-                frame.key = Some(s.text);
+                frame.key = Some(Arc::from(s.text.to_string()));
                 frame.phase = Phase::Colon;
             }
         } else {
             // The text was already (virtually) placed as it grew; store the final value.
-            self.store(&s.slot, Json::String(s.text));
+            self.store(&s.slot, SharedValue::String(s.text));
             self.value_ended();
         }
     }
@@ -566,34 +610,9 @@ impl PartialJsonParser {
             _ => parse_number(&token),
         };
         if let Some(value) = value {
-            self.place(&slot, value);
+            self.place(&slot, SharedValue::Scalar(value));
         }
         self.value_ended();
-    }
-}
-
-/// Puts `value` into a snapshot copy at `slot`.
-fn put(copy: &mut Json, slot: &Slot, value: Json) {
-    match copy {
-        Json::Array(items) => put_array(items, slot, value),
-        Json::Object(map) => put_object(map, slot, value),
-        _ => {}
-    }
-}
-
-fn put_array(items: &mut Vec<Json>, slot: &Slot, value: Json) {
-    if let Slot::Element(n) = slot {
-        if *n < items.len() {
-            items[*n] = value;
-        } else if *n == items.len() {
-            items.push(value);
-        }
-    }
-}
-
-fn put_object(map: &mut JsonMap, slot: &Slot, value: Json) {
-    if let Slot::Member(key) = slot {
-        set_key(map, key, value);
     }
 }
 

@@ -229,8 +229,10 @@ impl<'a> Walker<'_, 'a> {
             }
         }
         if let Some(Json::String(pattern)) = map.get("pattern") {
-            if !self.schema.pattern_matches(pattern, text) {
-                self.push(path, format!("expected to match {pattern}"));
+            match self.schema.pattern_matches(pattern, text) {
+                Ok(true) => {}
+                Ok(false) => self.push(path, format!("expected to match {pattern}")),
+                Err(error) => self.push(path, error),
             }
         }
         if let Some(Json::String(format)) = map.get("format") {
@@ -297,7 +299,16 @@ impl<'a> Walker<'_, 'a> {
             let key_path = push_segment(path, key);
             let mut matched = properties.is_some_and(|p| p.contains_key(key));
             for pattern in patterns.into_iter().flat_map(|p| p.keys()) {
-                if self.schema.pattern_matches(pattern, key) {
+                let matches = match self.schema.pattern_matches(pattern, key) {
+                    Ok(matches) => matches,
+                    Err(error) => {
+                        self.push(&key_path, error);
+                        // Undecided: not "unknown field" on top of the error.
+                        matched = true;
+                        false
+                    }
+                };
+                if matches {
                     matched = true;
                     if let Some(child) = node.member("patternProperties", pattern) {
                         self.explain(&child, member, &key_path, depth + 1);

@@ -2,6 +2,7 @@
 //! crate's semantics differ from SPEC §5.5 (ECMAScript `pattern`, exact decimal `multipleOf`,
 //! the `url` and `regex` formats).
 
+use super::pattern::Pattern;
 use crate::json::{number_to_string, Json, JsonMap};
 use jsonschema::paths::Location;
 use jsonschema::{Draft, Keyword, ValidationError, ValidationOptions};
@@ -34,19 +35,22 @@ pub fn engine_options() -> ValidationOptions<'static> {
         .with_format("regex", |s: &str| compile_regex(s).is_ok())
 }
 
-struct PatternKeyword(regress::Regex);
+struct PatternKeyword(Pattern);
 
 impl<'i> Keyword<'i> for PatternKeyword {
     fn validate(&self, instance: &'i Json) -> Result<(), ValidationError<'i>> {
-        if self.is_valid(instance) {
-            Ok(())
-        } else {
-            Err(ValidationError::custom("does not match pattern"))
+        match instance.as_str().map(|s| self.0.is_match(s)) {
+            None | Some(Ok(true)) => Ok(()),
+            Some(Ok(false)) => Err(ValidationError::custom("does not match pattern")),
+            Some(Err(error)) => Err(ValidationError::custom(error)),
         }
     }
 
     fn is_valid(&self, instance: &'i Json) -> bool {
-        instance.as_str().is_none_or(|s| self.0.find(s).is_some())
+        // A match that cannot be decided in bounded time fails the validation.
+        instance
+            .as_str()
+            .is_none_or(|s| self.0.is_match(s) == Ok(true))
     }
 }
 
@@ -60,8 +64,8 @@ fn pattern_factory<'a>(
     let source = value
         .as_str()
         .ok_or_else(|| ValidationError::custom("pattern must be a string"))?;
-    let regex = compile_regex(source).map_err(ValidationError::custom)?;
-    Ok(Box::new(PatternKeyword(regex)))
+    let pattern = Pattern::new(source).map_err(ValidationError::custom)?;
+    Ok(Box::new(PatternKeyword(pattern)))
 }
 
 struct MultipleOfKeyword(f64);

@@ -6,11 +6,13 @@
 
 mod explain;
 mod keywords;
+mod pattern;
 mod refs;
 mod values;
 
 pub use explain::{explain, format_path, matches_type, type_list, type_name, SchemaError};
 pub use keywords::{compile_regex, is_multiple_of};
+pub use pattern::Pattern;
 pub use refs::{push_segment, MAX_DEPTH};
 
 use crate::json::Json;
@@ -54,7 +56,7 @@ impl Compiled {
 pub struct Schema<'a> {
     root: &'a Json,
     compiled: Arc<Compiled>,
-    regexes: RefCell<HashMap<String, Option<regress::Regex>>>,
+    regexes: RefCell<HashMap<String, Option<Pattern>>>,
     formats: RefCell<HashMap<String, Option<jsonschema::Validator>>>,
 }
 
@@ -192,13 +194,14 @@ impl<'a> Schema<'a> {
         })
     }
 
-    /// Whether an ECMAScript `pattern` matches `text` (invalid patterns match nothing).
-    pub fn pattern_matches(&self, pattern: &str, text: &str) -> bool {
+    /// Whether an ECMAScript `pattern` matches `text` (invalid patterns match nothing); an
+    /// error naming the pattern when that cannot be decided in bounded time.
+    pub fn pattern_matches(&self, pattern: &str, text: &str) -> Result<bool, String> {
         let mut cache = self.regexes.borrow_mut();
-        let regex = cache
+        let compiled = cache
             .entry(pattern.to_string())
-            .or_insert_with(|| compile_regex(pattern).ok());
-        regex.as_ref().is_some_and(|r| r.find(text).is_some())
+            .or_insert_with(|| Pattern::new(pattern).ok());
+        compiled.as_ref().map_or(Ok(false), |p| p.is_match(text))
     }
 
     /// Whether `text` satisfies the named format (unknown names always do).

@@ -1,0 +1,77 @@
+package agent
+
+import "fmt"
+
+// Status is a libagent status code (AGENT_OK or a negative AGENT_ERR_* value). The non-zero
+// values are also sentinel errors: errors.Is(err, agent.ErrBusy) matches every *Error with
+// that status.
+type Status int32
+
+// The status codes of include/agent.h.
+const (
+	OK                  Status = 0
+	ErrNull             Status = -1
+	ErrInvalidHandle    Status = -2
+	ErrInvalidUTF8      Status = -3
+	ErrInvalidJSON      Status = -4
+	ErrBusy             Status = -5
+	ErrInvalidState     Status = -6
+	ErrAlreadyCompleted Status = -7
+	ErrStreamClosed     Status = -8
+	ErrWouldDeadlock    Status = -9
+	ErrTimeout          Status = -10
+	ErrClosed           Status = -11
+	ErrFreed            Status = -12
+	ErrNoStreamFn       Status = -13
+	ErrRunFailed        Status = -14
+	ErrInvalidArgument  Status = -15
+	ErrInternal         Status = -16
+)
+
+var statusNames = map[Status]string{
+	OK:                  "ok",
+	ErrNull:             "null pointer",
+	ErrInvalidHandle:    "invalid handle",
+	ErrInvalidUTF8:      "invalid UTF-8",
+	ErrInvalidJSON:      "invalid JSON",
+	ErrBusy:             "busy",
+	ErrInvalidState:     "invalid state",
+	ErrAlreadyCompleted: "already completed",
+	ErrStreamClosed:     "stream closed",
+	ErrWouldDeadlock:    "would deadlock",
+	ErrTimeout:          "timeout",
+	ErrClosed:           "closed",
+	ErrFreed:            "agent freed",
+	ErrNoStreamFn:       "no stream function",
+	ErrRunFailed:        "run failed",
+	ErrInvalidArgument:  "invalid argument",
+	ErrInternal:         "internal error",
+}
+
+// String names the status.
+func (s Status) String() string {
+	if name, ok := statusNames[s]; ok {
+		return name
+	}
+	return fmt.Sprintf("status %d", int32(s))
+}
+
+// Error makes a Status usable as a sentinel error.
+func (s Status) Error() string { return "libagent: " + s.String() }
+
+// Error is a failed libagent call: its status and the library's message (agent_last_error,
+// read on the OS thread of the failing call), or the message a run failed with.
+type Error struct {
+	Status  Status
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "libagent: " + e.Status.String()
+	}
+	return fmt.Sprintf("libagent: %s (%s)", e.Message, e.Status.String())
+}
+
+// Unwrap returns the Status, so errors.Is(err, agent.ErrBusy) works.
+func (e *Error) Unwrap() error { return e.Status }

@@ -1,0 +1,35 @@
+"""libagent for Python: the agent loop of pi agent core (libagent's C ABI) with Python tools,
+models, hooks and listeners.
+
+    from libagent import Agent, tool
+
+    @tool
+    def add(a: int, b: int) -> int:
+        "Add two numbers."
+        return a + b
+
+    with Agent(system_prompt="Be brief.", tools=[add], stream_fn=my_model) as agent:
+        print(agent.prompt("What is 2 + 3?")[-1])
+"""
+
+from ._agent import Agent, message_text, set_default_scripted_model, set_default_stream_fn, user_message
+from ._errors import (
+    AgentError, AgentTimeoutError, AlreadyCompletedError, BusyError, FreedError, InternalError,
+    InvalidArgumentError, InvalidHandleError, InvalidJsonError, InvalidStateError, InvalidUtf8Error,
+    NoStreamFnError, NullPointerError, QueueClosedError, RunFailedError, StreamClosedError,
+    WouldDeadlockError,
+)
+from ._events import EventStream, Subscription
+from ._native import LIBRARY_PATH, configure_runtime, version
+from ._tools import Tool, ToolContext, ToolResult, tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent", "AgentError", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "EventStream",
+    "FreedError", "InternalError", "InvalidArgumentError", "InvalidHandleError", "InvalidJsonError",
+    "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NullPointerError",
+    "QueueClosedError", "RunFailedError", "StreamClosedError", "Subscription", "Tool", "ToolContext",
+    "ToolResult", "WouldDeadlockError", "configure_runtime", "message_text", "set_default_scripted_model",
+    "set_default_stream_fn", "tool", "user_message", "version",
+]

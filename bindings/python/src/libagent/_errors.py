@@ -1,0 +1,139 @@
+"""Exceptions raised for libagent status codes (include/agent.h, `AGENT_ERR_*`)."""
+
+from __future__ import annotations
+
+from typing import Dict, Type
+
+OK = 0
+ERR_NULL = -1
+ERR_INVALID_HANDLE = -2
+ERR_INVALID_UTF8 = -3
+ERR_INVALID_JSON = -4
+ERR_BUSY = -5
+ERR_INVALID_STATE = -6
+ERR_ALREADY_COMPLETED = -7
+ERR_STREAM_CLOSED = -8
+ERR_WOULD_DEADLOCK = -9
+ERR_TIMEOUT = -10
+ERR_CLOSED = -11
+ERR_FREED = -12
+ERR_NO_STREAM_FN = -13
+ERR_RUN_FAILED = -14
+ERR_INVALID_ARGUMENT = -15
+ERR_INTERNAL = -16
+
+
+class AgentError(Exception):
+    """A libagent call failed: `status` is the `AGENT_ERR_*` code, `message` the library's text."""
+
+    status: int = 0
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = status
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(status={self.status}, message={self.message!r})"
+
+
+class NullPointerError(AgentError):
+    status = ERR_NULL
+
+
+class InvalidHandleError(AgentError):
+    """The handle was freed (e.g. the agent was closed) or is not a handle of that kind."""
+
+    status = ERR_INVALID_HANDLE
+
+
+class InvalidUtf8Error(AgentError):
+    status = ERR_INVALID_UTF8
+
+
+class InvalidJsonError(AgentError, ValueError):
+    """A JSON argument was malformed or had the wrong shape (unknown option, bad message...)."""
+
+    status = ERR_INVALID_JSON
+
+
+class BusyError(AgentError):
+    """A run is active: prompt, continue and reset are refused."""
+
+    status = ERR_BUSY
+
+
+class InvalidStateError(AgentError):
+    """The agent's state does not allow the operation (e.g. nothing to continue from)."""
+
+    status = ERR_INVALID_STATE
+
+
+class AlreadyCompletedError(AgentError):
+    status = ERR_ALREADY_COMPLETED
+
+
+class StreamClosedError(AgentError):
+    status = ERR_STREAM_CLOSED
+
+
+class WouldDeadlockError(AgentError):
+    """A blocking wait was called on libagent's runtime thread (inside a callback)."""
+
+    status = ERR_WOULD_DEADLOCK
+
+
+class AgentTimeoutError(AgentError, TimeoutError):
+    status = ERR_TIMEOUT
+
+
+class QueueClosedError(AgentError):
+    status = ERR_CLOSED
+
+
+class FreedError(AgentError):
+    """The agent was closed while the run was active."""
+
+    status = ERR_FREED
+
+
+class NoStreamFnError(AgentError):
+    """No stream function (model) was given and there is no process-wide default."""
+
+    status = ERR_NO_STREAM_FN
+
+
+class RunFailedError(AgentError):
+    """The run failed (a listener failed while the run was failing)."""
+
+    status = ERR_RUN_FAILED
+
+
+class InvalidArgumentError(AgentError, ValueError):
+    status = ERR_INVALID_ARGUMENT
+
+
+class InternalError(AgentError):
+    """A bug inside libagent, caught at its boundary."""
+
+    status = ERR_INTERNAL
+
+
+_BY_STATUS: Dict[int, Type[AgentError]] = {
+    cls.status: cls
+    for cls in (
+        NullPointerError, InvalidHandleError, InvalidUtf8Error, InvalidJsonError, BusyError,
+        InvalidStateError, AlreadyCompletedError, StreamClosedError, WouldDeadlockError,
+        AgentTimeoutError, QueueClosedError, FreedError, NoStreamFnError, RunFailedError,
+        InvalidArgumentError, InternalError,
+    )
+}
+
+
+def error_for(status: int, message: str) -> AgentError:
+    """The exception for a status code (AgentError itself for an unknown code)."""
+    cls = _BY_STATUS.get(status)
+    if cls is None:
+        return AgentError(message or f"libagent status {status}", status)
+    return cls(message)

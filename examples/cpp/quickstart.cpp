@@ -1,0 +1,128 @@
+// libagent quickstart in C++17 (the conversation of examples/c/quickstart.c): a multi-turn agent
+// with a system prompt and two real tools (list a directory, read a file), answered by the
+// built-in scripted model, which calls both tools in parallel. Streamed text is printed as it
+// arrives; tool calls and results are shown; a transcript summary ends the run.
+//
+//   make example-cpp
+//
+// To use a real model, replace set_scripted_model() with set_stream_fn(): see the end of file.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include <libagent/agent.hpp>
+
+namespace {
+
+// The string member `"key":"value"` of flat JSON (enough for this demo; use a JSON library in
+// real code). Escaped newlines become " | " for display.
+std::string string_field(std::string_view json, std::string_view key) {
+    std::string pattern = "\"" + std::string(key) + "\":\"";
+    auto at = json.find(pattern);
+    if (at == std::string_view::npos) return {};
+    std::string out;
+    for (auto p = at + pattern.size(); p < json.size() && json[p] != '"'; p++) {
+        if (json[p] == '\\' && p + 1 < json.size()) {
+            out += json[p + 1] == 'n' ? std::string(" | ") : std::string(1, json[p + 1]);
+            p++;
+        } else {
+            out += json[p];
+        }
+    }
+    return out;
+}
+
+std::string list_dir(std::string_view, std::string_view args) {
+    std::string path = string_field(args, "path");
+    if (path.empty()) throw std::invalid_argument("path is required");  // fails the tool call
+    std::error_code error;
+    std::string listing;
+    for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+        std::string name = entry.path().filename().string();
+        if (name[0] != '.') listing += name + "\n";
+    }
+    if (error) return agent::text_result("cannot open directory", true);
+    return agent::text_result(listing);
+}
+
+std::string read_file(std::string_view, std::string_view args) {
+    std::ifstream file(string_field(args, "path"));
+    if (!file) return agent::text_result("cannot open file", true);
+    std::string text, line;
+    for (int i = 0; i < 6 && std::getline(file, line); i++) text += line + "\n";
+    return agent::text_result(text);
+}
+
+const char* kScript = R"([
+  {"content": [
+    {"type": "text", "text": "Let me look at the project: its files and its README.", "chunks": 6},
+    {"type": "toolCall", "id": "call_1", "name": "list_dir", "arguments": {"path": "."}},
+    {"type": "toolCall", "id": "call_2", "name": "read_file", "arguments": {"path": "README.md"}, "chunks": 3}]},
+  {"content": [{"type": "text", "chunks": 8, "text":
+    "This is libagent: a Rust agent runtime with a C ABI. The listing shows its sources, tests and examples; the README explains how to run the demo and the tests."}]}
+])";
+
+const char* kParams = R"({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]})";
+
+}  // namespace
+
+int main() try {
+    agent::Tool lister(std::string(R"({"name":"list_dir","label":"List","description":"List a directory","parameters":)") +
+                           kParams + "}",
+                       list_dir);
+    agent::Tool reader(std::string(R"({"name":"read_file","label":"Read","description":"Read a file","parameters":)") +
+                           kParams + "}",
+                       read_file);
+
+    agent::Options options(R"({"initialState": {"systemPrompt": "You are a helpful project guide.",
+        "model": {"id": "scripted", "api": "faux", "provider": "libagent"}}})");
+    options.add_tool(lister).add_tool(reader).set_scripted_model(kScript);
+    agent::Agent guide(std::move(options));  // the agent keeps its own references to the tools
+
+    // Listeners run on libagent's runtime thread; this one continues when it returns.
+    guide.subscribe([](const agent::Event& event) {
+        if (event.update_type() == "text_delta") {
+            std::cout << event.delta() << std::flush;  // streamed text, no JSON built
+        } else if (event.type() == "tool_execution_start") {
+            std::string_view json = event.json(agent::EventShape::Lean);
+            std::cout << "  -> " << string_field(json, "toolName") << " " << string_field(json, "path") << "\n";
+        } else if (event.type() == "tool_execution_end") {
+            std::string_view json = event.json(agent::EventShape::Lean);
+            std::cout << "  <- " << string_field(json, "toolName") << ": " << string_field(json, "text").substr(0, 70)
+                      << "...\n";
+        } else if (event.type() == "message_end" &&
+                   event.json(agent::EventShape::Lean).find("\"role\":\"assistant\"") != std::string_view::npos) {
+            std::cout << "\n";
+        }
+    });
+
+    std::cout << "> What is this project?\n";
+    guide.prompt("What is this project?");  // blocks until the run settled
+
+    std::string state = guide.state();
+    int messages = 0;
+    for (auto at = state.find("\"role\":", state.find("\"messages\":")); at != std::string::npos;
+         at = state.find("\"role\":", at + 1))
+        messages++;
+    std::cout << "Transcript: " << messages
+              << " messages (system prompt, user, assistant with 2 tool calls, 2 tool results, assistant).\n";
+    return 0;
+} catch (const agent::Error& e) {
+    std::cerr << "libagent error " << e.status() << ": " << e.what() << "\n";
+    return 1;
+}
+
+// Plugging in a real model: a stream function receives the request JSON ({model, context:
+// {messages}, options}) and pushes assistant stream events, from any thread:
+//
+//   options.set_stream_fn([client](std::string_view request, agent::Stream stream) {
+//       client->start(std::string(request), std::move(stream));   // returns at once
+//   });
+//   // ...then, on the HTTP thread, for each chunk of the provider's response:
+//   stream.push(R"({"type":"start"})");
+//   stream.push(R"({"type":"text_start","contentIndex":0})");
+//   stream.push(R"({"type":"text_delta","contentIndex":0,"delta":"Hel"})");
+//   stream.push(R"({"type":"text_end","contentIndex":0})");
+//   stream.push(R"({"type":"done","reason":"stop"})");
+//   // Provider errors: stream.push(R"({"type":"error","reason":"error","errorMessage":"..."})").

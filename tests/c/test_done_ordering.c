@@ -1,0 +1,182 @@
+/* Issue 7, bug 2: `done` runs before agent_wait_for_idle and agent_free return, under every
+ * interleaving. With 4 runtime workers, many runs: (1) polling agent_wait_for_idle(a, 0) until
+ * AGENT_OK must find `done` finished; (2) agent_free right after agent_end was seen must find
+ * `done` finished, and nothing may touch the done context after the free returned (the context
+ * is poisoned and freed at once: valgrind/ASan would see a late write); (3) a done that frees
+ * its own agent, and one that starts the next run, do not deadlock; (4) abort callbacks have run
+ * before the run settles; (5) no finalizer of the agent runs after agent_free returned (a tool
+ * the run still held). The old code failed (1) and (2) within a few hundred iterations: `done`
+ * ran after the run was taken out of the state; (4) and (5) failed too (callbacks and the run's
+ * task were dropped later on the runtime). */
+#include "check.h"
+
+#include <sched.h>
+
+/* Fewer under valgrind (tests/c/run.sh sets LIBAGENT_TEST_SLOW), which serializes threads. */
+static int iterations(void) { return getenv("LIBAGENT_TEST_SLOW") ? 30 : 400; }
+
+typedef struct {
+    atomic_int started;  /* done entered */
+    atomic_int finished; /* done returned (set last) */
+    atomic_int calls;
+} DoneContext;
+
+static void slow_done(void *ud, AgentStatus status, const char *error) {
+    (void)status, (void)error;
+    DoneContext *ctx = ud;
+    atomic_fetch_add(&ctx->calls, 1);
+    atomic_store(&ctx->started, 1);
+    /* Widen the window between the run's cleanup and the end of done. */
+    for (volatile int spin = 0; spin < 20000; spin++) {
+    }
+    atomic_store(&ctx->finished, 1);
+}
+
+static atomic_int agent_ended;
+static void end_listener(void *ud, const AgentEvent *event, AgentCall *call) {
+    (void)ud;
+    const char *type;
+    CHECK_OK(agent_event_type(event, &type));
+    if (!strcmp(type, "agent_end")) atomic_store(&agent_ended, 1);
+    CHECK_OK(agent_call_complete(call, NULL));
+}
+
+static AgentHandle *scripted_agent(void) {
+    AgentOptions *options;
+    CHECK_OK(agent_options_new(NULL, &options));
+    CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"a\"}]},"
+                                                       "{\"content\":[{\"type\":\"text\",\"text\":\"b\"}]}]"));
+    AgentHandle *agent;
+    CHECK_OK(agent_new(options, &agent));
+    return agent;
+}
+
+/* (3) done frees its own agent. */
+static AgentHandle *self_freeing;
+static atomic_int self_free_status = 1;
+static void free_in_done(void *ud, AgentStatus status, const char *error) {
+    (void)ud, (void)status, (void)error;
+    atomic_store(&self_free_status, agent_free(self_freeing));
+}
+
+/* (3) done starts the next run; waiting then covers that run too (it is the active one). */
+static AgentHandle *chaining;
+static atomic_int chained_done;
+static void chained(void *ud, AgentStatus status, const char *error) {
+    (void)ud, (void)status, (void)error;
+    atomic_store(&chained_done, 1);
+}
+static void start_next(void *ud, AgentStatus status, const char *error) {
+    (void)ud, (void)status, (void)error;
+    CHECK_OK(agent_prompt(chaining, "\"again\"", chained, NULL));
+}
+
+/* (4) a prepareRequest hook registering an abort callback; the scripted model waits for abort. */
+static atomic_int hook_ran, abort_ran;
+static void on_abort_cb(void *ud) {
+    (void)ud;
+    atomic_store(&abort_ran, 1);
+}
+static void register_abort(void *ud, const char *input, AgentCall *call) {
+    (void)ud, (void)input;
+    CHECK_OK(agent_call_on_abort(call, on_abort_cb, NULL, NULL));
+    CHECK_OK(agent_call_complete(call, NULL));
+    atomic_store(&hook_ran, 1);
+}
+
+/* (5) a tool that never answers, held only by the agent. */
+static atomic_int tool_started, tool_finalized;
+static void silent_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+    (void)ud, (void)id, (void)args, (void)call;
+    atomic_store(&tool_started, 1);
+}
+
+int main(void) {
+    CHECK_OK(agent_runtime_configure(4));
+
+    /* (1) wait_for_idle(a, 0) polled until OK. */
+    AgentHandle *agent = scripted_agent();
+    for (int i = 0; i < iterations(); i++) {
+        DoneContext ctx = {0};
+        CHECK_OK(agent_reset(agent));
+        CHECK_OK(agent_prompt(agent, "\"hi\"", slow_done, &ctx));
+        AgentStatus status;
+        while ((status = agent_wait_for_idle(agent, 0)) == AGENT_ERR_TIMEOUT) sched_yield();
+        CHECK_OK(status);
+        if (!atomic_load(&ctx.finished)) FAIL("iteration %d: wait_for_idle returned before done finished", i);
+        CHECK_EQ_INT(atomic_load(&ctx.calls), 1);
+    }
+    CHECK_OK(agent_free(agent));
+
+    /* (2) agent_free right after agent_end. */
+    for (int i = 0; i < iterations(); i++) {
+        agent = scripted_agent();
+        uint64_t id;
+        CHECK_OK(agent_subscribe(agent, end_listener, NULL, NULL, &id));
+        DoneContext *ctx = calloc(1, sizeof *ctx);
+        atomic_store(&agent_ended, 0);
+        CHECK_OK(agent_prompt(agent, "\"hi\"", slow_done, ctx));
+        while (!atomic_load(&agent_ended)) sched_yield();
+        CHECK_OK(agent_free(agent));
+        /* Called once: either it finished the run normally, or the free cancelled it (FREED). */
+        CHECK_EQ_INT(atomic_load(&ctx->calls), 1);
+        if (!atomic_load(&ctx->finished)) FAIL("iteration %d: agent_free returned before done finished", i);
+        memset(ctx, 0xff, sizeof *ctx);
+        free(ctx);
+    }
+
+    /* (3) a done that frees its own agent does not wait for itself. */
+    self_freeing = scripted_agent();
+    CHECK_OK(agent_prompt(self_freeing, "\"hi\"", free_in_done, NULL));
+    WAIT_UNTIL(atomic_load(&self_free_status) != 1);
+    CHECK_OK(atomic_load(&self_free_status));
+
+    /* (3) a done that starts the next run: a wait started afterwards covers the new run. */
+    chaining = scripted_agent();
+    CHECK_OK(agent_prompt(chaining, "\"hi\"", start_next, NULL));
+    WAIT_UNTIL(atomic_load(&chained_done));
+    CHECK_OK(agent_wait_for_idle(chaining, WAIT_MS));
+    size_t count;
+    CHECK_OK(agent_get_message_count(chaining, &count));
+    CHECK_EQ_INT(count, 4); /* two prompts, two answers */
+    CHECK_EQ_INT(atomic_load(&chained_done), 1);
+    CHECK_OK(agent_free(chaining));
+
+    /* (4) abort callbacks run before the run settles. */
+    for (int i = 0; i < iterations() / 4; i++) {
+        AgentOptions *options;
+        CHECK_OK(agent_options_new(NULL, &options));
+        CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"waitForAbort\":true}]"));
+        CHECK_OK(agent_options_set_hook(options, AGENT_HOOK_PREPARE_REQUEST, register_abort, NULL, NULL));
+        CHECK_OK(agent_new(options, &agent));
+        atomic_store(&hook_ran, 0);
+        atomic_store(&abort_ran, 0);
+        CHECK_OK(agent_prompt(agent, "\"hi\"", NULL, NULL));
+        WAIT_UNTIL(atomic_load(&hook_ran));
+        CHECK_OK(agent_abort(agent));
+        CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
+        if (!atomic_load(&abort_ran)) FAIL("iteration %d: the run settled before its abort callback ran", i);
+        CHECK_OK(agent_free(agent));
+    }
+
+    /* (5) the run's task still holds the tool when agent_free is called. */
+    for (int i = 0; i < iterations() / 4; i++) {
+        AgentOptions *options;
+        CHECK_OK(agent_options_new(NULL, &options));
+        CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"t\",\"arguments\":{}}]}]"));
+        AgentTool *tool;
+        CHECK_OK(agent_tool_new("{\"name\":\"t\",\"parameters\":{\"type\":\"object\"}}", silent_tool, &tool_finalized, count_finalizer, &tool));
+        CHECK_OK(agent_options_add_tool(options, tool));
+        CHECK_OK(agent_tool_free(tool));
+        CHECK_OK(agent_new(options, &agent));
+        atomic_store(&tool_started, 0);
+        atomic_store(&tool_finalized, 0);
+        CHECK_OK(agent_prompt(agent, "\"hi\"", NULL, NULL));
+        WAIT_UNTIL(atomic_load(&tool_started));
+        CHECK_OK(agent_free(agent));
+        if (atomic_load(&tool_finalized) != 1) FAIL("iteration %d: the tool's finalizer had not run when agent_free returned", i);
+    }
+
+    printf("test_done_ordering: ok\n");
+    return 0;
+}
