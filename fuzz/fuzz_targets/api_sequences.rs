@@ -208,7 +208,7 @@ unsafe extern "C" fn finalize(user_data: *mut c_void) {
 }
 
 /// Registers a Ctx through `register`; on success the library owns it (its finalizer frees it).
-fn with_ctx(ctx: Ctx, register: impl FnOnce(*mut c_void) -> AgentStatus) -> AgentStatus {
+unsafe fn with_ctx(ctx: Ctx, register: impl FnOnce(*mut c_void) -> AgentStatus) -> AgentStatus {
     let raw = Box::into_raw(Box::new(ctx)) as *mut c_void;
     REGISTERED.fetch_add(1, SeqCst);
     let status = register(raw);
@@ -253,7 +253,7 @@ fn tool_events(tool: u8) -> Vec<String> {
 
 const PUSH_OK: [AgentStatus; 2] = [AGENT_OK, AGENT_ERR_STREAM_CLOSED];
 
-fn push_all(stream: *mut AgentStream, events: &[String]) {
+unsafe fn push_all(stream: *mut AgentStream, events: &[String]) {
     for event in events {
         let text = cs(event);
         if expect(
@@ -303,8 +303,9 @@ unsafe extern "C" fn host_stream(
         // HostThread
         17 => {
             let token = stream as usize;
-            let handle =
-                std::thread::spawn(move || push_all(token as *mut AgentStream, &text_events()));
+            let handle = std::thread::spawn(move || unsafe {
+                push_all(token as *mut AgentStream, &text_events())
+            });
             world().helpers.lock().unwrap().push(handle);
         }
         // HostFail
@@ -368,7 +369,7 @@ unsafe extern "C" fn tool_exec(
             .push((call as usize, PendingKind::Tool)),
         3 => {
             let token = call as usize;
-            let handle = std::thread::spawn(move || {
+            let handle = std::thread::spawn(move || unsafe {
                 let result = cs(RESULT);
                 expect(
                     agent_call_complete(token as *mut AgentCall, result.as_ptr()),
@@ -501,7 +502,7 @@ unsafe extern "C" fn hook(user_data: *mut c_void, input: *const c_char, call: *m
     }
 }
 
-fn subscribe(rec: &Arc<AgentRec>, kind: ListenerKind) {
+unsafe fn subscribe(rec: &Arc<AgentRec>, kind: ListenerKind) {
     let mut ctx = Ctx::new(Some(rec.clone()));
     ctx.listener = kind;
     let mut id = 0u64;
@@ -520,7 +521,7 @@ fn subscribe(rec: &Arc<AgentRec>, kind: ListenerKind) {
 
 // ---- agents ----------------------------------------------------------------------------------
 
-fn install_stream(rec: &Arc<AgentRec>, options: *mut CAgentOptions, kind: StreamKind) {
+unsafe fn install_stream(rec: &Arc<AgentRec>, options: *mut CAgentOptions, kind: StreamKind) {
     let status = match stream_code(kind) {
         None => {
             let script = cs(SCRIPTS[match kind {
@@ -552,7 +553,7 @@ fn install_stream(rec: &Arc<AgentRec>, options: *mut CAgentOptions, kind: Stream
     );
 }
 
-fn new_agent_in(index: usize, kind: StreamKind) {
+unsafe fn new_agent_in(index: usize, kind: StreamKind) {
     let mut slots = world().slots.lock().unwrap();
     if slots[index].is_some() {
         return;
@@ -598,7 +599,7 @@ fn new_agent_in(index: usize, kind: StreamKind) {
 }
 
 /// Frees the agent of `rec` if it is still in its slot (whoever takes it from the slot frees it).
-fn free_slot_of(rec: &Arc<AgentRec>) {
+unsafe fn free_slot_of(rec: &Arc<AgentRec>) {
     let taken = {
         let mut slots = world().slots.lock().unwrap();
         slots
@@ -611,7 +612,7 @@ fn free_slot_of(rec: &Arc<AgentRec>) {
     }
 }
 
-fn free_rec(rec: &Arc<AgentRec>) {
+unsafe fn free_rec(rec: &Arc<AgentRec>) {
     // Runs whose prompt returned before the free started must have had their `done` when it returns.
     let settled_before = rec.dones.lock().unwrap().len();
     expect(agent_free(rec.ptr()), &[AGENT_OK], "agent_free");
@@ -660,7 +661,7 @@ unsafe extern "C" fn on_done(user_data: *mut c_void, status: AgentStatus, error:
     (*(user_data as *const AtomicU32)).fetch_add(1, SeqCst);
 }
 
-fn start_run(rec: &Arc<AgentRec>, how: u8) {
+unsafe fn start_run(rec: &Arc<AgentRec>, how: u8) {
     let count = Arc::new(AtomicU32::new(0));
     let ud = Arc::into_raw(count.clone()) as *mut c_void;
     rec.starts_begun.fetch_add(1, SeqCst);
@@ -695,7 +696,7 @@ fn start_run(rec: &Arc<AgentRec>, how: u8) {
     rec.starts_ended.fetch_add(1, SeqCst);
 }
 
-fn answer_pending(index: u8, mode: AnswerMode) {
+unsafe fn answer_pending(index: u8, mode: AnswerMode) {
     let item = {
         let mut pending = world().pending.lock().unwrap();
         if pending.is_empty() {
@@ -707,7 +708,7 @@ fn answer_pending(index: u8, mode: AnswerMode) {
     answer(item, mode);
 }
 
-fn answer((token, kind): (usize, PendingKind), mode: AnswerMode) {
+unsafe fn answer((token, kind): (usize, PendingKind), mode: AnswerMode) {
     let call = token as *mut AgentCall;
     let first_allowed = [
         AGENT_OK,
@@ -778,7 +779,7 @@ const CONFIGS: [&str; 7] = [
     r#"{"bogus":1}"#,
 ];
 
-fn run_op(op: Op) {
+unsafe fn run_op(op: Op) {
     let handle_ok = [AGENT_OK, AGENT_ERR_INVALID_HANDLE];
     match op {
         Op::New(i, kind) => new_agent_in(i as usize % SLOTS, kind),
@@ -1008,7 +1009,7 @@ fn run_op(op: Op) {
     }
 }
 
-fn drain_pending() {
+unsafe fn drain_pending() {
     loop {
         let batch: Vec<_> = world().pending.lock().unwrap().drain(..).collect();
         let helpers: Vec<_> = world().helpers.lock().unwrap().drain(..).collect();
@@ -1024,7 +1025,7 @@ fn drain_pending() {
     }
 }
 
-fn make_tools() {
+unsafe fn make_tools() {
     let mut tools = world().tools.lock().unwrap();
     for (code, name) in TOOL_NAMES.iter().enumerate() {
         let definition = cs(&format!(
@@ -1047,7 +1048,7 @@ fn make_tools() {
     }
 }
 
-fuzz_target!(|input: Input| {
+fuzz_target!(|input: Input| unsafe {
     let workers = *WORKERS.get_or_init(|| {
         let n = std::env::var("FUZZ_WORKERS")
             .ok()
@@ -1083,7 +1084,7 @@ fuzz_target!(|input: Input| {
     }
     let threads: Vec<_> = plans
         .into_iter()
-        .map(|ops| std::thread::spawn(move || ops.into_iter().for_each(run_op)))
+        .map(|ops| std::thread::spawn(move || ops.into_iter().for_each(|op| run_op(op))))
         .collect();
     for thread in threads {
         if let Err(panic) = thread.join() {
@@ -1113,7 +1114,7 @@ fuzz_target!(|input: Input| {
             "next after free",
         ) == AGENT_OK
         {
-            unsafe { agent_string_free(out) };
+            agent_string_free(out);
             drained += 1;
             assert!(drained < 100_000);
         }
@@ -1156,7 +1157,7 @@ fuzz_target!(|input: Input| {
                 "run {k}: done called {n} times (expected {expected})"
             );
             // Reclaim the reference handed to `done`.
-            drop(unsafe { Arc::from_raw(Arc::as_ptr(&count)) });
+            drop(Arc::from_raw(Arc::as_ptr(&count)));
         }
         let late = rec.late_callbacks.load(SeqCst);
         assert!(

@@ -1,5 +1,5 @@
 //! Helpers shared by the targets that drive the real `extern "C"` functions.
-#![allow(dead_code, unused_imports)]
+#![allow(dead_code, unused_imports, clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn continue_listener(
     );
 }
 
-pub fn new_options(json: &str) -> *mut CAgentOptions {
+pub unsafe fn new_options(json: &str) -> *mut CAgentOptions {
     let mut options = std::ptr::null_mut();
     let text = CString::new(json).unwrap();
     expect(
@@ -112,7 +112,7 @@ pub fn new_options(json: &str) -> *mut CAgentOptions {
     options
 }
 
-pub fn new_agent(options: *mut CAgentOptions) -> *mut AgentHandle {
+pub unsafe fn new_agent(options: *mut CAgentOptions) -> *mut AgentHandle {
     let mut agent = std::ptr::null_mut();
     expect(agent_new(options, &mut agent), &[AGENT_OK], "agent_new");
     agent
@@ -141,7 +141,7 @@ pub fn wait_until(what: &str, cond: impl Fn() -> bool) {
 
 /// Waits for the run to settle (it must) and checks `done` ran exactly once.
 #[track_caller]
-pub fn settle(agent: *mut AgentHandle, done: &AtomicU32) {
+pub unsafe fn settle(agent: *mut AgentHandle, done: &AtomicU32) {
     expect(
         agent_wait_for_idle(agent, SETTLE_MS),
         &[AGENT_OK],
@@ -158,7 +158,7 @@ pub fn settle(agent: *mut AgentHandle, done: &AtomicU32) {
 }
 
 /// The agent's state JSON (checked to be JSON).
-pub fn state(agent: *mut AgentHandle) -> String {
+pub unsafe fn state(agent: *mut AgentHandle) -> String {
     let mut out: *mut c_char = std::ptr::null_mut();
     expect(
         agent_get_state(agent, &mut out),
@@ -175,7 +175,7 @@ pub fn state(agent: *mut AgentHandle) -> String {
     text
 }
 
-pub fn free_agent(agent: *mut AgentHandle) {
+pub unsafe fn free_agent(agent: *mut AgentHandle) {
     expect(agent_free(agent), &[AGENT_OK], "agent_free");
     expect(
         agent_free(agent),

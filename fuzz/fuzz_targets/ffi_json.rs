@@ -26,7 +26,7 @@ fn split(payload: &[u8]) -> (&[u8], Option<&[u8]>) {
 }
 
 /// An agent answering every request with a final message.
-fn host_agent() -> *mut AgentHandle {
+unsafe fn host_agent() -> *mut AgentHandle {
     let options =
         new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}}}"#);
     expect(
@@ -38,7 +38,7 @@ fn host_agent() -> *mut AgentHandle {
 }
 
 /// An agent running TOOL_SCRIPT (calls tool `t`, then answers).
-fn scripted_agent() -> *mut AgentHandle {
+unsafe fn scripted_agent() -> *mut AgentHandle {
     let options = new_options("{}");
     let script = CString::new(TOOL_SCRIPT).unwrap();
     expect(
@@ -50,7 +50,7 @@ fn scripted_agent() -> *mut AgentHandle {
 }
 
 /// Prompts "go" and waits for the run to settle.
-fn run(agent: *mut AgentHandle) {
+unsafe fn run(agent: *mut AgentHandle) {
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
     let status = agent_prompt(
@@ -65,7 +65,7 @@ fn run(agent: *mut AgentHandle) {
 
 /// Like `run`, for scripts that may stall (`delayMs`): a run that does not finish in a while
 /// is aborted, and then it must settle.
-fn run_aborting_stalls(agent: *mut AgentHandle) {
+unsafe fn run_aborting_stalls(agent: *mut AgentHandle) {
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
     expect(
@@ -250,7 +250,7 @@ unsafe extern "C" fn push_stream(
     }
 }
 
-fn tool_t(definition: &str, answer: *const Answer) -> *mut CAgentTool {
+unsafe fn tool_t(definition: &str, answer: *const Answer) -> *mut CAgentTool {
     let mut tool = null_mut();
     let text = CString::new(definition).unwrap();
     let execute = if answer.is_null() {
@@ -272,7 +272,7 @@ fn tool_t(definition: &str, answer: *const Answer) -> *mut CAgentTool {
     tool
 }
 
-fn set_tool(agent: *mut AgentHandle, tool: *mut CAgentTool) {
+unsafe fn set_tool(agent: *mut AgentHandle, tool: *mut CAgentTool) {
     expect(
         unsafe { agent_set_tools(agent, &tool, 1) },
         &[AGENT_OK],
@@ -283,7 +283,7 @@ fn set_tool(agent: *mut AgentHandle, tool: *mut CAgentTool) {
 
 const T_DEF: &str = r#"{"name":"t","parameters":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string"}}}}"#;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|data: &[u8]| unsafe {
     let Some((&selector, payload)) = data.split_first() else {
         return;
     };
@@ -366,7 +366,7 @@ fuzz_target!(|data: &[u8]| {
                 &[AGENT_OK],
                 "peek",
             );
-            unsafe { agent_string_free(queued) };
+            agent_string_free(queued);
             run(agent);
             state(agent);
             expect(agent_clear_all_queues(agent), &[AGENT_OK], "clear");
@@ -514,11 +514,8 @@ fuzz_target!(|data: &[u8]| {
                     if expect(status, &[AGENT_OK, AGENT_ERR_TIMEOUT], "agent_events_next")
                         == AGENT_OK
                     {
-                        let text = unsafe { CStr::from_ptr(event) }
-                            .to_str()
-                            .unwrap()
-                            .to_owned();
-                        unsafe { agent_string_free(event) };
+                        let text = CStr::from_ptr(event).to_str().unwrap().to_owned();
+                        agent_string_free(event);
                         assert!(::agent::json::parse(&text).is_ok());
                         seen += 1;
                         if text.contains("\"type\":\"agent_end\"") {

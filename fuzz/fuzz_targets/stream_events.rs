@@ -193,7 +193,7 @@ struct Shared {
 
 const PUSH_ALLOWED: [AgentStatus; 3] = [AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_STREAM_CLOSED];
 
-fn play(response: Response, stream: usize, shared: &Shared) {
+unsafe fn play(response: Response, stream: usize, shared: &Shared) {
     let stream = stream as *mut AgentStream;
     for event in response.events.iter().take(256) {
         let text = CString::new(event.render()).unwrap();
@@ -296,8 +296,9 @@ unsafe extern "C" fn stream_fn(
     if response.threaded {
         let token = stream as usize;
         let shared_ptr = user_data as usize;
-        let handle =
-            std::thread::spawn(move || play(response, token, &*(shared_ptr as *const Shared)));
+        let handle = std::thread::spawn(move || unsafe {
+            play(response, token, &*(shared_ptr as *const Shared))
+        });
         shared.threads.lock().unwrap().push(handle);
     } else {
         play(response, stream as usize, shared);
@@ -369,7 +370,7 @@ unsafe extern "C" fn render_listener(
     );
 }
 
-fn tool(name: &str, failing: bool) -> *mut CAgentTool {
+unsafe fn tool(name: &str, failing: bool) -> *mut CAgentTool {
     let definition = CString::new(format!(
         r#"{{"name":"{name}","parameters":{{"type":"object","properties":{{"a":{{"type":"number"}}}}}}}}"#
     ))
@@ -388,7 +389,7 @@ fn tool(name: &str, failing: bool) -> *mut CAgentTool {
     tool
 }
 
-fuzz_target!(|input: Input| {
+fuzz_target!(|input: Input| unsafe {
     let mut responses: VecDeque<Response> = input.responses.into_iter().take(6).collect();
     responses.iter_mut().for_each(|r| r.events.truncate(64));
     let shared = Shared {
@@ -409,7 +410,7 @@ fuzz_target!(|input: Input| {
     let agent = new_agent(options);
     let tools = [tool("t", false), tool("f", true)];
     expect(
-        unsafe { agent_set_tools(agent, tools.as_ptr(), 2) },
+        agent_set_tools(agent, tools.as_ptr(), 2),
         &[AGENT_OK],
         "set_tools",
     );
