@@ -81,7 +81,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = tsan ]; then
     RT="$(rustc +nightly --print sysroot)/lib/rustlib/$TARGET/lib/librustc-nightly_rt.tsan.a"
     # The multithreaded tests first (test_multithread, test_reentrancy, test_deferred,
     # test_free_inside), then the rest: each takes about a second.
-    for name in test_multithread test_reentrancy test_deferred test_free_inside \
+    for name in test_multithread test_reentrancy test_deferred test_free_inside test_hardening test_done_ordering test_finalizer_reentry \
                 test_stream test_events test_tools test_run test_basics test_misuse; do
         [ -f "tests/c/$name.c" ] || continue
         if gcc $CFLAGS -fsanitize=thread -c "tests/c/$name.c" -o "$OUT/tsan-$name.o" \
