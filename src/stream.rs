@@ -12,13 +12,14 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 
 use crate::host::lock;
-use crate::json::{json, number_value, Json};
+use crate::json::{json, number_value, Json, JsonMap};
 use assemble::{Assembled, Assembler};
 
 /// What a producer pushes.
 #[derive(Debug)]
 enum Item {
     Event(Json),
+    Op(StreamOp),
     End(Option<Json>),
     Fail(String),
 }
@@ -37,6 +38,27 @@ struct Shared {
     queued: AtomicUsize,
     on_consumed: Mutex<Option<ConsumedFn>>,
     on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+/// A change to the partial message pushed without JSON: what a built-in provider (or a typed
+/// host push) does instead of sending a delta-form event. Each maps onto SPEC §3.7's rules.
+#[derive(Debug, Clone)]
+pub enum StreamOp {
+    /// Sets top-level fields of the partial (`responseId`, `usage`, `stopReason`...). No event.
+    SetFields(Vec<(&'static str, Json)>),
+    /// Sets a field of block `index` (a streamed signature). No event.
+    SetBlockField {
+        index: usize,
+        key: &'static str,
+        value: Json,
+    },
+    /// Places `block` (a text, thinking or toolCall object, possibly with extra fields such as a
+    /// signature) at `index` and emits its `*_start`.
+    StartBlock { index: usize, block: JsonMap },
+    /// `text_delta`, `thinking_delta` or `toolcall_delta`, chosen by the block's type.
+    Delta { index: usize, delta: String },
+    /// `text_end`, `thinking_end` or `toolcall_end` (arguments finalised per SPEC §3.9).
+    EndBlock { index: usize },
 }
 
 /// The push after the loop stopped consuming (terminal event seen, run over, agent freed).
@@ -86,6 +108,11 @@ impl StreamSender {
     /// Pushes one assistant stream event (full or delta form, SPEC §3.2, §3.7).
     pub fn push(&self, event: Json) -> Result<(), StreamClosed> {
         self.send(Item::Event(event))
+    }
+
+    /// Applies one change to the partial message (see [`StreamOp`]).
+    pub fn push_op(&self, op: StreamOp) -> Result<(), StreamClosed> {
+        self.send(Item::Op(op))
     }
 
     /// Ends the stream without a terminal event; `final_message` is the explicit final message
@@ -191,6 +218,7 @@ impl StreamReceiver {
         self.received_any = true;
         let assembled = match pushed.map(|p| p.item) {
             Some(Item::Event(event)) => self.assembler.accept(event),
+            Some(Item::Op(op)) => self.assembler.apply(op),
             Some(Item::End(message)) => self.assembler.end(message),
             Some(Item::Fail(message)) if first => return StreamOutput::FunctionFailed(message),
             Some(Item::Fail(message)) => self

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 pub use super::partial::UpdateEvent;
 use super::partial::{Partial, PartialSnapshot};
+use super::StreamOp;
 use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
 use crate::message::zero_usage;
@@ -130,6 +131,63 @@ impl Assembler {
             }
             _ => Assembled::Ignored,
         }
+    }
+
+    /// Applies a typed change (see [`StreamOp`]); same rules as the matching delta-form event.
+    pub fn apply(&mut self, op: StreamOp) -> Assembled {
+        if self.complete || !self.started {
+            return Assembled::Ignored;
+        }
+        match op {
+            StreamOp::SetFields(fields) => {
+                for (key, value) in fields {
+                    self.partial.set_field(key, value);
+                }
+                Assembled::Ignored
+            }
+            StreamOp::SetBlockField { index, key, value } => {
+                self.partial.set_block_field(index, key, value);
+                Assembled::Ignored
+            }
+            StreamOp::StartBlock { index, block } => {
+                let kind = match block.get("type").and_then(Json::as_str) {
+                    Some("text") => "text_start",
+                    Some("thinking") => "thinking_start",
+                    Some("toolCall") => "toolcall_start",
+                    _ => return Assembled::Ignored,
+                };
+                let event = op_event(kind, index, None);
+                if self.place_block(&event, block).is_none() {
+                    return Assembled::Ignored;
+                }
+                if kind == "toolcall_start" {
+                    self.streams.insert(index, ArgumentStream::new());
+                }
+                self.delta_form_forward(kind, event, None)
+            }
+            StreamOp::Delta { index, delta } => match self.block_kind(index) {
+                Some(kind) => {
+                    let kind = format!("{kind}_delta");
+                    self.delta_form_update(&kind, op_event(&kind, index, Some(delta)))
+                }
+                None => Assembled::Ignored,
+            },
+            StreamOp::EndBlock { index } => match self.block_kind(index) {
+                Some(kind) => {
+                    let kind = format!("{kind}_end");
+                    self.delta_form_update(&kind, op_event(&kind, index, None))
+                }
+                None => Assembled::Ignored,
+            },
+        }
+    }
+
+    /// The event-name stem of block `index`'s type (`text`, `thinking`, `toolcall`).
+    fn block_kind(&self, index: usize) -> Option<&'static str> {
+        ["text", "thinking", "toolCall"]
+            .into_iter()
+            .find(|kind| self.partial.block_is(index, kind))
+            .map(|kind| if kind == "toolCall" { "toolcall" } else { kind })
     }
 
     /// Ends the stream without a terminal event: `final_message` is the host's explicit final
@@ -274,7 +332,7 @@ impl Assembler {
     }
 
     /// Rules 2–10 of §3.7.
-    fn delta_form_update(&mut self, kind: &str, mut event: JsonMap) -> Assembled {
+    fn delta_form_update(&mut self, kind: &str, event: JsonMap) -> Assembled {
         let step = match kind {
             "text_start" => self.start_block(&event, text_block("text", "text")),
             "thinking_start" => self.start_block(&event, text_block("thinking", "thinking")),
@@ -312,32 +370,38 @@ impl Assembler {
                 let message = self.failed(text);
                 self.finish(message)
             }
-            Step::Forward(extra) => {
-                // The delta form's input-only fields are consumed here: the forwarded event has
-                // the reference shape (§3.7, last paragraph).
-                let input_only: &[&str] = match kind {
-                    "toolcall_start" => &["id", "toolName"],
-                    "text_end" | "thinking_end" => &["contentSignature", "redacted"],
-                    _ => &[],
-                };
-                for key in input_only {
-                    event.shift_remove(*key);
-                }
-                let event = Json::Object(event);
-                let event = match extra {
-                    None => UpdateEvent::new(event),
-                    Some(Extra::Content { index, field }) => {
-                        UpdateEvent::with_text(event, "content", index, field)
-                    }
-                    Some(Extra::ToolCall { index }) => {
-                        UpdateEvent::with_block(event, "toolCall", index)
-                    }
-                };
-                Assembled::Update {
-                    event,
-                    partial: self.partial.snapshot(),
-                }
+            Step::Forward(extra) => self.delta_form_forward(kind, event, extra),
+        }
+    }
+
+    /// The full-form event forwarded for an accepted delta-form update.
+    fn delta_form_forward(
+        &mut self,
+        kind: &str,
+        mut event: JsonMap,
+        extra: Option<Extra>,
+    ) -> Assembled {
+        // The delta form's input-only fields are consumed here: the forwarded event has the
+        // reference shape (§3.7, last paragraph).
+        let input_only: &[&str] = match kind {
+            "toolcall_start" => &["id", "toolName"],
+            "text_end" | "thinking_end" => &["contentSignature", "redacted"],
+            _ => &[],
+        };
+        for key in input_only {
+            event.shift_remove(*key);
+        }
+        let event = Json::Object(event);
+        let event = match extra {
+            None => UpdateEvent::new(event),
+            Some(Extra::Content { index, field }) => {
+                UpdateEvent::with_text(event, "content", index, field)
             }
+            Some(Extra::ToolCall { index }) => UpdateEvent::with_block(event, "toolCall", index),
+        };
+        Assembled::Update {
+            event,
+            partial: self.partial.snapshot(),
         }
     }
 
@@ -474,6 +538,17 @@ impl Assembler {
         }
         Step::Forward(Some(Extra::ToolCall { index: i }))
     }
+}
+
+/// The delta-form event a [`StreamOp`] stands for.
+fn op_event(kind: &str, index: usize, delta: Option<String>) -> JsonMap {
+    let mut event = JsonMap::new();
+    event.insert("type".into(), kind.into());
+    event.insert("contentIndex".into(), index.into());
+    if let Some(delta) = delta {
+        event.insert("delta".into(), delta.into());
+    }
+    event
 }
 
 /// `{ "type": kind, field: "" }`.

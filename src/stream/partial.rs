@@ -236,6 +236,14 @@ impl Partial {
         self.update(index, |block| block.set_live("arguments", arguments));
     }
 
+    /// Sets the message's top-level `key` (O(number of top-level fields)).
+    pub fn set_field(&mut self, key: &str, value: Json) {
+        if key == "content" {
+            return;
+        }
+        set_key(Arc::make_mut(&mut self.map), key, value);
+    }
+
     /// Sets `key` of block `index`.
     pub fn set_block_field(&mut self, index: usize, key: &str, value: Json) {
         self.update(index, |block| block.set(key, value));
