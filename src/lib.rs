@@ -137,6 +137,8 @@ pub mod host; // what the host plugs in: signal, stream functions, tools, hooks,
 pub mod json; // the order-preserving JSON value and JavaScript rendering rules
 pub mod message; // data model: shared messages, the shapes the core creates, typed views
 pub mod pending; // work in flight, waited for by done, waits and frees
+#[cfg(feature = "providers")]
+pub mod providers; // built-in model providers (HTTP + SSE), dispatching on model.api
 pub mod runtime; // the runtime thread
 pub mod stream; // assistant stream: host events to partial/final messages
 pub mod transcript; // system-prompt replay, tool declarations and tool-state diffs

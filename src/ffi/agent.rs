@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::handles::Registry;
 use super::options::{hook_kind, host_hook, AgentHookFn, AgentHookKind, CAgentOptions, OPTIONS};
-use super::stream::{host_stream_fn, scripted, AgentStreamFn};
+use super::stream::{host_stream_fn, providers_stream_fn, scripted, AgentStreamFn};
 use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
@@ -521,6 +521,16 @@ pub unsafe extern "C" fn agent_set_stream_fn(
         let ffi = agent_arg(handle)?;
         ffi.agent
             .set_stream_fn(host_stream_fn(stream_fn, user_data, finalizer));
+        Ok(())
+    })
+}
+
+/// Uses the built-in model providers (see `agent_set_default_providers`) as the stream function.
+#[no_mangle]
+pub unsafe extern "C" fn agent_use_providers(handle: *mut AgentHandle) -> AgentStatus {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        ffi.agent.set_stream_fn(Some(providers_stream_fn()?));
         Ok(())
     })
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::call::{answer, json_c_string, new_value_call, AgentCall, Shape};
 use super::handles::Registry;
-use super::stream::{host_stream_fn, scripted, AgentStreamFn};
+use super::stream::{host_stream_fn, providers_stream_fn, scripted, AgentStreamFn};
 use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{AgentOptions as CoreOptions, HookKind};
@@ -186,6 +186,18 @@ pub unsafe extern "C" fn agent_options_set_scripted_model(
 ) -> AgentStatus {
     boundary(|| {
         let stream_fn = scripted(script_json)?;
+        let replaced = with_options(options, |o| Ok(o.stream_fn.replace(stream_fn)))?;
+        drop(replaced);
+        Ok(())
+    })
+}
+
+/// Uses the built-in model providers as the stream function (see
+/// `agent_set_default_providers`).
+#[no_mangle]
+pub unsafe extern "C" fn agent_options_use_providers(options: *mut CAgentOptions) -> AgentStatus {
+    boundary(|| {
+        let stream_fn = providers_stream_fn()?;
         let replaced = with_options(options, |o| Ok(o.stream_fn.replace(stream_fn)))?;
         drop(replaced);
         Ok(())

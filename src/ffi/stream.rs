@@ -105,6 +105,39 @@ pub unsafe extern "C" fn agent_set_default_scripted_model(
     })
 }
 
+/// The built-in providers as a stream function, or the error of a build without them.
+pub(crate) fn providers_stream_fn() -> FfiResult<StreamFn> {
+    #[cfg(feature = "providers")]
+    {
+        Ok(crate::providers::stream_fn())
+    }
+    #[cfg(not(feature = "providers"))]
+    {
+        Err(FfiError {
+            status: AGENT_ERR_INVALID_STATE,
+            message:
+                "libagent was built without the built-in providers (cargo feature `providers`)."
+                    .into(),
+        })
+    }
+}
+
+/// Makes the built-in model providers the process-wide default stream function: requests go
+/// over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"` or
+/// `"anthropic-messages"`, as pi-ai 1.6.0's `streamSimple`). The API key is the request's
+/// `apiKey` (the get-API-key hook), else the provider's environment variable
+/// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GROQ_API_KEY`, ...). Another `api` fails the request
+/// with `No API provider registered for api: <api>`; a missing key with
+/// `No API key for provider: <provider>`. `AGENT_ERR_INVALID_STATE` if the library was built
+/// without them.
+#[no_mangle]
+pub extern "C" fn agent_set_default_providers() -> AgentStatus {
+    boundary(|| {
+        set_default_stream_fn(Some(providers_stream_fn()?));
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

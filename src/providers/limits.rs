@@ -1,0 +1,241 @@
+//! Numbers pi-ai derives from the model and the transcript: the context-token estimate, max
+//! tokens clamped to the context window, the reasoning level clamped to the model, thinking
+//! budgets. Every length is counted in UTF-16 code units, as JavaScript's `.length`.
+
+use crate::json::{to_string, Json};
+use crate::transcript::{content_text, get_system_message_text};
+
+const CHARS_PER_TOKEN: f64 = 3.5;
+const IMAGE_CHARS: f64 = 4800.0;
+const CONTEXT_SAFETY_TOKENS: f64 = 4096.0;
+const CONTEXT_SAFETY_RATIO: f64 = 0.15;
+const MIN_OUTPUT_WITH_RATIO_MARGIN: f64 = 32768.0;
+/// Tokens always left for the answer when a thinking budget shares the response ceiling.
+pub const MIN_ANSWER_TOKENS: f64 = 1024.0;
+
+/// JavaScript's `text.length`.
+pub fn js_len(text: &str) -> f64 {
+    text.encode_utf16().count() as f64
+}
+
+fn num(value: Option<&Json>) -> f64 {
+    value.and_then(Json::as_f64).unwrap_or(0.0)
+}
+
+fn str_len(value: Option<&Json>) -> f64 {
+    value.and_then(Json::as_str).map_or(0.0, js_len)
+}
+
+/// Characters of a user or tool-result content: text lengths, 4800 per other block.
+fn content_chars(content: Option<&Json>) -> f64 {
+    match content {
+        Some(Json::String(text)) => js_len(text),
+        Some(Json::Array(blocks)) => blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(Json::as_str) {
+                Some("text") => str_len(b.get("text")),
+                _ => IMAGE_CHARS,
+            })
+            .sum(),
+        _ => 0.0,
+    }
+}
+
+fn tokens(chars: f64) -> f64 {
+    (chars / CHARS_PER_TOKEN).ceil()
+}
+
+fn tools_tokens(tools: Option<&Json>) -> f64 {
+    match tools {
+        Some(Json::Array(list)) if !list.is_empty() => {
+            tokens(js_len(&to_string(&Json::Array(list.clone()))))
+        }
+        _ => 0.0,
+    }
+}
+
+/// pi-ai's `estimateMessageTokens`.
+fn message_tokens(message: &Json) -> f64 {
+    match message.get("role").and_then(Json::as_str) {
+        Some("system") => {
+            tokens(js_len(&get_system_message_text(message)))
+                + tools_tokens(message.get("toolsAdded"))
+                + tools_tokens(message.get("toolsRemoved"))
+        }
+        Some("user") | Some("toolResult") => tokens(content_chars(message.get("content"))),
+        _ => {
+            let blocks = message.get("content").and_then(Json::as_array);
+            let chars =
+                blocks
+                    .into_iter()
+                    .flatten()
+                    .map(|b| match b.get("type").and_then(Json::as_str) {
+                        Some("text") => str_len(b.get("text")),
+                        Some("thinking") => str_len(b.get("thinking")),
+                        _ => {
+                            let arguments = b
+                                .get("arguments")
+                                .map_or(String::from("undefined"), to_string);
+                            str_len(b.get("name")) + js_len(&arguments)
+                        }
+                    });
+            tokens(chars.sum())
+        }
+    }
+}
+
+/// `calculateContextTokens`: `totalTokens`, or the sum of the parts when that is 0.
+fn usage_tokens(usage: &Json) -> f64 {
+    let total = num(usage.get("totalTokens"));
+    if total != 0.0 && !total.is_nan() {
+        return total;
+    }
+    ["input", "output", "cacheRead", "cacheWrite"]
+        .iter()
+        .map(|k| num(usage.get(*k)))
+        .sum()
+}
+
+/// JavaScript's `Math.max` (NaN wins).
+fn js_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+/// pi-ai's `estimateContextTokens`: the newest applicable assistant usage, plus estimates of
+/// what follows it (or estimates of everything).
+pub fn estimate_context_tokens(messages: &[Json]) -> f64 {
+    let mut latest = f64::NEG_INFINITY;
+    let mut with_usage = None;
+    for (i, message) in messages.iter().enumerate() {
+        let timestamp = message
+            .get("timestamp")
+            .and_then(Json::as_f64)
+            .unwrap_or(f64::NAN);
+        if message.get("role").and_then(Json::as_str) == Some("assistant") {
+            let stop = message.get("stopReason").and_then(Json::as_str);
+            let usage = message.get("usage").map_or(0.0, usage_tokens);
+            if timestamp >= latest
+                && stop != Some("aborted")
+                && stop != Some("error")
+                && usage > 0.0
+            {
+                with_usage = Some((i, usage));
+            }
+        }
+        latest = js_max(latest, timestamp);
+    }
+    match with_usage {
+        Some((index, usage)) => {
+            usage
+                + messages[index + 1..]
+                    .iter()
+                    .map(message_tokens)
+                    .sum::<f64>()
+        }
+        None => messages.iter().map(message_tokens).sum(),
+    }
+}
+
+/// `clampMaxTokensToContext(model, context, maxTokens)`.
+pub fn clamp_max_tokens(model: &Json, messages: &[Json], max_tokens: f64) -> f64 {
+    let window = num(model.get("contextWindow"));
+    if window <= 0.0 {
+        return max_tokens.max(1.0);
+    }
+    let input = estimate_context_tokens(messages);
+    let margin = CONTEXT_SAFETY_TOKENS.max((input * CONTEXT_SAFETY_RATIO).ceil());
+    let mut room = window - input - margin;
+    if room < MIN_OUTPUT_WITH_RATIO_MARGIN {
+        room = MIN_OUTPUT_WITH_RATIO_MARGIN.min(window - input - CONTEXT_SAFETY_TOKENS);
+    }
+    max_tokens.min(room.max(1.0))
+}
+
+/// The max tokens of a request: `options.maxTokens ?? model.maxTokens`, clamped to the context.
+pub fn max_tokens(model: &Json, messages: &[Json], options: &Json) -> f64 {
+    let requested = options
+        .get("maxTokens")
+        .and_then(Json::as_f64)
+        .unwrap_or_else(|| num(model.get("maxTokens")));
+    clamp_max_tokens(model, messages, requested)
+}
+
+const LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// `getSupportedThinkingLevels(model)`.
+fn supported_levels(model: &Json) -> Vec<&'static str> {
+    if !model.get("reasoning").is_some_and(truthy) {
+        return vec!["off"];
+    }
+    let map = model.get("thinkingLevelMap");
+    LEVELS
+        .into_iter()
+        .filter(|level| {
+            let mapped = map.and_then(|m| m.as_object()).and_then(|m| m.get(*level));
+            match mapped {
+                Some(Json::Null) => false,
+                mapped if matches!(*level, "xhigh" | "max") => mapped.is_some(),
+                _ => true,
+            }
+        })
+        .collect()
+}
+
+/// `clampThinkingLevel(model, level)`: the level if supported, else the next higher supported
+/// one, else the next lower one.
+pub fn clamp_level(model: &Json, level: &str) -> String {
+    let supported = supported_levels(model);
+    if supported.contains(&level) {
+        return level.to_string();
+    }
+    let first = supported.first().copied().unwrap_or("off");
+    let Some(requested) = LEVELS.iter().position(|l| *l == level) else {
+        return first.to_string();
+    };
+    let higher = LEVELS[requested..].iter().find(|l| supported.contains(l));
+    let lower = LEVELS[..requested]
+        .iter()
+        .rev()
+        .find(|l| supported.contains(l));
+    higher.or(lower).copied().unwrap_or(first).to_string()
+}
+
+/// JavaScript truthiness of a JSON value.
+pub fn truthy(value: &Json) -> bool {
+    match value {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Json::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+/// The thinking budget of `level` (`xhigh`/`max` count as `high`): `thinkingBudgets[level]`, else
+/// pi-ai's defaults.
+pub fn thinking_budget(level: &str, budgets: Option<&Json>) -> Option<f64> {
+    let level = if matches!(level, "xhigh" | "max") {
+        "high"
+    } else {
+        level
+    };
+    if let Some(custom) = budgets.and_then(|b| b.get(level)).and_then(Json::as_f64) {
+        return Some(custom);
+    }
+    match level {
+        "minimal" => Some(1024.0),
+        "low" => Some(2048.0),
+        "medium" => Some(8192.0),
+        "high" => Some(16384.0),
+        _ => None,
+    }
+}
+
+/// `contentText` of a message's content with `separator` (text blocks only).
+pub fn text_of(content: Option<&Json>, separator: &str) -> String {
+    content.map_or_else(String::new, |c| content_text(c, separator))
+}

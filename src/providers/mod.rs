@@ -1,0 +1,127 @@
+//! Built-in model providers: pi-ai 1.6.0's `streamSimple` for the `openai-completions` and
+//! `anthropic-messages` APIs, as a stream function (SPEC §3.1) dispatching on `model.api`.
+//!
+//! Each request runs as a task on libagent's runtime: build the HTTP request from the transcript
+//! (`transcript`, `limits` and the API module), send it with pi-ai's retry policy (`http`), read
+//! the server-sent events (`sse`) and map them onto the stream protocol (`output`). Nothing here
+//! blocks the runtime thread; an abort drops the connection at once.
+
+mod anthropic;
+mod env;
+mod http;
+mod limits;
+mod openai;
+mod output;
+mod sse;
+mod transcript;
+
+use std::sync::Arc;
+
+use crate::host::{set_default_stream_fn, AbortSignal, StreamFn, StreamRequest};
+use crate::json::{str_field, Json};
+use crate::stream::StreamSender;
+
+pub use env::api_key_env_vars;
+
+/// The APIs the built-in providers speak.
+pub const APIS: [&str; 2] = ["openai-completions", "anthropic-messages"];
+
+/// The built-in providers as one stream function (`streamSimple`).
+pub fn stream_fn() -> StreamFn {
+    Arc::new(stream_simple)
+}
+
+/// Makes the built-in providers the process-wide default stream function.
+pub fn set_as_default() {
+    set_default_stream_fn(Some(stream_fn()));
+}
+
+/// One request, as both APIs read it.
+pub(crate) struct Call {
+    pub model: Json,
+    pub messages: Vec<Json>,
+    pub options: Json,
+    pub signal: AbortSignal,
+    /// `options.apiKey`, else the provider's environment variable.
+    pub api_key: Option<String>,
+}
+
+impl Call {
+    /// `options[key]` unless absent or null.
+    pub fn option(&self, key: &str) -> Option<&Json> {
+        self.options.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn model_str(&self, key: &str) -> &str {
+        str_field(&self.model, key).unwrap_or("")
+    }
+
+    /// `model.compat[key]` unless absent or null.
+    pub fn compat(&self, key: &str) -> Option<&Json> {
+        self.model
+            .get("compat")
+            .and_then(|c| c.get(key))
+            .filter(|v| !v.is_null())
+    }
+
+    /// The `reasoning` option (`"off"` when absent).
+    pub fn reasoning(&self) -> &str {
+        self.option("reasoning")
+            .and_then(Json::as_str)
+            .unwrap_or("off")
+    }
+}
+
+/// `streamSimple(model, context, options)`: fails (the stream function throws) only for an
+/// unknown API and a missing API key; everything else is encoded in the stream.
+pub fn stream_simple(request: StreamRequest, sender: StreamSender) {
+    let api = str_field(&request.model, "api").unwrap_or("").to_string();
+    let options = match request.options {
+        Json::Object(_) => request.options,
+        _ => Json::Object(Default::default()),
+    };
+    let explicit_key = options
+        .get("apiKey")
+        .and_then(Json::as_str)
+        .filter(|key| !key.trim().is_empty())
+        .map(str::to_string);
+    let provider = str_field(&request.model, "provider").unwrap_or("");
+    let api_key = explicit_key.or_else(|| env::api_key(provider, options.get("env")));
+    let call = Call {
+        messages: request.messages.iter().map(|m| m.json().clone()).collect(),
+        model: request.model,
+        options,
+        signal: request.signal,
+        api_key,
+    };
+    let started = match api.as_str() {
+        "openai-completions" => openai::start(call, &sender),
+        "anthropic-messages" => anthropic::start(call, &sender),
+        _ => Err(format!("No API provider registered for api: {api}")),
+    };
+    if let Err(message) = started {
+        let _ = sender.fail(&message);
+    }
+}
+
+/// `No API key for provider: <provider>` unless the call has a key or `options.headers` carries
+/// one of `auth_headers` (pi-ai accepts an explicit authorization header instead of a key).
+pub(crate) fn require_api_key(call: &Call, auth_headers: &[&str]) -> Result<(), String> {
+    if call.api_key.is_some() {
+        return Ok(());
+    }
+    let headers = call.option("headers").and_then(Json::as_object);
+    let has_header = headers.is_some_and(|headers| {
+        headers.iter().any(|(name, value)| {
+            value.is_string() && auth_headers.contains(&name.to_ascii_lowercase().as_str())
+        })
+    });
+    if has_header {
+        Ok(())
+    } else {
+        Err(format!(
+            "No API key for provider: {}",
+            call.model_str("provider")
+        ))
+    }
+}

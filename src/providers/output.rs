@@ -1,0 +1,213 @@
+//! The provider's side of the stream protocol: pi-ai's `output` message, built through typed
+//! pushes ([`StreamOp`]) so that every event costs O(its own size) and the partial of each event
+//! is the one the agent assembles (SPEC §3.4).
+
+use crate::json::{json, now_ms, number, Json, JsonMap};
+use crate::message::zero_usage;
+use crate::stream::{StreamClosed, StreamOp, StreamSender};
+
+/// The agent stopped consuming (run over, agent freed): the provider gives up the request.
+pub type Pushed = Result<(), StreamClosed>;
+
+/// Token counts of a response (pi-ai's `Usage` without cost, which [`Usage::to_json`] adds).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    /// Anthropic's 1-hour share of `cache_write`.
+    pub cache_write_1h: Option<f64>,
+    /// Reasoning tokens, when the provider reports them.
+    pub reasoning: Option<f64>,
+    pub total_tokens: f64,
+}
+
+impl Usage {
+    /// The usage JSON with pi-ai's cost (`calculateCost`) for `model`.
+    pub fn to_json(&self, model: &Json) -> Json {
+        let rates = cost_rates(model, self.input + self.cache_read + self.cache_write);
+        let rate = |key: &str| rates.get(key).and_then(Json::as_f64).unwrap_or(0.0);
+        let long_write = self.cache_write_1h.unwrap_or(0.0);
+        let short_write = self.cache_write - long_write;
+        let input = rate("input") / 1_000_000.0 * self.input;
+        let output = rate("output") / 1_000_000.0 * self.output;
+        let cache_read = rate("cacheRead") / 1_000_000.0 * self.cache_read;
+        let cache_write =
+            (rate("cacheWrite") * short_write + rate("input") * 2.0 * long_write) / 1_000_000.0;
+        let total = input + output + cache_read + cache_write;
+        let mut usage = JsonMap::new();
+        usage.insert("input".into(), number(self.input));
+        usage.insert("output".into(), number(self.output));
+        usage.insert("cacheRead".into(), number(self.cache_read));
+        usage.insert("cacheWrite".into(), number(self.cache_write));
+        if let Some(long) = self.cache_write_1h {
+            usage.insert("cacheWrite1h".into(), number(long));
+        }
+        if let Some(reasoning) = self.reasoning {
+            usage.insert("reasoning".into(), number(reasoning));
+        }
+        usage.insert("totalTokens".into(), number(self.total_tokens));
+        usage.insert(
+            "cost".into(),
+            json!({"input": number(input), "output": number(output),
+                "cacheRead": number(cache_read), "cacheWrite": number(cache_write),
+                "total": number(total), "totalFromProvider": false}),
+        );
+        Json::Object(usage)
+    }
+}
+
+/// `model.cost`, or the tier with the highest threshold below the input size.
+fn cost_rates(model: &Json, input_tokens: f64) -> JsonMap {
+    let base = model
+        .get("cost")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut rates = base.clone();
+    let mut matched = -1.0;
+    for tier in base
+        .get("tiers")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let above = tier
+            .get("inputTokensAbove")
+            .and_then(Json::as_f64)
+            .unwrap_or(f64::NAN);
+        if input_tokens > above && above > matched {
+            if let Some(tier) = tier.as_object() {
+                rates = tier.clone();
+                matched = above;
+            }
+        }
+    }
+    rates
+}
+
+/// The kind of a content block, as far as the provider needs to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+/// The message being streamed to the agent.
+pub struct Output {
+    sender: StreamSender,
+    model: Json,
+    started: bool,
+    /// Kind of each block, and whether its `*_end` is still due.
+    blocks: Vec<(BlockKind, bool)>,
+}
+
+impl Output {
+    pub fn new(sender: StreamSender, model: &Json) -> Self {
+        Output {
+            sender,
+            model: model.clone(),
+            started: false,
+            blocks: Vec::new(),
+        }
+    }
+
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    pub fn model(&self) -> &Json {
+        &self.model
+    }
+
+    /// `start`: the empty message of pi-ai (`stopReason: "pending"`, zero usage, now).
+    pub fn start(&mut self) -> Pushed {
+        let mut partial = JsonMap::new();
+        partial.insert("role".into(), "assistant".into());
+        partial.insert("content".into(), Json::Array(Vec::new()));
+        for (target, source) in [("api", "api"), ("provider", "provider"), ("model", "id")] {
+            if let Some(value) = self.model.get(source) {
+                partial.insert(target.into(), value.clone());
+            }
+        }
+        partial.insert("usage".into(), zero_usage());
+        partial.insert("stopReason".into(), "pending".into());
+        partial.insert("timestamp".into(), now_ms());
+        self.started = true;
+        self.sender
+            .push(json!({"type": "start", "partial": Json::Object(partial)}))
+    }
+
+    /// Sets a top-level field of the message (no event).
+    pub fn set(&mut self, key: &'static str, value: Json) -> Pushed {
+        self.sender.push_op(StreamOp::SetFields(vec![(key, value)]))
+    }
+
+    pub fn set_usage(&mut self, usage: &Usage) -> Pushed {
+        let usage = usage.to_json(&self.model);
+        self.set("usage", usage)
+    }
+
+    /// Adds `block` at the end of the content and emits its `*_start`; returns its index.
+    pub fn open(&mut self, kind: BlockKind, block: JsonMap) -> Result<usize, StreamClosed> {
+        let index = self.blocks.len();
+        self.blocks.push((kind, true));
+        self.sender.push_op(StreamOp::StartBlock { index, block })?;
+        Ok(index)
+    }
+
+    pub fn kind(&self, index: usize) -> Option<BlockKind> {
+        self.blocks.get(index).map(|(kind, _)| *kind)
+    }
+
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Appends to block `index` (text, thinking or tool-call argument text) with its `*_delta`.
+    pub fn delta(&mut self, index: usize, delta: &str) -> Pushed {
+        self.sender.push_op(StreamOp::Delta {
+            index,
+            delta: delta.to_string(),
+        })
+    }
+
+    /// Sets a field of block `index` (no event).
+    pub fn set_block_field(&mut self, index: usize, key: &'static str, value: Json) -> Pushed {
+        self.sender
+            .push_op(StreamOp::SetBlockField { index, key, value })
+    }
+
+    /// Emits block `index`'s `*_end` (once).
+    pub fn close(&mut self, index: usize) -> Pushed {
+        match self.blocks.get_mut(index) {
+            Some((_, open)) if *open => {
+                *open = false;
+                self.sender.push_op(StreamOp::EndBlock { index })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Emits the `*_end` of every block still open, in content order.
+    pub fn close_all(&mut self) -> Pushed {
+        for index in 0..self.blocks.len() {
+            self.close(index)?;
+        }
+        Ok(())
+    }
+
+    /// `done` with `reason` (the message's stop reason).
+    pub fn done(self, reason: &str) -> Pushed {
+        self.sender.push(json!({"type": "done", "reason": reason}))
+    }
+
+    /// `error` with reason `aborted` or `error` and the message's `errorMessage`.
+    pub fn fail(self, aborted: bool, message: &str) -> Pushed {
+        let reason = if aborted { "aborted" } else { "error" };
+        self.sender
+            .push(json!({"type": "error", "reason": reason, "errorMessage": message}))
+    }
+}

@@ -1,0 +1,170 @@
+//! Server-sent events, parsed the way the OpenAI SDK and pi-ai's Anthropic reader do: line ends
+//! `\r`, `\n` or `\r\n` (also split across reads), `:` comments, `data:` lines joined with `\n`,
+//! one leading space stripped from a value, unknown fields ignored, and the event still open at the
+//! end of the body dispatched.
+//!
+//! Written here rather than taken from a crate: the SSE crates on crates.io copy their buffer
+//! once per line (quadratic when a read brings many lines) and drop the event open at the end of
+//! the body, which both SDKs dispatch. Each byte here is scanned once.
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` name, if the event had one.
+    pub event: Option<String>,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+}
+
+#[derive(Debug, Default)]
+pub struct SseParser {
+    /// Bytes not yet split into lines.
+    pending: Vec<u8>,
+    /// The last byte seen was a `\r`: a `\n` starting the next read belongs to it.
+    after_cr: bool,
+    event: Option<String>,
+    data: Option<String>,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one read of the body; returns the events it completed, in order.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        let mut events = Vec::new();
+        if bytes.is_empty() {
+            return events;
+        }
+        let mut bytes = bytes;
+        if self.after_cr && bytes.first() == Some(&b'\n') {
+            bytes = &bytes[1..];
+        }
+        self.after_cr = false;
+        let mut line_start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b == b'\n' || b == b'\r' {
+                let line = self.take_line(&bytes[line_start..i]);
+                self.line(&line, &mut events);
+                if b == b'\r' {
+                    if i + 1 == bytes.len() {
+                        self.after_cr = true;
+                    } else if bytes[i + 1] == b'\n' {
+                        i += 1;
+                    }
+                }
+                line_start = i + 1;
+            }
+            i += 1;
+        }
+        self.pending.extend_from_slice(&bytes[line_start..]);
+        events
+    }
+
+    /// The end of the body: the last unterminated line and the open event.
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let mut events = Vec::new();
+        if !self.pending.is_empty() {
+            let line = self.take_line(&[]);
+            self.line(&line, &mut events);
+        }
+        self.line("", &mut events);
+        events.pop()
+    }
+
+    /// The pending bytes plus `tail`, as text (invalid UTF-8 replaced, as a text decoder does).
+    fn take_line(&mut self, tail: &[u8]) -> String {
+        if self.pending.is_empty() {
+            return String::from_utf8_lossy(tail).into_owned();
+        }
+        self.pending.extend_from_slice(tail);
+        let line = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        line
+    }
+
+    fn line(&mut self, line: &str, events: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            if self.event.is_some() || self.data.is_some() {
+                events.push(SseEvent {
+                    event: self.event.take(),
+                    data: self.data.take().unwrap_or_default(),
+                });
+            }
+            return;
+        }
+        if line.starts_with(':') {
+            return;
+        }
+        let (field, value) = match line.find(':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (line, ""),
+        };
+        match field {
+            "event" => self.event = Some(value.to_string()),
+            "data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => self.data = Some(value.to_string()),
+            },
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(reads: &[&[u8]]) -> Vec<SseEvent> {
+        let mut parser = SseParser::new();
+        let mut events: Vec<SseEvent> = reads.iter().flat_map(|r| parser.feed(r)).collect();
+        events.extend(parser.finish());
+        events
+    }
+
+    fn ev(event: Option<&str>, data: &str) -> SseEvent {
+        SseEvent {
+            event: event.map(str::to_string),
+            data: data.to_string(),
+        }
+    }
+
+    #[test]
+    fn line_ends_comments_and_multi_line_data() {
+        let events = parse(&[b"event: a\r\ndata: 1\rdata:2\n\n: note\n\ndata: x\r\n\r\n"]);
+        assert_eq!(events, vec![ev(Some("a"), "1\n2"), ev(None, "x")]);
+    }
+
+    #[test]
+    fn reads_split_anywhere_give_the_same_events() {
+        let body =
+            "event: e\r\ndata: {\"t\":\"é✓\"}\r\n\r\ndata: two\rid: 3\r\rdata: last".as_bytes();
+        let whole = parse(&[body]);
+        assert_eq!(
+            whole,
+            vec![
+                ev(Some("e"), "{\"t\":\"é✓\"}"),
+                ev(None, "two"),
+                ev(None, "last")
+            ]
+        );
+        for cut in 0..body.len() {
+            assert_eq!(parse(&[&body[..cut], &body[cut..]]), whole, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn an_event_without_data_or_name_is_not_dispatched() {
+        assert_eq!(parse(&[b"id: 1\n\nretry: 5\n\n"]), vec![]);
+        assert_eq!(parse(&[b"event: ping\n\n"]), vec![ev(Some("ping"), "")]);
+    }
+}

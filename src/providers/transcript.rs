@@ -1,0 +1,244 @@
+//! The transcript as pi-ai's providers see it (`resolveTranscript` + `transformMessages`):
+//! system messages collapsed into one leading message, errored turns dropped, orphaned tool
+//! calls given a synthetic result, other models' thinking dropped, tool-call ids normalized,
+//! images replaced for text-only models.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::json::{json, now_ms, Json, JsonMap};
+use crate::transcript::{current_system_message, get_current_tools};
+
+use super::limits::truthy;
+
+const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
+const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
+
+/// `resolveTranscript`: unless `compat.supportsMidConvoSystemMessages`, every system message is
+/// replayed into one leading system message.
+pub fn resolve(messages: &[Json], keep_system_in_place: bool) -> Vec<Json> {
+    if keep_system_in_place {
+        return messages.to_vec();
+    }
+    let head = current_system_message(messages.iter());
+    head.into_iter()
+        .chain(messages.iter().filter(|m| !is_role(m, "system")).cloned())
+        .collect()
+}
+
+/// The tools in effect after every system message.
+pub fn tools(messages: &[Json]) -> Vec<Json> {
+    get_current_tools(messages)
+}
+
+pub fn is_role(message: &Json, role: &str) -> bool {
+    message.get("role").and_then(Json::as_str) == Some(role)
+}
+
+fn blocks(message: &Json) -> &[Json] {
+    message
+        .get("content")
+        .and_then(Json::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn block_type(block: &Json) -> &str {
+    block.get("type").and_then(Json::as_str).unwrap_or("")
+}
+
+/// Replaces each run of images with one placeholder text block.
+fn replace_images(content: &[Json], placeholder: &str) -> Vec<Json> {
+    let mut out = Vec::new();
+    let mut previous_was_placeholder = false;
+    for block in content {
+        if block_type(block) == "image" {
+            if !previous_was_placeholder {
+                out.push(json!({"type": "text", "text": placeholder}));
+            }
+            previous_was_placeholder = true;
+            continue;
+        }
+        out.push(block.clone());
+        previous_was_placeholder = block.get("text").and_then(Json::as_str) == Some(placeholder);
+    }
+    out
+}
+
+fn with_content(message: &Json, content: Vec<Json>) -> Json {
+    let mut message = message.clone();
+    if let Some(map) = message.as_object_mut() {
+        map.insert("content".into(), Json::Array(content));
+    }
+    message
+}
+
+/// Normalizes a foreign tool-call id for the target API.
+pub type NormalizeId = fn(&str) -> String;
+
+/// `transformMessages(messages, model, normalizeToolCallId)`.
+pub fn transform(messages: &[Json], model: &Json, normalize_id: Option<NormalizeId>) -> Vec<Json> {
+    let supports_images = model
+        .get("input")
+        .and_then(Json::as_array)
+        .is_some_and(|input| input.iter().any(|i| i.as_str() == Some("image")));
+    let same = |m: &Json| {
+        ["provider", "api"]
+            .iter()
+            .all(|k| m.get(*k) == model.get(*k))
+            && m.get("model") == model.get("id")
+    };
+    let mut id_map: HashMap<String, String> = HashMap::new();
+    let mut transformed = Vec::with_capacity(messages.len());
+    for message in messages {
+        let mut message = message.clone();
+        if let Some(map) = message.as_object_mut() {
+            if map.get("content").is_none_or(Json::is_null) {
+                map.insert("content".into(), Json::Array(Vec::new()));
+            }
+        }
+        let role = message
+            .get("role")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        if !supports_images && matches!(role.as_str(), "user" | "toolResult") {
+            if let Some(content) = message.get("content").and_then(Json::as_array) {
+                let placeholder = if role == "user" {
+                    USER_IMAGE_PLACEHOLDER
+                } else {
+                    TOOL_IMAGE_PLACEHOLDER
+                };
+                message = with_content(&message, replace_images(content, placeholder));
+            }
+        }
+        match role.as_str() {
+            "toolResult" => {
+                let id = message
+                    .get("toolCallId")
+                    .and_then(Json::as_str)
+                    .unwrap_or("");
+                if let Some(new_id) = id_map.get(id).filter(|new| *new != id).cloned() {
+                    message["toolCallId"] = Json::String(new_id);
+                }
+            }
+            "assistant" => {
+                let same_model = same(&message);
+                let content = blocks(&message)
+                    .iter()
+                    .filter_map(|block| match block_type(block) {
+                        "thinking" => {
+                            if !same_model {
+                                return None;
+                            }
+                            let signed = block.get("redacted").is_some_and(truthy)
+                                || block.get("thinkingSignature").is_some_and(truthy);
+                            let text = block.get("thinking").and_then(Json::as_str).unwrap_or("");
+                            (signed || !text.trim().is_empty()).then(|| block.clone())
+                        }
+                        "text" if !same_model => {
+                            Some(json!({"type": "text", "text": block.get("text").cloned().unwrap_or(Json::Null)}))
+                        }
+                        "toolCall" => {
+                            let mut call = block.clone();
+                            if !same_model {
+                                if let Some(map) = call.as_object_mut() {
+                                    map.shift_remove("thoughtSignature");
+                                }
+                                if let Some(normalize) = normalize_id {
+                                    let id = call.get("id").and_then(Json::as_str).unwrap_or("").to_string();
+                                    let new_id = normalize(&id);
+                                    if new_id != id {
+                                        call["id"] = Json::String(new_id.clone());
+                                        id_map.insert(id, new_id);
+                                    }
+                                }
+                            }
+                            Some(call)
+                        }
+                        _ => Some(block.clone()),
+                    })
+                    .collect();
+                message = with_content(&message, content);
+            }
+            _ => {}
+        }
+        transformed.push(message);
+    }
+    add_missing_tool_results(transformed)
+}
+
+/// Drops errored/aborted assistant turns and answers tool calls left without a result with
+/// `No result provided`; system messages between a call and its results move after them.
+fn add_missing_tool_results(messages: Vec<Json>) -> Vec<Json> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending: Vec<Json> = Vec::new();
+    let mut answered: HashSet<String> = HashSet::new();
+    let mut held: Vec<Json> = Vec::new();
+    let close = |out: &mut Vec<Json>,
+                 pending: &mut Vec<Json>,
+                 answered: &mut HashSet<String>,
+                 held: &mut Vec<Json>| {
+        for call in pending.drain(..) {
+            let id = call.get("id").and_then(Json::as_str).unwrap_or("");
+            if !answered.contains(id) {
+                out.push(json!({"role": "toolResult", "toolCallId": id,
+                    "toolName": call.get("name").cloned().unwrap_or(Json::Null),
+                    "content": [{"type": "text", "text": "No result provided"}],
+                    "isError": true, "timestamp": now_ms()}));
+            }
+        }
+        answered.clear();
+        out.append(held);
+    };
+    for message in messages {
+        let role = message
+            .get("role")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        match role.as_str() {
+            "assistant" => {
+                close(&mut out, &mut pending, &mut answered, &mut held);
+                let stop = message.get("stopReason").and_then(Json::as_str);
+                if matches!(stop, Some("error" | "aborted")) {
+                    continue;
+                }
+                let calls: Vec<Json> = blocks(&message)
+                    .iter()
+                    .filter(|b| block_type(b) == "toolCall")
+                    .cloned()
+                    .collect();
+                if !calls.is_empty() {
+                    pending = calls;
+                    answered.clear();
+                }
+                out.push(message);
+            }
+            "toolResult" => {
+                let id = message
+                    .get("toolCallId")
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                answered.insert(id);
+                out.push(message);
+            }
+            "system" if !pending.is_empty() => held.push(message),
+            "user" => {
+                close(&mut out, &mut pending, &mut answered, &mut held);
+                out.push(message);
+            }
+            _ => out.push(message),
+        }
+    }
+    close(&mut out, &mut pending, &mut answered, &mut held);
+    out
+}
+
+/// A JSON object from pairs (request bodies keep pi-ai's key order, for readability only).
+pub fn object(pairs: Vec<(&str, Json)>) -> Json {
+    let mut map = JsonMap::new();
+    for (key, value) in pairs {
+        map.insert(key.to_string(), value);
+    }
+    Json::Object(map)
+}
