@@ -102,6 +102,8 @@ pub struct Output {
     started: bool,
     /// Kind of each block, and whether its `*_end` is still due.
     blocks: Vec<(BlockKind, bool)>,
+    /// Top-level fields the message has from the start (see [`Output::preset`]).
+    preset: Vec<(&'static str, Json)>,
 }
 
 impl Output {
@@ -111,6 +113,7 @@ impl Output {
             model: model.clone(),
             started: false,
             blocks: Vec::new(),
+            preset: Vec::new(),
         }
     }
 
@@ -120,6 +123,12 @@ impl Output {
 
     pub fn model(&self) -> &Json {
         &self.model
+    }
+
+    /// A top-level field set before `start` (pi-ai sets some on its output message before the
+    /// request is sent): part of the `start` partial, and of the message of a failure before it.
+    pub fn preset(&mut self, key: &'static str, value: Json) {
+        self.preset.push((key, value));
     }
 
     /// `start`: the empty message of pi-ai (`stopReason: "pending"`, zero usage, now).
@@ -135,6 +144,9 @@ impl Output {
         partial.insert("usage".into(), zero_usage());
         partial.insert("stopReason".into(), "pending".into());
         partial.insert("timestamp".into(), now_ms());
+        for (key, value) in &self.preset {
+            partial.insert((*key).into(), value.clone());
+        }
         self.started = true;
         self.sender
             .push(json!({"type": "start", "partial": Json::Object(partial)}))
@@ -148,6 +160,15 @@ impl Output {
     pub fn set_usage(&mut self, usage: &Usage) -> Pushed {
         let usage = usage.to_json(&self.model);
         self.set("usage", usage)
+    }
+
+    /// Appends `text` to the string field `key` of block `index` (no event).
+    pub fn append_block_field(&mut self, index: usize, key: &'static str, text: &str) -> Pushed {
+        self.sender.push_op(StreamOp::AppendBlockField {
+            index,
+            key,
+            text: text.to_string(),
+        })
     }
 
     /// Adds `block` at the end of the content and emits its `*_start`; returns its index.
@@ -207,7 +228,15 @@ impl Output {
     /// `error` with reason `aborted` or `error` and the message's `errorMessage`.
     pub fn fail(self, aborted: bool, message: &str) -> Pushed {
         let reason = if aborted { "aborted" } else { "error" };
-        self.sender
-            .push(json!({"type": "error", "reason": reason, "errorMessage": message}))
+        let mut event = json!({"type": "error", "reason": reason, "errorMessage": message});
+        if !self.started {
+            // The assembler builds the message from its base; only these preset fields carry over.
+            for (key, value) in self.preset {
+                if key == "providerThinkingLevel" {
+                    event[key] = value;
+                }
+            }
+        }
+        self.sender.push(event)
     }
 }
