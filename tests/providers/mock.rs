@@ -5,14 +5,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use libagent::json::{Json, JsonMap};
+use agent::json::{Json, JsonMap};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 const CHUNK_DELAY: Duration = Duration::from_millis(2);
 const DISCONNECT_DELAY: Duration = Duration::from_millis(100);
-const NO_RESPONSE_LEFT: &str =
-    r#"{"error":{"message":"conformance mock: no response left for this request","type":"mock_error"}}"#;
+const NO_RESPONSE_LEFT: &str = r#"{"error":{"message":"conformance mock: no response left for this request","type":"mock_error"}}"#;
 
 /// Recorded request headers (lowercase); `x-test-*` too.
 const RECORDED: [&str; 15] = [
@@ -118,7 +117,11 @@ async fn respond(socket: &mut TcpStream, response: &Response) -> bool {
         .headers
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("content-length"));
-    let mut head = format!("HTTP/1.1 {} {}\r\n", response.status, reason(response.status));
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        reason(response.status)
+    );
     for (name, value) in &response.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -232,7 +235,7 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Js
     request.insert("method".into(), Json::String(method));
     request.insert("path".into(), Json::String(path));
     request.insert("headers".into(), Json::Object(headers));
-    match libagent::json::parse(&body) {
+    match agent::json::parse(&body) {
         Ok(json) => request.insert("body".into(), json),
         Err(_) => request.insert("bodyText".into(), Json::String(body)),
     };

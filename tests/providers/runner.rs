@@ -5,7 +5,7 @@
 //!     provider-runner FIXTURES_DIR OUT_DIR     OUT_DIR/<name>.jsonl per FIXTURES_DIR/<name>.json
 //!     provider-runner --one FIXTURE.json       one trace on stdout
 //!
-//! The stream is consumed the way the agent consumes it (`libagent::stream`), so each event's
+//! The stream is consumed the way the agent consumes it (`agent::stream`), so each event's
 //! partial is the one an agent's listeners see.
 
 mod mock;
@@ -13,10 +13,10 @@ mod mock;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use libagent::host::{AbortSignal, StreamRequest};
-use libagent::json::{Json, JsonMap};
-use libagent::message::Message;
-use libagent::stream::{channel, StreamOutput};
+use agent::host::{AbortSignal, StreamRequest};
+use agent::json::{Json, JsonMap};
+use agent::message::Message;
+use agent::stream::{channel, StreamOutput};
 use mock::{End, Mock, Response};
 
 const FIXTURE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -82,7 +82,7 @@ struct Fixture {
 
 fn run_file(server: &tokio::runtime::Runtime, file: &Path) -> Result<String, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let json = libagent::json::parse(&text)?;
+    let json = agent::json::parse(&text)?;
     let fixture = check(&json)?;
     let mock = server
         .block_on(Mock::start(fixture.responses.clone()))
@@ -129,10 +129,10 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
         options: fixture.options.clone(),
         signal: signal.clone(),
     };
-    libagent::providers::stream_simple(request, sender);
+    agent::providers::stream_simple(request, sender);
     let mut lines = Vec::new();
     let mut events = 0u64;
-    libagent::runtime::handle().block_on(async {
+    agent::runtime::handle().block_on(async {
         loop {
             let event = match receiver.next().await {
                 StreamOutput::Ignored => continue,
@@ -153,8 +153,16 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
                 StreamOutput::Final { message, .. } => {
                     let reason = message.get("stopReason").cloned().unwrap_or(Json::Null);
                     let failed = matches!(reason.as_str(), Some("error" | "aborted"));
-                    let (kind, key) = if failed { ("error", "error") } else { ("done", "message") };
-                    let event = object([("type", kind.into()), ("reason", reason), (key, message.clone())]);
+                    let (kind, key) = if failed {
+                        ("error", "error")
+                    } else {
+                        ("done", "message")
+                    };
+                    let event = object([
+                        ("type", kind.into()),
+                        ("reason", reason),
+                        (key, message.clone()),
+                    ]);
                     lines.push(object([("event", event)]));
                     lines.push(object([("result", message)]));
                     return;
@@ -171,13 +179,13 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
 }
 
 fn object<const N: usize>(entries: [(&str, Json); N]) -> Json {
-    libagent::json::object(entries)
+    agent::json::object(entries)
 }
 
 /// One normalized trace line (README §5): keys sorted, `timestamp` numbers 0, `durationMs`
 /// `"<ms>"`, compact.
 fn line(value: Json) -> String {
-    let mut text = libagent::json::to_string(&normalize(value, None));
+    let mut text = agent::json::to_string(&normalize(value, None));
     text.push('\n');
     text
 }
@@ -198,7 +206,9 @@ fn normalize(value: Json, key: Option<&str>) -> Json {
                 .collect();
             Json::Object(map)
         }
-        (_, Json::Array(items)) => Json::Array(items.into_iter().map(|v| normalize(v, None)).collect()),
+        (_, Json::Array(items)) => {
+            Json::Array(items.into_iter().map(|v| normalize(v, None)).collect())
+        }
         (_, value) => value,
     }
 }
@@ -209,20 +219,40 @@ fn normalize(value: Json, key: Option<&str>) -> Json {
 
 fn check(json: &Json) -> Result<Fixture, String> {
     let top = json.as_object().ok_or("the fixture must be an object")?;
-    only(top, &["description", "comment", "request", "responses", "abortAfterEvents"], "fixture")?;
+    only(
+        top,
+        &[
+            "description",
+            "comment",
+            "request",
+            "responses",
+            "abortAfterEvents",
+        ],
+        "fixture",
+    )?;
     let request = top
         .get("request")
         .and_then(Json::as_object)
         .ok_or("`request` must be an object")?;
     only(request, &["model", "context", "options"], "request")?;
-    let model = request.get("model").filter(|m| m.is_object()).ok_or("`request.model` must be an object")?;
+    let model = request
+        .get("model")
+        .filter(|m| m.is_object())
+        .ok_or("`request.model` must be an object")?;
     for field in ["id", "api", "provider", "baseUrl"] {
         if !model.get(field).is_some_and(Json::is_string) {
             return Err(format!("`request.model.{field}` must be a string"));
         }
     }
-    let context = request.get("context").filter(|c| c.is_object()).ok_or("`request.context` must be an object")?;
-    only(context.as_object().unwrap(), &["messages"], "request.context")?;
+    let context = request
+        .get("context")
+        .filter(|c| c.is_object())
+        .ok_or("`request.context` must be an object")?;
+    only(
+        context.as_object().unwrap(),
+        &["messages"],
+        "request.context",
+    )?;
     if !context.get("messages").is_some_and(Json::is_array) {
         return Err("`request.context.messages` must be an array".into());
     }
@@ -246,7 +276,10 @@ fn check(json: &Json) -> Result<Fixture, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let abort_after = match top.get("abortAfterEvents") {
         None => None,
-        Some(n) => Some(n.as_u64().ok_or("`abortAfterEvents` must be an integer >= 0")?),
+        Some(n) => Some(
+            n.as_u64()
+                .ok_or("`abortAfterEvents` must be an integer >= 0")?,
+        ),
     };
     Ok(Fixture {
         model: model.clone(),
@@ -268,7 +301,17 @@ fn check_response(json: &Json) -> Result<Response, String> {
     let map = json.as_object().ok_or("must be an object")?;
     only(
         map,
-        &["comment", "status", "headers", "body", "chunks", "splitAtBytes", "end", "disconnectAfterBytes", "noHeaders"],
+        &[
+            "comment",
+            "status",
+            "headers",
+            "body",
+            "chunks",
+            "splitAtBytes",
+            "end",
+            "disconnectAfterBytes",
+            "noHeaders",
+        ],
         "response",
     )?;
     let status = match map.get("status") {
@@ -298,7 +341,12 @@ fn check_response(json: &Json) -> Result<Response, String> {
     };
     let body = match map.get("body") {
         None => None,
-        Some(b) => Some(b.as_str().ok_or("`body` must be a string")?.as_bytes().to_vec()),
+        Some(b) => Some(
+            b.as_str()
+                .ok_or("`body` must be a string")?
+                .as_bytes()
+                .to_vec(),
+        ),
     };
     let mut pieces = match (map.get("chunks"), &body) {
         (Some(_), Some(_)) => return Err("`chunks` and `body` exclude each other".into()),
@@ -306,7 +354,11 @@ fn check_response(json: &Json) -> Result<Response, String> {
             .as_array()
             .ok_or("`chunks` must be an array of strings")?
             .iter()
-            .map(|c| c.as_str().map(|s| s.as_bytes().to_vec()).ok_or("`chunks` must be an array of strings"))
+            .map(|c| {
+                c.as_str()
+                    .map(|s| s.as_bytes().to_vec())
+                    .ok_or("`chunks` must be an array of strings")
+            })
             .collect::<Result<Vec<_>, _>>()?,
         (None, Some(body)) => vec![body.clone()],
         (None, None) => vec![Vec::new()],
@@ -319,7 +371,9 @@ fn check_response(json: &Json) -> Result<Response, String> {
         for cut in cuts {
             let cut = cut.as_u64().ok_or("`splitAtBytes` must hold integers")? as usize;
             if cut <= previous || cut > body.len() {
-                return Err("`splitAtBytes` must be strictly increasing offsets into the body".into());
+                return Err(
+                    "`splitAtBytes` must be strictly increasing offsets into the body".into(),
+                );
             }
             pieces.push(body[previous..cut].to_vec());
             previous = cut;
@@ -327,7 +381,10 @@ fn check_response(json: &Json) -> Result<Response, String> {
         pieces.push(body[previous..].to_vec());
     }
     if let Some(limit) = map.get("disconnectAfterBytes") {
-        let mut left = limit.as_u64().ok_or("`disconnectAfterBytes` must be an integer >= 0")? as usize;
+        let mut left = limit
+            .as_u64()
+            .ok_or("`disconnectAfterBytes` must be an integer >= 0")?
+            as usize;
         pieces = pieces
             .into_iter()
             .map(|p| {
