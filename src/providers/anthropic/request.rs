@@ -47,7 +47,6 @@ const MID_CONVERSATION_OUTPUT_CONFIG_BETA: &str = "mid-conversation-output-confi
 const THINKING_BINDING_CONTROLS_BETA: &str = "thinking-binding-controls-2026-08-01";
 const INLINE_TOOLS_BETA: &str = "inline-tools-2026-09-15";
 const ERROR_TOOL_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
-const PI_AI_VERSION: &str = "1.6.0";
 
 /// A request ready to send, plus what the stream reader needs to know about it.
 pub struct Built {
@@ -608,64 +607,11 @@ fn merge_sources(sources: &[Option<&Json>]) -> JsonMap {
 }
 
 /// `getIdentityHeaders`: `User-Agent` and provider attribution.
-pub fn identity_headers(model: &Json, identity: Option<&Json>) -> Json {
+fn identity_headers(call: &Call) -> Json {
     let mut headers = JsonMap::new();
-    let user_agent = match identity.and_then(|i| i.get("userAgent")) {
-        Some(Json::String(mode)) if mode == "short" => "pi".to_string(),
-        Some(Json::Object(custom)) => custom
-            .get("custom")
-            .and_then(Json::as_str)
-            .unwrap_or("")
-            .to_string(),
-        _ => {
-            let version = identity
-                .and_then(|i| i.get("version"))
-                .and_then(Json::as_str)
-                .unwrap_or(PI_AI_VERSION);
-            format!(
-                "pi/{version} ({}; libagent/{}; {})",
-                std::env::consts::OS,
-                env!("CARGO_PKG_VERSION"),
-                std::env::consts::ARCH
-            )
-        }
-    };
-    headers.insert("User-Agent".into(), user_agent.into());
-    let attribution = identity
-        .and_then(|i| i.get("attribution"))
-        .filter(|a| truthy(a));
-    if let Some(attribution) = attribution {
-        let field = |key: &str| attribution.get(key).cloned().unwrap_or(Json::Null);
-        let provider = str_field(model, "provider").unwrap_or("");
-        let host = str_field(model, "baseUrl")
-            .and_then(|u| reqwest::Url::parse(u).ok())
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
-        if is_openrouter(model) {
-            headers.insert("HTTP-Referer".into(), field("url"));
-            headers.insert("X-OpenRouter-Title".into(), field("name"));
-            if let Some(categories) = attribution
-                .get("categories")
-                .and_then(Json::as_array)
-                .filter(|c| !c.is_empty())
-            {
-                let joined: Vec<String> = categories
-                    .iter()
-                    .map(|c| c.as_str().map_or_else(|| crate::json::to_string(c), str::to_string))
-                    .collect();
-                headers.insert("X-OpenRouter-Categories".into(), joined.join(",").into());
-            }
-        } else if provider == "nvidia" || host == "integrate.api.nvidia.com" {
-            let name = str_field(attribution, "name").unwrap_or("");
-            let mut chars = name.chars();
-            let capitalized = chars
-                .next()
-                .map(|c| c.to_uppercase().collect::<String>() + chars.as_str())
-                .unwrap_or_default();
-            headers.insert("X-BILLING-INVOKE-ORIGIN".into(), capitalized.into());
-        } else if matches!(provider, "opencode" | "opencode-go") || host == "opencode.ai" {
-            headers.insert("x-opencode-client".into(), field("name"));
-        }
+    headers.insert("User-Agent".into(), super::super::user_agent(call).into());
+    for (name, value) in super::super::attribution_headers(call) {
+        headers.insert(name, value.into());
     }
     Json::Object(headers)
 }
@@ -696,7 +642,7 @@ fn headers(
         if let Some(key) = api_key {
             set.set_str("authorization", &format!("Bearer {key}"));
         }
-        let identity = identity_headers(&call.model, call.options.get("identity"));
+        let identity = identity_headers(call);
         let dynamic = copilot_headers(messages);
         merge_sources(&[
             Some(&identity),
@@ -718,7 +664,7 @@ fn headers(
         if let Some(key) = api_key {
             set.set_str("x-api-key", key);
         }
-        let identity = identity_headers(&call.model, call.options.get("identity"));
+        let identity = identity_headers(call);
         let mut affinity = JsonMap::new();
         if let Some(session) = session_id.filter(|s| !s.is_empty()) {
             if compat.session_affinity {
