@@ -382,7 +382,9 @@ impl Reader {
                 }
                 if let Some(name) = block.and_then(|b| b.get("name")) {
                     let name = match (self.oauth, name.as_str()) {
-                        (true, Some(name)) => request::from_claude_code_name(name, &self.tools).into(),
+                        (true, Some(name)) => {
+                            request::from_claude_code_name(name, &self.tools).into()
+                        }
                         _ => name.clone(),
                     };
                     map.insert("name".into(), name);
@@ -478,7 +480,12 @@ impl Reader {
                 u.cache_write = n;
             }
             let nested = |outer: &str, inner: &str| {
-                count(usage.get(outer).filter(|v| !v.is_null()).and_then(|v| v.get(inner)))
+                count(
+                    usage
+                        .get(outer)
+                        .filter(|v| !v.is_null())
+                        .and_then(|v| v.get(inner)),
+                )
             };
             if let Some(n) = nested("cache_creation", "ephemeral_1h_input_tokens") {
                 u.cache_write_1h = Some(n);
@@ -538,7 +545,9 @@ impl Reader {
 
 /// The wire `index` as a map key (`undefined` when absent).
 fn wire_key(event: &Json) -> String {
-    event.get("index").map_or_else(|| "undefined".into(), to_string)
+    event
+        .get("index")
+        .map_or_else(|| "undefined".into(), to_string)
 }
 
 /// The event's JSON (`parseJsonWithRepair`), or pi-ai's parse-failure text. The message of a
@@ -573,7 +582,10 @@ fn parse_event(name: &str, sse: &SseEvent) -> Result<Json, Stop> {
 /// OpenRouter's billed total (`applyOpenRouterReportedCost`) when the usage reports a complete,
 /// valid one.
 fn openrouter_total(reported: &Json) -> Option<f64> {
-    let valid = |v: Option<&Json>| v.and_then(Json::as_f64).filter(|c| c.is_finite() && *c >= 0.0);
+    let valid = |v: Option<&Json>| {
+        v.and_then(Json::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0)
+    };
     let cost = valid(reported.get("cost"))?;
     match reported.get("is_byok") {
         Some(Json::Bool(false)) => Some(cost),

@@ -312,7 +312,10 @@ pub fn build(call: &Call) -> Result<Built, String> {
     let betas = beta_features(call, &compat, &tools, &thinking, oauth, native_tool_changes);
 
     let mut body = JsonMap::new();
-    body.insert("model".into(), call.model.get("id").cloned().unwrap_or(Json::Null));
+    body.insert(
+        "model".into(),
+        call.model.get("id").cloned().unwrap_or(Json::Null),
+    );
     let wire_messages = if effort_messages {
         insert_thinking_level_messages(converted, &active_effort)
     } else {
@@ -419,7 +422,15 @@ pub fn build(call: &Call) -> Result<Built, String> {
         body.insert("fallbacks".into(), Json::Array(list));
     }
 
-    let headers = headers(call, &compat, api_key.as_deref(), oauth, session_id, &betas, &messages);
+    let headers = headers(
+        call,
+        &compat,
+        api_key.as_deref(),
+        oauth,
+        session_id,
+        &betas,
+        &messages,
+    );
     let base = str_field(&call.model, "baseUrl")
         .filter(|u| !u.is_empty())
         .unwrap_or("https://api.anthropic.com");
@@ -738,7 +749,10 @@ impl ToolConverter {
                     "properties".into(),
                     field("properties").unwrap_or_else(|| json!({})),
                 );
-                schema.insert("required".into(), field("required").unwrap_or_else(|| json!([])));
+                schema.insert(
+                    "required".into(),
+                    field("required").unwrap_or_else(|| json!([])),
+                );
                 for key in ["additionalProperties", "$defs", "definitions"] {
                     if let Some(value) = parameters.get(key) {
                         schema.insert(key.into(), value.clone());
@@ -859,10 +873,15 @@ fn tool_result(message: &Json, error_images: &mut Vec<Json>) -> Json {
                 continue;
             }
             kept.push(block.clone());
-            previous_was_placeholder = str_field(block, "text") == Some(ERROR_TOOL_IMAGE_PLACEHOLDER);
+            previous_was_placeholder =
+                str_field(block, "text") == Some(ERROR_TOOL_IMAGE_PLACEHOLDER);
         }
-        let id = message.get("toolCallId").map_or_else(|| "undefined".into(), js_string);
-        let name = message.get("toolName").map_or_else(|| "undefined".into(), js_string);
+        let id = message
+            .get("toolCallId")
+            .map_or_else(|| "undefined".into(), js_string);
+        let name = message
+            .get("toolName")
+            .map_or_else(|| "undefined".into(), js_string);
         error_images.push(text_json(&format!(
             "Images from the error result of tool call {id} ({name}):"
         )));
@@ -996,7 +1015,8 @@ fn convert_messages(
                                 continue;
                             }
                             let thinking = str_field(block, "thinking").unwrap_or("");
-                            let signature = signature.and_then(Json::as_str).filter(|s| !is_blank(s));
+                            let signature =
+                                signature.and_then(Json::as_str).filter(|s| !is_blank(s));
                             match signature {
                                 Some(signature) => blocks.push(json!({"type": "thinking",
                                     "thinking": thinking, "signature": signature})),

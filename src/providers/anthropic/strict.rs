@@ -40,7 +40,16 @@ fn anthropic_unsupported(key: &str, value: &Json) -> bool {
         "maxProperties",
     ];
     const FORMATS: [&str; 10] = [
-        "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid",
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "uri",
+        "ipv4",
+        "ipv6",
+        "uuid",
     ];
     if ALWAYS.contains(&key) {
         return true;
@@ -246,7 +255,8 @@ mod tests {
 
     #[test]
     fn unsupported_keywords_fall_back_or_fail() {
-        let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
         assert_eq!(resolve(&tool(schema.clone(), "prefer"), true), Ok(None));
         assert_eq!(
             resolve(&tool(schema, "require"), true),
