@@ -102,33 +102,61 @@ async fn run(call: Call, sender: StreamSender) {
         let _ = out.fail(true, "This operation was aborted");
         return;
     }
-    let built = match request::build(&call) {
-        Ok(built) => built,
-        Err(message) => {
-            let _ = out.fail(signal.is_aborted(), &message);
-            return;
+    let session = call.option("sessionId").and_then(Json::as_str);
+    let mut disable_preferred_strict = strict_limits::exceeded(session);
+    let mut diagnostics = Vec::new();
+    let (built, mut response) = loop {
+        let built = match request::build(&call, disable_preferred_strict) {
+            Ok(built) => built,
+            Err(message) => {
+                let _ = out.fail(signal.is_aborted(), &message);
+                return;
+            }
+        };
+        if let Some(level) = &built.provider_thinking_level {
+            out.preset("providerThinkingLevel", level.as_str().into());
         }
-    };
-    if let Some(level) = &built.provider_thinking_level {
-        out.preset("providerThinkingLevel", level.as_str().into());
-    }
-    let mut response = match http::send(&built.request, &signal, describe_http_error).await {
-        Ok(response) => response,
-        Err(failure) => {
-            let message = match failure {
-                // pi-ai's retry wrapper replaces any failure after an abort.
-                Failure::Aborted => "Request aborted".to_string(),
-                Failure::Status { status, body } => describe_http_error(status, &body),
-                Failure::Message(message) => message,
-            };
-            let _ = out.fail(signal.is_aborted(), &message);
-            return;
-        }
+        let failure = match http::send(&built.request, &signal, describe_http_error).await {
+            Ok(response) => break (built, response),
+            Err(failure) => failure,
+        };
+        let message = match failure {
+            // pi-ai's retry wrapper replaces any failure after an abort.
+            Failure::Aborted => "Request aborted".to_string(),
+            Failure::Status { status, body } => {
+                let message = describe_http_error(status, &body);
+                // Strict tools over Claude's limits: once more with the preferring ones
+                // non-strict, and the session remembers it.
+                if status == 400
+                    && !signal.is_aborted()
+                    && !disable_preferred_strict
+                    && built.has_preferred_strict_tools
+                    && strict_limits::is_limit_error(&body, &message)
+                {
+                    disable_preferred_strict = true;
+                    strict_limits::mark(session);
+                    diagnostics.push(json!({"type": "anthropic_strict_tools_fallback",
+                        "timestamp": now_ms(), "error": {"message": message},
+                        "details": {"reason": "strict_tool_limits_exceeded"}}));
+                    out.preset("diagnostics", Json::Array(diagnostics.clone()));
+                    if signal.is_aborted() {
+                        let _ = out.fail(true, "This operation was aborted");
+                        return;
+                    }
+                    continue;
+                }
+                message
+            }
+            Failure::Message(message) => message,
+        };
+        let _ = out.fail(signal.is_aborted(), &message);
+        return;
     };
     if out.start().is_err() {
         return;
     }
     let mut reader = Reader::new(&call, built.oauth, built.tools);
+    reader.diagnostics = diagnostics;
     let mut parser = SseParser::new();
     let outcome: Result<(), Stop> = async {
         loop {
@@ -159,6 +187,60 @@ async fn run(call: Call, sender: StreamSender) {
         Err(Stop::Fail(message)) => out.fail(signal.is_aborted(), &message),
         Err(Stop::Closed) => Ok(()),
     };
+}
+
+/// Sessions whose strict tools Claude rejected for exceeding its limits (pi-ai's
+/// `strict-tool-limits`): their later requests send "prefer" tools non-strict at once.
+mod strict_limits {
+    use std::collections::{HashSet, VecDeque};
+    use std::sync::Mutex;
+
+    const MAX_SESSIONS: usize = 10_000;
+    const LIMIT_MESSAGES: [&str; 3] = [
+        "The compiled grammar is too large",
+        "Too many strict tools (",
+        "Schemas contains too many parameters with union types (",
+    ];
+
+    /// Insertion order (to drop the oldest beyond the cap) and membership.
+    static SESSIONS: Mutex<(VecDeque<String>, Option<HashSet<String>>)> =
+        Mutex::new((VecDeque::new(), None));
+
+    pub fn exceeded(session: Option<&str>) -> bool {
+        let Some(session) = session else {
+            return false;
+        };
+        let sessions = crate::host::lock(&SESSIONS);
+        sessions.1.as_ref().is_some_and(|set| set.contains(session))
+    }
+
+    pub fn mark(session: Option<&str>) {
+        let Some(session) = session else {
+            return;
+        };
+        let mut sessions = crate::host::lock(&SESSIONS);
+        let (order, set) = &mut *sessions;
+        if set
+            .get_or_insert_with(HashSet::new)
+            .insert(session.to_string())
+        {
+            order.push_back(session.to_string());
+        }
+        if order.len() > MAX_SESSIONS {
+            if let (Some(oldest), Some(set)) = (order.pop_front(), set.as_mut()) {
+                set.remove(&oldest);
+            }
+        }
+    }
+
+    /// A 400 `invalid_request_error` whose message names a strict-tool limit.
+    pub fn is_limit_error(body: &str, message: &str) -> bool {
+        let kind = crate::json::parse(body)
+            .ok()
+            .and_then(|b| b.get("error")?.get("type")?.as_str().map(str::to_string));
+        kind.as_deref() == Some("invalid_request_error")
+            && LIMIT_MESSAGES.iter().any(|m| message.contains(m))
+    }
 }
 
 /// JavaScript's property read `value.key`, failing like V8 on `undefined` and `null`.
@@ -232,6 +314,8 @@ struct Reader {
     stop_reason: Option<String>,
     error_message: Option<String>,
     input_transformations: Option<Vec<Json>>,
+    /// Diagnostics recorded before the response (the message's `diagnostics`).
+    diagnostics: Vec<Json>,
 }
 
 impl Reader {
@@ -249,6 +333,7 @@ impl Reader {
             stop_reason: None,
             error_message: None,
             input_transformations: None,
+            diagnostics: Vec::new(),
         }
     }
 
@@ -537,7 +622,8 @@ impl Reader {
                 .collect();
             let diagnostic = json!({"type": "anthropic_input_transformations",
                 "timestamp": now_ms(), "details": {"transformations": transformations}});
-            out.set("diagnostics", Json::Array(vec![diagnostic]))?;
+            self.diagnostics.push(diagnostic);
+            out.set("diagnostics", Json::Array(self.diagnostics.clone()))?;
         }
         Ok(reason)
     }

@@ -128,11 +128,22 @@ impl Output {
     /// A top-level field set before `start` (pi-ai sets some on its output message before the
     /// request is sent): part of the `start` partial, and of the message of a failure before it.
     pub fn preset(&mut self, key: &'static str, value: Json) {
-        self.preset.push((key, value));
+        match self.preset.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.preset.push((key, value)),
+        }
     }
 
     /// `start`: the empty message of pi-ai (`stopReason: "pending"`, zero usage, now).
     pub fn start(&mut self) -> Pushed {
+        let partial = self.base_message();
+        self.started = true;
+        self.sender
+            .push(json!({"type": "start", "partial": Json::Object(partial)}))
+    }
+
+    /// pi-ai's initial output message, with the preset fields.
+    fn base_message(&self) -> JsonMap {
         let mut partial = JsonMap::new();
         partial.insert("role".into(), "assistant".into());
         partial.insert("content".into(), Json::Array(Vec::new()));
@@ -147,9 +158,7 @@ impl Output {
         for (key, value) in &self.preset {
             partial.insert((*key).into(), value.clone());
         }
-        self.started = true;
-        self.sender
-            .push(json!({"type": "start", "partial": Json::Object(partial)}))
+        partial
     }
 
     /// Sets a top-level field of the message (no event).
@@ -228,15 +237,15 @@ impl Output {
     /// `error` with reason `aborted` or `error` and the message's `errorMessage`.
     pub fn fail(self, aborted: bool, message: &str) -> Pushed {
         let reason = if aborted { "aborted" } else { "error" };
-        let mut event = json!({"type": "error", "reason": reason, "errorMessage": message});
-        if !self.started {
-            // The assembler builds the message from its base; only these preset fields carry over.
-            for (key, value) in self.preset {
-                if key == "providerThinkingLevel" {
-                    event[key] = value;
-                }
-            }
+        if !self.started && !self.preset.is_empty() {
+            // No partial to finish from: the whole message, so that the preset fields are kept.
+            let mut error = self.base_message();
+            error.insert("stopReason".into(), reason.into());
+            error.insert("errorMessage".into(), message.into());
+            let event = json!({"type": "error", "reason": reason, "error": Json::Object(error)});
+            return self.sender.push(event);
         }
-        self.sender.push(event)
+        self.sender
+            .push(json!({"type": "error", "reason": reason, "errorMessage": message}))
     }
 }

@@ -287,3 +287,17 @@ fixture("234-am-abort-mid-thinking",
      delta(0, {"type": "thinking_delta", "thinking": "one"}), delta(0, {"type": "signature_delta", "signature": "PART"}),
      delta(0, {"type": "thinking_delta", "thinking": " two"})], "end": "stall"}],
   abortAfterEvents=4)
+
+STRICT_TOOL = {"name": "strict_one", "description": "A.", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+               "constrainedSampling": {"type": "json_schema", "strict": "prefer"}}
+LIMIT_400 = {"status": 400, "headers": {"content-type": "application/json"},
+             "body": "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"Too many strict tools (21). The maximum is 20.\"}}"}
+fixture("235-am-strict-tool-limit-fallback",
+  "Strict tools over Claude's limits: the 400 invalid_request_error is answered by resending with the preferring tools non-strict; the reply carries an anthropic_strict_tools_fallback diagnostic from its start.",
+  model(compat={"supportsStrictTools": True}), [system("S.", toolsAdded=[STRICT_TOOL]), user("Hi")], {"apiKey": KEY, "sessionId": "strict-session"},
+  [LIMIT_400, ok([msg_start()] + text_block(0, "Hi") + [msg_delta("end_turn"), MSG_STOP])])
+
+fixture("236-am-strict-tool-limit-fallback-fails",
+  "The strict-limit fallback's resend fails too (HTTP 500): the error message without start keeps the diagnostic.",
+  model(compat={"supportsStrictTools": True}), [system("S.", toolsAdded=[STRICT_TOOL]), user("Hi")], {"apiKey": KEY},
+  [LIMIT_400, {"status": 500, "headers": {"content-type": "application/json"}, "body": "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal\"}}"}])

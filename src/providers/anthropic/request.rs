@@ -57,6 +57,9 @@ pub struct Built {
     pub tools: Vec<Json>,
     /// `providerThinkingLevel` of the reply (managed-effort models).
     pub provider_thinking_level: Option<String>,
+    /// A tool that prefers strict sampling went out strict (a strict-limit rejection can be
+    /// retried without).
+    pub has_preferred_strict_tools: bool,
 }
 
 /// `toClaudeCodeName`.
@@ -251,7 +254,8 @@ fn cache_control(call: &Call, compat: &Compat) -> (String, Option<Json>) {
 
 /// Builds the request of `call` (pi-ai throws from `buildParams` only for strict-tool
 /// requirements; that text is the `Err`).
-pub fn build(call: &Call) -> Result<Built, String> {
+/// `disable_preferred_strict` sends tools that only prefer strict sampling non-strict.
+pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, String> {
     let compat = Compat::of(call);
     let thinking = thinking(call);
     let messages = tr::resolve(&call.messages, compat.mid_convo_system_messages);
@@ -299,6 +303,8 @@ pub fn build(call: &Call) -> Result<Built, String> {
         oauth,
         eager: compat.eager_tool_input_streaming,
         strict_supported: compat.strict_tools,
+        disable_preferred_strict,
+        has_preferred_strict: std::cell::Cell::new(false),
     };
     let converted = convert_messages(
         conversation,
@@ -455,6 +461,7 @@ pub fn build(call: &Call) -> Result<Built, String> {
         oauth,
         tools,
         provider_thinking_level: effort_messages.then_some(active_effort),
+        has_preferred_strict_tools: converter.has_preferred_strict.get(),
     })
 }
 
@@ -728,6 +735,9 @@ pub struct ToolConverter {
     oauth: bool,
     eager: bool,
     strict_supported: bool,
+    disable_preferred_strict: bool,
+    /// Set when a converted tool that prefers strict sampling went out strict.
+    has_preferred_strict: std::cell::Cell<bool>,
 }
 
 impl ToolConverter {
@@ -737,7 +747,15 @@ impl ToolConverter {
             .iter()
             .enumerate()
             .map(|(index, tool)| {
-                let strict = strict::resolve(tool, self.strict_supported)?;
+                let prefers = strict::prefers_strict(tool);
+                let strict = if self.disable_preferred_strict && prefers {
+                    None
+                } else {
+                    strict::resolve(tool, self.strict_supported)?
+                };
+                if strict.is_some() && prefers {
+                    self.has_preferred_strict.set(true);
+                }
                 let parameters = match &strict {
                     Some(schema) => schema.clone(),
                     None => tool.get("parameters").cloned().unwrap_or(Json::Null),

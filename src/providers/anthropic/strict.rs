@@ -201,6 +201,14 @@ fn make_strict(schema: &Json) -> Result<Json, Unsupported> {
     Ok(schema)
 }
 
+/// `prefersJsonSchemaStrictSampling`: `constrainedSampling` is `{type: "json_schema", strict:
+/// "prefer"}`.
+pub fn prefers_strict(tool: &Json) -> bool {
+    tool.get("constrainedSampling").is_some_and(|c| {
+        str_field(c, "type") == Some("json_schema") && str_field(c, "strict") == Some("prefer")
+    })
+}
+
 /// `resolveJsonSchemaStrictSampling` + `getJsonSchemaToolParameters`: the strict schema when
 /// the tool is sent strict, `None` when not, an error text when the tool requires strict mode and
 /// cannot have it.

@@ -81,11 +81,10 @@ fn oauth_requests_use_claude_code_identity_and_tool_names() {
             "toolsAdded": [{"name": "bash", "description": "Run.", "parameters": {"type": "object"}}]}),
         user("hi"),
     ];
-    let built = build(&call(
-        model(),
-        messages,
-        json!({"apiKey": "sk-ant-oat01-x"}),
-    ))
+    let built = build(
+        &call(model(), messages, json!({"apiKey": "sk-ant-oat01-x"})),
+        false,
+    )
     .unwrap();
     assert!(built.oauth);
     assert_eq!(
@@ -114,7 +113,7 @@ fn headers_merge_case_insensitively_and_null_removes() {
     model["headers"] = json!({"X-Test-A": "model", "x-test-b": "model"});
     let options = json!({"apiKey": "k", "headers": {"x-test-a": "option", "X-TEST-B": null,
         "Anthropic-Beta": "one, two ,one"}});
-    let built = build(&call(model, vec![user("hi")], options)).unwrap();
+    let built = build(&call(model, vec![user("hi")], options), false).unwrap();
     assert_eq!(header(&built, "x-test-a"), Some("option"));
     assert_eq!(header(&built, "x-test-b"), None);
     // A configured beta header replaces the computed list (deduplicated).
@@ -128,7 +127,7 @@ fn thinking_budget_is_capped_to_leave_answer_room() {
     model["maxTokens"] = json!(8000);
     let options = json!({"apiKey": "k", "reasoning": "xhigh", "maxTokens": 3000,
         "temperature": 0.5, "thinkingBudgets": {"high": 7500}});
-    let body = body(&build(&call(model, vec![user("hi")], options)).unwrap());
+    let body = body(&build(&call(model, vec![user("hi")], options), false).unwrap());
     // min(3000 + 7500, 8000) = 8000; budget min(7500, 8000 - 1024) = 6976.
     assert_eq!(body["max_tokens"], json!(8000));
     assert_eq!(
@@ -145,7 +144,7 @@ fn cache_retention_none_sends_no_cache_control() {
         user("hi"),
     ];
     let options = json!({"apiKey": "k", "cacheRetention": "none"});
-    let text = build(&call(model(), messages, options))
+    let text = build(&call(model(), messages, options), false)
         .unwrap()
         .request
         .body;
@@ -163,7 +162,7 @@ fn tool_call_ids_are_normalized_for_anthropic() {
         json!({"role": "toolResult", "toolCallId": "call|é.x", "toolName": "t",
             "content": [{"type": "text", "text": "r"}], "isError": false, "timestamp": 3}),
     ];
-    let body = body(&build(&call(model(), messages, json!({"apiKey": "k"}))).unwrap());
+    let body = body(&build(&call(model(), messages, json!({"apiKey": "k"})), false).unwrap());
     assert_eq!(body["messages"][1]["content"][0]["id"], "call___x");
     assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "call___x");
 }
