@@ -6,6 +6,7 @@
 
 mod request;
 mod strict;
+mod threads;
 
 use std::collections::HashMap;
 
@@ -105,7 +106,7 @@ async fn run(call: Call, sender: StreamSender) {
     let session = call.option("sessionId").and_then(Json::as_str);
     let mut disable_preferred_strict = strict_limits::exceeded(session);
     let mut diagnostics = Vec::new();
-    let (built, mut response) = loop {
+    let (built, mut response, thread) = loop {
         let built = match request::build(&call, disable_preferred_strict) {
             Ok(built) => built,
             Err(message) => {
@@ -116,8 +117,20 @@ async fn run(call: Call, sender: StreamSender) {
         if let Some(level) = &built.provider_thinking_level {
             out.preset("providerThinkingLevel", level.as_str().into());
         }
-        let failure = match http::send(&built.request, &signal, describe_http_error).await {
-            Ok(response) => break (built, response),
+        let prepared = match &built.thread_session {
+            Some(session) if call.option("disableContinuation") != Some(&Json::Bool(true)) => {
+                threads::prepare(&call.model, session, &built.params, &built.betas)
+            }
+            _ => None,
+        };
+        let sent = match prepared {
+            Some(thread) => send_thread(thread, &built, &signal, &mut diagnostics, &mut out).await,
+            None => http::send(&built.request, &signal, describe_http_error)
+                .await
+                .map(|response| (response, None)),
+        };
+        let failure = match sent {
+            Ok((response, thread)) => break (built, response, thread),
             Err(failure) => failure,
         };
         let message = match failure {
@@ -155,8 +168,11 @@ async fn run(call: Call, sender: StreamSender) {
     if out.start().is_err() {
         return;
     }
-    let mut reader = Reader::new(&call, built.oauth, built.tools);
+    let mut reader = Reader::new(&call, built.oauth, built.tools.clone());
     reader.diagnostics = diagnostics;
+    if thread.is_some() {
+        reader.reply = Some(Vec::new());
+    }
     let mut parser = SseParser::new();
     let outcome: Result<(), Stop> = async {
         loop {
@@ -183,10 +199,60 @@ async fn run(call: Call, sender: StreamSender) {
     .await;
     let ended = outcome.and_then(|()| reader.end(signal.is_aborted(), &mut out));
     let _ = match ended {
-        Ok(reason) => out.done(&reason),
+        Ok(reason) => {
+            if let Some(thread) = &thread {
+                reader.record_thread_reply(&call, &built, thread, &reason);
+            }
+            out.done(&reason)
+        }
         Err(Stop::Fail(message)) => out.fail(signal.is_aborted(), &message),
         Err(Stop::Closed) => Ok(()),
     };
+}
+
+/// `sendThreadRequest`: a rejection about the thread is resent once in full, as a new thread
+/// or (the endpoint cannot use threads) without `thread`, which turns threads off for the session.
+async fn send_thread(
+    thread: threads::ThreadRequest,
+    built: &request::Built,
+    signal: &crate::host::AbortSignal,
+    diagnostics: &mut Vec<Json>,
+    out: &mut Output,
+) -> Result<(http::Response, Option<threads::ThreadRequest>), Failure> {
+    let with_body = |body: &JsonMap| http::HttpRequest {
+        body: http::json_body(&Json::Object(body.clone())),
+        ..built.request.clone()
+    };
+    let failure = match http::send(&with_body(&thread.body), signal, describe_http_error).await {
+        Ok(response) => return Ok((response, Some(thread))),
+        Err(failure) => failure,
+    };
+    let Failure::Status { status, body } = &failure else {
+        return Err(failure);
+    };
+    let message = describe_http_error(*status, body);
+    let fallback = threads::fallback(*status, body, &message).filter(|_| !signal.is_aborted());
+    let Some((fallback, reason)) = fallback else {
+        return Err(failure);
+    };
+    diagnostics.push(
+        json!({"type": "anthropic_thread_fallback", "timestamp": now_ms(),
+        "error": {"message": message}, "details": {"reason": reason}}),
+    );
+    out.preset("diagnostics", Json::Array(diagnostics.clone()));
+    match fallback {
+        threads::Fallback::NewThread => {
+            let created = threads::create(&thread.session, &built.params);
+            let response =
+                http::send(&with_body(&created.body), signal, describe_http_error).await?;
+            Ok((response, Some(created)))
+        }
+        threads::Fallback::WithoutThread => {
+            let response = http::send(&built.request, signal, describe_http_error).await?;
+            threads::turn_off(&thread.session);
+            Ok((response, None))
+        }
+    }
 }
 
 /// Sessions whose strict tools Claude rejected for exceeding its limits (pi-ai's
@@ -316,6 +382,11 @@ struct Reader {
     input_transformations: Option<Vec<Json>>,
     /// Diagnostics recorded before the response (the message's `diagnostics`).
     diagnostics: Vec<Json>,
+    /// The reply's blocks (and a tool call's argument text), kept only for a thread request:
+    /// the next request continues after this reply.
+    reply: Option<Vec<(JsonMap, String)>>,
+    response_id: Option<Json>,
+    has_response_model: bool,
 }
 
 impl Reader {
@@ -334,6 +405,9 @@ impl Reader {
             error_message: None,
             input_transformations: None,
             diagnostics: Vec::new(),
+            reply: None,
+            response_id: None,
+            has_response_model: false,
         }
     }
 
@@ -371,7 +445,9 @@ impl Reader {
 
     fn message_start(&mut self, event: &Json, out: &mut Output) -> Result<(), Stop> {
         let message = prop(Some(event), "message")?;
-        if let Some(id) = prop(message, "id")? {
+        let id = prop(message, "id")?;
+        self.response_id = id.cloned();
+        if let Some(id) = id {
             out.set("responseId", id.clone())?;
         }
         if let Some(Json::Array(list)) = prop(message, "input_transformations")? {
@@ -381,6 +457,7 @@ impl Reader {
         self.usage_model = self.model.clone();
         if response_model != self.model.get("id") {
             if let Some(response_model) = response_model {
+                self.has_response_model = true;
                 out.set("responseModel", response_model.clone())?;
                 // A fallback model that answered is billed at its own prices.
                 let fallback_cost = self.fallbacks.iter().find_map(|f| {
@@ -481,6 +558,9 @@ impl Reader {
             // Server tools and anything newer: nothing to show.
             _ => return Ok(()),
         };
+        if let Some(reply) = &mut self.reply {
+            reply.push((map.clone(), String::new()));
+        }
         let index = out.open(kind, map)?;
         self.open.insert(wire_key(event), index);
         Ok(())
@@ -492,20 +572,33 @@ impl Reader {
         let kind = prop(delta, "type")?.and_then(Json::as_str);
         let field = |key: &str| delta.and_then(|d| d.get(key));
         let block = open.and_then(|i| out.kind(i).map(|k| (i, k)));
-        match (kind, block) {
-            (Some("text_delta"), Some((i, BlockKind::Text))) => {
-                out.delta(i, &js_text(field("text")))?;
-            }
+        let (i, key, text) = match (kind, block) {
+            (Some("text_delta"), Some((i, BlockKind::Text))) => (i, "text", field("text")),
             (Some("thinking_delta"), Some((i, BlockKind::Thinking))) => {
-                out.delta(i, &js_text(field("thinking")))?;
+                (i, "thinking", field("thinking"))
             }
             (Some("input_json_delta"), Some((i, BlockKind::ToolCall))) => {
-                out.delta(i, &js_text(field("partial_json")))?;
+                (i, "arguments", field("partial_json"))
             }
             (Some("signature_delta"), Some((i, BlockKind::Thinking))) => {
-                out.append_block_field(i, "thinkingSignature", &js_text(field("signature")))?;
+                (i, "thinkingSignature", field("signature"))
             }
-            _ => {}
+            _ => return Ok(()),
+        };
+        let text = js_text(text);
+        if let Some((block, arguments)) = self.reply.as_mut().and_then(|r| r.get_mut(i)) {
+            match (key, block.get_mut(key)) {
+                ("arguments", _) => arguments.push_str(&text),
+                (_, Some(Json::String(value))) => value.push_str(&text),
+                _ => {
+                    block.insert(key.into(), text.as_str().into());
+                }
+            }
+        }
+        if key == "thinkingSignature" {
+            out.append_block_field(i, key, &text)?;
+        } else {
+            out.delta(i, &text)?;
         }
         Ok(())
     }
@@ -582,6 +675,50 @@ impl Reader {
         let openrouter = str_field(&self.model, "provider") == Some("openrouter")
             || str_field(&self.model, "baseUrl").is_some_and(|u| u.contains("openrouter.ai"));
         self.set_usage(out, usage.filter(|_| openrouter))
+    }
+
+    /// `recordThreadReply` after a clean reply to a thread request.
+    fn record_thread_reply(
+        &mut self,
+        call: &Call,
+        built: &request::Built,
+        thread: &threads::ThreadRequest,
+        reason: &str,
+    ) {
+        let Some(id) = self.response_id.as_ref().and_then(Json::as_str) else {
+            return;
+        };
+        // A fallback model's reply is not stored by the server.
+        if self.has_response_model {
+            return;
+        }
+        let content: Vec<Json> = self
+            .reply
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(mut block, arguments)| {
+                // The arguments as `toolcall_end` finalised them (`{}` without any text).
+                if block.get("type").and_then(Json::as_str) == Some("toolCall") {
+                    let parsed = crate::args::parse_tool_call_arguments(&arguments);
+                    block.insert("arguments".into(), parsed.arguments);
+                }
+                Json::Object(block)
+            })
+            .collect();
+        let reply = json!({"role": "assistant", "content": content, "stopReason": reason,
+            "api": call.model.get("api").cloned().unwrap_or(Json::Null),
+            "provider": call.model.get("provider").cloned().unwrap_or(Json::Null),
+            "model": call.model.get("id").cloned().unwrap_or(Json::Null)});
+        let reply = request::reply_messages(&reply, built.oauth, built.allow_empty_signature);
+        threads::record(
+            &call.model,
+            &thread.session,
+            &built.params,
+            &built.betas,
+            id,
+            reply,
+        );
     }
 
     /// After the body: pi-ai's checks, in its order; `Ok` is the `done` reason.

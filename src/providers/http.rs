@@ -18,6 +18,7 @@ pub const CLOSED_BEFORE_HEADERS: &str = "Connection error.: other side closed (U
 pub const CLOSED_IN_BODY: &str = "terminated: other side closed (UND_ERR_SOCKET)";
 
 /// A request ready to send.
+#[derive(Clone)]
 pub struct HttpRequest {
     pub url: String,
     /// Header names and values, in sending order (later duplicates already resolved).

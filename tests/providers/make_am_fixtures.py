@@ -301,3 +301,33 @@ fixture("236-am-strict-tool-limit-fallback-fails",
   "The strict-limit fallback's resend fails too (HTTP 500): the error message without start keeps the diagnostic.",
   model(compat={"supportsStrictTools": True}), [system("S.", toolsAdded=[STRICT_TOOL]), user("Hi")], {"apiKey": KEY},
   [LIMIT_400, {"status": 500, "headers": {"content-type": "application/json"}, "body": "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal\"}}"}])
+
+THREADS = {"supportsMessageThreads": True}
+def thread_error(code, message="thread rejected"):
+    details = {} if code is None else {"details": {"error_code": code}}
+    return {"status": 400, "headers": {"content-type": "application/json"},
+            "body": json.dumps({"type": "error", "error": dict({"type": "invalid_request_error", "message": message}, **details)}, separators=(",", ":"))}
+fixture("237-am-message-thread-create",
+  "compat.supportsMessageThreads with a sessionId: the first request of the session creates a thread (`thread: {type: create}`) and sends the message-threads beta.",
+  model(compat=THREADS), [system("S."), user("Hi")], {"apiKey": KEY, "sessionId": "thread-session-1"},
+  [ok([msg_start()] + text_block(0, "Hi") + [msg_delta("end_turn"), MSG_STOP])])
+
+fixture("238-am-message-thread-not-found",
+  "A thread request rejected with error_code thread_not_found is resent once as a new thread; the reply carries an anthropic_thread_fallback diagnostic.",
+  model(compat=THREADS), [user("Hi")], {"apiKey": KEY, "sessionId": "thread-session-2"},
+  [thread_error("thread_not_found"), ok([msg_start()] + text_block(0, "Hi") + [msg_delta("end_turn"), MSG_STOP])])
+
+fixture("239-am-message-thread-unsupported",
+  "An endpoint that rejects the `thread` field without an error code (400, message mentions thread): resent without `thread` (the beta stays); the diagnostic's reason is the status.",
+  model(compat=THREADS), [user("Hi")], {"apiKey": KEY, "sessionId": "thread-session-3"},
+  [thread_error(None, "thread: Extra inputs are not permitted"), ok([msg_start()] + text_block(0, "Hi") + [msg_delta("end_turn"), MSG_STOP])])
+
+fixture("240-am-message-thread-other-error",
+  "A thread request rejected for another reason (prompt too long) is not resent: the error as is, no diagnostic.",
+  model(compat=THREADS), [user("Hi")], {"apiKey": KEY, "sessionId": "thread-session-4", "disableContinuation": False},
+  [thread_error(None, "prompt is too long: 300000 tokens > 200000 maximum")])
+
+fixture("241-am-message-thread-disabled",
+  "disableContinuation true: no `thread` field, but the beta of a threads session; cacheRetention none would drop the session entirely (not here).",
+  model(compat=THREADS), [user("Hi")], {"apiKey": KEY, "sessionId": "thread-session-5", "disableContinuation": True},
+  [ok([msg_start()] + text_block(0, "Hi") + [msg_delta("end_turn"), MSG_STOP])])

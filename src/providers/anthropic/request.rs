@@ -46,6 +46,7 @@ const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
 const MID_CONVERSATION_OUTPUT_CONFIG_BETA: &str = "mid-conversation-output-config-2026-07-01";
 const THINKING_BINDING_CONTROLS_BETA: &str = "thinking-binding-controls-2026-08-01";
 const INLINE_TOOLS_BETA: &str = "inline-tools-2026-09-15";
+const MESSAGE_THREADS_BETA: &str = "message-threads-2026-08-12";
 const ERROR_TOOL_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
 
 /// A request ready to send, plus what the stream reader needs to know about it.
@@ -60,6 +61,13 @@ pub struct Built {
     /// A tool that prefers strict sampling went out strict (a strict-limit rejection can be
     /// retried without).
     pub has_preferred_strict_tools: bool,
+    /// The body as an object (what a thread request is derived from) and the betas it went
+    /// out with.
+    pub params: JsonMap,
+    pub betas: Vec<String>,
+    /// The session whose requests use message threads (pi-ai's `threadSessionId`).
+    pub thread_session: Option<String>,
+    pub allow_empty_signature: bool,
 }
 
 /// `toClaudeCodeName`.
@@ -125,6 +133,7 @@ struct Compat {
     mid_convo_tool_changes: bool,
     mid_convo_effort: bool,
     force_adaptive_thinking: bool,
+    message_threads: bool,
 }
 
 impl Compat {
@@ -150,6 +159,11 @@ impl Compat {
             mid_convo_effort: call.compat("supportsMidConvoEffort") == Some(&Json::Bool(true)),
             force_adaptive_thinking: call.compat("forceAdaptiveThinking")
                 == Some(&Json::Bool(true)),
+            // Gateways may drop the `thread` field: by default only Anthropic's own endpoint.
+            message_threads: flag(
+                "supportsMessageThreads",
+                call.model_str("baseUrl").contains("api.anthropic.com"),
+            ),
         }
     }
 }
@@ -269,6 +283,7 @@ pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, Strin
     } else {
         call.option("sessionId").and_then(Json::as_str)
     };
+    let thread_session = session_id.filter(|_| compat.message_threads);
 
     let initial = get_initial_system_message(&messages);
     let system_text = initial.map(get_system_message_text).unwrap_or_default();
@@ -315,7 +330,15 @@ pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, Strin
         native_tool_changes.then_some(&converter),
     )?;
     let active_effort = thinking.effort.clone().unwrap_or_else(|| "high".into());
-    let betas = beta_features(call, &compat, &tools, &thinking, oauth, native_tool_changes);
+    let betas = beta_features(
+        call,
+        &compat,
+        &tools,
+        &thinking,
+        oauth,
+        native_tool_changes,
+        thread_session.is_some(),
+    );
 
     let mut body = JsonMap::new();
     body.insert(
@@ -454,7 +477,7 @@ pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, Strin
         request: HttpRequest {
             url,
             headers,
-            body: json_body(&Json::Object(body)),
+            body: json_body(&Json::Object(body.clone())),
             max_retries,
             max_retry_delay_ms,
         },
@@ -462,6 +485,10 @@ pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, Strin
         tools,
         provider_thinking_level: effort_messages.then_some(active_effort),
         has_preferred_strict_tools: converter.has_preferred_strict.get(),
+        params: body,
+        betas,
+        thread_session: thread_session.map(str::to_string),
+        allow_empty_signature: compat.allow_empty_signature,
     })
 }
 
@@ -508,6 +535,7 @@ fn beta_features(
     thinking: &Thinking,
     oauth: bool,
     native_tool_changes: bool,
+    message_threads: bool,
 ) -> Vec<String> {
     let mut configured: Option<&Json> = None;
     for headers in [call.model.get("headers"), call.options.get("headers")] {
@@ -557,6 +585,9 @@ fn beta_features(
             }
             if native_tool_changes {
                 add(INLINE_TOOLS_BETA);
+            }
+            if message_threads {
+                add(MESSAGE_THREADS_BETA);
             }
         }
     }
@@ -1131,6 +1162,23 @@ fn convert_messages(
         messages: params,
         assistant_levels,
     })
+}
+
+/// The wire form of a reply (`convertMessages` of the transformed output, assistant only).
+pub fn reply_messages(reply: &Json, oauth: bool, allow_empty_signature: bool) -> Vec<Json> {
+    convert_messages(
+        std::slice::from_ref(reply),
+        oauth,
+        None,
+        allow_empty_signature,
+        None,
+        None,
+    )
+    .map(|c| c.messages)
+    .unwrap_or_default()
+    .into_iter()
+    .filter(|m| tr::is_role(m, "assistant"))
+    .collect()
 }
 
 /// `insertThinkingLevelMessages`: an effort marker before each replayed assistant turn that had
