@@ -352,3 +352,130 @@ fn openrouter_reported_cost_needs_complete_accounting() {
         None
     );
 }
+
+/// A loopback server answering each request with the next SSE body; returns its base URL and
+/// the request bodies it received.
+fn serve(
+    runtime: &tokio::runtime::Runtime,
+    bodies: Vec<String>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Json>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = received.clone();
+    runtime.spawn(async move {
+        for body in bodies {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            // Headers, then `content-length` bytes of body.
+            let body_start = loop {
+                let n = socket.read(&mut buffer).await.unwrap();
+                request.extend_from_slice(&buffer[..n]);
+                if let Some(i) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+            };
+            let head = String::from_utf8_lossy(&request[..body_start]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            while request.len() < body_start + length {
+                let n = socket.read(&mut buffer).await.unwrap();
+                request.extend_from_slice(&buffer[..n]);
+            }
+            let text = String::from_utf8_lossy(&request[body_start..]).into_owned();
+            seen.lock().unwrap().push(crate::json::parse(&text).unwrap());
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(response.as_bytes()).await.unwrap();
+            socket.shutdown().await.unwrap();
+        }
+    });
+    (url, received)
+}
+
+/// One `streamSimple` call through `start`; the final message.
+fn stream_once(runtime: &tokio::runtime::Runtime, call: Call) -> Json {
+    let (sender, mut receiver) = channel(&call.model);
+    start(call, &sender).unwrap();
+    drop(sender);
+    runtime.block_on(async {
+        loop {
+            if let StreamOutput::Final { message, .. } = receiver.next().await {
+                return message;
+            }
+        }
+    })
+}
+
+fn answer(id: &str, text: &str) -> String {
+    [
+        sse(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": id,
+            "model": "claude-sonnet-4-5", "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+        ),
+        sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        ),
+        sse(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}),
+        ),
+        sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        sse(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        ),
+        sse("message_stop", json!({"type": "message_stop"})),
+    ]
+    .concat()
+}
+
+#[test]
+fn a_session_continues_its_thread_with_only_the_new_messages() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (url, received) = serve(&runtime, vec![answer("msg_A", "yo"), answer("msg_B", "ok")]);
+    let mut model = model();
+    model["baseUrl"] = url.into();
+    model["compat"] = json!({"supportsMessageThreads": true});
+    let options = json!({"apiKey": "k", "sessionId": "unit-thread-session"});
+    let system = json!({"role": "system", "content": "S", "timestamp": 0});
+    let first = vec![system.clone(), user("hi")];
+    let reply = stream_once(&runtime, call(model.clone(), first, options.clone()));
+    assert_eq!(reply["stopReason"], "stop", "{reply}");
+    let second = vec![system, user("hi"), reply, user("more")];
+    let done = stream_once(&runtime, call(model, second, options));
+    assert_eq!(done["stopReason"], "stop", "{done}");
+
+    let bodies = received.lock().unwrap().clone();
+    assert_eq!(bodies[0]["thread"], json!({"type": "create"}));
+    assert_eq!(
+        bodies[1]["thread"],
+        json!({"type": "continue", "previous_message_id": "msg_A"})
+    );
+    // Only the new user turn; system and tools stay with the thread.
+    assert_eq!(
+        bodies[1]["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "more",
+            "cache_control": {"type": "ephemeral"}}]}])
+    );
+    assert!(bodies[1].get("system").is_none());
+}
