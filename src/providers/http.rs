@@ -7,7 +7,6 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::host::AbortSignal;
-use crate::json::Json;
 
 /// pi-ai's default cap on a server-requested retry delay.
 const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;
@@ -262,9 +261,4 @@ fn parse_float(text: &str) -> Option<f64> {
         .rev()
         .find_map(|n| text[..n].parse::<f64>().ok())
         .filter(|v| v.is_finite())
-}
-
-/// A JSON body as text (the request body is always JSON).
-pub fn json_body(body: &Json) -> String {
-    crate::json::to_string(body)
 }

@@ -11,7 +11,7 @@ const CONTEXT_SAFETY_TOKENS: f64 = 4096.0;
 const CONTEXT_SAFETY_RATIO: f64 = 0.15;
 const MIN_OUTPUT_WITH_RATIO_MARGIN: f64 = 32768.0;
 /// Tokens always left for the answer when a thinking budget shares the response ceiling.
-pub const MIN_ANSWER_TOKENS: f64 = 1024.0;
+pub(crate) const MIN_ANSWER_TOKENS: f64 = 1024.0;
 
 /// JavaScript's `text.length`.
 pub fn js_len(text: &str) -> f64 {

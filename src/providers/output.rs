@@ -114,14 +114,6 @@ impl Output {
         }
     }
 
-    pub fn is_started(&self) -> bool {
-        self.started
-    }
-
-    pub fn model(&self) -> &Json {
-        &self.model
-    }
-
     /// `start`: the empty message of pi-ai (`stopReason: "pending"`, zero usage, now).
     pub fn start(&mut self) -> Pushed {
         let mut partial = JsonMap::new();
