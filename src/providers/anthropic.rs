@@ -220,7 +220,7 @@ async fn send_thread(
     out: &mut Output,
 ) -> Result<(http::Response, Option<threads::ThreadRequest>), Failure> {
     let with_body = |body: &JsonMap| http::HttpRequest {
-        body: http::json_body(&Json::Object(body.clone())),
+        body: to_string(&Json::Object(body.clone())),
         ..built.request.clone()
     };
     let failure = match http::send(&with_body(&thread.body), signal, describe_http_error).await {

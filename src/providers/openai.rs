@@ -972,6 +972,8 @@ async fn run(call: Call, compat: Compat, request: HttpRequest, out: Output) -> P
             break None;
         }
     };
+    // The connection is dropped before anything else is reported.
+    drop(response);
     let aborted = call.signal.is_aborted();
     if let Some(text) = failure {
         reader.finish_thinking_details()?;

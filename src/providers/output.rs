@@ -117,14 +117,6 @@ impl Output {
         }
     }
 
-    pub fn is_started(&self) -> bool {
-        self.started
-    }
-
-    pub fn model(&self) -> &Json {
-        &self.model
-    }
-
     /// A top-level field set before `start` (pi-ai sets some on its output message before the
     /// request is sent): part of the `start` partial, and of the message of a failure before it.
     pub fn preset(&mut self, key: &'static str, value: Json) {

@@ -10,7 +10,7 @@ use crate::transcript::{
 };
 
 use super::super::env;
-use super::super::http::{json_body, HttpRequest};
+use super::super::http::HttpRequest;
 use super::super::limits::{self, truthy};
 use super::super::transcript as tr;
 use super::super::Call;
@@ -477,7 +477,7 @@ pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, Strin
         request: HttpRequest {
             url,
             headers,
-            body: json_body(&Json::Object(body.clone())),
+            body: crate::json::to_string(&Json::Object(body.clone())),
             max_retries,
             max_retry_delay_ms,
         },
