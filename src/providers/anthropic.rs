@@ -197,6 +197,8 @@ async fn run(call: Call, sender: StreamSender) {
         }
     }
     .await;
+    // The connection is dropped before anything else is reported (as in openai-completions).
+    drop(response);
     let ended = outcome.and_then(|()| reader.end(signal.is_aborted(), &mut out));
     let _ = match ended {
         Ok(reason) => {
