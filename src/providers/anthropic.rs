@@ -173,7 +173,9 @@ async fn run(call: Call, sender: StreamSender) {
     if thread.is_some() {
         reader.reply = Some(Vec::new());
     }
-    let mut parser = SseParser::new();
+    // pi-ai reads Anthropic's events with its own line splitter, which differs from the SDKs' on
+    // a CRLF cut between two reads.
+    let mut parser = SseParser::split_crlf_across_reads();
     let outcome: Result<(), Stop> = async {
         loop {
             if signal.is_aborted() {
@@ -787,8 +789,16 @@ fn parse_event(name: &str, sse: &SseEvent) -> Result<Json, Stop> {
         }
     });
     let failure = |message: String| {
+        // V8's text for input that ends where a value is due (stable across Node versions).
+        let message = if message.starts_with("EOF while parsing a value") {
+            "Unexpected end of JSON input".to_string()
+        } else {
+            message
+        };
         let mut raw = vec![format!("event: {name}")];
-        raw.extend(sse.data.split('\n').map(|line| format!("data: {line}")));
+        if !sse.data.is_empty() {
+            raw.extend(sse.data.split('\n').map(|line| format!("data: {line}")));
+        }
         Stop::Fail(format!(
             "Could not parse Anthropic SSE event {name}: {message}; data={}; raw={}",
             sse.data,

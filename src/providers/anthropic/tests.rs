@@ -479,3 +479,28 @@ fn a_session_continues_its_thread_with_only_the_new_messages() {
     );
     assert!(bodies[1].get("system").is_none());
 }
+
+#[test]
+fn a_crlf_cut_between_reads_ends_the_line_as_in_pi_ai() {
+    let c = call(model(), vec![user("hi")], json!({"apiKey": "k"}));
+    let (sender, _receiver) = channel(&c.model);
+    let mut out = Output::new(sender, &c.model);
+    out.start().unwrap();
+    let mut reader = Reader::new(&c, false, Vec::new());
+    let mut parser = SseParser::split_crlf_across_reads();
+    // The `\n` of the first CRLF arrives with the next read: pi-ai sees an empty line there, so
+    // `message_start` is dispatched without data.
+    let mut events = parser.feed(b"event: message_start\r");
+    events.extend(parser.feed(b"\ndata: {\"type\":\"message_start\"}\r\n\r\n"));
+    let failure = events
+        .iter()
+        .map(|event| reader.handle(event, &mut out))
+        .find_map(|result| match result {
+            Err(Stop::Fail(message)) => Some(message),
+            _ => None,
+        });
+    assert_eq!(
+        failure.as_deref(),
+        Some("Could not parse Anthropic SSE event message_start: Unexpected end of JSON input; data=; raw=event: message_start")
+    );
+}
