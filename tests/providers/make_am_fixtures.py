@@ -331,3 +331,9 @@ fixture("241-am-message-thread-disabled",
   "disableContinuation true: no `thread` field, but the beta of a threads session; cacheRetention none would drop the session entirely (not here).",
   model(compat=THREADS), [user("Hi")], {"apiKey": KEY, "sessionId": "thread-session-5", "disableContinuation": True},
   [ok([msg_start()] + text_block(0, "Hi") + [msg_delta("end_turn"), MSG_STOP])])
+
+fixture("242-am-reasoning-off-option",
+  "options.reasoning \"off\" is truthy for pi-ai's anthropic streamSimple: thinking enabled with no budget for the level, so max_tokens is NaN (sent as null) and budget_tokens the 1024 minimum; the agent never passes \"off\". The server's 400 is the result.",
+  model(), [user("Hi")], {"apiKey": KEY, "reasoning": "off"},
+  [{"status": 400, "headers": {"content-type": "application/json"},
+    "body": "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"max_tokens: Input should be a valid integer\"}}"}])
