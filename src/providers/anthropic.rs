@@ -17,7 +17,7 @@ use super::http::{self, Chunk, Failure};
 use super::limits::truthy;
 use super::output::{BlockKind, Output, Usage};
 use super::sse::{SseEvent, SseParser};
-use super::Call;
+use super::{require_api_key, Call};
 
 /// What ends the reading of a response early.
 enum Stop {
@@ -41,7 +41,10 @@ impl From<String> for Stop {
 
 /// `streamSimple`: fails synchronously only without credentials (`assertRequestAuth`).
 pub fn start(call: Call, sender: &StreamSender) -> Result<(), String> {
-    check_auth(&call)?;
+    require_api_key(
+        &call,
+        &["authorization", "x-api-key", "cf-aig-authorization"],
+    )?;
     crate::runtime::spawn(run(call, sender.clone()));
     Ok(())
 }
@@ -49,31 +52,10 @@ pub fn start(call: Call, sender: &StreamSender) -> Result<(), String> {
 /// An API key, or an `authorization`, `x-api-key` or `cf-aig-authorization` header with a
 /// non-blank value in `options.headers`.
 fn check_auth(call: &Call) -> Result<(), String> {
-    if call.api_key.is_some() {
-        return Ok(());
-    }
-    let has_header = call
-        .option("headers")
-        .and_then(Json::as_object)
-        .is_some_and(|headers| {
-            headers.iter().any(|(name, value)| {
-                let name = name.to_ascii_lowercase();
-                matches!(
-                    name.as_str(),
-                    "authorization" | "x-api-key" | "cf-aig-authorization"
-                ) && value
-                    .as_str()
-                    .is_some_and(|v| !v.trim_matches(crate::json::is_js_whitespace).is_empty())
-            })
-        });
-    if has_header {
-        Ok(())
-    } else {
-        Err(format!(
-            "No API key for provider: {}",
-            call.model_str("provider")
-        ))
-    }
+    require_api_key(
+        call,
+        &["authorization", "x-api-key", "cf-aig-authorization"],
+    )
 }
 
 /// The Anthropic SDK's `APIError` message for an HTTP error: `<status> ` + the body's

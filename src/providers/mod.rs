@@ -173,7 +173,8 @@ pub(crate) fn attribution_headers(call: &Call) -> Vec<(String, String)> {
 }
 
 /// `No API key for provider: <provider>` unless the call has a key or `options.headers` carries
-/// one of `auth_headers` (pi-ai accepts an explicit authorization header instead of a key).
+/// one of `auth_headers` with a non-blank value (pi-ai accepts an explicit authorization header
+/// instead of a key).
 pub(crate) fn require_api_key(call: &Call, auth_headers: &[&str]) -> Result<(), String> {
     if call.api_key.is_some() {
         return Ok(());
@@ -181,7 +182,10 @@ pub(crate) fn require_api_key(call: &Call, auth_headers: &[&str]) -> Result<(), 
     let headers = call.option("headers").and_then(Json::as_object);
     let has_header = headers.is_some_and(|headers| {
         headers.iter().any(|(name, value)| {
-            value.is_string() && auth_headers.contains(&name.to_ascii_lowercase().as_str())
+            auth_headers.contains(&name.to_ascii_lowercase().as_str())
+                && value
+                    .as_str()
+                    .is_some_and(|v| !v.trim_matches(crate::json::is_js_whitespace).is_empty())
         })
     });
     if has_header {
