@@ -41,10 +41,7 @@ impl From<String> for Stop {
 
 /// `streamSimple`: fails synchronously only without credentials (`assertRequestAuth`).
 pub fn start(call: Call, sender: &StreamSender) -> Result<(), String> {
-    require_api_key(
-        &call,
-        &["authorization", "x-api-key", "cf-aig-authorization"],
-    )?;
+    check_auth(&call)?;
     crate::runtime::spawn(run(call, sender.clone()));
     Ok(())
 }
