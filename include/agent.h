@@ -54,6 +54,9 @@
 // The patch version of this header.
 #define AGENT_VERSION_PATCH 0
 
+// Tokens always left for the answer when a thinking budget shares the response ceiling.
+#define MIN_ANSWER_TOKENS 1024.0
+
 // An opaque call object: the pending answer of one callback invocation.
 typedef struct AgentCall AgentCall;
 
@@ -396,6 +399,9 @@ AgentStatus agent_set_stream_fn(AgentHandle *handle,
                                 void *user_data,
                                 AgentFinalizer finalizer);
 
+// Uses the built-in model providers (see `agent_set_default_providers`) as the stream function.
+AgentStatus agent_use_providers(AgentHandle *handle);
+
 // Uses the built-in scripted model (see `agent_options_set_scripted_model`) as the stream function.
 AgentStatus agent_set_scripted_model(AgentHandle *handle, const char *script_json);
 
@@ -525,6 +531,10 @@ AgentStatus agent_options_set_stream_fn(AgentOptions *options,
 // "delayMs"?, "throw"?}`. Each response streams as deltas in lock step with the listeners.
 AgentStatus agent_options_set_scripted_model(AgentOptions *options, const char *script_json);
 
+// Uses the built-in model providers as the stream function (see
+// `agent_set_default_providers`).
+AgentStatus agent_options_use_providers(AgentOptions *options);
+
 // Installs (or, with NULL `hook`, removes) a hook.
 AgentStatus agent_options_set_hook(AgentOptions *options,
                                    AgentHookKind kind,
@@ -541,6 +551,16 @@ AgentStatus agent_set_default_stream_fn(AgentStreamFn stream_fn,
 // Makes the built-in scripted model (see `agent_options_set_scripted_model`) the process-wide
 // default stream function.
 AgentStatus agent_set_default_scripted_model(const char *script_json);
+
+// Makes the built-in model providers the process-wide default stream function: requests go
+// over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"` or
+// `"anthropic-messages"`, as pi-ai 1.6.0's `streamSimple`). The API key is the request's
+// `apiKey` (the get-API-key hook), else the provider's environment variable
+// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GROQ_API_KEY`, ...). Another `api` fails the request
+// with `No API provider registered for api: <api>`; a missing key with
+// `No API key for provider: <provider>`. `AGENT_ERR_INVALID_STATE` if the library was built
+// without them.
+AgentStatus agent_set_default_providers(void);
 
 // Creates a tool. `definition_json`: `{"name", "label"?, "description"?, "parameters"?,
 // "executionMode"?, "constrainedSampling"?, "outputSchema"?, "replay"?}` (`name` required;
