@@ -30,7 +30,7 @@
  * and answers later with agent_call_complete / agent_call_fail (the deferred-reply rule). So a
  * slow search, or the question before a write, never holds up the runtime thread.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath, getline, sigwait */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -427,7 +427,7 @@ static int tool_list_dir(App *app, const char *args, Buf *out) {
         free(dir);
         return 0;
     }
-    buf_printf(out, "%s/ (%d entries)\n", relative(app, dir), n);
+    buf_printf(out, "%s/ (%d %s)\n", relative(app, dir), n, n == 1 ? "entry" : "entries");
     for (int i = 0; i < n && i < MAX_LIST_ENTRIES; i++) {
         Buf child = {0};
         struct stat st;
