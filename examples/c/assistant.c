@@ -452,6 +452,7 @@ static int tool_read_file(App *app, const char *args, Buf *out) {
     struct stat st;
     FILE *in = NULL;
     if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) buf_printf(out, "'%s' is a directory: use list_dir", relative(app, file));
+    else if (!S_ISREG(st.st_mode)) buf_printf(out, "'%s' is not a regular file", relative(app, file));
     else if (!(in = fopen(file, "rb"))) buf_printf(out, "cannot read '%s': %s", relative(app, file), strerror(errno));
     if (!in) { free(file); return 0; }
     if (offset < 1) offset = 1;

@@ -332,6 +332,46 @@ def test_scripted_write_flags():
         shutil.rmtree(top)
 
 
+def test_ctrl_c_aborts_the_answer():
+    """SIGINT during an answer aborts it (the run ends, the session goes on); at the prompt, the
+    next request is answered normally."""
+    import select
+    import signal
+    top, root = make_root()
+    script = [
+        {"content": [{"type": "text", "text": "Working on it...", "chunks": 2}], "waitForAbort": True},
+        {"content": [{"type": "text", "text": "Fresh answer after the abort."}]},
+    ]
+    path = os.path.join(top, "script.json")
+    with open(path, "w") as f:
+        json.dump(script, f)
+    proc = subprocess.Popen([BINARY, "--root", root, "--script", path], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
+                            start_new_session=True)
+    try:
+        proc.stdin.write(b"start a long answer\n")
+        proc.stdin.flush()
+        seen = b""
+        while b"Working on it..." not in seen:  # the run is streaming, then waits for the abort
+            ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
+            check(ready, "the answer starts streaming", seen)
+            data = os.read(proc.stdout.fileno(), 4096)
+            check(data, "the assistant is still running", seen)
+            seen += data
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(b"next question\n", timeout=TIMEOUT)
+        r = Result(subprocess.CompletedProcess(proc.args, proc.returncode, (seen + out).decode(), err.decode()))
+        check(r.code == 0, "exit 0 after Ctrl-D", r)
+        contains(r.err, "[interrupt: aborting the answer]", r)
+        contains(r.err, "[aborted]", r)
+        contains(r.out, "> next question\nFresh answer after the abort.\n", r)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(top)
+
+
 def test_configuration_errors():
     r = run([], "hi\n", env=clean_env(LIBAGENT_API="openai-completions"))
     check(r.code == 2, "exit 2 on incomplete configuration", r)
@@ -444,7 +484,7 @@ def test_endpoint_errors_are_reported():
 
 
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
-         test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
+         test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
          test_endpoint_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the tests that together run
