@@ -93,6 +93,22 @@ conformance: build
 	python3 $(SHARED)/conformance/compare.py $(EXPECTED) $(CONFORMANCE_OUT)
 
 # Scenarios beyond the public kit (traces recorded with the kit's oracle).
+# Built-in providers against pi-ai 1.6.0's traces (tests/providers/README.md). The runner gets an
+# empty environment, as the oracle does, so no API key variable of the machine leaks in.
+PROVIDER_FIXTURES ?= $(SHARED)/providers/fixtures
+PROVIDER_EXPECTED ?= $(SHARED)/providers/expected
+PROVIDER_OUT ?= build/provider-conformance
+provider-conformance:
+	cargo build --quiet --release --example provider-runner
+	@rm -rf $(PROVIDER_OUT)
+	env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/release/examples/provider-runner \
+		$(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) $(PROVIDER_OUT) || true
+	python3 $(SHARED)/conformance/compare.py $(if $(EXPECTED),$(EXPECTED),$(PROVIDER_EXPECTED)) $(PROVIDER_OUT)
+
+provider-conformance-extra:
+	$(MAKE) --no-print-directory provider-conformance FIXTURES=$(CURDIR)/tests/providers/fixtures \
+		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra
+
 conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
