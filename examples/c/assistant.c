@@ -352,7 +352,6 @@ static char *resolve(const App *app, const char *path, int must_exist, Buf *err)
         else if (!(result = strdup(resolved))) out_of_memory();
     } else if (errno == ENOENT && !must_exist) {
         /* A new file: its directory must exist inside the root. */
-        while (full.len > 1 && full.data[full.len - 1] == '/') full.data[--full.len] = '\0';
         char *slash = strrchr(full.data, '/');
         const char *base = slash + 1;
         *slash = '\0';
