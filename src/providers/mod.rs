@@ -104,6 +104,81 @@ pub fn stream_simple(request: StreamRequest, sender: StreamSender) {
     }
 }
 
+/// The `User-Agent`: identity `userAgent` `"short"` → `pi`, `{"custom": X}` → X, else pi-ai's
+/// detailed form with libagent in the runtime's place.
+pub(crate) fn user_agent(call: &Call) -> String {
+    let identity = call.option("identity");
+    match identity.and_then(|i| i.get("userAgent")) {
+        Some(Json::String(mode)) if mode == "short" => return "pi".into(),
+        Some(Json::Object(custom)) => {
+            if let Some(Json::String(custom)) = custom.get("custom") {
+                return custom.clone();
+            }
+        }
+        _ => {}
+    }
+    let version = identity
+        .and_then(|i| i.get("version"))
+        .and_then(Json::as_str)
+        .unwrap_or(PI_AI_VERSION);
+    format!(
+        "pi/{version} ({}; libagent/{}; {})",
+        std::env::consts::OS,
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH
+    )
+}
+
+/// The pi-ai version the providers reproduce (its default client version).
+pub const PI_AI_VERSION: &str = "1.6.0";
+
+/// Provider attribution from `options.identity.attribution` (OpenRouter, NVIDIA NIM, OpenCode).
+pub(crate) fn attribution_headers(call: &Call) -> Vec<(String, String)> {
+    let Some(attribution) = call
+        .option("identity")
+        .and_then(|i| i.get("attribution"))
+        .filter(|a| a.is_object())
+    else {
+        return Vec::new();
+    };
+    let text = |key: &str| str_field(attribution, key).unwrap_or("").to_string();
+    let provider = call.model_str("provider");
+    let base_url = call.model_str("baseUrl");
+    let host = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string));
+    if provider == "openrouter" || base_url.contains("openrouter.ai") {
+        let mut headers = vec![
+            ("HTTP-Referer".to_string(), text("url")),
+            ("X-OpenRouter-Title".to_string(), text("name")),
+        ];
+        let categories: Vec<&str> = attribution
+            .get("categories")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .collect();
+        if !categories.is_empty() {
+            headers.push(("X-OpenRouter-Categories".into(), categories.join(",")));
+        }
+        return headers;
+    }
+    if provider == "nvidia" || host.as_deref() == Some("integrate.api.nvidia.com") {
+        let name = text("name");
+        let mut chars = name.chars();
+        let capitalized = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
+        return vec![("X-BILLING-INVOKE-ORIGIN".into(), capitalized)];
+    }
+    if matches!(provider, "opencode" | "opencode-go") || host.as_deref() == Some("opencode.ai") {
+        return vec![("x-opencode-client".into(), text("name"))];
+    }
+    Vec::new()
+}
+
 /// `No API key for provider: <provider>` unless the call has a key or `options.headers` carries
 /// one of `auth_headers` (pi-ai accepts an explicit authorization header instead of a key).
 pub(crate) fn require_api_key(call: &Call, auth_headers: &[&str]) -> Result<(), String> {

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use libagent::json::{Json, JsonMap};
+use agent::json::{Json, JsonMap};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -232,7 +232,7 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Js
     request.insert("method".into(), Json::String(method));
     request.insert("path".into(), Json::String(path));
     request.insert("headers".into(), Json::Object(headers));
-    match libagent::json::parse(&body) {
+    match agent::json::parse(&body) {
         Ok(json) => request.insert("body".into(), json),
         Err(_) => request.insert("bodyText".into(), Json::String(body)),
     };

@@ -5,7 +5,7 @@
 //!     provider-runner FIXTURES_DIR OUT_DIR     OUT_DIR/<name>.jsonl per FIXTURES_DIR/<name>.json
 //!     provider-runner --one FIXTURE.json       one trace on stdout
 //!
-//! The stream is consumed the way the agent consumes it (`libagent::stream`), so each event's
+//! The stream is consumed the way the agent consumes it (`agent::stream`), so each event's
 //! partial is the one an agent's listeners see.
 
 mod mock;
@@ -13,10 +13,10 @@ mod mock;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use libagent::host::{AbortSignal, StreamRequest};
-use libagent::json::{Json, JsonMap};
-use libagent::message::Message;
-use libagent::stream::{channel, StreamOutput};
+use agent::host::{AbortSignal, StreamRequest};
+use agent::json::{Json, JsonMap};
+use agent::message::Message;
+use agent::stream::{channel, StreamOutput};
 use mock::{End, Mock, Response};
 
 const FIXTURE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -82,7 +82,7 @@ struct Fixture {
 
 fn run_file(server: &tokio::runtime::Runtime, file: &Path) -> Result<String, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let json = libagent::json::parse(&text)?;
+    let json = agent::json::parse(&text)?;
     let fixture = check(&json)?;
     let mock = server
         .block_on(Mock::start(fixture.responses.clone()))
@@ -129,10 +129,10 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
         options: fixture.options.clone(),
         signal: signal.clone(),
     };
-    libagent::providers::stream_simple(request, sender);
+    agent::providers::stream_simple(request, sender);
     let mut lines = Vec::new();
     let mut events = 0u64;
-    libagent::runtime::handle().block_on(async {
+    agent::runtime::handle().block_on(async {
         loop {
             let event = match receiver.next().await {
                 StreamOutput::Ignored => continue,
@@ -171,13 +171,13 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
 }
 
 fn object<const N: usize>(entries: [(&str, Json); N]) -> Json {
-    libagent::json::object(entries)
+    agent::json::object(entries)
 }
 
 /// One normalized trace line (README §5): keys sorted, `timestamp` numbers 0, `durationMs`
 /// `"<ms>"`, compact.
 fn line(value: Json) -> String {
-    let mut text = libagent::json::to_string(&normalize(value, None));
+    let mut text = agent::json::to_string(&normalize(value, None));
     text.push('\n');
     text
 }
