@@ -53,7 +53,7 @@ fn start() -> Handle {
             .worker_threads(workers)
             .thread_name("libagent-rt")
             .on_thread_start(|| ON_RUNTIME.with(|f| f.set(true)))
-            .enable_time()
+            .enable_all()
             .build()
             .expect("libagent: cannot start the runtime");
         let handle = runtime.handle().clone();
@@ -67,7 +67,7 @@ fn start() -> Handle {
         .spawn(move || {
             ON_RUNTIME.with(|f| f.set(true));
             let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
+                .enable_all()
                 .build()
                 .expect("libagent: cannot start the runtime");
             let _ = tx.send(runtime.handle().clone());
