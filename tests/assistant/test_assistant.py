@@ -387,12 +387,16 @@ def test_configuration_errors():
 
 
 def test_endpoint_read_file():
-    """openai-completions: the model reads a file (and tries one outside the root); the second
-    request carries both tool results; the answer quotes the file."""
+    """openai-completions: the model calls the read-only tools in parallel (read a file, list the
+    root, search, and two reads outside the root); the second request carries every tool result;
+    the answer quotes the file."""
     top, root = make_root()
     responses = [
         tool_call_response([("call_read_1", "read_file", {"path": "notes.txt"}),
-                            ("call_read_2", "read_file", {"path": "../outside.txt"})]),
+                            ("call_read_2", "read_file", {"path": "../outside.txt"}),
+                            ("call_read_3", "read_file", {"path": "escape.txt"}),
+                            ("call_list", "list_dir", {"path": "."}),
+                            ("call_search", "search", {"query": "xyzzy"})]),
         text_response("The notes say: The magic word is xyzzy."),
     ]
     try:
@@ -403,8 +407,10 @@ def test_endpoint_read_file():
         check("error:" not in r.err, "no error", r)
         contains(r.out, '[tool] read_file {"path":"notes.txt"}\n', r)
         contains(r.out, '[tool] read_file {"path":"../outside.txt"}\n', r)
+        contains(r.out, '[tool] search {"query":"xyzzy"}\n', r)
         contains(r.out, "[result] Project notes ... (3 lines)\n", r)
         contains(r.out, "[error] refused: '../outside.txt' leaves the root directory", r)
+        contains(r.out, "[error] refused: 'escape.txt' leads outside the root directory (symbolic link)", r)
         contains(r.out, "The notes say: The magic word is xyzzy.\n", r)
         check(len(mock.requests) == 2, "two requests", mock.requests)
         for request in mock.requests:
@@ -416,11 +422,18 @@ def test_endpoint_read_file():
         assistant = [m for m in second["body"]["messages"] if m.get("role") == "assistant"]
         check(len(assistant) == 1, "request 2 replays the assistant turn", second["body"]["messages"])
         ids = [c["id"] for c in assistant[0].get("tool_calls", [])]
-        check(ids == ["call_read_1", "call_read_2"], "with both tool calls", assistant[0])
-        results = {m["tool_call_id"]: json.dumps(m["content"]) for m in tool_messages(second)}
-        check(sorted(results) == ["call_read_1", "call_read_2"], "request 2 has both tool results", results)
-        contains(results["call_read_1"], "The magic word is xyzzy.", results)
+        check(ids == ["call_read_1", "call_read_2", "call_read_3", "call_list", "call_search"],
+              "with every tool call", assistant[0])
+        results = {m["tool_call_id"]: m["content"] for m in tool_messages(second)}
+        check(all(isinstance(v, str) for v in results.values()), "tool results go out as text", results)
+        check(sorted(results) == sorted(ids), "request 2 has every tool result", results)
+        contains(results["call_read_1"], "Project notes\nThe magic word is xyzzy.\nEnd of notes\n", results)
         contains(results["call_read_2"], "refused", results)
+        contains(results["call_read_3"], "refused", results)
+        contains(results["call_list"], "./ (4 entries)\n.git/\nescape.txt\nnotes.txt\nsrc/\n", results)
+        contains(results["call_search"], "notes.txt:2: The magic word is xyzzy.\n"
+                                         "src/main.c:2:     return magic(); /* xyzzy */\n", results)
+        check("hidden directory" not in results["call_search"], "search skips hidden directories", results)
         check("TOP SECRET" not in json.dumps(second["body"]), "the outside file never reached the model")
     finally:
         shutil.rmtree(top)
@@ -487,10 +500,9 @@ TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_wri
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
          test_endpoint_errors_are_reported]
 
-# Under valgrind (several seconds per start of the debug library), the tests that together run
-# every tool, the refusals, both approval answers and both models.
-VALGRIND_TESTS = [test_scripted_tools_and_refusals, test_endpoint_read_file,
-                  test_endpoint_write_file_asks]
+# Under valgrind (several seconds per start of the debug library), the two tests that together run
+# every tool, the refusals, both approval answers and the provider path.
+VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks]
 
 
 def main():
