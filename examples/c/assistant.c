@@ -284,7 +284,7 @@ typedef struct {
     size_t root_len;
     int auto_yes, no_write;
     AgentHandle *agent;
-    FILE *tty; /* where write approvals are read from (NULL: stdin) */
+    FILE *tty_in, *tty_out; /* the terminal, for write approvals (NULL: stdin and stdout) */
 
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t cv;
@@ -563,23 +563,23 @@ static int tool_search(App *app, const char *args, Buf *out) {
 
 /* Asks the user whether to write; 1 = yes. Reads /dev/tty when there is one, else stdin. */
 static int confirm(App *app, const char *shown_path) {
-    FILE *out = app->tty ? app->tty : stdout;
+    FILE *out = app->tty_out ? app->tty_out : stdout, *in = app->tty_in ? app->tty_in : stdin;
     fprintf(out, "Write %s? [y/N] ", shown_path);
     fflush(out);
     char answer[64];
-    if (!fgets(answer, sizeof answer, app->tty ? app->tty : stdin)) {
+    if (!fgets(answer, sizeof answer, in)) {
         fputc('\n', out);
         return 0;
     }
-    if (!app->tty) fputs(answer, stdout); /* echo a piped answer, so the transcript reads well */
+    if (in == stdin) fputs(answer, stdout); /* echo a piped answer, so the transcript reads well */
     if (!strchr(answer, '\n')) { /* drop the rest of a long line */
         int c;
-        while ((c = fgetc(app->tty ? app->tty : stdin)) != EOF && c != '\n') {}
+        while ((c = fgetc(in)) != EOF && c != '\n') {}
     }
     return answer[0] == 'y' || answer[0] == 'Y';
 }
 
-static int tool_write_file(App *app, const char *args, Buf *out) {
+static int tool_write_file(App *app, const char *args, AgentToolCall *call, Buf *out) {
     Buf path = {0}, content = {0};
     json_string(json_get(args, "path"), &path);
     json_string(json_get(args, "content"), &content);
@@ -597,12 +597,12 @@ static int tool_write_file(App *app, const char *args, Buf *out) {
         goto done;
     }
     /* The preview: the path, the size, the first lines. */
-    FILE *tty = app->tty ? app->tty : stdout;
+    FILE *tty = app->tty_out ? app->tty_out : stdout;
     long lines = 0;
     for (size_t i = 0; i < content.len; i++) lines += content.data[i] == '\n';
     if (content.len && content.data[content.len - 1] != '\n') lines++;
-    fprintf(tty, "[write] %s: %zu bytes, %ld lines (%s)\n", relative(app, file), content.len, lines,
-            exists ? "replaces the existing file" : "new file");
+    fprintf(tty, "[write] %s: %zu bytes, %ld %s (%s)\n", relative(app, file), content.len, lines,
+            lines == 1 ? "line" : "lines", exists ? "replaces the existing file" : "new file");
     const char *p = content.data;
     for (int i = 0; i < 10 && *p; i++) {
         size_t n = strcspn(p, "\n");
@@ -612,9 +612,16 @@ static int tool_write_file(App *app, const char *args, Buf *out) {
         p += n + (p[n] == '\n');
     }
     if (*p) fprintf(tty, "  | [... %ld more lines]\n", lines - 10);
-    if (app->auto_yes) fprintf(tty, "[write] approved (--yes)\n");
-    else if (!confirm(app, relative(app, file))) {
+    if (app->auto_yes) {
+        fprintf(tty, "[write] approved (--yes)\n");
+        fflush(tty);
+    } else if (!confirm(app, relative(app, file))) {
         buf_printf(out, "the user declined: '%s' was not written", relative(app, file));
+        goto done;
+    }
+    bool aborted = false;
+    if (agent_call_is_aborted(call, &aborted) == AGENT_OK && aborted) { /* Ctrl-C while asking */
+        buf_printf(out, "aborted: '%s' was not written", relative(app, file));
         goto done;
     }
     FILE *f = fopen(file, "wb");
@@ -639,11 +646,17 @@ static void run_job(App *app, Job *job) {
     Buf out = {0};
     buf_add(&out, "", 0);
     int ok = 0;
+    bool aborted = false;
+    if (agent_call_is_aborted(job->call, &aborted) == AGENT_OK && aborted) {
+        agent_call_fail(job->call, "Operation aborted"); /* e.g. Ctrl-C: don't ask, don't write */
+        free(out.data);
+        return;
+    }
     switch (job->kind) {
     case LIST_DIR: ok = tool_list_dir(app, job->args, &out); break;
     case READ_FILE: ok = tool_read_file(app, job->args, &out); break;
     case SEARCH: ok = tool_search(app, job->args, &out); break;
-    case WRITE_FILE: ok = tool_write_file(app, job->args, &out); break;
+    case WRITE_FILE: ok = tool_write_file(app, job->args, job->call, &out); break;
     }
     AgentStatus status;
     if (ok) {
@@ -996,7 +1009,10 @@ int main(int argc, char **argv) {
     uint64_t subscription;
     if (agent_subscribe(app.agent, on_event, &app, NULL, &subscription) != AGENT_OK) goto fail;
 
-    app.tty = fopen("/dev/tty", "r+");
+    if ((app.tty_in = fopen("/dev/tty", "r")) && !(app.tty_out = fopen("/dev/tty", "w"))) {
+        fclose(app.tty_in);
+        app.tty_in = NULL;
+    }
     int interactive = isatty(STDIN_FILENO);
     fprintf(stderr, "libagent assistant: %s; root %s%s. Ctrl-D quits.\n", about.data, app.root,
             app.no_write ? "; writes disabled" : app.auto_yes ? "; writes approved automatically" : "");
@@ -1050,7 +1066,8 @@ fail:
     for (int i = 0; i < 4; i++)
         if (tools[i]) agent_tool_free(tools[i]);
     if (options) agent_options_free(options);
-    if (app.tty) fclose(app.tty);
+    if (app.tty_in) fclose(app.tty_in);
+    if (app.tty_out) fclose(app.tty_out);
     if (have_sig_thread) {
         pthread_mutex_lock(&app.mu);
         app.quitting = 1;

@@ -323,7 +323,7 @@ def test_scripted_write_flags():
 
         r = run(["--root", root, "--script", path, "--yes"], "write\n")
         check(r.code == 0, "exit 0", r)
-        contains(r.out, "[write] src/new.c: 7 bytes, 1 lines (new file)\n  | int x;\n[write] approved (--yes)", r)
+        contains(r.out, "[write] src/new.c: 7 bytes, 1 line (new file)\n  | int x;\n[write] approved (--yes)", r)
         check("[y/N]" not in r.out, "--yes does not ask", r)
         contains(r.out, "[result] wrote 7 bytes to src/new.c", r)
         with open(target) as f:
