@@ -799,8 +799,8 @@ static void *signal_thread(void *ud) {
         pthread_mutex_unlock(&app->mu);
         if (quitting) return NULL;
         if (running) {
-            fputs("\n[interrupt: aborting the answer]\n", stderr);
             agent_abort(app->agent);
+            fputs("\n[interrupt: aborting the answer]\n", stderr);
         } else {
             fputs("\n", stderr);
             _exit(130); /* at the prompt, Ctrl-C quits as usual */

@@ -332,39 +332,61 @@ def test_scripted_write_flags():
         shutil.rmtree(top)
 
 
-def test_ctrl_c_aborts_the_answer():
-    """SIGINT during an answer aborts it (the run ends, the session goes on); at the prompt, the
-    next request is answered normally."""
+def read_until(stream, marker, seen=b""):
+    """Reads the pipe `stream` until `marker` appeared; returns everything read."""
     import select
+    while marker not in seen:
+        ready, _, _ = select.select([stream], [], [], TIMEOUT)
+        check(ready, "expected %r (timed out)" % marker, seen)
+        data = os.read(stream.fileno(), 4096)
+        check(data, "expected %r before the end of the output" % marker, seen)
+        seen += data
+    return seen
+
+
+def interactive(args):
+    return subprocess.Popen([BINARY] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=clean_env(), start_new_session=True)
+
+
+def finish(proc, stdin, seen_out=b"", seen_err=b""):
+    out, err = proc.communicate(stdin, timeout=TIMEOUT)
+    return Result(subprocess.CompletedProcess(proc.args, proc.returncode, (seen_out + out).decode(),
+                                              (seen_err + err).decode()))
+
+
+def test_ctrl_c_aborts_the_answer():
+    """SIGINT during an answer aborts it (the run ends, the session goes on: the next request is
+    answered); SIGINT while a write waits for approval: nothing is written, even after a 'y'."""
     import signal
     top, root = make_root()
     script = [
         {"content": [{"type": "text", "text": "Working on it...", "chunks": 2}], "waitForAbort": True},
         {"content": [{"type": "text", "text": "Fresh answer after the abort."}]},
+        {"content": [{"type": "toolCall", "id": "w1", "name": "write_file",
+                      "arguments": {"path": "late.txt", "content": "too late\n"}}]},
+        {"content": [{"type": "text", "text": "unused"}]},
     ]
     path = os.path.join(top, "script.json")
     with open(path, "w") as f:
         json.dump(script, f)
-    proc = subprocess.Popen([BINARY, "--root", root, "--script", path], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
-                            start_new_session=True)
+    proc = interactive(["--root", root, "--script", path])
     try:
         proc.stdin.write(b"start a long answer\n")
         proc.stdin.flush()
-        seen = b""
-        while b"Working on it..." not in seen:  # the run is streaming, then waits for the abort
-            ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
-            check(ready, "the answer starts streaming", seen)
-            data = os.read(proc.stdout.fileno(), 4096)
-            check(data, "the assistant is still running", seen)
-            seen += data
+        out = read_until(proc.stdout, b"Working on it...")  # streaming, then waiting for the abort
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(b"next question\n", timeout=TIMEOUT)
-        r = Result(subprocess.CompletedProcess(proc.args, proc.returncode, (seen + out).decode(), err.decode()))
+        err = read_until(proc.stderr, b"[aborted]")
+        proc.stdin.write(b"next question\nwrite late.txt\n")
+        proc.stdin.flush()
+        out = read_until(proc.stdout, b"Write late.txt? [y/N] ", out)
+        proc.send_signal(signal.SIGINT)
+        err = read_until(proc.stderr, b"[interrupt: aborting the answer]", err.split(b"[aborted]", 1)[1])
+        r = finish(proc, b"y\n", out, err)
         check(r.code == 0, "exit 0 after Ctrl-D", r)
-        contains(r.err, "[interrupt: aborting the answer]", r)
-        contains(r.err, "[aborted]", r)
         contains(r.out, "> next question\nFresh answer after the abort.\n", r)
+        contains(r.out, "[error] aborted: 'late.txt' was not written", r)
+        check(not os.path.exists(os.path.join(root, "late.txt")), "nothing written after the abort", r)
     finally:
         if proc.poll() is None:
             proc.kill()
