@@ -47,7 +47,8 @@ fn detect_compat(call: &Call) -> Compat {
     let provider = call.model_str("provider");
     let url = call.model_str("baseUrl");
     let has = |s: &str| url.contains(s);
-    let zai = matches!(provider, "zai" | "zai-coding-cn") || has("api.z.ai") || has("open.bigmodel.cn");
+    let zai =
+        matches!(provider, "zai" | "zai-coding-cn") || has("api.z.ai") || has("open.bigmodel.cn");
     let together = provider == "together" || has("api.together.ai") || has("api.together.xyz");
     let moonshot = matches!(provider, "moonshotai" | "moonshotai-cn") || has("api.moonshot.");
     let openrouter = provider == "openrouter" || has("openrouter.ai");
@@ -71,8 +72,14 @@ fn detect_compat(call: &Call) -> Compat {
         || workers_ai
         || ai_gateway
         || ant_ling;
-    let use_max_tokens =
-        has("chutes.ai") || deepseek || moonshot || ai_gateway || together || nvidia || ant_ling || zai;
+    let use_max_tokens = has("chutes.ai")
+        || deepseek
+        || moonshot
+        || ai_gateway
+        || together
+        || nvidia
+        || ant_ling
+        || zai;
     let thinking_format = if deepseek {
         "deepseek"
     } else if zai {
@@ -86,13 +93,20 @@ fn detect_compat(call: &Call) -> Compat {
     } else {
         "openai"
     };
-    let flag = |key: &str, detected: bool| call.compat(key).and_then(Json::as_bool).unwrap_or(detected);
+    let flag =
+        |key: &str, detected: bool| call.compat(key).and_then(Json::as_bool).unwrap_or(detected);
     let text = |key: &str, detected: &str| {
-        call.compat(key).and_then(Json::as_str).unwrap_or(detected).to_string()
+        call.compat(key)
+            .and_then(Json::as_str)
+            .unwrap_or(detected)
+            .to_string()
     };
     Compat {
         supports_store: flag("supportsStore", !non_standard),
-        supports_developer_role: flag("supportsDeveloperRole", provider == "openai" || has("api.openai.com")),
+        supports_developer_role: flag(
+            "supportsDeveloperRole",
+            provider == "openai" || has("api.openai.com"),
+        ),
         supports_reasoning_effort: flag(
             "supportsReasoningEffort",
             !grok && !zai && !moonshot && !together && !ai_gateway && !nvidia && !ant_ling,
@@ -101,19 +115,29 @@ fn detect_compat(call: &Call) -> Compat {
         supports_finish_reason: flag("supportsFinishReason", true),
         max_tokens_field: text(
             "maxTokensField",
-            if use_max_tokens { "max_tokens" } else { "max_completion_tokens" },
+            if use_max_tokens {
+                "max_tokens"
+            } else {
+                "max_completion_tokens"
+            },
         ),
         requires_tool_result_name: flag("requiresToolResultName", false),
         requires_assistant_after_tool_result: flag("requiresAssistantAfterToolResult", false),
         requires_non_null_assistant_content: flag("requiresNonNullAssistantContent", false),
         requires_tools_with_tool_history: flag("requiresToolsWithToolHistory", false),
         requires_thinking_as_text: flag("requiresThinkingAsText", false),
-        requires_reasoning_content_on_assistant: flag("requiresReasoningContentOnAssistantMessages", deepseek),
+        requires_reasoning_content_on_assistant: flag(
+            "requiresReasoningContentOnAssistantMessages",
+            deepseek,
+        ),
         thinking_format: text("thinkingFormat", thinking_format),
         supports_strict_mode: flag("supportsStrictMode", false),
         mid_convo_system_messages: flag("supportsMidConvoSystemMessages", false),
         send_session_affinity_headers: flag("sendSessionAffinityHeaders", openrouter),
-        session_affinity_format: text("sessionAffinityFormat", if openrouter { "openrouter" } else { "openai" }),
+        session_affinity_format: text(
+            "sessionAffinityFormat",
+            if openrouter { "openrouter" } else { "openai" },
+        ),
         supports_long_cache_retention: flag(
             "supportsLongCacheRetention",
             !(together || workers_ai || ai_gateway || nvidia || ant_ling),
@@ -136,7 +160,11 @@ pub fn start(call: Call, sender: &StreamSender) -> Result<(), String> {
 
 /// `PI_CACHE_RETENTION=long` (options.env or the process) makes `long` the default.
 pub(crate) fn cache_retention(call: &Call) -> String {
-    if let Some(retention) = call.option("cacheRetention").and_then(Json::as_str).filter(|r| !r.is_empty()) {
+    if let Some(retention) = call
+        .option("cacheRetention")
+        .and_then(Json::as_str)
+        .filter(|r| !r.is_empty())
+    {
         return retention.to_string();
     }
     match super::env::value("PI_CACHE_RETENTION", call.option("env")) {
@@ -147,12 +175,18 @@ pub(crate) fn cache_retention(call: &Call) -> String {
 
 fn build_request(call: &Call, compat: &Compat) -> HttpRequest {
     let retention = cache_retention(call);
-    let session = call.option("sessionId").and_then(Json::as_str).filter(|s| !s.is_empty());
+    let session = call
+        .option("sessionId")
+        .and_then(Json::as_str)
+        .filter(|s| !s.is_empty());
     let cache_session = session.filter(|_| retention != "none");
     // Headers: SDK defaults, identity attribution, model headers, session affinity, options.
     let mut headers = HeaderList::default();
     headers.set("accept", Some("application/json".into()));
-    headers.set("authorization", call.api_key.as_ref().map(|k| format!("Bearer {k}")));
+    headers.set(
+        "authorization",
+        call.api_key.as_ref().map(|k| format!("Bearer {k}")),
+    );
     headers.set("user-agent", Some(super::user_agent(call)));
     for (name, value) in super::attribution_headers(call) {
         headers.set(&name, Some(value));
@@ -176,7 +210,10 @@ fn build_request(call: &Call, compat: &Compat) -> HttpRequest {
         url: format!("{base}/chat/completions"),
         headers: headers.into_vec(),
         body: to_string(&build_body(call, compat, &retention)),
-        max_retries: call.option("maxRetries").and_then(Json::as_u64).unwrap_or(0) as u32,
+        max_retries: call
+            .option("maxRetries")
+            .and_then(Json::as_u64)
+            .unwrap_or(0) as u32,
         max_retry_delay_ms: call.option("maxRetryDelayMs").and_then(Json::as_f64),
     }
 }
@@ -213,8 +250,14 @@ impl HeaderList {
 fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
     let messages = resolve(&call.messages, compat.mid_convo_system_messages);
     let mut body = JsonMap::new();
-    body.insert("model".into(), call.model.get("id").cloned().unwrap_or(Json::Null));
-    body.insert("messages".into(), Json::Array(convert_messages(call, compat, &messages)));
+    body.insert(
+        "model".into(),
+        call.model.get("id").cloned().unwrap_or(Json::Null),
+    );
+    body.insert(
+        "messages".into(),
+        Json::Array(convert_messages(call, compat, &messages)),
+    );
     body.insert("stream".into(), true.into());
     let session = call.option("sessionId").and_then(Json::as_str);
     let prompt_cache_key = compat.prompt_cache_key_mode == "enabled"
@@ -222,7 +265,10 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
             && (call.model_str("baseUrl").contains("api.openai.com")
                 || (retention == "long" && compat.supports_long_cache_retention)));
     if let Some(session) = session.filter(|_| retention != "none" && prompt_cache_key) {
-        body.insert("prompt_cache_key".into(), session.chars().take(64).collect::<String>().into());
+        body.insert(
+            "prompt_cache_key".into(),
+            session.chars().take(64).collect::<String>().into(),
+        );
     }
     if retention == "long" && compat.supports_long_cache_retention {
         body.insert("prompt_cache_retention".into(), "24h".into());
@@ -242,7 +288,10 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
     }
     let current_tools = tools(&messages);
     if !current_tools.is_empty() {
-        let converted = current_tools.iter().map(|t| convert_tool(t, compat)).collect();
+        let converted = current_tools
+            .iter()
+            .map(|t| convert_tool(t, compat))
+            .collect();
         body.insert("tools".into(), Json::Array(converted));
     } else if compat.requires_tools_with_tool_history && has_tool_history(&call.messages) {
         body.insert("tools".into(), Json::Array(Vec::new()));
@@ -262,13 +311,18 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
 
 /// The clamped reasoning level, `None` for off.
 fn reasoning_effort(call: &Call) -> Option<String> {
-    let requested = call.option("reasoning").and_then(Json::as_str).filter(|r| !r.is_empty())?;
+    let requested = call
+        .option("reasoning")
+        .and_then(Json::as_str)
+        .filter(|r| !r.is_empty())?;
     Some(clamp_level(&call.model, requested)).filter(|level| level != "off")
 }
 
 /// `model.thinkingLevelMap[level]` (a string, `null`, or absent).
 fn mapped_level<'a>(call: &'a Call, level: &str) -> Option<&'a Json> {
-    call.model.get("thinkingLevelMap").and_then(|m| m.get(level))
+    call.model
+        .get("thinkingLevelMap")
+        .and_then(|m| m.get(level))
 }
 
 fn mapped_or(call: &Call, level: &str) -> Json {
@@ -325,7 +379,10 @@ fn add_reasoning(call: &Call, compat: &Compat, body: &mut JsonMap) {
         }
         "openrouter" if reasoning => {
             if let Some(effort) = &effort {
-                body.insert("reasoning".into(), json!({"effort": mapped_or(call, effort)}));
+                body.insert(
+                    "reasoning".into(),
+                    json!({"effort": mapped_or(call, effort)}),
+                );
             } else if !matches!(off_mapping, Some(Json::Null)) {
                 let off = off_mapping.cloned().unwrap_or_else(|| "none".into());
                 body.insert("reasoning".into(), json!({"effort": off}));
@@ -341,11 +398,15 @@ fn add_reasoning(call: &Call, compat: &Compat, body: &mut JsonMap) {
             if let Some(effort) = &effort {
                 body.insert("thinking".into(), mapped_or(call, effort));
             } else if !matches!(off_mapping, Some(Json::Null)) {
-                body.insert("thinking".into(), off_mapping.cloned().unwrap_or_else(|| "none".into()));
+                body.insert(
+                    "thinking".into(),
+                    off_mapping.cloned().unwrap_or_else(|| "none".into()),
+                );
             }
         }
         "ant-ling" if reasoning => {
-            if let Some(v @ Json::String(_)) = effort.as_deref().and_then(|e| mapped_level(call, e)) {
+            if let Some(v @ Json::String(_)) = effort.as_deref().and_then(|e| mapped_level(call, e))
+            {
                 body.insert("reasoning".into(), json!({"effort": v}));
             }
         }
@@ -378,7 +439,10 @@ fn has_tool_history(messages: &[Json]) -> bool {
 
 fn convert_tool(tool: &Json, compat: &Compat) -> Json {
     let mut function = JsonMap::new();
-    function.insert("name".into(), tool.get("name").cloned().unwrap_or(Json::Null));
+    function.insert(
+        "name".into(),
+        tool.get("name").cloned().unwrap_or(Json::Null),
+    );
     if let Some(description) = tool.get("description") {
         function.insert("description".into(), description.clone());
     }
@@ -408,12 +472,22 @@ fn normalize_id_other(id: &str) -> String {
 fn normalize_id(id: &str, provider_openai: bool) -> String {
     let clean = |s: &str| -> String {
         s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect()
     };
     if let Some((call_id, item_id)) = id.split_once('|') {
         let (call_id, item_id) = (clean(call_id), clean(item_id));
-        let combined = if item_id.is_empty() { call_id.clone() } else { format!("{call_id}_{item_id}") };
+        let combined = if item_id.is_empty() {
+            call_id.clone()
+        } else {
+            format!("{call_id}_{item_id}")
+        };
         if js_len(&combined) <= 40.0 {
             return combined;
         }
@@ -445,7 +519,11 @@ fn image_url(block: &Json) -> Json {
 }
 
 fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json> {
-    let normalize = if call.model_str("provider") == "openai" { normalize_id_openai } else { normalize_id_other };
+    let normalize = if call.model_str("provider") == "openai" {
+        normalize_id_openai
+    } else {
+        normalize_id_other
+    };
     let transformed = transform(messages, &call.model, Some(normalize));
     let supports_images = call
         .model
@@ -453,14 +531,21 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
         .and_then(Json::as_array)
         .is_some_and(|i| i.iter().any(|x| x.as_str() == Some("image")));
     let reasoning_model = call.model.get("reasoning").is_some_and(truthy);
-    let instruction_role = if reasoning_model && compat.supports_developer_role { "developer" } else { "system" };
+    let instruction_role = if reasoning_model && compat.supports_developer_role {
+        "developer"
+    } else {
+        "system"
+    };
     let mut out = Vec::new();
     let mut last_role = String::new();
     let mut i = 0;
     while i < transformed.len() {
         let message = &transformed[i];
         let role = message.get("role").and_then(Json::as_str).unwrap_or("");
-        if compat.requires_assistant_after_tool_result && last_role == "toolResult" && role == "user" {
+        if compat.requires_assistant_after_tool_result
+            && last_role == "toolResult"
+            && role == "user"
+        {
             out.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
         }
         match role {
@@ -505,7 +590,11 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
                 let mut j = i;
                 while j < transformed.len() && is_role(&transformed[j], "toolResult") {
                     let result = &transformed[j];
-                    let blocks = result.get("content").and_then(Json::as_array).cloned().unwrap_or_default();
+                    let blocks = result
+                        .get("content")
+                        .and_then(Json::as_array)
+                        .cloned()
+                        .unwrap_or_default();
                     let text = text_of(Some(&Json::Array(blocks.clone())), "\n");
                     let has_images = blocks.iter().any(|b| block_type(b) == "image");
                     let content = if !text.trim().is_empty() {
@@ -518,7 +607,10 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
                     let mut tool = JsonMap::new();
                     tool.insert("role".into(), "tool".into());
                     tool.insert("content".into(), content.into());
-                    tool.insert("tool_call_id".into(), result.get("toolCallId").cloned().unwrap_or(Json::Null));
+                    tool.insert(
+                        "tool_call_id".into(),
+                        result.get("toolCallId").cloned().unwrap_or(Json::Null),
+                    );
                     if compat.requires_tool_result_name {
                         if let Some(name) = result.get("toolName").filter(|n| truthy(n)) {
                             tool.insert("name".into(), name.clone());
@@ -526,7 +618,12 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
                     }
                     out.push(Json::Object(tool));
                     if has_images && supports_images {
-                        images.extend(blocks.iter().filter(|b| block_type(b) == "image").map(image_url));
+                        images.extend(
+                            blocks
+                                .iter()
+                                .filter(|b| block_type(b) == "image")
+                                .map(image_url),
+                        );
                     }
                     j += 1;
                 }
@@ -537,7 +634,9 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
                     if compat.requires_assistant_after_tool_result {
                         out.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
                     }
-                    let mut content = vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
+                    let mut content = vec![
+                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                    ];
                     content.extend(images);
                     out.push(json!({"role": "user", "content": content}));
                     last_role = "user".into();
@@ -554,10 +653,15 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
 
 /// An assistant turn, or `None` when it has neither content nor tool calls.
 fn convert_assistant(call: &Call, compat: &Compat, message: &Json) -> Option<Json> {
-    let blocks = message.get("content").and_then(Json::as_array).cloned().unwrap_or_default();
+    let blocks = message
+        .get("content")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut out = JsonMap::new();
     out.insert("role".into(), "assistant".into());
-    let empty = compat.requires_assistant_after_tool_result || compat.requires_non_null_assistant_content;
+    let empty =
+        compat.requires_assistant_after_tool_result || compat.requires_non_null_assistant_content;
     out.insert("content".into(), if empty { "".into() } else { Json::Null });
     let texts: Vec<String> = blocks
         .iter()
@@ -570,15 +674,23 @@ fn convert_assistant(call: &Call, compat: &Compat, message: &Json) -> Option<Jso
     let thinking: Vec<&Json> = blocks
         .iter()
         .filter(|b| block_type(b) == "thinking")
-        .filter(|b| !b.get("thinking").and_then(Json::as_str).unwrap_or("").trim().is_empty())
+        .filter(|b| {
+            !b.get("thinking")
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .trim()
+                .is_empty()
+        })
         .collect();
     let details = blocks
         .iter()
         .filter(|b| block_type(b) == "thinking")
         .find_map(|b| reasoning_details(b.get("thinkingSignature")));
     if !thinking.is_empty() {
-        let thinking_texts: Vec<&str> =
-            thinking.iter().map(|b| b.get("thinking").and_then(Json::as_str).unwrap_or("")).collect();
+        let thinking_texts: Vec<&str> = thinking
+            .iter()
+            .map(|b| b.get("thinking").and_then(Json::as_str).unwrap_or(""))
+            .collect();
         if compat.requires_thinking_as_text {
             let mut content = vec![json!({"type": "text", "text": thinking_texts.join("\n\n")})];
             content.extend(texts.iter().map(|t| json!({"type": "text", "text": t})));
@@ -588,12 +700,16 @@ fn convert_assistant(call: &Call, compat: &Compat, message: &Json) -> Option<Jso
                 out.insert("content".into(), text.clone().into());
             }
             if details.is_none() {
-                let signature = thinking[0].get("thinkingSignature").and_then(Json::as_str).unwrap_or("");
-                let signature = if call.model_str("provider") == "opencode-go" && signature == "reasoning" {
-                    "reasoning_content"
-                } else {
-                    signature
-                };
+                let signature = thinking[0]
+                    .get("thinkingSignature")
+                    .and_then(Json::as_str)
+                    .unwrap_or("");
+                let signature =
+                    if call.model_str("provider") == "opencode-go" && signature == "reasoning" {
+                        "reasoning_content"
+                    } else {
+                        signature
+                    };
                 if REASONING_FIELDS.contains(&signature) {
                     out.insert(signature.into(), thinking_texts.join("\n").into());
                 }
@@ -676,7 +792,10 @@ pub(crate) fn describe_status(status: u16, body: &str) -> String {
             let units: Vec<u16> = text.encode_utf16().collect();
             if units.len() > 4000 {
                 let cut = String::from_utf16_lossy(&units[..4000]);
-                format!("{status}: {cut}... [truncated {} chars]", units.len() - 4000)
+                format!(
+                    "{status}: {cut}... [truncated {} chars]",
+                    units.len() - 4000
+                )
             } else {
                 format!("{status}: {text}")
             }
@@ -762,13 +881,23 @@ async fn run(call: Call, compat: Compat, request: HttpRequest, out: Output) -> P
     if aborted {
         return reader.out.fail(true, "Request was aborted");
     }
-    let has_tool_call = (0..reader.out.block_count()).any(|i| reader.out.kind(i) == Some(BlockKind::ToolCall));
+    let has_tool_call =
+        (0..reader.out.block_count()).any(|i| reader.out.kind(i) == Some(BlockKind::ToolCall));
     if !reader.finished && !compat.supports_finish_reason {
-        reader.stop_reason = if has_tool_call { "toolUse".into() } else { "stop".into() };
-        reader.out.set("stopReason", reader.stop_reason.clone().into())?;
+        reader.stop_reason = if has_tool_call {
+            "toolUse".into()
+        } else {
+            "stop".into()
+        };
+        reader
+            .out
+            .set("stopReason", reader.stop_reason.clone().into())?;
     }
     if reader.stop_reason == "error" {
-        let text = reader.error_message.clone().unwrap_or_else(|| "Provider returned an error stop reason".into());
+        let text = reader
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "Provider returned an error stop reason".into());
         return reader.out.fail(false, &text);
     }
     if (compat.supports_finish_reason && !reader.finished) || reader.stop_reason == "pending" {
@@ -794,7 +923,9 @@ impl Reader {
             return Ok(Step::Fail(MALFORMED.into()));
         };
         if event.event.as_deref() == Some("error") {
-            return Ok(Step::Fail(stream_error_text(chunk.get("error").unwrap_or(&chunk))));
+            return Ok(Step::Fail(stream_error_text(
+                chunk.get("error").unwrap_or(&chunk),
+            )));
         }
         if let Some(error) = chunk.get("error").filter(|e| truthy(e)) {
             return Ok(Step::Fail(stream_error_text(error)));
@@ -824,7 +955,11 @@ impl Reader {
         if let Some(usage) = chunk.get("usage").filter(|u| truthy(u)) {
             self.out.set_usage(&parse_usage(usage))?;
         }
-        let Some(choice) = chunk.get("choices").and_then(Json::as_array).and_then(|c| c.first()) else {
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Json::as_array)
+            .and_then(|c| c.first())
+        else {
             return Ok(());
         };
         if !chunk.get("usage").is_some_and(truthy) {
@@ -855,12 +990,16 @@ impl Reader {
         let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
             return Ok(());
         };
-        let reasoning = REASONING_FIELDS
-            .iter()
-            .find(|f| delta.get(**f).and_then(Json::as_str).is_some_and(|s| !s.is_empty()));
+        let reasoning = REASONING_FIELDS.iter().find(|f| {
+            delta
+                .get(**f)
+                .and_then(Json::as_str)
+                .is_some_and(|s| !s.is_empty())
+        });
         if let Some(field) = reasoning {
             let text = delta.get(*field).and_then(Json::as_str).unwrap_or("");
-            let signature = if call.model_str("provider") == "opencode-go" && *field == "reasoning" {
+            let signature = if call.model_str("provider") == "opencode-go" && *field == "reasoning"
+            {
                 "reasoning_content"
             } else {
                 field
@@ -874,7 +1013,11 @@ impl Reader {
                 append_detail(self.details.get_or_insert_with(Vec::new), detail);
             }
         }
-        if let Some(text) = delta.get("content").and_then(Json::as_str).filter(|t| !t.is_empty()) {
+        if let Some(text) = delta
+            .get("content")
+            .and_then(Json::as_str)
+            .filter(|t| !t.is_empty())
+        {
             let index = match self.text {
                 Some(index) => index,
                 None => {
@@ -888,7 +1031,12 @@ impl Reader {
             };
             self.out.delta(index, text)?;
         }
-        for call_delta in delta.get("tool_calls").and_then(Json::as_array).into_iter().flatten() {
+        for call_delta in delta
+            .get("tool_calls")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
             self.tool_call_delta(call_delta)?;
         }
         Ok(())
@@ -909,7 +1057,10 @@ impl Reader {
 
     fn tool_call_delta(&mut self, delta: &Json) -> Pushed {
         let stream_index = delta.get("index").and_then(Json::as_i64);
-        let id = delta.get("id").and_then(Json::as_str).filter(|s| !s.is_empty());
+        let id = delta
+            .get("id")
+            .and_then(Json::as_str)
+            .filter(|s| !s.is_empty());
         let function = delta.get("function");
         let name = function.and_then(|f| f.get("name")).and_then(Json::as_str);
         let mut index = stream_index.and_then(|i| self.by_index.get(&i).copied());
@@ -959,7 +1110,8 @@ impl Reader {
     fn finish_thinking_details(&mut self) -> Pushed {
         if let (Some(index), Some(details)) = (self.thinking, self.details.take()) {
             let signature = to_string(&Json::Array(details));
-            self.out.set_block_field(index, "thinkingSignature", signature.into())?;
+            self.out
+                .set_block_field(index, "thinkingSignature", signature.into())?;
         }
         Ok(())
     }
@@ -974,9 +1126,14 @@ fn append_detail(details: &mut Vec<Json>, detail: &Json) {
         _ => None,
     };
     if let (Some(field), Some(last)) = (field, details.last_mut()) {
-        let same = last.get("type") == detail.get("type") && last.get("index") == detail.get("index");
+        let same =
+            last.get("type") == detail.get("type") && last.get("index") == detail.get("index");
         if same {
-            let addition = detail.get(field).and_then(Json::as_str).unwrap_or("").to_string();
+            let addition = detail
+                .get(field)
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string();
             if let Some(Json::String(text)) = last.get_mut(field) {
                 text.push_str(&addition);
                 return;
@@ -992,7 +1149,11 @@ fn stream_error_text(error: &Json) -> String {
         Some(message) => message.to_string(),
         None => to_string(error),
     };
-    if let Some(raw) = error.get("metadata").and_then(|m| m.get("raw")).filter(|r| truthy(r)) {
+    if let Some(raw) = error
+        .get("metadata")
+        .and_then(|m| m.get("raw"))
+        .filter(|r| truthy(r))
+    {
         let raw = match raw {
             Json::String(s) => s.clone(),
             other => to_string(other),
@@ -1007,7 +1168,10 @@ fn stream_error_text(error: &Json) -> String {
 
 /// pi-ai's `parseChunkUsage`: cached tokens are taken out of the prompt tokens.
 fn parse_usage(raw: &Json) -> Usage {
-    let n = |v: Option<&Json>| v.and_then(Json::as_f64).filter(|f| *f != 0.0 && !f.is_nan());
+    let n = |v: Option<&Json>| {
+        v.and_then(Json::as_f64)
+            .filter(|f| *f != 0.0 && !f.is_nan())
+    };
     let prompt = n(raw.get("prompt_tokens")).unwrap_or(0.0);
     let details = raw.get("prompt_tokens_details");
     let cache_read = details
@@ -1020,9 +1184,11 @@ fn parse_usage(raw: &Json) -> Usage {
     let cache_write = n(details.and_then(|d| d.get("cache_write_tokens"))).unwrap_or(0.0);
     let input = (prompt - cache_read - cache_write).max(0.0);
     let output = n(raw.get("completion_tokens")).unwrap_or(0.0);
-    let reasoning = n(raw.get("completion_tokens_details").and_then(|d| d.get("reasoning_tokens")))
-        .or_else(|| n(raw.get("reasoning_tokens")))
-        .unwrap_or(0.0);
+    let reasoning = n(raw
+        .get("completion_tokens_details")
+        .and_then(|d| d.get("reasoning_tokens")))
+    .or_else(|| n(raw.get("reasoning_tokens")))
+    .unwrap_or(0.0);
     Usage {
         input,
         output,

@@ -11,8 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 const CHUNK_DELAY: Duration = Duration::from_millis(2);
 const DISCONNECT_DELAY: Duration = Duration::from_millis(100);
-const NO_RESPONSE_LEFT: &str =
-    r#"{"error":{"message":"conformance mock: no response left for this request","type":"mock_error"}}"#;
+const NO_RESPONSE_LEFT: &str = r#"{"error":{"message":"conformance mock: no response left for this request","type":"mock_error"}}"#;
 
 /// Recorded request headers (lowercase); `x-test-*` too.
 const RECORDED: [&str; 15] = [
@@ -118,7 +117,11 @@ async fn respond(socket: &mut TcpStream, response: &Response) -> bool {
         .headers
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("content-length"));
-    let mut head = format!("HTTP/1.1 {} {}\r\n", response.status, reason(response.status));
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        reason(response.status)
+    );
     for (name, value) in &response.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }

@@ -153,8 +153,16 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
                 StreamOutput::Final { message, .. } => {
                     let reason = message.get("stopReason").cloned().unwrap_or(Json::Null);
                     let failed = matches!(reason.as_str(), Some("error" | "aborted"));
-                    let (kind, key) = if failed { ("error", "error") } else { ("done", "message") };
-                    let event = object([("type", kind.into()), ("reason", reason), (key, message.clone())]);
+                    let (kind, key) = if failed {
+                        ("error", "error")
+                    } else {
+                        ("done", "message")
+                    };
+                    let event = object([
+                        ("type", kind.into()),
+                        ("reason", reason),
+                        (key, message.clone()),
+                    ]);
                     lines.push(object([("event", event)]));
                     lines.push(object([("result", message)]));
                     return;
@@ -198,7 +206,9 @@ fn normalize(value: Json, key: Option<&str>) -> Json {
                 .collect();
             Json::Object(map)
         }
-        (_, Json::Array(items)) => Json::Array(items.into_iter().map(|v| normalize(v, None)).collect()),
+        (_, Json::Array(items)) => {
+            Json::Array(items.into_iter().map(|v| normalize(v, None)).collect())
+        }
         (_, value) => value,
     }
 }
@@ -209,20 +219,40 @@ fn normalize(value: Json, key: Option<&str>) -> Json {
 
 fn check(json: &Json) -> Result<Fixture, String> {
     let top = json.as_object().ok_or("the fixture must be an object")?;
-    only(top, &["description", "comment", "request", "responses", "abortAfterEvents"], "fixture")?;
+    only(
+        top,
+        &[
+            "description",
+            "comment",
+            "request",
+            "responses",
+            "abortAfterEvents",
+        ],
+        "fixture",
+    )?;
     let request = top
         .get("request")
         .and_then(Json::as_object)
         .ok_or("`request` must be an object")?;
     only(request, &["model", "context", "options"], "request")?;
-    let model = request.get("model").filter(|m| m.is_object()).ok_or("`request.model` must be an object")?;
+    let model = request
+        .get("model")
+        .filter(|m| m.is_object())
+        .ok_or("`request.model` must be an object")?;
     for field in ["id", "api", "provider", "baseUrl"] {
         if !model.get(field).is_some_and(Json::is_string) {
             return Err(format!("`request.model.{field}` must be a string"));
         }
     }
-    let context = request.get("context").filter(|c| c.is_object()).ok_or("`request.context` must be an object")?;
-    only(context.as_object().unwrap(), &["messages"], "request.context")?;
+    let context = request
+        .get("context")
+        .filter(|c| c.is_object())
+        .ok_or("`request.context` must be an object")?;
+    only(
+        context.as_object().unwrap(),
+        &["messages"],
+        "request.context",
+    )?;
     if !context.get("messages").is_some_and(Json::is_array) {
         return Err("`request.context.messages` must be an array".into());
     }
@@ -246,7 +276,10 @@ fn check(json: &Json) -> Result<Fixture, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let abort_after = match top.get("abortAfterEvents") {
         None => None,
-        Some(n) => Some(n.as_u64().ok_or("`abortAfterEvents` must be an integer >= 0")?),
+        Some(n) => Some(
+            n.as_u64()
+                .ok_or("`abortAfterEvents` must be an integer >= 0")?,
+        ),
     };
     Ok(Fixture {
         model: model.clone(),
@@ -268,7 +301,17 @@ fn check_response(json: &Json) -> Result<Response, String> {
     let map = json.as_object().ok_or("must be an object")?;
     only(
         map,
-        &["comment", "status", "headers", "body", "chunks", "splitAtBytes", "end", "disconnectAfterBytes", "noHeaders"],
+        &[
+            "comment",
+            "status",
+            "headers",
+            "body",
+            "chunks",
+            "splitAtBytes",
+            "end",
+            "disconnectAfterBytes",
+            "noHeaders",
+        ],
         "response",
     )?;
     let status = match map.get("status") {
@@ -298,7 +341,12 @@ fn check_response(json: &Json) -> Result<Response, String> {
     };
     let body = match map.get("body") {
         None => None,
-        Some(b) => Some(b.as_str().ok_or("`body` must be a string")?.as_bytes().to_vec()),
+        Some(b) => Some(
+            b.as_str()
+                .ok_or("`body` must be a string")?
+                .as_bytes()
+                .to_vec(),
+        ),
     };
     let mut pieces = match (map.get("chunks"), &body) {
         (Some(_), Some(_)) => return Err("`chunks` and `body` exclude each other".into()),
@@ -306,7 +354,11 @@ fn check_response(json: &Json) -> Result<Response, String> {
             .as_array()
             .ok_or("`chunks` must be an array of strings")?
             .iter()
-            .map(|c| c.as_str().map(|s| s.as_bytes().to_vec()).ok_or("`chunks` must be an array of strings"))
+            .map(|c| {
+                c.as_str()
+                    .map(|s| s.as_bytes().to_vec())
+                    .ok_or("`chunks` must be an array of strings")
+            })
             .collect::<Result<Vec<_>, _>>()?,
         (None, Some(body)) => vec![body.clone()],
         (None, None) => vec![Vec::new()],
@@ -319,7 +371,9 @@ fn check_response(json: &Json) -> Result<Response, String> {
         for cut in cuts {
             let cut = cut.as_u64().ok_or("`splitAtBytes` must hold integers")? as usize;
             if cut <= previous || cut > body.len() {
-                return Err("`splitAtBytes` must be strictly increasing offsets into the body".into());
+                return Err(
+                    "`splitAtBytes` must be strictly increasing offsets into the body".into(),
+                );
             }
             pieces.push(body[previous..cut].to_vec());
             previous = cut;
@@ -327,7 +381,10 @@ fn check_response(json: &Json) -> Result<Response, String> {
         pieces.push(body[previous..].to_vec());
     }
     if let Some(limit) = map.get("disconnectAfterBytes") {
-        let mut left = limit.as_u64().ok_or("`disconnectAfterBytes` must be an integer >= 0")? as usize;
+        let mut left = limit
+            .as_u64()
+            .ok_or("`disconnectAfterBytes` must be an integer >= 0")?
+            as usize;
         pieces = pieces
             .into_iter()
             .map(|p| {
