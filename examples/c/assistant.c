@@ -3,7 +3,7 @@
  *
  *   assistant [--root DIR] [--yes | --no-write] [--script FILE]
  *
- * Reads requests from stdin, one per line (Ctrl-D quits, Ctrl-C aborts a running answer), runs
+ * Reads requests from stdin, one per line (Ctrl-D or /quit quits, Ctrl-C aborts an answer), runs
  * each through an agent and streams the answer to stdout as it arrives. The model can use four
  * tools on the files under the root directory (the current directory unless --root):
  *   list_dir(path)                  the entries of a directory
@@ -927,7 +927,7 @@ static void usage(FILE *out) {
           "  --script FILE  the scripted model's script (a JSON array of responses) instead of the demo\n"
           "A real model: LIBAGENT_API (openai-completions | anthropic-messages), LIBAGENT_BASE_URL,\n"
           "LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY, LIBAGENT_CONTEXT_WINDOW,\n"
-          "LIBAGENT_MAX_TOKENS. Type a request per line; Ctrl-D quits, Ctrl-C aborts an answer.\n",
+          "LIBAGENT_MAX_TOKENS. Type a request per line; Ctrl-D or /quit quits, Ctrl-C aborts an answer.\n",
           out);
 }
 
