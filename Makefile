@@ -21,6 +21,7 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
 INSTALL_PROFILE ?= release
 
+.PHONY: provider-conformance provider-conformance-extra
 .PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench example-rust \
 	example-assistant assistant-test
 
@@ -115,8 +116,8 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra cpp-test go-test py-test check-memory \
-	soak-short
+test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra provider-conformance \
+	provider-conformance-extra cpp-test go-test py-test check-memory soak-short
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet

@@ -54,9 +54,6 @@
 // The patch version of this header.
 #define AGENT_VERSION_PATCH 0
 
-// Tokens always left for the answer when a thinking budget shares the response ceiling.
-#define MIN_ANSWER_TOKENS 1024.0
-
 // An opaque call object: the pending answer of one callback invocation.
 typedef struct AgentCall AgentCall;
 

@@ -52,6 +52,13 @@ pub enum StreamOp {
         key: &'static str,
         value: Json,
     },
+    /// Appends `text` to the string field `key` of block `index` (a signature streamed in
+    /// pieces; O(piece) each). No event.
+    AppendBlockField {
+        index: usize,
+        key: &'static str,
+        text: String,
+    },
     /// Places `block` (a text, thinking or toolCall object, possibly with extra fields such as a
     /// signature) at `index` and emits its `*_start`.
     StartBlock { index: usize, block: JsonMap },

@@ -47,3 +47,21 @@ pub fn api_key(provider: &str, env: Option<&Json>) -> Option<String> {
         .iter()
         .find_map(|name| value(name, env))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::json;
+
+    #[test]
+    fn scoped_env_wins_and_empty_values_count_as_unset() {
+        let env = json!({"GROQ_API_KEY": "gsk-scoped", "OPENAI_API_KEY": ""});
+        assert_eq!(api_key("groq", Some(&env)).as_deref(), Some("gsk-scoped"));
+        assert_eq!(
+            api_key_env_vars("anthropic"),
+            ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]
+        );
+        assert!(api_key_env_vars("llama-local").is_empty());
+        assert_eq!(api_key("llama-local", Some(&env)), None);
+    }
+}

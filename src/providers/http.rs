@@ -7,7 +7,6 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::host::AbortSignal;
-use crate::json::Json;
 
 /// pi-ai's default cap on a server-requested retry delay.
 const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;
@@ -18,6 +17,7 @@ pub const CLOSED_BEFORE_HEADERS: &str = "Connection error.: other side closed (U
 pub const CLOSED_IN_BODY: &str = "terminated: other side closed (UND_ERR_SOCKET)";
 
 /// A request ready to send.
+#[derive(Clone)]
 pub struct HttpRequest {
     pub url: String,
     /// Header names and values, in sending order (later duplicates already resolved).
@@ -264,7 +264,46 @@ fn parse_float(text: &str) -> Option<f64> {
         .filter(|v| v.is_finite())
 }
 
-/// A JSON body as text (the request body is always JSON).
-pub fn json_body(body: &Json) -> String {
-    crate::json::to_string(body)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn what_is_retried() {
+        assert!(is_retryable(429, &headers(&[])));
+        assert!(is_retryable(503, &headers(&[])));
+        assert!(is_retryable(408, &headers(&[])));
+        assert!(!is_retryable(400, &headers(&[])));
+        assert!(!is_retryable(500, &headers(&[("x-should-retry", "false")])));
+        assert!(is_retryable(400, &headers(&[("x-should-retry", "true")])));
+    }
+
+    #[test]
+    fn server_delays() {
+        assert_eq!(
+            server_delay_ms(&headers(&[("retry-after-ms", "25.5")])),
+            Some(25.5)
+        );
+        assert_eq!(
+            server_delay_ms(&headers(&[("retry-after", "2")])),
+            Some(2000.0)
+        );
+        // retry-after-ms wins; a non-numeric value falls through to retry-after.
+        let both = headers(&[("retry-after-ms", "x"), ("retry-after", "1.5")]);
+        assert_eq!(server_delay_ms(&both), Some(1500.0));
+        let past = headers(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")]);
+        assert!(server_delay_ms(&past).unwrap() < 0.0);
+        assert_eq!(server_delay_ms(&headers(&[("retry-after", "soon")])), None);
+        assert_eq!(parse_float("12abc"), Some(12.0));
+        assert_eq!(parse_float("abc"), None);
+    }
 }

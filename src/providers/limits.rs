@@ -11,7 +11,7 @@ const CONTEXT_SAFETY_TOKENS: f64 = 4096.0;
 const CONTEXT_SAFETY_RATIO: f64 = 0.15;
 const MIN_OUTPUT_WITH_RATIO_MARGIN: f64 = 32768.0;
 /// Tokens always left for the answer when a thinking budget shares the response ceiling.
-pub const MIN_ANSWER_TOKENS: f64 = 1024.0;
+pub(crate) const MIN_ANSWER_TOKENS: f64 = 1024.0;
 
 /// JavaScript's `text.length`.
 pub fn js_len(text: &str) -> f64 {
@@ -238,4 +238,64 @@ pub fn thinking_budget(level: &str, budgets: Option<&Json>) -> Option<f64> {
 /// `contentText` of a message's content with `separator` (text blocks only).
 pub fn text_of(content: Option<&Json>, separator: &str) -> String {
     content.map_or_else(String::new, |c| content_text(c, separator))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::json;
+
+    #[test]
+    fn levels_clamp_to_what_the_model_supports() {
+        let plain = json!({"reasoning": false});
+        assert_eq!(clamp_level(&plain, "high"), "off");
+        let reasoning = json!({"reasoning": true});
+        assert_eq!(clamp_level(&reasoning, "medium"), "medium");
+        // xhigh/max exist only when mapped: the next lower level is used.
+        assert_eq!(clamp_level(&reasoning, "xhigh"), "high");
+        let mapped =
+            json!({"reasoning": true, "thinkingLevelMap": {"xhigh": "max-effort", "low": null}});
+        assert_eq!(clamp_level(&mapped, "xhigh"), "xhigh");
+        // A level mapped to null is unsupported: the next higher one is taken.
+        assert_eq!(clamp_level(&mapped, "low"), "medium");
+        assert_eq!(clamp_level(&reasoning, "bogus"), "off");
+    }
+
+    #[test]
+    fn max_tokens_leave_room_for_the_estimated_input() {
+        let model = json!({"contextWindow": 128000, "maxTokens": 16384});
+        let short = vec![json!({"role": "user", "content": "Hi", "timestamp": 1})];
+        assert_eq!(max_tokens(&model, &short, &json!({})), 16384.0);
+        // maxTokens = the window: clamped below it (window - input - 4096 when little room).
+        let window = json!({"contextWindow": 32768, "maxTokens": 32768});
+        assert_eq!(
+            max_tokens(&window, &short, &json!({})),
+            32768.0 - 1.0 - 4096.0
+        );
+        // An applicable assistant usage replaces the estimate of everything up to it.
+        let with_usage = vec![
+            json!({"role": "user", "content": "x".repeat(35), "timestamp": 1}),
+            json!({"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 2,
+                "usage": {"totalTokens": 1000}}),
+            json!({"role": "user", "content": "y".repeat(7), "timestamp": 3}),
+        ];
+        assert_eq!(estimate_context_tokens(&with_usage), 1002.0);
+        // Lengths are UTF-16 units: one astral character counts 2.
+        assert_eq!(js_len("a😀"), 3.0);
+        assert_eq!(
+            clamp_max_tokens(&json!({"contextWindow": 0}), &short, 0.0),
+            1.0
+        );
+    }
+
+    #[test]
+    fn thinking_budgets_default_and_override() {
+        assert_eq!(thinking_budget("medium", None), Some(8192.0));
+        assert_eq!(thinking_budget("max", None), Some(16384.0));
+        assert_eq!(
+            thinking_budget("low", Some(&json!({"low": 500}))),
+            Some(500.0)
+        );
+        assert_eq!(thinking_budget("off", None), None);
+    }
 }

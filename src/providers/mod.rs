@@ -63,13 +63,6 @@ impl Call {
             .and_then(|c| c.get(key))
             .filter(|v| !v.is_null())
     }
-
-    /// The `reasoning` option (`"off"` when absent).
-    pub fn reasoning(&self) -> &str {
-        self.option("reasoning")
-            .and_then(Json::as_str)
-            .unwrap_or("off")
-    }
 }
 
 /// `streamSimple(model, context, options)`: fails (the stream function throws) only for an

@@ -41,6 +41,8 @@ struct Compat {
     session_affinity_format: String,
     supports_long_cache_retention: bool,
     prompt_cache_key_mode: String,
+    /// `"anthropic"`: Anthropic-style `cache_control` marks (OpenRouter's `anthropic/` models).
+    cache_control_format: Option<String>,
 }
 
 fn detect_compat(call: &Call) -> Compat {
@@ -143,6 +145,15 @@ fn detect_compat(call: &Call) -> Compat {
             !(together || workers_ai || ai_gateway || nvidia || ant_ling),
         ),
         prompt_cache_key_mode: text("promptCacheKeyMode", "auto"),
+        cache_control_format: call
+            .compat("cacheControlFormat")
+            .and_then(Json::as_str)
+            .map(str::to_string)
+            .or_else(|| {
+                let anthropic =
+                    provider == "openrouter" && call.model_str("id").starts_with("anthropic/");
+                anthropic.then(|| "anthropic".to_string())
+            }),
     }
 }
 
@@ -296,6 +307,13 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
     } else if compat.requires_tools_with_tool_history && has_tool_history(&call.messages) {
         body.insert("tools".into(), Json::Array(Vec::new()));
     }
+    if compat.cache_control_format.as_deref() == Some("anthropic") && retention != "none" {
+        let mut mark = json!({"type": "ephemeral"});
+        if retention == "long" && compat.supports_long_cache_retention {
+            mark["ttl"] = "1h".into();
+        }
+        apply_cache_control(&mut body, &mark);
+    }
     if let Some(choice) = call.option("toolChoice").filter(|c| truthy(c)) {
         body.insert("tool_choice".into(), choice.clone());
     }
@@ -307,6 +325,60 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
         body.insert("provider".into(), routing.clone());
     }
     Json::Object(body)
+}
+
+/// Marks the system prompt, the last tool and the last conversation message for caching.
+fn apply_cache_control(body: &mut JsonMap, mark: &Json) {
+    let role = |m: &Json| {
+        m.get("role")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    if let Some(Json::Array(messages)) = body.get_mut("messages") {
+        if let Some(system) = messages
+            .iter_mut()
+            .find(|m| matches!(role(m).as_str(), "system" | "developer"))
+        {
+            mark_text(system, mark);
+        }
+        for message in messages.iter_mut().rev() {
+            if matches!(role(message).as_str(), "user" | "assistant" | "tool")
+                && mark_text(message, mark)
+            {
+                break;
+            }
+        }
+    }
+    if let Some(Json::Array(tools)) = body.get_mut("tools") {
+        if let Some(Json::Object(last)) = tools.last_mut() {
+            last.insert("cache_control".into(), mark.clone());
+        }
+    }
+}
+
+/// Puts `mark` on the message's last text part (a string content becomes one text part).
+fn mark_text(message: &mut Json, mark: &Json) -> bool {
+    match message.get_mut("content") {
+        Some(content @ Json::String(_)) => {
+            let text = content.as_str().unwrap_or("").to_string();
+            if text.is_empty() {
+                return false;
+            }
+            *content = json!([{"type": "text", "text": text, "cache_control": mark.clone()}]);
+            true
+        }
+        Some(Json::Array(parts)) => {
+            match parts.iter_mut().rev().find(|p| block_type(p) == "text") {
+                Some(Json::Object(part)) => {
+                    part.insert("cache_control".into(), mark.clone());
+                    true
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// The clamped reasoning level, `None` for off.
@@ -755,19 +827,28 @@ fn reasoning_details(signature: Option<&Json>) -> Option<Json> {
         return None;
     }
     let parsed = crate::json::parse(text).ok()?;
-    let valid = parsed.as_array()?.iter().all(is_reasoning_detail);
-    valid.then_some(parsed)
+    let list = parsed.as_array()?;
+    (!list.is_empty() && list.iter().all(is_reasoning_detail)).then_some(parsed)
 }
 
 fn is_reasoning_detail(detail: &Json) -> bool {
-    let kind = detail.get("type").and_then(Json::as_str).unwrap_or("");
-    let field = match kind {
-        "reasoning.text" => "text",
-        "reasoning.summary" => "summary",
-        "reasoning.encrypted" => "data",
-        _ => return false,
+    let Some(map) = detail.as_object() else {
+        return false;
     };
-    detail.get(field).is_some_and(Json::is_string)
+    let optional = |key: &str, ok: fn(&Json) -> bool| map.get(key).is_none_or(ok);
+    let common = optional("id", |v| v.is_null() || v.is_string())
+        && optional("format", Json::is_string)
+        && optional("index", Json::is_number);
+    common
+        && match map.get("type").and_then(Json::as_str) {
+            Some("reasoning.summary") => map.get("summary").is_some_and(Json::is_string),
+            Some("reasoning.encrypted") => map.get("data").is_some_and(Json::is_string),
+            Some("reasoning.text") => {
+                map.get("text").is_some_and(Json::is_string)
+                    && optional("signature", |v| v.is_null() || v.is_string())
+            }
+            _ => false,
+        }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -804,6 +885,26 @@ pub(crate) fn describe_status(status: u16, body: &str) -> String {
     }
 }
 
+/// The OpenAI SDK's `APIError` message: `<status> <error.message>` (or the error object as JSON,
+/// or the non-JSON body), `<status> status code (no body)` without any of them.
+fn sdk_message(status: u16, body: &str) -> String {
+    let message = match crate::json::parse(body) {
+        Ok(json) => match json.get("error") {
+            Some(error) if truthy(error) => match error.get("message").filter(|m| truthy(m)) {
+                Some(Json::String(text)) => Some(text.clone()),
+                Some(other) => Some(to_string(other)),
+                None => Some(to_string(error)),
+            },
+            _ => None,
+        },
+        Err(_) => Some(body.to_string()).filter(|b| !b.is_empty()),
+    };
+    match message {
+        Some(message) => format!("{status} {message}"),
+        None => format!("{status} status code (no body)"),
+    }
+}
+
 /// Per-request stream state.
 struct Reader {
     out: Output,
@@ -827,7 +928,7 @@ async fn run(call: Call, compat: Compat, request: HttpRequest, out: Output) -> P
     if call.signal.is_aborted() {
         return out.fail(true, "Request aborted");
     }
-    let mut response = match http::send(&request, &call.signal, describe_status).await {
+    let mut response = match http::send(&request, &call.signal, sdk_message).await {
         Ok(response) => response,
         Err(Failure::Aborted) => return out.fail(true, "Request aborted"),
         Err(Failure::Status { status, body }) => {
@@ -871,6 +972,8 @@ async fn run(call: Call, compat: Compat, request: HttpRequest, out: Output) -> P
             break None;
         }
     };
+    // The connection is dropped before anything else is reported.
+    drop(response);
     let aborted = call.signal.is_aborted();
     if let Some(text) = failure {
         reader.finish_thinking_details()?;
@@ -938,9 +1041,10 @@ impl Reader {
         if !chunk.is_object() {
             return Ok(());
         }
+        // `responseId ||= chunk.id`: replaced while it is falsy (an empty id included).
         if !self.response_id {
-            if let Some(id) = chunk.get("id").filter(|v| truthy(v)) {
-                self.response_id = true;
+            if let Some(id) = chunk.get("id") {
+                self.response_id = truthy(id);
                 self.out.set("responseId", id.clone())?;
             }
         }
@@ -1117,30 +1221,47 @@ impl Reader {
     }
 }
 
-/// Consecutive text/summary details of one index merge into one entry.
+/// Consecutive `reasoning.text` (or `reasoning.summary`) details merge into one entry, which
+/// takes the first signature and the common fields it lacks.
 fn append_detail(details: &mut Vec<Json>, detail: &Json) {
     let kind = detail.get("type").and_then(Json::as_str).unwrap_or("");
     let field = match kind {
-        "reasoning.text" => Some("text"),
-        "reasoning.summary" => Some("summary"),
-        _ => None,
+        "reasoning.text" => "text",
+        "reasoning.summary" => "summary",
+        _ => {
+            details.push(detail.clone());
+            return;
+        }
     };
-    if let (Some(field), Some(last)) = (field, details.last_mut()) {
-        let same =
-            last.get("type") == detail.get("type") && last.get("index") == detail.get("index");
-        if same {
-            let addition = detail
-                .get(field)
-                .and_then(Json::as_str)
-                .unwrap_or("")
-                .to_string();
-            if let Some(Json::String(text)) = last.get_mut(field) {
-                text.push_str(&addition);
-                return;
+    let Some(Json::Object(last)) = details
+        .last_mut()
+        .filter(|l| l.get("type") == detail.get("type"))
+    else {
+        details.push(detail.clone());
+        return;
+    };
+    let addition = detail.get(field).and_then(Json::as_str).unwrap_or("");
+    if let Some(Json::String(text)) = last.get_mut(field) {
+        text.push_str(addition);
+    }
+    let absent = |v: Option<&Json>| v.is_none_or(Json::is_null);
+    if field == "text" && !last.get("signature").is_some_and(truthy) {
+        if let Some(signature) = detail.get("signature") {
+            last.insert("signature".into(), signature.clone());
+        }
+    }
+    for key in ["id", "format", "index"] {
+        let missing = if key == "format" {
+            !last.get(key).is_some_and(truthy)
+        } else {
+            absent(last.get(key))
+        };
+        if missing {
+            if let Some(value) = detail.get(key) {
+                last.insert(key.into(), value.clone());
             }
         }
     }
-    details.push(detail.clone());
 }
 
 /// `E.message` of an error chunk, plus `metadata.raw` when present.

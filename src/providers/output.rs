@@ -102,6 +102,8 @@ pub struct Output {
     started: bool,
     /// Kind of each block, and whether its `*_end` is still due.
     blocks: Vec<(BlockKind, bool)>,
+    /// Top-level fields the message has from the start (see [`Output::preset`]).
+    preset: Vec<(&'static str, Json)>,
 }
 
 impl Output {
@@ -111,19 +113,29 @@ impl Output {
             model: model.clone(),
             started: false,
             blocks: Vec::new(),
+            preset: Vec::new(),
         }
     }
 
-    pub fn is_started(&self) -> bool {
-        self.started
-    }
-
-    pub fn model(&self) -> &Json {
-        &self.model
+    /// A top-level field set before `start` (pi-ai sets some on its output message before the
+    /// request is sent): part of the `start` partial, and of the message of a failure before it.
+    pub fn preset(&mut self, key: &'static str, value: Json) {
+        match self.preset.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.preset.push((key, value)),
+        }
     }
 
     /// `start`: the empty message of pi-ai (`stopReason: "pending"`, zero usage, now).
     pub fn start(&mut self) -> Pushed {
+        let partial = self.base_message();
+        self.started = true;
+        self.sender
+            .push(json!({"type": "start", "partial": Json::Object(partial)}))
+    }
+
+    /// pi-ai's initial output message, with the preset fields.
+    fn base_message(&self) -> JsonMap {
         let mut partial = JsonMap::new();
         partial.insert("role".into(), "assistant".into());
         partial.insert("content".into(), Json::Array(Vec::new()));
@@ -135,9 +147,10 @@ impl Output {
         partial.insert("usage".into(), zero_usage());
         partial.insert("stopReason".into(), "pending".into());
         partial.insert("timestamp".into(), now_ms());
-        self.started = true;
-        self.sender
-            .push(json!({"type": "start", "partial": Json::Object(partial)}))
+        for (key, value) in &self.preset {
+            partial.insert((*key).into(), value.clone());
+        }
+        partial
     }
 
     /// Sets a top-level field of the message (no event).
@@ -148,6 +161,15 @@ impl Output {
     pub fn set_usage(&mut self, usage: &Usage) -> Pushed {
         let usage = usage.to_json(&self.model);
         self.set("usage", usage)
+    }
+
+    /// Appends `text` to the string field `key` of block `index` (no event).
+    pub fn append_block_field(&mut self, index: usize, key: &'static str, text: &str) -> Pushed {
+        self.sender.push_op(StreamOp::AppendBlockField {
+            index,
+            key,
+            text: text.to_string(),
+        })
     }
 
     /// Adds `block` at the end of the content and emits its `*_start`; returns its index.
@@ -207,6 +229,14 @@ impl Output {
     /// `error` with reason `aborted` or `error` and the message's `errorMessage`.
     pub fn fail(self, aborted: bool, message: &str) -> Pushed {
         let reason = if aborted { "aborted" } else { "error" };
+        if !self.started && !self.preset.is_empty() {
+            // No partial to finish from: the whole message, so that the preset fields are kept.
+            let mut error = self.base_message();
+            error.insert("stopReason".into(), reason.into());
+            error.insert("errorMessage".into(), message.into());
+            let event = json!({"type": "error", "reason": reason, "error": Json::Object(error)});
+            return self.sender.push(event);
+        }
         self.sender
             .push(json!({"type": "error", "reason": reason, "errorMessage": message}))
     }

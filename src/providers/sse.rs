@@ -22,11 +22,22 @@ pub struct SseParser {
     pending: Vec<u8>,
     /// The last byte seen was a `\r`: a `\n` starting the next read belongs to it.
     after_cr: bool,
+    /// pi-ai's own Anthropic reader: a `\r` ending a read ends its line, so a `\n` starting the
+    /// next read is an empty line (which dispatches the open event).
+    cr_ends_read_line: bool,
     event: Option<String>,
     data: Option<String>,
 }
 
 impl SseParser {
+    /// The parser of pi-ai's Anthropic reader (see `cr_ends_read_line`).
+    pub fn split_crlf_across_reads() -> Self {
+        SseParser {
+            cr_ends_read_line: true,
+            ..Self::default()
+        }
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -51,7 +62,7 @@ impl SseParser {
                 self.line(&line, &mut events);
                 if b == b'\r' {
                     if i + 1 == bytes.len() {
-                        self.after_cr = true;
+                        self.after_cr = !self.cr_ends_read_line;
                     } else if bytes[i + 1] == b'\n' {
                         i += 1;
                     }
@@ -160,6 +171,19 @@ mod tests {
         for cut in 0..body.len() {
             assert_eq!(parse(&[&body[..cut], &body[cut..]]), whole, "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn pi_ai_anthropic_reader_ends_a_line_at_a_read_ending_in_cr() {
+        let mut parser = SseParser::split_crlf_across_reads();
+        let mut events = parser.feed(b"event: a\r");
+        events.extend(parser.feed(b"\ndata: x\r\n\r\n"));
+        events.extend(parser.finish());
+        assert_eq!(events, vec![ev(Some("a"), ""), ev(None, "x")]);
+        // Within one read a CRLF is one line end.
+        let mut parser = SseParser::split_crlf_across_reads();
+        let events = parser.feed(b"event: a\r\ndata: x\r\n\r\n");
+        assert_eq!(events, vec![ev(Some("a"), "x")]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::json::{json, now_ms, Json, JsonMap};
+use crate::json::{json, now_ms, Json};
 use crate::transcript::{current_system_message, get_current_tools};
 
 use super::limits::truthy;
@@ -232,13 +232,4 @@ fn add_missing_tool_results(messages: Vec<Json>) -> Vec<Json> {
     }
     close(&mut out, &mut pending, &mut answered, &mut held);
     out
-}
-
-/// A JSON object from pairs (request bodies keep pi-ai's key order, for readability only).
-pub fn object(pairs: Vec<(&str, Json)>) -> Json {
-    let mut map = JsonMap::new();
-    for (key, value) in pairs {
-        map.insert(key.to_string(), value);
-    }
-    Json::Object(map)
 }

@@ -149,6 +149,10 @@ impl Assembler {
                 self.partial.set_block_field(index, key, value);
                 Assembled::Ignored
             }
+            StreamOp::AppendBlockField { index, key, text } => {
+                self.partial.append_text(index, key, &text);
+                Assembled::Ignored
+            }
             StreamOp::StartBlock { index, block } => {
                 let kind = match block.get("type").and_then(Json::as_str) {
                     Some("text") => "text_start",

@@ -38,7 +38,9 @@ cmake --build "$WORK/build" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; 
 readelf -d "$WORK/build/consumer" | grep -q "(NEEDED).*\[libagent.so.$MAJOR\]" || fail "consumer does not need libagent.so.$MAJOR"
 if readelf -d "$WORK/build/consumer_static" | grep -q "libagent"; then fail "consumer_static links libagent dynamically"; fi
 # The shared consumers run against the installed library (build RPATH from the imported target).
-ldd "$WORK/build/consumer" | grep -q "libagent.so.$MAJOR => $LIB/libagent.so.$MAJOR" || { ldd "$WORK/build/consumer"; fail "consumer resolves another libagent"; }
+# (ldd's output is captured first: `grep -q` quitting early would SIGPIPE ldd under pipefail.)
+RESOLVED="$(ldd "$WORK/build/consumer")"
+grep -q "libagent.so.$MAJOR => $LIB/libagent.so.$MAJOR" <<<"$RESOLVED" || { echo "$RESOLVED"; fail "consumer resolves another libagent"; }
 "$WORK/build/consumer" || fail "consumer"
 "$WORK/build/consumer_static" || fail "consumer_static"
 "$WORK/build/consumer_cpp" || fail "consumer_cpp"

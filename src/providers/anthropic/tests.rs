@@ -1,0 +1,506 @@
+//! Unit tests of the anthropic-messages provider. The conformance fixtures
+//! (`tests/providers/fixtures/*-am-*`, `make provider-conformance-extra`) check whole requests
+//! and streams against pi-ai; these pin the pieces.
+
+use super::request::{build, Built};
+use super::*;
+use crate::host::AbortSignal;
+use crate::stream::{channel, StreamOutput};
+
+fn model() -> Json {
+    json!({"id": "claude-sonnet-4-5", "api": "anthropic-messages", "provider": "anthropic",
+        "baseUrl": "http://127.0.0.1:9", "reasoning": true, "input": ["text"],
+        "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+        "contextWindow": 200000, "maxTokens": 64000})
+}
+
+fn call(model: Json, messages: Vec<Json>, options: Json) -> Call {
+    let api_key = options
+        .get("apiKey")
+        .and_then(Json::as_str)
+        .map(str::to_string);
+    Call {
+        model,
+        messages,
+        options,
+        signal: AbortSignal::new(),
+        api_key,
+    }
+}
+
+fn user(text: &str) -> Json {
+    json!({"role": "user", "content": text, "timestamp": 1})
+}
+
+fn body(built: &Built) -> Json {
+    crate::json::parse(&built.request.body).unwrap()
+}
+
+fn header<'a>(built: &'a Built, name: &str) -> Option<&'a str> {
+    built
+        .request
+        .headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn http_error_texts_follow_the_sdk() {
+    let body = r#"{"type":"error","error":{"type":"x","message":"m"}}"#;
+    assert_eq!(describe_http_error(401, body), format!("401 {body}"));
+    assert_eq!(describe_http_error(400, r#"{"message":"bad"}"#), "400 bad");
+    assert_eq!(
+        describe_http_error(400, r#"{"message":{"a":1}}"#),
+        r#"400 {"a":1}"#
+    );
+    assert_eq!(describe_http_error(500, "oops"), "500 oops");
+    assert_eq!(describe_http_error(404, ""), "404 status code (no body)");
+    // Falsy JSON is not an error object: the text itself is the message.
+    assert_eq!(describe_http_error(500, "0"), "500 0");
+    assert_eq!(describe_http_error(500, "null"), "500 null");
+}
+
+#[test]
+fn missing_credentials_throw_and_auth_headers_count() {
+    let no_key = call(model(), vec![user("hi")], json!({}));
+    assert_eq!(
+        check_auth(&no_key),
+        Err("No API key for provider: anthropic".into())
+    );
+    let blank = call(model(), vec![], json!({"headers": {"Authorization": " "}}));
+    assert!(check_auth(&blank).is_err());
+    let header = call(model(), vec![], json!({"headers": {"X-Api-Key": "k"}}));
+    assert_eq!(check_auth(&header), Ok(()));
+}
+
+#[test]
+fn oauth_requests_use_claude_code_identity_and_tool_names() {
+    let messages = vec![
+        json!({"role": "system", "content": "Be nice.", "timestamp": 0,
+            "toolsAdded": [{"name": "bash", "description": "Run.", "parameters": {"type": "object"}}]}),
+        user("hi"),
+    ];
+    let built = build(
+        &call(model(), messages, json!({"apiKey": "sk-ant-oat01-x"})),
+        false,
+    )
+    .unwrap();
+    assert!(built.oauth);
+    assert_eq!(
+        header(&built, "authorization"),
+        Some("Bearer sk-ant-oat01-x")
+    );
+    assert_eq!(header(&built, "x-api-key"), None);
+    assert_eq!(header(&built, "x-app"), Some("cli"));
+    assert_eq!(
+        header(&built, "anthropic-beta"),
+        Some("claude-code-20250219,oauth-2025-04-20")
+    );
+    let body = body(&built);
+    assert_eq!(body["tools"][0]["name"], "Bash");
+    assert_eq!(
+        body["system"][0]["text"],
+        "You are Claude Code, Anthropic's official CLI for Claude."
+    );
+    assert_eq!(body["system"][1]["text"], "Be nice.");
+    assert_eq!(request::from_claude_code_name("Bash", &built.tools), "bash");
+}
+
+#[test]
+fn headers_merge_case_insensitively_and_null_removes() {
+    let mut model = model();
+    model["headers"] = json!({"X-Test-A": "model", "x-test-b": "model"});
+    let options = json!({"apiKey": "k", "headers": {"x-test-a": "option", "X-TEST-B": null,
+        "Anthropic-Beta": "one, two ,one"}});
+    let built = build(&call(model, vec![user("hi")], options), false).unwrap();
+    assert_eq!(header(&built, "x-test-a"), Some("option"));
+    assert_eq!(header(&built, "x-test-b"), None);
+    // A configured beta header replaces the computed list (deduplicated).
+    assert_eq!(header(&built, "anthropic-beta"), Some("one,two"));
+    assert_eq!(header(&built, "x-api-key"), Some("k"));
+}
+
+#[test]
+fn thinking_budget_is_capped_to_leave_answer_room() {
+    let mut model = model();
+    model["maxTokens"] = json!(8000);
+    let options = json!({"apiKey": "k", "reasoning": "xhigh", "maxTokens": 3000,
+        "temperature": 0.5, "thinkingBudgets": {"high": 7500}});
+    let body = body(&build(&call(model, vec![user("hi")], options), false).unwrap());
+    // min(3000 + 7500, 8000) = 8000; budget min(7500, 8000 - 1024) = 6976.
+    assert_eq!(body["max_tokens"], json!(8000));
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 6976, "display": "summarized"})
+    );
+    assert!(body.get("temperature").is_none());
+}
+
+#[test]
+fn cache_retention_none_sends_no_cache_control() {
+    let messages = vec![
+        json!({"role": "system", "content": "S", "timestamp": 0}),
+        user("hi"),
+    ];
+    let options = json!({"apiKey": "k", "cacheRetention": "none"});
+    let text = build(&call(model(), messages, options), false)
+        .unwrap()
+        .request
+        .body;
+    assert!(!text.contains("cache_control"), "{text}");
+    assert!(text.contains(r#""content":"hi""#), "{text}");
+}
+
+#[test]
+fn tool_call_ids_are_normalized_for_anthropic() {
+    let messages = vec![
+        user("hi"),
+        json!({"role": "assistant", "api": "openai-completions", "provider": "openai", "model": "gpt",
+            "stopReason": "toolUse", "timestamp": 2,
+            "content": [{"type": "toolCall", "id": "call|é.x", "name": "t", "arguments": {"a": 1}}]}),
+        json!({"role": "toolResult", "toolCallId": "call|é.x", "toolName": "t",
+            "content": [{"type": "text", "text": "r"}], "isError": false, "timestamp": 3}),
+    ];
+    let body = body(&build(&call(model(), messages, json!({"apiKey": "k"})), false).unwrap());
+    assert_eq!(body["messages"][1]["content"][0]["id"], "call___x");
+    assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "call___x");
+}
+
+/// Feeds `body` to a reader the way `run` does and returns the events' types and the final
+/// message.
+fn read(body: &str) -> (Vec<String>, Json) {
+    let c = call(model(), vec![user("hi")], json!({"apiKey": "k"}));
+    let (sender, mut receiver) = channel(&c.model);
+    let mut out = Output::new(sender, &c.model);
+    out.start().unwrap();
+    let mut reader = Reader::new(&c, false, Vec::new());
+    let mut parser = SseParser::new();
+    let mut outcome = Ok(());
+    // One byte per read: the reader must not depend on how the body is cut.
+    for byte in body.as_bytes().chunks(1) {
+        for event in parser.feed(byte) {
+            if outcome.is_ok() {
+                outcome = reader.handle(&event, &mut out);
+            }
+        }
+    }
+    if let (Ok(()), Some(event)) = (&outcome, parser.finish()) {
+        outcome = reader.handle(&event, &mut out);
+    }
+    let _ = match outcome.and_then(|()| reader.end(false, &mut out)) {
+        Ok(reason) => out.done(&reason),
+        Err(Stop::Fail(message)) => out.fail(false, &message),
+        Err(Stop::Closed) => unreachable!(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut kinds = Vec::new();
+        loop {
+            match receiver.next().await {
+                StreamOutput::Start { .. } => kinds.push("start".to_string()),
+                StreamOutput::Update { event, .. } => {
+                    kinds.push(str_field(event.json(), "type").unwrap_or("").to_string())
+                }
+                StreamOutput::Final { message, .. } => return (kinds, message),
+                StreamOutput::Ignored => {}
+                StreamOutput::FunctionFailed(error) => panic!("{error}"),
+            }
+        }
+    })
+}
+
+fn sse(name: &str, data: Json) -> String {
+    format!("event: {name}\ndata: {}\n\n", to_string(&data))
+}
+
+fn message_start() -> String {
+    sse(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude-sonnet-4-5",
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    )
+}
+
+#[test]
+fn signature_pieces_join_without_events_and_redacted_thinking_is_marked() {
+    let body = [
+        message_start(),
+        sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "redacted_thinking", "data": "RED"}}),
+        ),
+        sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        ),
+        sse(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "thinking_delta", "thinking": "hm"}}),
+        ),
+        sse(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "signature_delta", "signature": "AB"}}),
+        ),
+        sse(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "signature_delta", "signature": "CD"}}),
+        ),
+        sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 1}),
+        ),
+        sse(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"},
+            "usage": {"output_tokens": 7, "output_tokens_details": {"thinking_tokens": 3}}}),
+        ),
+        sse("message_stop", json!({"type": "message_stop"})),
+    ]
+    .concat();
+    let (kinds, message) = read(&body);
+    assert_eq!(
+        kinds,
+        [
+            "start",
+            "thinking_start",
+            "thinking_end",
+            "thinking_start",
+            "thinking_delta",
+            "thinking_end"
+        ]
+    );
+    assert_eq!(message["stopReason"], "length");
+    assert_eq!(
+        message["content"],
+        json!([
+            {"type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "RED", "redacted": true},
+            {"type": "thinking", "thinking": "hm", "thinkingSignature": "ABCD"}
+        ])
+    );
+    assert_eq!(message["usage"]["reasoning"], json!(3));
+    assert_eq!(message["usage"]["totalTokens"], json!(17));
+}
+
+#[test]
+fn stop_reasons_map_to_errors_and_unknown_ones_fail_at_once() {
+    let delta = |reason: &str, details: Json| {
+        sse(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_details": details}}),
+        )
+    };
+    let stop = sse("message_stop", json!({"type": "message_stop"}));
+    let (_, refused) =
+        read(&[message_start(), delta("refusal", Json::Null), stop.clone()].concat());
+    assert_eq!(refused["stopReason"], "error");
+    assert_eq!(
+        refused["errorMessage"],
+        "The model refused to complete the request"
+    );
+    assert_eq!(refused["rawStopReason"], "refusal");
+    let (_, unknown) = read(&[message_start(), delta("odd", Json::Null), stop].concat());
+    assert_eq!(unknown["errorMessage"], "Unhandled stop reason: odd");
+}
+
+#[test]
+fn stream_end_checks_run_in_pi_ai_order() {
+    let (_, cut) = read(&message_start());
+    assert_eq!(
+        cut["errorMessage"],
+        "Anthropic stream ended before message_stop"
+    );
+    let (kinds, empty) = read(": only a comment\n\nevent: ping\ndata: {}\n\n");
+    assert_eq!(kinds, ["start"]);
+    assert_eq!(
+        empty["errorMessage"],
+        "Anthropic stream ended without a stop reason"
+    );
+    let (_, failed) = read(&[message_start(), "event: error\ndata: raw text\n\n".into()].concat());
+    assert_eq!(failed["errorMessage"], "raw text");
+}
+
+#[test]
+fn openrouter_reported_cost_needs_complete_accounting() {
+    assert_eq!(
+        openrouter_total(&json!({"cost": 0.5, "is_byok": false})),
+        Some(0.5)
+    );
+    assert_eq!(
+        openrouter_total(&json!({"cost": 0.5, "is_byok": true,
+            "cost_details": {"upstream_inference_cost": null,
+                "upstream_inference_prompt_cost": 0.25, "upstream_inference_completions_cost": 0.25}})),
+        Some(1.0)
+    );
+    assert_eq!(
+        openrouter_total(&json!({"cost": 0.5, "is_byok": true, "cost_details": {}})),
+        None
+    );
+    assert_eq!(
+        openrouter_total(&json!({"cost": -1, "is_byok": false})),
+        None
+    );
+}
+
+/// A loopback server answering each request with the next SSE body; returns its base URL and
+/// the request bodies it received.
+fn serve(
+    runtime: &tokio::runtime::Runtime,
+    bodies: Vec<String>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Json>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = received.clone();
+    runtime.spawn(async move {
+        for body in bodies {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            // Headers, then `content-length` bytes of body.
+            let body_start = loop {
+                let n = socket.read(&mut buffer).await.unwrap();
+                request.extend_from_slice(&buffer[..n]);
+                if let Some(i) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+            };
+            let head = String::from_utf8_lossy(&request[..body_start]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            while request.len() < body_start + length {
+                let n = socket.read(&mut buffer).await.unwrap();
+                request.extend_from_slice(&buffer[..n]);
+            }
+            let text = String::from_utf8_lossy(&request[body_start..]).into_owned();
+            seen.lock().unwrap().push(crate::json::parse(&text).unwrap());
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(response.as_bytes()).await.unwrap();
+            socket.shutdown().await.unwrap();
+        }
+    });
+    (url, received)
+}
+
+/// One `streamSimple` call through `start`; the final message.
+fn stream_once(runtime: &tokio::runtime::Runtime, call: Call) -> Json {
+    let (sender, mut receiver) = channel(&call.model);
+    start(call, &sender).unwrap();
+    drop(sender);
+    runtime.block_on(async {
+        loop {
+            if let StreamOutput::Final { message, .. } = receiver.next().await {
+                return message;
+            }
+        }
+    })
+}
+
+fn answer(id: &str, text: &str) -> String {
+    [
+        sse(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": id,
+            "model": "claude-sonnet-4-5", "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+        ),
+        sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        ),
+        sse(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}),
+        ),
+        sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        sse(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        ),
+        sse("message_stop", json!({"type": "message_stop"})),
+    ]
+    .concat()
+}
+
+#[test]
+fn a_session_continues_its_thread_with_only_the_new_messages() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (url, received) = serve(&runtime, vec![answer("msg_A", "yo"), answer("msg_B", "ok")]);
+    let mut model = model();
+    model["baseUrl"] = url.into();
+    model["compat"] = json!({"supportsMessageThreads": true});
+    let options = json!({"apiKey": "k", "sessionId": "unit-thread-session"});
+    let system = json!({"role": "system", "content": "S", "timestamp": 0});
+    let first = vec![system.clone(), user("hi")];
+    let reply = stream_once(&runtime, call(model.clone(), first, options.clone()));
+    assert_eq!(reply["stopReason"], "stop", "{reply}");
+    let second = vec![system, user("hi"), reply, user("more")];
+    let done = stream_once(&runtime, call(model, second, options));
+    assert_eq!(done["stopReason"], "stop", "{done}");
+
+    let bodies = received.lock().unwrap().clone();
+    assert_eq!(bodies[0]["thread"], json!({"type": "create"}));
+    assert_eq!(
+        bodies[1]["thread"],
+        json!({"type": "continue", "previous_message_id": "msg_A"})
+    );
+    // Only the new user turn; system and tools stay with the thread.
+    assert_eq!(
+        bodies[1]["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "more",
+            "cache_control": {"type": "ephemeral"}}]}])
+    );
+    assert!(bodies[1].get("system").is_none());
+}
+
+#[test]
+fn a_crlf_cut_between_reads_ends_the_line_as_in_pi_ai() {
+    let c = call(model(), vec![user("hi")], json!({"apiKey": "k"}));
+    let (sender, _receiver) = channel(&c.model);
+    let mut out = Output::new(sender, &c.model);
+    out.start().unwrap();
+    let mut reader = Reader::new(&c, false, Vec::new());
+    let mut parser = SseParser::split_crlf_across_reads();
+    // The `\n` of the first CRLF arrives with the next read: pi-ai sees an empty line there, so
+    // `message_start` is dispatched without data.
+    let mut events = parser.feed(b"event: message_start\r");
+    events.extend(parser.feed(b"\ndata: {\"type\":\"message_start\"}\r\n\r\n"));
+    let failure = events
+        .iter()
+        .map(|event| reader.handle(event, &mut out))
+        .find_map(|result| match result {
+            Err(Stop::Fail(message)) => Some(message),
+            _ => None,
+        });
+    assert_eq!(
+        failure.as_deref(),
+        Some("Could not parse Anthropic SSE event message_start: Unexpected end of JSON input; data=; raw=event: message_start")
+    );
+}
