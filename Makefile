@@ -57,7 +57,7 @@ example-assistant: build
 	cc $(CFLAGS) examples/c/assistant.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -lpthread -o build/assistant
 	printf 'What is in this directory?\n' | ./build/assistant --root .
 
-# The assistant against the scripted model and a mock openai-completions endpoint on loopback
+# The assistant against the scripted model and mock openai-completions / anthropic-messages endpoints on loopback
 # (tests/assistant/run.sh), then a subset under valgrind.
 assistant-test: build tools
 	bash tests/assistant/run.sh

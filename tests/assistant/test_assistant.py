@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Tests of examples/c/assistant.c: the built binary, run as a user would (stdin lines in,
-stdout/stderr out), against the scripted model and against a mock openai-completions endpoint.
+stdout/stderr out), against the scripted model and against mock openai-completions and
+anthropic-messages endpoints.
 
 usage: test_assistant.py ASSISTANT_BINARY [--valgrind SUPPRESSIONS] [-k NAME]
 (--valgrind runs VALGRIND_TESTS under valgrind; -k selects the tests whose name contains NAME.)
@@ -75,6 +76,38 @@ def tool_call_response(calls):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
     chunks += [chunk({}, "tool_calls"), usage_chunk(), "data: [DONE]\n\n"]
     return chunks
+
+
+def am_event(obj):
+    return "event: %s\ndata: %s\n\n" % (obj["type"], json.dumps(obj, separators=(",", ":")))
+
+
+def am_response(blocks, stop_reason):
+    """An anthropic-messages stream: message_start, each block (text or tool_use, its input as
+    input_json_delta fragments), message_delta with the stop reason, message_stop."""
+    events = [am_event({"type": "message_start", "message": {
+        "model": "mock-claude", "id": "msg_mock", "type": "message", "role": "assistant", "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                  "output_tokens": 1}}})]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            events.append(am_event({"type": "content_block_start", "index": index,
+                                    "content_block": {"type": "text", "text": ""}}))
+            for piece in pieces(block["text"], 9):
+                events.append(am_event({"type": "content_block_delta", "index": index,
+                                        "delta": {"type": "text_delta", "text": piece}}))
+        else:
+            events.append(am_event({"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+            for piece in pieces(json.dumps(block["input"]), 6):
+                events.append(am_event({"type": "content_block_delta", "index": index,
+                                        "delta": {"type": "input_json_delta", "partial_json": piece}}))
+        events.append(am_event({"type": "content_block_stop", "index": index}))
+    events.append(am_event({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                            "usage": {"output_tokens": 20}}))
+    events.append(am_event({"type": "message_stop"}))
+    return events
 
 
 class Mock:
@@ -152,6 +185,10 @@ class Mock:
     @property
     def base_url(self):
         return "http://127.0.0.1:%d/v1" % self.port
+
+    @property
+    def root_url(self):
+        return "http://127.0.0.1:%d" % self.port
 
 
 # ---- running the assistant --------------------------------------------------------------------
@@ -499,6 +536,44 @@ def test_endpoint_write_file_asks():
         shutil.rmtree(top)
 
 
+def test_endpoint_anthropic_messages():
+    """anthropic-messages: provider anthropic by default, key from ANTHROPIC_API_KEY in x-api-key;
+    a read_file tool call, then the tool result goes back as a tool_result block."""
+    top, root = make_root()
+    responses = [
+        am_response([{"type": "text", "text": "Reading it."},
+                     {"type": "tool_use", "id": "toolu_read", "name": "read_file", "input": {"path": "notes.txt"}}],
+                    "tool_use"),
+        am_response([{"type": "text", "text": "It says: The magic word is xyzzy."}], "end_turn"),
+    ]
+    try:
+        with Mock(responses) as mock:
+            r = run(["--root", root], "Summarize notes.txt\n",
+                    env=clean_env(LIBAGENT_API="anthropic-messages", LIBAGENT_BASE_URL=mock.root_url,
+                                  LIBAGENT_MODEL="mock-claude", ANTHROPIC_API_KEY="sk-ant-test"))
+        check(r.code == 0, "exit 0", r)
+        check("error:" not in r.err, "no error", r)
+        contains(r.err, "(anthropic-messages, provider anthropic)", r)
+        contains(r.out, 'Reading it.\n[tool] read_file {"path":"notes.txt"}\n[result] Project notes', r)
+        contains(r.out, "It says: The magic word is xyzzy.\n", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        for request in mock.requests:
+            check(request["method"] == "POST", "method is POST", request)
+            check(request["path"].split("?")[0] == "/v1/messages", "path /v1/messages", request["path"])
+            check(request["headers"].get("x-api-key") == "sk-ant-test", "x-api-key", request["headers"])
+            body = request["body"]
+            check(body.get("model") == "mock-claude" and body.get("stream") is True, "model, stream", body)
+            check(sorted(t["name"] for t in body.get("tools", [])) == ["list_dir", "read_file", "search", "write_file"],
+                  "the four tools are declared", body.get("tools"))
+            contains(json.dumps(body.get("system")), json.dumps(root)[1:-1], body.get("system"))
+        blocks = [b for m in mock.requests[1]["body"]["messages"] if isinstance(m.get("content"), list)
+                  for b in m["content"] if b.get("type") == "tool_result"]
+        check(len(blocks) == 1 and blocks[0].get("tool_use_id") == "toolu_read", "one tool_result", blocks)
+        contains(json.dumps(blocks[0].get("content")), "The magic word is xyzzy.", blocks)
+    finally:
+        shutil.rmtree(top)
+
+
 def test_endpoint_errors_are_reported():
     """A server error and a missing API key end the answer with an error line, not a crash."""
     top, root = make_root()
@@ -520,7 +595,7 @@ def test_endpoint_errors_are_reported():
 
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
-         test_endpoint_errors_are_reported]
+         test_endpoint_anthropic_messages, test_endpoint_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run
 # every tool, the refusals, both approval answers and the provider path.
