@@ -1,5 +1,7 @@
 # libagent — build, test, demo, install.
 #   make demo      builds the library and runs examples/c/quickstart.c
+#   make example-assistant   builds examples/c/assistant.c (a terminal coding assistant) and runs
+#                  it with the scripted model on a canned request
 #   make test      everything: fmt, clippy, Rust tests, header drift check, C tests (+valgrind),
 #                  conformance against the reference traces
 #   make install PREFIX=/usr/local   (also DESTDIR=...; installs the CMake package libagent)
@@ -19,9 +21,9 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
 INSTALL_PROFILE ?= release
 
-
 .PHONY: provider-conformance provider-conformance-extra
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench example-rust
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench example-rust \
+	example-assistant assistant-test
 
 all: build
 
@@ -48,6 +50,18 @@ demo: build
 	cc $(CFLAGS) examples/c/quickstart.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -o build/quickstart
 	./build/quickstart
 
+# The terminal assistant (examples/c/assistant.c) with the offline scripted model; a real model:
+# LIBAGENT_API, LIBAGENT_BASE_URL, LIBAGENT_MODEL (README, "A real assistant").
+example-assistant: build
+	@mkdir -p build
+	cc $(CFLAGS) examples/c/assistant.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -lpthread -o build/assistant
+	printf 'What is in this directory?\n' | ./build/assistant --root .
+
+# The assistant against the scripted model and mock openai-completions / anthropic-messages endpoints on loopback
+# (tests/assistant/run.sh), then a subset under valgrind.
+assistant-test: build tools
+	bash tests/assistant/run.sh
+
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --quiet --all-targets -- -D warnings
@@ -71,7 +85,8 @@ c-test: build tools
 	@mkdir -p build
 	@cc $(CFLAGS) examples/c/quickstart.c target/debug/libagent.a -lpthread -ldl -lm -o build/quickstart-static
 	@./build/quickstart-static > build/quickstart-static.out && grep -q "Transcript: 6 messages" build/quickstart-static.out
-	@echo "header: compiles as C99 and C++11; static link: ok"
+	@cc $(CFLAGS) examples/c/assistant.c target/debug/libagent.a -lpthread -ldl -lm -o build/assistant-static
+	@echo "header: compiles as C99 and C++11; static link (quickstart, assistant): ok"
 
 conformance: build
 	@rm -rf $(CONFORMANCE_OUT) && mkdir -p $(CONFORMANCE_OUT)
@@ -101,7 +116,8 @@ conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
 		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
 
-test: tools lint rust-test check-header c-test conformance conformance-extra provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short
+test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra provider-conformance \
+	provider-conformance-extra cpp-test go-test py-test check-memory soak-short
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet

@@ -1,0 +1,1086 @@
+/*
+ * libagent assistant: a small terminal coding assistant in one C11 file.
+ *
+ *   assistant [--root DIR] [--yes | --no-write] [--script FILE]
+ *
+ * Reads requests from stdin, one per line (Ctrl-D or /quit quits, Ctrl-C aborts an answer), runs
+ * each through an agent and streams the answer to stdout as it arrives. The model can use four
+ * tools on the files under the root directory (the current directory unless --root):
+ *   list_dir(path)                  the entries of a directory
+ *   read_file(path, offset, limit)  lines of a text file
+ *   search(query, path)             a literal string in the files under a directory, grep-like
+ *   write_file(path, content)       asks first: y/n from /dev/tty (else stdin); --yes approves
+ *                                   every write, --no-write refuses them
+ * Paths are relative to the root; a path with a ".." component, an absolute path outside the
+ * root, or a symbolic link leading out of it is refused.
+ *
+ * The model: the built-in scripted model (an offline demo: one tool call, then an answer; --script
+ * FILE replaces its script), or a real endpoint when these are set:
+ *   LIBAGENT_API        openai-completions | anthropic-messages
+ *   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
+ *   LIBAGENT_MODEL      the model id the server knows
+ *   LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the API key variable,
+ *                       OPENAI_API_KEY / ANTHROPIC_API_KEY)
+ *   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
+ *   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
+ *
+ * How it uses libagent: tools and the model's stream events arrive as callbacks on libagent's
+ * runtime thread, which must not block. The listener only prints. The tools do no work in their
+ * callback: they queue the call, and the main thread, which waits for the run to finish, runs it
+ * and answers later with agent_call_complete / agent_call_fail (the deferred-reply rule). So a
+ * slow search, or the question before a write, never holds up the runtime thread.
+ */
+#define _XOPEN_SOURCE 700 /* realpath, getline, sigwait */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+/* ---- growable strings ------------------------------------------------------------------------ */
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Buf;
+
+static void out_of_memory(void) {
+    fputs("error: out of memory\n", stderr);
+    exit(1);
+}
+
+static void buf_add(Buf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *data = realloc(b->data, cap);
+        if (!data) out_of_memory();
+        b->data = data;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+static void buf_puts(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+static void buf_printf(Buf *b, const char *fmt, ...) {
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof small) { buf_add(b, small, (size_t)n); return; }
+    char *big = malloc((size_t)n + 1);
+    if (!big) out_of_memory();
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    buf_add(b, big, (size_t)n);
+    free(big);
+}
+
+/* The length of the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    if (s[0] < 0x80) return 1;
+    size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+    if (len == 0 || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
+    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+    return len;
+}
+
+/* Appends s[0..n) as a JSON string literal; invalid UTF-8 becomes U+FFFD. */
+static void buf_json(Buf *b, const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    buf_add(b, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        if (c == '"' || c == '\\') { buf_add(b, "\\", 1); buf_add(b, (const char *)&p[i], 1); i++; }
+        else if (c == '\n') { buf_add(b, "\\n", 2); i++; }
+        else if (c == '\t') { buf_add(b, "\\t", 2); i++; }
+        else if (c == '\r') { buf_add(b, "\\r", 2); i++; }
+        else if (c < 0x20) { buf_printf(b, "\\u%04x", c); i++; }
+        else {
+            size_t len = utf8_len(p + i, n - i);
+            if (len == 0) { buf_puts(b, "\\ufffd"); i++; }
+            else { buf_add(b, (const char *)p + i, len); i += len; }
+        }
+    }
+    buf_add(b, "\"", 1);
+}
+
+static void buf_json_str(Buf *b, const char *s) { buf_json(b, s, strlen(s)); }
+
+/* ---- reading JSON (the tools' validated arguments and the events libagent sends) ------------- */
+
+static const char *json_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* The end of the value at p (after leading whitespace), or NULL if malformed. */
+static const char *json_skip(const char *p, int depth) {
+    p = json_ws(p);
+    if (depth > 200) return NULL;
+    if (*p == '"') {
+        for (p++; *p && *p != '"'; p++)
+            if (*p == '\\' && !*++p) return NULL;
+        return *p ? p + 1 : NULL;
+    }
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p = json_ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (!(p = json_skip(p, depth + 1))) return NULL;
+                p = json_ws(p);
+                if (*p++ != ':') return NULL;
+            }
+            if (!(p = json_skip(p, depth + 1))) return NULL;
+            p = json_ws(p);
+            if (*p == close) return p + 1;
+            if (*p++ != ',') return NULL;
+        }
+    }
+    const char *start = p;
+    while (*p && strchr("+-.0123456789eEtruefalsn", *p)) p++;
+    return p > start ? p : NULL;
+}
+
+/* The value of `key` in the object at obj, or NULL. Keys are compared as written (ASCII keys). */
+static const char *json_get(const char *obj, const char *key) {
+    if (!obj) return NULL;
+    const char *p = json_ws(obj);
+    if (*p != '{') return NULL;
+    p = json_ws(p + 1);
+    size_t klen = strlen(key);
+    while (*p == '"') {
+        const char *kend = json_skip(p, 0);
+        if (!kend) return NULL;
+        int match = (size_t)(kend - p) == klen + 2 && strncmp(p + 1, key, klen) == 0;
+        p = json_ws(kend);
+        if (*p++ != ':') return NULL;
+        p = json_ws(p);
+        if (match) return p;
+        if (!(p = json_skip(p, 0))) return NULL;
+        p = json_ws(p);
+        if (*p != ',') return NULL;
+        p = json_ws(p + 1);
+    }
+    return NULL;
+}
+
+/* Element i of the array at arr, or NULL. */
+static const char *json_at(const char *arr, size_t i) {
+    if (!arr) return NULL;
+    const char *p = json_ws(arr);
+    if (*p != '[') return NULL;
+    p = json_ws(p + 1);
+    if (*p == ']') return NULL;
+    for (;;) {
+        if (i-- == 0) return p;
+        if (!(p = json_skip(p, 0))) return NULL;
+        p = json_ws(p);
+        if (*p != ',') return NULL;
+        p = json_ws(p + 1);
+    }
+}
+
+static void utf8_put(Buf *b, unsigned long cp) {
+    char s[4];
+    size_t n;
+    if (cp < 0x80) { s[0] = (char)cp; n = 1; }
+    else if (cp < 0x800) { s[0] = (char)(0xC0 | cp >> 6); s[1] = (char)(0x80 | (cp & 0x3F)); n = 2; }
+    else if (cp < 0x10000) {
+        s[0] = (char)(0xE0 | cp >> 12); s[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); s[2] = (char)(0x80 | (cp & 0x3F)); n = 3;
+    } else {
+        s[0] = (char)(0xF0 | cp >> 18); s[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        s[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); s[3] = (char)(0x80 | (cp & 0x3F)); n = 4;
+    }
+    buf_add(b, s, n);
+}
+
+static unsigned long hex4(const char *p) {
+    unsigned long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return ULONG_MAX;
+        v = v * 16 + (unsigned long)d;
+    }
+    return v;
+}
+
+/* Decodes the JSON string at p into b (which it resets). Returns 0 if p is not a string. */
+static int json_string(const char *p, Buf *b) {
+    b->len = 0;
+    buf_add(b, "", 0);
+    if (!p || *(p = json_ws(p)) != '"') return 0;
+    for (p++; *p && *p != '"'; p++) {
+        if (*p != '\\') { buf_add(b, p, 1); continue; }
+        char c = *++p;
+        switch (c) {
+        case 'n': buf_add(b, "\n", 1); break;
+        case 't': buf_add(b, "\t", 1); break;
+        case 'r': buf_add(b, "\r", 1); break;
+        case 'b': buf_add(b, "\b", 1); break;
+        case 'f': buf_add(b, "\f", 1); break;
+        case 'u': {
+            unsigned long cp = hex4(p + 1);
+            if (cp == ULONG_MAX) return 0;
+            p += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && p[1] == '\\' && p[2] == 'u') {
+                unsigned long lo = hex4(p + 3);
+                if (lo >= 0xDC00 && lo < 0xE000) { cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00); p += 6; }
+            }
+            if (cp >= 0xD800 && cp < 0xE000) cp = 0xFFFD;
+            utf8_put(b, cp);
+            break;
+        }
+        case '\0': return 0;
+        default: buf_add(b, &c, 1);
+        }
+    }
+    return *p == '"';
+}
+
+/* The integer at p, or `fallback` when p is absent or null. */
+static long json_long(const char *p, long fallback) {
+    if (!p || strncmp(p, "null", 4) == 0) return fallback;
+    char *end;
+    double v = strtod(p, &end);
+    return end == p ? fallback : v > 1e9 ? 1000000000L : (long)v;
+}
+
+/* ---- the application ------------------------------------------------------------------------- */
+
+enum ToolKind { LIST_DIR, READ_FILE, SEARCH, WRITE_FILE };
+
+/* A tool call waiting for the main thread. */
+typedef struct Job {
+    enum ToolKind kind;
+    AgentToolCall *call;
+    char *args;
+    struct Job *next;
+} Job;
+
+typedef struct {
+    char root[PATH_MAX];
+    size_t root_len;
+    int auto_yes, no_write;
+    AgentHandle *agent;
+    FILE *tty_in, *tty_out; /* the terminal, for write approvals (NULL: stdin and stdout) */
+
+    pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t cv;
+    Job *jobs, **jobs_tail;
+    int running, done, quitting;
+    AgentStatus run_status;
+    char *run_error;
+    int midline; /* the last thing printed to stdout did not end a line */
+} App;
+
+static void end_line(App *app) {
+    if (app->midline) { fputc('\n', stdout); app->midline = 0; }
+}
+
+/* Prints text for a terminal, replacing control characters (a model's output is untrusted). */
+static void print_clean(FILE *out, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : c == 0x7F ? '?' : (int)c, out);
+    }
+}
+
+/* ---- paths inside the root ------------------------------------------------------------------- */
+
+static int inside_root(const App *app, const char *abs) {
+    if (app->root_len == 1) return abs[0] == '/';
+    return strncmp(abs, app->root, app->root_len) == 0 && (abs[app->root_len] == '\0' || abs[app->root_len] == '/');
+}
+
+/* The path relative to the root ("." for the root itself), for display. */
+static const char *relative(const App *app, const char *abs) {
+    if (app->root_len == 1) return abs[1] ? abs + 1 : ".";
+    return abs[app->root_len] ? abs + app->root_len + 1 : ".";
+}
+
+/* Resolves a path given by the model to an absolute path inside the root (following symbolic
+ * links), or fails with a message in err. For a file to be written (must_exist = 0) the file
+ * may be missing, not its directory. Returns a malloc'd string or NULL. */
+static char *resolve(const App *app, const char *path, int must_exist, Buf *err) {
+    if (!*path) path = ".";
+    for (const char *c = path; *c;) { /* no ".." component */
+        size_t n = strcspn(c, "/");
+        if (n == 2 && c[0] == '.' && c[1] == '.') {
+            buf_printf(err, "refused: '%s' leaves the root directory ('..' is not allowed)", path);
+            return NULL;
+        }
+        c += n;
+        while (*c == '/') c++;
+    }
+    Buf full = {0};
+    if (path[0] == '/') {
+        if (!inside_root(app, path)) {
+            buf_printf(err, "refused: '%s' is outside the root directory %s", path, app->root);
+            return NULL;
+        }
+        buf_puts(&full, path);
+    } else {
+        buf_printf(&full, "%s/%s", app->root_len == 1 ? "" : app->root, path);
+    }
+    char resolved[PATH_MAX];
+    char *result = NULL;
+    if (realpath(full.data, resolved)) {
+        if (!inside_root(app, resolved))
+            buf_printf(err, "refused: '%s' leads outside the root directory (symbolic link)", path);
+        else if (!(result = strdup(resolved))) out_of_memory();
+    } else if (errno == ENOENT && !must_exist) {
+        /* A new file: its directory must exist inside the root. */
+        char *slash = strrchr(full.data, '/');
+        const char *base = slash + 1;
+        *slash = '\0';
+        if (!*base || strcmp(base, ".") == 0) buf_printf(err, "'%s' is not a file name", path);
+        else if (!realpath(slash == full.data ? "/" : full.data, resolved))
+            buf_printf(err, "cannot write '%s': its directory does not exist", path);
+        else if (!inside_root(app, resolved))
+            buf_printf(err, "refused: '%s' leads outside the root directory (symbolic link)", path);
+        else {
+            Buf out = {0};
+            buf_printf(&out, "%s/%s", strcmp(resolved, "/") == 0 ? "" : resolved, base);
+            result = out.data;
+        }
+    } else {
+        buf_printf(err, "%s: %s", path, strerror(errno));
+    }
+    free(full.data);
+    return result;
+}
+
+/* ---- the tools (run on the main thread) ------------------------------------------------------- */
+
+#define MAX_LIST_ENTRIES 500
+#define MAX_READ_BYTES (64 * 1024)
+#define DEFAULT_READ_LINES 400
+#define MAX_SEARCH_MATCHES 100
+#define MAX_SEARCH_FILES 5000
+#define MAX_SEARCH_FILE_BYTES (2 * 1024 * 1024)
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted entries of a directory (without "." and ".."); returns the count or -1. */
+static int read_dir(const char *path, char ***out) {
+    DIR *dir = opendir(path);
+    if (!dir) return -1;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) out_of_memory();
+            names = grown;
+        }
+        if (!(names[n++] = strdup(entry->d_name))) out_of_memory();
+    }
+    closedir(dir);
+    if (n) qsort(names, n, sizeof *names, compare_names);
+    *out = names;
+    return (int)n;
+}
+
+static void free_names(char **names, int n) {
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+static int tool_list_dir(App *app, const char *args, Buf *out) {
+    Buf path = {0};
+    json_string(json_get(args, "path"), &path);
+    char *dir = resolve(app, path.data, 1, out);
+    free(path.data);
+    if (!dir) return 0;
+    char **names;
+    int n = read_dir(dir, &names);
+    if (n < 0) {
+        buf_printf(out, "cannot list '%s': %s", relative(app, dir), strerror(errno));
+        free(dir);
+        return 0;
+    }
+    buf_printf(out, "%s/ (%d %s)\n", relative(app, dir), n, n == 1 ? "entry" : "entries");
+    for (int i = 0; i < n && i < MAX_LIST_ENTRIES; i++) {
+        Buf child = {0};
+        struct stat st;
+        buf_printf(&child, "%s/%s", dir, names[i]);
+        int is_dir = stat(child.data, &st) == 0 && S_ISDIR(st.st_mode);
+        buf_printf(out, "%s%s\n", names[i], is_dir ? "/" : "");
+        free(child.data);
+    }
+    if (n > MAX_LIST_ENTRIES) buf_printf(out, "[... %d more entries not shown]\n", n - MAX_LIST_ENTRIES);
+    free_names(names, n);
+    free(dir);
+    return 1;
+}
+
+static int tool_read_file(App *app, const char *args, Buf *out) {
+    Buf path = {0};
+    json_string(json_get(args, "path"), &path);
+    long offset = json_long(json_get(args, "offset"), 1), limit = json_long(json_get(args, "limit"), DEFAULT_READ_LINES);
+    char *file = resolve(app, path.data, 1, out);
+    free(path.data);
+    if (!file) return 0;
+    struct stat st;
+    FILE *in = NULL;
+    if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) buf_printf(out, "'%s' is a directory: use list_dir", relative(app, file));
+    else if (!S_ISREG(st.st_mode)) buf_printf(out, "'%s' is not a regular file", relative(app, file));
+    else if (!(in = fopen(file, "rb"))) buf_printf(out, "cannot read '%s': %s", relative(app, file), strerror(errno));
+    if (!in) { free(file); return 0; }
+    if (offset < 1) offset = 1;
+    if (limit < 1) limit = 1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long number = 0, shown = 0;
+    int binary = 0, more = 0;
+    while ((len = getline(&line, &cap, in)) > 0) {
+        if (memchr(line, '\0', (size_t)len)) { binary = 1; break; }
+        if (++number < offset) continue;
+        if (shown == limit || out->len + (size_t)len > MAX_READ_BYTES) { more = 1; break; }
+        buf_add(out, line, (size_t)len);
+        shown++;
+    }
+    free(line);
+    fclose(in);
+    if (binary) {
+        out->len = 0;
+        buf_printf(out, "'%s' is a binary file (%lld bytes): not shown", relative(app, file), (long long)st.st_size);
+    } else if (more) {
+        if (out->len && out->data[out->len - 1] != '\n') buf_puts(out, "\n");
+        buf_printf(out, "[... more lines follow: read_file with offset=%ld to continue]\n", offset + shown);
+    } else if (shown == 0) {
+        buf_printf(out, number ? "[no lines at offset %ld: the file has %ld lines]" : "[empty file]", offset, number);
+    }
+    free(file);
+    return 1;
+}
+
+typedef struct {
+    App *app;
+    const char *query;
+    Buf *out;
+    int matches, files, truncated;
+} Search;
+
+static void search_file(Search *s, const char *file) {
+    FILE *in = fopen(file, "rb");
+    if (!in) return;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long number = 0;
+    while (!s->truncated && (len = getline(&line, &cap, in)) > 0) {
+        number++;
+        if (memchr(line, '\0', (size_t)len)) break; /* binary */
+        if (!strstr(line, s->query)) continue;
+        if (s->matches == MAX_SEARCH_MATCHES) { s->truncated = 1; break; }
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        buf_printf(s->out, "%s:%ld: %.*s%s\n", relative(s->app, file), number, len > 200 ? 200 : (int)len, line,
+                   len > 200 ? "..." : "");
+        s->matches++;
+    }
+    free(line);
+    fclose(in);
+}
+
+/* Searches a file or a directory tree; skips hidden entries, symbolic links and big files. */
+static void search_path(Search *s, const char *path, int depth) {
+    struct stat st;
+    if (s->truncated || lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) return;
+    if (S_ISREG(st.st_mode)) {
+        if (st.st_size > MAX_SEARCH_FILE_BYTES) return;
+        if (++s->files > MAX_SEARCH_FILES) { s->truncated = 1; return; }
+        search_file(s, path);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode) || depth > 32) return;
+    char **names;
+    int n = read_dir(path, &names);
+    for (int i = 0; i < n && !s->truncated; i++) {
+        if (names[i][0] == '.') continue;
+        Buf child = {0};
+        buf_printf(&child, "%s/%s", strcmp(path, "/") == 0 ? "" : path, names[i]);
+        search_path(s, child.data, depth + 1);
+        free(child.data);
+    }
+    if (n > 0) free_names(names, n);
+}
+
+static int tool_search(App *app, const char *args, Buf *out) {
+    Buf query = {0}, path = {0};
+    json_string(json_get(args, "query"), &query);
+    json_string(json_get(args, "path"), &path);
+    int ok = 0;
+    if (query.len == 0 || memchr(query.data, '\n', query.len)) {
+        buf_puts(out, "query must be a non-empty string on one line");
+    } else {
+        char *start = resolve(app, path.data, 1, out);
+        if (start) {
+            Buf results = {0};
+            buf_add(&results, "", 0);
+            Search s = {app, query.data, &results, 0, 0, 0};
+            search_path(&s, start, 0);
+            if (s.matches == 0) buf_printf(out, "no match for '%s' under %s", query.data, relative(app, start));
+            else buf_add(out, results.data, results.len);
+            if (s.truncated) buf_puts(out, "[... more matches not shown: narrow the path or the query]\n");
+            free(results.data);
+            free(start);
+            ok = 1;
+        }
+    }
+    free(query.data);
+    free(path.data);
+    return ok;
+}
+
+/* Asks the user whether to write; 1 = yes. Reads /dev/tty when there is one, else stdin. */
+static int confirm(App *app, const char *shown_path) {
+    FILE *out = app->tty_out ? app->tty_out : stdout, *in = app->tty_in ? app->tty_in : stdin;
+    fprintf(out, "Write %s? [y/N] ", shown_path);
+    fflush(out);
+    char answer[64];
+    if (!fgets(answer, sizeof answer, in)) {
+        fputc('\n', out);
+        return 0;
+    }
+    if (in == stdin) fputs(answer, stdout); /* echo a piped answer, so the transcript reads well */
+    if (!strchr(answer, '\n')) { /* drop the rest of a long line */
+        int c;
+        while ((c = fgetc(in)) != EOF && c != '\n') {}
+    }
+    return answer[0] == 'y' || answer[0] == 'Y';
+}
+
+static int tool_write_file(App *app, const char *args, AgentToolCall *call, Buf *out) {
+    Buf path = {0}, content = {0};
+    json_string(json_get(args, "path"), &path);
+    json_string(json_get(args, "content"), &content);
+    int ok = 0;
+    char *file = NULL;
+    if (app->no_write) {
+        buf_puts(out, "writing files is disabled in this session (--no-write)");
+        goto done;
+    }
+    if (!(file = resolve(app, path.data, 0, out))) goto done;
+    struct stat st;
+    int exists = stat(file, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
+        buf_printf(out, "'%s' exists and is not a regular file", relative(app, file));
+        goto done;
+    }
+    /* The preview: the path, the size, the first lines. */
+    FILE *tty = app->tty_out ? app->tty_out : stdout;
+    long lines = 0;
+    for (size_t i = 0; i < content.len; i++) lines += content.data[i] == '\n';
+    if (content.len && content.data[content.len - 1] != '\n') lines++;
+    fprintf(tty, "[write] %s: %zu bytes, %ld %s (%s)\n", relative(app, file), content.len, lines,
+            lines == 1 ? "line" : "lines", exists ? "replaces the existing file" : "new file");
+    const char *p = content.data;
+    for (int i = 0; i < 10 && *p; i++) {
+        size_t n = strcspn(p, "\n");
+        fputs("  | ", tty);
+        print_clean(tty, p, n > 100 ? 100 : n);
+        fputs(n > 100 ? "...\n" : "\n", tty);
+        p += n + (p[n] == '\n');
+    }
+    if (*p) fprintf(tty, "  | [... %ld more lines]\n", lines - 10);
+    if (app->auto_yes) {
+        fprintf(tty, "[write] approved (--yes)\n");
+        fflush(tty);
+    } else if (!confirm(app, relative(app, file))) {
+        buf_printf(out, "the user declined: '%s' was not written", relative(app, file));
+        goto done;
+    }
+    bool aborted = false;
+    if (agent_call_is_aborted(call, &aborted) == AGENT_OK && aborted) { /* Ctrl-C while asking */
+        buf_printf(out, "aborted: '%s' was not written", relative(app, file));
+        goto done;
+    }
+    FILE *f = fopen(file, "wb");
+    if (!f) {
+        buf_printf(out, "cannot write '%s': %s", relative(app, file), strerror(errno));
+        goto done;
+    }
+    int failed = fwrite(content.data, 1, content.len, f) != content.len;
+    failed |= fclose(f) != 0;
+    if (failed) buf_printf(out, "error while writing '%s': %s", relative(app, file), strerror(errno));
+    else buf_printf(out, "wrote %zu bytes to %s", content.len, relative(app, file));
+    ok = !failed;
+done:
+    free(file);
+    free(path.data);
+    free(content.data);
+    return ok;
+}
+
+/* Runs a queued tool call and answers it: a text result, or a failure (an error result). */
+static void run_job(App *app, Job *job) {
+    Buf out = {0};
+    buf_add(&out, "", 0);
+    int ok = 0;
+    bool aborted = false;
+    if (agent_call_is_aborted(job->call, &aborted) == AGENT_OK && aborted) {
+        agent_call_fail(job->call, "Operation aborted"); /* e.g. Ctrl-C: don't ask, don't write */
+        free(out.data);
+        return;
+    }
+    switch (job->kind) {
+    case LIST_DIR: ok = tool_list_dir(app, job->args, &out); break;
+    case READ_FILE: ok = tool_read_file(app, job->args, &out); break;
+    case SEARCH: ok = tool_search(app, job->args, &out); break;
+    case WRITE_FILE: ok = tool_write_file(app, job->args, job->call, &out); break;
+    }
+    AgentStatus status;
+    if (ok) {
+        Buf result = {0};
+        buf_puts(&result, "{\"content\":[{\"type\":\"text\",\"text\":");
+        buf_json(&result, out.data, out.len);
+        buf_puts(&result, "}],\"details\":{}}");
+        status = agent_call_complete(job->call, result.data);
+        free(result.data);
+    } else {
+        status = agent_call_fail(job->call, out.data);
+    }
+    if (status != AGENT_OK) fprintf(stderr, "error: answering a tool call: %s\n", agent_last_error());
+    free(out.data);
+}
+
+/* ---- callbacks (on libagent's runtime thread: they only queue, print and signal) ------------- */
+
+static void enqueue(App *app, enum ToolKind kind, const char *args, AgentToolCall *call) {
+    Job *job = calloc(1, sizeof *job);
+    if (!job || !(job->args = strdup(args))) out_of_memory();
+    job->kind = kind;
+    job->call = call;
+    pthread_mutex_lock(&app->mu);
+    *app->jobs_tail = job;
+    app->jobs_tail = &job->next;
+    pthread_cond_signal(&app->cv);
+    pthread_mutex_unlock(&app->mu);
+}
+
+#define TOOL_CALLBACK(fn, kind) \
+    static void fn(void *ud, const char *id, const char *args, AgentToolCall *call) { \
+        (void)id; \
+        enqueue(ud, kind, args, call); \
+    }
+TOOL_CALLBACK(on_list_dir, LIST_DIR)
+TOOL_CALLBACK(on_read_file, READ_FILE)
+TOOL_CALLBACK(on_search, SEARCH)
+TOOL_CALLBACK(on_write_file, WRITE_FILE)
+
+static void on_done(void *ud, AgentStatus status, const char *error) {
+    App *app = ud;
+    pthread_mutex_lock(&app->mu);
+    app->done = 1;
+    app->run_status = status;
+    free(app->run_error);
+    if (!(app->run_error = strdup(error ? error : ""))) out_of_memory();
+    pthread_cond_signal(&app->cv);
+    pthread_mutex_unlock(&app->mu);
+}
+
+/* Prints `text` on one line, at most `max` bytes of it. */
+static void print_brief(const char *text, size_t max) {
+    size_t n = strcspn(text, "\n");
+    print_clean(stdout, text, n > max ? max : n);
+    if (n > max || text[n]) fputs(" ...", stdout);
+}
+
+/* The listener: streamed text, tool calls and their results, errors. */
+static void on_event(void *ud, const AgentEvent *event, AgentCall *call) {
+    App *app = ud;
+    const char *type = "", *update = NULL, *json = NULL, *delta = NULL;
+    size_t len = 0;
+    agent_event_type(event, &type);
+    agent_event_update_type(event, &update);
+    pthread_mutex_lock(&app->mu);
+    if (update && strcmp(update, "text_delta") == 0 && agent_event_delta(event, &delta, &len) == AGENT_OK && len) {
+        fwrite(delta, 1, len, stdout);
+        app->midline = delta[len - 1] != '\n';
+    } else if (strcmp(type, "tool_execution_start") == 0 &&
+               agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) {
+        Buf name = {0};
+        json_string(json_get(json, "toolName"), &name);
+        const char *args = json_get(json, "args"), *args_end = json_skip(args ? args : "", 0);
+        end_line(app);
+        printf("[tool] %s ", name.data);
+        if (args && args_end) {
+            size_t n = (size_t)(args_end - args);
+            print_clean(stdout, args, n > 160 ? 160 : n);
+            if (n > 160) fputs(" ...", stdout);
+        }
+        fputc('\n', stdout);
+        free(name.data);
+    } else if (strcmp(type, "tool_execution_end") == 0 &&
+               agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) {
+        Buf text = {0};
+        json_string(json_get(json_at(json_get(json_get(json, "result"), "content"), 0), "text"), &text);
+        int is_error = strncmp(json_ws(json_get(json, "isError") ? json_get(json, "isError") : ""), "true", 4) == 0;
+        long lines = text.len > 0;
+        for (size_t i = 0; i + 1 < text.len; i++) lines += text.data[i] == '\n';
+        end_line(app);
+        fputs(is_error ? "[error] " : "[result] ", stdout);
+        print_brief(text.data, 100);
+        if (!is_error && lines > 1) printf(" (%ld lines)", lines);
+        fputc('\n', stdout);
+        free(text.data);
+    } else if (strcmp(type, "message_end") == 0 && agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) {
+        const char *message = json_get(json, "message");
+        Buf role = {0}, reason = {0}, error = {0};
+        json_string(json_get(message, "role"), &role);
+        json_string(json_get(message, "stopReason"), &reason);
+        json_string(json_get(message, "errorMessage"), &error);
+        if (strcmp(role.data, "assistant") == 0) {
+            end_line(app);
+            fflush(stdout);
+            if (strcmp(reason.data, "error") == 0) fprintf(stderr, "error: %s\n", error.len ? error.data : "the model request failed");
+            else if (strcmp(reason.data, "aborted") == 0) fprintf(stderr, "[aborted]\n");
+            else if (strcmp(reason.data, "length") == 0) fprintf(stderr, "[the answer was cut off: maxTokens reached]\n");
+        }
+        free(role.data);
+        free(reason.data);
+        free(error.data);
+    }
+    fflush(stdout);
+    pthread_mutex_unlock(&app->mu);
+    agent_call_complete(call, NULL);
+}
+
+/* getApiKey(provider): LIBAGENT_API_KEY when set, else the provider's own variable. */
+static void on_get_api_key(void *ud, const char *provider_json, AgentCall *call) {
+    (void)provider_json;
+    const char *key = ud;
+    Buf answer = {0};
+    buf_json_str(&answer, key);
+    agent_call_complete(call, answer.data);
+    free(answer.data);
+}
+
+/* Ctrl-C: a thread waits for SIGINT (blocked everywhere else) and aborts the running answer. */
+static void *signal_thread(void *ud) {
+    App *app = ud;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    for (;;) {
+        int sig;
+        if (sigwait(&set, &sig) != 0) continue;
+        pthread_mutex_lock(&app->mu);
+        int quitting = app->quitting, running = app->running;
+        pthread_mutex_unlock(&app->mu);
+        if (quitting) return NULL;
+        if (running) {
+            agent_abort(app->agent);
+            fputs("\n[interrupt: aborting the answer]\n", stderr);
+        } else {
+            fputs("\n", stderr);
+            _exit(130); /* at the prompt, Ctrl-C quits as usual */
+        }
+    }
+}
+
+/* ---- setup ------------------------------------------------------------------------------------ */
+
+static const char *DEMO_SCRIPT =
+    "["
+    " {\"content\": ["
+    "   {\"type\": \"text\", \"text\": \"Let me look at the root directory first.\", \"chunks\": 4},"
+    "   {\"type\": \"toolCall\", \"id\": \"call_1\", \"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}"
+    " ]},"
+    " {\"content\": [{\"type\": \"text\", \"chunks\": 8, \"text\":"
+    "   \"Those are the files at the root. (This answer comes from the scripted demo model: set"
+    " LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL to talk to a real model.)\"}]}"
+    "]";
+
+static const char *TOOLS[][2] = {
+    {"list_dir",
+     "\"description\":\"List the entries of a directory (directories end with '/').\","
+     "\"parameters\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
+     "\"description\":\"Directory relative to the root; '.' is the root.\"}},\"required\":[\"path\"]}"},
+    {"read_file",
+     "\"description\":\"Read a text file, or a range of its lines.\","
+     "\"parameters\":{\"type\":\"object\",\"properties\":{"
+     "\"path\":{\"type\":\"string\",\"description\":\"File relative to the root.\"},"
+     "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"First line to read (1-based, default 1).\"},"
+     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Number of lines to read (default 400).\"}},"
+     "\"required\":[\"path\"]}"},
+    {"search",
+     "\"description\":\"Find a literal string in the files under a directory (like grep -rF); "
+     "prints file:line: text for each match, at most 100.\","
+     "\"parameters\":{\"type\":\"object\",\"properties\":{"
+     "\"query\":{\"type\":\"string\",\"description\":\"The exact text to find (case-sensitive).\"},"
+     "\"path\":{\"type\":\"string\",\"description\":\"File or directory to search, relative to the root (default '.').\"}},"
+     "\"required\":[\"query\"]}"},
+    {"write_file",
+     "\"description\":\"Create or replace a text file with the given content. The user is asked to approve "
+     "every write and may decline.\","
+     "\"parameters\":{\"type\":\"object\",\"properties\":{"
+     "\"path\":{\"type\":\"string\",\"description\":\"File relative to the root; its directory must exist.\"},"
+     "\"content\":{\"type\":\"string\",\"description\":\"The complete new content of the file.\"}},"
+     "\"required\":[\"path\",\"content\"]}"},
+};
+
+static AgentToolExecuteFn const TOOL_FNS[] = {on_list_dir, on_read_file, on_search, on_write_file};
+
+static char *read_whole_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    Buf b = {0};
+    char chunk[4096];
+    size_t n;
+    buf_add(&b, "", 0);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(&b, chunk, n);
+    fclose(f);
+    return b.data;
+}
+
+/* A positive integer from the environment, or `fallback`; -1 when set but invalid. */
+static long env_number(const char *name, long fallback) {
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || *end || n <= 0) {
+        fprintf(stderr, "error: %s must be a positive integer, not '%s'\n", name, v);
+        return -1;
+    }
+    return n;
+}
+
+/* The model object from LIBAGENT_* (into model), and a description for the banner. Returns 1
+ * for a real endpoint, 0 for the scripted model, -1 on a configuration error. */
+static int model_from_env(Buf *model, Buf *about) {
+    const char *api = getenv("LIBAGENT_API"), *base = getenv("LIBAGENT_BASE_URL"), *id = getenv("LIBAGENT_MODEL");
+    int set = (api && *api) + (base && *base) + (id && *id);
+    if (set == 0) {
+        buf_puts(model, "{\"id\":\"scripted-demo\",\"name\":\"scripted demo\",\"api\":\"faux\",\"provider\":\"libagent\"}");
+        buf_puts(about, "the scripted demo model (offline)");
+        return 0;
+    }
+    if (set < 3) {
+        fprintf(stderr, "error: set all of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL (missing:%s%s%s)\n",
+                api && *api ? "" : " LIBAGENT_API", base && *base ? "" : " LIBAGENT_BASE_URL",
+                id && *id ? "" : " LIBAGENT_MODEL");
+        return -1;
+    }
+    const char *provider = getenv("LIBAGENT_PROVIDER");
+    if (strcmp(api, "openai-completions") == 0) { if (!provider || !*provider) provider = "openai"; }
+    else if (strcmp(api, "anthropic-messages") == 0) { if (!provider || !*provider) provider = "anthropic"; }
+    else {
+        fprintf(stderr, "error: LIBAGENT_API must be openai-completions or anthropic-messages, not '%s'\n", api);
+        return -1;
+    }
+    long context_window = env_number("LIBAGENT_CONTEXT_WINDOW", 128000), max_tokens = env_number("LIBAGENT_MAX_TOKENS", 4096);
+    if (context_window < 0 || max_tokens < 0) return -1;
+    buf_puts(model, "{\"id\":");
+    buf_json_str(model, id);
+    buf_puts(model, ",\"name\":");
+    buf_json_str(model, id);
+    buf_puts(model, ",\"api\":");
+    buf_json_str(model, api);
+    buf_puts(model, ",\"provider\":");
+    buf_json_str(model, provider);
+    buf_puts(model, ",\"baseUrl\":");
+    buf_json_str(model, base);
+    buf_printf(model, ",\"reasoning\":false,\"input\":[\"text\"],"
+                      "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0},"
+                      "\"contextWindow\":%ld,\"maxTokens\":%ld}", context_window, max_tokens);
+    buf_printf(about, "%s at %s (%s, provider %s)", id, base, api, provider);
+    return 1;
+}
+
+static void usage(FILE *out) {
+    fputs("usage: assistant [--root DIR] [--yes | --no-write] [--script FILE]\n"
+          "  --root DIR     the directory the tools work in (default: the current directory)\n"
+          "  --yes          approve every write_file without asking\n"
+          "  --no-write     refuse every write_file\n"
+          "  --script FILE  the scripted model's script (a JSON array of responses) instead of the demo\n"
+          "A real model: LIBAGENT_API (openai-completions | anthropic-messages), LIBAGENT_BASE_URL,\n"
+          "LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY, LIBAGENT_CONTEXT_WINDOW,\n"
+          "LIBAGENT_MAX_TOKENS. Type a request per line; Ctrl-D or /quit quits, Ctrl-C aborts an answer.\n",
+          out);
+}
+
+int main(int argc, char **argv) {
+    static App app;
+    const char *root = ".", *script_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) root = argv[++i];
+        else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc) script_path = argv[++i];
+        else if (strcmp(argv[i], "--yes") == 0) app.auto_yes = 1;
+        else if (strcmp(argv[i], "--no-write") == 0) app.no_write = 1;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { usage(stdout); return 0; }
+        else { fprintf(stderr, "error: unknown argument '%s'\n", argv[i]); usage(stderr); return 2; }
+    }
+    if (app.auto_yes && app.no_write) { fputs("error: --yes and --no-write exclude each other\n", stderr); return 2; }
+    struct stat st;
+    if (!realpath(root, app.root) || stat(app.root, &st) != 0) {
+        fprintf(stderr, "error: --root %s: %s\n", root, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "error: --root %s: not a directory\n", root);
+        return 2;
+    }
+    app.root_len = strlen(app.root);
+
+    Buf model = {0}, about = {0}, prompt = {0}, options_json = {0};
+    int real = model_from_env(&model, &about);
+    char *script = NULL;
+    if (real < 0) return 2;
+    if (!real && script_path && !(script = read_whole_file(script_path))) {
+        fprintf(stderr, "error: --script %s: %s\n", script_path, strerror(errno));
+        return 2;
+    }
+
+    /* Ctrl-C goes to the signal thread only: block it before any thread starts. */
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, NULL);
+    pthread_mutex_init(&app.mu, NULL);
+    pthread_cond_init(&app.cv, NULL);
+    app.jobs_tail = &app.jobs;
+    pthread_t sig_thread;
+    int have_sig_thread = pthread_create(&sig_thread, NULL, signal_thread, &app) == 0;
+    int status = 1;
+
+    buf_printf(&prompt,
+               "You are a coding assistant in a terminal. You work on the project in the directory %s "
+               "(\"the root\"). Tools: list_dir, read_file and search read files under the root; write_file "
+               "creates or replaces a file after the user approves it. Every path is relative to the root; "
+               "'..' and paths outside the root are refused. Look at the files before answering questions "
+               "about them, quote what you rely on, and keep answers short.", app.root);
+    buf_puts(&options_json, "{\"initialState\":{\"systemPrompt\":");
+    buf_json_str(&options_json, prompt.data);
+    buf_printf(&options_json, ",\"model\":%s}}", model.data);
+
+    AgentOptions *options = NULL;
+    AgentTool *tools[4] = {0};
+    if (agent_options_new(options_json.data, &options) != AGENT_OK) goto fail;
+    for (int i = 0; i < 4; i++) {
+        Buf def = {0};
+        buf_printf(&def, "{\"name\":\"%s\",\"label\":\"%s\",%s}", TOOLS[i][0], TOOLS[i][0], TOOLS[i][1]);
+        AgentStatus s = agent_tool_new(def.data, TOOL_FNS[i], &app, NULL, &tools[i]);
+        free(def.data);
+        if (s != AGENT_OK || agent_options_add_tool(options, tools[i]) != AGENT_OK) goto fail;
+    }
+    if (real) {
+        if (agent_options_use_providers(options) != AGENT_OK) goto fail;
+        const char *key = getenv("LIBAGENT_API_KEY");
+        if (key && *key && agent_options_set_hook(options, AGENT_HOOK_GET_API_KEY, on_get_api_key, (void *)key, NULL) != AGENT_OK)
+            goto fail;
+    } else if (agent_options_set_scripted_model(options, script ? script : DEMO_SCRIPT) != AGENT_OK) {
+        goto fail;
+    }
+    AgentStatus s = agent_new(options, &app.agent); /* consumes options */
+    options = NULL;
+    if (s != AGENT_OK) goto fail;
+    uint64_t subscription;
+    if (agent_subscribe(app.agent, on_event, &app, NULL, &subscription) != AGENT_OK) goto fail;
+
+    if ((app.tty_in = fopen("/dev/tty", "r")) && !(app.tty_out = fopen("/dev/tty", "w"))) {
+        fclose(app.tty_in);
+        app.tty_in = NULL;
+    }
+    int interactive = isatty(STDIN_FILENO);
+    fprintf(stderr, "libagent assistant: %s; root %s%s. Ctrl-D quits.\n", about.data, app.root,
+            app.no_write ? "; writes disabled" : app.auto_yes ? "; writes approved automatically" : "");
+
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    for (;;) {
+        if (interactive) { fputs("> ", stdout); fflush(stdout); }
+        if ((len = getline(&line, &cap, stdin)) < 0) break; /* Ctrl-D / end of input */
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        if (len == 0) continue;
+        if (strcmp(line, "/quit") == 0 || strcmp(line, "/exit") == 0) break;
+        if (!interactive) printf("> %s\n", line);
+        fflush(stdout);
+
+        pthread_mutex_lock(&app.mu);
+        app.running = 1;
+        app.done = 0;
+        pthread_mutex_unlock(&app.mu);
+        if (agent_prompt_text(app.agent, line, NULL, on_done, &app) != AGENT_OK) {
+            fprintf(stderr, "error: %s\n", agent_last_error());
+            pthread_mutex_lock(&app.mu);
+            app.running = 0;
+            pthread_mutex_unlock(&app.mu);
+            continue;
+        }
+        /* Run the tool calls the agent queues until the run is over. */
+        pthread_mutex_lock(&app.mu);
+        while (!app.done || app.jobs) {
+            if (!app.jobs) { pthread_cond_wait(&app.cv, &app.mu); continue; }
+            Job *job = app.jobs;
+            if (!(app.jobs = job->next)) app.jobs_tail = &app.jobs;
+            pthread_mutex_unlock(&app.mu);
+            run_job(&app, job);
+            free(job->args);
+            free(job);
+            pthread_mutex_lock(&app.mu);
+        }
+        app.running = 0;
+        if (app.run_status != AGENT_OK) fprintf(stderr, "error: the run failed: %s\n", app.run_error);
+        pthread_mutex_unlock(&app.mu);
+    }
+    if (interactive) fputc('\n', stdout);
+    free(line);
+    status = 0;
+
+fail:
+    if (status) fprintf(stderr, "error: %s\n", agent_last_error());
+    if (app.agent) agent_free(app.agent);
+    for (int i = 0; i < 4; i++)
+        if (tools[i]) agent_tool_free(tools[i]);
+    if (options) agent_options_free(options);
+    if (app.tty_in) fclose(app.tty_in);
+    if (app.tty_out) fclose(app.tty_out);
+    if (have_sig_thread) {
+        pthread_mutex_lock(&app.mu);
+        app.quitting = 1;
+        pthread_mutex_unlock(&app.mu);
+        pthread_kill(sig_thread, SIGINT);
+        pthread_join(sig_thread, NULL);
+    }
+    free(app.run_error);
+    free(script);
+    free(model.data);
+    free(about.data);
+    free(prompt.data);
+    free(options_json.data);
+    fflush(stdout);
+    return status;
+}

@@ -1,0 +1,635 @@
+#!/usr/bin/env python3
+"""Tests of examples/c/assistant.c: the built binary, run as a user would (stdin lines in,
+stdout/stderr out), against the scripted model and against mock openai-completions and
+anthropic-messages endpoints.
+
+usage: test_assistant.py ASSISTANT_BINARY [--valgrind SUPPRESSIONS] [-k NAME]
+(--valgrind runs VALGRIND_TESTS under valgrind; -k selects the tests whose name contains NAME.)
+
+The mock endpoint is http.server on 127.0.0.1, port 0: it answers each POST with the next
+scripted response, streamed as server-sent events in the OpenAI chat-completions chunk format
+(the shapes of the provider kit's fixture 002), and records every request it received. Nothing
+leaves the loopback interface. Every child runs in a new session (no controlling terminal), so
+the assistant reads write approvals from stdin.
+
+Prints one line per test and "assistant-tests: N passed, M failed"; exits 1 on any failure.
+"""
+
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+
+BINARY = None
+VALGRIND = None  # the suppressions file when running under valgrind
+TIMEOUT = 120  # a guard against hangs only (valgrind is slow); nothing asserts on time
+
+
+# ---- the mock endpoint ------------------------------------------------------------------------
+
+def sse(obj):
+    return "data: " + json.dumps(obj, separators=(",", ":")) + "\n\n"
+
+
+def chunk(delta, finish=None):
+    return sse({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1750000000,
+        "model": "mock-model", "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                            "finish_reason": finish}], "usage": None})
+
+
+def usage_chunk():
+    return sse({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1750000000,
+        "model": "mock-model", "choices": [],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}})
+
+
+def pieces(text, size):
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def text_response(text):
+    """A streamed text answer: role chunk, content in pieces, finish_reason stop, usage, [DONE]."""
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in pieces(text, 9)]
+    chunks += [chunk({}, "stop"), usage_chunk(), "data: [DONE]\n\n"]
+    return chunks
+
+
+def tool_call_response(calls):
+    """Tool calls as OpenAI streams them: an opening chunk per call (id, name, empty arguments),
+    then the arguments in fragments, then finish_reason tool_calls, usage, [DONE]."""
+    chunks = []
+    for index, (call_id, name, args) in enumerate(calls):
+        opening = {"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": ""}}]}
+        if index == 0:
+            opening = dict(role="assistant", content=None, **opening)
+        chunks.append(chunk(opening))
+        for piece in pieces(json.dumps(args), 7):
+            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+    chunks += [chunk({}, "tool_calls"), usage_chunk(), "data: [DONE]\n\n"]
+    return chunks
+
+
+def am_event(obj):
+    return "event: %s\ndata: %s\n\n" % (obj["type"], json.dumps(obj, separators=(",", ":")))
+
+
+def am_response(blocks, stop_reason):
+    """An anthropic-messages stream: message_start, each block (text or tool_use, its input as
+    input_json_delta fragments), message_delta with the stop reason, message_stop."""
+    events = [am_event({"type": "message_start", "message": {
+        "model": "mock-claude", "id": "msg_mock", "type": "message", "role": "assistant", "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                  "output_tokens": 1}}})]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            events.append(am_event({"type": "content_block_start", "index": index,
+                                    "content_block": {"type": "text", "text": ""}}))
+            for piece in pieces(block["text"], 9):
+                events.append(am_event({"type": "content_block_delta", "index": index,
+                                        "delta": {"type": "text_delta", "text": piece}}))
+        else:
+            events.append(am_event({"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+            for piece in pieces(json.dumps(block["input"]), 6):
+                events.append(am_event({"type": "content_block_delta", "index": index,
+                                        "delta": {"type": "input_json_delta", "partial_json": piece}}))
+        events.append(am_event({"type": "content_block_stop", "index": index}))
+    events.append(am_event({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                            "usage": {"output_tokens": 20}}))
+    events.append(am_event({"type": "message_stop"}))
+    return events
+
+
+class Mock:
+    """An openai-completions endpoint replaying `responses`, one per request."""
+
+    def __init__(self, responses, observe=None):
+        self.responses = list(responses)
+        self.requests = []
+        self.observe = observe  # called at each request; its value is recorded as "observed"
+        mock = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def handle_any(self):
+                if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+                    raw = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                        raw += self.rfile.read(size) if size else b""
+                        self.rfile.readline()  # the CRLF after the chunk (or the trailer's end)
+                        if size == 0:
+                            break
+                else:
+                    length = int(self.headers.get("content-length") or 0)
+                    raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = {"unparsed": raw.decode("utf-8", "replace")}
+                record = {"method": self.command, "path": self.path,
+                          "headers": {k.lower(): v for k, v in self.headers.items()},
+                          "body": body,
+                          "observed": mock.observe() if mock.observe else None}
+                mock.requests.append(record)
+                if not mock.responses:
+                    payload = b'{"error":{"message":"mock: no response left"}}'
+                    self.send_response(500)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                chunks = mock.responses.pop(0)
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                for piece in chunks:
+                    self.wfile.write(piece.encode())
+                    self.wfile.flush()
+                self.close_connection = True
+
+            do_POST = handle_any
+            do_GET = handle_any
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def base_url(self):
+        return "http://127.0.0.1:%d/v1" % self.port
+
+    @property
+    def root_url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+
+# ---- running the assistant --------------------------------------------------------------------
+
+class Result:
+    def __init__(self, proc):
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    def __repr__(self):
+        return "exit %s\n--- stdout\n%s--- stderr\n%s" % (self.code, self.out, self.err)
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("LIBAGENT_", "OPENAI_", "ANTHROPIC_")) and "proxy" not in k.lower()}
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    env.update(extra)
+    return env
+
+
+def run(args, stdin, env=None, cwd=None):
+    cmd = [BINARY] + args
+    if VALGRIND:
+        cmd = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
+               "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
+               "--suppressions=" + VALGRIND] + cmd
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=TIMEOUT,
+                          env=env or clean_env(), cwd=cwd, start_new_session=True)
+    result = Result(proc)
+    check(result.code != 99, "valgrind reported errors", result)
+    return result
+
+
+class Failed(Exception):
+    pass
+
+
+def check(condition, what, context=None):
+    if not condition:
+        raise Failed(what + ("\n" + repr(context) if context is not None else ""))
+
+
+def contains(haystack, needle, context=None):
+    check(needle in haystack, "expected to find %r" % needle, context if context is not None else haystack)
+
+
+def make_root():
+    """A temporary project: root/ with notes.txt, src/main.c and a hidden .git/, next to a file
+    outside the root that must never be read."""
+    top = tempfile.mkdtemp(prefix="assistant-test-")
+    root = os.path.join(top, "root")
+    os.makedirs(os.path.join(root, "src"))
+    os.makedirs(os.path.join(root, ".git"))
+    with open(os.path.join(top, "outside.txt"), "w") as f:
+        f.write("TOP SECRET outside the root\n")
+    with open(os.path.join(root, "notes.txt"), "w") as f:
+        f.write("Project notes\nThe magic word is xyzzy.\nEnd of notes\n")
+    with open(os.path.join(root, "src", "main.c"), "w") as f:
+        f.write("int main(void) {\n    return magic(); /* xyzzy */\n}\n")
+    with open(os.path.join(root, ".git", "config"), "w") as f:
+        f.write("xyzzy in a hidden directory\n")
+    os.symlink(os.path.join(top, "outside.txt"), os.path.join(root, "escape.txt"))
+    return top, root
+
+
+def oc_env(mock, **extra):
+    return clean_env(LIBAGENT_API="openai-completions", LIBAGENT_BASE_URL=mock.base_url,
+                     LIBAGENT_MODEL="mock-model", **extra)
+
+
+def tool_messages(request):
+    return [m for m in request["body"]["messages"] if m.get("role") == "tool"]
+
+
+def check_common_request(request, root, key):
+    check(request["method"] == "POST", "method is POST", request)
+    check(request["path"] == "/v1/chat/completions", "path is /v1/chat/completions", request["path"])
+    check(request["headers"].get("authorization") == "Bearer " + key,
+          "authorization: Bearer " + key, request["headers"])
+    body = request["body"]
+    check(body.get("model") == "mock-model", "model is mock-model", body.get("model"))
+    check(body.get("stream") is True, "stream is true", body.get("stream"))
+    tools = {t["function"]["name"]: t for t in body.get("tools", []) if t.get("type") == "function"}
+    check(sorted(tools) == ["list_dir", "read_file", "search", "write_file"],
+          "the four tools are declared", body.get("tools"))
+    read = tools["read_file"]["function"]
+    check(read["parameters"]["required"] == ["path"], "read_file requires path", read)
+    check(read["parameters"]["properties"]["offset"]["type"] == "integer", "read_file offset", read)
+    check(tools["write_file"]["function"]["parameters"]["required"] == ["path", "content"],
+          "write_file requires path and content", tools["write_file"])
+    system = body["messages"][0]
+    check(system["role"] in ("system", "developer"), "the system prompt comes first", system)
+    contains(json.dumps(system), json.dumps(root)[1:-1], system)
+
+
+# ---- tests --------------------------------------------------------------------------------------
+
+def test_scripted_demo():
+    """No configuration: the built-in scripted demo lists the root, then answers."""
+    top, root = make_root()
+    try:
+        r = run(["--root", root], "What is in this project?\n")
+        check(r.code == 0, "exit 0", r)
+        contains(r.out, "> What is in this project?\n", r)
+        contains(r.out, '[tool] list_dir {"path":"."}\n', r)
+        contains(r.out, "[result] ./ (4 entries) ... (5 lines)\n", r)  # .git/ escape.txt notes.txt src/
+        contains(r.out, "scripted demo model", r)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_scripted_tools_and_refusals():
+    """The read-only tools, and every way out of the root refused (scripted model)."""
+    top, root = make_root()
+    script = [
+        {"content": [
+            {"type": "toolCall", "id": "c1", "name": "read_file",
+             "arguments": {"path": "notes.txt", "offset": 2, "limit": 1}},
+            {"type": "toolCall", "id": "c2", "name": "read_file", "arguments": {"path": "../outside.txt"}},
+            {"type": "toolCall", "id": "c3", "name": "read_file", "arguments": {"path": "escape.txt"}},
+            {"type": "toolCall", "id": "c4", "name": "read_file",
+             "arguments": {"path": os.path.join(top, "outside.txt")}},
+            {"type": "toolCall", "id": "c5", "name": "search", "arguments": {"query": "xyzzy"}},
+            {"type": "toolCall", "id": "c6", "name": "list_dir", "arguments": {"path": "src/.."}},
+            {"type": "toolCall", "id": "c7", "name": "read_file", "arguments": {"path": "missing.txt"}},
+        ]},
+        {"content": [{"type": "text", "text": "All read."}]},
+    ]
+    path = os.path.join(top, "script.json")
+    with open(path, "w") as f:
+        json.dump(script, f)
+    try:
+        r = run(["--root", root, "--script", path], "look around\n")
+        check(r.code == 0, "exit 0", r)
+        contains(r.out, "[result] The magic word is xyzzy.", r)
+        contains(r.out, "[error] refused: '../outside.txt' leaves the root directory", r)
+        contains(r.out, "[error] refused: 'escape.txt' leads outside the root directory (symbolic link)", r)
+        contains(r.out, "[error] refused: '%s' is outside the root directory" % os.path.join(top, "outside.txt"), r)
+        contains(r.out, "[result] notes.txt:2: The magic word is xyzzy. ... (2 lines)", r)
+        contains(r.out, "[error] refused: 'src/..' leaves the root directory", r)
+        contains(r.out, "[error] missing.txt: No such file or directory", r)
+        contains(r.out, "All read.\n", r)
+        check("TOP SECRET" not in r.out, "nothing outside the root is shown", r)
+        check("error:" not in r.err, "no error", r)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_scripted_write_flags():
+    """--no-write refuses without asking; --yes writes without asking."""
+    top, root = make_root()
+    script = [
+        {"content": [{"type": "toolCall", "id": "w1", "name": "write_file",
+                      "arguments": {"path": "src/new.c", "content": "int x;\n"}}]},
+        {"content": [{"type": "text", "text": "ok"}]},
+    ]
+    path = os.path.join(top, "script.json")
+    with open(path, "w") as f:
+        json.dump(script, f)
+    target = os.path.join(root, "src", "new.c")
+    try:
+        r = run(["--root", root, "--script", path, "--no-write"], "write\ny\n")
+        check(r.code == 0, "exit 0", r)
+        contains(r.out, "[error] writing files is disabled in this session (--no-write)", r)
+        check("[y/N]" not in r.out, "--no-write does not ask", r)
+        check(not os.path.exists(target), "--no-write wrote nothing", r)
+
+        r = run(["--root", root, "--script", path, "--yes"], "write\n")
+        check(r.code == 0, "exit 0", r)
+        contains(r.out, "[write] src/new.c: 7 bytes, 1 line (new file)\n  | int x;\n[write] approved (--yes)", r)
+        check("[y/N]" not in r.out, "--yes does not ask", r)
+        contains(r.out, "[result] wrote 7 bytes to src/new.c", r)
+        with open(target) as f:
+            check(f.read() == "int x;\n", "--yes wrote the content")
+    finally:
+        shutil.rmtree(top)
+
+
+def read_until(stream, marker, seen=b""):
+    """Reads the pipe `stream` until `marker` appeared; returns everything read."""
+    import select
+    while marker not in seen:
+        ready, _, _ = select.select([stream], [], [], TIMEOUT)
+        check(ready, "expected %r (timed out)" % marker, seen)
+        data = os.read(stream.fileno(), 4096)
+        check(data, "expected %r before the end of the output" % marker, seen)
+        seen += data
+    return seen
+
+
+def interactive(args):
+    return subprocess.Popen([BINARY] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=clean_env(), start_new_session=True)
+
+
+def finish(proc, stdin, seen_out=b"", seen_err=b""):
+    out, err = proc.communicate(stdin, timeout=TIMEOUT)
+    return Result(subprocess.CompletedProcess(proc.args, proc.returncode, (seen_out + out).decode(),
+                                              (seen_err + err).decode()))
+
+
+def test_ctrl_c_aborts_the_answer():
+    """SIGINT during an answer aborts it (the run ends, the session goes on: the next request is
+    answered); SIGINT while a write waits for approval: nothing is written, even after a 'y'."""
+    import signal
+    top, root = make_root()
+    script = [
+        {"content": [{"type": "text", "text": "Working on it...", "chunks": 2}], "waitForAbort": True},
+        {"content": [{"type": "text", "text": "Fresh answer after the abort."}]},
+        {"content": [{"type": "toolCall", "id": "w1", "name": "write_file",
+                      "arguments": {"path": "late.txt", "content": "too late\n"}}]},
+        {"content": [{"type": "text", "text": "unused"}]},
+    ]
+    path = os.path.join(top, "script.json")
+    with open(path, "w") as f:
+        json.dump(script, f)
+    proc = interactive(["--root", root, "--script", path])
+    try:
+        proc.stdin.write(b"start a long answer\n")
+        proc.stdin.flush()
+        out = read_until(proc.stdout, b"Working on it...")  # streaming, then waiting for the abort
+        proc.send_signal(signal.SIGINT)
+        err = read_until(proc.stderr, b"[aborted]")
+        proc.stdin.write(b"next question\nwrite late.txt\n")
+        proc.stdin.flush()
+        out = read_until(proc.stdout, b"Write late.txt? [y/N] ", out)
+        proc.send_signal(signal.SIGINT)
+        err = read_until(proc.stderr, b"[interrupt: aborting the answer]", err.split(b"[aborted]", 1)[1])
+        r = finish(proc, b"y\n", out, err)
+        check(r.code == 0, "exit 0 after Ctrl-D", r)
+        contains(r.out, "> next question\nFresh answer after the abort.\n", r)
+        contains(r.out, "[error] aborted: 'late.txt' was not written", r)
+        check(not os.path.exists(os.path.join(root, "late.txt")), "nothing written after the abort", r)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(top)
+
+
+def test_configuration_errors():
+    r = run([], "hi\n", env=clean_env(LIBAGENT_API="openai-completions"))
+    check(r.code == 2, "exit 2 on incomplete configuration", r)
+    contains(r.err, "error: set all of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL "
+                    "(missing: LIBAGENT_BASE_URL LIBAGENT_MODEL)", r)
+    r = run([], "hi\n", env=clean_env(LIBAGENT_API="gemini", LIBAGENT_BASE_URL="http://127.0.0.1:9",
+                                      LIBAGENT_MODEL="m"))
+    check(r.code == 2, "exit 2 on an unknown API", r)
+    contains(r.err, "error: LIBAGENT_API must be openai-completions or anthropic-messages, not 'gemini'", r)
+    r = run(["--root", "/nonexistent/dir"], "")
+    check(r.code == 2, "exit 2 on a missing root", r)
+    contains(r.err, "error: --root /nonexistent/dir: No such file or directory", r)
+
+
+def test_endpoint_read_file():
+    """openai-completions: the model calls the read-only tools in parallel (read a file, list the
+    root, search, and two reads outside the root); the second request carries every tool result;
+    the answer quotes the file."""
+    top, root = make_root()
+    responses = [
+        tool_call_response([("call_read_1", "read_file", {"path": "notes.txt"}),
+                            ("call_read_2", "read_file", {"path": "../outside.txt"}),
+                            ("call_read_3", "read_file", {"path": "escape.txt"}),
+                            ("call_list", "list_dir", {"path": "."}),
+                            ("call_search", "search", {"query": "xyzzy"})]),
+        text_response("The notes say: The magic word is xyzzy."),
+    ]
+    try:
+        with Mock(responses) as mock:
+            r = run(["--root", root], "What do the notes say?\n",
+                    env=oc_env(mock, LIBAGENT_API_KEY="test-key-123"))
+        check(r.code == 0, "exit 0", r)
+        check("error:" not in r.err, "no error", r)
+        contains(r.out, '[tool] read_file {"path":"notes.txt"}\n', r)
+        contains(r.out, '[tool] read_file {"path":"../outside.txt"}\n', r)
+        contains(r.out, '[tool] search {"query":"xyzzy"}\n', r)
+        contains(r.out, "[result] Project notes ... (3 lines)\n", r)
+        contains(r.out, "[error] refused: '../outside.txt' leaves the root directory", r)
+        contains(r.out, "[error] refused: 'escape.txt' leads outside the root directory (symbolic link)", r)
+        contains(r.out, "The notes say: The magic word is xyzzy.\n", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        for request in mock.requests:
+            check_common_request(request, root, "test-key-123")
+        first, second = mock.requests
+        check([m["role"] for m in first["body"]["messages"]][1:] == ["user"], "request 1: the prompt",
+              first["body"]["messages"])
+        contains(json.dumps(first["body"]["messages"][-1]), "What do the notes say?")
+        assistant = [m for m in second["body"]["messages"] if m.get("role") == "assistant"]
+        check(len(assistant) == 1, "request 2 replays the assistant turn", second["body"]["messages"])
+        ids = [c["id"] for c in assistant[0].get("tool_calls", [])]
+        check(ids == ["call_read_1", "call_read_2", "call_read_3", "call_list", "call_search"],
+              "with every tool call", assistant[0])
+        results = {m["tool_call_id"]: m["content"] for m in tool_messages(second)}
+        check(all(isinstance(v, str) for v in results.values()), "tool results go out as text", results)
+        check(sorted(results) == sorted(ids), "request 2 has every tool result", results)
+        contains(results["call_read_1"], "Project notes\nThe magic word is xyzzy.\nEnd of notes\n", results)
+        contains(results["call_read_2"], "refused", results)
+        contains(results["call_read_3"], "refused", results)
+        contains(results["call_list"], "./ (4 entries)\n.git/\nescape.txt\nnotes.txt\nsrc/\n", results)
+        contains(results["call_search"], "notes.txt:2: The magic word is xyzzy.\n"
+                                         "src/main.c:2:     return magic(); /* xyzzy */\n", results)
+        check("hidden directory" not in results["call_search"], "search skips hidden directories", results)
+        check("TOP SECRET" not in json.dumps(second["body"]), "the outside file never reached the model")
+    finally:
+        shutil.rmtree(top)
+
+
+def test_endpoint_write_file_asks():
+    """openai-completions: write_file asks; 'n' leaves the file alone, 'y' writes it; the key comes
+    from OPENAI_API_KEY."""
+    top, root = make_root()
+    target = os.path.join(root, "hello.txt")
+    content = "Hello from the assistant\nsecond line \u00e9\n"
+    responses = [
+        tool_call_response([("call_w1", "write_file", {"path": "hello.txt", "content": content})]),
+        text_response("Understood, I did not write it."),
+        tool_call_response([("call_w2", "write_file", {"path": "hello.txt", "content": content})]),
+        text_response("Written."),
+    ]
+    try:
+        with Mock(responses, observe=lambda: os.path.exists(target)) as mock:
+            r = run(["--root", root], "Create hello.txt\nn\nPlease create it now\ny\n",
+                    env=oc_env(mock, OPENAI_API_KEY="sk-env-key"))
+        check(r.code == 0, "exit 0", r)
+        preview = "[write] hello.txt: %d bytes, 2 lines (new file)\n  | Hello from the assistant\n" \
+                  "  | second line \u00e9\nWrite hello.txt? [y/N] " % len(content.encode())
+        contains(r.out, preview + "n\n[error] the user declined: 'hello.txt' was not written\n", r)
+        contains(r.out, "Understood, I did not write it.\n", r)
+        contains(r.out, preview + "y\n[result] wrote %d bytes to hello.txt\n" % len(content.encode()), r)
+        contains(r.out, "Written.\n", r)
+        check(len(mock.requests) == 4, "four requests", mock.requests)
+        for request in mock.requests:
+            check_common_request(request, root, "sk-env-key")
+        check([q["observed"] for q in mock.requests] == [False, False, False, True],
+              "the file exists only after the 'y'", [q["observed"] for q in mock.requests])
+        declined = {m["tool_call_id"]: json.dumps(m["content"]) for m in tool_messages(mock.requests[1])}
+        contains(declined.get("call_w1", ""), "the user declined", declined)
+        written = {m["tool_call_id"]: json.dumps(m["content"]) for m in tool_messages(mock.requests[3])}
+        contains(written.get("call_w2", ""), "wrote %d bytes to hello.txt" % len(content.encode()), written)
+        with open(target, encoding="utf-8") as f:
+            check(f.read() == content, "the file holds the content")
+    finally:
+        shutil.rmtree(top)
+
+
+def test_endpoint_anthropic_messages():
+    """anthropic-messages: provider anthropic by default, key from ANTHROPIC_API_KEY in x-api-key;
+    a read_file tool call, then the tool result goes back as a tool_result block."""
+    top, root = make_root()
+    responses = [
+        am_response([{"type": "text", "text": "Reading it."},
+                     {"type": "tool_use", "id": "toolu_read", "name": "read_file", "input": {"path": "notes.txt"}}],
+                    "tool_use"),
+        am_response([{"type": "text", "text": "It says: The magic word is xyzzy."}], "end_turn"),
+    ]
+    try:
+        with Mock(responses) as mock:
+            r = run(["--root", root], "Summarize notes.txt\n",
+                    env=clean_env(LIBAGENT_API="anthropic-messages", LIBAGENT_BASE_URL=mock.root_url,
+                                  LIBAGENT_MODEL="mock-claude", ANTHROPIC_API_KEY="sk-ant-test"))
+        check(r.code == 0, "exit 0", r)
+        check("error:" not in r.err, "no error", r)
+        contains(r.err, "(anthropic-messages, provider anthropic)", r)
+        contains(r.out, 'Reading it.\n[tool] read_file {"path":"notes.txt"}\n[result] Project notes', r)
+        contains(r.out, "It says: The magic word is xyzzy.\n", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        for request in mock.requests:
+            check(request["method"] == "POST", "method is POST", request)
+            check(request["path"].split("?")[0] == "/v1/messages", "path /v1/messages", request["path"])
+            check(request["headers"].get("x-api-key") == "sk-ant-test", "x-api-key", request["headers"])
+            body = request["body"]
+            check(body.get("model") == "mock-claude" and body.get("stream") is True, "model, stream", body)
+            check(sorted(t["name"] for t in body.get("tools", [])) == ["list_dir", "read_file", "search", "write_file"],
+                  "the four tools are declared", body.get("tools"))
+            contains(json.dumps(body.get("system")), json.dumps(root)[1:-1], body.get("system"))
+        blocks = [b for m in mock.requests[1]["body"]["messages"] if isinstance(m.get("content"), list)
+                  for b in m["content"] if b.get("type") == "tool_result"]
+        check(len(blocks) == 1 and blocks[0].get("tool_use_id") == "toolu_read", "one tool_result", blocks)
+        contains(json.dumps(blocks[0].get("content")), "The magic word is xyzzy.", blocks)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_endpoint_errors_are_reported():
+    """A server error and a missing API key end the answer with an error line, not a crash."""
+    top, root = make_root()
+    try:
+        with Mock([]) as mock:  # answers 500
+            r = run(["--root", root], "hello\nhello again\n", env=oc_env(mock, LIBAGENT_API_KEY="k"))
+        check(r.code == 0, "exit 0", r)
+        check(r.err.count("error: ") == 2, "one error per request", r)
+        contains(r.err, "error: 500", r)
+        check(len(mock.requests) == 2, "one request per prompt (no retries by default)", mock.requests)
+        with Mock([]) as mock:
+            r = run(["--root", root], "hello\n", env=oc_env(mock))
+        check(r.code == 0, "exit 0", r)
+        contains(r.err, "error: No API key for provider: openai", r)
+        check(mock.requests == [], "no request without a key", mock.requests)
+    finally:
+        shutil.rmtree(top)
+
+
+TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
+         test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
+         test_endpoint_anthropic_messages, test_endpoint_errors_are_reported]
+
+# Under valgrind (several seconds per start of the debug library), the two tests that together run
+# every tool, the refusals, both approval answers and the provider path.
+VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks]
+
+
+def main():
+    global BINARY, VALGRIND
+    args = sys.argv[1:]
+    selected = None
+    while len(args) > 1 and args[-2] in ("--valgrind", "-k"):
+        if args[-2] == "--valgrind":
+            VALGRIND = args[-1]
+        else:
+            selected = args[-1]
+        args = args[:-2]
+    BINARY = os.path.abspath(args[0])
+    passed = failed = 0
+    suffix = " (valgrind)" if VALGRIND else ""
+    for test in VALGRIND_TESTS if VALGRIND else TESTS:
+        if selected and selected not in test.__name__:
+            continue
+        try:
+            test()
+            passed += 1
+            print("ok    %s%s" % (test.__name__, suffix), flush=True)
+        except Exception as error:  # noqa: BLE001 - report every failure the same way
+            failed += 1
+            print("FAIL  %s%s: %s" % (test.__name__, suffix,
+                                      error if isinstance(error, Failed) else traceback.format_exc()),
+                  flush=True)
+    print("assistant-tests%s: %d passed, %d failed" % (suffix, passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
