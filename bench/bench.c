@@ -7,6 +7,8 @@
  *   bench W3 [--deltas 20000] [--mode type|lean|full]
  *   bench W4 [--agents 10000] [--concurrency 100]
  *   (any workload: [--workers N] = agent_runtime_configure(N) before first use; default 1)
+ *   (any workload: [--push typed|json]: block starts, deltas and ends through the typed pushes
+ *    agent_stream_push_text_delta & co. (default), or as JSON events through agent_stream_push)
  *
  * The model is a scripted stream function written here in C. Like the reference's scripted
  * model (which pushes a whole response synchronously into its event stream, after a microtask,
@@ -133,12 +135,30 @@ typedef struct {
     long call_id;  /* tool call ids handed out so far */
 } Model;
 
+static int typed_push = 1; /* --push typed (default) or json */
+
 static void push(AgentStream *stream, const char *event) {
     if (agent_stream_push(stream, event) != AGENT_OK) die("agent_stream_push");
 }
 
+/* A text block of `count` deltas at `index` through the typed pushes. */
+static void push_text_typed(AgentStream *stream, int index, long count) {
+    CHECK(agent_stream_push_block_start(stream, AGENT_BLOCK_TEXT, (size_t)index));
+    char delta[8] = {'d', '0', '0', '0', '0', '0', '0', '0'};
+    for (long k = 0; k < count; k++) {
+        long v = k % 10000000;
+        for (int d = 7; d >= 1; d--, v /= 10) delta[d] = (char)('0' + v % 10);
+        CHECK(agent_stream_push_text_delta(stream, (size_t)index, delta, sizeof delta));
+    }
+    CHECK(agent_stream_push_block_end(stream, AGENT_BLOCK_TEXT, (size_t)index));
+}
+
 /* A text block of `count` deltas at `index`: text_start, count x text_delta, text_end. */
 static void push_text(AgentStream *stream, int index, long count) {
+    if (typed_push) {
+        push_text_typed(stream, index, count);
+        return;
+    }
     char event[96];
     snprintf(event, sizeof event, "{\"type\":\"text_start\",\"contentIndex\":%d}", index);
     push(stream, event);
@@ -156,6 +176,17 @@ static void push_text(AgentStream *stream, int index, long count) {
 
 /* A tool-call block: toolcall_start, one toolcall_delta with the whole arguments, toolcall_end. */
 static void push_tool_call(AgentStream *stream, int index, const char *id, const char *name, const char *args_literal) {
+    if (typed_push) {
+        /* The same arguments text, unescaped from the JSON string literal (only \" occurs). */
+        char args[96];
+        size_t n = 0;
+        for (const char *p = args_literal; *p && n < sizeof args; p++)
+            if (!(p[0] == '\\' && p[1] == '"')) args[n++] = *p;
+        CHECK(agent_stream_push_toolcall_start(stream, (size_t)index, id, name));
+        CHECK(agent_stream_push_toolcall_delta(stream, (size_t)index, args, n));
+        CHECK(agent_stream_push_block_end(stream, AGENT_BLOCK_TOOLCALL, (size_t)index));
+        return;
+    }
     char event[256];
     snprintf(event, sizeof event, "{\"type\":\"toolcall_start\",\"contentIndex\":%d,\"id\":\"%s\",\"toolName\":\"%s\"}",
              index, id, name);
@@ -327,8 +358,10 @@ static void prompt_sequence(AgentHandle *agent, long prompts, const char *fixed)
 
 static void print_common(const char *workload, const char *params, Sample t0, Sample t1, const Counter *c,
                          const char *extra) {
-    printf("{\"workload\":\"%s\",\"params\":%s,\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"events\":%ld,\"json_bytes\":%llu%s}\n",
-           workload, params, t1.wall_ms - t0.wall_ms, t1.cpu_ms - t0.cpu_ms, c->events, c->json_bytes, extra);
+    printf("{\"workload\":\"%s\",\"params\":%s,\"push\":\"%s\",\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"events\":%ld,"
+           "\"json_bytes\":%llu%s}\n",
+           workload, params, typed_push ? "typed" : "json", t1.wall_ms - t0.wall_ms, t1.cpu_ms - t0.cpu_ms, c->events,
+           c->json_bytes, extra);
 }
 
 static void run_single(const char *workload, int argc, char **argv, int mode) {
@@ -411,10 +444,10 @@ static void run_w4(int argc, char **argv) {
 
     long requests = 0;
     for (long i = 0; i < count; i++) requests += models[i].request;
-    printf("{\"workload\":\"W4\",\"params\":{\"agents\":%ld,\"concurrency\":%ld},\"wall_ms\":%.3f,\"cpu_ms\":%.3f,"
+    printf("{\"workload\":\"W4\",\"params\":{\"agents\":%ld,\"concurrency\":%ld},\"push\":\"%s\",\"wall_ms\":%.3f,\"cpu_ms\":%.3f,"
            "\"events\":0,\"requests\":%ld,\"create_wall_ms\":%.3f,\"create_cpu_ms\":%.3f,\"bytes_per_agent\":%ld,"
            "\"run_wall_ms\":%.3f,\"run_cpu_ms\":%.3f}\n",
-           count, concurrency, r1.wall_ms - c0.wall_ms, r1.cpu_ms - c0.cpu_ms, requests, c1.wall_ms - c0.wall_ms,
+           count, concurrency, typed_push ? "typed" : "json", r1.wall_ms - c0.wall_ms, r1.cpu_ms - c0.cpu_ms, requests, c1.wall_ms - c0.wall_ms,
            c1.cpu_ms - c0.cpu_ms, (rss1 - rss0) / count, r1.wall_ms - r0.wall_ms, r1.cpu_ms - r0.cpu_ms);
     fflush(stdout);
     if (trace) { /* W4 has no listener: show the last agent's transcript instead */
@@ -433,11 +466,13 @@ int main(int argc, char **argv) {
     const char *mode_name = arg_text(argc, argv, "mode", "type");
     int mode = strcmp(mode_name, "full") == 0 ? MODE_FULL : strcmp(mode_name, "lean") == 0 ? MODE_LEAN : MODE_TYPE;
     long workers = arg(argc, argv, "workers", 0);
+    const char *push_name = arg_text(argc, argv, "push", "typed");
+    typed_push = strcmp(push_name, "json") != 0;
     int known = strcmp(workload, "W1") == 0 || strcmp(workload, "W2") == 0 || strcmp(workload, "W3") == 0 ||
                 strcmp(workload, "W4") == 0;
     if (!known || (strcmp(mode_name, "type") && strcmp(mode_name, "lean") && strcmp(mode_name, "full"))) {
         fprintf(stderr, "usage: bench W1|W2|W3|W4 [--prompts N] [--deltas N] [--agents N] [--concurrency N]"
-                        " [--mode type|lean|full] [--workers N]\n");
+                        " [--mode type|lean|full] [--workers N] [--push typed|json]\n");
         return 2;
     }
     if (workers > 0) CHECK(agent_runtime_configure((uint32_t)workers));

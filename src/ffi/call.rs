@@ -179,8 +179,33 @@ fn settle(
     Ok(())
 }
 
-pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
+/// The live stream behind `call` (`STREAM_CLOSED` once nothing consumes it).
+pub(crate) fn stream_state(call: *const AgentCall) -> FfiResult<Arc<CallState>> {
     let state = lookup(call, AGENT_ERR_STREAM_CLOSED)?;
+    if !matches!(state.reply, Reply::Stream { .. }) {
+        return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
+    }
+    Ok(state)
+}
+
+/// `STREAM_CLOSED` when the agent was freed (possibly during this very callback).
+fn check_consumed(state: &CallState) -> FfiResult {
+    if state.signal.is_cancelled() {
+        return err(
+            AGENT_ERR_STREAM_CLOSED,
+            "The stream is closed: the agent no longer consumes it.",
+        );
+    }
+    Ok(())
+}
+
+/// Sends one pushed item into a stream from [`stream_state`], unless the stream is closed
+/// or its terminal event was pushed already (`terminal`: this item is that event).
+pub(crate) fn push_into(
+    state: &CallState,
+    terminal: bool,
+    send: impl FnOnce(&StreamSender) -> Result<(), crate::stream::StreamClosed>,
+) -> FfiResult {
     let Reply::Stream {
         sender,
         pushed,
@@ -189,14 +214,22 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
     else {
         return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
     };
-    let event = json_arg(event_json, "event_json")?;
-    if state.signal.is_cancelled() {
-        // The agent was freed (possibly during this very callback): nothing consumes it now.
+    check_consumed(state)?;
+    if ended.load(Ordering::SeqCst) || (terminal && ended.swap(true, Ordering::SeqCst)) {
         return err(
             AGENT_ERR_STREAM_CLOSED,
-            "The stream is closed: the agent no longer consumes it.",
+            "The stream is closed: its terminal event was already pushed.",
         );
     }
+    send(sender)?;
+    pushed.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
+    let state = stream_state(call)?;
+    let event = json_arg(event_json, "event_json")?;
+    check_consumed(&state)?;
     let Some(kind) = event.get("type").and_then(Json::as_str) else {
         return err(
             AGENT_ERR_INVALID_JSON,
@@ -204,15 +237,7 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
         );
     };
     let terminal = matches!(kind, "done" | "error");
-    if ended.load(Ordering::SeqCst) || (terminal && ended.swap(true, Ordering::SeqCst)) {
-        return err(
-            AGENT_ERR_STREAM_CLOSED,
-            "The stream is closed: its terminal event was already pushed.",
-        );
-    }
-    sender.push(event)?;
-    pushed.store(true, Ordering::SeqCst);
-    Ok(())
+    push_into(&state, terminal, |sender| sender.push(event))
 }
 
 /// Marks a stream as answered; `ALREADY_COMPLETED` when it ended before (a terminal event was
