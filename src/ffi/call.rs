@@ -61,15 +61,34 @@ impl Shape {
     }
 }
 
+/// A value or tool call's answer, from the call until its caller took it.
+pub(crate) enum AnswerSlot {
+    /// Not answered, and the callback has not returned yet.
+    Open,
+    /// Answered before the callback returned: the caller takes it without a channel (the
+    /// common case, e.g. a listener answering `agent_call_complete(call, NULL)` at once).
+    Answered(HookResult),
+    /// The callback returned unanswered: the answer goes through this channel.
+    Waiting(oneshot::Sender<HookResult>),
+    /// The answer was given.
+    Settled,
+}
+
+impl AnswerSlot {
+    fn is_answered(&self) -> bool {
+        matches!(self, AnswerSlot::Answered(_) | AnswerSlot::Settled)
+    }
+}
+
 pub(crate) enum Reply {
-    /// A hook or tool: the JSON answer (`None` = "returns nothing") or a failure.
+    /// A hook or listener: the JSON answer (`None` = "returns nothing") or a failure.
     Value {
-        reply: Mutex<Option<oneshot::Sender<HookResult>>>,
+        slot: Mutex<AnswerSlot>,
         shape: Shape,
     },
     /// A tool execution, which also takes progress updates.
     Tool {
-        reply: Mutex<Option<oneshot::Sender<HookResult>>>,
+        slot: Mutex<AnswerSlot>,
         on_update: UpdateFn,
     },
     /// A stream: events are pushed; complete/fail end it.
@@ -89,35 +108,67 @@ pub(crate) struct CallState {
 
 pub(crate) static CALLS: Registry<Arc<CallState>> = Registry::new("call", 0x5a17_c0de_0000_0000);
 
-/// Registers a call; returns the token to hand to the host and the receiver of its answer.
-pub(crate) fn new_value_call(
-    shape: Shape,
-    signal: &AbortSignal,
-) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
-    let (tx, rx) = oneshot::channel();
-    let state = CallState {
-        reply: Reply::Value {
-            reply: Mutex::new(Some(tx)),
-            shape,
-        },
-        signal: signal.clone(),
-    };
-    (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
+/// A value or tool call handed to a callback: its token and, once the callback returned, its
+/// answer.
+pub(crate) struct PendingCall {
+    pub token: *mut AgentCall,
+    state: Arc<CallState>,
 }
 
-pub(crate) fn new_tool_call(
-    on_update: UpdateFn,
-    signal: &AbortSignal,
-) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
-    let (tx, rx) = oneshot::channel();
-    let state = CallState {
-        reply: Reply::Tool {
-            reply: Mutex::new(Some(tx)),
-            on_update,
-        },
-        signal: signal.clone(),
-    };
-    (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
+/// A call's answer as its caller sees it once the callback returned.
+pub(crate) enum Answer {
+    /// Given before the callback returned.
+    Now(HookResult),
+    /// Not given yet: it comes through this channel.
+    Later(oneshot::Receiver<HookResult>),
+}
+
+impl PendingCall {
+    fn new(reply: Reply, signal: &AbortSignal) -> Self {
+        let state = Arc::new(CallState {
+            reply,
+            signal: signal.clone(),
+        });
+        let token = CALLS.insert(state.clone()) as *mut AgentCall;
+        PendingCall { token, state }
+    }
+
+    /// The answer if it came, otherwise the channel it will come through. Call once, after
+    /// the callback returned.
+    pub fn answer(&self) -> Answer {
+        let (Reply::Value { slot, .. } | Reply::Tool { slot, .. }) = &self.state.reply else {
+            unreachable!("a pending call is a value or tool call");
+        };
+        let mut slot = lock(slot);
+        match std::mem::replace(&mut *slot, AnswerSlot::Settled) {
+            AnswerSlot::Answered(result) => Answer::Now(result),
+            _ => {
+                let (tx, rx) = oneshot::channel();
+                *slot = AnswerSlot::Waiting(tx);
+                Answer::Later(rx)
+            }
+        }
+    }
+
+    /// The answer as a future (a call never answered waits forever, like a promise that never
+    /// settles).
+    pub fn into_future(self) -> HostFuture<HookResult> {
+        match self.answer() {
+            Answer::Now(result) => Box::pin(std::future::ready(result)),
+            Answer::Later(rx) => answer(rx),
+        }
+    }
+}
+
+/// Registers a hook or listener call.
+pub(crate) fn new_value_call(shape: Shape, signal: &AbortSignal) -> PendingCall {
+    let slot = Mutex::new(AnswerSlot::Open);
+    PendingCall::new(Reply::Value { slot, shape }, signal)
+}
+
+pub(crate) fn new_tool_call(on_update: UpdateFn, signal: &AbortSignal) -> PendingCall {
+    let slot = Mutex::new(AnswerSlot::Open);
+    PendingCall::new(Reply::Tool { slot, on_update }, signal)
 }
 
 pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> *mut AgentCall {
@@ -161,21 +212,29 @@ fn lookup(call: *const AgentCall, closed_status: AgentStatus) -> FfiResult<Arc<C
     }
 }
 
-/// Sends a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
-fn settle(
-    call: *const AgentCall,
-    reply: &Mutex<Option<oneshot::Sender<HookResult>>>,
-    result: HookResult,
-) -> FfiResult {
-    let Some(tx) = lock(reply).take() else {
-        return err(
-            AGENT_ERR_ALREADY_COMPLETED,
-            "The call was already answered.",
-        );
+/// Gives a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
+fn settle(call: *const AgentCall, slot: &Mutex<AnswerSlot>, result: HookResult) -> FfiResult {
+    let mut guard = lock(slot);
+    let waiting = match std::mem::replace(&mut *guard, AnswerSlot::Settled) {
+        AnswerSlot::Open => {
+            *guard = AnswerSlot::Answered(result);
+            None
+        }
+        AnswerSlot::Waiting(tx) => Some((tx, result)),
+        answered => {
+            *guard = answered;
+            return err(
+                AGENT_ERR_ALREADY_COMPLETED,
+                "The call was already answered.",
+            );
+        }
     };
+    drop(guard);
     CALLS.remove(call as *const c_void);
-    // A closed receiver means the agent is gone: the answer is accepted and discarded.
-    let _ = tx.send(result);
+    if let Some((tx, result)) = waiting {
+        // A closed receiver means the agent is gone: the answer is accepted and discarded.
+        let _ = tx.send(result);
+    }
     Ok(())
 }
 
@@ -271,17 +330,17 @@ pub unsafe extern "C" fn agent_call_complete(
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let value = opt_json_arg(result_json, "result_json")?;
         match &state.reply {
-            Reply::Value { reply, shape } => {
+            Reply::Value { slot, shape } => {
                 if let Some(value) = &value {
                     shape.check(value)?;
                 }
-                settle(call, reply, Ok(value.filter(|v| !v.is_null())))
+                settle(call, slot, Ok(value.filter(|v| !v.is_null())))
             }
-            Reply::Tool { reply, .. } => {
+            Reply::Tool { slot, .. } => {
                 if let Some(value) = &value {
                     Shape::Object.check(value)?;
                 }
-                settle(call, reply, Ok(value))
+                settle(call, slot, Ok(value))
             }
             Reply::Stream { sender, ended, .. } => {
                 if let Some(value) = &value {
@@ -308,8 +367,8 @@ pub unsafe extern "C" fn agent_call_fail(
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let message = str_arg(message, "message")?.to_string();
         match &state.reply {
-            Reply::Value { reply, .. } | Reply::Tool { reply, .. } => {
-                settle(call, reply, Err(message))
+            Reply::Value { slot, .. } | Reply::Tool { slot, .. } => {
+                settle(call, slot, Err(message))
             }
             Reply::Stream { sender, ended, .. } => {
                 end_stream(ended)?;
@@ -369,12 +428,12 @@ pub unsafe extern "C" fn agent_tool_call_update(
 ) -> AgentStatus {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
-        let Reply::Tool { reply, on_update } = &state.reply else {
+        let Reply::Tool { slot, on_update } = &state.reply else {
             return err(AGENT_ERR_INVALID_HANDLE, "call is not a tool execution.");
         };
         let value = json_arg(partial_result_json, "partial_result_json")?;
-        let guard = lock(reply);
-        if guard.is_none() {
+        let guard = lock(slot);
+        if guard.is_answered() {
             return err(
                 AGENT_ERR_ALREADY_COMPLETED,
                 "The call was already answered.",
