@@ -10,6 +10,7 @@ SHARED ?= $(abspath ../shared)
 SCENARIOS ?= $(SHARED)/conformance/scenarios
 EXPECTED ?= $(SHARED)/conformance/expected
 CONFORMANCE_OUT ?= build/conformance
+CONFORMANCE_EXTRA_OUT ?= build/conformance-extra
 CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
@@ -19,7 +20,7 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
 INSTALL_PROFILE ?= release
 
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench example-rust
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install tools clean bench example-rust
 
 all: build
 
@@ -79,9 +80,16 @@ conformance: build
 # Scenarios beyond the public kit (traces recorded with the kit's oracle).
 conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
-		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
+		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT)
 
-test: tools lint rust-test check-header c-test conformance conformance-extra cpp-test go-test py-test check-memory soak-short
+# The same scenarios with every block event a typed push can express pushed through it
+# (agent_stream_push_text_delta & co.): the traces must be identical.
+conformance-typed:
+	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance CONFORMANCE_OUT=build/conformance-typed
+	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance-extra \
+		CONFORMANCE_EXTRA_OUT=build/conformance-extra-typed
+
+test: tools lint rust-test check-header c-test conformance conformance-extra conformance-typed cpp-test go-test py-test check-memory soak-short
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
