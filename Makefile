@@ -20,7 +20,7 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
 INSTALL_PROFILE ?= release
 
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install tools clean bench example-rust
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install bench-quick tools clean bench example-rust
 
 all: build
 
@@ -139,6 +139,8 @@ example-go: build
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: ; bash bench/run.sh
+# The same table on small sizes, in under a minute.
+bench-quick: ; QUICK=1 bash bench/run.sh
 
 # ---- Hardening (issue 7): fuzzing, sanitizers, soak (see RELIABILITY.md) -----------------------
 #   make check-memory  (part of `make test`) the C tests and the conformance runner against an
