@@ -150,6 +150,14 @@ impl PendingCall {
         }
     }
 
+    /// Keeps the call's state in `spare` for the next call when nothing else holds it (the call
+    /// was answered and retired: its token is stale, a later answer gets ALREADY_COMPLETED).
+    pub fn recycle(mut self, spare: &mut SpareCall) {
+        if Arc::get_mut(&mut self.state).is_some() {
+            *spare = Some(self.state);
+        }
+    }
+
     /// The answer as a future (a call never answered waits forever, like a promise that never
     /// settles).
     pub fn into_future(self) -> HostFuture<HookResult> {
@@ -164,6 +172,32 @@ impl PendingCall {
 pub(crate) fn new_value_call(shape: Shape, signal: &AbortSignal) -> PendingCall {
     let slot = Mutex::new(AnswerSlot::Open);
     PendingCall::new(Reply::Value { slot, shape }, signal)
+}
+
+/// The state of a call answered before its callback returned, kept for the next call of the
+/// same callback: a listener answered at once then costs no allocation per event.
+pub(crate) type SpareCall = Option<Arc<CallState>>;
+
+/// [`new_value_call`] in `spare`'s allocation when there is one.
+pub(crate) fn new_value_call_in(
+    spare: &mut SpareCall,
+    shape: Shape,
+    signal: &AbortSignal,
+) -> PendingCall {
+    let reply = Reply::Value {
+        slot: Mutex::new(AnswerSlot::Open),
+        shape,
+    };
+    let Some(mut state) = spare.take() else {
+        return PendingCall::new(reply, signal);
+    };
+    let Some(reused) = Arc::get_mut(&mut state) else {
+        return PendingCall::new(reply, signal);
+    };
+    reused.reply = reply;
+    reused.signal = signal.clone();
+    let token = CALLS.insert(state.clone()) as *mut AgentCall;
+    PendingCall { token, state }
 }
 
 pub(crate) fn new_tool_call(on_update: UpdateFn, signal: &AbortSignal) -> PendingCall {
@@ -513,4 +547,62 @@ pub unsafe extern "C" fn agent_stream_on_consumed(
 /// A borrowed C string of JSON for a callback argument.
 pub(crate) fn json_c_string(value: &Json) -> CString {
     CString::new(crate::json::to_string(value)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listener call answered before its callback returns leaves its state for the next call
+    /// (no allocation), and the retired token stays retired.
+    #[test]
+    fn a_call_answered_at_once_is_recycled_and_its_token_stays_stale() {
+        let signal = AbortSignal::new();
+        let mut spare: SpareCall = None;
+        let first = new_value_call_in(&mut spare, Shape::Any, &signal);
+        let first_token = first.token;
+        let first_state = Arc::as_ptr(&first.state);
+        // SAFETY: a token of this registry; NULL = "returns nothing".
+        assert_eq!(
+            unsafe { agent_call_complete(first_token, std::ptr::null()) },
+            AGENT_OK
+        );
+        assert!(matches!(first.answer(), Answer::Now(Ok(None))));
+        first.recycle(&mut spare);
+        assert!(spare.is_some());
+
+        let second = new_value_call_in(&mut spare, Shape::Any, &signal);
+        assert_eq!(
+            Arc::as_ptr(&second.state),
+            first_state,
+            "the state was reused"
+        );
+        assert_ne!(second.token, first_token);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(
+                agent_call_complete(first_token, std::ptr::null()),
+                AGENT_ERR_ALREADY_COMPLETED
+            );
+            assert_eq!(agent_call_fail(second.token, c"no".as_ptr()), AGENT_OK);
+        }
+        assert!(matches!(second.answer(), Answer::Now(Err(m)) if m == "no"));
+
+        // A call still open when its callback returns is answered through a channel and is not
+        // recycled while the registry holds it.
+        let third = new_value_call_in(&mut spare, Shape::Any, &signal);
+        assert!(spare.is_none());
+        let Answer::Later(mut rx) = third.answer() else {
+            panic!("an unanswered call must wait for its answer");
+        };
+        let token = third.token;
+        third.recycle(&mut spare);
+        assert!(spare.is_none());
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { agent_call_complete(token, c"1".as_ptr()) },
+            AGENT_OK
+        );
+        assert_eq!(rx.try_recv().ok(), Some(Ok(Some(Json::from(1)))));
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::agent::{agent_arg, AgentHandle};
-use super::call::{answer, new_value_call, AgentCall, Answer, Shape};
+use super::call::{answer, new_value_call_in, AgentCall, Answer, Shape, SpareCall};
 use super::handles::Registry;
 use super::*;
 use crate::agent::EventQueue as CoreQueue;
@@ -123,16 +123,20 @@ fn host_listener(
     data: Arc<HostData>,
     cache: EventCache,
 ) -> ImmediateListener {
+    let spare: Mutex<SpareCall> = Mutex::new(None);
     Arc::new(move |event: Arc<CoreEvent>, signal: AbortSignal| {
         let view = view_for(&cache, &event);
         let token = EVENTS.insert(view) as *const CAgentEvent;
-        let pending = new_value_call(Shape::Any, &signal);
+        let pending = new_value_call_in(&mut lock(&spare), Shape::Any, &signal);
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| unsafe { callback(data.user_data, token, pending.token) });
         // Dropped after the callback: the view may then be reused for the next event.
         drop(EVENTS.remove(token as *const c_void));
         match pending.answer() {
-            Answer::Now(result) => Delivery::Now(result.map(|_| ())),
+            Answer::Now(result) => {
+                pending.recycle(&mut lock(&spare));
+                Delivery::Now(result.map(|_| ()))
+            }
             Answer::Later(rx) => {
                 let reply = answer(rx);
                 Delivery::Later(Box::pin(async move { reply.await.map(|_| ()) }))
