@@ -12,6 +12,7 @@ SHARED ?= $(abspath ../shared)
 SCENARIOS ?= $(SHARED)/conformance/scenarios
 EXPECTED ?= $(SHARED)/conformance/expected
 CONFORMANCE_OUT ?= build/conformance
+CONFORMANCE_EXTRA_OUT ?= build/conformance-extra
 CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
@@ -22,7 +23,7 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 INSTALL_PROFILE ?= release
 
 .PHONY: provider-conformance provider-conformance-extra
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra install tools clean bench example-rust \
+.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install bench-quick tools clean bench example-rust \
 	example-assistant assistant-test
 
 all: build
@@ -114,10 +115,17 @@ provider-conformance-extra:
 
 conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
-		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=build/conformance-extra
+		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT)
 
-test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra provider-conformance \
-	provider-conformance-extra cpp-test go-test py-test check-memory soak-short
+# The same scenarios with every block event a typed push can express pushed through it
+# (agent_stream_push_text_delta & co.): the traces must be identical.
+conformance-typed:
+	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance CONFORMANCE_OUT=build/conformance-typed
+	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance-extra \
+		CONFORMANCE_EXTRA_OUT=build/conformance-extra-typed
+
+test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
+	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -167,6 +175,8 @@ example-go: build
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: ; bash bench/run.sh
+# The same table on small sizes, in under a minute.
+bench-quick: ; QUICK=1 bash bench/run.sh
 
 # ---- Hardening (issue 7): fuzzing, sanitizers, soak (see RELIABILITY.md) -----------------------
 #   make check-memory  (part of `make test`) the C tests and the conformance runner against an

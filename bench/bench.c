@@ -6,7 +6,11 @@
  *   bench W2 [--prompts 100] [--mode type|lean|full]
  *   bench W3 [--deltas 20000] [--mode type|lean|full]
  *   bench W4 [--agents 10000] [--concurrency 100]
+ *   bench LAT [--deltas 20000]   latency probe: p50/p99 from a host thread pushing a delta (outside
+ *                                any callback) to the subscriber receiving it, one delta at a time
  *   (any workload: [--workers N] = agent_runtime_configure(N) before first use; default 1)
+ *   (any workload: [--push typed|json]: block starts, deltas and ends through the typed pushes
+ *    agent_stream_push_text_delta & co. (default), or as JSON events through agent_stream_push)
  *
  * The model is a scripted stream function written here in C. Like the reference's scripted
  * model (which pushes a whole response synchronously into its event stream, after a microtask,
@@ -15,6 +19,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,12 +139,30 @@ typedef struct {
     long call_id;  /* tool call ids handed out so far */
 } Model;
 
+static int typed_push = 1; /* --push typed (default) or json */
+
 static void push(AgentStream *stream, const char *event) {
     if (agent_stream_push(stream, event) != AGENT_OK) die("agent_stream_push");
 }
 
+/* A text block of `count` deltas at `index` through the typed pushes. */
+static void push_text_typed(AgentStream *stream, int index, long count) {
+    CHECK(agent_stream_push_block_start(stream, AGENT_BLOCK_TEXT, (size_t)index));
+    char delta[8] = {'d', '0', '0', '0', '0', '0', '0', '0'};
+    for (long k = 0; k < count; k++) {
+        long v = k % 10000000;
+        for (int d = 7; d >= 1; d--, v /= 10) delta[d] = (char)('0' + v % 10);
+        CHECK(agent_stream_push_text_delta(stream, (size_t)index, delta, sizeof delta));
+    }
+    CHECK(agent_stream_push_block_end(stream, AGENT_BLOCK_TEXT, (size_t)index));
+}
+
 /* A text block of `count` deltas at `index`: text_start, count x text_delta, text_end. */
 static void push_text(AgentStream *stream, int index, long count) {
+    if (typed_push) {
+        push_text_typed(stream, index, count);
+        return;
+    }
     char event[96];
     snprintf(event, sizeof event, "{\"type\":\"text_start\",\"contentIndex\":%d}", index);
     push(stream, event);
@@ -156,6 +180,17 @@ static void push_text(AgentStream *stream, int index, long count) {
 
 /* A tool-call block: toolcall_start, one toolcall_delta with the whole arguments, toolcall_end. */
 static void push_tool_call(AgentStream *stream, int index, const char *id, const char *name, const char *args_literal) {
+    if (typed_push) {
+        /* The same arguments text, unescaped from the JSON string literal (only \" occurs). */
+        char args[96];
+        size_t n = 0;
+        for (const char *p = args_literal; *p && n < sizeof args; p++)
+            if (!(p[0] == '\\' && p[1] == '"')) args[n++] = *p;
+        CHECK(agent_stream_push_toolcall_start(stream, (size_t)index, id, name));
+        CHECK(agent_stream_push_toolcall_delta(stream, (size_t)index, args, n));
+        CHECK(agent_stream_push_block_end(stream, AGENT_BLOCK_TOOLCALL, (size_t)index));
+        return;
+    }
     char event[256];
     snprintf(event, sizeof event, "{\"type\":\"toolcall_start\",\"contentIndex\":%d,\"id\":\"%s\",\"toolName\":\"%s\"}",
              index, id, name);
@@ -327,8 +362,10 @@ static void prompt_sequence(AgentHandle *agent, long prompts, const char *fixed)
 
 static void print_common(const char *workload, const char *params, Sample t0, Sample t1, const Counter *c,
                          const char *extra) {
-    printf("{\"workload\":\"%s\",\"params\":%s,\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"events\":%ld,\"json_bytes\":%llu%s}\n",
-           workload, params, t1.wall_ms - t0.wall_ms, t1.cpu_ms - t0.cpu_ms, c->events, c->json_bytes, extra);
+    printf("{\"workload\":\"%s\",\"params\":%s,\"push\":\"%s\",\"wall_ms\":%.3f,\"cpu_ms\":%.3f,\"events\":%ld,"
+           "\"json_bytes\":%llu%s}\n",
+           workload, params, typed_push ? "typed" : "json", t1.wall_ms - t0.wall_ms, t1.cpu_ms - t0.cpu_ms, c->events,
+           c->json_bytes, extra);
 }
 
 static void run_single(const char *workload, int argc, char **argv, int mode) {
@@ -411,10 +448,10 @@ static void run_w4(int argc, char **argv) {
 
     long requests = 0;
     for (long i = 0; i < count; i++) requests += models[i].request;
-    printf("{\"workload\":\"W4\",\"params\":{\"agents\":%ld,\"concurrency\":%ld},\"wall_ms\":%.3f,\"cpu_ms\":%.3f,"
+    printf("{\"workload\":\"W4\",\"params\":{\"agents\":%ld,\"concurrency\":%ld},\"push\":\"%s\",\"wall_ms\":%.3f,\"cpu_ms\":%.3f,"
            "\"events\":0,\"requests\":%ld,\"create_wall_ms\":%.3f,\"create_cpu_ms\":%.3f,\"bytes_per_agent\":%ld,"
            "\"run_wall_ms\":%.3f,\"run_cpu_ms\":%.3f}\n",
-           count, concurrency, r1.wall_ms - c0.wall_ms, r1.cpu_ms - c0.cpu_ms, requests, c1.wall_ms - c0.wall_ms,
+           count, concurrency, typed_push ? "typed" : "json", r1.wall_ms - c0.wall_ms, r1.cpu_ms - c0.cpu_ms, requests, c1.wall_ms - c0.wall_ms,
            c1.cpu_ms - c0.cpu_ms, (rss1 - rss0) / count, r1.wall_ms - r0.wall_ms, r1.cpu_ms - r0.cpu_ms);
     fflush(stdout);
     if (trace) { /* W4 has no listener: show the last agent's transcript instead */
@@ -428,16 +465,104 @@ static void run_w4(int argc, char **argv) {
     free(models);
 }
 
+/* ---- LAT: push-to-subscriber latency ------------------------------------------------------- */
+
+/* The stream function hands its stream to the host thread, which pushes from outside any
+ * callback (as a host reading a network socket would): start, text_start, then one delta at a
+ * time, each once the subscriber saw the previous one, so that every figure is the latency of an
+ * idle agent (the runtime thread asleep when the delta arrives), not a queue. */
+static _Atomic(AgentStream *) lat_stream;
+static atomic_long lat_received; /* deltas the subscriber has seen */
+static double *lat_pushed_at;    /* per delta: monotonic µs when pushed */
+static double *lat_latency;      /* per delta: µs from push to the subscriber */
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void lat_stream_fn(void *ud, const char *request_json, AgentStream *stream) {
+    (void)ud;
+    (void)request_json;
+    atomic_store(&lat_stream, stream);
+}
+
+static void lat_listener(void *ud, const AgentEvent *event, AgentCall *call) {
+    (void)ud;
+    const char *text = NULL;
+    size_t len = 0;
+    if (agent_event_delta(event, &text, &len) == AGENT_OK && text) {
+        long k = atomic_load(&lat_received);
+        lat_latency[k] = now_us() - lat_pushed_at[k];
+        atomic_store(&lat_received, k + 1);
+    }
+    agent_call_complete(call, NULL);
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void run_latency(int argc, char **argv) {
+    long deltas = arg(argc, argv, "deltas", 20000);
+    if (deltas < 1) die("--deltas must be positive");
+    lat_pushed_at = calloc((size_t)deltas, sizeof *lat_pushed_at);
+    lat_latency = calloc((size_t)deltas, sizeof *lat_latency);
+    if (!lat_pushed_at || !lat_latency) die("out of memory");
+    AgentOptions *options = NULL;
+    CHECK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"You are a benchmark.\",\"model\":" MODEL_JSON "}}",
+                            &options));
+    CHECK(agent_options_set_stream_fn(options, lat_stream_fn, NULL, NULL));
+    AgentHandle *agent = NULL;
+    CHECK(agent_new(options, &agent));
+    uint64_t id;
+    CHECK(agent_subscribe(agent, lat_listener, NULL, NULL, &id));
+    latch_arm(1);
+    CHECK(agent_prompt(agent, "\"latency\"", on_done, NULL));
+    AgentStream *stream;
+    while (!(stream = atomic_load(&lat_stream))) sched_yield();
+    push(stream, "{\"type\":\"start\"}");
+    CHECK(agent_stream_push_block_start(stream, AGENT_BLOCK_TEXT, 0));
+    char delta[8] = {'d', '0', '0', '0', '0', '0', '0', '0'};
+    for (long k = 0; k < deltas; k++) {
+        /* Let the runtime thread go idle between deltas, as between a model's network reads. */
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+        lat_pushed_at[k] = now_us();
+        if (typed_push) {
+            CHECK(agent_stream_push_text_delta(stream, 0, delta, sizeof delta));
+        } else {
+            push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"d0000000\"}");
+        }
+        while (atomic_load(&lat_received) <= k) sched_yield();
+    }
+    CHECK(agent_stream_push_block_end(stream, AGENT_BLOCK_TEXT, 0));
+    push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}");
+    latch_wait();
+    qsort(lat_latency, (size_t)deltas, sizeof *lat_latency, compare_doubles);
+    double p50 = lat_latency[deltas / 2], p99 = lat_latency[(long)(deltas * 0.99)], max = lat_latency[deltas - 1];
+    printf("{\"workload\":\"LAT\",\"params\":{\"deltas\":%ld},\"push\":\"%s\",\"p50_us\":%.1f,\"p99_us\":%.1f,"
+           "\"max_us\":%.1f}\n",
+           deltas, typed_push ? "typed" : "json", p50, p99, max);
+    CHECK(agent_free(agent));
+    free(lat_pushed_at);
+    free(lat_latency);
+}
+
 int main(int argc, char **argv) {
     const char *workload = argc > 1 ? argv[1] : "";
     const char *mode_name = arg_text(argc, argv, "mode", "type");
     int mode = strcmp(mode_name, "full") == 0 ? MODE_FULL : strcmp(mode_name, "lean") == 0 ? MODE_LEAN : MODE_TYPE;
     long workers = arg(argc, argv, "workers", 0);
+    const char *push_name = arg_text(argc, argv, "push", "typed");
+    typed_push = strcmp(push_name, "json") != 0;
     int known = strcmp(workload, "W1") == 0 || strcmp(workload, "W2") == 0 || strcmp(workload, "W3") == 0 ||
-                strcmp(workload, "W4") == 0;
+                strcmp(workload, "W4") == 0 || strcmp(workload, "LAT") == 0;
     if (!known || (strcmp(mode_name, "type") && strcmp(mode_name, "lean") && strcmp(mode_name, "full"))) {
-        fprintf(stderr, "usage: bench W1|W2|W3|W4 [--prompts N] [--deltas N] [--agents N] [--concurrency N]"
-                        " [--mode type|lean|full] [--workers N]\n");
+        fprintf(stderr, "usage: bench W1|W2|W3|W4|LAT [--prompts N] [--deltas N] [--agents N] [--concurrency N]"
+                        " [--mode type|lean|full] [--workers N] [--push typed|json]\n");
         return 2;
     }
     if (workers > 0) CHECK(agent_runtime_configure((uint32_t)workers));
@@ -445,6 +570,8 @@ int main(int argc, char **argv) {
     make_tools();
     if (strcmp(workload, "W4") == 0)
         run_w4(argc, argv);
+    else if (strcmp(workload, "LAT") == 0)
+        run_latency(argc, argv);
     else
         run_single(workload, argc, argv, mode);
     CHECK(agent_tool_free(tools[0]));

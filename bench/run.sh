@@ -6,7 +6,7 @@
 #
 #   bash bench/run.sh            (or: make bench)
 #   REPEAT=3 bash bench/run.sh   (best of 3 per cell; default 1)
-#   QUICK=1 bash bench/run.sh    (small sizes, to check the setup)
+#   QUICK=1 bash bench/run.sh    (small sizes, under a minute: make bench-quick)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -30,10 +30,10 @@ fi
 
 if [ -n "${QUICK:-}" ]; then
     W1="--prompts 20 --deltas 100"; W2="--prompts 10"; W3A="--deltas 2000"; W3B="--deltas 200"
-    W4="--agents 500 --concurrency 100"
+    W4="--agents 500 --concurrency 100"; LAT="--deltas 2000"
 else
     W1="--prompts 200 --deltas 100"; W2="--prompts 100"; W3A="--deltas 20000"; W3B="--deltas 2000"
-    W4="--agents 10000 --concurrency 100"
+    W4="--agents 10000 --concurrency 100"; LAT="--deltas 20000"
 fi
 
 RESULTS=$OUT/results.jsonl
@@ -48,7 +48,7 @@ run() {
         best=$(printf '%s\n%s\n' "$best" "$line" | python3 -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
-key = lambda r: r["run_wall_ms"] if r["workload"] == "W4" else r["wall_ms"]
+key = lambda r: r["run_wall_ms"] if r["workload"] == "W4" else r.get("p99_us", r.get("wall_ms"))
 print(json.dumps(min(rows, key=key)))')
     done
     echo "$best" | python3 -c '
@@ -71,14 +71,26 @@ for cell in "${cells[@]}"; do
     # shellcheck disable=SC2086
     run reference "$label" bash -c "cd '$REF' && node --expose-gc bench.mjs $w $params"
     if [ "$w" = W4 ]; then
+        # The default runtime (one thread), then a multi-thread runtime with 2 workers.
         # shellcheck disable=SC2086
-        run libagent "$label" "$OUT/bench" $w $params
+        run libagent "$label" "$OUT/bench" $w $params --workers 1
+        # shellcheck disable=SC2086
+        run libagent-2workers "$label" "$OUT/bench" $w $params --workers 2
     else
+        # The model pushes through the typed pushes (agent_stream_push_text_delta & co.);
+        # `type-jsonpush` is the type-mode listener with every event pushed as JSON text.
         for mode in type lean full; do
             # shellcheck disable=SC2086
             run "libagent-$mode" "$label" "$OUT/bench" $w $params --mode $mode
         done
+        # shellcheck disable=SC2086
+        run libagent-type-jsonpush "$label" "$OUT/bench" $w $params --mode type --push json
     fi
+done
+# Latency probe (libagent only): host thread push -> subscriber, one delta at a time.
+for push in typed json; do
+    # shellcheck disable=SC2086
+    run "libagent-$push" "LAT $LAT" "$OUT/bench" LAT $LAT --push $push
 done
 
 python3 - "$RESULTS" <<'EOF'
@@ -93,6 +105,8 @@ print()
 print("| workload | side | wall ms | cpu ms | ref/lib wall | ref/lib cpu | other |")
 print("|---|---|---:|---:|---:|---:|---|")
 for r in rows:
+    if r["workload"] == "LAT":
+        continue
     q = ref[r["label"]]
     if r["workload"] == "W4":
         wall, cpu, rw, rc = r["run_wall_ms"], r["run_cpu_ms"], q["run_wall_ms"], q["run_cpu_ms"]
@@ -112,4 +126,10 @@ for r in rows:
         print(f"| {r['label']} | {side} | {f(wall)} | {f(cpu)} | | | {other} |")
     else:
         print(f"| {r['label']} | {side} | {f(wall)} | {f(cpu)} | {ratio(rw, wall)} | {ratio(rc, cpu)} | {other} |")
+print()
+print("| latency probe | side | p50 us | p99 us | max us |")
+print("|---|---|---:|---:|---:|")
+for r in rows:
+    if r["workload"] == "LAT":
+        print(f"| {r['label']} | {r['side']} | {r['p50_us']} | {r['p99_us']} | {r['max_us']} |")
 EOF

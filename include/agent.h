@@ -150,6 +150,10 @@ typedef void (*AgentToolExecuteFn)(void *user_data,
 // (NULL keeps the arguments) or `agent_call_fail(call, message)`.
 typedef void (*AgentPrepareArgumentsFn)(void *user_data, const char *args_json, AgentCall *call);
 
+// The type of a streamed content block: `AGENT_BLOCK_TEXT`, `AGENT_BLOCK_THINKING` or
+// `AGENT_BLOCK_TOOLCALL`.
+typedef int32_t AgentBlockKind;
+
 
 
 // Success.
@@ -235,6 +239,15 @@ typedef void (*AgentPrepareArgumentsFn)(void *user_data, const char *args_json, 
 
 // `prepareNextTurnWithContext(turnContext)`: like `prepareNextTurn`, with the turn context.
 #define AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT 8
+
+// A `text` block (`text_start` / `text_delta` / `text_end`).
+#define AGENT_BLOCK_TEXT 0
+
+// A `thinking` block (`thinking_start` / `thinking_delta` / `thinking_end`).
+#define AGENT_BLOCK_THINKING 1
+
+// A `toolCall` block (`toolcall_start` / `toolcall_delta` / `toolcall_end`).
+#define AGENT_BLOCK_TOOLCALL 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -578,6 +591,49 @@ AgentStatus agent_tool_set_prepare_arguments(AgentTool *tool,
 
 // Drops the host's reference to a tool. Agents that use it keep theirs.
 AgentStatus agent_tool_free(AgentTool *tool);
+
+// Pushes `{"type":"text_delta","contentIndex":content_index,"delta":text}` without JSON:
+// `len` bytes of UTF-8 at `text` (not NUL-terminated; NULL allowed when `len` is 0), copied.
+// Same rules and statuses as `agent_stream_push` of that event.
+AgentStatus agent_stream_push_text_delta(AgentStream *stream,
+                                         size_t content_index,
+                                         const char *text,
+                                         size_t len);
+
+// Pushes a `thinking_delta` without JSON (see `agent_stream_push_text_delta`).
+AgentStatus agent_stream_push_thinking_delta(AgentStream *stream,
+                                             size_t content_index,
+                                             const char *text,
+                                             size_t len);
+
+// Pushes a `toolcall_delta` without JSON: `text` is the next piece of the arguments' JSON text
+// (see `agent_stream_push_text_delta`).
+AgentStatus agent_stream_push_toolcall_delta(AgentStream *stream,
+                                             size_t content_index,
+                                             const char *text,
+                                             size_t len);
+
+// Pushes `{"type":"text_start"|"thinking_start"|"toolcall_start","contentIndex":content_index}`
+// without JSON (a tool call started this way has neither `id` nor `name`: see
+// `agent_stream_push_toolcall_start`). Same rules and statuses as `agent_stream_push`.
+AgentStatus agent_stream_push_block_start(AgentStream *stream,
+                                          AgentBlockKind kind,
+                                          size_t content_index);
+
+// Pushes `{"type":"toolcall_start","contentIndex":content_index,"id":id,"toolName":tool_name}`
+// without JSON; `id` and `tool_name` are NUL-terminated UTF-8, NULL = the field is absent.
+AgentStatus agent_stream_push_toolcall_start(AgentStream *stream,
+                                             size_t content_index,
+                                             const char *id,
+                                             const char *tool_name);
+
+// Pushes `{"type":"text_end"|"thinking_end"|"toolcall_end","contentIndex":content_index}`
+// without JSON (no `content`/`contentSignature`/`toolCall`: the block keeps what was streamed;
+// a tool call's arguments are parsed as SPEC §3.9 says). Same rules and statuses as
+// `agent_stream_push`.
+AgentStatus agent_stream_push_block_end(AgentStream *stream,
+                                        AgentBlockKind kind,
+                                        size_t content_index);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -17,7 +17,8 @@ use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, Que
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{
-    default_stream_fn, lock, AbortSignal, AgentTool, Hook, HostFuture, Listener, StreamFn,
+    default_stream_fn, lock, AbortSignal, AgentTool, Delivery, Hook, HostFuture, ImmediateListener,
+    Listener, StreamFn,
 };
 use crate::json::Json;
 use crate::message::{
@@ -124,7 +125,7 @@ struct State {
 
 struct Inner {
     state: Mutex<State>,
-    listeners: Mutex<Vec<(u64, Listener)>>,
+    listeners: Mutex<Vec<(u64, Subscriber)>>,
     next_id: AtomicU64,
     /// Run tasks not yet dropped.
     tasks: Pending,
@@ -463,11 +464,20 @@ impl Agent {
                 return Err(crate::host::CANCELLED.into());
             }
             last = id;
-            let delivery = listener(event.clone(), signal.clone());
-            signal
-                .within_grace(delivery)
-                .await
-                .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?;
+            let delivery = match listener {
+                Subscriber::Async(listener) => {
+                    Delivery::Later(listener(event.clone(), signal.clone()))
+                }
+                Subscriber::Immediate(listener) => listener(event.clone(), signal.clone()),
+            };
+            match delivery {
+                Delivery::Now(result) => result?,
+                // Boxed: the grace timer makes this future large, and it would otherwise be
+                // moved with every event's future even when the listener answered at once.
+                Delivery::Later(delivery) => Box::pin(signal.within_grace(delivery))
+                    .await
+                    .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?,
+            }
         }
     }
 
@@ -673,11 +683,23 @@ impl Agent {
     /// same `Arc`) again changes nothing and returns its existing id.
     pub fn subscribe(&self, listener: Listener) -> u64 {
         let mut listeners = lock(&self.inner.listeners);
-        if let Some((id, _)) = listeners.iter().find(|(_, l)| Arc::ptr_eq(l, &listener)) {
+        let existing = listeners
+            .iter()
+            .find(|(_, l)| matches!(l, Subscriber::Async(l) if Arc::ptr_eq(l, &listener)));
+        if let Some((id, _)) = existing {
             return *id;
         }
         let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
-        listeners.push((id, listener));
+        listeners.push((id, Subscriber::Async(listener)));
+        id
+    }
+
+    /// Subscribes a listener that may answer at once (see [`ImmediateListener`]); every call
+    /// creates a distinct subscription.
+    pub fn subscribe_immediate(&self, listener: ImmediateListener) -> u64 {
+        let mut listeners = lock(&self.inner.listeners);
+        let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
+        listeners.push((id, Subscriber::Immediate(listener)));
         id
     }
 
@@ -691,6 +713,13 @@ impl Agent {
         // Dropped outside the lock: the listener's finalizer may call back into this agent.
         removed.is_some()
     }
+}
+
+/// A subscription's listener.
+#[derive(Clone)]
+enum Subscriber {
+    Async(Listener),
+    Immediate(ImmediateListener),
 }
 
 thread_local! {

@@ -91,9 +91,7 @@ impl AgentEvent {
     /// The `delta` text of a `message_update` whose stream event is a `*_delta`.
     pub fn delta(&self) -> Option<&str> {
         match self {
-            AgentEvent::MessageUpdate { event, .. } => {
-                event.json().get("delta").and_then(Json::as_str)
-            }
+            AgentEvent::MessageUpdate { event, .. } => event.delta_text(),
             _ => None,
         }
     }
@@ -101,9 +99,7 @@ impl AgentEvent {
     /// The `assistantMessageEvent.type` of a `message_update`.
     pub fn update_type(&self) -> Option<&str> {
         match self {
-            AgentEvent::MessageUpdate { event, .. } => {
-                event.json().get("type").and_then(Json::as_str)
-            }
+            AgentEvent::MessageUpdate { event, .. } => event.kind(),
             _ => None,
         }
     }
@@ -130,7 +126,7 @@ impl AgentEvent {
                         if let Some(object) = assistant_event.as_object_mut() {
                             object.shift_remove("partial");
                         }
-                        if let Some(arguments) = lean_tool_arguments(event.json(), partial) {
+                        if let Some(arguments) = lean_tool_arguments(event, partial) {
                             m.insert("arguments".into(), arguments);
                         }
                     }
@@ -189,10 +185,9 @@ impl AgentEvent {
 
 /// A `toolcall_delta`'s block arguments, kept in the lean shape: built from the block's parsed
 /// arguments, so O(size of the arguments) per event (the text itself is that long).
-fn lean_tool_arguments(event: &Json, partial: &PartialSnapshot) -> Option<Json> {
-    if event.get("type").and_then(Json::as_str) != Some("toolcall_delta") {
+fn lean_tool_arguments(event: &UpdateEvent, partial: &PartialSnapshot) -> Option<Json> {
+    if event.kind() != Some("toolcall_delta") {
         return None;
     }
-    let index = event.get("contentIndex").and_then(Json::as_u64)? as usize;
-    partial.block_field(index, "arguments")
+    partial.block_field(event.content_index()?, "arguments")
 }

@@ -224,6 +224,16 @@ pub const OPERATION_ABORTED: &str = "Operation aborted";
 pub type Listener =
     Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> HostFuture<Result<(), String>> + Send + Sync>;
 
+/// What a listener call gives back: its result at once, or a future of it.
+pub enum Delivery {
+    Now(Result<(), String>),
+    Later(HostFuture<Result<(), String>>),
+}
+
+/// A listener that may answer at once without allocating a future (the C ABI's listeners,
+/// which usually answer before their callback returns). Same rules as [`Listener`].
+pub type ImmediateListener = Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> Delivery + Send + Sync>;
+
 /// Receives a tool's progress updates (`onUpdate`). Never blocks.
 pub type UpdateFn = Arc<dyn Fn(Json) + Send + Sync>;
 

@@ -207,6 +207,28 @@ pub fn number(n: f64) -> Json {
     }
 }
 
+/// Whether `a` and `b` have the same JSON text (`to_string(a) == to_string(b)`), decided
+/// without rendering either: key order matters, and numbers compare by the double they render
+/// (so `1` equals `1.0`, and `0` equals `-0`, as their texts do).
+pub fn same_text(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Null, Json::Null) => true,
+        (Json::Bool(x), Json::Bool(y)) => x == y,
+        (Json::Number(x), Json::Number(y)) => number_value(x) == number_value(y),
+        (Json::String(x), Json::String(y)) => x == y,
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_text(x, y))
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, x), (ky, y))| kx == ky && same_text(x, y))
+        }
+        _ => false,
+    }
+}
+
 /// `JSON.stringify(value)`: compact text.
 pub fn to_string(value: &Json) -> String {
     let mut out = String::new();
@@ -368,6 +390,49 @@ pub fn str_field<'a>(value: &'a Json, key: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_text_agrees_with_comparing_rendered_texts() {
+        let values = [
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "1",
+            "1.0",
+            "1.5",
+            "10000000000000000001",
+            "10000000000000000000",
+            "\"a\"",
+            "\"1\"",
+            "[]",
+            "{}",
+            "[1,2]",
+            "[2,1]",
+            "[1]",
+            r#"{"a":1,"b":2}"#,
+            r#"{"b":2,"a":1}"#,
+            r#"{"a":1}"#,
+            r#"{"a":1.0,"b":2}"#,
+            r#"{"a":[{"x":null}]}"#,
+            r#"{"a":[{"x":false}]}"#,
+            r#"{"2":1,"1":2}"#,
+            r#"{"1":2,"2":1}"#,
+        ];
+        let values: Vec<Json> = values.iter().map(|v| parse(v).unwrap()).collect();
+        let mut equal_pairs = 0;
+        for a in &values {
+            for b in &values {
+                let expected = to_string(a) == to_string(b);
+                assert_eq!(same_text(a, b), expected, "{a} vs {b}");
+                equal_pairs += usize::from(expected);
+            }
+        }
+        // Besides each value with itself: 0/-0, 1/1.0, the two big integers (one double),
+        // the objects differing by 1 vs 1.0, and the integer-keyed objects (parsed in JS order).
+        assert_eq!(equal_pairs, values.len() + 10);
+    }
 
     #[test]
     fn numbers_render_like_javascript() {

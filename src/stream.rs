@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use crate::host::lock;
 use crate::json::{json, number_value, Json, JsonMap};
 use assemble::{Assembled, Assembler};
+pub use partial::BlockKind;
 
 /// What a producer pushes.
 #[derive(Debug)]
@@ -66,6 +67,16 @@ pub enum StreamOp {
     Delta { index: usize, delta: String },
     /// `text_end`, `thinking_end` or `toolcall_end` (arguments finalised per SPEC §3.9).
     EndBlock { index: usize },
+    /// Exactly the delta-form `{kind}_delta` event `{"type", "contentIndex": index, "delta"}`,
+    /// failures included (e.g. `Received text_delta for non-text content`): what a typed host
+    /// push (`agent_stream_push_text_delta` & co.) stands for.
+    KindDelta {
+        kind: BlockKind,
+        index: usize,
+        delta: String,
+    },
+    /// Exactly the delta-form `{kind}_end` event `{"type", "contentIndex": index}`.
+    KindEnd { kind: BlockKind, index: usize },
 }
 
 /// The push after the loop stopped consuming (terminal event seen, run over, agent freed).

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::json::{is_array_index, now_ms, number_to_string, set_key, write_string, Json, JsonMap};
+use crate::json::{is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap};
 use crate::message::{role, tool_declaration};
 
 fn is_system(message: &Json) -> bool {
@@ -217,26 +217,19 @@ pub fn current_system_prompt<'a>(messages: impl Iterator<Item = &'a Json> + Clon
         .unwrap_or_default()
 }
 
-/// `JSON.stringify(toToolDeclaration(tool))` written directly, without copying the schema.
-fn declaration_text(tool: &Json) -> String {
-    let mut out = String::from("{");
-    for key in ["name", "description", "parameters", "constrainedSampling"] {
-        if let Some(value) = tool.get(key) {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            write_string(&mut out, key);
-            out.push(':');
-            out.push_str(&crate::json::to_string(value));
-        }
-    }
-    out.push('}');
-    out
-}
+/// The fields of `toToolDeclaration(tool)`, in its order.
+const DECLARATION_FIELDS: [&str; 4] = ["name", "description", "parameters", "constrainedSampling"];
 
-/// §4.6: equal when both declarations serialise to the same JSON text (key-order sensitive).
+/// §4.6: equal when both declarations serialise to the same JSON text (key-order sensitive),
+/// decided field by field without rendering (this runs for every tool on every turn).
 pub fn declarations_equal(a: &Json, b: &Json) -> bool {
-    declaration_text(a) == declaration_text(b)
+    DECLARATION_FIELDS
+        .iter()
+        .all(|key| match (a.get(key), b.get(key)) {
+            (None, None) => true,
+            (Some(x), Some(y)) => same_text(x, y),
+            _ => false,
+        })
 }
 
 /// The result of `getToolStateChanges` (§4.6).
@@ -266,43 +259,29 @@ fn index_by_name<'a>(tools: &[&'a Json]) -> HashMap<&'a str, usize> {
     index
 }
 
-/// Declaration texts of the entries whose name also exists on the other side; only those are
-/// ever compared, so the rest are not serialised.
-fn texts_for_shared(tools: &[&Json], other: &HashMap<&str, usize>) -> Vec<Option<String>> {
-    tools
-        .iter()
-        .map(|t| {
-            tool_name(t)
-                .filter(|n| other.contains_key(n))
-                .map(|_| declaration_text(t))
-        })
-        .collect()
-}
-
+/// `getToolStateChanges` (§4.6) over declared and current tool lists.
 fn tool_state_changes(previous: &[&Json], current: &[&Json]) -> ToolStateChanges {
     let prev_index = index_by_name(previous);
     let cur_index = index_by_name(current);
-    let prev_text = texts_for_shared(previous, &cur_index);
-    let cur_text = texts_for_shared(current, &prev_index);
     let mut changes = ToolStateChanges::default();
-    for (i, tool) in current.iter().enumerate() {
+    for tool in current {
         let Some(name) = tool_name(tool) else {
             continue;
         };
         let same = prev_index
             .get(name)
-            .is_some_and(|&j| prev_text[j] == cur_text[i]);
+            .is_some_and(|&j| declarations_equal(previous[j], tool));
         if !same {
             changes.tools_added.push(tool_declaration(tool));
         }
     }
-    for (j, tool) in previous.iter().enumerate() {
+    for tool in previous {
         let Some(name) = tool_name(tool) else {
             continue;
         };
         let same = cur_index
             .get(name)
-            .is_some_and(|&i| prev_text[j] == cur_text[i]);
+            .is_some_and(|&i| declarations_equal(tool, current[i]));
         if !same {
             let mut reference = JsonMap::new();
             reference.insert("name".into(), Json::from(name));

@@ -822,3 +822,116 @@ fn kept_partials_never_change() {
         r#"[{"type":"text","text":""},{"type":"thinking","thinking":"replaced","thinkingSignature":"s"},{"type":"toolCall","id":"c1","name":"t","arguments":{"a":"xyz","b":[1,2]}}]"#
     );
 }
+
+/// Every `StreamOp` gives what the delta-form JSON event it stands for gives: the same forwarded
+/// events, the same partials, the same failures (the typed pushes and the built-in providers
+/// rely on it).
+#[test]
+fn stream_ops_match_their_delta_form_events() {
+    use agent::json::JsonMap;
+    use agent::stream::{BlockKind, StreamOp};
+
+    fn block(value: Json) -> JsonMap {
+        value.as_object().cloned().unwrap()
+    }
+    // (op, the JSON event it stands for)
+    let steps: Vec<(StreamOp, Json)> = vec![
+        (
+            StreamOp::StartBlock {
+                index: 0,
+                block: block(json!({"type": "thinking", "thinking": ""})),
+            },
+            json!({"type": "thinking_start", "contentIndex": 0}),
+        ),
+        (
+            StreamOp::Delta {
+                index: 0,
+                delta: "Hm".into(),
+            },
+            json!({"type": "thinking_delta", "contentIndex": 0, "delta": "Hm"}),
+        ),
+        (
+            StreamOp::EndBlock { index: 0 },
+            json!({"type": "thinking_end", "contentIndex": 0}),
+        ),
+        (
+            StreamOp::StartBlock {
+                index: 1,
+                block: block(json!({"type": "text", "text": ""})),
+            },
+            json!({"type": "text_start", "contentIndex": 1}),
+        ),
+        (
+            StreamOp::KindDelta {
+                kind: BlockKind::Text,
+                index: 1,
+                delta: "a\"b".into(),
+            },
+            json!({"type": "text_delta", "contentIndex": 1, "delta": "a\"b"}),
+        ),
+        (
+            StreamOp::KindEnd {
+                kind: BlockKind::Text,
+                index: 1,
+            },
+            json!({"type": "text_end", "contentIndex": 1}),
+        ),
+        (
+            StreamOp::StartBlock {
+                index: 2,
+                block: block(json!({"type": "toolCall", "id": "c1", "name": "f", "arguments": {}})),
+            },
+            json!({"type": "toolcall_start", "contentIndex": 2, "id": "c1", "toolName": "f"}),
+        ),
+        (
+            StreamOp::KindDelta {
+                kind: BlockKind::ToolCall,
+                index: 2,
+                delta: "{\"x\":[1,".into(),
+            },
+            json!({"type": "toolcall_delta", "contentIndex": 2, "delta": "{\"x\":[1,"}),
+        ),
+        (
+            StreamOp::Delta {
+                index: 2,
+                delta: "2]}".into(),
+            },
+            json!({"type": "toolcall_delta", "contentIndex": 2, "delta": "2]}"}),
+        ),
+        (
+            StreamOp::EndBlock { index: 2 },
+            json!({"type": "toolcall_end", "contentIndex": 2}),
+        ),
+    ];
+    // The two partials were started at (possibly) different milliseconds.
+    fn untimed(mut value: Json) -> String {
+        if let Some(map) = value.as_object_mut() {
+            map.shift_remove("timestamp");
+            if let Some(partial) = map.get_mut("partial").and_then(Json::as_object_mut) {
+                partial.shift_remove("timestamp");
+            }
+        }
+        to_string(&value)
+    }
+    let (mut typed, mut json) = (started(), started());
+    for (op, event) in steps {
+        let (expected_event, expected_partial) = update(json.accept(event));
+        let (event, partial) = update(typed.apply(op));
+        assert_eq!(untimed(event), untimed(expected_event));
+        assert_eq!(untimed(partial), untimed(expected_partial));
+    }
+    // A typed text delta into the thinking block fails the stream as the JSON event does.
+    let op = StreamOp::KindDelta {
+        kind: BlockKind::Text,
+        index: 0,
+        delta: "x".into(),
+    };
+    let event = json!({"type": "text_delta", "contentIndex": 0, "delta": "x"});
+    let (message, _) = final_message(typed.apply(op));
+    let (expected, _) = final_message(json.accept(event));
+    assert_eq!(
+        message["errorMessage"],
+        "Received text_delta for non-text content"
+    );
+    assert_eq!(untimed(message), untimed(expected));
+}

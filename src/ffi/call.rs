@@ -61,15 +61,34 @@ impl Shape {
     }
 }
 
+/// A value or tool call's answer, from the call until its caller took it.
+pub(crate) enum AnswerSlot {
+    /// Not answered, and the callback has not returned yet.
+    Open,
+    /// Answered before the callback returned: the caller takes it without a channel (the
+    /// common case, e.g. a listener answering `agent_call_complete(call, NULL)` at once).
+    Answered(HookResult),
+    /// The callback returned unanswered: the answer goes through this channel.
+    Waiting(oneshot::Sender<HookResult>),
+    /// The answer was given.
+    Settled,
+}
+
+impl AnswerSlot {
+    fn is_answered(&self) -> bool {
+        matches!(self, AnswerSlot::Answered(_) | AnswerSlot::Settled)
+    }
+}
+
 pub(crate) enum Reply {
-    /// A hook or tool: the JSON answer (`None` = "returns nothing") or a failure.
+    /// A hook or listener: the JSON answer (`None` = "returns nothing") or a failure.
     Value {
-        reply: Mutex<Option<oneshot::Sender<HookResult>>>,
+        slot: Mutex<AnswerSlot>,
         shape: Shape,
     },
     /// A tool execution, which also takes progress updates.
     Tool {
-        reply: Mutex<Option<oneshot::Sender<HookResult>>>,
+        slot: Mutex<AnswerSlot>,
         on_update: UpdateFn,
     },
     /// A stream: events are pushed; complete/fail end it.
@@ -89,35 +108,101 @@ pub(crate) struct CallState {
 
 pub(crate) static CALLS: Registry<Arc<CallState>> = Registry::new("call", 0x5a17_c0de_0000_0000);
 
-/// Registers a call; returns the token to hand to the host and the receiver of its answer.
-pub(crate) fn new_value_call(
-    shape: Shape,
-    signal: &AbortSignal,
-) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
-    let (tx, rx) = oneshot::channel();
-    let state = CallState {
-        reply: Reply::Value {
-            reply: Mutex::new(Some(tx)),
-            shape,
-        },
-        signal: signal.clone(),
-    };
-    (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
+/// A value or tool call handed to a callback: its token and, once the callback returned, its
+/// answer.
+pub(crate) struct PendingCall {
+    pub token: *mut AgentCall,
+    state: Arc<CallState>,
 }
 
-pub(crate) fn new_tool_call(
-    on_update: UpdateFn,
+/// A call's answer as its caller sees it once the callback returned.
+pub(crate) enum Answer {
+    /// Given before the callback returned.
+    Now(HookResult),
+    /// Not given yet: it comes through this channel.
+    Later(oneshot::Receiver<HookResult>),
+}
+
+impl PendingCall {
+    fn new(reply: Reply, signal: &AbortSignal) -> Self {
+        let state = Arc::new(CallState {
+            reply,
+            signal: signal.clone(),
+        });
+        let token = CALLS.insert(state.clone()) as *mut AgentCall;
+        PendingCall { token, state }
+    }
+
+    /// The answer if it came, otherwise the channel it will come through. Call once, after
+    /// the callback returned.
+    pub fn answer(&self) -> Answer {
+        let (Reply::Value { slot, .. } | Reply::Tool { slot, .. }) = &self.state.reply else {
+            unreachable!("a pending call is a value or tool call");
+        };
+        let mut slot = lock(slot);
+        match std::mem::replace(&mut *slot, AnswerSlot::Settled) {
+            AnswerSlot::Answered(result) => Answer::Now(result),
+            _ => {
+                let (tx, rx) = oneshot::channel();
+                *slot = AnswerSlot::Waiting(tx);
+                Answer::Later(rx)
+            }
+        }
+    }
+
+    /// Keeps the call's state in `spare` for the next call when nothing else holds it (the call
+    /// was answered and retired: its token is stale, a later answer gets ALREADY_COMPLETED).
+    pub fn recycle(mut self, spare: &mut SpareCall) {
+        if Arc::get_mut(&mut self.state).is_some() {
+            *spare = Some(self.state);
+        }
+    }
+
+    /// The answer as a future (a call never answered waits forever, like a promise that never
+    /// settles).
+    pub fn into_future(self) -> HostFuture<HookResult> {
+        match self.answer() {
+            Answer::Now(result) => Box::pin(std::future::ready(result)),
+            Answer::Later(rx) => answer(rx),
+        }
+    }
+}
+
+/// Registers a hook or listener call.
+pub(crate) fn new_value_call(shape: Shape, signal: &AbortSignal) -> PendingCall {
+    let slot = Mutex::new(AnswerSlot::Open);
+    PendingCall::new(Reply::Value { slot, shape }, signal)
+}
+
+/// The state of a call answered before its callback returned, kept for the next call of the
+/// same callback: a listener answered at once then costs no allocation per event.
+pub(crate) type SpareCall = Option<Arc<CallState>>;
+
+/// [`new_value_call`] in `spare`'s allocation when there is one.
+pub(crate) fn new_value_call_in(
+    spare: &mut SpareCall,
+    shape: Shape,
     signal: &AbortSignal,
-) -> (*mut AgentCall, oneshot::Receiver<HookResult>) {
-    let (tx, rx) = oneshot::channel();
-    let state = CallState {
-        reply: Reply::Tool {
-            reply: Mutex::new(Some(tx)),
-            on_update,
-        },
-        signal: signal.clone(),
+) -> PendingCall {
+    let reply = Reply::Value {
+        slot: Mutex::new(AnswerSlot::Open),
+        shape,
     };
-    (CALLS.insert(Arc::new(state)) as *mut AgentCall, rx)
+    let Some(mut state) = spare.take() else {
+        return PendingCall::new(reply, signal);
+    };
+    let Some(reused) = Arc::get_mut(&mut state) else {
+        return PendingCall::new(reply, signal);
+    };
+    reused.reply = reply;
+    reused.signal = signal.clone();
+    let token = CALLS.insert(state.clone()) as *mut AgentCall;
+    PendingCall { token, state }
+}
+
+pub(crate) fn new_tool_call(on_update: UpdateFn, signal: &AbortSignal) -> PendingCall {
+    let slot = Mutex::new(AnswerSlot::Open);
+    PendingCall::new(Reply::Tool { slot, on_update }, signal)
 }
 
 pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> *mut AgentCall {
@@ -161,26 +246,59 @@ fn lookup(call: *const AgentCall, closed_status: AgentStatus) -> FfiResult<Arc<C
     }
 }
 
-/// Sends a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
-fn settle(
-    call: *const AgentCall,
-    reply: &Mutex<Option<oneshot::Sender<HookResult>>>,
-    result: HookResult,
-) -> FfiResult {
-    let Some(tx) = lock(reply).take() else {
-        return err(
-            AGENT_ERR_ALREADY_COMPLETED,
-            "The call was already answered.",
-        );
+/// Gives a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
+fn settle(call: *const AgentCall, slot: &Mutex<AnswerSlot>, result: HookResult) -> FfiResult {
+    let mut guard = lock(slot);
+    let waiting = match std::mem::replace(&mut *guard, AnswerSlot::Settled) {
+        AnswerSlot::Open => {
+            *guard = AnswerSlot::Answered(result);
+            None
+        }
+        AnswerSlot::Waiting(tx) => Some((tx, result)),
+        answered => {
+            *guard = answered;
+            return err(
+                AGENT_ERR_ALREADY_COMPLETED,
+                "The call was already answered.",
+            );
+        }
     };
+    drop(guard);
     CALLS.remove(call as *const c_void);
-    // A closed receiver means the agent is gone: the answer is accepted and discarded.
-    let _ = tx.send(result);
+    if let Some((tx, result)) = waiting {
+        // A closed receiver means the agent is gone: the answer is accepted and discarded.
+        let _ = tx.send(result);
+    }
     Ok(())
 }
 
-pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
+/// The live stream behind `call` (`STREAM_CLOSED` once nothing consumes it).
+pub(crate) fn stream_state(call: *const AgentCall) -> FfiResult<Arc<CallState>> {
     let state = lookup(call, AGENT_ERR_STREAM_CLOSED)?;
+    if !matches!(state.reply, Reply::Stream { .. }) {
+        return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
+    }
+    Ok(state)
+}
+
+/// `STREAM_CLOSED` when the agent was freed (possibly during this very callback).
+fn check_consumed(state: &CallState) -> FfiResult {
+    if state.signal.is_cancelled() {
+        return err(
+            AGENT_ERR_STREAM_CLOSED,
+            "The stream is closed: the agent no longer consumes it.",
+        );
+    }
+    Ok(())
+}
+
+/// Sends one pushed item into a stream from [`stream_state`], unless the stream is closed
+/// or its terminal event was pushed already (`terminal`: this item is that event).
+pub(crate) fn push_into(
+    state: &CallState,
+    terminal: bool,
+    send: impl FnOnce(&StreamSender) -> Result<(), crate::stream::StreamClosed>,
+) -> FfiResult {
     let Reply::Stream {
         sender,
         pushed,
@@ -189,14 +307,22 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
     else {
         return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
     };
-    let event = json_arg(event_json, "event_json")?;
-    if state.signal.is_cancelled() {
-        // The agent was freed (possibly during this very callback): nothing consumes it now.
+    check_consumed(state)?;
+    if ended.load(Ordering::SeqCst) || (terminal && ended.swap(true, Ordering::SeqCst)) {
         return err(
             AGENT_ERR_STREAM_CLOSED,
-            "The stream is closed: the agent no longer consumes it.",
+            "The stream is closed: its terminal event was already pushed.",
         );
     }
+    send(sender)?;
+    pushed.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
+    let state = stream_state(call)?;
+    let event = json_arg(event_json, "event_json")?;
+    check_consumed(&state)?;
     let Some(kind) = event.get("type").and_then(Json::as_str) else {
         return err(
             AGENT_ERR_INVALID_JSON,
@@ -204,15 +330,7 @@ pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> F
         );
     };
     let terminal = matches!(kind, "done" | "error");
-    if ended.load(Ordering::SeqCst) || (terminal && ended.swap(true, Ordering::SeqCst)) {
-        return err(
-            AGENT_ERR_STREAM_CLOSED,
-            "The stream is closed: its terminal event was already pushed.",
-        );
-    }
-    sender.push(event)?;
-    pushed.store(true, Ordering::SeqCst);
-    Ok(())
+    push_into(&state, terminal, |sender| sender.push(event))
 }
 
 /// Marks a stream as answered; `ALREADY_COMPLETED` when it ended before (a terminal event was
@@ -246,17 +364,17 @@ pub unsafe extern "C" fn agent_call_complete(
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let value = opt_json_arg(result_json, "result_json")?;
         match &state.reply {
-            Reply::Value { reply, shape } => {
+            Reply::Value { slot, shape } => {
                 if let Some(value) = &value {
                     shape.check(value)?;
                 }
-                settle(call, reply, Ok(value.filter(|v| !v.is_null())))
+                settle(call, slot, Ok(value.filter(|v| !v.is_null())))
             }
-            Reply::Tool { reply, .. } => {
+            Reply::Tool { slot, .. } => {
                 if let Some(value) = &value {
                     Shape::Object.check(value)?;
                 }
-                settle(call, reply, Ok(value))
+                settle(call, slot, Ok(value))
             }
             Reply::Stream { sender, ended, .. } => {
                 if let Some(value) = &value {
@@ -283,8 +401,8 @@ pub unsafe extern "C" fn agent_call_fail(
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let message = str_arg(message, "message")?.to_string();
         match &state.reply {
-            Reply::Value { reply, .. } | Reply::Tool { reply, .. } => {
-                settle(call, reply, Err(message))
+            Reply::Value { slot, .. } | Reply::Tool { slot, .. } => {
+                settle(call, slot, Err(message))
             }
             Reply::Stream { sender, ended, .. } => {
                 end_stream(ended)?;
@@ -344,12 +462,12 @@ pub unsafe extern "C" fn agent_tool_call_update(
 ) -> AgentStatus {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
-        let Reply::Tool { reply, on_update } = &state.reply else {
+        let Reply::Tool { slot, on_update } = &state.reply else {
             return err(AGENT_ERR_INVALID_HANDLE, "call is not a tool execution.");
         };
         let value = json_arg(partial_result_json, "partial_result_json")?;
-        let guard = lock(reply);
-        if guard.is_none() {
+        let guard = lock(slot);
+        if guard.is_answered() {
             return err(
                 AGENT_ERR_ALREADY_COMPLETED,
                 "The call was already answered.",
@@ -429,4 +547,62 @@ pub unsafe extern "C" fn agent_stream_on_consumed(
 /// A borrowed C string of JSON for a callback argument.
 pub(crate) fn json_c_string(value: &Json) -> CString {
     CString::new(crate::json::to_string(value)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listener call answered before its callback returns leaves its state for the next call
+    /// (no allocation), and the retired token stays retired.
+    #[test]
+    fn a_call_answered_at_once_is_recycled_and_its_token_stays_stale() {
+        let signal = AbortSignal::new();
+        let mut spare: SpareCall = None;
+        let first = new_value_call_in(&mut spare, Shape::Any, &signal);
+        let first_token = first.token;
+        let first_state = Arc::as_ptr(&first.state);
+        // SAFETY: a token of this registry; NULL = "returns nothing".
+        assert_eq!(
+            unsafe { agent_call_complete(first_token, std::ptr::null()) },
+            AGENT_OK
+        );
+        assert!(matches!(first.answer(), Answer::Now(Ok(None))));
+        first.recycle(&mut spare);
+        assert!(spare.is_some());
+
+        let second = new_value_call_in(&mut spare, Shape::Any, &signal);
+        assert_eq!(
+            Arc::as_ptr(&second.state),
+            first_state,
+            "the state was reused"
+        );
+        assert_ne!(second.token, first_token);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(
+                agent_call_complete(first_token, std::ptr::null()),
+                AGENT_ERR_ALREADY_COMPLETED
+            );
+            assert_eq!(agent_call_fail(second.token, c"no".as_ptr()), AGENT_OK);
+        }
+        assert!(matches!(second.answer(), Answer::Now(Err(m)) if m == "no"));
+
+        // A call still open when its callback returns is answered through a channel and is not
+        // recycled while the registry holds it.
+        let third = new_value_call_in(&mut spare, Shape::Any, &signal);
+        assert!(spare.is_none());
+        let Answer::Later(mut rx) = third.answer() else {
+            panic!("an unanswered call must wait for its answer");
+        };
+        let token = third.token;
+        third.recycle(&mut spare);
+        assert!(spare.is_none());
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { agent_call_complete(token, c"1".as_ptr()) },
+            AGENT_OK
+        );
+        assert_eq!(rx.try_recv().ok(), Some(Ok(Some(Json::from(1)))));
+    }
 }

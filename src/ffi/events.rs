@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::agent::{agent_arg, AgentHandle};
-use super::call::{answer, new_value_call, AgentCall, Shape};
+use super::call::{answer, new_value_call_in, AgentCall, Answer, Shape, SpareCall};
 use super::handles::Registry;
 use super::*;
 use crate::agent::EventQueue as CoreQueue;
 use crate::error::ErrorKind;
 use crate::event::{AgentEvent as CoreEvent, EventShape};
-use crate::host::{lock, AbortSignal, HostFuture, Listener};
+use crate::host::{lock, AbortSignal, Delivery, ImmediateListener};
 use crate::json::Json;
 
 /// An event borrowed by a listener for the duration of its callback.
@@ -75,12 +75,25 @@ fn view_for(cache: &EventCache, event: &Arc<CoreEvent>) -> Arc<EventView> {
     {
         return view.clone();
     }
-    let view = Arc::new(EventView {
-        event: event.clone(),
-        json: Default::default(),
-    });
-    let previous = cached.replace(view.clone());
+    // The previous event's view, when nothing holds it any more, is reused for this one: no
+    // allocation per event.
+    let reusable = cached.as_mut().and_then(Arc::get_mut);
+    let previous = match reusable {
+        Some(reused) => {
+            reused.json = Default::default();
+            Some(std::mem::replace(&mut reused.event, event.clone()))
+        }
+        None => {
+            let view = Arc::new(EventView {
+                event: event.clone(),
+                json: Default::default(),
+            });
+            cached.replace(view).map(|previous| previous.event.clone())
+        }
+    };
+    let view = cached.clone().expect("a view was just stored");
     drop(cached);
+    // The previous event is dropped outside the lock.
     drop(previous);
     view
 }
@@ -109,16 +122,26 @@ fn host_listener(
     callback: unsafe extern "C" fn(*mut c_void, *const CAgentEvent, *mut AgentCall),
     data: Arc<HostData>,
     cache: EventCache,
-) -> Listener {
+) -> ImmediateListener {
+    let spare: Mutex<SpareCall> = Mutex::new(None);
     Arc::new(move |event: Arc<CoreEvent>, signal: AbortSignal| {
         let view = view_for(&cache, &event);
         let token = EVENTS.insert(view) as *const CAgentEvent;
-        let (call, rx) = new_value_call(Shape::Any, &signal);
+        let pending = new_value_call_in(&mut lock(&spare), Shape::Any, &signal);
         // SAFETY: the host registered this callback for this user_data.
-        guard_callback(|| unsafe { callback(data.user_data, token, call) });
-        EVENTS.remove(token as *const c_void);
-        let reply = answer(rx);
-        Box::pin(async move { reply.await.map(|_| ()) }) as HostFuture<_>
+        guard_callback(|| unsafe { callback(data.user_data, token, pending.token) });
+        // Dropped after the callback: the view may then be reused for the next event.
+        drop(EVENTS.remove(token as *const c_void));
+        match pending.answer() {
+            Answer::Now(result) => {
+                pending.recycle(&mut lock(&spare));
+                Delivery::Now(result.map(|_| ()))
+            }
+            Answer::Later(rx) => {
+                let reply = answer(rx);
+                Delivery::Later(Box::pin(async move { reply.await.map(|_| ()) }))
+            }
+        }
     })
 }
 
@@ -144,7 +167,7 @@ pub unsafe extern "C" fn agent_subscribe(
             HostData::new(user_data, finalizer),
             ffi.event_cache.clone(),
         );
-        write_out(out_id, ffi.agent.subscribe(listener));
+        write_out(out_id, ffi.agent.subscribe_immediate(listener));
         Ok(())
     })
 }

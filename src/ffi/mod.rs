@@ -19,6 +19,7 @@ mod handles;
 pub mod options;
 pub mod stream;
 pub mod tool;
+pub mod typed_push;
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -163,11 +164,21 @@ fn set_last_error(message: &str) {
     let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = text);
 }
 
+/// Empties the calling thread's last error; no allocation when it is empty already (every
+/// successful call on the hot paths, e.g. a push or a listener's answer, comes here).
+fn clear_last_error() {
+    let _ = LAST_ERROR.try_with(|slot| {
+        if !slot.borrow().is_empty() {
+            *slot.borrow_mut() = CString::default();
+        }
+    });
+}
+
 /// Runs an export body: catches panics, records the error message, returns the status.
 pub(crate) fn boundary(body: impl FnOnce() -> FfiResult) -> AgentStatus {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => {
-            set_last_error("");
+            clear_last_error();
             AGENT_OK
         }
         Ok(Err(error)) => {

@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use super::call::{answer, json_c_string, new_value_call, AgentCall, Shape};
+use super::call::{json_c_string, new_value_call, AgentCall, Shape};
 use super::handles::Registry;
 use super::stream::{host_stream_fn, providers_stream_fn, scripted, AgentStreamFn};
 use super::tool::{tool_arg, CAgentTool};
@@ -70,11 +70,11 @@ pub(crate) fn host_hook(
         _ => Shape::Object,
     };
     Some(Arc::new(move |input, signal: AbortSignal| {
-        let (call, rx) = new_value_call(shape, &signal);
+        let pending = new_value_call(shape, &signal);
         let text = json_c_string(&input);
         // SAFETY: the host registered this callback for this user_data.
-        guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), call) });
-        answer(rx)
+        guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), pending.token) });
+        pending.into_future()
     }))
 }
 

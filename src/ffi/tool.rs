@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::call::{
-    self, answer, new_tool_call, new_value_call, AgentCall, AgentToolCall, Shape, CALLS,
+    self, new_tool_call, new_value_call, AgentCall, AgentToolCall, Answer, Shape, CALLS,
 };
 use super::handles::Registry;
 use super::*;
@@ -52,14 +52,15 @@ pub(crate) struct HostTool {
 
 impl ToolBehavior for HostTool {
     fn execute(&self, invocation: ToolInvocation) -> HostFuture<HookResult> {
-        let (call, rx) = new_tool_call(invocation.on_update, &invocation.signal);
+        let pending = new_tool_call(invocation.on_update, &invocation.signal);
+        let call = pending.token;
         let id = std::ffi::CString::new(invocation.tool_call_id).unwrap_or_default();
         let args = call::json_c_string(&invocation.args);
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| unsafe {
             (self.execute)(self.data.user_data, id.as_ptr(), args.as_ptr(), call)
         });
-        answer(rx)
+        pending.into_future()
     }
 
     fn has_prepare_arguments(&self) -> bool {
@@ -70,15 +71,16 @@ impl ToolBehavior for HostTool {
         let Some((callback, data)) = lock(&self.prepare).clone() else {
             return Ok(args);
         };
-        let (call, mut rx) = new_value_call(Shape::Any, &AbortSignal::new());
+        let pending = new_value_call(Shape::Any, &AbortSignal::new());
+        let call = pending.token;
         let text = call::json_c_string(&args);
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), call) });
-        match rx.try_recv() {
-            Ok(Ok(Some(prepared))) => Ok(prepared),
-            Ok(Ok(None)) => Ok(args),
-            Ok(Err(message)) => Err(message),
-            Err(_) => {
+        match pending.answer() {
+            Answer::Now(Ok(Some(prepared))) => Ok(prepared),
+            Answer::Now(Ok(None)) => Ok(args),
+            Answer::Now(Err(message)) => Err(message),
+            Answer::Later(_) => {
                 CALLS.remove(call as *const c_void);
                 Err("prepareArguments did not answer before returning".into())
             }

@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 pub use super::partial::UpdateEvent;
-use super::partial::{Partial, PartialSnapshot};
+use super::partial::{BlockKind, Partial, PartialSnapshot};
 use super::StreamOp;
 use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
@@ -154,44 +154,75 @@ impl Assembler {
                 Assembled::Ignored
             }
             StreamOp::StartBlock { index, block } => {
-                let kind = match block.get("type").and_then(Json::as_str) {
-                    Some("text") => "text_start",
-                    Some("thinking") => "thinking_start",
-                    Some("toolCall") => "toolcall_start",
-                    _ => return Assembled::Ignored,
+                let Some(kind) = block
+                    .get("type")
+                    .and_then(Json::as_str)
+                    .and_then(BlockKind::from_type)
+                else {
+                    return Assembled::Ignored;
                 };
-                let event = op_event(kind, index, None);
+                let event = op_event(kind.start_event(), index);
                 if self.place_block(&event, block).is_none() {
                     return Assembled::Ignored;
                 }
-                if kind == "toolcall_start" {
+                if kind == BlockKind::ToolCall {
                     self.streams.insert(index, ArgumentStream::new());
                 }
-                self.delta_form_forward(kind, event, None)
+                self.delta_form_forward(kind.start_event(), event, None)
             }
-            StreamOp::Delta { index, delta } => match self.block_kind(index) {
-                Some(kind) => {
-                    let kind = format!("{kind}_delta");
-                    self.delta_form_update(&kind, op_event(&kind, index, Some(delta)))
-                }
+            StreamOp::Delta { index, delta } => match self.partial.block_kind(index) {
+                Some(kind) => self.kind_delta(kind, index, delta),
                 None => Assembled::Ignored,
             },
-            StreamOp::EndBlock { index } => match self.block_kind(index) {
-                Some(kind) => {
-                    let kind = format!("{kind}_end");
-                    self.delta_form_update(&kind, op_event(&kind, index, None))
-                }
+            StreamOp::EndBlock { index } => match self.partial.block_kind(index) {
+                Some(kind) => self.kind_end(kind, index),
                 None => Assembled::Ignored,
             },
+            StreamOp::KindDelta { kind, index, delta } => self.kind_delta(kind, index, delta),
+            StreamOp::KindEnd { kind, index } => self.kind_end(kind, index),
         }
     }
 
-    /// The event-name stem of block `index`'s type (`text`, `thinking`, `toolcall`).
-    fn block_kind(&self, index: usize) -> Option<&'static str> {
-        ["text", "thinking", "toolCall"]
-            .into_iter()
-            .find(|kind| self.partial.block_is(index, kind))
-            .map(|kind| if kind == "toolCall" { "toolcall" } else { kind })
+    /// The delta-form `{kind}_delta` at `index` without building its JSON (the hot path of
+    /// streaming): the same steps as `append_text`/`append_arguments`.
+    fn kind_delta(&mut self, kind: BlockKind, index: usize, delta: String) -> Assembled {
+        let step = match kind {
+            BlockKind::Text | BlockKind::Thinking => {
+                if self.partial.block_kind(index) == Some(kind) {
+                    self.partial.append_text(index, kind.block_type(), &delta);
+                    Step::Forward(None)
+                } else if kind == BlockKind::Text {
+                    Step::Fail("Received text_delta for non-text content")
+                } else {
+                    Step::Fail("Received thinking_delta for non-thinking content")
+                }
+            }
+            BlockKind::ToolCall => match self.streams.get_mut(&index) {
+                Some(stream) if self.partial.block_kind(index) == Some(kind) => {
+                    let arguments = stream.append(&delta);
+                    self.partial.set_arguments(index, arguments);
+                    Step::Forward(None)
+                }
+                _ => Step::Fail("Received toolcall_delta for non-toolCall content"),
+            },
+        };
+        match step {
+            Step::Forward(_) => Assembled::Update {
+                event: UpdateEvent::delta(kind.delta_event(), index, delta),
+                partial: self.partial.snapshot(),
+            },
+            Step::Fail(text) => {
+                let message = self.failed(text);
+                self.finish(message)
+            }
+            Step::Ignore => Assembled::Ignored,
+        }
+    }
+
+    /// The delta-form `{kind}_end` at `index` (once per block: its small JSON is fine).
+    fn kind_end(&mut self, kind: BlockKind, index: usize) -> Assembled {
+        let name = kind.end_event();
+        self.delta_form_update(name, op_event(name, index))
     }
 
     /// Ends the stream without a terminal event: `final_message` is the host's explicit final
@@ -544,14 +575,11 @@ impl Assembler {
     }
 }
 
-/// The delta-form event a [`StreamOp`] stands for.
-fn op_event(kind: &str, index: usize, delta: Option<String>) -> JsonMap {
+/// The delta-form event `{"type": kind, "contentIndex": index}` a [`StreamOp`] stands for.
+fn op_event(kind: &str, index: usize) -> JsonMap {
     let mut event = JsonMap::new();
     event.insert("type".into(), kind.into());
     event.insert("contentIndex".into(), index.into());
-    if let Some(delta) = delta {
-        event.insert("delta".into(), delta.into());
-    }
     event
 }
 

@@ -26,18 +26,25 @@ use crate::json::{set_key, Json, JsonMap};
 struct Block {
     json: Arc<Json>,
     live: Option<(&'static str, SharedValue)>,
+    /// The block's `type` when it is one of the streamed kinds, cached: every delta checks it.
+    kind: Option<BlockKind>,
 }
 
 impl Block {
     fn new(json: Json) -> Self {
+        let kind = BlockKind::of(&json);
         Block {
             json: Arc::new(json),
             live: None,
+            kind,
         }
     }
 
     fn is(&self, kind: &str) -> bool {
-        self.json.get("type").and_then(Json::as_str) == Some(kind)
+        match BlockKind::from_type(kind) {
+            Some(streamed) => self.kind == Some(streamed),
+            None => self.json.get("type").and_then(Json::as_str) == Some(kind),
+        }
     }
 
     fn to_json(&self) -> Json {
@@ -88,6 +95,69 @@ impl Block {
         }
         if let Some(map) = self.map_mut() {
             set_key(map, key, value);
+        }
+        if key == "type" {
+            self.kind = BlockKind::of(&self.json);
+        }
+    }
+}
+
+/// The content block types that stream (`text`, `thinking`, `toolCall`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+impl BlockKind {
+    /// The kind named by a block's `type` value.
+    pub fn from_type(block_type: &str) -> Option<Self> {
+        match block_type {
+            "text" => Some(BlockKind::Text),
+            "thinking" => Some(BlockKind::Thinking),
+            "toolCall" => Some(BlockKind::ToolCall),
+            _ => None,
+        }
+    }
+
+    fn of(block: &Json) -> Option<Self> {
+        Self::from_type(block.get("type")?.as_str()?)
+    }
+
+    /// The block's `type` value.
+    pub fn block_type(self) -> &'static str {
+        match self {
+            BlockKind::Text => "text",
+            BlockKind::Thinking => "thinking",
+            BlockKind::ToolCall => "toolCall",
+        }
+    }
+
+    /// The stream event of a delta to such a block.
+    pub fn delta_event(self) -> &'static str {
+        match self {
+            BlockKind::Text => "text_delta",
+            BlockKind::Thinking => "thinking_delta",
+            BlockKind::ToolCall => "toolcall_delta",
+        }
+    }
+
+    /// The stream event that starts such a block.
+    pub fn start_event(self) -> &'static str {
+        match self {
+            BlockKind::Text => "text_start",
+            BlockKind::Thinking => "thinking_start",
+            BlockKind::ToolCall => "toolcall_start",
+        }
+    }
+
+    /// The stream event that ends such a block.
+    pub fn end_event(self) -> &'static str {
+        match self {
+            BlockKind::Text => "text_end",
+            BlockKind::Thinking => "thinking_end",
+            BlockKind::ToolCall => "toolcall_end",
         }
     }
 }
@@ -197,6 +267,11 @@ impl Partial {
         self.block(index).is_some_and(|b| b.is(kind))
     }
 
+    /// The streamed kind of block `index`, if it is one.
+    pub fn block_kind(&self, index: usize) -> Option<BlockKind> {
+        self.block(index)?.kind
+    }
+
     /// `P.content[index] = block`, padding with `null` up to `index` (the content array is
     /// created if needed).
     pub fn place_block(&mut self, index: usize, block: JsonMap) {
@@ -295,11 +370,24 @@ impl PartialEq for PartialSnapshot {
 /// A forwarded update event: the full-form event without its `partial` (SPEC §3.7, last
 /// paragraph). The field a delta-form `*_end` fills in from the partial (`content` of
 /// `text_end`/`thinking_end`, `toolCall` of `toolcall_end`) is read from the partial of the same
-/// event when JSON is built, so forwarding costs O(1); until then it is `null` at its key.
+/// event when JSON is built, so forwarding costs O(1); until then it is absent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateEvent {
-    json: Json,
+    fields: Fields,
     from_partial: Option<FromPartial>,
+}
+
+/// The event's own fields.
+#[derive(Debug, Clone, PartialEq)]
+enum Fields {
+    /// As a host pushed them (a `null` placeholder at the key filled from the partial).
+    Json(Json),
+    /// A typed delta (no JSON until asked): `{"type", "contentIndex", "delta"}`.
+    Delta {
+        kind: &'static str,
+        index: usize,
+        delta: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -318,48 +406,84 @@ impl UpdateEvent {
     /// An event forwarded as it is.
     pub fn new(json: Json) -> Self {
         UpdateEvent {
-            json,
+            fields: Fields::Json(json),
             from_partial: None,
+        }
+    }
+
+    /// The delta event `{"type": kind, "contentIndex": index, "delta": delta}`, kept typed.
+    pub(crate) fn delta(kind: &'static str, index: usize, delta: String) -> Self {
+        UpdateEvent {
+            fields: Fields::Delta { kind, index, delta },
+            from_partial: None,
+        }
+    }
+
+    fn with_placeholder(mut json: Json, key: &'static str, from_partial: FromPartial) -> Self {
+        if let Some(map) = json.as_object_mut() {
+            set_key(map, key, Json::Null);
+        }
+        UpdateEvent {
+            fields: Fields::Json(json),
+            from_partial: Some(from_partial),
         }
     }
 
     /// `json` with `key` = the text of block `index`'s `field`.
     pub(crate) fn with_text(
-        mut json: Json,
+        json: Json,
         key: &'static str,
         index: usize,
         field: &'static str,
     ) -> Self {
-        if let Some(map) = json.as_object_mut() {
-            set_key(map, key, Json::Null);
-        }
-        UpdateEvent {
-            json,
-            from_partial: Some(FromPartial::Text { key, index, field }),
-        }
+        Self::with_placeholder(json, key, FromPartial::Text { key, index, field })
     }
 
     /// `json` with `key` = block `index`.
-    pub(crate) fn with_block(mut json: Json, key: &'static str, index: usize) -> Self {
-        if let Some(map) = json.as_object_mut() {
-            set_key(map, key, Json::Null);
-        }
-        UpdateEvent {
-            json,
-            from_partial: Some(FromPartial::Block { key, index }),
+    pub(crate) fn with_block(json: Json, key: &'static str, index: usize) -> Self {
+        Self::with_placeholder(json, key, FromPartial::Block { key, index })
+    }
+
+    /// The assistant stream event type (`text_delta`, ...), if it is a string.
+    pub fn kind(&self) -> Option<&str> {
+        match &self.fields {
+            Fields::Json(json) => json.get("type").and_then(Json::as_str),
+            Fields::Delta { kind, .. } => Some(kind),
         }
     }
 
-    /// The event's fields, with `null` at the key of a field taken from the partial (for cheap
-    /// reads: `type`, `contentIndex`, `delta`).
-    pub fn json(&self) -> &Json {
-        &self.json
+    /// The `delta` text, if the event has a string one.
+    pub fn delta_text(&self) -> Option<&str> {
+        match &self.fields {
+            Fields::Json(json) => json.get("delta").and_then(Json::as_str),
+            Fields::Delta { delta, .. } => Some(delta),
+        }
+    }
+
+    /// The `contentIndex`, if it is a non-negative integer.
+    pub fn content_index(&self) -> Option<usize> {
+        match &self.fields {
+            Fields::Json(json) => json
+                .get("contentIndex")
+                .and_then(Json::as_u64)
+                .map(|i| i as usize),
+            Fields::Delta { index, .. } => Some(*index),
+        }
     }
 
     /// The event as JSON, `partial` being the partial message of the same event (O(size of the
     /// field taken from it)).
     pub fn to_json(&self, partial: &PartialSnapshot) -> Json {
-        let mut json = self.json.clone();
+        let mut json = match &self.fields {
+            Fields::Json(json) => json.clone(),
+            Fields::Delta { kind, index, delta } => {
+                let mut map = JsonMap::new();
+                map.insert("type".into(), (*kind).into());
+                map.insert("contentIndex".into(), (*index).into());
+                map.insert("delta".into(), delta.as_str().into());
+                Json::Object(map)
+            }
+        };
         let filled = match self.from_partial {
             None => return json,
             Some(FromPartial::Text { key, index, field }) => {

@@ -27,7 +27,10 @@ from ffi import (  # noqa: E402
     HOOK_KINDS, AgentError, DoneFn, HookFn, Lib, ListenerFn, PrepareArgumentsFn, StreamFn,
     ToolExecuteFn, dumps,
 )
+import scripted  # noqa: E402
 from scripted import Producer, ToolRun, js_value, prepare_arguments  # noqa: E402
+
+TYPED_PUSH_REPORT = "typed pushes: "
 
 SCENARIO_TIMEOUT_S = 20
 STANDARD_ROLES = ("system", "user", "assistant", "toolResult")
@@ -552,6 +555,8 @@ def run_child(lib_path: str, file: str) -> int:
         lines = Run(Lib(lib_path), scenario).execute()
         sys.stdout.write("".join(f"{line}\n" for line in lines))
         sys.stdout.flush()
+        if scripted.TYPED_PUSH:
+            sys.stderr.write(f"{TYPED_PUSH_REPORT}{scripted.TYPED_PUSHES[0]}\n")
         code = 0
     except ScenarioError as error:
         sys.stderr.write(f"invalid scenario: {error}\n")
@@ -607,6 +612,7 @@ def main(argv) -> int:
     if out:
         Path(out).mkdir(parents=True, exist_ok=True)
     failures = 0
+    typed_pushes = 0
     for file in files:
         try:
             result = subprocess.run([sys.executable, __file__, "--child", "--lib", lib, file],
@@ -621,11 +627,19 @@ def main(argv) -> int:
             sys.stderr.write(f"{file}: failed (exit {result.returncode})\n"
                              f"{result.stderr.decode('utf-8', 'replace')}")
             continue
+        for line in result.stderr.decode("utf-8", "replace").splitlines():
+            if line.startswith(TYPED_PUSH_REPORT):
+                typed_pushes += int(line.removeprefix(TYPED_PUSH_REPORT))
         if out:
             name = Path(file).name.removesuffix(".json")
             (Path(out) / f"{name}.jsonl").write_bytes(result.stdout)
         else:
             sys.stdout.buffer.write(result.stdout)
+    if scripted.TYPED_PUSH:
+        # The mode proves the typed pushes equivalent only if they were used.
+        print(f"LIBAGENT_TYPED_PUSH=1: {typed_pushes} events pushed through the typed pushes")
+        if typed_pushes == 0:
+            failures += 1
     return 0 if failures == 0 else 1
 
 

@@ -5,10 +5,56 @@ blocks the runtime thread."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 
 from ffi import ConsumedFn, dumps
+
+# LIBAGENT_TYPED_PUSH=1: every delta-form block event that a typed push can express goes through
+# it (agent_stream_push_text_delta & co.) instead of agent_stream_push; the traces must not change.
+TYPED_PUSH = os.environ.get("LIBAGENT_TYPED_PUSH") == "1"
+TYPED_PUSHES = [0]  # how many events went through a typed push (reported by the runner)
+
+BLOCK_KINDS = {"text": 0, "thinking": 1, "toolcall": 2}
+
+
+def typed_push(event):
+    """(function name, arguments) of the typed push standing for `event`, or None when it has
+    fields a typed push cannot carry (a `partial`, `content`, a non-integer index, ...)."""
+    if not isinstance(event, dict):
+        return None
+    kind, index = event.get("type"), event.get("contentIndex")
+    if not isinstance(kind, str) or "_" not in kind:
+        return None
+    if type(index) is not int or index < 0:
+        return None
+    block, _, step = kind.partition("_")
+    if block not in BLOCK_KINDS:
+        return None
+    keys = list(event)
+    if step == "delta" and keys == ["type", "contentIndex", "delta"] and isinstance(event["delta"], str):
+        try:
+            text = event["delta"].encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return f"agent_stream_push_{block}_delta", (index, text, len(text))
+    if step == "start" and keys == ["type", "contentIndex"]:
+        return "agent_stream_push_block_start", (BLOCK_KINDS[block], index)
+    if step == "start" and block == "toolcall" and set(keys) <= {"type", "contentIndex", "id", "toolName"}:
+        if any(key in event and not isinstance(event[key], str) for key in ("id", "toolName")):
+            return None
+        fields = [event.get("id"), event.get("toolName")]
+        try:
+            id_, name = (None if f is None else f.encode("utf-8") for f in fields)
+        except UnicodeEncodeError:
+            return None
+        if (id_ and b"\0" in id_) or (name and b"\0" in name):
+            return None
+        return "agent_stream_push_toolcall_start", (index, id_, name)
+    if step == "end" and keys == ["type", "contentIndex"]:
+        return "agent_stream_push_block_end", (BLOCK_KINDS[block], index)
+    return None
 
 ZERO_USAGE = {
     "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
@@ -166,7 +212,13 @@ class Producer:
         self.push(event)
 
     def push(self, event):
-        status = self.lib.lib.agent_stream_push(self.stream, dumps(event))
+        typed = typed_push(event) if TYPED_PUSH else None
+        if typed is None:
+            status = self.lib.lib.agent_stream_push(self.stream, dumps(event))
+        else:
+            name, args = typed
+            status = getattr(self.lib.lib, name)(self.stream, *args)
+            TYPED_PUSHES[0] += 1
         if status != 0:
             # The run stopped consuming (a listener threw, the run ended): stop producing.
             with self.lock:

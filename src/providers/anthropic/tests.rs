@@ -202,7 +202,7 @@ fn read(body: &str) -> (Vec<String>, Json) {
             match receiver.next().await {
                 StreamOutput::Start { .. } => kinds.push("start".to_string()),
                 StreamOutput::Update { event, .. } => {
-                    kinds.push(str_field(event.json(), "type").unwrap_or("").to_string())
+                    kinds.push(event.kind().unwrap_or("").to_string())
                 }
                 StreamOutput::Final { message, .. } => return (kinds, message),
                 StreamOutput::Ignored => {}
