@@ -103,9 +103,9 @@ PROVIDER_OUT ?= build/provider-conformance
 # EXPECTED has the agent kit's default above: only an explicit one counts here.
 PROVIDER_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(PROVIDER_EXPECTED))
 provider-conformance:
-	cargo build --quiet --release --example provider-runner
+	cargo build --quiet --example provider-runner
 	@rm -rf $(PROVIDER_OUT)
-	env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/release/examples/provider-runner \
+	env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
 		$(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) $(PROVIDER_OUT) || true
 	python3 $(SHARED)/conformance/compare.py $(PROVIDER_EXPECTED_DIR) $(PROVIDER_OUT)
 
