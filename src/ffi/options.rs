@@ -197,6 +197,8 @@ pub unsafe extern "C" fn agent_options_set_scripted_model(
 #[no_mangle]
 pub unsafe extern "C" fn agent_options_use_providers(options: *mut CAgentOptions) -> AgentStatus {
     boundary(|| {
+        // The handle is checked first: a bad handle is reported whatever the build.
+        with_options(options, |_| Ok(()))?;
         let stream_fn = providers_stream_fn()?;
         let replaced = with_options(options, |o| Ok(o.stream_fn.replace(stream_fn)))?;
         drop(replaced);
