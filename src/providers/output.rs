@@ -4,6 +4,7 @@
 
 use crate::json::{json, now_ms, number, Json, JsonMap};
 use crate::message::zero_usage;
+pub use crate::stream::BlockKind;
 use crate::stream::{StreamClosed, StreamOp, StreamSender};
 
 /// The agent stopped consuming (run over, agent freed): the provider gives up the request.
@@ -85,14 +86,6 @@ fn cost_rates(model: &Json, input_tokens: f64) -> JsonMap {
         }
     }
     rates
-}
-
-/// The kind of a content block, as far as the provider needs to know it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockKind {
-    Text,
-    Thinking,
-    ToolCall,
 }
 
 /// The message being streamed to the agent.
@@ -188,12 +181,16 @@ impl Output {
         self.blocks.len()
     }
 
-    /// Appends to block `index` (text, thinking or tool-call argument text) with its `*_delta`.
+    /// Appends to block `index` (text, thinking or tool-call argument text) with its `*_delta`;
+    /// the block's kind is known here, so the agent does not look it up per delta.
     pub fn delta(&mut self, index: usize, delta: &str) -> Pushed {
-        self.sender.push_op(StreamOp::Delta {
-            index,
-            delta: delta.to_string(),
-        })
+        let delta = delta.to_string();
+        match self.kind(index) {
+            Some(kind) => self
+                .sender
+                .push_op(StreamOp::KindDelta { kind, index, delta }),
+            None => self.sender.push_op(StreamOp::Delta { index, delta }),
+        }
     }
 
     /// Sets a field of block `index` (no event).
