@@ -427,41 +427,40 @@ impl Agent {
         state.follow_up.drain(&mode)
     }
 
-    /// The emit sink of run `id`: `processEvents` (SPEC §7.11).
+    /// The emit sink of run `id`: `processEvents` (SPEC §7.11). Synchronous while every
+    /// listener answers at once: no future per event.
     fn emitter(&self, id: u64) -> Emit {
         let agent = self.clone();
-        Arc::new(move |event: AgentEvent| {
-            let agent = agent.clone();
-            Box::pin(async move { agent.process_event(id, event).await }) as HostFuture<_>
-        })
+        Arc::new(move |event: AgentEvent| agent.process_event(id, event))
     }
 
-    async fn process_event(&self, run_id: u64, event: AgentEvent) -> Result<(), String> {
+    fn process_event(&self, run_id: u64, event: AgentEvent) -> Delivery {
         let event = Arc::new(event);
         let signal = {
             let mut state = self.state();
             reduce(&mut state, &event);
             match state.run.as_ref().filter(|run| run.id == run_id) {
                 Some(run) => run.signal.clone(),
-                None => return Err(errors::OUTSIDE_RUN.into()),
+                None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
         };
-        self.dispatch(event, signal).await
+        self.dispatch(event, signal, 0)
     }
 
-    /// Calls every listener in subscription order over the live set (SPEC §7.11 step 3).
-    async fn dispatch(&self, event: Arc<AgentEvent>, signal: AbortSignal) -> Result<(), String> {
-        let mut last = 0;
+    /// Calls every listener subscribed after id `after`, in subscription order over the live set
+    /// (SPEC §7.11 step 3). The first listener that answers later turns the rest into a future.
+    fn dispatch(&self, event: Arc<AgentEvent>, signal: AbortSignal, after: u64) -> Delivery {
+        let mut last = after;
         loop {
             let next = lock(&self.inner.listeners)
                 .iter()
                 .find(|(id, _)| *id > last)
                 .map(|(id, listener)| (*id, listener.clone()));
             let Some((id, listener)) = next else {
-                return Ok(());
+                return Delivery::Now(Ok(()));
             };
             if signal.is_cancelled() {
-                return Err(crate::host::CANCELLED.into());
+                return Delivery::Now(Err(crate::host::CANCELLED.into()));
             }
             last = id;
             let delivery = match listener {
@@ -471,12 +470,18 @@ impl Agent {
                 Subscriber::Immediate(listener) => listener(event.clone(), signal.clone()),
             };
             match delivery {
-                Delivery::Now(result) => result?,
-                // Boxed: the grace timer makes this future large, and it would otherwise be
-                // moved with every event's future even when the listener answered at once.
-                Delivery::Later(delivery) => Box::pin(signal.within_grace(delivery))
-                    .await
-                    .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?,
+                Delivery::Now(Ok(())) => {}
+                Delivery::Now(Err(error)) => return Delivery::Now(Err(error)),
+                Delivery::Later(delivery) => {
+                    let agent = self.clone();
+                    return Delivery::Later(Box::pin(async move {
+                        signal
+                            .within_grace(delivery)
+                            .await
+                            .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?;
+                        agent.dispatch(event, signal, last).resolve().await
+                    }));
+                }
             }
         }
     }
@@ -507,7 +512,7 @@ impl Agent {
             },
         ];
         for event in events {
-            self.process_event(run_id, event).await?;
+            self.process_event(run_id, event).resolve().await?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::event::AgentEvent;
 use crate::host::{
-    call_hook, default_stream_fn, AbortSignal, AgentTool, Hook, HostFuture, StreamFn,
+    call_hook, default_stream_fn, AbortSignal, AgentTool, Delivery, Hook, HostFuture, StreamFn,
     StreamRequest, CANCELLED,
 };
 use crate::json::{json, object, set_key, Json, JsonMap};
@@ -20,8 +20,9 @@ pub use tools::{run_tool_call, RunToolCallOptions, ToolCallOutcome};
 /// A queue source (`getSteeringMessages` / `getFollowUpMessages`).
 pub type QueueSource = Arc<dyn Fn() -> HostFuture<Result<Vec<Json>, String>> + Send + Sync>;
 
-/// The emit sink: awaited for every event; an `Err` fails the run (SPEC §6.12).
-pub type Emit = Arc<dyn Fn(AgentEvent) -> HostFuture<Result<(), String>> + Send + Sync>;
+/// The emit sink: called for every event, its delivery awaited before the next; an `Err` fails
+/// the run (SPEC §6.12). `Delivery::Now` when the event was delivered during the call.
+pub type Emit = Arc<dyn Fn(AgentEvent) -> Delivery + Send + Sync>;
 
 /// `AgentLoopConfig` (SPEC §6.1).
 #[derive(Clone, Default)]
@@ -141,8 +142,12 @@ pub(crate) struct Emitter {
 
 impl Emitter {
     pub(crate) async fn emit(&self, event: AgentEvent) -> Result<(), String> {
-        let _turn = self.gate.lock().await;
-        (self.emit)(event).await
+        // try_lock first: the uncontended gate costs no lock future.
+        let _turn = match self.gate.try_lock() {
+            Ok(turn) => turn,
+            Err(_) => self.gate.lock().await,
+        };
+        (self.emit)(event).resolve().await
     }
 
     /// `message_start` then `message_end` for a message committed whole.

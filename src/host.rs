@@ -230,6 +230,16 @@ pub enum Delivery {
     Later(HostFuture<Result<(), String>>),
 }
 
+impl Delivery {
+    /// The result, waiting for it when it comes later.
+    pub async fn resolve(self) -> Result<(), String> {
+        match self {
+            Delivery::Now(result) => result,
+            Delivery::Later(future) => future.await,
+        }
+    }
+}
+
 /// A listener that may answer at once without allocating a future (the C ABI's listeners,
 /// which usually answer before their callback returns). Same rules as [`Listener`].
 pub type ImmediateListener = Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> Delivery + Send + Sync>;

@@ -142,3 +142,9 @@ pub mod providers; // built-in model providers (HTTP + SSE), dispatching on mode
 pub mod runtime; // the runtime thread
 pub mod stream; // assistant stream: host events to partial/final messages
 pub mod transcript; // system-prompt replay, tool declarations and tool-state diffs
+
+/// Release builds allocate with mimalloc (feature `mimalloc`, on by default); debug builds keep the
+/// system allocator so valgrind sees every allocation.
+#[cfg(all(feature = "mimalloc", not(debug_assertions)))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -369,7 +369,7 @@ async fn c155_end_waits_for_all_update_emissions() {
     let seen = events.clone();
     let emit: agent::agent_loop::Emit = Arc::new(move |event: agent::event::AgentEvent| {
         let seen = seen.clone();
-        Box::pin(async move {
+        agent::host::Delivery::Later(Box::pin(async move {
             if event.type_name() == "tool_execution_update" {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
@@ -377,7 +377,7 @@ async fn c155_end_waits_for_all_update_emissions() {
                 .unwrap()
                 .push(event.to_json(agent::event::EventShape::Full));
             Ok(())
-        }) as HostFuture<_>
+        }))
     });
     let (f, _) = scripted(vec![
         json!({"content": [call("c1", "t", json!({}))]}),
@@ -564,7 +564,7 @@ async fn parallel_executes_are_all_invoked_before_any_completion() {
         if event.type_name() == "tool_execution_end" {
             end_log.lock().unwrap().push("end".into());
         }
-        Box::pin(async { Ok(()) }) as HostFuture<_>
+        agent::host::Delivery::Now(Ok(()))
     });
     let (f, _) = scripted(vec![
         json!({"content": [call("c1", "a", json!({})), call("c2", "b", json!({}))]}),

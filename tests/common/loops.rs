@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use agent::agent_loop::{run_agent_loop, Emit, LoopConfig, LoopContext};
-use agent::host::{AbortSignal, Hook, HostFuture, StreamFn};
+use agent::host::{AbortSignal, Hook, StreamFn};
 use agent::json::{json, Json};
 use agent::message::to_json_vec;
 
@@ -57,7 +57,7 @@ pub fn logging_emit(log: &Log) -> Emit {
     let log = log.clone();
     Arc::new(move |event: agent::event::AgentEvent| {
         log.lock().unwrap().push(event.type_name().to_string());
-        Box::pin(async { Ok(()) }) as HostFuture<_>
+        agent::host::Delivery::Now(Ok(()))
     })
 }
 

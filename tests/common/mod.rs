@@ -453,7 +453,7 @@ pub fn collect_emit() -> (Emit, Arc<Mutex<Vec<Json>>>) {
     let seen = events.clone();
     let emit: Emit = Arc::new(move |event: AgentEvent| {
         seen.lock().unwrap().push(event.to_json(EventShape::Full));
-        Box::pin(async { Ok(()) }) as HostFuture<_>
+        agent::host::Delivery::Now(Ok(()))
     });
     (emit, events)
 }
