@@ -3,6 +3,7 @@
 
 mod tools;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::event::AgentEvent;
@@ -137,16 +138,52 @@ pub async fn run_agent_loop_continue(
 /// Serialises event delivery: parallel tools never overlap two emits (SPEC §1.3 item 2).
 pub(crate) struct Emitter {
     emit: Emit,
+    /// Emits holding or waiting for `gate`. Every emit of a run comes from the run's one task, so
+    /// when none is in flight an emit answered during the call cannot overlap another and skips
+    /// the gate.
+    in_flight: AtomicUsize,
     gate: tokio::sync::Mutex<()>,
 }
 
+/// Counts one emit in flight until dropped (also when its future is dropped).
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        InFlight(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 impl Emitter {
+    fn new(emit: Emit) -> Self {
+        Emitter {
+            emit,
+            in_flight: AtomicUsize::new(0),
+            gate: tokio::sync::Mutex::new(()),
+        }
+    }
+
     pub(crate) async fn emit(&self, event: AgentEvent) -> Result<(), String> {
-        // try_lock first: the uncontended gate costs no lock future.
-        let _turn = match self.gate.try_lock() {
-            Ok(turn) => turn,
-            Err(_) => self.gate.lock().await,
-        };
+        if self.in_flight.load(Ordering::Relaxed) == 0 {
+            match (self.emit)(event) {
+                Delivery::Now(result) => return result,
+                Delivery::Later(rest) => {
+                    let _in_flight = InFlight::enter(&self.in_flight);
+                    // Free: nothing was in flight, and no await came between.
+                    let _turn = self.gate.try_lock();
+                    return rest.await;
+                }
+            }
+        }
+        let _in_flight = InFlight::enter(&self.in_flight);
+        let _turn = self.gate.lock().await;
         (self.emit)(event).resolve().await
     }
 
@@ -195,10 +232,7 @@ impl Run {
         signal: AbortSignal,
         stream_fn: Option<StreamFn>,
     ) -> Self {
-        let emitter = Emitter {
-            emit,
-            gate: tokio::sync::Mutex::new(()),
-        };
+        let emitter = Emitter::new(emit);
         Self {
             context,
             config,

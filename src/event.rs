@@ -4,8 +4,9 @@
 //! reference's `full` shape or the `lean` shape (no whole partial message on `message_update`).
 
 use std::borrow::Cow;
+use std::fmt::Write;
 
-use crate::json::{json, set_key, Json, JsonMap};
+use crate::json::{json, set_key, to_string, write_string, Json, JsonMap};
 use crate::message::{to_json_vec, Message};
 use crate::stream::partial::{PartialSnapshot, UpdateEvent};
 
@@ -104,6 +105,25 @@ impl AgentEvent {
         }
     }
 
+    /// `to_json(shape)` as text. The lean shape of a text or thinking delta pushed without JSON
+    /// (the most frequent event of a stream) is written directly, without a JSON tree.
+    pub fn to_json_text(&self, shape: EventShape) -> String {
+        if let (EventShape::Lean, AgentEvent::MessageUpdate { event, .. }) = (shape, self) {
+            if let Some((kind @ ("text_delta" | "thinking_delta"), index, delta)) =
+                event.typed_delta()
+            {
+                let mut out = String::with_capacity(96 + delta.len());
+                out.push_str(r#"{"type":"message_update","assistantMessageEvent":{"type":""#);
+                out.push_str(kind);
+                let _ = write!(out, r#"","contentIndex":{index},"delta":"#);
+                write_string(&mut out, delta);
+                out.push_str("}}");
+                return out;
+            }
+        }
+        to_string(&self.to_json(shape))
+    }
+
     pub fn to_json(&self, shape: EventShape) -> Json {
         let mut m = JsonMap::new();
         m.insert("type".into(), json!(self.type_name()));
@@ -190,4 +210,59 @@ fn lean_tool_arguments(event: &UpdateEvent, partial: &PartialSnapshot) -> Option
         return None;
     }
     partial.block_field(event.content_index()?, "arguments")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::assemble::{Assembled, Assembler};
+    use crate::stream::{BlockKind, StreamOp};
+
+    /// The directly written lean text of a typed delta is the generic rendering's, escapes
+    /// included; other shapes and kinds take the generic path.
+    #[test]
+    fn lean_text_of_a_typed_delta_is_the_rendered_json() {
+        let mut assembler = Assembler::new(&json!({"api": "a", "provider": "p", "id": "m"}));
+        assembler.accept(json!({"type": "start"}));
+        let start = |kind: BlockKind, index| StreamOp::StartBlock {
+            index,
+            block: match kind {
+                BlockKind::Text => json!({"type": "text", "text": ""}),
+                _ => json!({"type": "thinking", "thinking": ""}),
+            }
+            .as_object()
+            .unwrap()
+            .clone(),
+        };
+        assembler.apply(start(BlockKind::Text, 0));
+        assembler.apply(start(BlockKind::Thinking, 1));
+        let deltas = [
+            "plain",
+            "",
+            "quote \" and \\ slash",
+            "line\nfeed\ttab\r\u{8}\u{c}",
+            "\u{1}\u{1f}\u{7f}",
+            "é✓😀 \u{2028}",
+        ];
+        for (kind, index) in [(BlockKind::Text, 0), (BlockKind::Thinking, 1)] {
+            for delta in deltas {
+                let op = StreamOp::KindDelta {
+                    kind,
+                    index,
+                    delta: delta.into(),
+                };
+                let Assembled::Update { event, partial } = assembler.apply(op) else {
+                    panic!("a delta is an update");
+                };
+                assert!(event.typed_delta().is_some(), "the direct path applies");
+                let event = AgentEvent::MessageUpdate { event, partial };
+                assert!(event
+                    .to_json_text(EventShape::Lean)
+                    .starts_with(r#"{"type":"message_update","#));
+                for shape in [EventShape::Lean, EventShape::Full] {
+                    assert_eq!(event.to_json_text(shape), to_string(&event.to_json(shape)));
+                }
+            }
+        }
+    }
 }

@@ -231,7 +231,8 @@ pub fn same_text(a: &Json, b: &Json) -> bool {
 
 /// `JSON.stringify(value)`: compact text.
 pub fn to_string(value: &Json) -> String {
-    let mut out = String::new();
+    // Most texts rendered per event are short: one allocation instead of a doubling series.
+    let mut out = String::with_capacity(128);
     write_value(&mut out, value, None, 0);
     out
 }
@@ -247,28 +248,40 @@ pub fn to_string_pretty(value: &Json) -> String {
 pub fn write_string(out: &mut String, text: &str) {
     out.push('"');
     let mut start = 0;
-    for (i, ch) in text.char_indices() {
-        let escape = match ch {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\u{08}' => "\\b",
-            '\u{0c}' => "\\f",
-            '\n' => "\\n",
-            '\r' => "\\r",
-            '\t' => "\\t",
-            c if (c as u32) < 0x20 => "",
+    // Every byte that needs escaping is ASCII, and no byte of a multi-byte UTF-8 sequence is
+    // ASCII: a byte scan finds them and always cuts `text` at character boundaries.
+    for (i, &byte) in text.as_bytes().iter().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
             _ => continue,
         };
         out.push_str(&text[start..i]);
         if escape.is_empty() {
-            let _ = write!(out, "\\u{:04x}", ch as u32);
+            let _ = write!(out, "\\u{:04x}", byte);
         } else {
             out.push_str(escape);
         }
-        start = i + ch.len_utf8();
+        start = i + 1;
     }
     out.push_str(&text[start..]);
     out.push('"');
+}
+
+/// Appends the JavaScript text of a finite double: integers without `.0` and without going
+/// through a temporary string.
+fn write_number(out: &mut String, n: f64) {
+    if n == n.trunc() && n.abs() < 1e15 {
+        let _ = write!(out, "{}", n as i64);
+    } else {
+        out.push_str(ryu_js::Buffer::new().format_finite(n));
+    }
 }
 
 fn write_value(out: &mut String, value: &Json, indent: Option<usize>, depth: usize) {
@@ -278,7 +291,7 @@ fn write_value(out: &mut String, value: &Json, indent: Option<usize>, depth: usi
         Json::Number(n) => {
             let f = number_value(n);
             if f.is_finite() {
-                out.push_str(&number_to_string(f));
+                write_number(out, f);
             } else {
                 out.push_str("null");
             }

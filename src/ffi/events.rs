@@ -213,9 +213,8 @@ pub unsafe extern "C" fn agent_event_json(
         let shape = shape_of(shape)?;
         let view = event_arg(event)?;
         let slot = &view.json[shape as usize];
-        let text = slot.get_or_init(|| {
-            CString::new(crate::json::to_string(&view.event.to_json(shape))).unwrap_or_default()
-        });
+        let text =
+            slot.get_or_init(|| CString::new(view.event.to_json_text(shape)).unwrap_or_default());
         write_out(out_json, text.as_ptr());
         Ok(())
     })

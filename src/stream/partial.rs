@@ -460,6 +460,14 @@ impl UpdateEvent {
         }
     }
 
+    /// A delta kept typed (pushed without JSON): its type, content index and text.
+    pub(crate) fn typed_delta(&self) -> Option<(&'static str, usize, &str)> {
+        match (&self.fields, self.from_partial) {
+            (Fields::Delta { kind, index, delta }, None) => Some((kind, *index, delta)),
+            _ => None,
+        }
+    }
+
     /// The `contentIndex`, if it is a non-negative integer.
     pub fn content_index(&self) -> Option<usize> {
         match &self.fields {
