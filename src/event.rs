@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-use crate::json::{json, set_key, to_string, write_string, Json, JsonMap};
+use crate::json::{json, set_key, to_string, write_json, write_string, Json, JsonMap};
 use crate::message::{to_json_vec, Message};
 use crate::stream::partial::{PartialSnapshot, UpdateEvent};
 
@@ -105,23 +105,77 @@ impl AgentEvent {
         }
     }
 
-    /// `to_json(shape)` as text. The lean shape of a text or thinking delta pushed without JSON
-    /// (the most frequent event of a stream) is written directly, without a JSON tree.
+    /// `to_json(shape)` as text, written without building the event's JSON where that is
+    /// simple: committed messages use their cached text, a `message_update` renders its partial
+    /// message once (the full shape holds it twice), and the lean shape of a typed text or
+    /// thinking delta (the most frequent event of a stream) is a few string pushes.
     pub fn to_json_text(&self, shape: EventShape) -> String {
-        if let (EventShape::Lean, AgentEvent::MessageUpdate { event, .. }) = (shape, self) {
-            if let Some((kind @ ("text_delta" | "thinking_delta"), index, delta)) =
-                event.typed_delta()
-            {
-                let mut out = String::with_capacity(96 + delta.len());
-                out.push_str(r#"{"type":"message_update","assistantMessageEvent":{"type":""#);
-                out.push_str(kind);
-                let _ = write!(out, r#"","contentIndex":{index},"delta":"#);
-                write_string(&mut out, delta);
-                out.push_str("}}");
-                return out;
+        let text = self.write_text(shape);
+        debug_assert_eq!(text, to_string(&self.to_json(shape)));
+        text
+    }
+
+    fn write_text(&self, shape: EventShape) -> String {
+        let mut out = String::with_capacity(128);
+        let head = |out: &mut String| {
+            out.push_str(r#"{"type":""#);
+            out.push_str(self.type_name());
+            out.push('"');
+        };
+        match (self, shape) {
+            (AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message }, _) => {
+                head(&mut out);
+                out.push_str(r#","message":"#);
+                out.push_str(message.text());
+                out.push('}');
             }
+            (AgentEvent::MessageUpdate { event, partial }, EventShape::Full) => {
+                let mut message = String::with_capacity(256);
+                partial.write_text(&mut message);
+                out.reserve(2 * message.len() + 64);
+                head(&mut out);
+                out.push_str(r#","message":"#);
+                out.push_str(&message);
+                out.push_str(r#","assistantMessageEvent":"#);
+                event.write_full_text(&mut out, partial, &message);
+                out.push('}');
+            }
+            (AgentEvent::MessageUpdate { event, .. }, EventShape::Lean) => {
+                match event.typed_delta() {
+                    Some((kind @ ("text_delta" | "thinking_delta"), index, delta)) => {
+                        head(&mut out);
+                        out.push_str(r#","assistantMessageEvent":{"type":""#);
+                        out.push_str(kind);
+                        let _ = write!(out, r#"","contentIndex":{index},"delta":"#);
+                        write_string(&mut out, delta);
+                        out.push_str("}}");
+                    }
+                    _ => write_json(&mut out, &self.to_json(shape)),
+                }
+            }
+            (
+                AgentEvent::TurnEnd {
+                    message,
+                    tool_results,
+                },
+                _,
+            ) => {
+                head(&mut out);
+                out.push_str(r#","message":"#);
+                out.push_str(message.text());
+                out.push_str(r#","toolResults":"#);
+                write_texts(&mut out, tool_results);
+                out.push('}');
+            }
+            (AgentEvent::AgentEnd { messages }, _) => {
+                head(&mut out);
+                out.push_str(r#","messages":"#);
+                write_texts(&mut out, messages);
+                out.push('}');
+            }
+            _ => write_json(&mut out, &self.to_json(shape)),
         }
-        to_string(&self.to_json(shape))
+        out
     }
 
     pub fn to_json(&self, shape: EventShape) -> Json {
@@ -201,6 +255,18 @@ impl AgentEvent {
         }
         Json::Object(m)
     }
+}
+
+/// Appends a JSON array of the messages' cached texts.
+fn write_texts(out: &mut String, messages: &[Message]) {
+    out.push('[');
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(message.text());
+    }
+    out.push(']');
 }
 
 /// A `toolcall_delta`'s block arguments, kept in the lean shape: built from the block's parsed

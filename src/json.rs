@@ -237,6 +237,46 @@ pub fn to_string(value: &Json) -> String {
     out
 }
 
+/// Appends `JSON.stringify(value)` to `out`.
+pub fn write_json(out: &mut String, value: &Json) {
+    write_value(out, value, None, 0);
+}
+
+/// Appends the text of `map` with the value at `key` written by `write_at` instead of its own;
+/// when `map` has no `key`, it is appended last. This is the text of `map` after
+/// `set_key(map, key, v)`, without building `v`.
+pub fn write_object_with(
+    out: &mut String,
+    map: &JsonMap,
+    key: &str,
+    mut write_at: impl FnMut(&mut String),
+) {
+    out.push('{');
+    let mut found = false;
+    for (i, (name, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(out, name);
+        out.push(':');
+        if name == key {
+            found = true;
+            write_at(out);
+        } else {
+            write_value(out, value, None, 0);
+        }
+    }
+    if !found {
+        if !map.is_empty() {
+            out.push(',');
+        }
+        write_string(out, key);
+        out.push(':');
+        write_at(out);
+    }
+    out.push('}');
+}
+
 /// `JSON.stringify(value, null, 2)`.
 pub fn to_string_pretty(value: &Json) -> String {
     let mut out = String::new();
@@ -246,11 +286,21 @@ pub fn to_string_pretty(value: &Json) -> String {
 
 /// Appends `JSON.stringify(text)` to `out`.
 pub fn write_string(out: &mut String, text: &str) {
+    out.reserve(text.len() + 2);
     out.push('"');
+    let bytes = text.as_bytes();
     let mut start = 0;
+    let mut i = 0;
     // Every byte that needs escaping is ASCII, and no byte of a multi-byte UTF-8 sequence is
     // ASCII: a byte scan finds them and always cuts `text` at character boundaries.
-    for (i, &byte) in text.as_bytes().iter().enumerate() {
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            if !needs_escape_in(u64::from_le_bytes(chunk.try_into().unwrap_or_default())) {
+                i += 8;
+                continue;
+            }
+        }
+        let byte = bytes[i];
         let escape = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -260,7 +310,10 @@ pub fn write_string(out: &mut String, text: &str) {
             b'\r' => "\\r",
             b'\t' => "\\t",
             0..=0x1f => "",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.push_str(&text[start..i]);
         if escape.is_empty() {
@@ -268,10 +321,21 @@ pub fn write_string(out: &mut String, text: &str) {
         } else {
             out.push_str(escape);
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
     out.push_str(&text[start..]);
     out.push('"');
+}
+
+/// Whether any of the 8 bytes of `word` is a control character, `"` or `\` (exact: the
+/// zero-byte and less-than tests below never report a byte that is not there).
+fn needs_escape_in(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
+    below_space || has_zero(word ^ (ONES * b'"' as u64)) || has_zero(word ^ (ONES * b'\\' as u64))
 }
 
 /// Appends the JavaScript text of a finite double: integers without `.0` and without going
@@ -403,6 +467,36 @@ pub fn str_field<'a>(value: &'a Json, key: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word-at-a-time scan escapes exactly what a per-character scan does, whatever the
+    /// position of the special byte in its 8-byte word (serde_json escapes the same set).
+    #[test]
+    fn write_string_escapes_every_special_byte_at_every_offset() {
+        let specials = [
+            '"', '\\', '\u{0}', '\u{8}', '\u{c}', '\n', '\r', '\t', '\u{1f}', '\u{1}',
+        ];
+        let plain = [
+            'a', ' ', '\u{7f}', 'é', '✓', '😀', '\u{2028}', '!', '~', '\u{20}',
+        ];
+        for len in 0..20 {
+            for at in 0..len.max(1) {
+                for (k, special) in specials.iter().enumerate() {
+                    let text: String = (0..len)
+                        .map(|i| {
+                            if i == at {
+                                *special
+                            } else {
+                                plain[(i + k) % plain.len()]
+                            }
+                        })
+                        .collect();
+                    let mut out = String::new();
+                    write_string(&mut out, &text);
+                    assert_eq!(out, serde_json::to_string(&text).unwrap(), "{text:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn same_text_agrees_with_comparing_rendered_texts() {

@@ -21,7 +21,7 @@ pub mod stream;
 pub mod tool;
 pub mod typed_push;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -99,6 +99,9 @@ pub type AgentFinalizer = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// Whether `LAST_ERROR` may be non-empty: a constant-initialised flag without destructor, so
+    /// the check on every successful call is one plain thread-local read.
+    static HAS_ERROR: Cell<bool> = const { Cell::new(false) };
 }
 
 /// An error crossing the boundary: a status code and a message.
@@ -162,11 +165,15 @@ fn set_last_error(message: &str) {
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
     // `try_with`: during thread teardown the slot may be gone; the message is then dropped.
     let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = text);
+    HAS_ERROR.set(true);
 }
 
 /// Empties the calling thread's last error; no allocation when it is empty already (every
 /// successful call on the hot paths, e.g. a push or a listener's answer, comes here).
 fn clear_last_error() {
+    if !HAS_ERROR.replace(false) {
+        return;
+    }
     let _ = LAST_ERROR.try_with(|slot| {
         if !slot.borrow().is_empty() {
             *slot.borrow_mut() = CString::default();

@@ -136,6 +136,15 @@ impl SharedValue {
         matches!(self, SharedValue::Object(_))
     }
 
+    /// Appends the text of `to_json()`; a string or scalar without building it.
+    pub fn write_text(&self, out: &mut String) {
+        match self {
+            SharedValue::Scalar(value) => super::write_json(out, value),
+            SharedValue::String(text) => text.with_str(|s| super::write_string(out, s)),
+            _ => super::write_json(out, &self.to_json()),
+        }
+    }
+
     /// The value as JSON (O(size)).
     pub fn to_json(&self) -> Json {
         match self {

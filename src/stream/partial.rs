@@ -14,12 +14,13 @@
 //!   the argument stream's latest parsed value, both O(1) to clone. The block JSON holds a `null`
 //!   placeholder at the live field's key, so the key keeps its position.
 
+use std::fmt::Write;
 use std::sync::Arc;
 
 use imbl::Vector;
 
 use crate::json::shared::{SharedText, SharedValue};
-use crate::json::{set_key, Json, JsonMap};
+use crate::json::{set_key, write_json, write_object_with, write_string, Json, JsonMap};
 
 /// One content block.
 #[derive(Debug, Clone)]
@@ -53,6 +54,16 @@ impl Block {
             set_key(map, field, value.to_json());
         }
         json
+    }
+
+    /// Appends the text of `to_json()` without building it.
+    fn write_text(&self, out: &mut String) {
+        match (&self.live, &*self.json) {
+            (Some((field, value)), Json::Object(map)) => {
+                write_object_with(out, map, field, |out| value.write_text(out))
+            }
+            _ => write_json(out, &self.json),
+        }
     }
 
     /// The value of `field` (O(size of that field)).
@@ -350,6 +361,23 @@ impl PartialSnapshot {
         Json::Object(map)
     }
 
+    /// Appends the text of `to_json()` (O(message size)) without building the JSON.
+    pub fn write_text(&self, out: &mut String) {
+        let Some(content) = &self.0.content else {
+            return write_json(out, &Json::Object((*self.0.map).clone()));
+        };
+        write_object_with(out, &self.0.map, "content", |out| {
+            out.push('[');
+            for (i, block) in content.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                block.write_text(out);
+            }
+            out.push(']');
+        });
+    }
+
     /// Field `field` of block `index` (O(size of that field)).
     pub fn block_field(&self, index: usize, field: &str) -> Option<Json> {
         self.0.content.as_ref()?.get(index)?.field(field)
@@ -476,6 +504,32 @@ impl UpdateEvent {
                 .and_then(Json::as_u64)
                 .map(|i| i as usize),
             Fields::Delta { index, .. } => Some(*index),
+        }
+    }
+
+    /// Appends the text of `to_json(partial)` with `"partial"` set to `partial_text` (the full
+    /// shape's assistant event): a typed delta is written without building JSON.
+    pub(crate) fn write_full_text(
+        &self,
+        out: &mut String,
+        partial: &PartialSnapshot,
+        partial_text: &str,
+    ) {
+        if let Some((kind, index, delta)) = self.typed_delta() {
+            out.push_str(r#"{"type":""#);
+            out.push_str(kind);
+            let _ = write!(out, r#"","contentIndex":{index},"delta":"#);
+            write_string(out, delta);
+            out.push_str(r#","partial":"#);
+            out.push_str(partial_text);
+            out.push('}');
+            return;
+        }
+        match self.to_json(partial) {
+            Json::Object(map) => {
+                write_object_with(out, &map, "partial", |out| out.push_str(partial_text))
+            }
+            other => write_json(out, &other),
         }
     }
 
