@@ -396,6 +396,62 @@ async fn c155_end_waits_for_all_update_emissions() {
     );
 }
 
+/// Parallel tools emit their updates at the same time while the sink delivers some events
+/// later: a delivery still in progress holds back every other emit (none is delivered during
+/// it, neither at once nor later), whichever path each emit takes.
+#[tokio::test]
+async fn emits_never_overlap_when_deliveries_mix_now_and_later() {
+    let updating = |name: &'static str| {
+        tool_fn(def(name), move |inv| {
+            for i in 0..3 {
+                (inv.on_update)(json!({"content": [], "details": i}));
+            }
+            Ok(Some(text_result(name, json!({}))))
+        })
+    };
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = log.clone();
+    let emit: agent::agent_loop::Emit = Arc::new(move |event: agent::event::AgentEvent| {
+        let seen = seen.clone();
+        let name = event.type_name();
+        if name != "tool_execution_update" {
+            seen.lock().unwrap().push(format!("now:{name}"));
+            return agent::host::Delivery::Now(Ok(()));
+        }
+        seen.lock().unwrap().push("begin".into());
+        agent::host::Delivery::Later(Box::pin(async move {
+            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            seen.lock().unwrap().push("end".into());
+            Ok(())
+        }))
+    });
+    let (f, _) = scripted(vec![
+        json!({"content": [call("c1", "a", json!({})), call("c2", "b", json!({}))]}),
+        text_response("end", 1),
+    ]);
+    run_go(
+        vec![updating("a"), updating("b")],
+        loop_config(),
+        emit,
+        AbortSignal::new(),
+        f,
+    )
+    .await;
+    let log = log.lock().unwrap();
+    assert_eq!(log.iter().filter(|e| *e == "begin").count(), 6, "{log:?}");
+    let mut open = false;
+    for entry in log.iter() {
+        match entry.as_str() {
+            "end" => open = false,
+            _ => {
+                assert!(!open, "an emit ran during a delivery in progress: {log:?}");
+                open = entry == "begin";
+            }
+        }
+    }
+}
+
 fn two_calls() -> Vec<Json> {
     vec![call("c1", "slow", json!({})), call("c2", "fast", json!({}))]
 }

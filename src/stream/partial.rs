@@ -15,7 +15,7 @@
 //!   placeholder at the live field's key, so the key keeps its position.
 
 use std::fmt::Write;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use imbl::Vector;
 
@@ -222,8 +222,17 @@ impl Content {
 #[derive(Debug, Clone, Default)]
 pub struct Partial {
     /// The message; when `content` is `Some`, the map holds a placeholder at its key.
-    map: Arc<JsonMap>,
+    map: Arc<MessageFields>,
     content: Option<Content>,
+}
+
+/// The message's fields (with a placeholder at `content`), and their text around `content`:
+/// rendered by the first full-shape event after a change and reused while they stay the same
+/// (only `start`, full-form events and the end change them).
+#[derive(Debug, Clone, Default)]
+struct MessageFields {
+    json: JsonMap,
+    text: OnceLock<(String, String)>,
 }
 
 impl Partial {
@@ -240,19 +249,25 @@ impl Partial {
             _ => None,
         };
         Partial {
-            map: Arc::new(map),
+            map: Arc::new(MessageFields {
+                json: map,
+                text: OnceLock::new(),
+            }),
             content,
         }
+    }
+
+    /// The message's fields for a change (copied if shared; their cached text is dropped).
+    fn map_mut(&mut self) -> &mut JsonMap {
+        let fields = Arc::make_mut(&mut self.map);
+        fields.text = OnceLock::new();
+        &mut fields.json
     }
 
     /// P.content, made an array if the message had none (or not an array).
     fn content_mut(&mut self) -> &mut Content {
         if self.content.is_none() {
-            set_key(
-                Arc::make_mut(&mut self.map),
-                "content",
-                Json::Array(Vec::new()),
-            );
+            set_key(self.map_mut(), "content", Json::Array(Vec::new()));
         }
         self.content.get_or_insert_with(Content::default)
     }
@@ -327,7 +342,7 @@ impl Partial {
         if key == "content" {
             return;
         }
-        set_key(Arc::make_mut(&mut self.map), key, value);
+        set_key(self.map_mut(), key, value);
     }
 
     /// Sets `key` of block `index`.
@@ -353,7 +368,7 @@ pub struct PartialSnapshot(Arc<Partial>);
 impl PartialSnapshot {
     /// Builds the message JSON (O(message size)).
     pub fn to_json(&self) -> Json {
-        let mut map = (*self.0.map).clone();
+        let mut map = self.0.map.json.clone();
         if let Some(content) = &self.0.content {
             let blocks = content.iter().map(Block::to_json).collect();
             set_key(&mut map, "content", Json::Array(blocks));
@@ -363,19 +378,27 @@ impl PartialSnapshot {
 
     /// Appends the text of `to_json()` (O(message size)) without building the JSON.
     pub fn write_text(&self, out: &mut String) {
+        let fields = &self.0.map;
         let Some(content) = &self.0.content else {
-            return write_json(out, &Json::Object((*self.0.map).clone()));
+            return write_json(out, &Json::Object(fields.json.clone()));
         };
-        write_object_with(out, &self.0.map, "content", |out| {
-            out.push('[');
-            for (i, block) in content.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                block.write_text(out);
-            }
-            out.push(']');
+        let (before, after) = fields.text.get_or_init(|| {
+            let mut text = String::new();
+            let mut cut = 0;
+            write_object_with(&mut text, &fields.json, "content", |out| cut = out.len());
+            let after = text.split_off(cut);
+            (text, after)
         });
+        out.push_str(before);
+        out.push('[');
+        for (i, block) in content.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            block.write_text(out);
+        }
+        out.push(']');
+        out.push_str(after);
     }
 
     /// Field `field` of block `index` (O(size of that field)).
