@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent::agent::{Agent, AgentOptions, InitialState};
-use agent::event::AgentEvent;
+use agent::event::{AgentEvent, EventShape};
 use agent::host::{HostFuture, Listener, StreamFn, StreamRequest};
 use agent::json::{json, Json};
-use agent::stream::StreamSender;
+use agent::stream::{BlockKind, StreamOp, StreamSender};
 
 struct Counting;
 
@@ -58,9 +58,11 @@ struct Cost {
     allocations: u64,
 }
 
-/// Runs one prompt whose response is `events` (pushed all at once, delta form) with a listener
-/// reading only the type, the update type and the delta; returns what the run allocated.
-fn run_cost(events: Vec<Json>) -> Cost {
+/// Runs one prompt whose response is `events` (pushed all at once, delta form; an object
+/// `{"typedText": d}` is pushed as a typed text delta of block 0) with a listener reading only the
+/// type, the update type and the delta, and with `lean` also the lean JSON text; returns what the
+/// run allocated.
+fn run_cost(events: Vec<Json>, lean: bool) -> Cost {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -75,7 +77,14 @@ fn run_cost(events: Vec<Json>) -> Cost {
             ]
         });
         for event in events {
-            let _ = sender.push(event);
+            let _ = match event.get("typedText").and_then(Json::as_str) {
+                Some(delta) => sender.push_op(StreamOp::KindDelta {
+                    kind: BlockKind::Text,
+                    index: 0,
+                    delta: delta.to_string(),
+                }),
+                None => sender.push(event),
+            };
         }
     });
     let agent = Agent::new(AgentOptions {
@@ -93,6 +102,9 @@ fn run_cost(events: Vec<Json>) -> Cost {
         let mut n = event.type_name().len();
         n += event.update_type().map_or(0, str::len);
         n += event.delta().map_or(0, str::len);
+        if lean {
+            n += event.to_json_text(EventShape::Lean).len();
+        }
         counter.fetch_add(n, Ordering::Relaxed);
         Box::pin(async { Ok(()) }) as HostFuture<_>
     });
@@ -110,11 +122,16 @@ fn run_cost(events: Vec<Json>) -> Cost {
 
 /// Measures `script(n)` and `script(4n)` and fails when the cost grows superlinearly.
 fn assert_linear(name: &str, n: usize, script: impl Fn(usize) -> Vec<Json>) {
+    assert_linear_reading(name, n, false, script)
+}
+
+/// `assert_linear` with a listener that also reads each event's lean JSON when `lean`.
+fn assert_linear_reading(name: &str, n: usize, lean: bool, script: impl Fn(usize) -> Vec<Json>) {
     let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     // A warm-up run so that one-time initialisation is not counted at N only.
-    run_cost(script(n / 4));
-    let small = run_cost(script(n));
-    let large = run_cost(script(4 * n));
+    run_cost(script(n / 4), lean);
+    let small = run_cost(script(n), lean);
+    let large = run_cost(script(4 * n), lean);
     let bytes = large.bytes as f64 / small.bytes as f64;
     let allocations = large.allocations as f64 / small.allocations as f64;
     eprintln!(
@@ -248,4 +265,24 @@ fn text_deltas_are_linear() {
         events.push(json!({"type": "text_end", "contentIndex": 0}));
         ended(events, "stop here")
     });
+}
+
+/// A listener reading the lean JSON of every event pays O(delta) per text delta, whether the
+/// delta was pushed as JSON or typed.
+#[test]
+fn lean_json_of_text_deltas_is_linear() {
+    for typed in [false, true] {
+        assert_linear_reading("lean JSON of text deltas", 1000, true, |n| {
+            let mut events = vec![json!({"type": "text_start", "contentIndex": 0})];
+            for _ in 0..n {
+                events.push(if typed {
+                    json!({"typedText": "0123456789"})
+                } else {
+                    json!({"type": "text_delta", "contentIndex": 0, "delta": "0123456789"})
+                });
+            }
+            events.push(json!({"type": "text_end", "contentIndex": 0}));
+            ended(events, "stop here")
+        });
+    }
 }
