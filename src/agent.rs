@@ -433,11 +433,10 @@ impl Agent {
     /// listener answers at once: no future per event.
     fn emitter(&self, id: u64) -> Emit {
         let agent = self.clone();
-        Arc::new(move |event: AgentEvent| agent.process_event(id, event))
+        Arc::new(move |event: Arc<AgentEvent>| agent.process_event(id, event))
     }
 
-    fn process_event(&self, run_id: u64, event: AgentEvent) -> Delivery {
-        let event = Arc::new(event);
+    fn process_event(&self, run_id: u64, event: Arc<AgentEvent>) -> Delivery {
         let signal = {
             let mut state = self.state();
             reduce(&mut state, &event);
@@ -514,7 +513,9 @@ impl Agent {
             },
         ];
         for event in events {
-            self.process_event(run_id, event).resolve().await?;
+            self.process_event(run_id, Arc::new(event))
+                .resolve()
+                .await?;
         }
         Ok(())
     }

@@ -23,7 +23,7 @@ pub type QueueSource = Arc<dyn Fn() -> HostFuture<Result<Vec<Json>, String>> + S
 
 /// The emit sink: called for every event, its delivery awaited before the next; an `Err` fails
 /// the run (SPEC §6.12). `Delivery::Now` when the event was delivered during the call.
-pub type Emit = Arc<dyn Fn(AgentEvent) -> Delivery + Send + Sync>;
+pub type Emit = Arc<dyn Fn(Arc<AgentEvent>) -> Delivery + Send + Sync>;
 
 /// `AgentLoopConfig` (SPEC §6.1).
 #[derive(Clone, Default)]
@@ -171,6 +171,8 @@ impl Emitter {
     }
 
     pub(crate) async fn emit(&self, event: AgentEvent) -> Result<(), String> {
+        // Shared from here on: the event is not moved again on its way to the listeners.
+        let event = Arc::new(event);
         if self.in_flight.load(Ordering::Relaxed) == 0 {
             match (self.emit)(event) {
                 Delivery::Now(result) => return result,
