@@ -321,7 +321,15 @@ pub(crate) fn push_into(
 
 pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
     let state = stream_state(call)?;
-    let event = json_arg(event_json, "event_json")?;
+    let text = str_arg(event_json, "event_json")?;
+    // The most frequent event, in the compact form most hosts write, without building JSON.
+    if let Some(delta) = super::typed_push::compact_delta_event(text) {
+        return push_into(&state, false, |sender| sender.push_op(delta));
+    }
+    let event = crate::json::parse(text).map_err(|e| FfiError {
+        status: AGENT_ERR_INVALID_JSON,
+        message: format!("event_json is not valid JSON: {e}."),
+    })?;
     check_consumed(&state)?;
     let Some(kind) = event.get("type").and_then(Json::as_str) else {
         return err(
