@@ -20,9 +20,9 @@ use crate::host::{
     default_stream_fn, lock, AbortSignal, AgentTool, Delivery, Hook, HostFuture, ImmediateListener,
     Listener, StreamFn,
 };
-use crate::json::{compact, Json};
+use crate::json::Json;
 use crate::message::{
-    failure_message, kept_vec, placeholder_model, role, tool_declaration, user_text_message,
+    failure_message, from_json_vec, placeholder_model, role, tool_declaration, user_text_message,
     Message,
 };
 use crate::pending::Pending;
@@ -163,10 +163,9 @@ impl Agent {
                 messages.insert(0, system);
             }
         }
-        let mut model = initial.model.unwrap_or_else(placeholder_model);
-        compact(&mut model);
+        let model = initial.model.unwrap_or_else(placeholder_model);
         let state = State {
-            messages: kept_vec(messages),
+            messages: from_json_vec(messages),
             tool_registry: initial.tools.clone(),
             tools: initial.tools,
             model,

@@ -89,7 +89,7 @@ pub fn failure_message(model: &Json, error: &str, aborted: bool) -> Json {
 /// `toToolDeclaration` (SPEC §2.6): name, description (if any), parameters, constrainedSampling
 /// (if the key exists, including `false`), in that order.
 pub fn tool_declaration(tool: &Json) -> Json {
-    let mut out = JsonMap::new();
+    let mut out = JsonMap::with_capacity(4);
     for key in ["name", "description", "parameters", "constrainedSampling"] {
         if let Some(value) = tool.get(key) {
             out.insert(key.to_string(), value.clone());
@@ -234,13 +234,6 @@ impl Message {
         }))
     }
 
-    /// A message the host hands in to be kept: [`Message::new`] of `json` without the spare
-    /// capacity of its arrays and objects.
-    pub fn kept(mut json: Json) -> Self {
-        crate::json::compact(&mut json);
-        Message::new(json)
-    }
-
     /// `role(message) == "system"`.
     pub fn is_system(&self) -> bool {
         self.0.system
@@ -279,12 +272,6 @@ impl Message {
 /// Copies of a message list as plain JSON values.
 pub fn to_json_vec(messages: &[Message]) -> Vec<Json> {
     messages.iter().map(|m| m.json().clone()).collect()
-}
-
-/// Wraps JSON values the host hands in to be kept (initial or replaced transcripts) as committed
-/// messages, without the spare capacity their parse left (~18 % of an idle agent's bytes).
-pub fn kept_vec(messages: Vec<Json>) -> Vec<Message> {
-    messages.into_iter().map(Message::kept).collect()
 }
 
 /// Wraps plain JSON values as committed messages.

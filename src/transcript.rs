@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
-use crate::json::{is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap};
+use crate::json::{
+    compact, is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap,
+};
 use crate::message::{role, tool_declaration};
 
 fn is_system(message: &Json) -> bool {
@@ -95,7 +97,7 @@ pub fn create_initial_system_message(system_prompt: Option<&str>, tools: &[Json]
     if prompt.is_empty() && tools.is_empty() {
         return None;
     }
-    let mut m = JsonMap::new();
+    let mut m = JsonMap::with_capacity(4);
     m.insert("role".into(), Json::from("system"));
     m.insert("content".into(), Json::from(prompt));
     if !tools.is_empty() {
@@ -103,7 +105,11 @@ pub fn create_initial_system_message(system_prompt: Option<&str>, tools: &[Json]
         m.insert("toolsAdded".into(), Json::Array(declared));
     }
     m.insert("timestamp".into(), Json::from(0));
-    Some(Json::Object(m))
+    // Kept for the agent's life: without the spare capacity of the declarations' cloned schemas
+    // (a map clone keeps its hash table's capacity; ~1.2 KB per agent with two small tools).
+    let mut message = Json::Object(m);
+    compact(&mut message);
+    Some(message)
 }
 
 /// Replays tool declarations (§4.3) without copying them. Removal leaves a tombstone so that

@@ -9,8 +9,8 @@ use super::{Agent, Settings, State, StateSnapshot};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{AgentTool, StreamFn};
-use crate::json::{compact, json, Json, JsonMap};
-use crate::message::{kept_vec, role, to_json_vec, Message};
+use crate::json::{json, Json, JsonMap};
+use crate::message::{from_json_vec, role, to_json_vec, Message};
 use crate::transcript::current_system_prompt;
 
 /// A FIFO queue of messages (SPEC §7.13); the mode is read at every drain.
@@ -103,12 +103,12 @@ impl Agent {
 
     /// Replaces the transcript with a copy of `messages`.
     pub fn set_messages(&self, messages: Vec<Json>) {
-        self.state().messages = kept_vec(messages);
+        self.state().messages = from_json_vec(messages);
     }
 
     /// Appends to the live transcript (the reference's in-place edit of `state.messages`).
     pub fn push_message(&self, message: Json) {
-        self.state().messages.push(Message::kept(message));
+        self.state().messages.push(Message::new(message));
     }
 
     pub fn tools(&self) -> Vec<AgentTool> {
@@ -141,8 +141,7 @@ impl Agent {
         self.state().model.clone()
     }
 
-    pub fn set_model(&self, mut model: Json) {
-        compact(&mut model);
+    pub fn set_model(&self, model: Json) {
         self.state().model = model;
     }
 
@@ -214,8 +213,7 @@ impl Agent {
         Settings::check(&options)?;
         let mut state = self.state();
         state.settings.apply(&options);
-        if let Some(mut model) = model {
-            compact(&mut model);
+        if let Some(model) = model {
             state.model = model;
         }
         if let Some(Json::String(level)) = thinking_level {
