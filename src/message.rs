@@ -86,12 +86,30 @@ pub fn failure_message(model: &Json, error: &str, aborted: bool) -> Json {
     })
 }
 
+/// The fields of a tool declaration, in declaration order (SPEC §2.6).
+pub const DECLARATION_FIELDS: [&str; 4] =
+    ["name", "description", "parameters", "constrainedSampling"];
+
+/// `tool`'s values of [`DECLARATION_FIELDS`], found in one pass over its keys (no hashing: a
+/// tool object has a handful of keys, and this runs for every tool on every turn).
+pub fn declaration_fields(tool: &Json) -> [Option<&Json>; 4] {
+    let mut fields = [None; 4];
+    if let Json::Object(map) = tool {
+        for (key, value) in map {
+            if let Some(i) = DECLARATION_FIELDS.iter().position(|field| field == key) {
+                fields[i] = Some(value);
+            }
+        }
+    }
+    fields
+}
+
 /// `toToolDeclaration` (SPEC §2.6): name, description (if any), parameters, constrainedSampling
 /// (if the key exists, including `false`), in that order.
 pub fn tool_declaration(tool: &Json) -> Json {
     let mut out = JsonMap::with_capacity(4);
-    for key in ["name", "description", "parameters", "constrainedSampling"] {
-        if let Some(value) = tool.get(key) {
+    for (key, value) in DECLARATION_FIELDS.iter().zip(declaration_fields(tool)) {
+        if let Some(value) = value {
             out.insert(key.to_string(), value.clone());
         }
     }
@@ -225,7 +243,8 @@ struct MessageInner {
 
 impl Message {
     pub fn new(json: Json) -> Self {
-        let (system, llm) = (role(&json) == "system", is_llm_role(role(&json)));
+        let role = role(&json);
+        let (system, llm) = (role == "system", is_llm_role(role));
         Message(std::sync::Arc::new(MessageInner {
             json,
             text: std::sync::OnceLock::new(),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use crate::json::{
     compact, is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap,
 };
-use crate::message::{role, tool_declaration};
+use crate::message::{declaration_fields, role, tool_declaration};
 
 fn is_system(message: &Json) -> bool {
     role(message) == "system"
@@ -224,14 +224,14 @@ pub fn current_system_prompt<'a>(messages: impl Iterator<Item = &'a Json> + Clon
 }
 
 /// The fields of `toToolDeclaration(tool)`, in its order.
-const DECLARATION_FIELDS: [&str; 4] = ["name", "description", "parameters", "constrainedSampling"];
 
 /// §4.6: equal when both declarations serialise to the same JSON text (key-order sensitive),
 /// decided field by field without rendering (this runs for every tool on every turn).
 pub fn declarations_equal(a: &Json, b: &Json) -> bool {
-    DECLARATION_FIELDS
+    declaration_fields(a)
         .iter()
-        .all(|key| match (a.get(key), b.get(key)) {
+        .zip(declaration_fields(b))
+        .all(|pair| match pair {
             (None, None) => true,
             (Some(x), Some(y)) => same_text(x, y),
             _ => false,
