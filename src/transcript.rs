@@ -223,8 +223,6 @@ pub fn current_system_prompt<'a>(messages: impl Iterator<Item = &'a Json> + Clon
         .unwrap_or_default()
 }
 
-/// The fields of `toToolDeclaration(tool)`, in its order.
-
 /// §4.6: equal when both declarations serialise to the same JSON text (key-order sensitive),
 /// decided field by field without rendering (this runs for every tool on every turn).
 pub fn declarations_equal(a: &Json, b: &Json) -> bool {
