@@ -334,6 +334,17 @@ pub fn compact(value: &mut Json) {
     }
 }
 
+/// `value.get(key)` that compares keys instead of hashing for small objects: a message, block or
+/// tool object has a handful of keys, and SipHash costs more than scanning them.
+pub fn field<'a>(value: &'a Json, key: &str) -> Option<&'a Json> {
+    match value {
+        Json::Object(map) if map.len() <= 12 => map
+            .iter()
+            .find_map(|(name, item)| (name == key).then_some(item)),
+        _ => value.get(key),
+    }
+}
+
 /// Appends `JSON.stringify(value)` to `out`.
 pub fn write_json(out: &mut String, value: &Json) {
     write_value(out, value, None, 0);
@@ -564,6 +575,22 @@ pub fn str_field<'a>(value: &'a Json, key: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `field` finds what `get` finds, in small and large objects and in other values.
+    #[test]
+    fn field_agrees_with_get() {
+        let small = json!({"role": "user", "content": "x", "": 1});
+        let mut large = JsonMap::new();
+        for i in 0..30 {
+            large.insert(format!("k{i}"), json!(i));
+        }
+        let large = Json::Object(large);
+        for value in [&small, &large, &json!([1, 2]), &json!("s"), &Json::Null] {
+            for key in ["role", "content", "", "k0", "k29", "k30", "missing"] {
+                assert_eq!(field(value, key), value.get(key), "{key}");
+            }
+        }
+    }
 
     /// `parse` gives serde_json's values (duplicate keys: the last value at the first key's
     /// place; numbers as serde_json reads them) with exactly sized arrays.

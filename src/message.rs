@@ -40,7 +40,9 @@ pub fn user_text_message(text: &str, images: &[Json]) -> Json {
 
 /// The role of a message ("" when it has none).
 pub fn role(message: &Json) -> &str {
-    message.get("role").and_then(Json::as_str).unwrap_or("")
+    crate::json::field(message, "role")
+        .and_then(Json::as_str)
+        .unwrap_or("")
 }
 
 /// True for the four roles the default `convertToLlm` keeps.

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::json::{
-    compact, is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap,
+    compact, field, is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap,
 };
 use crate::message::{declaration_fields, role, tool_declaration};
 
@@ -18,13 +18,12 @@ fn is_system(message: &Json) -> bool {
 
 /// The string `name` of a tool entry or reference, if it has one.
 fn tool_name(tool: &Json) -> Option<&str> {
-    tool.get("name").and_then(Json::as_str)
+    field(tool, "name").and_then(Json::as_str)
 }
 
 /// The elements of `value[key]` when it is an array (anything else counts as empty).
 fn array_field<'a>(value: &'a Json, key: &str) -> &'a [Json] {
-    value
-        .get(key)
+    field(value, key)
         .and_then(Json::as_array)
         .map_or(&[], Vec::as_slice)
 }
