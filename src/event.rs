@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::json::{json, set_key, to_string, write_json, write_string, Json, JsonMap};
-use crate::message::{to_json_vec, Message};
+use crate::message::{to_json_vec, write_json_array, Message};
 use crate::stream::partial::{PartialSnapshot, UpdateEvent};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,13 +164,13 @@ impl AgentEvent {
                 out.push_str(r#","message":"#);
                 out.push_str(message.text());
                 out.push_str(r#","toolResults":"#);
-                write_texts(&mut out, tool_results);
+                write_json_array(&mut out, tool_results);
                 out.push('}');
             }
             (AgentEvent::AgentEnd { messages }, _) => {
                 head(&mut out);
                 out.push_str(r#","messages":"#);
-                write_texts(&mut out, messages);
+                write_json_array(&mut out, messages);
                 out.push('}');
             }
             _ => write_json(&mut out, &self.to_json(shape)),
@@ -255,18 +255,6 @@ impl AgentEvent {
         }
         Json::Object(m)
     }
-}
-
-/// Appends a JSON array of the messages' cached texts.
-fn write_texts(out: &mut String, messages: &[Message]) {
-    out.push('[');
-    for (i, message) in messages.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(message.text());
-    }
-    out.push(']');
 }
 
 /// A `toolcall_delta`'s block arguments, kept in the lean shape: built from the block's parsed

@@ -295,6 +295,19 @@ pub fn to_json_vec(messages: &[Message]) -> Vec<Json> {
     messages.iter().map(|m| m.json().clone()).collect()
 }
 
+/// Appends the JSON array of `messages` from their cached texts (no rendering after the first).
+pub fn write_json_array(out: &mut String, messages: &[Message]) {
+    out.reserve(messages.iter().map(|m| m.text().len() + 1).sum::<usize>() + 2);
+    out.push('[');
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(message.text());
+    }
+    out.push(']');
+}
+
 /// Wraps plain JSON values as committed messages.
 pub fn from_json_vec(messages: Vec<Json>) -> Vec<Message> {
     messages.into_iter().map(Message::new).collect()

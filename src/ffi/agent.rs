@@ -405,15 +405,8 @@ pub unsafe extern "C" fn agent_get_messages(
     boundary(|| {
         check_out(out_messages_json, "out_messages_json")?;
         let messages = agent_arg(handle)?.agent.message_range(start, count);
-        let mut text = String::with_capacity(messages.iter().map(|m| m.text().len() + 1).sum());
-        text.push('[');
-        for (i, message) in messages.iter().enumerate() {
-            if i > 0 {
-                text.push(',');
-            }
-            text.push_str(message.text());
-        }
-        text.push(']');
+        let mut text = String::new();
+        crate::message::write_json_array(&mut text, &messages);
         write_out(out_messages_json, owned_c_string(&text));
         Ok(())
     })

@@ -52,14 +52,9 @@ fn request_text(request: &StreamRequest) -> String {
     let mut out = String::with_capacity(model.len() + options.len() + messages + 49);
     out.push_str("{\"model\":");
     out.push_str(&model);
-    out.push_str(",\"context\":{\"messages\":[");
-    for (i, message) in request.messages.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(message.text());
-    }
-    out.push_str("]},\"options\":");
+    out.push_str(",\"context\":{\"messages\":");
+    crate::message::write_json_array(&mut out, &request.messages);
+    out.push_str("},\"options\":");
     out.push_str(&options);
     out.push('}');
     out
