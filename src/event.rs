@@ -173,7 +173,75 @@ impl AgentEvent {
                 write_json_array(&mut out, messages);
                 out.push('}');
             }
-            _ => write_json(&mut out, &self.to_json(shape)),
+            (AgentEvent::AgentStart | AgentEvent::TurnStart, _) => {
+                head(&mut out);
+                out.push('}');
+            }
+            (
+                AgentEvent::ToolExecutionStart {
+                    tool_call_id,
+                    tool_name,
+                    args,
+                },
+                _,
+            ) => {
+                head(&mut out);
+                write_fields(
+                    &mut out,
+                    &[
+                        ("toolCallId", tool_call_id),
+                        ("toolName", tool_name),
+                        ("args", args),
+                    ],
+                );
+                out.push('}');
+            }
+            (
+                AgentEvent::ToolExecutionUpdate {
+                    tool_call_id,
+                    tool_name,
+                    args,
+                    partial_result,
+                },
+                _,
+            ) => {
+                head(&mut out);
+                write_fields(
+                    &mut out,
+                    &[
+                        ("toolCallId", tool_call_id),
+                        ("toolName", tool_name),
+                        ("args", args),
+                        ("partialResult", partial_result),
+                    ],
+                );
+                out.push('}');
+            }
+            (
+                AgentEvent::ToolExecutionEnd {
+                    tool_call_id,
+                    tool_name,
+                    result,
+                    is_error,
+                    duration_ms,
+                },
+                _,
+            ) => {
+                head(&mut out);
+                write_fields(
+                    &mut out,
+                    &[
+                        ("toolCallId", tool_call_id),
+                        ("toolName", tool_name),
+                        ("result", result),
+                    ],
+                );
+                let _ = write!(out, r#","isError":{is_error}"#);
+                if let Some(ms) = duration_ms {
+                    let _ = write!(out, r#","durationMs":{ms}"#);
+                }
+                out.push('}');
+            }
         }
         out
     }
@@ -254,6 +322,16 @@ impl AgentEvent {
             }
         }
         Json::Object(m)
+    }
+}
+
+/// Appends `,"key":value` for each field.
+fn write_fields(out: &mut String, fields: &[(&str, &Json)]) {
+    for (key, value) in fields {
+        out.push(',');
+        write_string(out, key);
+        out.push(':');
+        write_json(out, value);
     }
 }
 
