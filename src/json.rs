@@ -334,14 +334,22 @@ pub fn compact(value: &mut Json) {
     }
 }
 
-/// `value.get(key)` that compares keys instead of hashing for small objects: a message, block or
-/// tool object has a handful of keys, and SipHash costs more than scanning them.
+/// `value.get(key)` that compares keys instead of hashing for small objects: a message, block,
+/// tool or schema object has a handful of keys, and SipHash costs more than scanning them.
 pub fn field<'a>(value: &'a Json, key: &str) -> Option<&'a Json> {
     match value {
-        Json::Object(map) if map.len() <= 12 => map
-            .iter()
-            .find_map(|(name, item)| (name == key).then_some(item)),
-        _ => value.get(key),
+        Json::Object(map) => map_field(map, key),
+        _ => None,
+    }
+}
+
+/// `map.get(key)`, scanning the keys of a small map instead of hashing (see [`field`]).
+pub fn map_field<'a>(map: &'a JsonMap, key: &str) -> Option<&'a Json> {
+    if map.len() <= 12 {
+        map.iter()
+            .find_map(|(name, item)| (name == key).then_some(item))
+    } else {
+        map.get(key)
     }
 }
 

@@ -8,7 +8,7 @@ mod helpers;
 pub use helpers::{js_string_to_number, to_boolean, to_js_string, to_null, to_number};
 
 use crate::args::schema::{type_list, Node, Schema, MAX_DEPTH};
-use crate::json::{number, set_key, Json};
+use crate::json::{field, map_field, number, set_key, Json};
 use helpers::{coerce_primitive, matches_primitive_type, same, to_number_f64};
 use std::collections::HashSet;
 
@@ -36,10 +36,10 @@ fn accepts(schema: &Schema<'_>, node: &Node<'_>, value: &Json) -> Option<bool> {
 
 /// The item schema of index `i` as pass 1 and pass 3 find it.
 fn item_schema<'a>(node: &Node<'a>, i: usize) -> Option<Node<'a>> {
-    if matches!(node.schema.get("items"), Some(Json::Array(_))) {
+    if matches!(field(node.schema, "items"), Some(Json::Array(_))) {
         return node.member("items", &i.to_string());
     }
-    if let Some(Json::Array(prefix)) = node.schema.get("prefixItems") {
+    if let Some(Json::Array(prefix)) = field(node.schema, "prefixItems") {
         if i < prefix.len() {
             return node.member("prefixItems", &i.to_string());
         }
@@ -49,7 +49,7 @@ fn item_schema<'a>(node: &Node<'a>, i: usize) -> Option<Node<'a>> {
 
 /// The pattern schemas of `patternProperties` matching `key`.
 fn matching_patterns<'a>(schema: &Schema<'_>, node: &Node<'a>, key: &str) -> Vec<Node<'a>> {
-    let Some(Json::Object(patterns)) = node.schema.get("patternProperties") else {
+    let Some(Json::Object(patterns)) = field(node.schema, "patternProperties") else {
         return Vec::new();
     };
     patterns
@@ -61,8 +61,7 @@ fn matching_patterns<'a>(schema: &Schema<'_>, node: &Node<'a>, key: &str) -> Vec
 }
 
 fn has_property(node: &Node<'_>, key: &str) -> bool {
-    node.schema
-        .get("properties")
+    field(node.schema, "properties")
         .and_then(|p| p.as_object())
         .is_some_and(|p| p.contains_key(key))
 }
@@ -87,16 +86,13 @@ fn drop_nulls(schema: &Schema<'_>, value: &mut Json, node: &Node<'_>, depth: usi
         return;
     }
     let Json::Object(object) = value else { return };
-    let properties = node.schema.get("properties").and_then(Json::as_object);
-    let has_patterns = node
-        .schema
-        .get("patternProperties")
-        .is_some_and(Json::is_object);
+    let properties = field(node.schema, "properties").and_then(Json::as_object);
+    let has_patterns = field(node.schema, "patternProperties").is_some_and(Json::is_object);
     let additional = additional_object(node);
     if properties.is_none() && !has_patterns && additional.is_none() {
         return;
     }
-    let required: Vec<&str> = match node.schema.get("required") {
+    let required: Vec<&str> = match field(node.schema, "required") {
         Some(Json::Array(list)) => list.iter().filter_map(Json::as_str).collect(),
         _ => Vec::new(),
     };
@@ -107,7 +103,7 @@ fn drop_nulls(schema: &Schema<'_>, value: &mut Json, node: &Node<'_>, depth: usi
         let Some(member) = object.get_mut(key) else {
             continue;
         };
-        let is_ref = child.schema.get("$ref").is_some();
+        let is_ref = field(child.schema, "$ref").is_some();
         if member.is_null()
             && !required.contains(&key.as_str())
             && !is_ref
@@ -169,7 +165,7 @@ impl<'a> Converter<'_, 'a> {
         if depth > MAX_DEPTH {
             return value.clone();
         }
-        if let Some(Json::String(_)) = map.get("$ref") {
+        if let Some(Json::String(_)) = map_field(map, "$ref") {
             return match self.schema.ref_target(&node.ptr) {
                 Some(Some(target)) if target.schema.is_object() => self
                     .guarded(&target, value, id, depth)
@@ -177,10 +173,10 @@ impl<'a> Converter<'_, 'a> {
                 _ => value.clone(),
             };
         }
-        if let Some(literal) = map.get("const") {
+        if let Some(literal) = map_field(map, "const") {
             return convert_literal(literal, value);
         }
-        if let Some(Json::Array(members)) = map.get("enum") {
+        if let Some(Json::Array(members)) = map_field(map, "enum") {
             if members
                 .iter()
                 .any(|m| !m.is_object() && !m.is_array() && same(m, value))
@@ -211,14 +207,14 @@ impl<'a> Converter<'_, 'a> {
                 return self.convert_members(node, value, id, depth);
             }
         }
-        if map.get("allOf").is_some_and(Json::is_array) {
+        if map_field(map, "allOf").is_some_and(Json::is_array) {
             let mut v = value.clone();
             for member in node.list("allOf") {
                 v = self.convert(&member, &v, id, depth + 1);
             }
             return self.convert_members(node, &v, id, depth);
         }
-        let converted = match map.get("type") {
+        let converted = match map_field(map, "type") {
             Some(Json::String(name)) => match name.as_str() {
                 "string" => helpers::to_js_string(value),
                 "number" => to_number(value),
@@ -254,8 +250,8 @@ impl<'a> Converter<'_, 'a> {
     }
 
     fn convert_array(&mut self, node: &Node<'a>, value: &Json, id: u64, depth: usize) -> Json {
-        let draft7 = matches!(node.schema.get("items"), Some(Json::Array(_)));
-        let prefix_tuple = matches!(node.schema.get("prefixItems"), Some(Json::Array(_)));
+        let draft7 = matches!(field(node.schema, "items"), Some(Json::Array(_)));
+        let prefix_tuple = matches!(field(node.schema, "prefixItems"), Some(Json::Array(_)));
         if draft7 || prefix_tuple {
             let Json::Array(items) = value else {
                 return value.clone();
@@ -390,7 +386,7 @@ fn coerce_types(schema: &Schema<'_>, value: Json, node: &Node<'_>, depth: usize)
     }
     if types.contains(&"object") {
         if let Json::Object(object) = &mut v {
-            let properties = map.get("properties").and_then(Json::as_object);
+            let properties = map_field(map, "properties").and_then(Json::as_object);
             for key in properties.into_iter().flat_map(|p| p.keys()) {
                 if let (Some(child), Some(member)) =
                     (node.member("properties", key), object.get_mut(key))

@@ -70,7 +70,7 @@ pub struct Node<'a> {
 impl<'a> Node<'a> {
     /// The child schema at `keyword` (a schema-valued keyword), if it is a schema.
     pub fn get(&self, keyword: &str) -> Option<Node<'a>> {
-        let schema = self.schema.get(keyword)?;
+        let schema = crate::json::field(self.schema, keyword)?;
         (schema.is_object() || schema.is_boolean()).then(|| Node {
             schema,
             ptr: push_segment(&self.ptr, keyword),
@@ -79,9 +79,9 @@ impl<'a> Node<'a> {
 
     /// The child schema at `keyword/member` (a member of a map or array keyword).
     pub fn member(&self, keyword: &str, member: &str) -> Option<Node<'a>> {
-        let container = self.schema.get(keyword)?;
+        let container = crate::json::field(self.schema, keyword)?;
         let schema = match container {
-            Json::Object(map) => map.get(member)?,
+            Json::Object(map) => crate::json::map_field(map, member)?,
             Json::Array(items) => items.get(member.parse::<usize>().ok()?)?,
             _ => return None,
         };
@@ -94,7 +94,7 @@ impl<'a> Node<'a> {
     /// The members of an array keyword (`allOf`, `anyOf`, `prefixItems`, ...), schemas only
     /// (a non-schema member keeps its index but is skipped).
     pub fn list(&self, keyword: &str) -> Vec<Node<'a>> {
-        let Some(Json::Array(items)) = self.schema.get(keyword) else {
+        let Some(Json::Array(items)) = crate::json::field(self.schema, keyword) else {
             return Vec::new();
         };
         let base = push_segment(&self.ptr, keyword);
