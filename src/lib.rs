@@ -106,17 +106,28 @@
 //! closures set in [`agent::Settings`]; **errors** carry a [`error::ErrorKind`]:
 //!
 //! ```
+//! # use std::sync::{mpsc, Arc, Mutex};
 //! # use agent::agent::{Agent, AgentOptions, PromptInput};
 //! # use agent::faux::scripted_stream_fn;
 //! # use agent::json::json;
 //! use agent::error::ErrorKind;
-//! # let agent = Agent::new(AgentOptions { stream_fn: Some(scripted_stream_fn(vec![json!({"content": [{"type": "text", "text": "a"}]}), json!({"content": [{"type": "text", "text": "b"}]})])), ..Default::default() }).unwrap();
+//! # let script = scripted_stream_fn(vec![json!({"content": [{"type": "text", "text": "a"}]}), json!({"content": [{"type": "text", "text": "b"}]})]);
+//! # // The model answers each request only once released: "first" is surely still running below.
+//! # let (release, gate) = mpsc::channel::<()>();
+//! # let gate = Mutex::new(gate);
+//! # let model: agent::host::StreamFn = Arc::new(move |request, sink| {
+//! #     let _ = gate.lock().unwrap().recv();
+//! #     script(request, sink)
+//! # });
+//! # let agent = Agent::new(AgentOptions { stream_fn: Some(model), ..Default::default() }).unwrap();
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let text = |t: &str| PromptInput::Text { text: t.into(), images: vec![] };
 //! agent.start_prompt(text("first"), None).unwrap();
 //! let busy = agent.start_prompt(text("second"), None).err().unwrap();
 //! assert_eq!(busy.kind, ErrorKind::Busy);
 //! agent.follow_up(json!({"role": "user", "content": "then this", "timestamp": 1}));
+//! # release.send(()).unwrap();
+//! # release.send(()).unwrap();
 //! agent.wait_for_idle().await;
 //! # });
 //! assert_eq!(agent.message_count(), 4); // first, a, then this, b
