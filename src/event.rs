@@ -117,172 +117,61 @@ impl AgentEvent {
 
     fn write_text(&self, shape: EventShape) -> String {
         let mut out = String::with_capacity(128);
-        let head = |out: &mut String| {
-            out.push_str(r#"{"type":""#);
-            out.push_str(self.type_name());
-            out.push('"');
-        };
+        out.push_str(r#"{"type":""#);
+        out.push_str(self.type_name());
+        out.push('"');
         match (self, shape) {
-            (AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message }, _) => {
-                head(&mut out);
-                out.push_str(r#","message":"#);
-                out.push_str(message.text());
-                out.push('}');
-            }
             (AgentEvent::MessageUpdate { event, partial }, EventShape::Full) => {
                 let mut message = String::with_capacity(256);
                 partial.write_text(&mut message);
                 out.reserve(2 * message.len() + 64);
-                head(&mut out);
                 out.push_str(r#","message":"#);
                 out.push_str(&message);
                 out.push_str(r#","assistantMessageEvent":"#);
                 event.write_full_text(&mut out, partial, &message);
-                out.push('}');
             }
             (AgentEvent::MessageUpdate { event, .. }, EventShape::Lean) => {
                 match event.typed_delta() {
                     Some((kind @ ("text_delta" | "thinking_delta"), index, delta)) => {
-                        head(&mut out);
                         out.push_str(r#","assistantMessageEvent":{"type":""#);
                         out.push_str(kind);
                         let _ = write!(out, r#"","contentIndex":{index},"delta":"#);
                         write_string(&mut out, delta);
-                        out.push_str("}}");
+                        out.push('}');
                     }
-                    _ => write_json(&mut out, &self.to_json(shape)),
+                    _ => {
+                        out.clear();
+                        write_json(&mut out, &self.to_json(shape));
+                        return out;
+                    }
                 }
             }
-            (
-                AgentEvent::TurnEnd {
-                    message,
-                    tool_results,
-                },
-                _,
-            ) => {
-                head(&mut out);
-                out.push_str(r#","message":"#);
-                out.push_str(message.text());
-                out.push_str(r#","toolResults":"#);
-                write_json_array(&mut out, tool_results);
-                out.push('}');
-            }
-            (AgentEvent::AgentEnd { messages }, _) => {
-                head(&mut out);
-                out.push_str(r#","messages":"#);
-                write_json_array(&mut out, messages);
-                out.push('}');
-            }
-            (AgentEvent::AgentStart | AgentEvent::TurnStart, _) => {
-                head(&mut out);
-                out.push('}');
-            }
-            (
-                AgentEvent::ToolExecutionStart {
-                    tool_call_id,
-                    tool_name,
-                    args,
-                },
-                _,
-            ) => {
-                head(&mut out);
-                write_fields(
-                    &mut out,
-                    &[
-                        ("toolCallId", tool_call_id),
-                        ("toolName", tool_name),
-                        ("args", args),
-                    ],
-                );
-                out.push('}');
-            }
-            (
-                AgentEvent::ToolExecutionUpdate {
-                    tool_call_id,
-                    tool_name,
-                    args,
-                    partial_result,
-                },
-                _,
-            ) => {
-                head(&mut out);
-                write_fields(
-                    &mut out,
-                    &[
-                        ("toolCallId", tool_call_id),
-                        ("toolName", tool_name),
-                        ("args", args),
-                        ("partialResult", partial_result),
-                    ],
-                );
-                out.push('}');
-            }
-            (
-                AgentEvent::ToolExecutionEnd {
-                    tool_call_id,
-                    tool_name,
-                    result,
-                    is_error,
-                    duration_ms,
-                },
-                _,
-            ) => {
-                head(&mut out);
-                write_fields(
-                    &mut out,
-                    &[
-                        ("toolCallId", tool_call_id),
-                        ("toolName", tool_name),
-                        ("result", result),
-                    ],
-                );
-                let _ = write!(out, r#","isError":{is_error}"#);
-                if let Some(ms) = duration_ms {
-                    let _ = write!(out, r#","durationMs":{ms}"#);
-                }
-                out.push('}');
-            }
+            _ => self.for_each_field(|key, field| {
+                out.push(',');
+                write_string(&mut out, key);
+                out.push(':');
+                field.write_text(&mut out);
+            }),
         }
+        out.push('}');
         out
     }
 
-    pub fn to_json(&self, shape: EventShape) -> Json {
-        let mut m = JsonMap::new();
-        m.insert("type".into(), json!(self.type_name()));
+    /// The fields after `type` of every event but `message_update`, in the reference's order.
+    fn for_each_field<'a>(&'a self, mut f: impl FnMut(&'static str, Field<'a>)) {
         match self {
-            AgentEvent::AgentStart | AgentEvent::TurnStart => {}
+            AgentEvent::AgentStart | AgentEvent::TurnStart | AgentEvent::MessageUpdate { .. } => {}
             AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
-                m.insert("message".into(), message.json().clone());
-            }
-            AgentEvent::MessageUpdate { event, partial } => {
-                let mut assistant_event = event.to_json(partial);
-                match shape {
-                    EventShape::Full => {
-                        let message = partial.to_json();
-                        if let Some(object) = assistant_event.as_object_mut() {
-                            set_key(object, "partial", message.clone());
-                        }
-                        m.insert("message".into(), message);
-                    }
-                    EventShape::Lean => {
-                        if let Some(object) = assistant_event.as_object_mut() {
-                            object.shift_remove("partial");
-                        }
-                        if let Some(arguments) = lean_tool_arguments(event, partial) {
-                            m.insert("arguments".into(), arguments);
-                        }
-                    }
-                }
-                m.insert("assistantMessageEvent".into(), assistant_event);
+                f("message", Field::Message(message));
             }
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
             } => {
-                m.insert("toolCallId".into(), tool_call_id.clone());
-                m.insert("toolName".into(), tool_name.clone());
-                m.insert("args".into(), args.clone());
+                f("toolCallId", Field::Value(tool_call_id));
+                f("toolName", Field::Value(tool_name));
+                f("args", Field::Value(args));
             }
             AgentEvent::ToolExecutionUpdate {
                 tool_call_id,
@@ -290,10 +179,10 @@ impl AgentEvent {
                 args,
                 partial_result,
             } => {
-                m.insert("toolCallId".into(), tool_call_id.clone());
-                m.insert("toolName".into(), tool_name.clone());
-                m.insert("args".into(), args.clone());
-                m.insert("partialResult".into(), partial_result.clone());
+                f("toolCallId", Field::Value(tool_call_id));
+                f("toolName", Field::Value(tool_name));
+                f("args", Field::Value(args));
+                f("partialResult", Field::Value(partial_result));
             }
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
@@ -302,36 +191,87 @@ impl AgentEvent {
                 is_error,
                 duration_ms,
             } => {
-                m.insert("toolCallId".into(), tool_call_id.clone());
-                m.insert("toolName".into(), tool_name.clone());
-                m.insert("result".into(), result.clone());
-                m.insert("isError".into(), json!(is_error));
+                f("toolCallId", Field::Value(tool_call_id));
+                f("toolName", Field::Value(tool_name));
+                f("result", Field::Value(result));
+                f("isError", Field::Bool(*is_error));
                 if let Some(ms) = duration_ms {
-                    m.insert("durationMs".into(), json!(ms));
+                    f("durationMs", Field::Number(*ms));
                 }
             }
             AgentEvent::TurnEnd {
                 message,
                 tool_results,
             } => {
-                m.insert("message".into(), message.json().clone());
-                m.insert("toolResults".into(), Json::Array(to_json_vec(tool_results)));
+                f("message", Field::Message(message));
+                f("toolResults", Field::Messages(tool_results));
             }
-            AgentEvent::AgentEnd { messages } => {
-                m.insert("messages".into(), Json::Array(to_json_vec(messages)));
-            }
+            AgentEvent::AgentEnd { messages } => f("messages", Field::Messages(messages)),
         }
+    }
+
+    pub fn to_json(&self, shape: EventShape) -> Json {
+        let mut m = JsonMap::new();
+        m.insert("type".into(), json!(self.type_name()));
+        if let AgentEvent::MessageUpdate { event, partial } = self {
+            let mut assistant_event = event.to_json(partial);
+            match shape {
+                EventShape::Full => {
+                    let message = partial.to_json();
+                    if let Some(object) = assistant_event.as_object_mut() {
+                        set_key(object, "partial", message.clone());
+                    }
+                    m.insert("message".into(), message);
+                }
+                EventShape::Lean => {
+                    if let Some(object) = assistant_event.as_object_mut() {
+                        object.shift_remove("partial");
+                    }
+                    if let Some(arguments) = lean_tool_arguments(event, partial) {
+                        m.insert("arguments".into(), arguments);
+                    }
+                }
+            }
+            m.insert("assistantMessageEvent".into(), assistant_event);
+        }
+        self.for_each_field(|key, field| {
+            m.insert(key.into(), field.to_json());
+        });
         Json::Object(m)
     }
 }
 
-/// Appends `,"key":value` for each field.
-fn write_fields(out: &mut String, fields: &[(&str, &Json)]) {
-    for (key, value) in fields {
-        out.push(',');
-        write_string(out, key);
-        out.push(':');
-        write_json(out, value);
+/// A field value of an event, borrowed.
+enum Field<'a> {
+    Value(&'a Json),
+    Message(&'a Message),
+    Messages(&'a [Message]),
+    Bool(bool),
+    Number(u64),
+}
+
+impl Field<'_> {
+    fn to_json(&self) -> Json {
+        match self {
+            Field::Value(value) => (*value).clone(),
+            Field::Message(message) => message.json().clone(),
+            Field::Messages(messages) => Json::Array(to_json_vec(messages)),
+            Field::Bool(b) => json!(b),
+            Field::Number(n) => json!(n),
+        }
+    }
+
+    /// Appends the text of `to_json()`; messages from their cached texts.
+    fn write_text(&self, out: &mut String) {
+        match self {
+            Field::Value(value) => write_json(out, value),
+            Field::Message(message) => out.push_str(message.text()),
+            Field::Messages(messages) => write_json_array(out, messages),
+            Field::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Field::Number(n) => {
+                let _ = write!(out, "{n}");
+            }
+        }
     }
 }
 
@@ -349,6 +289,68 @@ mod tests {
     use super::*;
     use crate::stream::assemble::{Assembled, Assembler};
     use crate::stream::{BlockKind, StreamOp};
+
+    /// Every event's text, in both shapes, is the rendering of its JSON: messages from their
+    /// cached texts, tool fields with escapes, optional and boolean fields.
+    #[test]
+    fn text_of_every_event_is_its_rendered_json() {
+        let user = Message::new(json!({"role": "user", "content": "a \"q\"\n", "timestamp": 1}));
+        let result = Message::new(json!({"role": "toolResult", "toolCallId": "c", "content": []}));
+        let id = json!("c\u{1}");
+        let name = json!("t");
+        let args = json!({"x": [1, 2.5, null], "y": "é"});
+        let events = [
+            AgentEvent::AgentStart,
+            AgentEvent::TurnStart,
+            AgentEvent::MessageStart {
+                message: user.clone(),
+            },
+            AgentEvent::MessageEnd {
+                message: user.clone(),
+            },
+            AgentEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                args: args.clone(),
+            },
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                args: args.clone(),
+                partial_result: json!({"details": 1}),
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                result: json!({"content": []}),
+                is_error: true,
+                duration_ms: Some(12),
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id: id,
+                tool_name: name,
+                result: Json::Null,
+                is_error: false,
+                duration_ms: None,
+            },
+            AgentEvent::TurnEnd {
+                message: user.clone(),
+                tool_results: vec![result.clone(), result.clone()],
+            },
+            AgentEvent::TurnEnd {
+                message: user.clone(),
+                tool_results: vec![],
+            },
+            AgentEvent::AgentEnd {
+                messages: vec![user, result],
+            },
+        ];
+        for event in events {
+            for shape in [EventShape::Lean, EventShape::Full] {
+                assert_eq!(event.write_text(shape), to_string(&event.to_json(shape)));
+            }
+        }
+    }
 
     /// The directly written lean text of a typed delta is the generic rendering's, escapes
     /// included; other shapes and kinds take the generic path.

@@ -587,3 +587,61 @@ impl UpdateEvent {
         json
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{json, to_string};
+
+    fn text(snapshot: &PartialSnapshot) -> String {
+        let mut out = String::new();
+        snapshot.write_text(&mut out);
+        out
+    }
+
+    /// The fields' cached text follows every change, and an older snapshot keeps the text of its
+    /// own moment; blocks with live fields (text, parsed arguments) and extra fields render as
+    /// their JSON does.
+    #[test]
+    fn written_text_follows_changes_and_snapshots_keep_theirs() {
+        let map = json!({"role": "assistant", "content": [], "api": "a", "usage": {"input": 1}});
+        let mut partial = Partial::from_map(map.as_object().unwrap().clone());
+        partial.place_block(
+            0,
+            json!({"type": "text", "text": ""})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        partial.append_text(0, "text", "he said \"hi\"\n");
+        let before = partial.snapshot();
+        assert_eq!(text(&before), to_string(&before.to_json()));
+
+        partial.set_field("usage", json!({"input": 2}));
+        partial.set_field("stopReason", json!("stop"));
+        partial.append_text(0, "text", "é");
+        partial.place_block(
+            1,
+            json!({"type": "toolCall", "id": "c", "name": "t", "arguments": {}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        partial.set_arguments(1, SharedValue::empty_object());
+        partial.set_block_field(0, "signature", json!("s"));
+        let after = partial.snapshot();
+        assert_eq!(text(&after), to_string(&after.to_json()));
+        assert!(text(&after).contains(r#""usage":{"input":2}"#));
+        assert!(text(&after).contains(r#""stopReason":"stop""#));
+        assert!(
+            text(&before).contains(r#""usage":{"input":1}"#),
+            "{}",
+            text(&before)
+        );
+        assert_eq!(text(&before), to_string(&before.to_json()));
+
+        // A partial without content renders its fields alone.
+        let bare = Partial::from_map(json!({"role": "assistant"}).as_object().unwrap().clone());
+        assert_eq!(text(&bare.snapshot()), r#"{"role":"assistant"}"#);
+    }
+}
