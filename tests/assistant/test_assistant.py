@@ -237,6 +237,14 @@ def contains(haystack, needle, context=None):
     check(needle in haystack, "expected to find %r" % needle, context if context is not None else haystack)
 
 
+def write_script(top, script):
+    """Writes a scripted model (a list of responses) to top/script.json; returns its path."""
+    path = os.path.join(top, "script.json")
+    with open(path, "w") as f:
+        json.dump(script, f)
+    return path
+
+
 def make_root():
     """A temporary project: root/ with notes.txt, src/main.c and a hidden .git/, next to a file
     outside the root that must never be read."""
@@ -319,9 +327,7 @@ def test_scripted_tools_and_refusals():
         ]},
         {"content": [{"type": "text", "text": "All read."}]},
     ]
-    path = os.path.join(top, "script.json")
-    with open(path, "w") as f:
-        json.dump(script, f)
+    path = write_script(top, script)
     try:
         r = run(["--root", root, "--script", path], "look around\n")
         check(r.code == 0, "exit 0", r)
@@ -347,9 +353,7 @@ def test_scripted_write_flags():
                       "arguments": {"path": "src/new.c", "content": "int x;\n"}}]},
         {"content": [{"type": "text", "text": "ok"}]},
     ]
-    path = os.path.join(top, "script.json")
-    with open(path, "w") as f:
-        json.dump(script, f)
+    path = write_script(top, script)
     target = os.path.join(root, "src", "new.c")
     try:
         r = run(["--root", root, "--script", path, "--no-write"], "write\ny\n")
@@ -404,9 +408,7 @@ def test_ctrl_c_aborts_the_answer():
                       "arguments": {"path": "late.txt", "content": "too late\n"}}]},
         {"content": [{"type": "text", "text": "unused"}]},
     ]
-    path = os.path.join(top, "script.json")
-    with open(path, "w") as f:
-        json.dump(script, f)
+    path = write_script(top, script)
     proc = interactive(["--root", root, "--script", path])
     try:
         proc.stdin.write(b"start a long answer\n")
