@@ -454,6 +454,9 @@ AgentStatus agent_tool_call_update(AgentToolCall *call, const char *partial_resu
 // takes them (each costs its parsed JSON, a few hundred bytes for a small delta): a producer
 // that can outrun the agent paces itself with `agent_stream_on_consumed` or
 // `agent_stream_backlog`.
+// A delta event written compactly with exactly these keys in this order,
+// `{"type":"text_delta","contentIndex":0,"delta":"..."}` (also `thinking_delta`,
+// `toolcall_delta`), is taken without building JSON, like `agent_stream_push_text_delta`.
 AgentStatus agent_stream_push(AgentStream *stream, const char *event_json);
 
 // Writes how many pushed events the loop has not taken yet (0 once the stream is closed).

@@ -492,6 +492,9 @@ pub unsafe extern "C" fn agent_tool_call_update(
 /// takes them (each costs its parsed JSON, a few hundred bytes for a small delta): a producer
 /// that can outrun the agent paces itself with `agent_stream_on_consumed` or
 /// `agent_stream_backlog`.
+/// A delta event written compactly with exactly these keys in this order,
+/// `{"type":"text_delta","contentIndex":0,"delta":"..."}` (also `thinking_delta`,
+/// `toolcall_delta`), is taken without building JSON, like `agent_stream_push_text_delta`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push(
     stream: *mut AgentStream,
