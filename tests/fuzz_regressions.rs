@@ -95,3 +95,60 @@ unsafe fn events_open_racing_free() {
         }
     }
 }
+
+/// F3 (fuzz/regressions/api_sequences/prompt-racing-free-returns-invalid-state): `agent_prompt`
+/// racing `agent_free` answered AGENT_ERR_INVALID_STATE ("The agent was freed.") instead of the
+/// documented AGENT_ERR_INVALID_HANDLE. The race is forced: the prompt's input is large enough
+/// that parsing it takes milliseconds after the handle was looked up, and the free runs in that
+/// window. Rounds where the free provably returned while the prompt was still inside
+/// `agent_prompt` are counted; at least one is required, so the racy branch was exercised.
+#[test]
+fn prompt_racing_free_answers_invalid_handle() {
+    // SAFETY: every pointer passed below is valid (or a handle token the library checks).
+    unsafe { prompt_racing_free() }
+}
+
+unsafe fn prompt_racing_free() {
+    use agent::ffi::agent::agent_prompt;
+    use agent::ffi::AGENT_ERR_INVALID_STATE;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::time::Duration;
+
+    // About 2 MB of messages: parsing them keeps the prompt busy well past the free.
+    let message = r#"{"role":"user","content":[{"type":"text","text":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}],"timestamp":1}"#;
+    let input = CString::new(format!("[{}]", vec![message; 20_000].join(","))).unwrap();
+    let mut freed_during_prompt = 0;
+    for _ in 0..10 {
+        let agent = new_agent() as usize;
+        let entering = Arc::new(Barrier::new(2));
+        let freed = Arc::new(AtomicBool::new(false));
+        let freer = {
+            let (entering, freed) = (entering.clone(), freed.clone());
+            std::thread::spawn(move || {
+                entering.wait();
+                std::thread::sleep(Duration::from_millis(2));
+                assert_eq!(agent_free(agent as *mut AgentHandle), AGENT_OK);
+                freed.store(true, SeqCst);
+            })
+        };
+        entering.wait();
+        let status = agent_prompt(agent as *mut AgentHandle, input.as_ptr(), None, null_mut());
+        let free_returned_first = freed.load(SeqCst);
+        freer.join().unwrap();
+        assert_ne!(
+            status, AGENT_ERR_INVALID_STATE,
+            "a prompt racing agent_free must answer AGENT_ERR_INVALID_HANDLE"
+        );
+        if free_returned_first {
+            assert_eq!(status, AGENT_ERR_INVALID_HANDLE);
+            freed_during_prompt += 1;
+        } else {
+            // The prompt won: it started a run, which the free then cancelled.
+            assert_eq!(status, AGENT_OK);
+        }
+    }
+    assert!(
+        freed_during_prompt > 0,
+        "the free never completed while agent_prompt was running: the race was not exercised"
+    );
+}

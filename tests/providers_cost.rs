@@ -1,8 +1,9 @@
 //! Reading a provider response costs O(its size): counted allocations while a real `Agent` reads
-//! N and 4N text deltas sent in one write (a parser copying its buffer per line, as the SSE crates
-//! do, grows ~16x), and for anthropic-messages as many signature pieces (each appended to the
-//! block's signature, never the whole signature re-sent). Counted, not timed; one measurement at
-//! a time.
+//! N and 4N text deltas, the body sent in one write (a parser copying its buffer per line, as the
+//! SSE crates do, grows ~16x) and in many small writes (a parser re-copying what it holds of an
+//! unfinished line on every read grows ~16x; one long line in small pieces shows it most), and for
+//! anthropic-messages as many signature pieces (each appended to the block's signature, never the
+//! whole signature re-sent). Counted, not timed; one measurement at a time.
 #![cfg(feature = "providers")]
 
 #[path = "providers/common.rs"]
@@ -40,20 +41,51 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Bytes allocated while an agent reads one response of `n` text deltas sent in one write.
-fn openai_response_cost(n: usize) -> u64 {
+/// How the mock server writes a body.
+#[derive(Clone, Copy)]
+enum Writes {
+    Whole,
+    /// Writes of this many bytes (the mock pauses between writes, so reads see them apart).
+    Pieces(usize),
+}
+
+fn written(body: String, writes: Writes) -> Vec<String> {
+    match writes {
+        Writes::Whole => vec![body],
+        Writes::Pieces(size) => body
+            .as_bytes()
+            .chunks(size)
+            .map(|piece| String::from_utf8(piece.to_vec()).unwrap())
+            .collect(),
+    }
+}
+
+/// Bytes allocated while an agent reads one response of `n` text deltas sent as `writes`.
+fn openai_response_cost(n: usize, writes: Writes) -> u64 {
+    let mut body = String::new();
+    for i in 0..n {
+        body.push_str(&chunk(json!({"content": format!("d{i:07}")}), None));
+    }
+    openai_body_cost(body, writes, 8 * n)
+}
+
+/// Bytes allocated while an agent reads one delta of `8n` bytes: one SSE line, sent as `writes`.
+fn openai_long_line_cost(n: usize, writes: Writes) -> u64 {
+    let text: String = (0..n).map(|i| format!("d{i:07}")).collect();
+    openai_body_cost(chunk(json!({"content": text}), None), writes, 8 * n)
+}
+
+/// Bytes allocated while an agent reads `deltas` (then the stop chunk and `[DONE]`), whose text
+/// adds up to `text_len` bytes.
+fn openai_body_cost(mut body: String, writes: Writes, text_len: usize) -> u64 {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
-    let mut body = String::new();
-    for i in 0..n {
-        body.push_str(&chunk(json!({"content": format!("d{i:07}")}), None));
-    }
     body.push_str(&chunk(json!({}), Some("stop")));
     body.push_str("data: [DONE]\n\n");
-    let mock = runtime.block_on(server(vec![sse(vec![body])]));
+    let mock = runtime.block_on(server(vec![sse(written(body, writes))]));
     let agent = agent_for(model(mock.port, "openai-completions"));
     let before = BYTES.load(Ordering::SeqCst);
     runtime.block_on(agent.prompt_text("go")).unwrap();
@@ -62,7 +94,7 @@ fn openai_response_cost(n: usize) -> u64 {
         .as_str()
         .unwrap()
         .len();
-    assert_eq!(text, 8 * n);
+    assert_eq!(text, text_len);
     cost
 }
 
@@ -130,7 +162,7 @@ fn anthropic_response_cost(n: usize) -> u64 {
         json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
     ));
     body.push_str(&event("message_stop", json!({"type": "message_stop"})));
-    let mock = runtime.block_on(server(vec![sse(vec![body])]));
+    let mock = runtime.block_on(server(vec![sse(written(body, Writes::Pieces(4096)))]));
     let agent = agent_for(model(mock.port, "anthropic-messages"));
     let before = BYTES.load(Ordering::SeqCst);
     runtime.block_on(agent.prompt_text("go")).unwrap();
@@ -143,7 +175,7 @@ fn anthropic_response_cost(n: usize) -> u64 {
 }
 
 /// Measures `cost(2000)` and `cost(8000)` (after a warm-up) and fails on superlinear growth.
-fn assert_linear(name: &str, cost: fn(usize) -> u64) {
+fn assert_linear(name: &str, cost: impl Fn(usize) -> u64) {
     let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     cost(200);
     let small = cost(2000);
@@ -158,7 +190,22 @@ fn assert_linear(name: &str, cost: fn(usize) -> u64) {
 
 #[test]
 fn reading_an_openai_completions_response_costs_linear_in_its_size() {
-    assert_linear("openai-completions", openai_response_cost);
+    assert_linear("openai-completions, one write", |n| {
+        openai_response_cost(n, Writes::Whole)
+    });
+    assert_linear("openai-completions, 4 KB writes", |n| {
+        openai_response_cost(n, Writes::Pieces(4096))
+    });
+}
+
+#[test]
+fn reading_one_long_line_in_small_writes_costs_linear_in_its_length() {
+    assert_linear("openai-completions, one long line, 1 KB writes", |n| {
+        openai_long_line_cost(n, Writes::Pieces(1024))
+    });
+    assert_linear("openai-completions, one long line, one write", |n| {
+        openai_long_line_cost(n, Writes::Whole)
+    });
 }
 
 #[test]

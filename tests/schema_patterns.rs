@@ -1,11 +1,24 @@
 //! ECMAScript `pattern` matching in bounded time (issue 7): linear matching through the `regex`
 //! crate where the translation keeps ECMAScript's meaning, a backtracking limit for lookaround and
 //! back-references, and the same answers as the ECMAScript engine (regress) for ordinary patterns.
-//! (No timing assertions: the pathological cases must simply finish with the stated answer.)
+//! The pathological cases run under a watchdog: one that does not finish within WATCHDOG fails
+//! (a backtracking engine needs hours for them; the linear engine microseconds).
 
 use agent::args::schema::Pattern;
 use agent::args::validate_tool_arguments;
 use agent::json::{json, Json};
+
+/// Generous: only a runaway match reaches it.
+const WATCHDOG: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Runs `work` on its own thread and fails the test if it has not finished within WATCHDOG.
+fn within_watchdog<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(work()));
+    finished
+        .recv_timeout(WATCHDOG)
+        .unwrap_or_else(|_| panic!("{what} did not finish within {WATCHDOG:?}"))
+}
 
 fn call(arguments: Json) -> Json {
     json!({"id": "c1", "name": "t", "arguments": arguments})
@@ -15,7 +28,8 @@ fn call(arguments: Json) -> Json {
 /// matched in linear time now, and rejected with the ordinary pattern error.
 #[test]
 fn catastrophic_pattern_is_rejected_as_a_plain_mismatch() {
-    let text = format!("{}!", "a".repeat(30));
+    // 40 `a`: 2^40 paths for a backtracking engine.
+    let text = format!("{}!", "a".repeat(40));
     for pattern in [
         r"^(a+)+$",
         r"^(a*)*b$",
@@ -23,11 +37,19 @@ fn catastrophic_pattern_is_rejected_as_a_plain_mismatch() {
         r"^(a|aa)+$",
         r"(x+x+)+y",
     ] {
-        assert_eq!(Pattern::new(pattern).unwrap().is_match(&text), Ok(false));
+        let subject = text.clone();
+        let answer = within_watchdog(pattern, move || {
+            Pattern::new(pattern).unwrap().is_match(&subject)
+        });
+        assert_eq!(answer, Ok(false), "{pattern}");
     }
     let parameters =
         json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}});
-    let error = validate_tool_arguments("t", &parameters, &call(json!({"s": text}))).unwrap_err();
+    let subject = text.clone();
+    let error = within_watchdog("the validation", move || {
+        validate_tool_arguments("t", &parameters, &call(json!({"s": subject})))
+    })
+    .unwrap_err();
     assert!(
         error.starts_with("Validation failed for tool \"t\":\n  - s: expected to match ^(a+)+$\n"),
         "{error}"
@@ -40,10 +62,11 @@ fn catastrophic_pattern_is_rejected_as_a_plain_mismatch() {
 fn backtracking_limit_fails_the_validation_with_a_clear_error() {
     let text = format!("{}!", "a".repeat(30));
     let message = "The pattern /^(a|a)+(?=!)$/ needs too much backtracking to match this value.";
-    assert_eq!(
-        Pattern::new("^(a|a)+(?=!)$").unwrap().is_match(&text),
-        Err(message.to_string())
-    );
+    let subject = text.clone();
+    let answer = within_watchdog("the step-limited match", move || {
+        Pattern::new("^(a|a)+(?=!)$").unwrap().is_match(&subject)
+    });
+    assert_eq!(answer, Err(message.to_string()));
     let parameters = json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|a)+(?=!)$"}}});
     let error = validate_tool_arguments("t", &parameters, &call(json!({"s": text}))).unwrap_err();
     assert!(

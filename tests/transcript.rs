@@ -702,8 +702,9 @@ fn declare_tool_changes_on_empty_context_declares_everything() {
 }
 
 #[test]
-fn replay_stays_fast_on_long_transcripts() {
-    // Many remove/re-add cycles: a quadratic replay would take far longer than this budget.
+fn replay_of_a_long_transcript_removes_every_declared_tool() {
+    // Many remove/re-add cycles. That the replay's cost is linear in them is measured in
+    // instructions by tests/cost (scenario `transcript`), not timed here.
     let mut transcript = Vec::new();
     for i in 0..20_000 {
         transcript.push(sys_tools(
@@ -714,9 +715,7 @@ fn replay_stays_fast_on_long_transcripts() {
         transcript.push(user("u", i));
     }
     let tools = vec![decl("t", "d")];
-    let start = std::time::Instant::now();
     let out = declare_tool_changes(&transcript, &tools, vec![]);
-    assert!(start.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(
         names(out[0]["toolsRemoved"].as_array().expect("array")).len(),
         20_000

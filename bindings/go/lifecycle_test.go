@@ -85,19 +85,34 @@ func TestManyGoroutinesDriveOneAgent(t *testing.T) {
 						note("prompt", err)
 					}
 				case 2:
+					// A prompt whose context is cancelled while it runs: it finished, was
+					// refused, or returns the context's error.
 					ctx, cancel := context.WithCancel(context.Background())
+					result := make(chan error, 1)
+					go func() { result <- a.Prompt(ctx, "racing a cancel") }()
+					cancel()
+					switch err := <-result; {
+					case err == nil:
+						completed.Add(1)
+					case errors.Is(err, context.Canceled):
+						cancelled.Add(1)
+					case errors.Is(err, agent.ErrBusy):
+						busy.Add(1)
+					default:
+						note("prompt with a cancelled context", err)
+					}
+					// A prompt whose context was cancelled before: never runs.
+					if err := a.Prompt(ctx, "cancelled"); !errors.Is(err, context.Canceled) {
+						note("prompt with a context cancelled before", fmt.Errorf("returned %v", err))
+					}
+					// An asynchronous prompt's result: done, or ended by another goroutine's abort.
 					ch, err := a.PromptAsync("async")
 					if err == nil {
-						cancel()
-						<-ch
+						if err := <-ch; err != nil && !strings.Contains(strings.ToLower(err.Error()), "abort") {
+							note("async result", err)
+						}
 					} else if !errors.Is(err, agent.ErrBusy) {
 						note("async", err)
-					}
-					cancel()
-					ctx2, cancel2 := context.WithCancel(ctx)
-					cancel2()
-					if err := a.Prompt(ctx2, "cancelled"); errors.Is(err, context.Canceled) {
-						cancelled.Add(1)
 					}
 				case 3:
 					note("steer", a.Steer(agent.UserMessage("steer")))
@@ -144,6 +159,20 @@ func TestManyGoroutinesDriveOneAgent(t *testing.T) {
 	ms := transcript(t, a)
 	if len(ms) == 0 || ms[0].Role != "user" {
 		t.Fatalf("transcript starts with %s", roles(ms))
+	}
+	for i, m := range ms {
+		ok := false
+		switch m.Role {
+		case "user":
+			ok = true
+		case "assistant":
+			ok = i > 0
+		case "toolResult":
+			ok = i > 0 && (ms[i-1].Role == "assistant" || ms[i-1].Role == "toolResult")
+		}
+		if !ok {
+			t.Fatalf("message %d (%s) is out of place: %s", i, m.Role, roles(ms))
+		}
 	}
 	a.ClearAllQueues()
 	if err := a.Prompt(context.Background(), "final"); err != nil {

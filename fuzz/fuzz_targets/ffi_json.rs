@@ -217,6 +217,7 @@ unsafe extern "C" fn push_stream(
     stream: *mut AgentStream,
 ) {
     let pushes = &*(user_data as *const Pushes);
+    let mut terminal_pushed = false;
     for event in &pushes.events {
         let status = agent_stream_push(stream, event.as_ptr());
         expect(
@@ -229,26 +230,52 @@ unsafe extern "C" fn push_stream(
             ],
             "agent_stream_push",
         );
+        terminal_pushed |= status == AGENT_OK && is_terminal(event);
     }
+    // A terminal event pushed before ended the stream: a completion is then a second answer
+    // (ALREADY_COMPLETED, as the header says) unless its own text is refused first; without
+    // one, the completion is the stream's first answer and never ALREADY_COMPLETED.
+    let (allowed, after_refusal): (&[AgentStatus], &[AgentStatus]) = if terminal_pushed {
+        (
+            &[
+                AGENT_ERR_ALREADY_COMPLETED,
+                AGENT_ERR_INVALID_JSON,
+                AGENT_ERR_INVALID_UTF8,
+            ],
+            &[AGENT_ERR_ALREADY_COMPLETED],
+        )
+    } else {
+        (
+            &[
+                AGENT_OK,
+                AGENT_ERR_INVALID_JSON,
+                AGENT_ERR_INVALID_UTF8,
+                AGENT_ERR_STREAM_CLOSED,
+            ],
+            &[AGENT_OK, AGENT_ERR_STREAM_CLOSED],
+        )
+    };
     let end = pushes.end.as_ref().map_or(std::ptr::null(), |e| e.as_ptr());
     let status = agent_call_complete(stream, end);
-    let allowed = [
-        AGENT_OK,
-        AGENT_ERR_INVALID_JSON,
-        AGENT_ERR_INVALID_UTF8,
-        AGENT_ERR_STREAM_CLOSED,
-        AGENT_ERR_ALREADY_COMPLETED,
-    ];
-    if expect(status, &allowed, "stream complete") == AGENT_ERR_INVALID_JSON
+    if expect(status, allowed, "stream complete") == AGENT_ERR_INVALID_JSON
         || status == AGENT_ERR_INVALID_UTF8
     {
-        // A terminal event pushed before ended the stream: ALREADY_COMPLETED, as the header says.
         expect(
             agent_call_complete(stream, std::ptr::null()),
-            &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED],
+            after_refusal,
             "stream complete NULL",
         );
     }
+}
+
+/// Whether a pushed event (accepted by the library, so valid JSON) ends the stream.
+fn is_terminal(event: &CStr) -> bool {
+    let parsed = ::agent::json::parse(event.to_str().unwrap_or(""));
+    let kind = parsed
+        .as_ref()
+        .ok()
+        .and_then(|e| e.get("type")?.as_str().map(str::to_string));
+    matches!(kind.as_deref(), Some("done" | "error"))
 }
 
 unsafe fn tool_t(definition: &str, answer: *const Answer) -> *mut CAgentTool {

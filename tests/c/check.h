@@ -39,6 +39,7 @@
     do {                                                                           \
         AgentStatus s_ = (expr);                                                   \
         if (s_ != (code)) FAIL("%s returned %d, expected %s (%d)", #expr, s_, #code, (code)); \
+        if (!*(text)) FAIL("CHECK_ERR(%s): an empty expected text matches anything", #expr); \
         if (!strstr(agent_last_error(), (text)))                                   \
             FAIL("%s: error text does not contain \"%s\"", #expr, (text));         \
     } while (0)
@@ -54,7 +55,8 @@
 #define CHECK_NOT_HAS(haystack, needle)                                            \
     do {                                                                           \
         const char *h_ = (haystack);                                               \
-        if (h_ && strstr(h_, (needle)))                                            \
+        if (!h_) FAIL("CHECK_NOT_HAS(%s): the text is NULL", #haystack);           \
+        if (strstr(h_, (needle)))                                                  \
             FAIL("\"%.400s\" contains \"%s\"", h_, (needle));                      \
     } while (0)
 
@@ -67,10 +69,12 @@
 /* Generous timeouts: they only keep a broken test from hanging. */
 #define WAIT_MS 30000
 
-static inline void sleep_ms(long ms) {
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+static inline void sleep_us(long us) {
+    struct timespec t = {us / 1000000, (us % 1000000) * 1000L};
     nanosleep(&t, NULL);
 }
+
+static inline void sleep_ms(long ms) { sleep_us(ms * 1000); }
 
 /* Polls `cond` until true or WAIT_MS passed. */
 #define WAIT_UNTIL(cond)                                                           \

@@ -148,7 +148,7 @@ int main(void) {
     agent_string_free(state);
     CHECK_ERR(agent_configure(agent, "{\"bogus\":1,\"thinkingLevel\":\"off\"}"), AGENT_ERR_INVALID_JSON, "bogus");
     CHECK_ERR(agent_configure(agent, "{\"model\":3}"), AGENT_ERR_INVALID_JSON, "model");
-    CHECK_ERR(agent_configure(agent, "[1]"), AGENT_ERR_INVALID_JSON, "");
+    CHECK_ERR(agent_configure(agent, "[1]"), AGENT_ERR_INVALID_JSON, "The configuration patch must be a JSON object.");
     CHECK_ERR(agent_configure(agent, "{\"thinkingLevel\":"), AGENT_ERR_INVALID_JSON, "patch_json is not valid JSON");
     CHECK_ERR(agent_configure(agent, NULL), AGENT_ERR_NULL, "patch_json is NULL");
     state = state_of(agent);

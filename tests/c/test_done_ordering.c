@@ -7,7 +7,10 @@
  * before the run settles; (5) no finalizer of the agent runs after agent_free returned (a tool
  * the run still held). The old code failed (1) and (2) within a few hundred iterations: `done`
  * ran after the run was taken out of the state; (4) and (5) failed too (callbacks and the run's
- * task were dropped later on the runtime). */
+ * task were dropped later on the runtime).
+ * The races are forced, not hoped for: in (1) and (2) `done` holds on (up to a bound) until the host
+ * has shown it is inside the window — a poll answered TIMEOUT while `done` ran, or agent_free about
+ * to be called — and the rounds where that happened are counted and required. */
 #include "check.h"
 
 #include <sched.h>
@@ -16,19 +19,21 @@
 static int iterations(void) { return getenv("LIBAGENT_TEST_SLOW") ? 30 : 400; }
 
 typedef struct {
-    atomic_int started;  /* done entered */
-    atomic_int finished; /* done returned (set last) */
+    atomic_int started;      /* done entered */
+    atomic_int host_in_race; /* the host is inside the window: polling or about to free */
+    atomic_int finished;     /* done returned (set last) */
     atomic_int calls;
 } DoneContext;
 
+/* Holds `done` open until the host is inside the window (at most about a second, so a host that
+ * never comes cannot hang the test), then a little longer so that a free is well under way. */
 static void slow_done(void *ud, AgentStatus status, const char *error) {
     (void)status, (void)error;
     DoneContext *ctx = ud;
     atomic_fetch_add(&ctx->calls, 1);
     atomic_store(&ctx->started, 1);
-    /* Widen the window between the run's cleanup and the end of done. */
-    for (volatile int spin = 0; spin < 20000; spin++) {
-    }
+    for (int waited = 0; waited < 1000 && !atomic_load(&ctx->host_in_race); waited++) sleep_us(1000);
+    sleep_us(500);
     atomic_store(&ctx->finished, 1);
 }
 
@@ -96,19 +101,27 @@ int main(void) {
 
     /* (1) wait_for_idle(a, 0) polled until OK. */
     AgentHandle *agent = scripted_agent();
+    int waits_during_done = 0; /* rounds where a poll answered TIMEOUT while done was running */
     for (int i = 0; i < iterations(); i++) {
         DoneContext ctx = {0};
         CHECK_OK(agent_reset(agent));
         CHECK_OK(agent_prompt(agent, "\"hi\"", slow_done, &ctx));
         AgentStatus status;
-        while ((status = agent_wait_for_idle(agent, 0)) == AGENT_ERR_TIMEOUT) sched_yield();
+        while ((status = agent_wait_for_idle(agent, 0)) == AGENT_ERR_TIMEOUT) {
+            if (atomic_load(&ctx.started) && !atomic_load(&ctx.finished)) atomic_store(&ctx.host_in_race, 1);
+            sched_yield();
+        }
         CHECK_OK(status);
         if (!atomic_load(&ctx.finished)) FAIL("iteration %d: wait_for_idle returned before done finished", i);
         CHECK_EQ_INT(atomic_load(&ctx.calls), 1);
+        waits_during_done += atomic_load(&ctx.host_in_race);
     }
+    if (waits_during_done != iterations())
+        FAIL("(1) polled while done was running in %d of %d rounds: the race was not forced", waits_during_done, iterations());
     CHECK_OK(agent_free(agent));
 
     /* (2) agent_free right after agent_end. */
+    int frees_during_done = 0; /* rounds where agent_free was called while done was running */
     for (int i = 0; i < iterations(); i++) {
         agent = scripted_agent();
         uint64_t id;
@@ -117,6 +130,11 @@ int main(void) {
         atomic_store(&agent_ended, 0);
         CHECK_OK(agent_prompt(agent, "\"hi\"", slow_done, ctx));
         while (!atomic_load(&agent_ended)) sched_yield();
+        /* Every other round waits for done to begin, so that the free meets a running done
+         * (which holds on until it is told the free is coming); the others free at once. */
+        if (i % 2) WAIT_UNTIL(atomic_load(&ctx->started));
+        frees_during_done += atomic_load(&ctx->started) && !atomic_load(&ctx->finished);
+        atomic_store(&ctx->host_in_race, 1);
         CHECK_OK(agent_free(agent));
         /* Called once: either it finished the run normally, or the free cancelled it (FREED). */
         CHECK_EQ_INT(atomic_load(&ctx->calls), 1);
@@ -124,6 +142,9 @@ int main(void) {
         memset(ctx, 0xff, sizeof *ctx);
         free(ctx);
     }
+    if (frees_during_done < iterations() / 2)
+        FAIL("(2) freed while done was running in %d of %d rounds: the race was not forced", frees_during_done, iterations());
+    printf("test_done_ordering: waits during done %d, frees during done %d\n", waits_during_done, frees_during_done);
 
     /* (3) a done that frees its own agent does not wait for itself. */
     self_freeing = scripted_agent();

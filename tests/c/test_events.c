@@ -113,16 +113,23 @@ int main(void) {
     char again_types[4096] = "";
     drain_run(full, again_types, sizeof again_types, 0);
 
-    /* Closing a queue wakes a reader blocked on it from another thread. */
-    AgentEventQueue *idle_queue = NULL;
-    CHECK_OK(agent_events_open(agent, NULL, &idle_queue));
-    pthread_t reader;
-    CHECK(pthread_create(&reader, NULL, blocked_reader, idle_queue) == 0);
-    sleep_ms(20);
-    CHECK_OK(agent_events_close(idle_queue));
-    void *reader_status;
-    pthread_join(reader, &reader_status);
-    CHECK((intptr_t)reader_status == AGENT_ERR_CLOSED || (intptr_t)reader_status == AGENT_ERR_INVALID_HANDLE);
+    /* Closing a queue wakes a reader blocked on it from another thread. A reader that had not
+     * reached agent_events_next yet sees a freed queue instead; the woken branch must happen
+     * (more rounds, with a longer head start, until it did). */
+    int woken = 0;
+    for (int round = 0; round < 10 && !woken; round++) {
+        AgentEventQueue *idle_queue = NULL;
+        CHECK_OK(agent_events_open(agent, NULL, &idle_queue));
+        pthread_t reader;
+        CHECK(pthread_create(&reader, NULL, blocked_reader, idle_queue) == 0);
+        sleep_ms(20 * (round + 1));
+        CHECK_OK(agent_events_close(idle_queue));
+        void *reader_status;
+        pthread_join(reader, &reader_status);
+        if ((intptr_t)reader_status == AGENT_ERR_CLOSED) woken = 1;
+        else CHECK_EQ_INT((intptr_t)reader_status, AGENT_ERR_INVALID_HANDLE);
+    }
+    if (!woken) FAIL("no reader blocked in agent_events_next was woken by the close");
 
     /* A listener cannot wait on a queue from the runtime thread. */
     CHECK_OK(agent_events_open(agent, "{\"shape\":\"full\"}", &listener_queue));

@@ -135,23 +135,30 @@ int main(void) {
     }
     CHECK_OK(agent_free(agent));
 
-    /* agent_events_open racing agent_free: every queue that opened is closed by the free. */
-    for (int i = 0; i < 200; i++) {
+    /* agent_events_open racing agent_free: every queue that opened is closed by the free. The
+     * open is delayed by a varying amount so that both outcomes happen; each must have been seen
+     * (more rounds until they were, within a bound), or the race was not exercised. */
+    int opened = 0, refused = 0;
+    for (int i = 0; i < 200 || ((!opened || !refused) && i < 4000); i++) {
         agent = new_agent(NULL);
         pthread_t thread;
         CHECK(pthread_create(&thread, NULL, free_soon, agent) == 0);
+        if (i % 8) sleep_us((i % 8) * 25);
         AgentEventQueue *queue = NULL;
         AgentStatus status = agent_events_open(agent, NULL, &queue);
         CHECK(pthread_join(thread, NULL) == 0);
         if (status == AGENT_OK) {
+            opened++;
             char *event = NULL;
             CHECK_ERR(agent_events_next(queue, WAIT_MS, &event), AGENT_ERR_CLOSED, "closed");
             CHECK_OK(agent_events_close(queue));
         } else {
+            refused++;
             CHECK_EQ_INT(status, AGENT_ERR_INVALID_HANDLE);
             CHECK(queue == NULL);
         }
     }
+    if (!opened || !refused) FAIL("events_open racing free: %d opened, %d refused; both must happen", opened, refused);
 
     printf("test_hardening: ok\n");
     return 0;

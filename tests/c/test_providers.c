@@ -64,7 +64,7 @@ int main(void) {
     CHECK_HAS(message, "No API key for provider: acme-local");
     agent_string_free(message);
     CHECK_OK(agent_free(agent));
-    CHECK_ERR(agent_use_providers(agent), AGENT_ERR_INVALID_HANDLE, "");
+    CHECK_ERR(agent_use_providers(agent), AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
 
     /* The process-wide default: agents built without a stream function use the providers. */
     CHECK_OK(agent_set_default_providers());

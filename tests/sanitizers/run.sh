@@ -18,8 +18,15 @@
 #   TSan: gcc 12's libtsan lacks entry points current LLVM emits (__tsan_memcpy, ...), so the C
 #   tests are compiled with gcc `-fsanitize=thread` but linked (no -fsanitize at link time)
 #   against rustc's own TSan runtime (librustc-nightly_rt.tsan.a from the nightly sysroot,
-#   whole-archive, exported with -rdynamic). A deliberate C data race is reported with it.
-set -u
+#   whole-archive, exported with -rdynamic).
+# - Positive controls (tests/sanitizers/canaries/): a deliberate data race and a deliberate heap
+#   overflow, each once in C alone and once across the C boundary (libagent reading what C races
+#   on or overruns). Each must be reported, or the check fails: a setup that stopped detecting
+#   would otherwise pass every test.
+# - Every test in tests/c/ runs under both sanitizers (the list is the folder). A failed nightly
+#   build or component install fails the check at once, so stale builds in target/asan and
+#   target/tsan are never tested in place of fresh ones.
+set -u -o pipefail
 cd "$(dirname "$0")/../.."
 TARGET=x86_64-unknown-linux-gnu
 SHARED="${SHARED:-$(cd .. && pwd)/shared}"
@@ -35,19 +42,49 @@ record() { # name status
     else failed=$((failed + 1)); failures+=("$1"); echo "FAIL  $1 (exit $2)"; fi
 }
 
-if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
-    rustup component add rust-src --toolchain nightly >/dev/null
+die() { echo "check-memory: $*" >&2; echo "check-memory: FAILED"; exit 1; }
+
+# (The list is read whole: `grep -q` closing the pipe early would fail the pipeline.)
+if ! grep -qx 'rust-src' <<<"$(rustup component list --toolchain nightly --installed 2>/dev/null)"; then
+    rustup component add rust-src --toolchain nightly >/dev/null \
+        || die "cannot install the nightly rust-src component (needed by the TSan build)"
 fi
+
+# canary NAME LOG EXPECTED...: the canary's run (already done, log in LOG, status in $status)
+# must have failed and its log must contain every EXPECTED text.
+canary() {
+    local name="$1" log="$2"; shift 2
+    local ok=0
+    [ "$status" -ne 0 ] || ok=1
+    for text in "$@"; do grep -qF -- "$text" "$log" || ok=1; done
+    if [ $ok -ne 0 ]; then
+        echo "the sanitizer did not report the deliberate bug of $name (exit $status); expected: $*"
+        tail -20 "$log"
+    fi
+    record "canary $name is reported" $ok
+}
 
 CFLAGS="-Wall -Wextra -Werror -std=c11 -g -O1 -fno-omit-frame-pointer -Iinclude"
 
 if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
     # Without the HTTP providers (safe Rust over reqwest, tested by the ordinary suites): the
     # sanitizers watch the C boundary, and the providers' dependency tree would double the build.
-    RUSTFLAGS="-Zsanitizer=address" cargo +nightly build --quiet --no-default-features --target $TARGET --target-dir target/asan
+    RUSTFLAGS="-Zsanitizer=address" cargo +nightly build --quiet --no-default-features --target $TARGET --target-dir target/asan \
+        || die "the AddressSanitizer build of libagent failed"
     LIB="$PWD/target/asan/$TARGET/debug"
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    for name in overflow_in_c overflow_in_library; do
+        gcc $CFLAGS -fsanitize=address "tests/sanitizers/canaries/$name.c" \
+            -L"$LIB" -lagent -Wl,-rpath,"$LIB" -lpthread -o "$OUT/asan-$name" \
+            || die "the ASan canary $name does not compile"
+        timeout 120 "$OUT/asan-$name" >"$OUT/asan-$name.log" 2>&1
+        status=$?
+        case $name in
+            overflow_in_c) canary "asan $name" "$OUT/asan-$name.log" "AddressSanitizer: heap-buffer-overflow" ;;
+            *) canary "asan $name" "$OUT/asan-$name.log" "AddressSanitizer: heap-buffer-overflow" "agent_options_new" ;;
+        esac
+    done
     for src in tests/c/test_*.c; do
         name="$(basename "$src" .c)"
         if gcc $CFLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined "$src" \
@@ -77,19 +114,31 @@ if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
 fi
 
 if [ "$ONLY" = all ] || [ "$ONLY" = tsan ]; then
-    RUSTFLAGS="-Zsanitizer=thread" cargo +nightly build --quiet --no-default-features -Zbuild-std --target $TARGET --target-dir target/tsan
+    RUSTFLAGS="-Zsanitizer=thread" cargo +nightly build --quiet --no-default-features -Zbuild-std --target $TARGET --target-dir target/tsan \
+        || die "the ThreadSanitizer build of libagent failed"
     LIB="$PWD/target/tsan/$TARGET/debug"
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
     RT="$(rustc +nightly --print sysroot)/lib/rustlib/$TARGET/lib/librustc-nightly_rt.tsan.a"
-    # The multithreaded tests first (test_multithread, test_reentrancy, test_deferred,
-    # test_free_inside), then the rest: each takes about a second.
-    for name in test_multithread test_reentrancy test_deferred test_free_inside test_hardening test_done_ordering test_finalizer_reentry \
-                test_stream test_events test_tools test_run test_basics test_misuse; do
-        [ -f "tests/c/$name.c" ] || continue
-        if gcc $CFLAGS -fsanitize=thread -c "tests/c/$name.c" -o "$OUT/tsan-$name.o" \
-            && gcc "$OUT/tsan-$name.o" -rdynamic -Wl,--whole-archive "$RT" -Wl,--no-whole-archive \
-                -L"$LIB" -lagent -Wl,-rpath,"$LIB" -lpthread -ldl -lm -lrt -o "$OUT/tsan-$name"; then
-            timeout 300 "$OUT/tsan-$name" >"$OUT/tsan-$name.log" 2>&1
+    [ -f "$RT" ] || die "rustc's TSan runtime is missing: $RT"
+    tsan_build() { # SOURCE OUTPUT
+        gcc $CFLAGS -fsanitize=thread -c "$1" -o "$2.o" \
+            && gcc "$2.o" -rdynamic -Wl,--whole-archive "$RT" -Wl,--no-whole-archive \
+                -L"$LIB" -lagent -Wl,-rpath,"$LIB" -lpthread -ldl -lm -lrt -o "$2"
+    }
+    for name in race_in_c race_with_library; do
+        tsan_build "tests/sanitizers/canaries/$name.c" "$OUT/tsan-$name" \
+            || die "the TSan canary $name does not compile"
+        timeout 120 "$OUT/tsan-$name" >"$OUT/tsan-$name.log" 2>&1
+        status=$?
+        case $name in
+            race_in_c) canary "tsan $name" "$OUT/tsan-$name.log" "ThreadSanitizer: data race" ;;
+            *) canary "tsan $name" "$OUT/tsan-$name.log" "ThreadSanitizer: data race" "libagent.so" ;;
+        esac
+    done
+    for src in tests/c/test_*.c; do
+        name="$(basename "$src" .c)"
+        if tsan_build "$src" "$OUT/tsan-$name"; then
+            LIBAGENT_TEST_NO_PROVIDERS=1 timeout 300 "$OUT/tsan-$name" >"$OUT/tsan-$name.log" 2>&1
             status=$?
             [ $status -ne 0 ] && tail -60 "$OUT/tsan-$name.log"
             record "tsan $name" $status

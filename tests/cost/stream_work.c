@@ -1,0 +1,150 @@
+/* One run whose response streams N deltas of one kind, through the C ABI, with a listener that
+ * reads what the README's listener reads (type, update type, delta). tests/cost/run.py runs it
+ * under callgrind for N, 2N and 4N and compares the instructions the extra deltas cost: linear
+ * work doubles, work that re-scans or re-copies what was streamed so far quadruples (or worse),
+ * whether or not it allocates.
+ *
+ * usage: stream_work N   runs every scenario with N, 2N and 4N deltas; under callgrind each run's
+ *                        instructions are dumped apart (CALLGRIND_DUMP_STATS_AT "SCENARIO DELTAS")
+ *   text-json     text_delta events pushed as JSON
+ *   text-typed    text deltas through agent_stream_push_text_delta
+ *   thinking      thinking deltas (typed)
+ *   toolcall      one tool call whose string argument grows by one delta at a time (typed)
+ *   toolcall-json the same, pushed as JSON events
+ *   transcript    no deltas: the agent starts from N remove/re-add cycles of tool declarations in
+ *                 system messages, which the prompt replays to declare its own tools */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <valgrind/callgrind.h>
+#include "agent.h"
+
+static const char *scenario;
+static int deltas;
+static int requests;
+
+static void check(AgentStatus status, const char *what) {
+    if (status != AGENT_OK) {
+        fprintf(stderr, "stream_work: %s failed (%d): %s\n", what, status, agent_last_error());
+        exit(1);
+    }
+}
+
+static void stream(void *ud, const char *request, AgentStream *s) {
+    (void)ud, (void)request;
+    check(agent_stream_push(s, "{\"type\":\"start\"}"), "start");
+    if (requests++ > 0 || !strcmp(scenario, "transcript")) { /* the turn after the tool call */
+        check(agent_stream_push(s, "{\"type\":\"done\",\"reason\":\"stop\"}"), "done");
+        return;
+    }
+    int tool = !strncmp(scenario, "toolcall", 8), json = strstr(scenario, "json") != NULL;
+    AgentBlockKind kind = tool ? AGENT_BLOCK_TOOLCALL : !strcmp(scenario, "thinking") ? AGENT_BLOCK_THINKING : AGENT_BLOCK_TEXT;
+    if (tool) {
+        check(agent_stream_push_toolcall_start(s, 0, "call_1", "note"), "toolcall_start");
+        if (json) check(agent_stream_push(s, "{\"type\":\"toolcall_delta\",\"contentIndex\":0,\"delta\":\"{\\\"text\\\": \\\"\"}"), "delta");
+        else check(agent_stream_push_toolcall_delta(s, 0, "{\"text\": \"", 10), "delta");
+    } else {
+        check(agent_stream_push_block_start(s, kind, 0), "block_start");
+    }
+    for (int i = 0; i < deltas; i++) {
+        if (json && tool) check(agent_stream_push(s, "{\"type\":\"toolcall_delta\",\"contentIndex\":0,\"delta\":\"abcdefgh\"}"), "delta");
+        else if (json) check(agent_stream_push(s, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"abcdefgh\"}"), "delta");
+        else if (tool) check(agent_stream_push_toolcall_delta(s, 0, "abcdefgh", 8), "delta");
+        else if (kind == AGENT_BLOCK_THINKING) check(agent_stream_push_thinking_delta(s, 0, "abcdefgh", 8), "delta");
+        else check(agent_stream_push_text_delta(s, 0, "abcdefgh", 8), "delta");
+    }
+    if (tool) check(agent_stream_push_toolcall_delta(s, 0, "\"}", 2), "delta");
+    check(agent_stream_push_block_end(s, kind, 0), "block_end");
+    check(agent_stream_push(s, tool ? "{\"type\":\"done\",\"reason\":\"toolUse\"}" : "{\"type\":\"done\",\"reason\":\"stop\"}"), "done");
+}
+
+static void note_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+    (void)ud, (void)id;
+    if (strlen(args) < (size_t)deltas * 8) {
+        fprintf(stderr, "stream_work: the tool got %zu bytes of arguments\n", strlen(args));
+        exit(1);
+    }
+    check(agent_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"details\":{}}"), "tool answer");
+}
+
+static size_t seen;
+static void listener(void *ud, const AgentEvent *e, AgentCall *call) {
+    (void)ud;
+    const char *type, *update, *delta;
+    size_t len;
+    check(agent_event_type(e, &type), "agent_event_type");
+    check(agent_event_update_type(e, &update), "agent_event_update_type");
+    if (update && agent_event_delta(e, &delta, &len) == AGENT_OK) seen += len;
+    check(agent_call_complete(call, NULL), "listener answer");
+}
+
+/* The options, with `cycles` remove/re-add cycles of tool declarations as the initial messages. */
+static char *options_json(int cycles) {
+    size_t size = 256 + (size_t)cycles * 320, used = 0;
+    char *text = malloc(size);
+    used += snprintf(text + used, size - used,
+                     "{\"initialState\":{\"model\":{\"id\":\"m\",\"api\":\"a\",\"provider\":\"p\"},\"messages\":[");
+    for (int i = 0; i < cycles; i++) {
+        used += snprintf(text + used, size - used,
+                         "%s{\"role\":\"system\",\"content\":\"\",\"timestamp\":%d,\"toolsAdded\":["
+                         "{\"name\":\"t\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}},"
+                         "{\"name\":\"x%d\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}],"
+                         "\"toolsRemoved\":[{\"name\":\"t\"}]},"
+                         "{\"role\":\"user\",\"content\":\"u\",\"timestamp\":%d}",
+                         i ? "," : "", i, i, i);
+    }
+    snprintf(text + used, size - used, "]}}");
+    return text;
+}
+
+/* One agent, one run of `n` deltas of `name` (or `n` transcript cycles), freed again: everything
+ * the run costs. */
+static void run(const char *name, int n) {
+    scenario = name;
+    int transcript = !strcmp(name, "transcript");
+    deltas = transcript ? 0 : n;
+    requests = 0;
+    seen = 0;
+    AgentOptions *options;
+    char *json = options_json(transcript ? n : 0);
+    check(agent_options_new(json, &options), "options");
+    free(json);
+    check(agent_options_set_stream_fn(options, stream, NULL, NULL), "stream fn");
+    AgentTool *tool;
+    check(agent_tool_new("{\"name\":\"note\",\"parameters\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}}",
+                         note_tool, NULL, NULL, &tool), "tool");
+    check(agent_options_add_tool(options, tool), "add tool");
+    check(agent_tool_free(tool), "tool free");
+    AgentHandle *agent;
+    check(agent_new(options, &agent), "agent");
+    uint64_t id;
+    check(agent_subscribe(agent, listener, NULL, NULL, &id), "subscribe");
+    check(agent_prompt(agent, "\"go\"", NULL, NULL), "prompt");
+    check(agent_wait_for_idle(agent, -1), "wait");
+    check(agent_free(agent), "free");
+    if (seen < (size_t)deltas * 8) {
+        fprintf(stderr, "stream_work: %s: the listener saw %zu bytes of deltas\n", name, seen);
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv) {
+    static const char *scenarios[] = {"text-json", "text-typed", "thinking", "toolcall", "toolcall-json", "transcript"};
+    int n = argc == 2 ? atoi(argv[1]) : 0;
+    if (n <= 0) {
+        fprintf(stderr, "usage: stream_work N\n");
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        run(scenarios[i], n / 4); /* warm-up: one-time initialisation is not counted */
+        for (int k = 1; k <= 4; k *= 2) {
+            char label[64];
+            snprintf(label, sizeof label, "%s %d", scenarios[i], k * n);
+            CALLGRIND_ZERO_STATS;
+            run(scenarios[i], k * n);
+            CALLGRIND_DUMP_STATS_AT(label);
+        }
+    }
+    printf("stream_work %d: ok\n", n);
+    return 0;
+}
