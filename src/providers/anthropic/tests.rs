@@ -3,6 +3,7 @@
 //! and streams against pi-ai; these pin the pieces.
 
 use super::request::{build, Built};
+use super::response::openrouter_total;
 use super::*;
 use crate::host::AbortSignal;
 use crate::stream::{channel, StreamOutput};
