@@ -32,6 +32,8 @@ struct Compat {
     thinking_format: String,
     supports_strict_mode: bool,
     mid_convo_system_messages: bool,
+    /// Tools added mid-conversation can be sent in place (with mid-conversation system messages).
+    mid_convo_tool_additions: bool,
     send_session_affinity_headers: bool,
     session_affinity_format: String,
     supports_long_cache_retention: bool,
@@ -130,6 +132,7 @@ fn detect_compat(call: &Call) -> Compat {
         thinking_format: text("thinkingFormat", thinking_format),
         supports_strict_mode: flag("supportsStrictMode", false),
         mid_convo_system_messages: flag("supportsMidConvoSystemMessages", false),
+        mid_convo_tool_additions: flag("supportsMidConvoToolAdditions", false),
         send_session_affinity_headers: flag("sendSessionAffinityHeaders", openrouter),
         session_affinity_format: text(
             "sessionAffinityFormat",
@@ -184,3 +187,6 @@ fn is_reasoning_detail(detail: &Json) -> bool {
             _ => false,
         }
 }
+
+#[cfg(test)]
+mod tests;

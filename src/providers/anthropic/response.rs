@@ -3,10 +3,12 @@
 
 use std::collections::HashMap;
 
-use crate::json::{json, now_ms, number, str_field, to_string, Json, JsonMap};
+use crate::json::{json, now_ms, str_field, to_string, Json, JsonMap};
 
 use super::super::limits::truthy;
-use super::super::output::{BlockKind, Output, Usage};
+use super::super::output::{
+    is_openrouter, openrouter_total, set_billed_total, BlockKind, Output, Usage,
+};
 use super::super::sse::SseEvent;
 use super::super::Call;
 use super::{request, threads, Stop};
@@ -195,8 +197,7 @@ impl Reader {
         let mut usage = u.to_json(&self.usage_model);
         if let Some(reported) = reported {
             if let Some(total) = openrouter_total(reported) {
-                usage["cost"]["total"] = number(total);
-                usage["cost"]["totalFromProvider"] = Json::Bool(true);
+                set_billed_total(&mut usage, total);
             }
         }
         out.set("usage", usage)?;
@@ -374,9 +375,7 @@ impl Reader {
                 u.reasoning = Some(n);
             }
         }
-        let openrouter = str_field(&self.model, "provider") == Some("openrouter")
-            || str_field(&self.model, "baseUrl").is_some_and(|u| u.contains("openrouter.ai"));
-        self.set_usage(out, usage.filter(|_| openrouter))
+        self.set_usage(out, usage.filter(|_| is_openrouter(&self.model)))
     }
 
     /// `recordThreadReply` after a clean reply to a thread request.
@@ -509,30 +508,5 @@ fn parse_event(name: &str, sse: &SseEvent) -> Result<Json, Stop> {
         )),
         Ok(event) => Ok(event),
         Err(message) => Err(failure(message)),
-    }
-}
-
-/// OpenRouter's billed total (`applyOpenRouterReportedCost`) when the usage reports a complete,
-/// valid one.
-pub(super) fn openrouter_total(reported: &Json) -> Option<f64> {
-    let valid = |v: Option<&Json>| {
-        v.and_then(Json::as_f64)
-            .filter(|c| c.is_finite() && *c >= 0.0)
-    };
-    let cost = valid(reported.get("cost"))?;
-    match reported.get("is_byok") {
-        Some(Json::Bool(false)) => Some(cost),
-        Some(Json::Bool(true)) => {
-            let details = reported.get("cost_details").filter(|d| truthy(d))?;
-            let upstream = match details.get("upstream_inference_cost") {
-                Some(Json::Null) => {
-                    valid(details.get("upstream_inference_prompt_cost"))?
-                        + valid(details.get("upstream_inference_completions_cost"))?
-                }
-                other => valid(other)?,
-            };
-            Some(cost + upstream)
-        }
-        _ => None,
     }
 }

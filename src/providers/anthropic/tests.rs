@@ -3,9 +3,9 @@
 //! and streams against pi-ai; these pin the pieces.
 
 use super::request::{build, Built};
-use super::response::openrouter_total;
 use super::*;
 use crate::host::AbortSignal;
+use crate::providers::output::openrouter_total;
 use crate::stream::{channel, StreamOutput};
 
 fn model() -> Json {

@@ -3,11 +3,11 @@
 
 use super::super::http::HttpRequest;
 use super::super::limits::{clamp_level, js_len, max_tokens, text_of, truthy};
-use super::super::transcript::{is_role, resolve, tools, transform};
+use super::super::transcript::{is_role, request_tools, resolve, transform};
 use super::super::Call;
 use super::{is_reasoning_detail, Compat, REASONING_FIELDS};
 use crate::json::{json, number, to_string, Json, JsonMap};
-use crate::transcript::get_system_message_text;
+use crate::transcript::{get_system_message_text, render_system_message_update};
 
 /// `PI_CACHE_RETENTION=long` (options.env or the process) makes `long` the default.
 pub(crate) fn cache_retention(call: &Call) -> String {
@@ -105,9 +105,11 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
         "model".into(),
         call.model.get("id").cloned().unwrap_or(Json::Null),
     );
+    let additions = compat.mid_convo_system_messages && compat.mid_convo_tool_additions;
+    let (request_tools, folded) = request_tools(&messages, additions);
     body.insert(
         "messages".into(),
-        Json::Array(convert_messages(call, compat, &messages)),
+        Json::Array(convert_messages(call, compat, &messages, folded)),
     );
     body.insert("stream".into(), true.into());
     let session = call.option("sessionId").and_then(Json::as_str);
@@ -137,9 +139,8 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
     if let Some(temperature) = call.option("temperature") {
         body.insert("temperature".into(), temperature.clone());
     }
-    let current_tools = tools(&messages);
-    if !current_tools.is_empty() {
-        let converted = current_tools
+    if !request_tools.is_empty() {
+        let converted = request_tools
             .iter()
             .map(|t| convert_tool(t, compat))
             .collect();
@@ -371,8 +372,8 @@ fn block_type(block: &Json) -> &str {
     block.get("type").and_then(Json::as_str).unwrap_or("")
 }
 
-/// Tool-call ids from other providers: `call|item` ids become `call_item` (or a hashed 40-char
-/// form), OpenAI's own are cut to 40 characters.
+/// Tool-call ids from other providers: `call|item` ids become `call_item` (or, past 40 UTF-16
+/// units, the call id cut short plus pi-ai's hash of the whole id), OpenAI's own are cut to 40.
 fn normalize_id_openai(id: &str) -> String {
     normalize_id(id, true)
 }
@@ -381,47 +382,81 @@ fn normalize_id_other(id: &str) -> String {
     normalize_id(id, false)
 }
 
-fn normalize_id(id: &str, provider_openai: bool) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
+pub(super) fn normalize_id(id: &str, provider_openai: bool) -> String {
     if let Some((call_id, item_id)) = id.split_once('|') {
-        let (call_id, item_id) = (clean(call_id), clean(item_id));
+        let (call_id, item_id) = (sanitize_id(call_id), sanitize_id(item_id));
         let combined = if item_id.is_empty() {
             call_id.clone()
         } else {
             format!("{call_id}_{item_id}")
         };
-        if js_len(&combined) <= 40.0 {
+        // Sanitized ids are ASCII: bytes are UTF-16 units.
+        if combined.len() <= 40 {
             return combined;
         }
-        let hash = short_hash(id);
+        let hash: String = short_hash(id).chars().take(8).collect();
         let keep = 40usize.saturating_sub(hash.len() + 1).max(1);
-        let prefix: String = call_id.chars().take(keep).collect();
-        return format!("{prefix}_{hash}");
+        return format!("{}_{hash}", &call_id[..keep.min(call_id.len())]);
     }
     if provider_openai && js_len(id) > 40.0 {
-        return id.chars().take(40).collect();
+        return utf16_prefix(id, 40);
     }
     id.to_string()
 }
 
-/// An 8-character hex digest (FNV-1a; pi-ai's own hash is not reproduced, see README).
-fn short_hash(text: &str) -> String {
-    let mut hash: u32 = 0x811c_9dc5;
-    for b in text.bytes() {
-        hash ^= u32::from(b);
-        hash = hash.wrapping_mul(0x0100_0193);
+/// Every UTF-16 unit outside `[a-zA-Z0-9_-]` becomes `_` (a character beyond the BMP gives two,
+/// as JavaScript's non-Unicode regular expressions see it).
+fn sanitize_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
     }
-    format!("{hash:08x}")
+    out
+}
+
+/// The longest prefix of at most `units` UTF-16 units (a pair that would be cut is dropped:
+/// Rust strings cannot end in half a pair).
+fn utf16_prefix(text: &str, units: usize) -> String {
+    let mut used = 0;
+    text.chars()
+        .take_while(|c| {
+            used += c.len_utf16();
+            used <= units
+        })
+        .collect()
+}
+
+/// pi-ai's `shortHash`: two 32-bit multiply-xor lanes over the UTF-16 units, mixed at the end,
+/// written as two base-36 numbers (the second lane first).
+pub(super) fn short_hash(text: &str) -> String {
+    let mut h1: u32 = 0xdead_beef;
+    let mut h2: u32 = 0x41c6_ce57;
+    for unit in text.encode_utf16() {
+        h1 = (h1 ^ u32::from(unit)).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ u32::from(unit)).wrapping_mul(1_597_334_677);
+    }
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    format!("{}{}", base36(h2), base36(h1))
+}
+
+/// `n.toString(36)`.
+fn base36(mut n: u32) -> String {
+    let mut digits = Vec::new();
+    loop {
+        digits.push(char::from_digit(n % 36, 36).unwrap_or('0'));
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.iter().rev().collect()
 }
 
 fn image_url(block: &Json) -> Json {
@@ -430,7 +465,9 @@ fn image_url(block: &Json) -> Json {
     json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
 }
 
-fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json> {
+/// The request's messages; tools added by system messages past the first `folded` ones go out in
+/// place, as a `{"role": "system", "tools": [...]}` message.
+fn convert_messages(call: &Call, compat: &Compat, messages: &[Json], folded: usize) -> Vec<Json> {
     let normalize = if call.model_str("provider") == "openai" {
         normalize_id_openai
     } else {
@@ -450,6 +487,7 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
     };
     let mut out = Vec::new();
     let mut last_role = String::new();
+    let mut system_index = 0;
     let mut i = 0;
     while i < transformed.len() {
         let message = &transformed[i];
@@ -462,7 +500,18 @@ fn convert_messages(call: &Call, compat: &Compat, messages: &[Json]) -> Vec<Json
         }
         match role {
             "system" => {
-                let text = get_system_message_text(message);
+                let added = message.get("toolsAdded").and_then(Json::as_array);
+                if let Some(added) = added.filter(|a| system_index >= folded && !a.is_empty()) {
+                    let tools = added.iter().map(|t| convert_tool(t, compat)).collect();
+                    out.push(json!({"role": "system", "tools": Json::Array(tools)}));
+                }
+                system_index += 1;
+                // Only a leading system message is the whole prompt; later ones are updates.
+                let text = if i == 0 {
+                    get_system_message_text(message)
+                } else {
+                    render_system_message_update(message)
+                };
                 if !text.is_empty() {
                     out.push(json!({"role": instruction_role, "content": text}));
                 }

@@ -217,7 +217,7 @@ impl Reader {
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| truthy(u)) {
-            self.out.set_usage(&parse_usage(usage))?;
+            self.out.set_usage(&parse_usage(usage), usage)?;
         }
         let Some(choice) = chunk
             .get("choices")
@@ -228,7 +228,7 @@ impl Reader {
         };
         if !chunk.get("usage").is_some_and(truthy) {
             if let Some(usage) = choice.get("usage").filter(|u| truthy(u)) {
-                self.out.set_usage(&parse_usage(usage))?;
+                self.out.set_usage(&parse_usage(usage), usage)?;
             }
         }
         if let Some(reason) = choice.get("finish_reason").filter(|r| truthy(r)) {
