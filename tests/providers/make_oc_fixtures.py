@@ -296,11 +296,57 @@ fixtures.update({
                     "options": {"apiKey": KEY}},
         "responses": [{"status": 200, "headers": SSE, "chunks": ANSWER}],
     },
+    "121-oc-duplicate-tool-call-ids": {
+        "description": "Two streamed tool calls with the same id at indexes 0 and 1: two blocks, each with its own arguments; a third entry without index is matched by that id.",
+        "request": {"model": model(), "context": {"messages": [USER]}, "options": {"apiKey": KEY}},
+        "responses": [{"status": 200, "headers": SSE, "chunks": [
+            chunk({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_dup", "type": "function", "function": {"name": "ls", "arguments": ""}}]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"d\":\"a\"}"}}]}),
+            chunk({"tool_calls": [{"index": 1, "id": "call_dup", "type": "function", "function": {"name": "cat", "arguments": "{\"f\""}}]}),
+            chunk({"tool_calls": [{"index": 1, "function": {"arguments": ":\"b\"}"}}]}),
+            chunk({"tool_calls": [{"id": "call_dup", "function": {"arguments": ""}}]}),
+            chunk({}, finish="tool_calls"), DONE]}],
+    },
+    "122-oc-split-surrogate-in-reasoning-details": {
+        "description": "OpenRouter reasoning_details whose text splits a surrogate pair across two events (no event shows the details): the thinking signature holds the joined character.",
+        "request": {"model": model(id="anthropic/claude-sonnet-4.5", provider="openrouter", reasoning=True,
+                                   baseUrl="{{BASE_URL}}/api/v1"),
+                    "context": {"messages": [USER]}, "options": {"apiKey": "sk-or-test", "reasoning": "low"}},
+        "responses": [{"status": 200, "headers": SSE, "chunks": [
+            chunk({"role": "assistant", "content": "", "reasoning_details": [{"type": "reasoning.text", "text": "Hmm \ud83e", "index": 0, "format": "anthropic-claude-v1"}]}),
+            chunk({"reasoning_details": [{"type": "reasoning.text", "text": "\udd14 ok", "index": 0, "format": "anthropic-claude-v1", "signature": "s"}]}),
+            chunk({"content": "Done."}),
+            chunk({}, finish="stop"), DONE]}],
+    },
 })
+
+# Fixtures whose pi-ai events hold half a surrogate pair: only requests and result are compared.
+result_only = {
+    "120-oc-split-surrogate-pair": {
+        "description": "A UTF-16 surrogate pair split across two SSE events (a lone \\ud83d escape, then \\ude00) in text, reasoning and tool-call arguments: pi-ai's strings join them. Its events hold the lone halves, which a Rust string cannot: only the requests and the result are compared.",
+        "request": {"model": model(id="qwen3", provider="vllm", reasoning=True), "context": {"messages": [USER]},
+                    "options": {"apiKey": KEY}},
+        "responses": [{"status": 200, "headers": SSE, "chunks": [
+            chunk({"role": "assistant", "reasoning_content": "Think \ud83e"}),
+            chunk({"reasoning_content": "\udd14!"}),
+            chunk({"content": "Hi \ud83d"}),
+            chunk({"content": "\ude00 there \ud83d"}),
+            chunk({"content": "\ude4f"}),
+            chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                   "function": {"name": "emit", "arguments": "{\"e\":\"\ud83d"}}]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": "\ude80\"}"}}]}),
+            chunk({}, finish="tool_calls"), DONE]}],
+    },
+}
 
 os.makedirs(os.path.join(HERE, "fixtures"), exist_ok=True)
 for name, fixture in fixtures.items():
     with open(os.path.join(HERE, "fixtures", name + ".json"), "w") as f:
         json.dump(fixture, f, indent=2, ensure_ascii=False)
         f.write("\n")
-print(len(fixtures), "fixtures written")
+os.makedirs(os.path.join(HERE, "result-only", "fixtures"), exist_ok=True)
+for name, fixture in result_only.items():
+    with open(os.path.join(HERE, "result-only", "fixtures", name + ".json"), "w") as f:
+        json.dump(fixture, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+print(len(fixtures) + len(result_only), "fixtures written")

@@ -10,6 +10,7 @@ use super::super::output::{
     is_openrouter, openrouter_total, set_billed_total, BlockKind, Output, Usage,
 };
 use super::super::sse::SseEvent;
+use super::super::surrogates::SplitSurrogates;
 use super::super::Call;
 use super::{request, threads, Stop};
 
@@ -91,6 +92,8 @@ pub(super) struct Reader {
     pub(super) reply: Option<Vec<(JsonMap, String)>>,
     response_id: Option<Json>,
     has_response_model: bool,
+    /// Surrogate pairs split across two events are joined before parsing.
+    surrogates: SplitSurrogates,
 }
 
 impl Reader {
@@ -112,6 +115,7 @@ impl Reader {
             reply: None,
             response_id: None,
             has_response_model: false,
+            surrogates: SplitSurrogates::default(),
         }
     }
 
@@ -124,7 +128,8 @@ impl Reader {
         if !MESSAGE_EVENTS.contains(&name) {
             return Ok(());
         }
-        let event = parse_event(name, sse)?;
+        let data = self.surrogates.rejoin(&sse.data);
+        let event = parse_event(name, sse, &data)?;
         match str_field(&event, "type") {
             Some("message_start") => {
                 self.saw_message_start = true;
@@ -476,10 +481,12 @@ fn wire_key(event: &Json) -> String {
 
 /// The event's JSON (`parseJsonWithRepair`), or pi-ai's parse-failure text. The message of a
 /// failed parse is serde's, not V8's (kit README §9); the raw lines are rebuilt from the event.
-fn parse_event(name: &str, sse: &SseEvent) -> Result<Json, Stop> {
-    let parsed = crate::json::parse(&sse.data).or_else(|error| {
-        let repaired = crate::args::repair_json(&sse.data);
-        if repaired != sse.data {
+/// `data` is the event's data with split surrogate pairs joined; the failure text quotes the
+/// event as received.
+fn parse_event(name: &str, sse: &SseEvent, data: &str) -> Result<Json, Stop> {
+    let parsed = crate::json::parse(data).or_else(|error| {
+        let repaired = crate::args::repair_json(data);
+        if repaired != data {
             crate::json::parse(&repaired)
         } else {
             Err(error)

@@ -7,6 +7,7 @@ use super::super::http::{self, Chunk, Failure, HttpRequest};
 use super::super::limits::truthy;
 use super::super::output::{BlockKind, Output, Pushed, Usage};
 use super::super::sse::{SseEvent, SseParser};
+use super::super::surrogates::SplitSurrogates;
 use super::super::Call;
 use super::{is_reasoning_detail, Compat, REASONING_FIELDS};
 use crate::args::ArgumentStream;
@@ -77,6 +78,8 @@ struct Reader {
     names: HashMap<usize, String>,
     ids: HashMap<usize, String>,
     details: Option<Vec<Json>>,
+    /// Surrogate pairs split across two events are joined before parsing.
+    surrogates: SplitSurrogates,
     response_id: bool,
     response_model: bool,
     stop_reason: String,
@@ -106,6 +109,7 @@ pub(super) async fn run(call: Call, compat: Compat, request: HttpRequest, out: O
         names: HashMap::new(),
         ids: HashMap::new(),
         details: None,
+        surrogates: SplitSurrogates::default(),
         response_id: false,
         response_model: false,
         stop_reason: "pending".into(),
@@ -182,7 +186,8 @@ impl Reader {
         if event.data.starts_with("[DONE]") {
             return Ok(Step::Done);
         }
-        let Ok(chunk) = crate::json::parse(&event.data) else {
+        let data = self.surrogates.rejoin(&event.data);
+        let Ok(chunk) = crate::json::parse(&data) else {
             return Ok(Step::Fail(MALFORMED.into()));
         };
         if event.event.as_deref() == Some("error") {

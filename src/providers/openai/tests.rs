@@ -71,6 +71,10 @@ fn request_tools_fold_up_to_the_last_removal_or_redeclaration() {
     let (tools, folded) = request_tools(&additive[1..], true);
     assert_eq!((names(&tools), folded), (Vec::<&str>::new(), 0));
     // A name declared again after its removal counts as a redeclaration.
-    let again = vec![system(&["a"], &[]), system(&[], &["a"]), system(&["a"], &[])];
+    let again = vec![
+        system(&["a"], &[]),
+        system(&[], &["a"]),
+        system(&["a"], &[]),
+    ];
     assert_eq!(request_tools(&again, true).1, 3);
 }
