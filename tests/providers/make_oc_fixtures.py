@@ -297,14 +297,16 @@ fixtures.update({
         "responses": [{"status": 200, "headers": SSE, "chunks": ANSWER}],
     },
     "121-oc-duplicate-tool-call-ids": {
-        "description": "Two streamed tool calls with the same id at indexes 0 and 1: two blocks, each with its own arguments; a third entry without index is matched by that id.",
+        "description": "Two streamed tool calls with the same id at indexes 0 and 1. pi-ai keys a call by its index, else by its id, and gives a block its index only once: the second call's opening entry lands in the first block (by id), its arguments in a new block without id or name; an entry without index is matched by the id.",
         "request": {"model": model(), "context": {"messages": [USER]}, "options": {"apiKey": KEY}},
         "responses": [{"status": 200, "headers": SSE, "chunks": [
             chunk({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_dup", "type": "function", "function": {"name": "ls", "arguments": ""}}]}),
             chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"d\":\"a\"}"}}]}),
-            chunk({"tool_calls": [{"index": 1, "id": "call_dup", "type": "function", "function": {"name": "cat", "arguments": "{\"f\""}}]}),
-            chunk({"tool_calls": [{"index": 1, "function": {"arguments": ":\"b\"}"}}]}),
+            chunk({"tool_calls": [{"index": 1, "id": "call_dup", "type": "function", "function": {"name": "cat", "arguments": ""}}]}),
+            chunk({"tool_calls": [{"index": 1, "function": {"arguments": "{\"f\":\"b\"}"}}]}),
             chunk({"tool_calls": [{"id": "call_dup", "function": {"arguments": ""}}]}),
+            chunk({"tool_calls": [{"index": 2, "id": "call_other", "function": {"name": "rm", "arguments": "{}"}}]}),
+            chunk({"tool_calls": [{"index": 3, "id": "call_other", "function": {"arguments": ""}}]}),
             chunk({}, finish="tool_calls"), DONE]}],
     },
     "122-oc-split-surrogate-in-reasoning-details": {

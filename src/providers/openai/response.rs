@@ -10,7 +10,6 @@ use super::super::sse::{SseEvent, SseParser};
 use super::super::surrogates::SplitSurrogates;
 use super::super::Call;
 use super::{is_reasoning_detail, Compat, REASONING_FIELDS};
-use crate::args::ArgumentStream;
 use crate::json::{to_string, Json, JsonMap};
 
 /// The SDK's text for an SSE event whose data is not JSON.
@@ -66,17 +65,23 @@ fn sdk_message(status: u16, body: &str) -> String {
     }
 }
 
+/// What a streamed tool call's block keeps of its wire keys.
+struct ToolCallState {
+    /// The first `index` the block saw (pi-ai assigns it once).
+    stream_index: Option<i64>,
+    id: String,
+    name: String,
+}
+
 /// Per-request stream state.
 struct Reader {
     out: Output,
     text: Option<usize>,
     thinking: Option<usize>,
-    /// Tool-call block by stream index and by id, and each block's argument stream.
+    /// Tool-call block by stream index and by id (pi-ai's keys), and each block's state.
     by_index: HashMap<i64, usize>,
     by_id: HashMap<String, usize>,
-    arguments: HashMap<usize, ArgumentStream>,
-    names: HashMap<usize, String>,
-    ids: HashMap<usize, String>,
+    tool_calls: HashMap<usize, ToolCallState>,
     details: Option<Vec<Json>>,
     /// Surrogate pairs split across two events are joined before parsing.
     surrogates: SplitSurrogates,
@@ -105,9 +110,7 @@ pub(super) async fn run(call: Call, compat: Compat, request: HttpRequest, out: O
         thinking: None,
         by_index: HashMap::new(),
         by_id: HashMap::new(),
-        arguments: HashMap::new(),
-        names: HashMap::new(),
-        ids: HashMap::new(),
+        tool_calls: HashMap::new(),
         details: None,
         surrogates: SplitSurrogates::default(),
         response_id: false,
@@ -324,6 +327,10 @@ impl Reader {
         Ok(index)
     }
 
+    /// One `tool_calls` entry. As in pi-ai, an entry belongs to the block of its `index`, else
+    /// to the block of its `id`, else opens a block; a block takes the first index and the first
+    /// id it sees and keeps them (so a second call reusing an id at a new index lands in the
+    /// first call's block, and its later index-only entries open a block of their own).
     fn tool_call_delta(&mut self, delta: &Json) -> Pushed {
         let stream_index = delta.get("index").and_then(Json::as_i64);
         let id = delta
@@ -332,11 +339,11 @@ impl Reader {
             .filter(|s| !s.is_empty());
         let function = delta.get("function");
         let name = function.and_then(|f| f.get("name")).and_then(Json::as_str);
-        let mut index = stream_index.and_then(|i| self.by_index.get(&i).copied());
-        if index.is_none() {
-            index = id.and_then(|id| self.by_id.get(id).copied());
-        }
-        let index = match index {
+        let found = stream_index
+            .and_then(|i| self.by_index.get(&i))
+            .or_else(|| id.and_then(|id| self.by_id.get(id)))
+            .copied();
+        let index = match found {
             Some(index) => index,
             None => {
                 let mut block = JsonMap::new();
@@ -345,32 +352,37 @@ impl Reader {
                 block.insert("name".into(), name.unwrap_or("").into());
                 block.insert("arguments".into(), Json::Object(JsonMap::new()));
                 let index = self.out.open(BlockKind::ToolCall, block)?;
-                self.arguments.insert(index, ArgumentStream::new());
-                self.names.insert(index, name.unwrap_or("").into());
-                self.ids.insert(index, id.unwrap_or("").into());
+                let state = ToolCallState {
+                    stream_index: None,
+                    id: id.unwrap_or("").into(),
+                    name: name.unwrap_or("").into(),
+                };
+                self.tool_calls.insert(index, state);
+                if let Some(id) = id {
+                    self.by_id.insert(id.to_string(), index);
+                }
                 index
             }
         };
-        if let Some(i) = stream_index {
-            self.by_index.entry(i).or_insert(index);
+        let Some(state) = self.tool_calls.get_mut(&index) else {
+            return Ok(());
+        };
+        if let (Some(i), None) = (stream_index, state.stream_index) {
+            state.stream_index = Some(i);
+            self.by_index.insert(i, index);
         }
-        if let Some(id) = id {
+        if let Some(id) = id.filter(|_| state.id.is_empty()) {
+            state.id = id.into();
             self.by_id.insert(id.to_string(), index);
-            if self.ids.get(&index).is_some_and(String::is_empty) {
-                self.ids.insert(index, id.into());
-                self.out.set_block_field(index, "id", id.into())?;
-            }
+            self.out.set_block_field(index, "id", id.into())?;
         }
-        if let Some(name) = name.filter(|n| !n.is_empty()) {
-            if self.names.get(&index).is_some_and(String::is_empty) {
-                self.names.insert(index, name.into());
-                self.out.set_block_field(index, "name", name.into())?;
-            }
+        if let Some(name) = name.filter(|n| !n.is_empty() && state.name.is_empty()) {
+            state.name = name.into();
+            self.out.set_block_field(index, "name", name.into())?;
         }
         let arguments = function
             .and_then(|f| f.get("arguments"))
             .and_then(Json::as_str)
-            .filter(|a| !a.is_empty())
             .unwrap_or("");
         self.out.delta(index, arguments)
     }
