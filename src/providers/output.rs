@@ -2,6 +2,8 @@
 //! pushes ([`StreamOp`]) so that every event costs O(its own size) and the partial of each event
 //! is the one the agent assembles (SPEC §3.4).
 
+use std::collections::HashMap;
+
 use crate::json::{json, now_ms, number, Json, JsonMap};
 use crate::message::zero_usage;
 
@@ -129,6 +131,52 @@ fn cost_rates(model: &Json, input_tokens: f64) -> JsonMap {
         }
     }
     rates
+}
+
+/// Most tool calls one response may hold. Models emit a handful per turn (tens at the very most:
+/// OpenAI takes at most 128 tools per request), so a thousand is never reached by a real answer,
+/// while a hostile stream cannot open millions of blocks, each an event, a message block and
+/// later a tool run.
+pub const MAX_TOOL_CALLS: usize = 1_000;
+
+/// Most argument text one tool call may stream (bytes). The largest real arguments are whole
+/// files written through a tool (tens to hundreds of KB); 8 MiB leaves room for those many
+/// times over while bounding what a stream can pin in one block (the SSE layer caps one event,
+/// not the sum of a call's events).
+pub const MAX_TOOL_CALL_ARGUMENT_BYTES: usize = 8 << 20;
+
+/// Counts a response's tool calls and each one's argument text against the caps above; a
+/// failure is the stream's error text, naming the limit.
+#[derive(Debug, Default)]
+pub struct ToolCallLimits {
+    calls: usize,
+    /// Argument bytes so far, by content index.
+    argument_bytes: HashMap<usize, usize>,
+}
+
+impl ToolCallLimits {
+    /// Before a tool-call block opens.
+    pub fn open(&mut self) -> Result<(), String> {
+        if self.calls >= MAX_TOOL_CALLS {
+            return Err(format!(
+                "The model sent more than {MAX_TOOL_CALLS} tool calls in one response (limit for tool calls per response)."
+            ));
+        }
+        self.calls += 1;
+        Ok(())
+    }
+
+    /// Before `text` is appended to the arguments of the tool call at `index`.
+    pub fn arguments(&mut self, index: usize, text: &str) -> Result<(), String> {
+        let bytes = self.argument_bytes.entry(index).or_default();
+        *bytes += text.len();
+        if *bytes > MAX_TOOL_CALL_ARGUMENT_BYTES {
+            return Err(format!(
+                "The model sent more than {MAX_TOOL_CALL_ARGUMENT_BYTES} bytes of arguments for one tool call (limit for one tool call's arguments)."
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The message being streamed to the agent.

@@ -7,7 +7,7 @@ use crate::json::{json, now_ms, str_field, to_string, Json, JsonMap};
 
 use super::super::limits::truthy;
 use super::super::output::{
-    is_openrouter, openrouter_total, set_billed_total, BlockKind, Output, Usage,
+    is_openrouter, openrouter_total, set_billed_total, BlockKind, Output, ToolCallLimits, Usage,
 };
 use super::super::sse::SseEvent;
 use super::super::surrogates::SplitSurrogates;
@@ -94,6 +94,7 @@ pub(super) struct Reader {
     has_response_model: bool,
     /// Surrogate pairs split across two events are joined before parsing.
     surrogates: SplitSurrogates,
+    limits: ToolCallLimits,
 }
 
 impl Reader {
@@ -116,6 +117,7 @@ impl Reader {
             response_id: None,
             has_response_model: false,
             surrogates: SplitSurrogates::default(),
+            limits: ToolCallLimits::default(),
         }
     }
 
@@ -246,6 +248,7 @@ impl Reader {
                 BlockKind::Thinking
             }
             Some("tool_use") => {
+                self.limits.open().map_err(Stop::Fail)?;
                 map.insert("type".into(), "toolCall".into());
                 if let Some(id) = block.and_then(|b| b.get("id")) {
                     map.insert("id".into(), id.clone());
@@ -294,6 +297,9 @@ impl Reader {
             _ => return Ok(()),
         };
         let text = js_text(text);
+        if key == "arguments" {
+            self.limits.arguments(i, &text).map_err(Stop::Fail)?;
+        }
         if let Some((block, arguments)) = self.reply.as_mut().and_then(|r| r.get_mut(i)) {
             match (key, block.get_mut(key)) {
                 ("arguments", _) => arguments.push_str(&text),

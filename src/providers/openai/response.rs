@@ -5,12 +5,13 @@ use std::collections::HashMap;
 
 use super::super::http::{self, Chunk, Failure, HttpRequest};
 use super::super::limits::truthy;
-use super::super::output::{BlockKind, Output, Pushed, Usage};
+use super::super::output::{BlockKind, Output, Pushed, ToolCallLimits, Usage};
 use super::super::sse::{SseEvent, SseParser};
 use super::super::surrogates::SplitSurrogates;
 use super::super::Call;
 use super::{is_reasoning_detail, Compat, REASONING_FIELDS};
 use crate::json::{to_string, Json, JsonMap};
+use crate::stream::StreamClosed;
 
 /// The SDK's text for an SSE event whose data is not JSON.
 const MALFORMED: &str = "Error reading response: malformed server-sent event JSON.";
@@ -74,7 +75,7 @@ struct ToolCallState {
 }
 
 /// Per-request stream state.
-struct Reader {
+pub(super) struct Reader {
     out: Output,
     text: Option<usize>,
     thinking: Option<usize>,
@@ -82,6 +83,7 @@ struct Reader {
     by_index: HashMap<i64, usize>,
     by_id: HashMap<String, usize>,
     tool_calls: HashMap<usize, ToolCallState>,
+    limits: ToolCallLimits,
     details: Option<Vec<Json>>,
     /// Surrogate pairs split across two events are joined before parsing.
     surrogates: SplitSurrogates,
@@ -104,21 +106,7 @@ pub(super) async fn run(call: Call, compat: Compat, request: HttpRequest, out: O
         }
         Err(Failure::Message(text)) => return out.fail(call.signal.is_aborted(), &text),
     };
-    let mut reader = Reader {
-        out,
-        text: None,
-        thinking: None,
-        by_index: HashMap::new(),
-        by_id: HashMap::new(),
-        tool_calls: HashMap::new(),
-        details: None,
-        surrogates: SplitSurrogates::default(),
-        response_id: false,
-        response_model: false,
-        stop_reason: "pending".into(),
-        error_message: None,
-        finished: false,
-    };
+    let mut reader = Reader::new(out);
     reader.out.start()?;
     let mut parser = SseParser::new();
     let failure = 'read: loop {
@@ -177,7 +165,21 @@ pub(super) async fn run(call: Call, compat: Compat, request: HttpRequest, out: O
     reader.out.done(&reason)
 }
 
-enum Step {
+/// What ends the handling of a chunk early.
+enum Stop {
+    /// The stream fails with this text.
+    Fail(String),
+    /// The agent stopped consuming.
+    Closed(StreamClosed),
+}
+
+impl From<StreamClosed> for Stop {
+    fn from(closed: StreamClosed) -> Self {
+        Stop::Closed(closed)
+    }
+}
+
+pub(super) enum Step {
     Continue,
     /// `data: [DONE]`: stop reading.
     Done,
@@ -185,7 +187,27 @@ enum Step {
 }
 
 impl Reader {
-    fn event(&mut self, call: &Call, event: SseEvent) -> Result<Step, crate::stream::StreamClosed> {
+    pub(super) fn new(out: Output) -> Self {
+        Reader {
+            out,
+            text: None,
+            thinking: None,
+            by_index: HashMap::new(),
+            by_id: HashMap::new(),
+            tool_calls: HashMap::new(),
+            limits: ToolCallLimits::default(),
+            details: None,
+            surrogates: SplitSurrogates::default(),
+            response_id: false,
+            response_model: false,
+            stop_reason: "pending".into(),
+            error_message: None,
+            finished: false,
+        }
+    }
+
+    /// One server-sent event.
+    pub(super) fn event(&mut self, call: &Call, event: SseEvent) -> Result<Step, StreamClosed> {
         if event.data.starts_with("[DONE]") {
             return Ok(Step::Done);
         }
@@ -201,11 +223,14 @@ impl Reader {
         if let Some(error) = chunk.get("error").filter(|e| truthy(e)) {
             return Ok(Step::Fail(stream_error_text(error)));
         }
-        self.chunk(call, &chunk)?;
-        Ok(Step::Continue)
+        match self.chunk(call, &chunk) {
+            Ok(()) => Ok(Step::Continue),
+            Err(Stop::Fail(text)) => Ok(Step::Fail(text)),
+            Err(Stop::Closed(closed)) => Err(closed),
+        }
     }
 
-    fn chunk(&mut self, call: &Call, chunk: &Json) -> Pushed {
+    fn chunk(&mut self, call: &Call, chunk: &Json) -> Result<(), Stop> {
         if !chunk.is_object() {
             return Ok(());
         }
@@ -331,7 +356,7 @@ impl Reader {
     /// to the block of its `id`, else opens a block; a block takes the first index and the first
     /// id it sees and keeps them (so a second call reusing an id at a new index lands in the
     /// first call's block, and its later index-only entries open a block of their own).
-    fn tool_call_delta(&mut self, delta: &Json) -> Pushed {
+    fn tool_call_delta(&mut self, delta: &Json) -> Result<(), Stop> {
         let stream_index = delta.get("index").and_then(Json::as_i64);
         let id = delta
             .get("id")
@@ -346,6 +371,7 @@ impl Reader {
         let index = match found {
             Some(index) => index,
             None => {
+                self.limits.open().map_err(Stop::Fail)?;
                 let mut block = JsonMap::new();
                 block.insert("type".into(), "toolCall".into());
                 block.insert("id".into(), id.unwrap_or("").into());
@@ -384,7 +410,10 @@ impl Reader {
             .and_then(|f| f.get("arguments"))
             .and_then(Json::as_str)
             .unwrap_or("");
-        self.out.delta(index, arguments)
+        self.limits
+            .arguments(index, arguments)
+            .map_err(Stop::Fail)?;
+        Ok(self.out.delta(index, arguments)?)
     }
 
     /// OpenRouter's accumulated `reasoning_details` become the thinking block's signature.

@@ -78,3 +78,85 @@ fn request_tools_fold_up_to_the_last_removal_or_redeclaration() {
     ];
     assert_eq!(request_tools(&again, true).1, 3);
 }
+
+mod stream {
+    use super::super::response::{Reader, Step};
+    use crate::host::AbortSignal;
+    use crate::json::{json, to_string, Json};
+    use crate::providers::output::{Output, MAX_TOOL_CALLS, MAX_TOOL_CALL_ARGUMENT_BYTES};
+    use crate::providers::sse::SseEvent;
+    use crate::providers::Call;
+    use crate::stream::channel;
+
+    fn call() -> Call {
+        Call {
+            model: json!({"id": "m", "api": "openai-completions", "provider": "vllm",
+                "baseUrl": "http://127.0.0.1:9/v1"}),
+            messages: Vec::new(),
+            options: json!({}),
+            signal: AbortSignal::new(),
+            api_key: Some("k".into()),
+        }
+    }
+
+    fn tool_calls(entries: Json) -> SseEvent {
+        let chunk = json!({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": entries}}]});
+        SseEvent {
+            event: None,
+            data: to_string(&chunk),
+        }
+    }
+
+    /// Feeds the events to a reader and returns the first failure text, if any.
+    fn first_failure(events: impl IntoIterator<Item = SseEvent>) -> (usize, Option<String>) {
+        let call = call();
+        let (sender, _receiver) = channel(&call.model);
+        let mut reader = Reader::new(Output::new(sender, &call.model));
+        let mut handled = 0;
+        for event in events {
+            match reader.event(&call, event).expect("the stream is consumed") {
+                Step::Fail(text) => return (handled, Some(text)),
+                Step::Continue | Step::Done => handled += 1,
+            }
+        }
+        (handled, None)
+    }
+
+    #[test]
+    fn tool_calls_past_the_cap_fail_the_stream() {
+        let events = (0..=MAX_TOOL_CALLS).map(|i| {
+            tool_calls(json!([{"index": i, "id": format!("call_{i}"),
+                "function": {"name": "ls", "arguments": "{}"}}]))
+        });
+        let (handled, failure) = first_failure(events);
+        assert_eq!(handled, MAX_TOOL_CALLS);
+        assert_eq!(
+            failure.as_deref(),
+            Some("The model sent more than 1000 tool calls in one response (limit for tool calls per response).")
+        );
+        // Entries for calls already open do not count again.
+        let events = (0..3 * MAX_TOOL_CALLS).map(|i| {
+            tool_calls(json!([{"index": i % MAX_TOOL_CALLS, "function": {"arguments": " "}}]))
+        });
+        assert_eq!(first_failure(events), (3 * MAX_TOOL_CALLS, None));
+    }
+
+    #[test]
+    fn arguments_past_the_cap_fail_the_stream() {
+        let piece = "x".repeat(1 << 20);
+        let pieces = MAX_TOOL_CALL_ARGUMENT_BYTES / piece.len();
+        let events = (0..=pieces).map(|_| {
+            tool_calls(json!([{"index": 0, "id": "call_1", "function": {"arguments": piece}}]))
+        });
+        let (handled, failure) = first_failure(events);
+        assert_eq!(handled, pieces);
+        assert_eq!(
+            failure.as_deref(),
+            Some("The model sent more than 8388608 bytes of arguments for one tool call (limit for one tool call's arguments).")
+        );
+        // The cap is per call: two calls of half the cap each are fine.
+        let half = (0..pieces)
+            .map(|i| tool_calls(json!([{"index": i % 2, "function": {"arguments": piece}}])));
+        assert_eq!(first_failure(half), (pieces, None));
+    }
+}
