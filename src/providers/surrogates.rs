@@ -5,7 +5,8 @@
 //! So the event data is rewritten before it is parsed: the trailing high escape is taken out of
 //! its event and put back in front of the low escape that completes it.
 //!
-//! Fields are matched by their JSON path (`choices/0/delta/content`). A held half whose field
+//! Fields are matched by their JSON path (`choices/0/delta/content`, kept as a hash so that a
+//! string costs the same however deep it sits). A held half whose field
 //! does not start with the low half in the next event that has that field becomes U+FFFD there
 //! (as an unpaired escape inside a string does); one that no later event's field takes is
 //! dropped (pi-ai keeps it unpaired in the message and strips it when the text is sent back).
@@ -19,12 +20,13 @@ const MAX_HELD: usize = 8;
 /// The held high halves (their escape text), by the path of the field whose text they ended.
 #[derive(Debug, Default)]
 pub struct SplitSurrogates {
-    held: Vec<(String, String)>,
+    held: Vec<(u64, String)>,
 }
 
 /// A string value of the event that matters here.
 struct Field {
-    path: String,
+    /// The hash of its path.
+    path: u64,
     /// Byte range of the text between the quotes.
     start: usize,
     end: usize,
@@ -34,9 +36,29 @@ struct Field {
     high_last: Option<usize>,
 }
 
+/// An open object or array: the hash of its own path and of the slot being read.
 enum Frame {
-    Object { key: String, expect_key: bool },
-    Array { index: usize },
+    Object {
+        path: u64,
+        slot: u64,
+        expect_key: bool,
+    },
+    Array {
+        path: u64,
+        slot: u64,
+        index: u64,
+    },
+}
+
+/// FNV-1a over `bytes`, continuing from `seed` (a path hash is its parent's hash extended by the
+/// member name or the element index).
+fn extend(seed: u64, kind: u8, bytes: &[u8]) -> u64 {
+    let mut hash = seed ^ 0xcbf2_9ce4_8422_2325;
+    for &b in std::iter::once(&kind).chain(bytes) {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 impl SplitSurrogates {
@@ -63,7 +85,7 @@ impl SplitSurrogates {
             out.push_str(&data[field.start..text_end]);
             if field.high_last.is_some() {
                 self.held
-                    .push((field.path.clone(), data[text_end..field.end].to_string()));
+                    .push((field.path, data[text_end..field.end].to_string()));
             }
             copied = field.end;
         }
@@ -94,14 +116,30 @@ fn scan(data: &str, all: bool) -> Vec<Field> {
     let bytes = data.as_bytes();
     let mut stack: Vec<Frame> = Vec::new();
     let mut fields = Vec::new();
+    let slot = |stack: &[Frame]| match stack.last() {
+        Some(Frame::Object { slot, .. } | Frame::Array { slot, .. }) => *slot,
+        None => 0,
+    };
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'{' => stack.push(Frame::Object {
-                key: String::new(),
-                expect_key: true,
-            }),
-            b'[' => stack.push(Frame::Array { index: 0 }),
+            b'{' => {
+                let path = slot(&stack);
+                stack.push(Frame::Object {
+                    path,
+                    slot: path,
+                    expect_key: true,
+                });
+            }
+            b'[' => {
+                let path = slot(&stack);
+                let slot = extend(path, b'[', &0u64.to_le_bytes());
+                stack.push(Frame::Array {
+                    path,
+                    slot,
+                    index: 0,
+                });
+            }
             b'}' | b']' => {
                 stack.pop();
             }
@@ -112,18 +150,24 @@ fn scan(data: &str, all: bool) -> Vec<Field> {
             }
             b',' => match stack.last_mut() {
                 Some(Frame::Object { expect_key, .. }) => *expect_key = true,
-                Some(Frame::Array { index }) => *index += 1,
+                Some(Frame::Array { path, slot, index }) => {
+                    *index += 1;
+                    *slot = extend(*path, b'[', &index.to_le_bytes());
+                }
                 None => {}
             },
             b'"' => {
                 let start = i + 1;
                 let (end, last_escape) = string_end(bytes, start);
                 i = end + 1;
-                if let Some(Frame::Object { key, expect_key }) = stack.last_mut() {
-                    if *expect_key {
-                        *key = data[start..end].to_string();
-                        continue;
-                    }
+                if let Some(Frame::Object {
+                    path,
+                    slot,
+                    expect_key: true,
+                }) = stack.last_mut()
+                {
+                    *slot = extend(*path, b'.', &bytes[start..end]);
+                    continue;
                 }
                 let low_first = escape_at(bytes, start).is_some_and(is_low);
                 let high_last = last_escape
@@ -131,7 +175,7 @@ fn scan(data: &str, all: bool) -> Vec<Field> {
                     .map(|(at, _)| at);
                 if all || low_first || high_last.is_some() {
                     fields.push(Field {
-                        path: path(&stack),
+                        path: slot(&stack),
                         start,
                         end,
                         low_first,
@@ -176,20 +220,6 @@ fn is_low(unit: u16) -> bool {
     (0xDC00..=0xDFFF).contains(&unit)
 }
 
-fn path(stack: &[Frame]) -> String {
-    let mut path = String::new();
-    for frame in stack {
-        if !path.is_empty() {
-            path.push('/');
-        }
-        match frame {
-            Frame::Object { key, .. } => path.push_str(key),
-            Frame::Array { index } => path.push_str(&index.to_string()),
-        }
-    }
-    path
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +252,12 @@ mod tests {
             .into_owned();
         let parsed = crate::json::parse(&other).expect("valid JSON");
         assert_eq!(parsed["d"]["reasoning"], "\u{FFFD}");
+        // Nor the same name at another depth.
+        let deeper = joiner
+            .rejoin(r#"{"x":{"d":{"content":"\ude00"}}}"#)
+            .into_owned();
+        let parsed = crate::json::parse(&deeper).expect("valid JSON");
+        assert_eq!(parsed["x"]["d"]["content"], "\u{FFFD}");
         // Still held: the next content completes it.
         let later = joiner.rejoin(r#"{"d":{"content":"\uDE00b"}}"#).into_owned();
         assert_eq!(text(&later), "\u{1F600}b");
