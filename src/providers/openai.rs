@@ -1,6 +1,7 @@
 //! `openai-completions`: pi-ai 1.6.0's Chat Completions provider (OpenAI, vLLM, llama.cpp,
 //! Ollama, LM Studio, OpenRouter, Groq, ...). Request mapping per the kit README §8.2, stream
-//! mapping per §8.3, errors per §8.6.
+//! mapping per §8.3, errors per §8.6. `request` builds the HTTP request from the transcript;
+//! `response` maps the server-sent chunks onto the stream.
 
 mod request;
 mod response;
@@ -12,6 +13,7 @@ use crate::stream::StreamSender;
 use request::build_request;
 use response::run;
 
+/// The delta fields reasoning text streams in (first non-empty wins), also replayed by name.
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
 
 /// The compatibility settings pi-ai detects from the provider and base URL, overridden by
