@@ -6,10 +6,10 @@
 //! its event and put back in front of the low escape that completes it.
 //!
 //! Fields are matched by their JSON path (`choices/0/delta/content`, kept as a hash so that a
-//! string costs the same however deep it sits). A held half whose field
-//! does not start with the low half in the next event that has that field becomes U+FFFD there
-//! (as an unpaired escape inside a string does); one that no later event's field takes is
-//! dropped (pi-ai keeps it unpaired in the message and strips it when the text is sent back).
+//! string costs the same however deep it sits). A held half whose field does not start with the
+//! low half in the next event that has that field becomes U+FFFD there (as an unpaired escape
+//! inside a string does); one that no later event's field takes is dropped (pi-ai keeps it
+//! unpaired in the message and strips it when the text is sent back).
 //! Each event is scanned once, and only when it has a `\u` escape or a half is held.
 
 use std::borrow::Cow;
