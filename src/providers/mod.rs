@@ -13,6 +13,7 @@ mod limits;
 mod openai;
 mod output;
 mod sse;
+mod surrogates;
 mod transcript;
 
 use std::sync::Arc;

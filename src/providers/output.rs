@@ -2,8 +2,12 @@
 //! pushes ([`StreamOp`]) so that every event costs O(its own size) and the partial of each event
 //! is the one the agent assembles (SPEC §3.4).
 
+use std::collections::HashMap;
+
 use crate::json::{json, now_ms, number, Json, JsonMap};
 use crate::message::zero_usage;
+
+use super::limits::truthy;
 pub use crate::stream::BlockKind;
 use crate::stream::{StreamClosed, StreamOp, StreamSender};
 
@@ -59,6 +63,47 @@ impl Usage {
     }
 }
 
+/// An OpenRouter model (provider `openrouter` or a base URL on openrouter.ai): its streamed
+/// usage may carry the billed cost.
+pub fn is_openrouter(model: &Json) -> bool {
+    model.get("provider").and_then(Json::as_str) == Some("openrouter")
+        || model
+            .get("baseUrl")
+            .and_then(Json::as_str)
+            .is_some_and(|url| url.contains("openrouter.ai"))
+}
+
+/// OpenRouter's billed total (`applyOpenRouterReportedCost`) when the usage reports a complete,
+/// valid one.
+pub fn openrouter_total(reported: &Json) -> Option<f64> {
+    let valid = |v: Option<&Json>| {
+        v.and_then(Json::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0)
+    };
+    let cost = valid(reported.get("cost"))?;
+    match reported.get("is_byok") {
+        Some(Json::Bool(false)) => Some(cost),
+        Some(Json::Bool(true)) => {
+            let details = reported.get("cost_details").filter(|d| truthy(d))?;
+            let upstream = match details.get("upstream_inference_cost") {
+                Some(Json::Null) => {
+                    valid(details.get("upstream_inference_prompt_cost"))?
+                        + valid(details.get("upstream_inference_completions_cost"))?
+                }
+                other => valid(other)?,
+            };
+            Some(cost + upstream)
+        }
+        _ => None,
+    }
+}
+
+/// Replaces the catalog total of a usage JSON (from [`Usage::to_json`]) by a billed one.
+pub fn set_billed_total(usage: &mut Json, total: f64) {
+    usage["cost"]["total"] = number(total);
+    usage["cost"]["totalFromProvider"] = Json::Bool(true);
+}
+
 /// `model.cost`, or the tier with the highest threshold below the input size.
 fn cost_rates(model: &Json, input_tokens: f64) -> JsonMap {
     let base = model
@@ -86,6 +131,52 @@ fn cost_rates(model: &Json, input_tokens: f64) -> JsonMap {
         }
     }
     rates
+}
+
+/// Most tool calls one response may hold. Models emit a handful per turn (tens at the very most:
+/// OpenAI takes at most 128 tools per request), so a thousand is never reached by a real answer,
+/// while a hostile stream cannot open millions of blocks, each an event, a message block and
+/// later a tool run.
+pub const MAX_TOOL_CALLS: usize = 1_000;
+
+/// Most argument text one tool call may stream (bytes). The largest real arguments are whole
+/// files written through a tool (tens to hundreds of KB); 8 MiB leaves room for those many
+/// times over while bounding what a stream can pin in one block (the SSE layer caps one event,
+/// not the sum of a call's events).
+pub const MAX_TOOL_CALL_ARGUMENT_BYTES: usize = 8 << 20;
+
+/// Counts a response's tool calls and each one's argument text against the caps above; a
+/// failure is the stream's error text, naming the limit.
+#[derive(Debug, Default)]
+pub struct ToolCallLimits {
+    calls: usize,
+    /// Argument bytes so far, by content index.
+    argument_bytes: HashMap<usize, usize>,
+}
+
+impl ToolCallLimits {
+    /// Before a tool-call block opens.
+    pub fn open(&mut self) -> Result<(), String> {
+        if self.calls >= MAX_TOOL_CALLS {
+            return Err(format!(
+                "The model sent more than {MAX_TOOL_CALLS} tool calls in one response (limit for tool calls per response)."
+            ));
+        }
+        self.calls += 1;
+        Ok(())
+    }
+
+    /// Before `text` is appended to the arguments of the tool call at `index`.
+    pub fn arguments(&mut self, index: usize, text: &str) -> Result<(), String> {
+        let bytes = self.argument_bytes.entry(index).or_default();
+        *bytes += text.len();
+        if *bytes > MAX_TOOL_CALL_ARGUMENT_BYTES {
+            return Err(format!(
+                "The model sent more than {MAX_TOOL_CALL_ARGUMENT_BYTES} bytes of arguments for one tool call (limit for one tool call's arguments)."
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The message being streamed to the agent.
@@ -151,9 +242,17 @@ impl Output {
         self.sender.push_op(StreamOp::SetFields(vec![(key, value)]))
     }
 
-    pub fn set_usage(&mut self, usage: &Usage) -> Pushed {
-        let usage = usage.to_json(&self.model);
-        self.set("usage", usage)
+    /// Sets the usage with pi-ai's cost, and OpenRouter's billed total when the model is
+    /// OpenRouter's and `reported` (the raw usage) has complete accounting.
+    pub fn set_usage(&mut self, usage: &Usage, reported: &Json) -> Pushed {
+        let mut json = usage.to_json(&self.model);
+        if let Some(total) = Some(reported)
+            .filter(|_| is_openrouter(&self.model))
+            .and_then(openrouter_total)
+        {
+            set_billed_total(&mut json, total);
+        }
+        self.set("usage", json)
     }
 
     /// Appends `text` to the string field `key` of block `index` (no event).

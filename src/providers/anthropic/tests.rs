@@ -5,6 +5,7 @@
 use super::request::{build, Built};
 use super::*;
 use crate::host::AbortSignal;
+use crate::providers::output::openrouter_total;
 use crate::stream::{channel, StreamOutput};
 
 fn model() -> Json {
@@ -167,9 +168,14 @@ fn tool_call_ids_are_normalized_for_anthropic() {
     assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "call___x");
 }
 
-/// Feeds `body` to a reader the way `run` does and returns the events' types and the final
-/// message.
+/// Feeds `body` to a reader the way `run` does, one byte per read, and returns the events'
+/// types and the final message.
 fn read(body: &str) -> (Vec<String>, Json) {
+    read_in_pieces(body, 1)
+}
+
+/// [`read`] with reads of `size` bytes.
+fn read_in_pieces(body: &str, size: usize) -> (Vec<String>, Json) {
     let c = call(model(), vec![user("hi")], json!({"apiKey": "k"}));
     let (sender, mut receiver) = channel(&c.model);
     let mut out = Output::new(sender, &c.model);
@@ -177,8 +183,8 @@ fn read(body: &str) -> (Vec<String>, Json) {
     let mut reader = Reader::new(&c, false, Vec::new());
     let mut parser = SseParser::new();
     let mut outcome = Ok(());
-    // One byte per read: the reader must not depend on how the body is cut.
-    for byte in body.as_bytes().chunks(1) {
+    // The reader must not depend on how the body is cut.
+    for byte in body.as_bytes().chunks(size) {
         for event in parser.feed(byte) {
             if outcome.is_ok() {
                 outcome = reader.handle(&event, &mut out);
@@ -502,5 +508,56 @@ fn a_crlf_cut_between_reads_ends_the_line_as_in_pi_ai() {
     assert_eq!(
         failure.as_deref(),
         Some("Could not parse Anthropic SSE event message_start: Unexpected end of JSON input; data=; raw=event: message_start")
+    );
+}
+
+fn tool_use(index: usize, input: &[String]) -> String {
+    let mut events = sse(
+        "content_block_start",
+        json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": format!("toolu_{index}"), "name": "read", "input": {}}}),
+    );
+    for piece in input {
+        events += &sse(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": piece}}),
+        );
+    }
+    events
+        + &sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        )
+}
+
+#[test]
+fn tool_calls_past_the_cap_fail_the_stream() {
+    use crate::providers::output::MAX_TOOL_CALLS;
+    let blocks: String = (0..=MAX_TOOL_CALLS)
+        .map(|i| tool_use(i, &["{}".to_string()]))
+        .collect();
+    let (_, message) = read_in_pieces(&(message_start() + &blocks), 4096);
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(
+        message["errorMessage"],
+        "The model sent more than 1000 tool calls in one response (limit for tool calls per response)."
+    );
+    assert_eq!(
+        message["content"].as_array().map(Vec::len),
+        Some(MAX_TOOL_CALLS)
+    );
+}
+
+#[test]
+fn arguments_past_the_cap_fail_the_stream() {
+    use crate::providers::output::MAX_TOOL_CALL_ARGUMENT_BYTES;
+    let piece = "x".repeat(512 << 10);
+    let pieces = vec![piece; MAX_TOOL_CALL_ARGUMENT_BYTES / (512 << 10) + 1];
+    let (_, message) = read_in_pieces(&(message_start() + &tool_use(0, &pieces)), 1 << 16);
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(
+        message["errorMessage"],
+        "The model sent more than 8388608 bytes of arguments for one tool call (limit for one tool call's arguments)."
     );
 }
