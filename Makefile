@@ -207,14 +207,15 @@ check-memory:
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
 # targets' own invariants, built on the stable toolchain without instrumentation (a libFuzzer
-# binary given files runs each once).
+# binary given files runs each once). Release profile, as `cargo fuzz build -O`: the targets'
+# input generators recurse as deep as an input nests, within an optimized build's stack frames.
 fuzz-replay:
 	@mkdir -p build
-	cd fuzz && cargo build --quiet --bins --target-dir ../target/fuzz-replay
+	cd fuzz && cargo build --quiet --release --bins --target-dir ../target/fuzz-replay
 	@for dir in fuzz/regressions/* fuzz/corpus/*; do \
 		target=$$(basename $$dir); \
 		ls $$dir/* >/dev/null 2>&1 || continue; \
-		timeout 600 target/fuzz-replay/debug/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
+		timeout 600 target/fuzz-replay/release/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
 			|| { tail -30 build/fuzz-replay-$$target.log; echo "fuzz-replay: $$dir failed"; exit 1; }; \
 		echo "fuzz-replay: $$dir: $$(ls $$dir | wc -l) inputs ok"; \
 	done
