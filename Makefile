@@ -125,7 +125,8 @@ conformance-typed:
 		CONFORMANCE_EXTRA_OUT=build/conformance-extra-typed
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
-	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short
+	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short \
+	examples-test
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -283,3 +284,12 @@ py-test: py-venv
 
 example-python: py-venv
 	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py
+
+# ---- Binding examples against a model endpoint (issue 14) ---------------------------------------
+# examples-test: builds examples/cpp/chat.cpp, bindings/go/examples/chat and runs them and
+# examples/python/chat.py against a loopback mock endpoint (tests/examples/): each streams the
+# mock's answer, and reports a request failing with 401 as an error (exit status 1).
+.PHONY: examples-test
+
+examples-test: build
+	bash tests/examples/run.sh
