@@ -303,6 +303,9 @@ func runOutcome(agent C.uintptr_t) error {
 	if status == 0 {
 		return nil
 	}
+	if text == referenceNoModel { // a run without a model: SetStreamFunc(nil) and no default
+		text = noModel
+	}
 	return &Error{Status: Status(status), Message: text}
 }
 
@@ -652,6 +655,8 @@ func ConfigureRuntime(workers int) error {
 	var errText *C.char
 	return check(C.ga_runtime_configure(C.uint32_t(workers), &errText), errText)
 }
+
+const referenceNoModel = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."
 
 const noModel = "No model to talk to: set Options.StreamFunc, Options.ScriptedModel or " +
 	"Options.UseProviders (the built-in providers, for a Model with API openai-completions or " +

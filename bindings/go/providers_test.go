@@ -188,3 +188,15 @@ func TestProviderOptionErrorsNameTheGoField(t *testing.T) {
 		t.Fatalf("state %+v, %v", state, err)
 	}
 }
+
+func TestARunWithoutAModelNamesGoOptions(t *testing.T) {
+	a := mustNew(t, agent.Options{ScriptedModel: []any{}})
+	if err := a.SetStreamFunc(nil); err != nil { // no process-wide default: the run fails
+		t.Fatal(err)
+	}
+	err := a.Prompt(context.Background(), "hi")
+	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "Options.StreamFunc") ||
+		strings.Contains(err.Error(), "setDefaultStreamFn") {
+		t.Fatalf("Prompt = %v", err)
+	}
+}

@@ -128,3 +128,18 @@ def test_provider_options_are_keyword_arguments_and_errors_use_their_names(mock)
             agent.configure(max_retry_delay_ms="soon")
     with pytest.raises(libagent.InvalidJsonError, match='Unknown option "max_retry_delay"'):
         libagent.Agent(model=model(mock), max_retry_delay=1)
+
+
+def test_a_process_wide_default_takes_precedence_and_a_missing_model_is_named_in_python(mock):
+    libagent.set_default_scripted_model([text_reply("from the default")])
+    try:
+        with libagent.Agent(model=model(mock)) as agent:
+            assert libagent.message_text(agent.prompt("hi")[-1]) == "from the default"
+    finally:
+        libagent.set_default_stream_fn(None)
+    assert mock.requests == []
+    with libagent.Agent(scripted=[]) as agent:
+        agent.set_stream_fn(None)  # no default left: the run fails, in Python's terms
+        with pytest.raises(libagent.ModelError) as raised:
+            agent.prompt("hi")
+        assert "stream_fn" in raised.value.message and "setDefaultStreamFn" not in raised.value.message

@@ -118,6 +118,8 @@ _default_model_set = False
 _NO_MODEL = ("No model to talk to: pass stream_fn=..., scripted=[...], or a model whose api the built-in "
              "providers speak (" + " or ".join(PROVIDER_APIS) + ", or use_providers=True); or set a "
              "process-wide default with libagent.set_default_stream_fn().")
+# The reference's text for a run without a model (set_stream_fn(None) and no default).
+_REFERENCE_NO_MODEL = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."
 
 
 def _python_names(error: AgentError, names: Mapping[str, str]) -> AgentError:
@@ -140,7 +142,8 @@ def _outcome(handle: Optional[int], status: int, error: str) -> "tuple[int, str]
     ended, message = ctypes.c_int32(OK), ctypes.c_void_p()
     if native.lib.agent_last_run_outcome(handle, ctypes.byref(ended), ctypes.byref(message)) != OK:
         return status, error
-    return ended.value, native.take_string(message)
+    text = native.take_string(message)
+    return ended.value, _NO_MODEL if text == _REFERENCE_NO_MODEL else text
 
 
 class Agent:
@@ -151,7 +154,8 @@ class Agent:
     - the model: `stream_fn`, a Python stream function (see libagent._stream); or `scripted`, a
       list of responses for libagent's built-in scripted model; or libagent's built-in providers
       (HTTP to an OpenAI-compatible or Anthropic endpoint), used when neither is given and
-      `model["api"]` is one of PROVIDER_APIS (`use_providers=True` forces them, False never);
+      `model["api"]` is one of PROVIDER_APIS and no process-wide default was set with
+      `set_default_stream_fn` & co. (`use_providers=True` forces them, False never);
       the API key comes from a `get_api_key` hook or the provider's environment variable;
     - `hooks`: `{"before_tool_call": fn, ...}` (SPEC §7.1 names, snake_case or camelCase);
     - any other agent option in snake_case: `steering_mode`, `follow_up_mode`,
