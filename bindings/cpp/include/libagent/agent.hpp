@@ -702,7 +702,15 @@ private:
 class Agent {
 public:
     // Consumes `options` (also on failure). Throws AGENT_ERR_NO_STREAM_FN without a model.
-    explicit Agent(Options options) { detail::check(agent_new(options.release(), &raw_)); }
+    explicit Agent(Options options) {
+        AgentStatus status = agent_new(options.release(), &raw_);
+        if (status == AGENT_ERR_NO_STREAM_FN)  // the reference's text names JavaScript's API
+            throw Error(status,
+                        "No model to talk to: call Options::set_stream_fn, set_scripted_model or use_providers "
+                        "(the built-in providers, for a model with api openai-completions or anthropic-messages), "
+                        "or set a process-wide default with agent::set_default_stream_fn.");
+        detail::check(status);
+    }
     // Takes ownership of a raw handle.
     explicit Agent(AgentHandle* raw) noexcept : raw_(raw) {}
     Agent(Agent&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
