@@ -130,7 +130,7 @@ conformance-typed:
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
 	provider-conformance provider-conformance-extra provider-conformance-results cpp-test go-test py-test \
-	check-memory soak-short fuzz-replay cost-test
+	check-memory soak-short fuzz-replay cost-test examples-test
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -328,3 +328,11 @@ provider-conformance-results:
 			grep -v '^{"event"' $(PROVIDER_RESULTS_OUT)/trace/$$n > $(PROVIDER_RESULTS_OUT)/actual/$$n || true; fi; \
 	done; \
 	python3 $(SHARED)/conformance/compare.py $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual; exit $$status
+# ---- Binding examples against a model endpoint (issue 14) ---------------------------------------
+# examples-test: builds examples/cpp/chat.cpp, bindings/go/examples/chat and runs them and
+# examples/python/chat.py against a loopback mock endpoint (tests/examples/): each streams the
+# mock's answer, and reports a request failing with 401 as an error (exit status 1).
+.PHONY: examples-test
+
+examples-test: build
+	bash tests/examples/run.sh

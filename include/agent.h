@@ -79,6 +79,9 @@ typedef int32_t AgentStatus;
 // on the runtime thread: `status` is `AGENT_OK`, `AGENT_ERR_RUN_FAILED` (the run's promise
 // rejected: a listener failed during the failure path; `error` says why) or `AGENT_ERR_FREED`
 // (called inside `agent_free` on its thread). `error` is borrowed for the call ("" on success).
+// `AGENT_OK` means the run settled as the reference's promise resolves, also when the model
+// request failed or the run was aborted: `agent_last_run_outcome` (callable inside `done`)
+// tells those apart.
 typedef void (*AgentDoneFn)(void *user_data, AgentStatus status, const char *error);
 
 // Which hook (SPEC §7.1): one of the `AGENT_HOOK_*` values.
@@ -206,6 +209,15 @@ typedef int32_t AgentBlockKind;
 
 // An internal error (a bug in libagent); the message says where.
 #define AGENT_ERR_INTERNAL -16
+
+// A run ended with an error (its last assistant message has stopReason "error": the model
+// request failed, or a stream function or hook did); the message is its `errorMessage`.
+// Reported by `agent_last_run_outcome`.
+#define AGENT_ERR_MODEL_ERROR -17
+
+// A run was aborted (its last assistant message has stopReason "aborted"). Reported by
+// `agent_last_run_outcome`.
+#define AGENT_ERR_ABORTED -18
 
 // The reference's event JSON.
 #define AGENT_EVENT_SHAPE_FULL 0
@@ -347,6 +359,20 @@ AgentStatus agent_clear_follow_up_queue(AgentHandle *handle);
 
 // Drops every queued message.
 AgentStatus agent_clear_all_queues(AgentHandle *handle);
+
+// The outcome of the agent's most recent settled run, without reading the state: writes
+// `*out_status` = `AGENT_OK` (the run completed), `AGENT_ERR_MODEL_ERROR` (it ended with
+// stopReason "error": a failed model request, stream function or hook), `AGENT_ERR_ABORTED`
+// (stopReason "aborted") or `AGENT_ERR_RUN_FAILED` (a listener failed while the run was
+// failing; the `done` status says the same), and, when `out_error_message` is not NULL,
+// `*out_error_message` (free with `agent_string_free`): the run's `errorMessage` ("" when it
+// completed). Set before the run's `done` is called, so `done` and the code after
+// `agent_wait_for_idle` can read it. Fails with `AGENT_ERR_INVALID_STATE` before the first
+// run, while a run is active and after `agent_reset` (no settled run to report). Costs
+// O(length of the message).
+AgentStatus agent_last_run_outcome(AgentHandle *handle,
+                                   AgentStatus *out_status,
+                                   char **out_error_message);
 
 // Writes `*out_state_json` (free with `agent_string_free`): a snapshot `{systemPrompt, model,
 // thinkingLevel, tools (definitions), messages, isStreaming, streamingMessage?,

@@ -109,6 +109,12 @@ struct State {
     streaming_message: Option<Arc<AgentEvent>>,
     pending_tool_calls: Vec<String>,
     error_message: Option<String>,
+    /// How the active run is ending so far: its latest assistant turn's stop (see
+    /// `completion::turn_result`).
+    run_ending: Result<(), Error>,
+    /// How the most recent settled run ended (`None` before the first, during a run, after
+    /// `reset`).
+    last_run: Option<Result<(), Error>>,
     settings: Settings,
     stream_fn: Option<StreamFn>,
     steering: Queue,
@@ -173,6 +179,8 @@ impl Agent {
             streaming_message: None,
             pending_tool_calls: Vec::new(),
             error_message: None,
+            run_ending: Ok(()),
+            last_run: None,
             settings: options.settings,
             stream_fn: Some(stream_fn),
             steering: Queue::default(),
@@ -259,10 +267,18 @@ impl Agent {
         }
     }
 
-    /// `prompt(input)`: starts a run and waits until it settled.
+    /// `prompt(input)`: starts a run and waits until it settled. Unlike the reference's promise,
+    /// a run that ended with stopReason "error" fails with `ModelError` and an aborted one with
+    /// `Aborted`, each carrying the `errorMessage`.
     pub async fn prompt(&self, input: PromptInput) -> Result<(), Error> {
         let run = self.start_prompt(input, None)?;
-        run.wait().await.map_err(Error::of(ErrorKind::RunFailed))
+        Self::settled(&run).await
+    }
+
+    /// Waits for a started run; its result (see [`RunCompletion::result`]).
+    async fn settled(run: &RunCompletion) -> Result<(), Error> {
+        run.wait().await.map_err(Error::of(ErrorKind::RunFailed))?;
+        run.result().unwrap_or(Ok(()))
     }
 
     /// `prompt(text)` with no images.
@@ -274,10 +290,10 @@ impl Agent {
         .await
     }
 
-    /// `continue()`: starts a continuation and waits until it settled.
+    /// `continue()`: starts a continuation and waits until it settled; fails like `prompt`.
     pub async fn continue_run(&self) -> Result<(), Error> {
         let run = self.start_continue(None)?;
-        run.wait().await.map_err(Error::of(ErrorKind::RunFailed))
+        Self::settled(&run).await
     }
 
     /// The run lifecycle of SPEC §7.8 (the caller holds the state lock and checked for a run).
@@ -294,6 +310,8 @@ impl Agent {
         let completion = Arc::new(RunCompletion::default());
         state.streaming_message = None;
         state.error_message = None;
+        state.run_ending = Ok(());
+        state.last_run = None;
         let config = self.loop_config(state, skip_initial_steering);
         let context = LoopContext {
             messages: state.messages.clone(),
@@ -529,8 +547,14 @@ impl Agent {
             }
             state.streaming_message = None;
             state.pending_tool_calls = Vec::new();
-            let run = state.run.take();
-            if let Some(run) = &run {
+            let ending = std::mem::replace(&mut state.run_ending, Ok(()));
+            let result = match &outcome {
+                Ok(()) => ending,
+                Err(message) => Err(Error::new(ErrorKind::RunFailed, message.clone())),
+            };
+            state.last_run = Some(result.clone());
+            let run = state.run.take().map(|run| (run, result));
+            if let Some((run, _)) = &run {
                 state.settling.push(Settling {
                     completion: run.completion.clone(),
                     thread: std::thread::current().id(),
@@ -538,11 +562,11 @@ impl Agent {
             }
             run
         };
-        if let Some(mut run) = run {
+        if let Some((mut run, result)) = run {
             if let Some(done) = run.done.take() {
                 call_done(done, outcome.clone());
             }
-            run.completion.complete(outcome);
+            run.completion.complete(outcome, result);
             self.state()
                 .settling
                 .retain(|s| !Arc::ptr_eq(&s.completion, &run.completion));
@@ -579,7 +603,9 @@ impl Agent {
             if let Some(done) = run.done.take() {
                 call_done(done, Err(reason.to_string()));
             }
-            run.completion.complete(Err(reason.to_string()));
+            let failed = Error::new(ErrorKind::RunFailed, reason);
+            run.completion
+                .complete(Err(reason.to_string()), Err(failed));
         }
         // Inside a done callback, waiting could deadlock two frees; on the runtime thread, the
         // run's task may be the caller itself.
@@ -679,6 +705,7 @@ impl Agent {
         state.streaming_message = None;
         state.pending_tool_calls = Vec::new();
         state.error_message = None;
+        state.last_run = None;
         state.steering.0.clear();
         state.follow_up.0.clear();
         Ok(())

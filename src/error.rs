@@ -17,6 +17,11 @@ pub enum ErrorKind {
     NoStreamFn,
     /// The run failed: the reference's `prompt()`/`continue()` promise rejected.
     RunFailed,
+    /// The run ended with an assistant message whose stopReason is "error": the model request
+    /// failed (or the stream function or a hook did); the message is its `errorMessage`.
+    ModelError,
+    /// The run was aborted (its last assistant message's stopReason is "aborted").
+    Aborted,
     /// The event queue is closed and empty.
     Closed,
     /// A wait ran out of time.

@@ -133,6 +133,24 @@
 //! assert_eq!(agent.message_count(), 4); // first, a, then this, b
 //! ```
 //!
+//! A run whose model request failed (its last message has stopReason "error") is an `Err` of
+//! kind `ModelError` carrying the `errorMessage`; an aborted run is an `Err` of kind `Aborted`:
+//!
+//! ```
+//! # use agent::agent::{Agent, AgentOptions};
+//! # use agent::error::ErrorKind;
+//! # use agent::json::json;
+//! let failing = agent::faux::scripted_stream_fn(vec![
+//!     json!({"content": [], "stopReason": "error", "errorMessage": "401 invalid api key"}),
+//! ]);
+//! let agent = Agent::new(AgentOptions { stream_fn: Some(failing), ..Default::default() }).unwrap();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let failed = agent.prompt_text("hello").await.unwrap_err();
+//! assert_eq!(failed.kind, ErrorKind::ModelError);
+//! assert_eq!(failed.message, "401 invalid api key");
+//! # });
+//! ```
+//!
 //! **Options from JSON** (the C ABI's shape) for hosts that keep configuration as text:
 //! [`agent::AgentOptions::from_json`].
 //!

@@ -59,7 +59,13 @@ async fn a_tool_that_never_answers_is_given_up_after_the_grace_period() {
     ];
     let agent = agent_with_grace(scripted_stream_fn(responses), vec![never_tool()], Some(20));
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::Aborted,
+        "{}",
+        failed.message
+    );
     let end = recorder
         .events()
         .into_iter()
@@ -84,7 +90,13 @@ async fn a_stream_that_never_ends_is_given_up_with_its_partial() {
     });
     let agent = agent_with_grace(stream_fn, vec![], Some(10));
     abort_on(&agent, "message_update");
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::Aborted,
+        "{}",
+        failed.message
+    );
     let last: Json = agent.messages().last().cloned().unwrap();
     assert_eq!(last["stopReason"], "aborted");
     assert_eq!(last["errorMessage"], "Request was aborted");

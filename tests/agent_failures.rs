@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use agent::agent::Settings;
+use agent::agent::{PromptInput, Settings};
 use agent::error::{Error, ErrorKind};
 use agent::host::{HostFuture, Listener};
 use agent::json::{json, to_string};
@@ -26,7 +26,13 @@ async fn c201_listener_failure_stops_the_event_and_fails_the_run() {
     let agent = agent_from(f, vec![], None, Settings::default());
     agent.subscribe(failing_listener("agent_start", "L1 broke"));
     let l2 = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     // The failure path supplies a turn_end without a turn_start.
     assert_eq!(
         l2.types(),
@@ -40,7 +46,13 @@ async fn c201_listener_failure_stops_the_event_and_fails_the_run() {
 async fn c202_failure_path_events_and_messages() {
     let agent = agent_with(vec![json!({"throw": "boom"})], vec![], None);
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let events = recorder.events();
     let failure = events.last().unwrap()["messages"][0].clone();
     assert_eq!(
@@ -68,7 +80,13 @@ async fn c203_failure_message_fields() {
         }
         Ok(())
     }));
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::Aborted,
+        "{}",
+        failed.message
+    );
     let failure = agent.messages().last().unwrap().clone();
     assert_eq!(
         to_string(&normalize(&failure)),
@@ -119,7 +137,13 @@ async fn c220_late_parallel_tool_events_after_failure_are_dropped() {
             Ok(())
         }
     }));
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let count = recorder.events().len();
     let messages = agent.messages().len();
     release.notify_waiters();
@@ -146,7 +170,13 @@ async fn listener_failing_on_agent_end_adds_a_second_turn_end_and_agent_end() {
         Ok(())
     }));
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let types = recorder.types();
     // The recorder was subscribed after the failing listener: it misses the first agent_end.
     assert_eq!(
@@ -182,7 +212,13 @@ async fn failing_hooks_escape_the_loop_into_the_failure_path() {
         let (f, _) = scripted(many_texts(1));
         let agent = agent_from(f, vec![], None, settings);
         let recorder = Recorder::attach(&agent);
-        agent.prompt_text("hi").await.unwrap();
+        let failed = agent.prompt_text("hi").await.unwrap_err();
+        assert_eq!(
+            failed.kind,
+            agent::error::ErrorKind::ModelError,
+            "{}",
+            failed.message
+        );
         assert_eq!(
             agent.error_message(),
             Some(format!("{name} broke")),
@@ -210,7 +246,13 @@ async fn failing_update_emission_fails_the_run_after_execute() {
     let agent = agent_from(f, vec![tool], None, Settings::default());
     agent.subscribe(failing_listener("tool_execution_update", "update broke"));
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     assert!(*finished.lock().unwrap());
     assert_eq!(agent.error_message().as_deref(), Some("update broke"));
     assert!(!recorder.types().contains(&"tool_execution_end".to_string()));
@@ -219,12 +261,30 @@ async fn failing_update_emission_fails_the_run_after_execute() {
 }
 
 #[tokio::test]
-async fn prompt_does_not_fail_for_an_ordinary_run_failure() {
-    let agent = agent_with(vec![json!({"throw": "boom"})], vec![], None);
+async fn an_ordinary_run_failure_resolves_the_promise_and_fails_prompt() {
+    let agent = agent_with(
+        vec![json!({"throw": "boom"}), json!({"throw": "again"})],
+        vec![],
+        None,
+    );
     let listener_called: Listener = Arc::new(|_e, _s| Box::pin(async { Ok(()) }) as HostFuture<_>);
     agent.subscribe(listener_called);
-    assert_eq!(agent.prompt_text("hi").await, Ok(()));
+    // The reference's promise resolves (what `done` and `waitForIdle` see)...
+    let input = PromptInput::Text {
+        text: "hi".into(),
+        images: Vec::new(),
+    };
+    let run = agent.start_prompt(input, None).unwrap();
+    assert_eq!(run.wait().await, Ok(()));
     assert_eq!(to_string(&json!(agent.error_message())), "\"boom\"");
+    let ended = Err(Error::new(ErrorKind::ModelError, "boom"));
+    assert_eq!(run.result(), Some(ended.clone()));
+    assert_eq!(agent.last_run_result(), Some(ended));
+    // ...and the Rust `prompt` fails with the error message.
+    assert_eq!(
+        agent.prompt_text("hi").await,
+        Err(Error::new(ErrorKind::ModelError, "again"))
+    );
 }
 
 #[tokio::test]
@@ -232,7 +292,13 @@ async fn a_streaming_partial_is_never_committed_by_the_failure_path() {
     let agent = agent_with(vec![text_response("Hello", 3)], vec![], None);
     agent.subscribe(failing_listener("message_update", "update listener broke"));
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     assert_eq!(contents(&agent.messages()), ["hi", ""]);
     assert_eq!(agent.messages()[1]["errorMessage"], "update listener broke");
     assert!(agent.streaming_message().is_none());

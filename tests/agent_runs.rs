@@ -77,7 +77,13 @@ async fn c173_abort_during_tools_still_makes_the_next_request() {
     ]);
     let agent = agent_from(f, vec![tool], None, Settings::default());
     *cell.lock().unwrap() = Some(agent.clone());
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::Aborted,
+        "{}",
+        failed.message
+    );
     let requests = requests.lock().unwrap();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].signal.is_aborted());

@@ -22,7 +22,13 @@ async fn s7_abort_during_streaming() {
         Ok(())
     }));
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::Aborted,
+        "{}",
+        failed.message
+    );
     let u = user_text("hi");
     let a = json!({"role": "assistant", "content": text("a"), "api": "test-api", "provider": "test-prov", "model": "m1",
         "usage": zero(), "stopReason": "aborted", "timestamp": 0, "errorMessage": "Request was aborted",
@@ -81,7 +87,13 @@ async fn s8_abort_during_tool_execution() {
     let agent = agent_from(f, vec![tool], None, Settings::default());
     let _ = cell.set(agent.clone());
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::Aborted,
+        "{}",
+        failed.message
+    );
     let (c1, c2) = (call("c1", "work", json!({})), call("c2", "work", json!({})));
     let u = user_text("go");
     let a1 = final_msg(json!([c1, c2]), "toolUse");
@@ -143,7 +155,13 @@ async fn s8_sequential_calls_not_started_get_operation_aborted() {
     let agent = agent_from(f, vec![tool], None, settings);
     let _ = cell.set(agent.clone());
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::Aborted,
+        "{}",
+        failed.message
+    );
     let ends: Vec<Json> = recorder
         .events()
         .into_iter()
@@ -163,7 +181,13 @@ async fn s8_sequential_calls_not_started_get_operation_aborted() {
 async fn s9_stream_function_fails() {
     let agent = agent_with(vec![json!({"throw": "boom"})], vec![], None);
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let u = user_text("hi");
     let f = json!({"role": "assistant", "content": [{"type": "text", "text": ""}], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "stopReason": "error", "errorMessage": "boom", "timestamp": 0});
@@ -187,7 +211,13 @@ async fn s10_provider_error_encoded_in_stream() {
     let agent = agent_from(f, vec![], None, settings);
     agent.follow_up(umsg("queued"));
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let u = user_text("hi");
     let a = json!({"role": "assistant", "content": text("partial"), "api": "test-api", "provider": "test-prov", "model": "m1",
         "usage": zero(), "stopReason": "error", "timestamp": 0, "errorMessage": "429 rate limited", "durationMs": "<ms>",
@@ -464,7 +494,13 @@ async fn s14_listener_failure() {
         },
     ));
     let l2 = Recorder::attach(&agent);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let u = user_text("hi");
     let f = json!({"role": "assistant", "content": [{"type": "text", "text": ""}], "api": "test-api", "provider": "test-prov",
         "model": "m1", "usage": zero(), "stopReason": "error", "errorMessage": "L1 failed", "timestamp": 0});

@@ -57,7 +57,13 @@ async fn c003_integer_like_keys_first() {
 #[tokio::test]
 async fn c006_zero_usage_on_failure_messages() {
     let agent = agent_with(vec![json!({"throw": "boom"})], vec![], None);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let failure = agent.messages().last().unwrap().clone();
     assert_eq!(
         to_string(&failure["usage"]),
@@ -116,7 +122,13 @@ async fn c178_c179_default_stream_function_required_and_captured() {
     set_default_stream_fn(None);
     captured.set_stream_fn(None);
     let recorder = Recorder::attach(&captured);
-    captured.prompt_text("again").await.unwrap();
+    let failed = captured.prompt_text("again").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let types: Vec<String> = recorder.types();
     assert_eq!(
         types,
@@ -317,7 +329,13 @@ async fn c192_error_and_streaming_message_cleared_at_run_start() {
         vec![],
         None,
     );
-    agent.prompt_text("one").await.unwrap();
+    let failed = agent.prompt_text("one").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     assert_eq!(agent.error_message().as_deref(), Some("boom"));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (handle, log) = (agent.clone(), seen.clone());
@@ -420,7 +438,13 @@ async fn c195_c196_c197_state_reduction_per_event() {
         }
         Ok(())
     }));
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     assert!(
         problems.lock().unwrap().is_empty(),
         "{:?}",
@@ -440,7 +464,13 @@ async fn c205_cleanup_keeps_error_message() {
         vec![],
         None,
     );
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     assert!(!agent.is_streaming());
     assert!(agent.streaming_message().is_none());
     assert!(agent.pending_tool_calls().is_empty());
@@ -533,7 +563,7 @@ async fn c215_reset_example() {
     agent
         .prompt(PromptInput::Messages(vec![system, umsg("u")]))
         .await
-        .unwrap();
+        .unwrap_err();
     agent.steer(umsg("s"));
     agent.follow_up(umsg("f"));
     assert!(agent.error_message().is_some());

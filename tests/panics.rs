@@ -14,7 +14,13 @@ async fn a_panicking_hook_fails_the_run_and_releases_waiters() {
     let hook: Hook = Arc::new(|_input, _signal| -> HostFuture<_> { panic!("hook bug") });
     agent.update_settings(|settings| settings.hooks.set(HookKind::PrepareRequest, Some(hook)));
     let recorder = Recorder::attach(&agent);
-    agent.prompt_text("go").await.unwrap();
+    let failed = agent.prompt_text("go").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     assert!(!agent.is_streaming());
     assert_eq!(
         agent.error_message().as_deref(),

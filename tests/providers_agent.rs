@@ -76,7 +76,13 @@ async fn request_failures_become_error_messages() {
     }])
     .await;
     let agent = agent_for(model(mock.port, "openai-completions"));
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let last = agent.messages().last().cloned().unwrap();
     assert_eq!(last["stopReason"], "error");
     assert_eq!(last["errorMessage"], r#"401: {"message":"bad key"}"#);
@@ -84,7 +90,8 @@ async fn request_failures_become_error_messages() {
     let mut unknown = model(mock.port, "openai-completions");
     unknown["api"] = json!("bedrock-converse-stream");
     let agent = agent_for(unknown);
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(failed.kind, agent::error::ErrorKind::ModelError);
     let last = agent.messages().last().cloned().unwrap();
     assert_eq!(
         last["errorMessage"],
@@ -104,7 +111,13 @@ async fn without_any_key_the_stream_function_fails() {
     };
     options.initial_state.model.as_mut().unwrap()["provider"] = json!("no-such-provider");
     let agent = Agent::new(options).unwrap();
-    agent.prompt_text("hi").await.unwrap();
+    let failed = agent.prompt_text("hi").await.unwrap_err();
+    assert_eq!(
+        failed.kind,
+        agent::error::ErrorKind::ModelError,
+        "{}",
+        failed.message
+    );
     let last = agent.messages().last().cloned().unwrap();
     assert_eq!(
         last["errorMessage"],

@@ -111,7 +111,9 @@ fn run_cost(events: Vec<Json>, lean: bool) -> Cost {
     agent.subscribe(listener);
     let bytes = BYTES.load(Ordering::SeqCst);
     let allocations = ALLOCATIONS.load(Ordering::SeqCst);
-    runtime.block_on(agent.prompt_text("go")).unwrap();
+    // Every workload ends its stream with an error (see `ended`): the run fails with it.
+    let failed = runtime.block_on(agent.prompt_text("go")).unwrap_err();
+    assert_eq!(failed.message, "stop here");
     let cost = Cost {
         bytes: BYTES.load(Ordering::SeqCst) - bytes,
         allocations: ALLOCATIONS.load(Ordering::SeqCst) - allocations,

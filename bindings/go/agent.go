@@ -76,10 +76,14 @@ type Options struct {
 	Tools         []*Tool
 
 	// The model: StreamFunc, or else ScriptedModel (the built-in scripted model's script:
-	// an array of responses, see agent_options_set_scripted_model), or else the process-wide
-	// default stream function.
+	// an array of responses, see agent_options_set_scripted_model), or else UseProviders
+	// (libagent's built-in providers speak HTTP to the endpoint Model describes: API
+	// "openai-completions" or "anthropic-messages", BaseURL; the key comes from
+	// Hooks.GetAPIKey or the provider's environment variable, e.g. OPENAI_API_KEY), or else
+	// the process-wide default stream function.
 	StreamFunc    StreamFunc
 	ScriptedModel any
+	UseProviders  bool
 
 	Hooks Hooks
 
@@ -91,6 +95,17 @@ type Options struct {
 	ThinkingBudgets map[string]int
 	MaxRetryDelayMs *int64
 	Identity        any
+
+	// Options of the built-in providers (nil / "": their defaults). MaxRetries retries a
+	// failed request (429, 5xx, connection errors); the timeouts bound a whole request, its
+	// connection and the wait between two bytes of the body; CACertificates (PEM text) and
+	// CACertificateFile (a PEM file) add trusted certificate authorities.
+	MaxRetries        *int
+	TimeoutMs         *int64
+	ConnectTimeoutMs  *int64
+	IdleTimeoutMs     *int64
+	CACertificates    string
+	CACertificateFile string
 
 	// EventShape is the JSON of events given to Subscribe listeners and Events channels.
 	EventShape EventShape
@@ -150,6 +165,18 @@ func (o *Options) json() (string, error) {
 	if o.Identity != nil {
 		top["identity"] = rawOrValue(o.Identity)
 	}
+	for key, value := range map[string]any{"maxRetries": o.MaxRetries, "timeoutMs": o.TimeoutMs,
+		"connectTimeoutMs": o.ConnectTimeoutMs, "idleTimeoutMs": o.IdleTimeoutMs} {
+		if v := reflectNonNil(value); v != nil {
+			top[key] = v
+		}
+	}
+	if o.CACertificates != "" {
+		top["caCertificates"] = o.CACertificates
+	}
+	if o.CACertificateFile != "" {
+		top["caCertificateFile"] = o.CACertificateFile
+	}
 	return toJSON(top)
 }
 
@@ -173,7 +200,7 @@ func New(opts Options) (*Agent, error) {
 	err = check(C.ga_options_new(p, &options, &errText), errText)
 	freeStr(p)
 	if err != nil {
-		return nil, err
+		return nil, goNames(err)
 	}
 	built := false
 	defer func() {
@@ -205,6 +232,10 @@ func New(opts Options) (*Agent, error) {
 		}); err != nil {
 			return nil, err
 		}
+	case opts.UseProviders:
+		if err := check(C.ga_options_use_providers(options, &errText), errText); err != nil {
+			return nil, err
+		}
 	}
 	for kind, fn := range opts.Hooks.byKind() {
 		ud := pin(&hookEntry{fn: fn})
@@ -216,6 +247,9 @@ func New(opts Options) (*Agent, error) {
 	var handle C.uintptr_t
 	built = true // agent_new consumes the options, also on failure
 	if err := check(C.ga_new(options, &handle, &errText), errText); err != nil {
+		if errors.Is(err, ErrNoStreamFn) {
+			err = &Error{Status: ErrNoStreamFn, Message: noModel}
+		}
 		return nil, err
 	}
 	a := &Agent{h: handle, shape: opts.EventShape, capacity: opts.EventQueueCapacity}
@@ -251,7 +285,29 @@ func (a *Agent) call(fn func(errText **C.char) C.AgentStatus) error {
 // ErrAborted is the cause of a callback's context when its run was aborted.
 var ErrAborted = errors.New("libagent: run aborted")
 
-type doneEntry struct{ ch chan error }
+type doneEntry struct {
+	ch    chan error
+	agent C.uintptr_t
+}
+
+// runOutcome is how the run whose `done` is being called ended (read inside `done`, where the
+// outcome is this run's): nil when it completed, an *Error with ErrModelError or ErrRunAborted
+// and the run's errorMessage otherwise.
+func runOutcome(agent C.uintptr_t) error {
+	var status C.int32_t
+	var message, errText *C.char
+	if check(C.ga_last_run_outcome(agent, &status, &message, &errText), errText) != nil {
+		return nil // the agent is being freed: `done` said what there is to say
+	}
+	text := takeString(message)
+	if status == 0 {
+		return nil
+	}
+	if text == referenceNoModel { // a run without a model: SetStreamFunc(nil) and no default
+		text = noModel
+	}
+	return &Error{Status: Status(status), Message: text}
+}
 
 // Image is an image block of a prompt.
 type Image struct {
@@ -259,10 +315,12 @@ type Image struct {
 	MimeType string `json:"mimeType"`
 }
 
-// Prompt starts a run with a text prompt (and images) and returns when the run settled. When
-// ctx is cancelled first, the run is aborted; Prompt still waits for it to settle and then
-// returns an error wrapping ctx's error. A model failure does not make Prompt fail: it ends the
-// run with an assistant message whose stopReason is "error" (see State().ErrorMessage).
+// Prompt starts a run with a text prompt (and images) and returns when the run settled. A run
+// that ends with an error (stopReason "error": a failed model request, e.g. a wrong key or URL)
+// returns an *Error with Status ErrModelError and the run's errorMessage; an aborted run
+// (Abort) one with ErrRunAborted, which also matches errors.Is(err, ErrAborted). When ctx is
+// cancelled first, the run is aborted; Prompt still waits for it to settle and then returns an
+// error wrapping ctx's error.
 func (a *Agent) Prompt(ctx context.Context, text string, images ...Image) error {
 	return a.wait(ctx, a.promptStart(text, images))
 }
@@ -281,7 +339,7 @@ func (a *Agent) Continue(ctx context.Context) error {
 }
 
 // PromptAsync starts a run like Prompt and returns at once: the channel receives the run's
-// outcome (nil on success) when it settled. Errors starting the run are returned directly.
+// outcome (nil on success, errors as Prompt returns them) when it settled. Errors starting the run are returned directly.
 func (a *Agent) PromptAsync(text string, images ...Image) (<-chan error, error) {
 	return a.start(a.promptStart(text, images))
 }
@@ -344,7 +402,7 @@ func (a *Agent) messagesStart(messages []any) starter {
 
 func (a *Agent) start(fn starter) (<-chan error, error) {
 	ch := make(chan error, 1)
-	ud := pin(&doneEntry{ch: ch})
+	ud := pin(&doneEntry{ch: ch, agent: a.h})
 	if err := a.call(func(errText **C.char) C.AgentStatus { return fn(ud, errText) }); err != nil {
 		unpin(ud) // `done` is not called when the run did not start
 		return nil, err
@@ -571,6 +629,11 @@ func (a *Agent) SetStreamFunc(fn StreamFunc) error {
 	return err
 }
 
+// UseProviders talks to the model through the built-in providers from the next run on.
+func (a *Agent) UseProviders() error {
+	return a.call(func(e **C.char) C.AgentStatus { return C.ga_use_providers(a.h, e) })
+}
+
 // SetScriptedModel uses the built-in scripted model with this script.
 func (a *Agent) SetScriptedModel(script any) error {
 	return withJSON(script, func(p *C.char) error {
@@ -591,4 +654,49 @@ func Version() string { return C.GoString(C.agent_version()) }
 func ConfigureRuntime(workers int) error {
 	var errText *C.char
 	return check(C.ga_runtime_configure(C.uint32_t(workers), &errText), errText)
+}
+
+const referenceNoModel = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."
+
+const noModel = "No model to talk to: set Options.StreamFunc, Options.ScriptedModel or " +
+	"Options.UseProviders (the built-in providers, for a Model with API openai-completions or " +
+	"anthropic-messages), or a process-wide default with SetDefaultStreamFunc."
+
+// reflectNonNil is the pointed-to value of a non-nil *int / *int64, else nil.
+func reflectNonNil(v any) any {
+	switch p := v.(type) {
+	case *int:
+		if p != nil {
+			return *p
+		}
+	case *int64:
+		if p != nil {
+			return *p
+		}
+	}
+	return nil
+}
+
+// optionFields names the Options field behind each option key libagent may quote in an error.
+var optionFields = map[string]string{
+	"steeringMode": "SteeringMode", "followUpMode": "FollowUpMode", "toolExecution": "ToolExecution",
+	"sessionId": "SessionID", "transport": "Transport", "thinkingBudgets": "ThinkingBudgets",
+	"maxRetryDelayMs": "MaxRetryDelayMs", "identity": "Identity", "maxRetries": "MaxRetries",
+	"timeoutMs": "TimeoutMs", "connectTimeoutMs": "ConnectTimeoutMs", "idleTimeoutMs": "IdleTimeoutMs",
+	"caCertificates": "CACertificates", "caCertificateFile": "CACertificateFile",
+	"systemPrompt": "SystemPrompt", "thinkingLevel": "ThinkingLevel", "model": "Model", "messages": "Messages",
+}
+
+// goNames rewrites the option keys an options error quotes ("maxRetries") as the Options
+// fields a Go caller set (MaxRetries).
+func goNames(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Status != ErrInvalidJSON {
+		return err
+	}
+	message := e.Message
+	for key, field := range optionFields {
+		message = strings.ReplaceAll(message, `"`+key+`"`, "Options."+field)
+	}
+	return &Error{Status: e.Status, Message: message}
 }

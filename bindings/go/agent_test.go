@@ -50,7 +50,7 @@ func TestPromptStreamsTextAndRecordsTranscript(t *testing.T) {
 func TestNewFailsWithStatusAndMessage(t *testing.T) {
 	_, err := agent.New(agent.Options{})
 	var e *agent.Error
-	if !errors.As(err, &e) || e.Status != agent.ErrNoStreamFn || !strings.Contains(e.Message, "No default stream function") {
+	if !errors.As(err, &e) || e.Status != agent.ErrNoStreamFn || !strings.Contains(e.Message, "No model to talk to") {
 		t.Fatalf("New without a model: %#v", err)
 	}
 	if !errors.Is(err, agent.ErrNoStreamFn) || errors.Is(err, agent.ErrBusy) {
@@ -163,8 +163,9 @@ func TestBusyWhileARunIsActive(t *testing.T) {
 		t.Fatal("state: not streaming during the run")
 	}
 	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	if err := <-done; !errors.Is(err, agent.ErrModelError) ||
+		!strings.Contains(err.Error(), "Stream ended without a done or error event") {
+		t.Fatalf("run = %v", err)
 	}
 	ms := transcript(t, a)
 	if last := ms[len(ms)-1]; last.StopReason != "error" { // ended without a message (SPEC 3.5)

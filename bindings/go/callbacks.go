@@ -64,6 +64,8 @@ func goAgentDone(ud C.uintptr_t, status C.int32_t, message *C.char) {
 	var err error
 	if status != 0 {
 		err = &Error{Status: Status(status), Message: C.GoString(message)}
+	} else {
+		err = runOutcome(entry.agent)
 	}
 	entry.ch <- err // buffered (1): never blocks
 }

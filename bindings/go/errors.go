@@ -26,6 +26,11 @@ const (
 	ErrRunFailed        Status = -14
 	ErrInvalidArgument  Status = -15
 	ErrInternal         Status = -16
+	// A run ended with stopReason "error" (a failed model request, stream function or hook);
+	// the *Error's Message is the run's errorMessage.
+	ErrModelError Status = -17
+	// A run was aborted (stopReason "aborted"); such an *Error also matches ErrAborted.
+	ErrRunAborted Status = -18
 )
 
 var statusNames = map[Status]string{
@@ -46,6 +51,8 @@ var statusNames = map[Status]string{
 	ErrRunFailed:        "run failed",
 	ErrInvalidArgument:  "invalid argument",
 	ErrInternal:         "internal error",
+	ErrModelError:       "model error",
+	ErrRunAborted:       "run aborted",
 }
 
 // String names the status.
@@ -75,3 +82,6 @@ func (e *Error) Error() string {
 
 // Unwrap returns the Status, so errors.Is(err, agent.ErrBusy) works.
 func (e *Error) Unwrap() error { return e.Status }
+
+// Is makes an aborted run's error match ErrAborted too.
+func (e *Error) Is(target error) bool { return target == ErrAborted && e.Status == ErrRunAborted }

@@ -81,6 +81,8 @@ func TestManyGoroutinesDriveOneAgent(t *testing.T) {
 						completed.Add(1)
 					case errors.Is(err, agent.ErrBusy):
 						busy.Add(1)
+					case errors.Is(err, agent.ErrAborted): // another goroutine's Abort ended it
+						cancelled.Add(1)
 					default:
 						note("prompt", err)
 					}

@@ -82,6 +82,9 @@ AgentStatus ga_options_set_scripted_model(uintptr_t options, const char *script,
 AgentStatus ga_options_set_hook(uintptr_t options, int32_t kind, uintptr_t ud, char **err) {
     return ret(agent_options_set_hook(H(AgentOptions, options), kind, hook_tramp, (void *)ud, fin_tramp), err);
 }
+AgentStatus ga_options_use_providers(uintptr_t options, char **err) {
+    return ret(agent_options_use_providers(H(AgentOptions, options)), err);
+}
 
 AgentStatus ga_new(uintptr_t options, uintptr_t *out, char **err) {
     AgentHandle *agent = NULL;
@@ -153,6 +156,12 @@ AgentStatus ga_set_stream_fn(uintptr_t agent, uintptr_t ud, char **err) {
 }
 AgentStatus ga_set_scripted_model(uintptr_t agent, const char *script, char **err) {
     return ret(agent_set_scripted_model(H(AgentHandle, agent), script), err);
+}
+AgentStatus ga_use_providers(uintptr_t agent, char **err) {
+    return ret(agent_use_providers(H(AgentHandle, agent)), err);
+}
+AgentStatus ga_last_run_outcome(uintptr_t agent, int32_t *status, char **message, char **err) {
+    return ret(agent_last_run_outcome(H(AgentHandle, agent), status, message), err);
 }
 
 AgentStatus ga_call_complete(uintptr_t call, const char *result_json, char **err) {

@@ -35,6 +35,7 @@ AgentStatus ga_options_add_tool(uintptr_t options, uintptr_t tool, char **err);
 AgentStatus ga_options_set_stream_fn(uintptr_t options, uintptr_t ud, char **err);
 AgentStatus ga_options_set_scripted_model(uintptr_t options, const char *script, char **err);
 AgentStatus ga_options_set_hook(uintptr_t options, int32_t kind, uintptr_t ud, char **err);
+AgentStatus ga_options_use_providers(uintptr_t options, char **err);
 
 AgentStatus ga_new(uintptr_t options, uintptr_t *out, char **err);
 AgentStatus ga_free(uintptr_t agent, char **err);
@@ -59,6 +60,9 @@ AgentStatus ga_set_hook(uintptr_t agent, int32_t kind, uintptr_t ud, char **err)
 AgentStatus ga_clear_hook(uintptr_t agent, int32_t kind, char **err);
 AgentStatus ga_set_stream_fn(uintptr_t agent, uintptr_t ud, char **err);
 AgentStatus ga_set_scripted_model(uintptr_t agent, const char *script, char **err);
+AgentStatus ga_use_providers(uintptr_t agent, char **err);
+/* The last settled run's outcome; `*message` (an agent_string_free string) only on success. */
+AgentStatus ga_last_run_outcome(uintptr_t agent, int32_t *status, char **message, char **err);
 
 AgentStatus ga_call_complete(uintptr_t call, const char *result_json, char **err);
 AgentStatus ga_call_fail(uintptr_t call, const char *message, char **err);

@@ -89,11 +89,15 @@ func TestStreamFuncPushesFromAnotherGoroutineInLockStep(t *testing.T) {
 func TestStreamFuncFailures(t *testing.T) {
 	run := func(fn agent.StreamFunc) message {
 		a := mustNew(t, agent.Options{StreamFunc: fn})
-		if err := a.Prompt(context.Background(), "go"); err != nil {
-			t.Fatal(err)
-		}
+		err := a.Prompt(context.Background(), "go")
 		ms := transcript(t, a)
-		return ms[len(ms)-1]
+		last := ms[len(ms)-1]
+		var failed *agent.Error // a failed stream function fails the run with its message
+		failedAsExpected := errors.As(err, &failed) && failed.Status == agent.ErrModelError && failed.Message == last.Error
+		if (last.StopReason == "error") != failedAsExpected || (last.StopReason != "error" && err != nil) {
+			t.Fatalf("Prompt = %v, last message %+v", err, last)
+		}
+		return last
 	}
 	m := run(func(ctx context.Context, req *agent.StreamRequest, s *agent.Stream) error {
 		return errors.New("provider unreachable")
@@ -235,8 +239,9 @@ func TestHooks(t *testing.T) {
 		return nil, errors.New("prepare failed")
 	})
 	calls := apiKeys.Load()
-	if err := a.Prompt(context.Background(), "again"); err != nil {
-		t.Fatal(err)
+	if err := a.Prompt(context.Background(), "again"); !errors.Is(err, agent.ErrModelError) ||
+		!strings.Contains(err.Error(), "prepare failed") {
+		t.Fatalf("Prompt = %v", err)
 	}
 	if s, _ := a.State(); s.ErrorMessage != "prepare failed" {
 		t.Fatalf("errorMessage %q", s.ErrorMessage)
@@ -248,8 +253,8 @@ func TestHooks(t *testing.T) {
 	a.SetHook(agent.HookPrepareRequest, func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 		panic("hook exploded")
 	})
-	if err := a.Prompt(context.Background(), "panic"); err != nil {
-		t.Fatal(err)
+	if err := a.Prompt(context.Background(), "panic"); !errors.Is(err, agent.ErrModelError) {
+		t.Fatalf("Prompt = %v", err)
 	}
 	if s, _ := a.State(); s.ErrorMessage != "panic in Go callback: hook exploded" {
 		t.Fatalf("errorMessage %q", s.ErrorMessage)
@@ -258,8 +263,8 @@ func TestHooks(t *testing.T) {
 	a.SetHook(agent.HookPrepareRequest, func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`[1]`), nil
 	})
-	if err := a.Prompt(context.Background(), "malformed"); err != nil {
-		t.Fatal(err)
+	if err := a.Prompt(context.Background(), "malformed"); !errors.Is(err, agent.ErrModelError) {
+		t.Fatalf("Prompt = %v", err)
 	}
 	if s, _ := a.State(); !strings.Contains(s.ErrorMessage, "hook answer rejected") || !strings.Contains(s.ErrorMessage, "JSON object") {
 		t.Fatalf("errorMessage %q", s.ErrorMessage)

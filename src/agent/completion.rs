@@ -3,18 +3,23 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use crate::error::{Error, ErrorKind};
 use crate::host::lock;
+use crate::json::Json;
 
 /// Completion of one run: released after the cleanup of SPEC §7.10.
 #[derive(Default)]
 pub struct RunCompletion {
     outcome: Mutex<Option<Result<(), String>>>,
+    /// How the run ended, set before `outcome` (see [`RunCompletion::result`]).
+    ending: Mutex<Option<Result<(), Error>>>,
     condvar: Condvar,
     notify: tokio::sync::Notify,
 }
 
 impl RunCompletion {
-    pub(super) fn complete(&self, outcome: Result<(), String>) {
+    pub(super) fn complete(&self, outcome: Result<(), String>, ending: Result<(), Error>) {
+        *lock(&self.ending) = Some(ending);
         *lock(&self.outcome) = Some(outcome);
         self.condvar.notify_all();
         self.notify.notify_waiters();
@@ -23,6 +28,14 @@ impl RunCompletion {
     /// The run's outcome once it settled.
     pub fn outcome(&self) -> Option<Result<(), String>> {
         lock(&self.outcome).clone()
+    }
+
+    /// How the settled run ended, beyond its promise (`outcome`): `Ok` when it completed,
+    /// `ModelError` / `Aborted` (carrying the `errorMessage`) when its last assistant message
+    /// stopped with "error" / "aborted", `RunFailed` when the promise rejected. `None` until it
+    /// settled.
+    pub fn result(&self) -> Option<Result<(), Error>> {
+        lock(&self.ending).clone()
     }
 
     /// Waits (async) until the run settled; returns its outcome.
@@ -57,3 +70,25 @@ impl RunCompletion {
 
 /// Called after a run's cleanup, before `waitForIdle` waiters are released.
 pub type DoneFn = Box<dyn FnOnce(Result<(), String>) + Send>;
+
+/// What a turn's assistant message says about the run's outcome: `Err(ModelError)` for
+/// stopReason "error", `Err(Aborted)` for "aborted" (with the `errorMessage`), else `Ok`.
+pub(super) fn turn_result(message: &Json) -> Result<(), Error> {
+    let error_message = || {
+        message
+            .get("errorMessage")
+            .and_then(Json::as_str)
+            .filter(|text| !text.is_empty())
+    };
+    match message.get("stopReason").and_then(Json::as_str) {
+        Some("error") => Err(Error::new(
+            ErrorKind::ModelError,
+            error_message().unwrap_or("The model request failed."),
+        )),
+        Some("aborted") => Err(Error::new(
+            ErrorKind::Aborted,
+            error_message().unwrap_or("The run was aborted."),
+        )),
+        _ => Ok(()),
+    }
+}

@@ -176,6 +176,13 @@ impl Agent {
         self.state().error_message.clone()
     }
 
+    /// How the most recent settled run ended (see [`super::RunCompletion::result`]); `None`
+    /// before the first run, while a run is active and after `reset`. Set before the run's
+    /// `done` callback is called.
+    pub fn last_run_result(&self) -> Option<Result<(), Error>> {
+        self.state().last_run.clone()
+    }
+
     /// The reassignable settings (hooks, modes, forwarded options).
     pub fn settings(&self) -> Settings {
         self.state().settings.clone()
@@ -298,6 +305,9 @@ pub(super) fn reduce(state: &mut State, event: &Arc<AgentEvent>) {
                 .filter(|e| !e.is_empty());
             if let (Some(error), "assistant") = (error, role(message)) {
                 state.error_message = Some(error.to_string());
+            }
+            if role(message) == "assistant" {
+                state.run_ending = super::completion::turn_result(message);
             }
         }
         AgentEvent::AgentEnd { .. } => state.streaming_message = None,

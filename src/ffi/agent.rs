@@ -24,6 +24,9 @@ pub struct AgentHandle {
 /// on the runtime thread: `status` is `AGENT_OK`, `AGENT_ERR_RUN_FAILED` (the run's promise
 /// rejected: a listener failed during the failure path; `error` says why) or `AGENT_ERR_FREED`
 /// (called inside `agent_free` on its thread). `error` is borrowed for the call ("" on success).
+/// `AGENT_OK` means the run settled as the reference's promise resolves, also when the model
+/// request failed or the run was aborted: `agent_last_run_outcome` (callable inside `done`)
+/// tells those apart.
 pub type AgentDoneFn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, status: AgentStatus, error: *const c_char)>;
 
@@ -332,6 +335,48 @@ pub unsafe extern "C" fn agent_clear_follow_up_queue(handle: *mut AgentHandle) -
 pub unsafe extern "C" fn agent_clear_all_queues(handle: *mut AgentHandle) -> AgentStatus {
     boundary(|| {
         agent_arg(handle)?.agent.clear_all_queues();
+        Ok(())
+    })
+}
+
+/// The outcome of the agent's most recent settled run, without reading the state: writes
+/// `*out_status` = `AGENT_OK` (the run completed), `AGENT_ERR_MODEL_ERROR` (it ended with
+/// stopReason "error": a failed model request, stream function or hook), `AGENT_ERR_ABORTED`
+/// (stopReason "aborted") or `AGENT_ERR_RUN_FAILED` (a listener failed while the run was
+/// failing; the `done` status says the same), and, when `out_error_message` is not NULL,
+/// `*out_error_message` (free with `agent_string_free`): the run's `errorMessage` ("" when it
+/// completed). Set before the run's `done` is called, so `done` and the code after
+/// `agent_wait_for_idle` can read it. Fails with `AGENT_ERR_INVALID_STATE` before the first
+/// run, while a run is active and after `agent_reset` (no settled run to report). Costs
+/// O(length of the message).
+#[no_mangle]
+pub unsafe extern "C" fn agent_last_run_outcome(
+    handle: *mut AgentHandle,
+    out_status: *mut AgentStatus,
+    out_error_message: *mut *mut c_char,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_status, "out_status")?;
+        let agent = &agent_arg(handle)?.agent;
+        let Some(result) = agent.last_run_result() else {
+            let why = if agent.is_streaming() {
+                "A run is active: its outcome is known once it settled."
+            } else {
+                "No run has settled since the agent was created or reset."
+            };
+            return err(AGENT_ERR_INVALID_STATE, why);
+        };
+        let (status, message) = match result {
+            Ok(()) => (AGENT_OK, String::new()),
+            Err(error) => {
+                let error = FfiError::from(error);
+                (error.status, error.message)
+            }
+        };
+        write_out(out_status, status);
+        if !out_error_message.is_null() {
+            write_out(out_error_message, owned_c_string(&message));
+        }
         Ok(())
     })
 }

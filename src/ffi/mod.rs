@@ -64,6 +64,13 @@ pub const AGENT_ERR_RUN_FAILED: AgentStatus = -14;
 pub const AGENT_ERR_INVALID_ARGUMENT: AgentStatus = -15;
 /// An internal error (a bug in libagent); the message says where.
 pub const AGENT_ERR_INTERNAL: AgentStatus = -16;
+/// A run ended with an error (its last assistant message has stopReason "error": the model
+/// request failed, or a stream function or hook did); the message is its `errorMessage`.
+/// Reported by `agent_last_run_outcome`.
+pub const AGENT_ERR_MODEL_ERROR: AgentStatus = -17;
+/// A run was aborted (its last assistant message has stopReason "aborted"). Reported by
+/// `agent_last_run_outcome`.
+pub const AGENT_ERR_ABORTED: AgentStatus = -18;
 
 /// The major version of this header (`agent_version()` reports the library's at run time).
 pub const AGENT_VERSION_MAJOR: u32 = 0;
@@ -123,6 +130,8 @@ impl From<crate::error::Error> for FfiError {
             ErrorKind::InvalidInput => AGENT_ERR_INVALID_JSON,
             ErrorKind::NoStreamFn => AGENT_ERR_NO_STREAM_FN,
             ErrorKind::RunFailed => AGENT_ERR_RUN_FAILED,
+            ErrorKind::ModelError => AGENT_ERR_MODEL_ERROR,
+            ErrorKind::Aborted => AGENT_ERR_ABORTED,
             ErrorKind::Closed => AGENT_ERR_CLOSED,
             ErrorKind::Timeout => AGENT_ERR_TIMEOUT,
             ErrorKind::WouldDeadlock => AGENT_ERR_WOULD_DEADLOCK,

@@ -38,6 +38,18 @@ bool wait_until(Cond cond, std::chrono::seconds limit = std::chrono::seconds(30)
     return true;
 }
 
+// The status of the agent::Error `run` throws (AGENT_OK when it returns), and its what().
+template <class Run>
+AgentStatus status_of(Run&& run, std::string* message = nullptr) {
+    try {
+        run();
+    } catch (const agent::Error& e) {
+        if (message) *message = e.what();
+        return e.status();
+    }
+    return AGENT_OK;
+}
+
 inline int count_of(std::string_view haystack, std::string_view needle) {
     int n = 0;
     for (auto at = haystack.find(needle); at != std::string_view::npos; at = haystack.find(needle, at + needle.size()))

@@ -73,7 +73,10 @@ TEST(Exceptions, ThrownInAListenerFailsTheRun) {
     bot.subscribe([&](const agent::Event& event) {
         if (event.type() == "message_end" && thrown++ == 0) throw std::runtime_error("listener exploded");
     });
-    bot.prompt("go");  // the failure path ran cleanly: the run itself resolved
+    // The failure path ran cleanly (the run's promise resolved); the run ended with the error.
+    std::string message;
+    EXPECT_EQ(test::status_of([&] { bot.prompt("go"); }, &message), AGENT_ERR_MODEL_ERROR);
+    EXPECT_EQ(message, "listener exploded");
     std::string state = bot.state();
     EXPECT_NE(state.find(R"("stopReason":"error","errorMessage":"listener exploded")"), std::string::npos) << state;
 }
@@ -115,7 +118,9 @@ TEST(Exceptions, ThrownInAStreamFunctionFailsTheRequest) {
     agent::Options options(test::options_json());
     options.set_stream_fn([](std::string_view, agent::Stream) { throw std::runtime_error("no network"); });
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    std::string message;
+    EXPECT_EQ(test::status_of([&] { bot.prompt("go"); }, &message), AGENT_ERR_MODEL_ERROR);
+    EXPECT_EQ(message, "no network");
     std::string state = bot.state();
     EXPECT_NE(state.find("no network"), std::string::npos) << state;
     EXPECT_NE(state.find("\"stopReason\":\"error\""), std::string::npos) << state;

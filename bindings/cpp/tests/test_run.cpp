@@ -197,7 +197,7 @@ TEST(Run, AbortReachesADeferredTool) {
     agent::Agent bot(std::move(options));
     std::atomic<int> done_calls{0};
     bot.prompt_async("wait for it", [&](AgentStatus status, std::string_view) {
-        EXPECT_EQ(status, AGENT_OK);
+        EXPECT_EQ(status, AGENT_ERR_ABORTED);  // the run settled, aborted
         done_calls++;
     });
     started.get_future().wait();
@@ -359,7 +359,9 @@ TEST(Run, StreamCompleteAndFail) {
             "stopReason":"stop","timestamp":0})");
     });
     agent::Agent bot(std::move(options));
-    bot.prompt("first");
+    std::string message;
+    EXPECT_EQ(test::status_of([&] { bot.prompt("first"); }, &message), AGENT_ERR_MODEL_ERROR);
+    EXPECT_EQ(message, "provider unreachable");
     std::string state = bot.state();
     EXPECT_NE(state.find(R"("errorMessage":"provider unreachable")"), std::string::npos) << state;
     bot.prompt("second");

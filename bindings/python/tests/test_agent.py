@@ -49,7 +49,7 @@ def test_unknown_option_is_an_invalid_json_error_with_status_and_message():
     with pytest.raises(libagent.InvalidJsonError) as info:
         Agent(scripted=[], no_such_option=1)
     assert info.value.status == -4
-    assert "noSuchOption" in info.value.message
+    assert info.value.message == 'Unknown option "no_such_option".'  # the keyword the caller wrote
     assert isinstance(info.value, libagent.AgentError)
 
 

@@ -129,8 +129,11 @@ def test_abort_stops_a_streaming_generator():
             if event.get("assistantMessageEvent", {}).get("type") == "text_delta":
                 agent.abort()
         agent.subscribe(stopper)
-        new = agent.prompt("go on forever")
+        with pytest.raises(libagent.AbortedError) as aborted:
+            agent.prompt("go on forever")
         closed.wait()
+    new = aborted.value.messages
+    assert aborted.value.message == "Request was aborted"
     assert new[-1]["stopReason"] == "aborted"
     assert new[-1]["errorMessage"] == "Request was aborted"
 

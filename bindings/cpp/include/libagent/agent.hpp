@@ -20,9 +20,12 @@
 // Errors: ONE model. Every failing libagent call throws `agent::Error` (a `std::runtime_error`)
 // carrying the status code (`status()`, an `AGENT_ERR_*` value) and the library's message
 // (`what()`). Expected outcomes are not errors: `wait_for_idle` returns false on a timeout and
-// `EventQueue::next` returns `std::nullopt` (see there). A run that settles with a failure makes
-// the blocking `prompt()` / `continue_run()` throw `Error(AGENT_ERR_RUN_FAILED, why)`; the async
-// forms pass the status and message to their `done` callback instead.
+// `EventQueue::next` returns `std::nullopt` (see there). A run that does not complete makes the
+// blocking `prompt()` / `continue_run()` throw: `Error(AGENT_ERR_MODEL_ERROR, errorMessage)` when
+// it ended with stopReason "error" (a failed model request — wrong key, URL or model — or a
+// failed stream function or hook), `Error(AGENT_ERR_ABORTED, ...)` when it was aborted,
+// `Error(AGENT_ERR_RUN_FAILED, why)` when a listener failed while it was failing. The async forms
+// pass the same status and message to their `done` callback instead.
 //
 // Callbacks are `std::function`s (any callable converts). Each is moved to the heap, its pointer
 // is passed to libagent as user_data, and libagent's finalizer deletes it exactly once, when the
@@ -665,6 +668,13 @@ public:
         detail::check(agent_options_set_scripted_model(raw_, detail::c_str(script_json).c_str()));
         return *this;
     }
+    // The built-in providers: HTTP to the endpoint that `initialState.model` describes (`api`
+    // "openai-completions" or "anthropic-messages", `baseUrl`, `provider`, `id`). The API key is
+    // the GetApiKey hook's answer, else the provider's environment variable (OPENAI_API_KEY...).
+    Options& use_providers() {
+        detail::check(agent_options_use_providers(raw_));
+        return *this;
+    }
     // A hook: `(input_json, agent::Call)` or `(input_json) -> answer` (see agent::Agent::set_hook).
     template <class F>
     Options& set_hook(HookKind kind, F&& hook) {
@@ -692,7 +702,15 @@ private:
 class Agent {
 public:
     // Consumes `options` (also on failure). Throws AGENT_ERR_NO_STREAM_FN without a model.
-    explicit Agent(Options options) { detail::check(agent_new(options.release(), &raw_)); }
+    explicit Agent(Options options) {
+        AgentStatus status = agent_new(options.release(), &raw_);
+        if (status == AGENT_ERR_NO_STREAM_FN)  // the reference's text names JavaScript's API
+            throw Error(status,
+                        "No model to talk to: call Options::set_stream_fn, set_scripted_model or use_providers "
+                        "(the built-in providers, for a model with api openai-completions or anthropic-messages), "
+                        "or set a process-wide default with agent::set_default_stream_fn.");
+        detail::check(status);
+    }
     // Takes ownership of a raw handle.
     explicit Agent(AgentHandle* raw) noexcept : raw_(raw) {}
     Agent(Agent&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
@@ -833,6 +851,8 @@ public:
     void set_scripted_model(std::string_view script_json) {
         detail::check(agent_set_scripted_model(raw_, detail::c_str(script_json).c_str()));
     }
+    // The built-in providers from the next run on (see Options::use_providers).
+    void use_providers() { detail::check(agent_use_providers(raw_)); }
 
     // -- events
     // A listener: `(const agent::Event&)` (continues when it returns) or deferred
@@ -860,14 +880,26 @@ public:
     AgentHandle* release() noexcept { return std::exchange(raw_, nullptr); }
 
 private:
-    // Starts a run with an optional `done`, deleting it when the run did not start.
+    // Starts a run with an optional `done`, deleting it when the run did not start. `done` gets
+    // how the run ended: a run that settled as the reference's promise resolves may still have
+    // failed or been aborted (agent_last_run_outcome, read inside `done`, where it is this run's).
     template <class Starter>
     void start(DoneFn done, Starter&& starter) {
         if (!done) {
             detail::check(starter(nullptr, nullptr));
             return;
         }
-        auto owned = std::make_unique<DoneFn>(std::move(done));
+        auto owned = std::make_unique<DoneFn>([raw = raw_, done = std::move(done)](AgentStatus status,
+                                                                                   std::string_view error) {
+            AgentStatus ended = AGENT_OK;
+            char* message = nullptr;
+            if (status != AGENT_OK || agent_last_run_outcome(raw, &ended, &message) != AGENT_OK) {
+                done(status, error);
+                return;
+            }
+            std::string text = detail::take(message);
+            done(ended, text);
+        });
         AgentStatus status = starter(&detail::done_trampoline, owned.get());
         if (status == AGENT_OK) owned.release();
         detail::check(status);

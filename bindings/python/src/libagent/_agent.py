@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from . import _dispatch as dispatch
 from . import _native as native
-from ._errors import OK, WouldDeadlockError, error_for
+from ._errors import OK, AgentError, InvalidJsonError, NoStreamFnError, WouldDeadlockError, error_for
 from ._events import EventStream, Subscription, new_subscription
 from ._stream import STREAM_TRAMPOLINE, StreamSite
 from ._tools import Tool, new_native_tool
@@ -108,18 +108,64 @@ def _refuse_on_runtime_thread(what: str) -> None:
 
 _LIVE: "weakref.WeakSet[Agent]" = weakref.WeakSet()
 
+# The APIs libagent's built-in providers speak (pi-ai's streamSimple).
+PROVIDER_APIS = ("openai-completions", "anthropic-messages")
+
+# Whether a process-wide default model was set through this module: it then takes precedence
+# over choosing the built-in providers from the model's api.
+_default_model_set = False
+
+_NO_MODEL = ("No model to talk to: pass stream_fn=..., scripted=[...], or a model whose api the built-in "
+             "providers speak (" + " or ".join(PROVIDER_APIS) + ", or use_providers=True); or set a "
+             "process-wide default with libagent.set_default_stream_fn().")
+# The reference's text for a run without a model (set_stream_fn(None) and no default).
+_REFERENCE_NO_MODEL = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."
+
+
+def _python_names(error: AgentError, names: Mapping[str, str]) -> AgentError:
+    """The error with the option names libagent quotes (camelCase JSON keys) given back as the
+    keyword arguments the caller wrote."""
+    if not isinstance(error, InvalidJsonError):
+        return error
+    message = error.message
+    for snake, camel in names.items():
+        message = message.replace(f'"{camel}"', f'"{snake}"')
+    return type(error)(message) if message != error.message else error
+
+
+def _outcome(handle: Optional[int], status: int, error: str) -> "tuple[int, str]":
+    """A settled run's outcome: `done`'s status unless the run completed as the reference's
+    promise does, then how it really ended (agent_last_run_outcome: ModelError, AbortedError).
+    Called inside `done`, where the outcome belongs to this run."""
+    if status != OK or handle is None:
+        return status, error
+    ended, message = ctypes.c_int32(OK), ctypes.c_void_p()
+    if native.lib.agent_last_run_outcome(handle, ctypes.byref(ended), ctypes.byref(message)) != OK:
+        return status, error
+    text = native.take_string(message)
+    return ended.value, _NO_MODEL if text == _REFERENCE_NO_MODEL else text
+
 
 class Agent:
     """An agent (SPEC §7). Options are keyword arguments:
 
     - `system_prompt`, `model` (a Model dict), `thinking_level`, `messages`: the initial state;
     - `tools`: `Tool`s (see `@tool`) or plain functions;
-    - `stream_fn`: the model, a Python stream function (see libagent._stream), or `scripted`:
-      a list of responses for libagent's built-in scripted model;
+    - the model: `stream_fn`, a Python stream function (see libagent._stream); or `scripted`, a
+      list of responses for libagent's built-in scripted model; or libagent's built-in providers
+      (HTTP to an OpenAI-compatible or Anthropic endpoint), used when neither is given and
+      `model["api"]` is one of PROVIDER_APIS and no process-wide default was set with
+      `set_default_stream_fn` & co. (`use_providers=True` forces them, False never);
+      the API key comes from a `get_api_key` hook or the provider's environment variable;
     - `hooks`: `{"before_tool_call": fn, ...}` (SPEC §7.1 names, snake_case or camelCase);
     - any other agent option in snake_case: `steering_mode`, `follow_up_mode`,
       `tool_execution`, `session_id`, `transport`, `thinking_budgets`, `max_retry_delay_ms`,
-      `identity` (libagent rejects unknown ones with InvalidJsonError).
+      `identity`, and for the providers `max_retries`, `max_retry_delay_ms`, `timeout_ms`,
+      `connect_timeout_ms`, `idle_timeout_ms`, `ca_certificates`, `ca_certificate_file`
+      (libagent rejects unknown ones with InvalidJsonError).
+
+    A run that fails (stopReason "error") raises ModelError carrying the errorMessage; an aborted
+    run raises AbortedError.
 
     Close it with `close()` or use it as a context manager.
     """
@@ -128,24 +174,34 @@ class Agent:
                  thinking_level: Optional[str] = None, messages: Optional[Sequence[Message]] = None,
                  tools: Iterable[Union[Tool, Callable[..., Any]]] = (), stream_fn: Optional[Callable[[Any], Any]] = None,
                  scripted: Optional[Sequence[Mapping[str, Any]]] = None,
-                 hooks: Optional[Mapping[str, Callable[[Any], Any]]] = None, **settings: Any):
+                 hooks: Optional[Mapping[str, Callable[[Any], Any]]] = None,
+                 use_providers: Optional[bool] = None, **settings: Any):
         self._handle: Optional[int] = None
         self._closed = False
         self._close_lock = threading.Lock()
         self._shared = _Shared()
         if stream_fn is not None and scripted is not None:
             raise ValueError("give either stream_fn or scripted, not both")
+        if use_providers and (stream_fn is not None or scripted is not None):
+            raise ValueError("use_providers=True replaces the model: give no stream_fn or scripted with it")
+        if use_providers is None:
+            use_providers = (stream_fn is None and scripted is None and not _default_model_set
+                             and isinstance(model, Mapping) and model.get("api") in PROVIDER_APIS)
         initial: Dict[str, Any] = {}
         for key, value in (("systemPrompt", system_prompt), ("model", model), ("thinkingLevel", thinking_level),
                            ("messages", messages)):
             if value is not None:
                 initial[key] = list(value) if key == "messages" else value
-        options_json: Dict[str, Any] = {_camel(k): v for k, v in settings.items()}
+        names = {k: _camel(k) for k in settings}
+        options_json: Dict[str, Any] = {names[k]: v for k, v in settings.items()}
         if initial:
             options_json["initialState"] = initial
         kinds = [(_hook_kind(name), fn) for name, fn in (hooks or {}).items()]
         options = ctypes.c_void_p()
-        native.check(native.lib.agent_options_new(native.dumps(options_json), ctypes.byref(options)))
+        try:
+            native.check(native.lib.agent_options_new(native.dumps(options_json), ctypes.byref(options)))
+        except AgentError as error:
+            raise _python_names(error, names) from None
         try:
             for item in tools:
                 tool_handle = new_native_tool(item, self._shared)
@@ -159,6 +215,8 @@ class Agent:
                     options, STREAM_TRAMPOLINE, key, native.FINALIZER), StreamSite(stream_fn, self._shared))
             elif scripted is not None:
                 native.check(native.lib.agent_options_set_scripted_model(options, native.dumps(list(scripted))))
+            elif use_providers:
+                native.check(native.lib.agent_options_use_providers(options))
             for kind, fn in kinds:
                 self._register(lambda key, kind=kind: native.lib.agent_options_set_hook(
                     options, kind, HOOK_TRAMPOLINE, key, native.FINALIZER), _HookSite(fn, self._shared))
@@ -166,7 +224,10 @@ class Agent:
             native.lib.agent_options_free(options)
             raise
         handle = ctypes.c_void_p()
-        native.check(native.lib.agent_new(options, ctypes.byref(handle)))  # consumes the options
+        try:
+            native.check(native.lib.agent_new(options, ctypes.byref(handle)))  # consumes the options
+        except NoStreamFnError:
+            raise NoStreamFnError(_NO_MODEL) from None
         self._handle = handle.value
         _LIVE.add(self)
 
@@ -250,9 +311,10 @@ class Agent:
         _refuse_on_runtime_thread(what)
         settled = threading.Event()
         outcome: Dict[str, Any] = {}
+        handle = self._handle
 
         def on_done(status: int, error: str) -> None:
-            outcome["status"], outcome["error"] = status, error
+            outcome["status"], outcome["error"] = _outcome(handle, status, error)
             settled.set()
 
         before = self._message_count()
@@ -269,10 +331,12 @@ class Agent:
         loop = asyncio.get_running_loop()
         future: "asyncio.Future[Any]" = loop.create_future()
         shared = self._shared
+        handle = self._handle
 
         def on_done(status: int, error: str) -> None:
             if shared.loop is loop:
                 shared.loop = None
+            status, error = _outcome(handle, status, error)
 
             def settle() -> None:
                 if not future.done():
@@ -301,14 +365,19 @@ class Agent:
 
     def _settled(self, status: int, error: str, before: int) -> List[Message]:
         if status != OK:
-            raise error_for(status, error)
+            failure = error_for(status, error)
+            if not self._closed:
+                failure.messages = self._messages_from(before)  # what the failed run appended
+            raise failure
         return self._messages_from(before)
 
     def prompt(self, input: Union[str, Message, Sequence[Message]], *,
                images: Optional[Sequence[Mapping[str, Any]]] = None) -> List[Message]:
         """Runs a prompt (a text, a message or a list of messages) and waits until the run
-        settled. Returns the messages the run appended to the transcript. Raises BusyError
-        while another run is active."""
+        settled. Returns the messages the run appended to the transcript. Raises ModelError
+        when the run ended with an error (a failed model request: its `message` is the
+        errorMessage, its `messages` what the run appended), AbortedError when it was aborted,
+        BusyError while another run is active."""
         return self._run_blocking(self._prompt_starter(input, images), "prompt()")
 
     async def prompt_async(self, input: Union[str, Message, Sequence[Message]], *,
@@ -393,7 +462,11 @@ class Agent:
     def configure(self, **fields: Any) -> None:
         """Changes reassignable settings (`model`, `thinking_level`, `steering_mode`,
         `follow_up_mode`, `tool_execution`, `session_id`, ...; None unsets the optional ones)."""
-        self._call("agent_configure", native.dumps({_camel(k): v for k, v in fields.items()}))
+        names = {k: _camel(k) for k in fields}
+        try:
+            self._call("agent_configure", native.dumps({names[k]: v for k, v in fields.items()}))
+        except AgentError as error:
+            raise _python_names(error, names) from None
 
     def set_hook(self, name: str, fn: Optional[Callable[[Any], Any]]) -> None:
         """Installs (or with None removes) a hook."""
@@ -414,6 +487,10 @@ class Agent:
 
     def set_scripted_model(self, script: Sequence[Mapping[str, Any]]) -> None:
         self._call("agent_set_scripted_model", native.dumps(list(script)))
+
+    def use_providers(self) -> None:
+        """Talks to the model through libagent's built-in providers from the next run on."""
+        self._call("agent_use_providers")
 
     # -- queues ----------------------------------------------------------------------------------
 
@@ -452,15 +529,27 @@ class Agent:
 def set_default_stream_fn(fn: Optional[Callable[[Any], Any]]) -> None:
     """Sets (None: clears) the process-wide default stream function, captured by agents built
     later without a model of their own."""
+    global _default_model_set
     if fn is None:
         native.check(native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, native.NULL_FINALIZER))
+        _default_model_set = False
         return
     Agent._register(lambda key: native.lib.agent_set_default_stream_fn(STREAM_TRAMPOLINE, key, native.FINALIZER),
                     StreamSite(fn, None))
+    _default_model_set = True
 
 
 def set_default_scripted_model(script: Sequence[Mapping[str, Any]]) -> None:
+    global _default_model_set
     native.check(native.lib.agent_set_default_scripted_model(native.dumps(list(script))))
+    _default_model_set = True
+
+
+def set_default_providers() -> None:
+    """Makes libagent's built-in providers the process-wide default model."""
+    global _default_model_set
+    native.check(native.lib.agent_set_default_providers())
+    _default_model_set = True
 
 
 # How long the interpreter's exit waits for libagent to release the host objects it still holds.

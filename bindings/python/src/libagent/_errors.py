@@ -21,6 +21,8 @@ ERR_NO_STREAM_FN = -13
 ERR_RUN_FAILED = -14
 ERR_INVALID_ARGUMENT = -15
 ERR_INTERNAL = -16
+ERR_MODEL_ERROR = -17
+ERR_ABORTED = -18
 
 
 class AgentError(Exception):
@@ -120,13 +122,27 @@ class InternalError(AgentError):
     status = ERR_INTERNAL
 
 
+class ModelError(AgentError):
+    """The run ended with an error (its last assistant message has stopReason "error"): the
+    model request failed (wrong key, URL or model, a server error...), or the stream function
+    or a hook raised. `message` is the run's errorMessage."""
+
+    status = ERR_MODEL_ERROR
+
+
+class AbortedError(AgentError):
+    """The run was aborted (`abort()`, or a cancelled `prompt_async`)."""
+
+    status = ERR_ABORTED
+
+
 _BY_STATUS: Dict[int, Type[AgentError]] = {
     cls.status: cls
     for cls in (
         NullPointerError, InvalidHandleError, InvalidUtf8Error, InvalidJsonError, BusyError,
         InvalidStateError, AlreadyCompletedError, StreamClosedError, WouldDeadlockError,
         AgentTimeoutError, QueueClosedError, FreedError, NoStreamFnError, RunFailedError,
-        InvalidArgumentError, InternalError,
+        InvalidArgumentError, InternalError, ModelError, AbortedError,
     )
 }
 

@@ -104,6 +104,10 @@ _SIGNATURES = {
     "agent_tool_new": (c_int32, [c_char_p, ToolExecuteFn, c_void_p, FinalizerFn, POINTER(c_void_p)]),
     "agent_tool_set_prepare_arguments": (c_int32, [c_void_p, PrepareArgumentsFn, c_void_p, FinalizerFn]),
     "agent_tool_free": (c_int32, [c_void_p]),
+    "agent_last_run_outcome": (c_int32, [c_void_p, POINTER(c_int32), POINTER(c_void_p)]),
+    "agent_options_use_providers": (c_int32, [c_void_p]),
+    "agent_use_providers": (c_int32, [c_void_p]),
+    "agent_set_default_providers": (c_int32, []),
 }
 
 

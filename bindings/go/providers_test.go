@@ -1,0 +1,202 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	agent "github.com/libagent/libagent/bindings/go"
+)
+
+const goodKey = "test-key"
+
+// mockEndpoint is an openai-completions endpoint on loopback: every request with the good key
+// gets a streamed "Hello from Go's mock.", any other key a 401.
+type mockEndpoint struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []*http.Request
+}
+
+func newMockEndpoint(t *testing.T) *mockEndpoint {
+	m := &mockEndpoint{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		m.requests = append(m.requests, r)
+		m.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+goodKey {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":{"message":"invalid api key"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta string, finish any) {
+			body, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk",
+				"choices": []any{map[string]any{"index": 0, "delta": json.RawMessage(delta), "finish_reason": finish}}})
+			fmt.Fprintf(w, "data: %s\n\n", body)
+		}
+		chunk(`{"role":"assistant","content":"Hello from "}`, nil)
+		chunk(`{"content":"Go's mock."}`, nil)
+		chunk(`{}`, "stop")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *mockEndpoint) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.requests)
+}
+
+func (m *mockEndpoint) model(provider string) agent.Model {
+	return agent.Model{ID: "mock-model", API: "openai-completions", Provider: provider,
+		BaseURL: m.URL + "/v1", ContextWindow: 32000, MaxTokens: 1000}
+}
+
+func keyHook(key string) agent.HookFunc {
+	return func(ctx context.Context, provider json.RawMessage) (json.RawMessage, error) {
+		return json.Marshal(key)
+	}
+}
+
+func lastMessage(t *testing.T, a *agent.Agent) map[string]any {
+	t.Helper()
+	state, err := a.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last map[string]any
+	if err := json.Unmarshal(state.Messages[len(state.Messages)-1], &last); err != nil {
+		t.Fatal(err)
+	}
+	return last
+}
+
+func TestProvidersReachTheEndpoint(t *testing.T) {
+	mock := newMockEndpoint(t)
+	a := mustNew(t, agent.Options{Model: mock.model("acme-local"), UseProviders: true,
+		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
+	var text strings.Builder
+	a.Subscribe(func(e agent.Event) {
+		if e.UpdateType == "text_delta" {
+			text.WriteString(e.Delta)
+		}
+	})
+	if err := a.Prompt(context.Background(), "hello"); err != nil {
+		t.Fatalf("Prompt: %v", err)
+	}
+	if text.String() != "Hello from Go's mock." {
+		t.Fatalf("streamed %q", text.String())
+	}
+	if last := lastMessage(t, a); last["stopReason"] != "stop" {
+		t.Fatalf("last message %v", last)
+	}
+}
+
+func TestProvidersTakeTheKeyFromTheEnvironment(t *testing.T) {
+	mock := newMockEndpoint(t)
+	t.Setenv("OPENAI_API_KEY", goodKey)
+	a := mustNew(t, agent.Options{Model: mock.model("openai"), UseProviders: true})
+	if err := a.Prompt(context.Background(), "hello"); err != nil {
+		t.Fatalf("Prompt: %v", err)
+	}
+}
+
+func TestAFailedRequestIsAnError(t *testing.T) {
+	mock := newMockEndpoint(t)
+	a := mustNew(t, agent.Options{Model: mock.model("acme-local"), UseProviders: true,
+		Hooks: agent.Hooks{GetAPIKey: keyHook("wrong-key")}})
+	err := a.Prompt(context.Background(), "hello")
+	var failed *agent.Error
+	if !errors.As(err, &failed) || failed.Status != agent.ErrModelError {
+		t.Fatalf("Prompt = %v, want an ErrModelError", err)
+	}
+	if !strings.Contains(failed.Message, "401") || !strings.Contains(failed.Message, "invalid api key") {
+		t.Fatalf("message %q", failed.Message)
+	}
+	if errors.Is(err, agent.ErrAborted) || !errors.Is(err, agent.ErrModelError) {
+		t.Fatalf("%v matches the wrong sentinels", err)
+	}
+	if last := lastMessage(t, a); last["errorMessage"] != failed.Message {
+		t.Fatalf("errorMessage %v, error %q", last["errorMessage"], failed.Message)
+	}
+	ch, err := a.PromptAsync("again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ch; !errors.Is(err, agent.ErrModelError) {
+		t.Fatalf("PromptAsync = %v", err)
+	}
+	if mock.count() != 2 {
+		t.Fatalf("%d requests", mock.count())
+	}
+}
+
+func TestAnAbortedRunIsDistinguishable(t *testing.T) {
+	a := mustNew(t, agent.Options{ScriptedModel: []any{
+		map[string]any{"content": []any{}, "waitForAbort": true}}})
+	started := make(chan struct{}, 1)
+	a.Subscribe(func(e agent.Event) {
+		if e.Type == "message_start" {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ch, err := a.PromptAsync("wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	a.Abort()
+	err = <-ch
+	if !errors.Is(err, agent.ErrAborted) || !errors.Is(err, agent.ErrRunAborted) || errors.Is(err, agent.ErrModelError) {
+		t.Fatalf("aborted run = %v", err)
+	}
+}
+
+func TestWithoutAModelTheErrorNamesGoOptions(t *testing.T) {
+	_, err := agent.New(agent.Options{Model: agent.Model{ID: "m", API: "openai-completions", Provider: "p"}})
+	if !errors.Is(err, agent.ErrNoStreamFn) {
+		t.Fatalf("New = %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "UseProviders") || strings.Contains(msg, "streamFn") {
+		t.Fatalf("message %q", msg)
+	}
+}
+
+func TestProviderOptionErrorsNameTheGoField(t *testing.T) {
+	negative := int64(-1)
+	_, err := agent.New(agent.Options{UseProviders: true, MaxRetryDelayMs: &negative})
+	if !errors.Is(err, agent.ErrInvalidJSON) || !strings.Contains(err.Error(), "Options.MaxRetryDelayMs must not be negative") {
+		t.Fatalf("New = %v", err)
+	}
+	delay := int64(250)
+	a := mustNew(t, agent.Options{UseProviders: true, MaxRetryDelayMs: &delay})
+	state, err := a.State()
+	if err != nil || state.MaxRetryDelayMs == nil || *state.MaxRetryDelayMs != 250 {
+		t.Fatalf("state %+v, %v", state, err)
+	}
+}
+
+func TestARunWithoutAModelNamesGoOptions(t *testing.T) {
+	a := mustNew(t, agent.Options{ScriptedModel: []any{}})
+	if err := a.SetStreamFunc(nil); err != nil { // no process-wide default: the run fails
+		t.Fatal(err)
+	}
+	err := a.Prompt(context.Background(), "hi")
+	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "Options.StreamFunc") ||
+		strings.Contains(err.Error(), "setDefaultStreamFn") {
+		t.Fatalf("Prompt = %v", err)
+	}
+}

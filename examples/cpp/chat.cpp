@@ -1,0 +1,79 @@
+// A terminal chat with a real model through libagent's built-in providers: type a message per
+// line, the answer streams in; Ctrl-D quits. A failed request (wrong key, URL or model) prints
+// the server's error and exits with status 1.
+//
+// Configuration (as examples/c/assistant.c):
+//   LIBAGENT_API        openai-completions | anthropic-messages
+//   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
+//   LIBAGENT_MODEL      the model id the server knows
+//   LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment
+//                       variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+//   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
+//   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
+#include <libagent/agent.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+namespace {
+
+std::string env(const char* name, const char* fallback = "") {
+    const char* value = std::getenv(name);
+    return value && *value ? value : fallback;
+}
+
+// The model object from LIBAGENT_*, or nullopt (with a message) when it is incomplete.
+std::optional<std::string> model_from_env() {
+    std::string api = env("LIBAGENT_API"), base_url = env("LIBAGENT_BASE_URL"), id = env("LIBAGENT_MODEL");
+    if (api.empty() || base_url.empty() || id.empty()) {
+        std::cerr << "error: set LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL\n";
+        return std::nullopt;
+    }
+    std::string provider = env("LIBAGENT_PROVIDER");
+    if (api != "openai-completions" && api != "anthropic-messages") {
+        std::cerr << "error: LIBAGENT_API must be openai-completions or anthropic-messages, not '" << api << "'\n";
+        return std::nullopt;
+    }
+    if (provider.empty()) provider = api == "openai-completions" ? "openai" : "anthropic";
+    return R"({"id":)" + agent::quote(id) + R"(,"name":)" + agent::quote(id) + R"(,"api":)" + agent::quote(api) +
+           R"(,"provider":)" + agent::quote(provider) + R"(,"baseUrl":)" + agent::quote(base_url) +
+           R"(,"reasoning":false,"input":["text"],"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0},)" +
+           R"("contextWindow":)" + env("LIBAGENT_CONTEXT_WINDOW", "128000") + R"(,"maxTokens":)" +
+           env("LIBAGENT_MAX_TOKENS", "4096") + "}";
+}
+
+}  // namespace
+
+int main() {
+    std::optional<std::string> model = model_from_env();
+    if (!model) return 2;
+    try {
+        agent::Options options(R"({"initialState":{"systemPrompt":"You are a helpful assistant. Be brief.","model":)" +
+                               *model + "}}");
+        options.use_providers();  // the built-in providers speak HTTP to model.baseUrl
+        // getApiKey(provider): LIBAGENT_API_KEY when set, else null (the provider's variable).
+        options.set_hook(agent::HookKind::GetApiKey, [](std::string_view) {
+            std::string key = env("LIBAGENT_API_KEY");
+            return key.empty() ? std::string("null") : agent::quote(key);
+        });
+        agent::Agent bot(std::move(options));
+        bot.subscribe([](const agent::Event& e) { std::cout << e.delta() << std::flush; });
+        std::string line;
+        while (std::getline(std::cin, line)) {
+            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+            try {
+                bot.prompt(line);
+                std::cout << "\n";
+            } catch (const agent::Error& e) {
+                if (e.status() != AGENT_ERR_ABORTED) throw;
+                std::cerr << "\n(aborted)\n";
+            }
+        }
+    } catch (const agent::Error& e) {  // AGENT_ERR_MODEL_ERROR: the request failed, what() says why
+        std::cerr << "\nerror: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

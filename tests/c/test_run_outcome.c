@@ -1,0 +1,113 @@
+/* agent_last_run_outcome: how the last settled run ended (completed / model error / aborted),
+ * read without the state, also inside `done`; and its misuse (NULL and stale handles, NULL
+ * out-parameters, no settled run). */
+#include "check.h"
+
+static AgentHandle *new_agent(const char *script) {
+    AgentOptions *opts = NULL;
+    CHECK_OK(agent_options_new("{\"initialState\":{\"model\":" MODEL_JSON "}}", &opts));
+    CHECK_OK(agent_options_set_scripted_model(opts, script));
+    AgentHandle *agent = NULL;
+    CHECK_OK(agent_new(opts, &agent));
+    return agent;
+}
+
+/* Runs one prompt; `done` must report AGENT_OK (the reference's promise resolves). */
+static void run_once(AgentHandle *agent) {
+    atomic_int done[2] = {0, 0};
+    CHECK_OK(agent_prompt_text(agent, "hi", NULL, record_done, done));
+    CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
+    CHECK_EQ_INT(atomic_load(&done[1]), 1);
+    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_OK);
+}
+
+static void check_outcome(AgentHandle *agent, AgentStatus expected, const char *text) {
+    AgentStatus status = 12345;
+    char *message = NULL;
+    CHECK_OK(agent_last_run_outcome(agent, &status, &message));
+    CHECK_EQ_INT(status, expected);
+    CHECK(message != NULL);
+    if (*text == '\0') CHECK_EQ_INT(strlen(message), 0);
+    else CHECK_HAS(message, text);
+    agent_string_free(message);
+}
+
+/* What `done` saw through the accessor. */
+typedef struct {
+    AgentHandle *agent;
+    AgentStatus call_status;
+    AgentStatus outcome;
+    char *message;
+} InsideDone;
+
+static void done_reading_outcome(void *ud, AgentStatus status, const char *error) {
+    (void)status;
+    (void)error;
+    InsideDone *seen = ud;
+    seen->call_status = agent_last_run_outcome(seen->agent, &seen->outcome, &seen->message);
+}
+
+int main(void) {
+    AgentStatus status = 0;
+    char *message = NULL;
+
+    /* Misuse: NULL, forged and (below) freed handles; NULL out_status. */
+    CHECK_ERR(agent_last_run_outcome(NULL, &status, &message), AGENT_ERR_INVALID_HANDLE, "agent");
+    CHECK_ERR(agent_last_run_outcome((AgentHandle *)(uintptr_t)0x1234, &status, NULL), AGENT_ERR_INVALID_HANDLE,
+              "agent");
+
+    /* A completed run. Before it there is nothing to report. */
+    AgentHandle *agent = new_agent("[{\"content\":[{\"type\":\"text\",\"text\":\"fine\"}]},"
+                                   "{\"content\":[],\"stopReason\":\"error\",\"errorMessage\":\"401 bad key\"},"
+                                   "{\"throw\":\"the stream function threw\"},"
+                                   "{\"content\":[],\"waitForAbort\":true},"
+                                   "{\"content\":[{\"type\":\"text\",\"text\":\"again\"}]}]");
+    CHECK_ERR(agent_last_run_outcome(agent, NULL, &message), AGENT_ERR_NULL, "out_status");
+    CHECK_ERR(agent_last_run_outcome(agent, &status, &message), AGENT_ERR_INVALID_STATE, "No run has settled");
+    run_once(agent);
+    check_outcome(agent, AGENT_OK, "");
+    CHECK_OK(agent_last_run_outcome(agent, &status, NULL)); /* the message is optional */
+    CHECK_EQ_INT(status, AGENT_OK);
+
+    /* A failed model request: `done` still says AGENT_OK, the outcome says why. */
+    run_once(agent);
+    check_outcome(agent, AGENT_ERR_MODEL_ERROR, "401 bad key");
+
+    /* A stream function that failed is a model error too, with its message. */
+    run_once(agent);
+    check_outcome(agent, AGENT_ERR_MODEL_ERROR, "the stream function threw");
+
+    /* While a run is active there is no outcome; an aborted run reports AGENT_ERR_ABORTED. */
+    atomic_int done[2] = {0, 0};
+    CHECK_OK(agent_prompt_text(agent, "wait", NULL, record_done, done));
+    CHECK_ERR(agent_last_run_outcome(agent, &status, &message), AGENT_ERR_INVALID_STATE, "A run is active");
+    CHECK_OK(agent_abort(agent));
+    CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
+    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_OK);
+    AgentStatus aborted = 0;
+    CHECK_OK(agent_last_run_outcome(agent, &aborted, &message));
+    CHECK_EQ_INT(aborted, AGENT_ERR_ABORTED);
+    CHECK(strlen(message) > 0);
+    agent_string_free(message);
+
+    /* Inside `done`, the outcome of the run that is settling is already there. */
+    InsideDone seen = {agent, 12345, 12345, NULL};
+    CHECK_OK(agent_prompt_text(agent, "again", NULL, done_reading_outcome, &seen));
+    CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
+    CHECK_EQ_INT(seen.call_status, AGENT_OK);
+    CHECK_EQ_INT(seen.outcome, AGENT_OK);
+    CHECK(seen.message != NULL && seen.message[0] == '\0');
+    agent_string_free(seen.message);
+
+    /* reset forgets it; a freed handle is reported and out-parameters stay untouched. */
+    CHECK_OK(agent_reset(agent));
+    CHECK_ERR(agent_last_run_outcome(agent, &status, &message), AGENT_ERR_INVALID_STATE, "reset");
+    CHECK_OK(agent_free(agent));
+    status = 777;
+    message = NULL;
+    CHECK_ERR(agent_last_run_outcome(agent, &status, &message), AGENT_ERR_INVALID_HANDLE, "freed");
+    CHECK_EQ_INT(status, 777);
+    CHECK(message == NULL);
+    puts("test_run_outcome: ok");
+    return 0;
+}

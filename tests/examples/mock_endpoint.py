@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""A loopback model endpoint for the binding examples and tests: openai-completions
+(POST .../chat/completions) and anthropic-messages (POST .../messages), each answering every
+request with a streamed text, on 127.0.0.1 only.
+
+A request whose key is not GOOD_KEY (`authorization: Bearer <key>` or `x-api-key: <key>`) gets
+`401 {"error":{"message":"invalid api key"}}`, so a test shows a failed request with a wrong key.
+
+    python3 mock_endpoint.py [TEXT]   # prints "PORT <n>" once listening, serves until stdin closes
+
+In Python: `with MockEndpoint() as mock: mock.port, mock.requests`.
+"""
+
+import http.server
+import json
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assistant"))
+from test_assistant import am_response, text_response  # noqa: E402 - the streams of tests/assistant
+
+GOOD_KEY = "test-key"
+ANSWER = "Hello from the mock endpoint."
+
+
+class MockEndpoint:
+    def __init__(self, answer=ANSWER):
+        self.requests = []
+        mock = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def reply(self, status, content_type, pieces):
+                self.send_response(status)
+                self.send_header("content-type", content_type)
+                self.send_header("connection", "close")
+                if status != 200:
+                    self.send_header("content-length", str(sum(len(p) for p in pieces)))
+                self.end_headers()
+                for piece in pieces:
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                self.close_connection = True
+
+            def do_POST(self):
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                mock.requests.append({"path": self.path, "headers": headers, "body": body})
+                key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+                if key != GOOD_KEY:
+                    error = b'{"type":"error","error":{"type":"authentication_error","message":"invalid api key"}}'
+                    return self.reply(401, "application/json", [error])
+                path = self.path.split("?")[0]
+                if path.endswith("/chat/completions"):
+                    stream = text_response(answer)
+                elif path.endswith("/messages"):
+                    stream = am_response([{"type": "text", "text": answer}], "end_turn")
+                else:
+                    return self.reply(404, "application/json", [b'{"error":{"message":"no such path"}}'])
+                self.reply(200, "text/event-stream", [piece.encode() for piece in stream])
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+if __name__ == "__main__":
+    with MockEndpoint(*(sys.argv[1:2] or [ANSWER])) as endpoint:
+        print("PORT", endpoint.port, flush=True)
+        sys.stdin.read()  # serves until the parent closes stdin
