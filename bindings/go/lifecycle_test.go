@@ -100,6 +100,8 @@ func TestManyGoroutinesDriveOneAgent(t *testing.T) {
 						cancelled.Add(1)
 					case errors.Is(err, agent.ErrBusy):
 						busy.Add(1)
+					case errors.Is(err, agent.ErrAborted): // another goroutine's Abort ended it
+						cancelled.Add(1)
 					default:
 						note("prompt with a cancelled context", err)
 					}
@@ -110,7 +112,7 @@ func TestManyGoroutinesDriveOneAgent(t *testing.T) {
 					// An asynchronous prompt's result: done, or ended by another goroutine's abort.
 					ch, err := a.PromptAsync("async")
 					if err == nil {
-						if err := <-ch; err != nil && !strings.Contains(strings.ToLower(err.Error()), "abort") {
+						if err := <-ch; err != nil && !errors.Is(err, agent.ErrAborted) {
 							note("async result", err)
 						}
 					} else if !errors.Is(err, agent.ErrBusy) {
