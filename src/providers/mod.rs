@@ -37,6 +37,13 @@ pub fn stream_fn() -> StreamFn {
         .clone()
 }
 
+/// Checks one transport option (`timeoutMs`, `caCertificates`, ...) as a stream call would.
+pub fn check_transport_option(key: &str, value: &Json) -> Result<(), String> {
+    let mut options = crate::json::JsonMap::new();
+    options.insert(key.into(), value.clone());
+    transport::Transport::from_options(&Json::Object(options)).map(|_| ())
+}
+
 /// Whether `stream_fn` is the built-in providers' (so models set with it can be checked early).
 pub fn is_providers(stream_fn: &StreamFn) -> bool {
     Arc::ptr_eq(stream_fn, &self::stream_fn())
