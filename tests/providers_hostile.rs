@@ -550,3 +550,99 @@ async fn models_and_options_are_checked_with_errors_naming_the_field() {
         "Option \"idleTimeoutMs\" must not be negative."
     );
 }
+
+/// The test CA and a server certificate it signed for 127.0.0.1 and localhost (valid to 2126).
+fn tls_path(name: &str) -> String {
+    format!("{}/tests/providers/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A TLS server on `ip` with the test certificate, answering one request with `answer()`.
+async fn tls_server(ip: &str) -> Server {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(tls_path("server.pem"))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(tls_path("server.key")).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    serve(ip, move |socket| {
+        let acceptor = acceptor.clone();
+        async move {
+            let Ok(mut tls) = acceptor.accept(socket).await else {
+                return;
+            };
+            let mut buf = vec![0u8; 65536];
+            let mut seen = Vec::new();
+            // The request's head and body arrive in a few reads; answer once the JSON body ended.
+            while !seen.ends_with(b"}") {
+                match tls.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = tls.write_all(answer().as_bytes()).await;
+            let _ = tls.shutdown().await;
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_names_an_unknown_ca_and_a_host_name_mismatch_and_takes_an_added_ca() {
+    let server = tls_server("127.0.0.1").await;
+    let https = model(&format!("https://{}/v1", server.addr), "openai-completions");
+    assert_eq!(
+        error_of(https.clone(), json!({})).await,
+        format!(
+            "TLS handshake with {} failed: its certificate is signed by an unknown authority (trust that CA with caCertificates or caCertificateFile).",
+            server.addr
+        )
+    );
+    // The CA added as a file, or as PEM text: the same server is trusted.
+    let ca_file = json!({"caCertificateFile": tls_path("ca.pem")});
+    let last = run(&agent(https.clone(), ca_file.clone())).await;
+    assert_eq!(last["content"][0]["text"], "ok", "{last}");
+    let pem = std::fs::read_to_string(tls_path("ca.pem")).unwrap();
+    let last = run(&agent(https, json!({"caCertificates": pem}))).await;
+    assert_eq!(last["content"][0]["text"], "ok", "{last}");
+    // A trusted certificate for another name.
+    let other = tls_server("127.0.0.2").await;
+    let wrong_name = model(&format!("https://{}/v1", other.addr), "openai-completions");
+    assert_eq!(
+        error_of(wrong_name, ca_file).await,
+        format!(
+            "TLS handshake with {} failed: its certificate is not valid for that host name.",
+            other.addr
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_response_head_is_named() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let mut head = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n");
+        for i in 0..200 {
+            head.push_str(&format!("x-filler-{i}: {}\r\n", "f".repeat(4000)));
+        }
+        head.push_str("\r\n");
+        let _ = socket.write_all(head.as_bytes()).await;
+        hold(socket).await;
+    })
+    .await;
+    assert_eq!(
+        error_of(openai(server.addr), json!({})).await,
+        format!(
+            "The response head from {} is too large (more than about 400 KB or 100 headers).",
+            server.addr
+        )
+    );
+}
