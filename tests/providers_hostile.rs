@@ -503,51 +503,99 @@ async fn abort_ends_a_run_while_connecting_and_while_waiting_to_retry() {
     abort_ends(&waiting).await;
 }
 
+/// The error of a run whose stream function is the providers' `stream_simple` behind a host
+/// stream function (so the agent does not check the model when it is set).
+async fn stream_time_error(model: Json) -> String {
+    let mut options = AgentOptions::default();
+    options.initial_state.model = Some(model);
+    options.stream_fn = Some(Arc::new(agent::providers::stream_simple));
+    let last = run(&Agent::new(options).unwrap()).await;
+    last["errorMessage"].as_str().unwrap().to_string()
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn models_and_options_are_checked_with_errors_naming_the_field() {
+async fn models_are_checked_when_set_and_when_streamed() {
     let mut no_id = model("http://127.0.0.1:9/v1", "openai-completions");
     no_id.as_object_mut().unwrap().shift_remove("id");
-    assert_eq!(
-        error_of(no_id, json!({})).await,
-        "The model has no \"id\" (the built-in providers need the model name the API expects)."
-    );
+    let no_id_text =
+        "The model has no \"id\" (the built-in providers need the model name the API expects).";
+    assert_eq!(stream_time_error(no_id.clone()).await, no_id_text);
+    // An agent on the providers checks the model when it is given or configured.
+    let mut options = AgentOptions::default();
+    options.initial_state.model = Some(no_id.clone());
+    options.stream_fn = Some(agent::providers::stream_fn());
+    let error = Agent::new(options).err().unwrap();
+    assert_eq!(error.message, no_id_text);
+    let configured = agent(openai("127.0.0.1:9".parse().unwrap()), json!({}));
+    let error = configured
+        .configure(&json!({"model": no_id, "maxRetries": 1}))
+        .unwrap_err();
+    assert_eq!(error.message, no_id_text);
+    assert!(!configured
+        .settings()
+        .stream_options()
+        .contains_key("maxRetries"));
     let mut no_provider = model("http://127.0.0.1:9/v1", "openai-completions");
     no_provider["provider"] = json!("");
-    assert!(error_of(no_provider, json!({}))
+    assert!(stream_time_error(no_provider)
         .await
         .starts_with("The model has no \"provider\""));
     assert_eq!(
-        error_of(model("", "openai-completions"), json!({})).await,
+        stream_time_error(model("", "openai-completions")).await,
         "The model has no \"baseUrl\" (the built-in providers need the API's base URL, such as https://api.openai.com/v1)."
     );
     assert_eq!(
-        error_of(model("localhost:8080/v1", "openai-completions"), json!({})).await,
+        stream_time_error(model("localhost:8080/v1", "openai-completions")).await,
         "The model's baseUrl \"localhost:8080/v1\" must be an http:// or https:// URL (got scheme \"localhost\")."
     );
-    assert!(error_of(model("http://", "openai-completions"), json!({}))
+    assert!(stream_time_error(model("http://", "openai-completions"))
         .await
         .starts_with("The model's baseUrl \"http://\" is not a valid URL"));
-    // A missing key names the variable to set (for a provider pi-ai knows one of).
-    let mut openai_model = model("http://127.0.0.1:9/v1", "openai-completions");
-    openai_model["provider"] = json!("groq");
+    // An api the providers do not speak is left to the run (pi-ai's text).
+    let other = agent(
+        model("http://127.0.0.1:9", "google-generative-ai"),
+        json!({}),
+    );
+    assert_eq!(
+        run(&other).await["errorMessage"],
+        "No API provider registered for api: google-generative-ai"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_key_names_the_variable_and_bad_options_name_the_field() {
+    let mut groq = model("http://127.0.0.1:9/v1", "openai-completions");
+    groq["provider"] = json!("groq");
     let mut options = AgentOptions::default();
-    options.initial_state.model = Some(openai_model);
+    options.initial_state.model = Some(groq);
     options.stream_fn = Some(agent::providers::stream_fn());
-    let no_key = Agent::new(options).unwrap();
-    let last = run(&no_key).await;
+    let last = run(&Agent::new(options).unwrap()).await;
     if std::env::var_os("GROQ_API_KEY").is_none() {
         assert_eq!(
             last["errorMessage"],
             "No API key for provider: groq (set the environment variable GROQ_API_KEY or give an API key)"
         );
     }
-    // Bad transport options as agent options.
     let error = AgentOptions::from_json(json!({"idleTimeoutMs": -5}))
         .err()
         .unwrap();
     assert_eq!(
         error.message,
         "Option \"idleTimeoutMs\" must not be negative."
+    );
+    // Bad transport options given straight to the stream function fail it, naming the option.
+    let mut options = AgentOptions::default();
+    options.initial_state.model = Some(model("http://127.0.0.1:9/v1", "openai-completions"));
+    options.stream_fn = Some(Arc::new(
+        |mut request: agent::host::StreamRequest, sender| {
+            request.options = json!({"apiKey": "k", "timeoutMs": "soon"});
+            agent::providers::stream_simple(request, sender)
+        },
+    ));
+    let last = run(&Agent::new(options).unwrap()).await;
+    assert_eq!(
+        last["errorMessage"],
+        "Option \"timeoutMs\" must be a non-negative number."
     );
 }
 
