@@ -125,7 +125,7 @@ conformance-typed:
 		CONFORMANCE_EXTRA_OUT=build/conformance-extra-typed
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
-	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short
+	provider-conformance provider-conformance-extra provider-conformance-results cpp-test go-test py-test check-memory soak-short
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -283,3 +283,19 @@ py-test: py-venv
 
 example-python: py-venv
 	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py
+
+# ---- Provider stream protocol (prov-stream) -----------------------------------------------------
+# Fixtures whose pi-ai events hold half a UTF-16 surrogate pair, which a Rust string cannot: only
+# the requests and the stream's result are compared (tests/providers/README.md).
+PROVIDER_RESULTS_OUT := build/provider-conformance-results
+.PHONY: provider-conformance-results
+provider-conformance-results:
+	cargo build --quiet --example provider-runner
+	@rm -rf $(PROVIDER_RESULTS_OUT) && mkdir -p $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual
+	env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
+		tests/providers/result-only/fixtures $(PROVIDER_RESULTS_OUT)/trace || true
+	@for f in tests/providers/result-only/expected/*.jsonl; do n=$$(basename $$f); \
+		grep -v '^{"event"' $$f > $(PROVIDER_RESULTS_OUT)/expected/$$n; \
+		grep -v '^{"event"' $(PROVIDER_RESULTS_OUT)/trace/$$n > $(PROVIDER_RESULTS_OUT)/actual/$$n 2>/dev/null || true; \
+	done
+	python3 $(SHARED)/conformance/compare.py $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual

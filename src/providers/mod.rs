@@ -14,6 +14,7 @@ mod limits;
 mod openai;
 mod output;
 mod sse;
+mod surrogates;
 mod transcript;
 mod transport;
 

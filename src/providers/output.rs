@@ -4,6 +4,8 @@
 
 use crate::json::{json, now_ms, number, Json, JsonMap};
 use crate::message::zero_usage;
+
+use super::limits::truthy;
 pub use crate::stream::BlockKind;
 use crate::stream::{StreamClosed, StreamOp, StreamSender};
 
@@ -57,6 +59,47 @@ impl Usage {
         );
         Json::Object(usage)
     }
+}
+
+/// An OpenRouter model (provider `openrouter` or a base URL on openrouter.ai): its streamed
+/// usage may carry the billed cost.
+pub fn is_openrouter(model: &Json) -> bool {
+    model.get("provider").and_then(Json::as_str) == Some("openrouter")
+        || model
+            .get("baseUrl")
+            .and_then(Json::as_str)
+            .is_some_and(|url| url.contains("openrouter.ai"))
+}
+
+/// OpenRouter's billed total (`applyOpenRouterReportedCost`) when the usage reports a complete,
+/// valid one.
+pub fn openrouter_total(reported: &Json) -> Option<f64> {
+    let valid = |v: Option<&Json>| {
+        v.and_then(Json::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0)
+    };
+    let cost = valid(reported.get("cost"))?;
+    match reported.get("is_byok") {
+        Some(Json::Bool(false)) => Some(cost),
+        Some(Json::Bool(true)) => {
+            let details = reported.get("cost_details").filter(|d| truthy(d))?;
+            let upstream = match details.get("upstream_inference_cost") {
+                Some(Json::Null) => {
+                    valid(details.get("upstream_inference_prompt_cost"))?
+                        + valid(details.get("upstream_inference_completions_cost"))?
+                }
+                other => valid(other)?,
+            };
+            Some(cost + upstream)
+        }
+        _ => None,
+    }
+}
+
+/// Replaces the catalog total of a usage JSON (from [`Usage::to_json`]) by a billed one.
+pub fn set_billed_total(usage: &mut Json, total: f64) {
+    usage["cost"]["total"] = number(total);
+    usage["cost"]["totalFromProvider"] = Json::Bool(true);
 }
 
 /// `model.cost`, or the tier with the highest threshold below the input size.
@@ -151,9 +194,17 @@ impl Output {
         self.sender.push_op(StreamOp::SetFields(vec![(key, value)]))
     }
 
-    pub fn set_usage(&mut self, usage: &Usage) -> Pushed {
-        let usage = usage.to_json(&self.model);
-        self.set("usage", usage)
+    /// Sets the usage with pi-ai's cost, and OpenRouter's billed total when the model is
+    /// OpenRouter's and `reported` (the raw usage) has complete accounting.
+    pub fn set_usage(&mut self, usage: &Usage, reported: &Json) -> Pushed {
+        let mut json = usage.to_json(&self.model);
+        if let Some(total) = Some(reported)
+            .filter(|_| is_openrouter(&self.model))
+            .and_then(openrouter_total)
+        {
+            set_billed_total(&mut json, total);
+        }
+        self.set("usage", json)
     }
 
     /// Appends `text` to the string field `key` of block `index` (no event).

@@ -30,6 +30,53 @@ pub fn tools(messages: &[Json]) -> Vec<Json> {
     get_current_tools(messages)
 }
 
+/// `resolveTranscriptTools`: the request's top-level tools, and how many system messages (from
+/// the first) they stand for. With `additions` (a model taking tools added mid-conversation),
+/// a removal or a redeclared name cannot be sent in place, so the top-level tools are the state
+/// after the last such change and only later additions stay in place; otherwise every system
+/// message is folded into the top-level tools.
+pub fn request_tools(messages: &[Json], additions: bool) -> (Vec<Json>, usize) {
+    let systems: Vec<(usize, &Json)> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| is_role(m, "system"))
+        .collect();
+    if !additions {
+        return (get_current_tools(messages), systems.len());
+    }
+    // A name declared before counts as redeclared even after its removal (as in pi-ai).
+    let mut declared = HashSet::new();
+    let mut last_change = None;
+    for (index, (_, message)) in systems.iter().enumerate() {
+        if list(message, "toolsRemoved").next().is_some() {
+            last_change = Some(index);
+        }
+        for tool in list(message, "toolsAdded") {
+            let name = tool.get("name").and_then(Json::as_str).unwrap_or("");
+            if !declared.insert(name) {
+                last_change = Some(index);
+            }
+        }
+    }
+    let leading = usize::from(messages.first().is_some_and(|m| is_role(m, "system")));
+    let folded = leading.max(last_change.map_or(0, |i| i + 1));
+    // The messages up to the last folded system message hold exactly the folded tool changes.
+    let end = folded
+        .checked_sub(1)
+        .and_then(|i| systems.get(i))
+        .map_or(0, |(position, _)| position + 1);
+    (get_current_tools(&messages[..end]), folded)
+}
+
+/// The items of the array field `key` of a message (none when absent or not an array).
+fn list<'a>(message: &'a Json, key: &str) -> impl Iterator<Item = &'a Json> {
+    message
+        .get(key)
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+}
+
 pub fn is_role(message: &Json, role: &str) -> bool {
     message.get("role").and_then(Json::as_str) == Some(role)
 }

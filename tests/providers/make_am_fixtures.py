@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the anthropic-messages fixtures 201-234 of tests/providers/fixtures (record their traces with the kit oracle: node record.mjs FIXTURES_DIR OUT_DIR)."""
+"""Writes the anthropic-messages fixtures 201-243 of tests/providers/fixtures (and 244 of result-only/fixtures) (record their traces with the kit oracle: node record.mjs FIXTURES_DIR OUT_DIR)."""
 import json, os, sys
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
@@ -337,3 +337,35 @@ fixture("242-am-reasoning-off-option",
   model(), [user("Hi")], {"apiKey": KEY, "reasoning": "off"},
   [{"status": 400, "headers": {"content-type": "application/json"},
     "body": "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"max_tokens: Input should be a valid integer\"}}"}])
+
+# Split surrogate pairs: the SSE data carries `\ud83d` escapes (ensure_ascii), one half per event.
+def ev_escaped(name, data):
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+def delta_escaped(i, d):
+    return ev_escaped("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d})
+
+fixture("243-am-split-surrogate-in-signature",
+  "A thinking signature whose surrogate pair is split across two signature_delta events (no event between them): thinking_end carries the joined character.",
+  model(), [user("Think.")], {"apiKey": KEY, "reasoning": "low"},
+  [ok([msg_start(), block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+       delta(0, {"type": "thinking_delta", "thinking": "Hmm."}),
+       delta_escaped(0, {"type": "signature_delta", "signature": "EqQB\ud83d"}),
+       delta_escaped(0, {"type": "signature_delta", "signature": "\ude00Cg"}), block_stop(0)]
+      + text_block(1, "Ok") + [msg_delta("end_turn"), MSG_STOP])])
+
+# pi-ai's events hold the lone halves here (a Rust string cannot): only requests and result compared.
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "result-only", "fixtures")
+fixture("244-am-split-surrogate-pair",
+  "Surrogate pairs split across two events in text, thinking and input_json deltas: pi-ai's strings join them. Its events hold the lone halves, which a Rust string cannot: only the requests and the result are compared.",
+  model(), [user("Hi")], {"apiKey": KEY, "reasoning": "low"},
+  [ok([msg_start(), block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+       delta_escaped(0, {"type": "thinking_delta", "thinking": "Think \ud83e"}),
+       delta_escaped(0, {"type": "thinking_delta", "thinking": "\udd14!"}),
+       delta(0, {"type": "signature_delta", "signature": "sig"}), block_stop(0),
+       block_start(1, {"type": "text", "text": ""}),
+       delta_escaped(1, {"type": "text_delta", "text": "Hi \ud83d"}),
+       delta_escaped(1, {"type": "text_delta", "text": "\ude00 there"}), block_stop(1),
+       block_start(2, {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}),
+       delta_escaped(2, {"type": "input_json_delta", "partial_json": "{\"path\":\"\ud83d"}),
+       delta_escaped(2, {"type": "input_json_delta", "partial_json": "\ude80.txt\"}"}), block_stop(2),
+       msg_delta("tool_use"), MSG_STOP])])

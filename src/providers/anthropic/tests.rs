@@ -5,6 +5,7 @@
 use super::request::{build, Built};
 use super::*;
 use crate::host::AbortSignal;
+use crate::providers::output::openrouter_total;
 use crate::stream::{channel, StreamOutput};
 
 fn model() -> Json {

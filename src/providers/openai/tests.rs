@@ -1,0 +1,80 @@
+//! Unit tests of the openai-completions request and response mapping. The behaviour pi-ai shows
+//! on the wire is pinned by the fixtures in tests/providers; these check the pieces.
+
+use super::request::{normalize_id, short_hash};
+use crate::json::json;
+use crate::providers::transcript::request_tools;
+
+#[test]
+fn short_hash_matches_pi_ai() {
+    // Values printed by pi-ai 1.6.0's `shortHash`.
+    assert_eq!(short_hash(""), "k4n83c7h0j2b");
+    assert_eq!(short_hash("a"), "m8735310ae7sx");
+    assert_eq!(short_hash("call_1|fc_2"), "18bn75215iyno9");
+    assert_eq!(short_hash("\u{e9}\u{1F600}x"), "1i488u5srdge7");
+    assert_eq!(short_hash(&"x".repeat(1000)), "zykls21ciz8e3");
+}
+
+#[test]
+fn pipe_ids_are_joined_then_hashed_past_40_units() {
+    assert_eq!(normalize_id("call_1|fc_2", false), "call_1_fc_2");
+    assert_eq!(normalize_id("call_1|", true), "call_1");
+    // Each UTF-16 unit outside the allowed set becomes one `_`.
+    assert_eq!(normalize_id("c\u{1F600}|i+", false), "c___i_");
+    let long = format!("call_{}|fc_{}", "q".repeat(45), "A+/=".repeat(20));
+    let normalized = normalize_id(&long, false);
+    assert_eq!(normalized.len(), 40);
+    let hash: String = short_hash(&long).chars().take(8).collect();
+    assert_eq!(normalized, format!("call_{}_{hash}", "q".repeat(26)));
+}
+
+#[test]
+fn plain_ids_are_cut_at_40_units_for_openai_only() {
+    let id = "toolu_".to_string() + &"0123456789".repeat(5);
+    assert_eq!(normalize_id(&id, true), id[..40]);
+    assert_eq!(normalize_id(&id, false), id);
+    // A pair that would be cut in half is dropped.
+    let emoji = format!("{}\u{1F600}", "a".repeat(39));
+    assert_eq!(normalize_id(&emoji, true), "a".repeat(39));
+}
+
+fn system(added: &[&str], removed: &[&str]) -> crate::json::Json {
+    let added: Vec<_> = added.iter().map(|n| json!({"name": n})).collect();
+    let removed: Vec<_> = removed.iter().map(|n| json!({"name": n})).collect();
+    json!({"role": "system", "content": "", "toolsAdded": added, "toolsRemoved": removed})
+}
+
+fn names(tools: &[crate::json::Json]) -> Vec<&str> {
+    tools.iter().filter_map(|t| t["name"].as_str()).collect()
+}
+
+#[test]
+fn request_tools_fold_up_to_the_last_removal_or_redeclaration() {
+    let user = json!({"role": "user", "content": "x"});
+    let messages = vec![
+        system(&["a"], &[]),
+        user.clone(),
+        system(&["b"], &[]),
+        user.clone(),
+        system(&["c"], &["a"]),
+        system(&["d"], &[]),
+    ];
+    let (tools, folded) = request_tools(&messages, true);
+    assert_eq!((names(&tools), folded), (vec!["b", "c"], 3));
+    // Without in-place additions every system message is folded.
+    let (tools, folded) = request_tools(&messages, false);
+    assert_eq!((names(&tools), folded), (vec!["b", "c", "d"], 4));
+    // Only additions: the leading message alone is folded; none when it is not a system one.
+    let additive = vec![system(&["a"], &[]), user.clone(), system(&["b"], &[])];
+    let (tools, folded) = request_tools(&additive, true);
+    assert_eq!((names(&tools), folded), (vec!["a"], 1));
+    let (tools, folded) = request_tools(&additive[1..], true);
+    assert_eq!((names(&tools), folded), (Vec::<&str>::new(), 0));
+    // A name declared again after its removal counts as a redeclaration.
+    let again = vec![
+        system(&["a"], &[]),
+        system(&[], &["a"]),
+        system(&["a"], &[]),
+    ];
+    assert_eq!(request_tools(&again, true).1, 3);
+}
