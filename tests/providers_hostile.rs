@@ -112,12 +112,12 @@ fn agent(model: Json, options: Json) -> Agent {
     Agent::new(options).unwrap()
 }
 
-/// Runs one prompt (under the watchdog) and returns the last message.
+/// Runs one prompt (under the watchdog) and returns the last message, which tells how the run
+/// ended (the prompt's own result for a failed run is tested elsewhere).
 async fn run(agent: &Agent) -> Json {
-    tokio::time::timeout(WATCHDOG, agent.prompt_text("hi"))
+    let _ = tokio::time::timeout(WATCHDOG, agent.prompt_text("hi"))
         .await
-        .expect("the run hung")
-        .unwrap();
+        .expect("the run hung");
     agent.messages().last().cloned().unwrap()
 }
 
