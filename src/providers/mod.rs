@@ -2,9 +2,10 @@
 //! `anthropic-messages` APIs, as a stream function (SPEC §3.1) dispatching on `model.api`.
 //!
 //! Each request runs as a task on libagent's runtime: build the HTTP request from the transcript
-//! (`transcript`, `limits` and the API module), send it with pi-ai's retry policy (`http`), read
-//! the server-sent events (`sse`) and map them onto the stream protocol (`output`). Nothing here
-//! blocks the runtime thread; an abort drops the connection at once.
+//! (`transcript`, `limits` and the API module), send it with pi-ai's retry policy (`http`) within
+//! the transport options' timeouts (`transport`; failures named by `errors`), read the server-sent
+//! events within size limits (`sse`) and map them onto the stream protocol (`output`). Nothing
+//! here blocks the runtime thread; an abort drops the connection at once.
 
 mod anthropic;
 mod env;

@@ -136,19 +136,50 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// The most bytes one event may span (its lines up to the blank line that dispatches it).
 pub const MAX_EVENT_BYTES: usize = 2 << 20;
 
+/// The most bytes of one response body. The longest answers (hundreds of thousands of tokens,
+/// a few hundred bytes of SSE framing each) stay far below; an endless stream of valid events does
+/// not grow the transcript until the total timeout.
+pub const MAX_BODY_BYTES: usize = 256 << 20;
+
 /// Holds a response to the SSE size limits before its bytes reach the parser, so that a server
 /// cannot make the parser buffer without bound: counts the bytes of the open line and of the open
-/// event (from the last blank line), with the parser's line ends (`\r`, `\n`, `\r\n`).
-#[derive(Debug, Default)]
+/// event (from the last blank line), with the parser's line ends (`\r`, `\n`, `\r\n`), and of the
+/// whole body.
+#[derive(Debug)]
 pub struct SseLimits {
     line: usize,
     event: usize,
     after_cr: bool,
+    body: usize,
+    max_body: usize,
+}
+
+impl Default for SseLimits {
+    fn default() -> Self {
+        SseLimits::with_max_body(MAX_BODY_BYTES)
+    }
 }
 
 impl SseLimits {
+    fn with_max_body(max_body: usize) -> Self {
+        SseLimits {
+            line: 0,
+            event: 0,
+            after_cr: false,
+            body: 0,
+            max_body,
+        }
+    }
+
     /// Counts one read; past a limit, the text that names it.
     pub fn check(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.body += bytes.len();
+        if self.body > self.max_body {
+            return Err(format!(
+                "The response body exceeded {} bytes (limit for one response).",
+                self.max_body
+            ));
+        }
         for &b in bytes {
             let after_cr = std::mem::replace(&mut self.after_cr, b == b'\r');
             match b {
@@ -254,6 +285,16 @@ mod tests {
         assert!(limits.check(&line).is_ok());
         let err = limits.check(b"y").unwrap_err();
         assert!(err.contains("one SSE line"), "{err}");
+    }
+
+    #[test]
+    fn the_whole_body_is_limited_too() {
+        let mut limits = SseLimits::with_max_body(10);
+        assert!(limits.check(b"data: 1\n\n").is_ok());
+        assert_eq!(
+            limits.check(b"data: 2\n\n").unwrap_err(),
+            "The response body exceeded 10 bytes (limit for one response)."
+        );
     }
 
     #[test]
