@@ -141,6 +141,8 @@ impl Agent {
         self.state().model.clone()
     }
 
+    /// Replaces the model as given (the built-in providers check it when a run streams;
+    /// `configure` checks it at once for an agent on them).
     pub fn set_model(&self, model: Json) {
         self.state().model = model;
     }
