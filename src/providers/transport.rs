@@ -7,7 +7,8 @@
 //!   (a trickling server cannot keep a run alive); 0 = no limit, for answers longer than that.
 //! - `connectTimeoutMs` 30 000: TCP connect plus the TLS handshake. A reachable endpoint does this
 //!   in well under a second; 30 s covers slow links and proxies without leaving a run parked.
-//! - `idleTimeoutMs` 300 000 (5 min): the longest wait for the response head or the next body
+//! - `idleTimeoutMs` 300 000 (5 min): the longest wait for the response head (counted from the
+//!   request's start: the client does not report when the connection is up) or the next body
 //!   byte. Reasoning models can stay silent for minutes before their first token (and a local
 //!   server processes a long prompt before it sends anything); a stalled server is still caught
 //!   well before the total timeout.
