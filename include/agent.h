@@ -54,6 +54,30 @@
 // The patch version of this header.
 #define AGENT_VERSION_PATCH 0
 
+// The most bytes of a non-2xx body read (the rest is not read: the connection is dropped).
+#define MAX_ERROR_BODY_BYTES (64 * 1024)
+
+// The longest `errorMessage` kept (bytes); a server's text beyond it is cut.
+#define MAX_ERROR_MESSAGE_BYTES (16 * 1024)
+
+// The longest SSE line read (bytes, line end excluded).
+#define MAX_LINE_BYTES (1 << 20)
+
+// The most bytes one event may span (its lines up to the blank line that dispatches it).
+#define MAX_EVENT_BYTES (2 << 20)
+
+#define DEFAULT_TIMEOUT_MS 600000
+
+#define DEFAULT_CONNECT_TIMEOUT_MS 30000
+
+#define DEFAULT_IDLE_TIMEOUT_MS 300000
+
+// pi-ai's default cap on a server-requested retry delay.
+#define DEFAULT_MAX_RETRY_DELAY_MS 60000.0
+
+// No server-requested retry delay is waited beyond this, whatever `maxRetryDelayMs` says.
+#define RETRY_DELAY_CEILING_MS 600000.0
+
 // An opaque call object: the pending answer of one callback invocation.
 typedef struct AgentCall AgentCall;
 
@@ -101,7 +125,8 @@ typedef AgentCall AgentStream;
 
 // A stream function (SPEC §3.1): performs one request. Called on the runtime thread with
 // `request_json` = `{"model", "context": {"messages"}, "options": {reasoning?, sessionId?,
-// transport?, thinkingBudgets?, maxRetryDelayMs?, apiKey?, identity}}` (borrowed for the call).
+// transport?, thinkingBudgets?, maxRetryDelayMs?, maxRetries?, timeoutMs?, connectTimeoutMs?,
+// idleTimeoutMs?, caCertificates?, caCertificateFile?, apiKey?, identity}}` (borrowed for the call).
 // Push events into `stream` with `agent_stream_push` (from any thread, now or later), end with
 // a `done`/`error` event or `agent_call_complete(stream, final_message_or_NULL)`;
 // `agent_call_fail(stream, message)` before any push means the stream function failed.
@@ -377,7 +402,9 @@ AgentStatus agent_last_run_outcome(AgentHandle *handle,
 // Writes `*out_state_json` (free with `agent_string_free`): a snapshot `{systemPrompt, model,
 // thinkingLevel, tools (definitions), messages, isStreaming, streamingMessage?,
 // pendingToolCalls, errorMessage?, steeringMode, followUpMode, steeringQueue, followUpQueue,
-// toolExecution, sessionId?, transport?, thinkingBudgets?, maxRetryDelayMs?, identity?}`.
+// toolExecution, sessionId?, transport?, thinkingBudgets?, maxRetryDelayMs?, timeoutMs?,
+// connectTimeoutMs?, idleTimeoutMs?, maxRetries?, caCertificates?, caCertificateFile?,
+// identity?}`.
 // Costs the size of the whole transcript: per-frame readers use `agent_get_message_count`,
 // `agent_get_message` and `agent_get_messages`.
 AgentStatus agent_get_state(AgentHandle *handle, char **out_state_json);
@@ -415,10 +442,13 @@ AgentStatus agent_set_tools(AgentHandle *handle, AgentTool *const *tools, size_t
 
 // Changes reassignable fields at once from a JSON object: `model` (object), `thinkingLevel`,
 // `steeringMode`, `followUpMode`, `toolExecution`, `sessionId`, `transport`, `thinkingBudgets`,
-// `maxRetryDelayMs`, `identity`, `abortGraceMs` (`null` unsets the last seven). Unknown fields,
+// `maxRetryDelayMs`, `identity`, `abortGraceMs`, and the providers' transport options
+// `timeoutMs`, `connectTimeoutMs`, `idleTimeoutMs`, `maxRetries`, `caCertificates`,
+// `caCertificateFile` (see `agent_options_new`) (`null` unsets all but the first five). Unknown fields,
 // wrong types or unknown values (as in `agent_options_new`) fail with `AGENT_ERR_INVALID_JSON`
 // naming the field, and change nothing. Captured by the next run (modes apply at once).
-AgentStatus agent_configure(AgentHandle *handle, const char *patch_json);
+AgentStatus agent_configure(AgentHandle *handle,
+                            const char *patch_json);
 
 // Installs (or, with NULL `hook`, removes) a hook; captured when the next run starts
 // (prepareNextTurn hooks: at the next turn boundary, SPEC §7.2).
@@ -545,10 +575,19 @@ AgentStatus agent_events_close(AgentEventQueue *queue);
 // Creates an options builder from `options_json` (NULL = all defaults):
 // `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 // "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
-// "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?}`. Unknown fields, wrong types and unknown
+// "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?, "timeoutMs"?, "connectTimeoutMs"?,
+// "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?, "caCertificateFile"?}`. The last six are
+// the built-in providers' transport options, passed to the stream function like
+// `maxRetryDelayMs`: `timeoutMs` bounds one attempt from connecting to the last body byte
+// (default 600000 ms, 0 = no limit), `connectTimeoutMs` the TCP connect and TLS handshake
+// (30000), `idleTimeoutMs` the silence before the response head or between body bytes (300000);
+// `maxRetries` (default 0) retries failed requests as pi-ai does; `caCertificates` (PEM text) and
+// `caCertificateFile` (a PEM file) add trusted CAs to the system's and the bundled roots.
+// Unknown fields, wrong types and unknown
 // values (modes: "one-at-a-time"|"all"; toolExecution: "parallel"|"sequential"; thinkingLevel:
-// "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays) fail with
-// `AGENT_ERR_INVALID_JSON` naming the field. Writes `*out_options`.
+// "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays; a non-integer
+// maxRetries; a CA that holds no PEM certificate) fail with `AGENT_ERR_INVALID_JSON` naming the
+// field. Writes `*out_options`.
 AgentStatus agent_options_new(const char *options_json, AgentOptions **out_options);
 
 // Frees an options builder that was not passed to `agent_new`.

@@ -169,6 +169,10 @@ impl Agent {
                 messages.insert(0, system);
             }
         }
+        if let Some(model) = &initial.model {
+            state::check_model_for(Some(&stream_fn), model)
+                .map_err(Error::of(ErrorKind::InvalidInput))?;
+        }
         let model = initial.model.unwrap_or_else(placeholder_model);
         let state = State {
             messages: from_json_vec(messages),

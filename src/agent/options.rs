@@ -11,8 +11,14 @@ use crate::message::messages_from;
 impl AgentOptions {
     /// Parses `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?},
     /// "steeringMode"?, "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?,
-    /// "thinkingBudgets"?, "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?}`. Unknown fields,
-    /// wrong types and unknown values fail with `InvalidInput`, naming the field.
+    /// "thinkingBudgets"?, "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?, "timeoutMs"?,
+    /// "connectTimeoutMs"?, "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?,
+    /// "caCertificateFile"?}`. The last six (and `maxRetryDelayMs`) are the built-in providers'
+    /// transport options, forwarded to the stream function: `timeoutMs` one attempt from connect
+    /// to last byte (default 600000, 0 = none), `connectTimeoutMs` TCP + TLS (30000),
+    /// `idleTimeoutMs` silence before the head or between body bytes (300000), `maxRetries`
+    /// (0), `caCertificates` PEM text / `caCertificateFile` a PEM file of extra trusted CAs.
+    /// Unknown fields, wrong types and unknown values fail with `InvalidInput`, naming the field.
     pub fn from_json(value: Json) -> Result<AgentOptions, Error> {
         parse(value).map_err(Error::of(ErrorKind::InvalidInput))
     }

@@ -97,6 +97,10 @@ pub struct Settings {
     pub transport: Option<Json>,
     pub thinking_budgets: Option<Json>,
     pub max_retry_delay_ms: Option<Json>,
+    /// The providers' transport options that are set (`timeoutMs`, `connectTimeoutMs`,
+    /// `idleTimeoutMs`, `maxRetries`, `caCertificates`, `caCertificateFile`), forwarded to the
+    /// stream function like `maxRetryDelayMs`.
+    pub network: JsonMap,
     pub identity: Option<Json>,
     /// libagent: after an abort, stop waiting for unanswered host callbacks after this long.
     pub abort_grace_ms: Option<u64>,
@@ -113,6 +117,7 @@ impl Default for Settings {
             transport: Some(json!("auto")),
             thinking_budgets: None,
             max_retry_delay_ms: None,
+            network: JsonMap::new(),
             identity: None,
             abort_grace_ms: None,
         }
@@ -142,17 +147,29 @@ fn check_value(key: &str, value: &Json) -> Result<(), String> {
     match (key, value) {
         ("steeringMode" | "followUpMode", Json::String(mode)) => check_choice(key, mode, &MODES),
         ("toolExecution", Json::String(mode)) => check_choice(key, mode, &TOOL_EXECUTIONS),
-        ("maxRetryDelayMs" | "abortGraceMs", Json::Number(n))
-            if n.as_f64().is_none_or(|ms| ms < 0.0) =>
-        {
+        (
+            "maxRetryDelayMs" | "abortGraceMs" | "timeoutMs" | "connectTimeoutMs" | "idleTimeoutMs",
+            Json::Number(n),
+        ) if n.as_f64().is_none_or(|ms| ms < 0.0) => {
             Err(format!("Option \"{key}\" must not be negative."))
+        }
+        ("maxRetries", Json::Number(n)) if n.as_u64().is_none_or(|n| n > u32::MAX as u64) => {
+            Err(format!("Option \"{key}\" must be a non-negative integer."))
+        }
+        ("caCertificateFile", Json::String(path)) if path.is_empty() => {
+            Err(format!("Option \"{key}\" must not be empty."))
+        }
+        // A CA that cannot be used is reported now rather than at the first request.
+        #[cfg(feature = "providers")]
+        ("caCertificates" | "caCertificateFile", Json::String(_)) => {
+            crate::providers::check_transport_option(key, value)
         }
         _ => Ok(()),
     }
 }
 
 /// The option fields `Settings::apply` accepts, with the JSON type each needs.
-const FIELDS: [(&str, &str); 9] = [
+const FIELDS: [(&str, &str); 15] = [
     ("steeringMode", "a string"),
     ("followUpMode", "a string"),
     ("toolExecution", "a string"),
@@ -162,6 +179,22 @@ const FIELDS: [(&str, &str); 9] = [
     ("maxRetryDelayMs", "a number"),
     ("identity", "an object"),
     ("abortGraceMs", "a number"),
+    ("timeoutMs", "a number"),
+    ("connectTimeoutMs", "a number"),
+    ("idleTimeoutMs", "a number"),
+    ("maxRetries", "a number"),
+    ("caCertificates", "a string"),
+    ("caCertificateFile", "a string"),
+];
+
+/// The transport options of the built-in providers (kept in `Settings::network`).
+const NETWORK_FIELDS: [&str; 6] = [
+    "timeoutMs",
+    "connectTimeoutMs",
+    "idleTimeoutMs",
+    "maxRetries",
+    "caCertificates",
+    "caCertificateFile",
 ];
 
 impl Settings {
@@ -178,6 +211,9 @@ impl Settings {
             if let Some(value) = value {
                 options.insert(key.into(), value.clone());
             }
+        }
+        for (key, value) in &self.network {
+            options.insert(key.clone(), value.clone());
         }
         options
     }
@@ -238,8 +274,88 @@ impl Settings {
                 "maxRetryDelayMs" => self.max_retry_delay_ms = optional,
                 "identity" => self.identity = optional,
                 "abortGraceMs" => self.abort_grace_ms = value.as_f64().map(|ms| ms.max(0.0) as u64),
+                key if NETWORK_FIELDS.contains(&key) => match optional {
+                    Some(value) => {
+                        self.network.insert(key.into(), value);
+                    }
+                    None => {
+                        self.network.shift_remove(key);
+                    }
+                },
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patch(value: Json) -> JsonMap {
+        match value {
+            Json::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn transport_options_are_checked_forwarded_and_unset() {
+        let mut settings = Settings::default();
+        let set = patch(
+            json!({"timeoutMs": 5000, "connectTimeoutMs": 0, "idleTimeoutMs": 300,
+            "maxRetries": 2, "maxRetryDelayMs": 0}),
+        );
+        Settings::check(&set).unwrap();
+        settings.apply(&set);
+        let options = settings.stream_options();
+        assert_eq!(options.get("timeoutMs"), Some(&json!(5000)));
+        assert_eq!(options.get("connectTimeoutMs"), Some(&json!(0)));
+        assert_eq!(options.get("idleTimeoutMs"), Some(&json!(300)));
+        assert_eq!(options.get("maxRetries"), Some(&json!(2)));
+        assert_eq!(options.get("maxRetryDelayMs"), Some(&json!(0)));
+        settings.apply(&patch(json!({"maxRetries": null})));
+        assert!(!settings.stream_options().contains_key("maxRetries"));
+        for (bad, text) in [
+            (
+                json!({"timeoutMs": -1}),
+                "Option \"timeoutMs\" must not be negative.",
+            ),
+            (
+                json!({"idleTimeoutMs": "5"}),
+                "Option \"idleTimeoutMs\" must be a number or null.",
+            ),
+            (
+                json!({"maxRetries": 1.5}),
+                "Option \"maxRetries\" must be a non-negative integer.",
+            ),
+            (
+                json!({"maxRetries": -1}),
+                "Option \"maxRetries\" must be a non-negative integer.",
+            ),
+            (
+                json!({"caCertificateFile": ""}),
+                "Option \"caCertificateFile\" must not be empty.",
+            ),
+            (
+                json!({"caCertificates": 3}),
+                "Option \"caCertificates\" must be a string or null.",
+            ),
+        ] {
+            assert_eq!(Settings::check(&patch(bad)).unwrap_err(), text);
+        }
+    }
+
+    #[cfg(feature = "providers")]
+    #[test]
+    fn a_ca_option_must_hold_a_pem_certificate() {
+        let err = Settings::check(&patch(json!({"caCertificates": "hello"}))).unwrap_err();
+        assert!(
+            err.starts_with("Option \"caCertificates\" holds no PEM certificate"),
+            "{err}"
+        );
+        let err =
+            Settings::check(&patch(json!({"caCertificateFile": "/nonexistent.pem"}))).unwrap_err();
+        assert!(err.contains("caCertificateFile"), "{err}");
     }
 }

@@ -141,6 +141,8 @@ impl Agent {
         self.state().model.clone()
     }
 
+    /// Replaces the model as given (the built-in providers check it when a run streams;
+    /// `configure` checks it at once for an agent on them).
     pub fn set_model(&self, model: Json) {
         self.state().model = model;
     }
@@ -219,6 +221,9 @@ impl Agent {
         }
         Settings::check(&options)?;
         let mut state = self.state();
+        if let Some(model) = &model {
+            check_model_for(state.stream_fn.as_ref(), model)?;
+        }
         state.settings.apply(&options);
         if let Some(model) = model {
             state.model = model;
@@ -313,4 +318,28 @@ pub(super) fn reduce(state: &mut State, event: &Arc<AgentEvent>) {
         AgentEvent::AgentEnd { .. } => state.streaming_message = None,
         _ => {}
     }
+}
+
+/// A model set on an agent that uses the built-in providers must have what they need (`api`,
+/// `id`, `provider`, `baseUrl`); other stream functions accept any model object. An api the
+/// providers do not speak is left to the run, which fails as pi-ai does (`No API provider
+/// registered for api: X`).
+pub(crate) fn check_model_for(
+    stream_fn: Option<&crate::host::StreamFn>,
+    model: &Json,
+) -> Result<(), String> {
+    #[cfg(feature = "providers")]
+    if stream_fn.is_some_and(crate::providers::is_providers) {
+        let other_api = match model.get("api") {
+            Some(Json::String(api)) => {
+                !api.is_empty() && !crate::providers::APIS.contains(&api.as_str())
+            }
+            _ => false,
+        };
+        if !other_api {
+            return crate::providers::check_model(model);
+        }
+    }
+    let _ = (stream_fn, model);
+    Ok(())
 }

@@ -384,7 +384,9 @@ pub unsafe extern "C" fn agent_last_run_outcome(
 /// Writes `*out_state_json` (free with `agent_string_free`): a snapshot `{systemPrompt, model,
 /// thinkingLevel, tools (definitions), messages, isStreaming, streamingMessage?,
 /// pendingToolCalls, errorMessage?, steeringMode, followUpMode, steeringQueue, followUpQueue,
-/// toolExecution, sessionId?, transport?, thinkingBudgets?, maxRetryDelayMs?, identity?}`.
+/// toolExecution, sessionId?, transport?, thinkingBudgets?, maxRetryDelayMs?, timeoutMs?,
+/// connectTimeoutMs?, idleTimeoutMs?, maxRetries?, caCertificates?, caCertificateFile?,
+/// identity?}`.
 /// Costs the size of the whole transcript: per-frame readers use `agent_get_message_count`,
 /// `agent_get_message` and `agent_get_messages`.
 #[no_mangle]
@@ -508,7 +510,9 @@ pub unsafe extern "C" fn agent_set_tools(
 
 /// Changes reassignable fields at once from a JSON object: `model` (object), `thinkingLevel`,
 /// `steeringMode`, `followUpMode`, `toolExecution`, `sessionId`, `transport`, `thinkingBudgets`,
-/// `maxRetryDelayMs`, `identity`, `abortGraceMs` (`null` unsets the last seven). Unknown fields,
+/// `maxRetryDelayMs`, `identity`, `abortGraceMs`, and the providers' transport options
+/// `timeoutMs`, `connectTimeoutMs`, `idleTimeoutMs`, `maxRetries`, `caCertificates`,
+/// `caCertificateFile` (see `agent_options_new`) (`null` unsets all but the first five). Unknown fields,
 /// wrong types or unknown values (as in `agent_options_new`) fail with `AGENT_ERR_INVALID_JSON`
 /// naming the field, and change nothing. Captured by the next run (modes apply at once).
 #[no_mangle]

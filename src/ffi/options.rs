@@ -100,10 +100,19 @@ fn with_options<R>(
 /// Creates an options builder from `options_json` (NULL = all defaults):
 /// `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 /// "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
-/// "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?}`. Unknown fields, wrong types and unknown
+/// "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?, "timeoutMs"?, "connectTimeoutMs"?,
+/// "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?, "caCertificateFile"?}`. The last six are
+/// the built-in providers' transport options, passed to the stream function like
+/// `maxRetryDelayMs`: `timeoutMs` bounds one attempt from connecting to the last body byte
+/// (default 600000 ms, 0 = no limit), `connectTimeoutMs` the TCP connect and TLS handshake
+/// (30000), `idleTimeoutMs` the silence before the response head or between body bytes (300000);
+/// `maxRetries` (default 0) retries failed requests as pi-ai does; `caCertificates` (PEM text) and
+/// `caCertificateFile` (a PEM file) add trusted CAs to the system's and the bundled roots.
+/// Unknown fields, wrong types and unknown
 /// values (modes: "one-at-a-time"|"all"; toolExecution: "parallel"|"sequential"; thinkingLevel:
-/// "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays) fail with
-/// `AGENT_ERR_INVALID_JSON` naming the field. Writes `*out_options`.
+/// "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays; a non-integer
+/// maxRetries; a CA that holds no PEM certificate) fail with `AGENT_ERR_INVALID_JSON` naming the
+/// field. Writes `*out_options`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_options_new(
     options_json: *const c_char,

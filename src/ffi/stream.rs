@@ -11,7 +11,8 @@ use crate::stream::StreamSender;
 
 /// A stream function (SPEC §3.1): performs one request. Called on the runtime thread with
 /// `request_json` = `{"model", "context": {"messages"}, "options": {reasoning?, sessionId?,
-/// transport?, thinkingBudgets?, maxRetryDelayMs?, apiKey?, identity}}` (borrowed for the call).
+/// transport?, thinkingBudgets?, maxRetryDelayMs?, maxRetries?, timeoutMs?, connectTimeoutMs?,
+/// idleTimeoutMs?, caCertificates?, caCertificateFile?, apiKey?, identity}}` (borrowed for the call).
 /// Push events into `stream` with `agent_stream_push` (from any thread, now or later), end with
 /// a `done`/`error` event or `agent_call_complete(stream, final_message_or_NULL)`;
 /// `agent_call_fail(stream, message)` before any push means the stream function failed.

@@ -1,20 +1,24 @@
 //! The HTTP side of a provider request: one POST with pi-ai's retry policy (pi-ai 1.6.0
-//! `retryProviderRequest`, SPEC-kit README §8.7), abortable at every await, and the response body
-//! read chunk by chunk. Transport failures are reported with the texts pi-ai's runtime (Node's
-//! `fetch`) produces, since those texts reach `errorMessage`.
+//! `retryProviderRequest`, SPEC-kit README §8.7), abortable at every await, bounded in time by the
+//! transport options (`transport`), and the response body read chunk by chunk within the SSE size
+//! limits. Transport failures that pi-ai's fixtures pin keep the texts of its runtime (Node's
+//! `fetch`); the others name their cause (`errors`).
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::host::AbortSignal;
+use tokio::time::Instant;
 
-/// pi-ai's default cap on a server-requested retry delay.
-const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;
+use super::errors;
+use super::sse::SseLimits;
+pub use super::transport::Transport;
+use crate::host::AbortSignal;
 
 /// Node's text for a connection closed before the response headers.
 pub const CLOSED_BEFORE_HEADERS: &str = "Connection error.: other side closed (UND_ERR_SOCKET)";
 /// Node's text for a connection closed inside the response body.
 pub const CLOSED_IN_BODY: &str = "terminated: other side closed (UND_ERR_SOCKET)";
+/// The most bytes of a non-2xx body read (the rest is not read: the connection is dropped).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// A request ready to send.
 #[derive(Clone)]
@@ -23,9 +27,8 @@ pub struct HttpRequest {
     /// Header names and values, in sending order (later duplicates already resolved).
     pub headers: Vec<(String, String)>,
     pub body: String,
-    pub max_retries: u32,
-    /// `options.maxRetryDelayMs` (0 disables the cap).
-    pub max_retry_delay_ms: Option<f64>,
+    /// Timeouts, retries, extra CAs.
+    pub transport: Transport,
 }
 
 /// Why no response stream exists.
@@ -42,6 +45,10 @@ pub enum Failure {
 /// An open response whose body is read with [`Response::next_chunk`].
 pub struct Response {
     inner: reqwest::Response,
+    /// The end of the attempt's `timeoutMs`.
+    deadline: Option<Instant>,
+    transport: Transport,
+    limits: SseLimits,
 }
 
 /// What one read of the body gave.
@@ -52,40 +59,33 @@ pub enum Chunk {
     Aborted,
 }
 
+/// Sleeps until `deadline`, or for ever without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
 impl Response {
-    /// The next piece of the body; an abort drops the connection at once.
+    /// The next piece of the body; an abort drops the connection at once. Fails past the
+    /// total or idle timeout and past the SSE size limits.
     pub async fn next_chunk(&mut self, signal: &AbortSignal) -> Chunk {
+        let idle = self.transport.idle_timeout().map(|d| Instant::now() + d);
         tokio::select! {
             biased;
             _ = signal.aborted() => Chunk::Aborted,
             chunk = self.inner.chunk() => match chunk {
-                Ok(Some(bytes)) => Chunk::Data(bytes),
+                Ok(Some(bytes)) => match self.limits.check(&bytes) {
+                    Ok(()) => Chunk::Data(bytes),
+                    Err(text) => Chunk::Failed(text),
+                },
                 Ok(None) => Chunk::End,
                 Err(_) => Chunk::Failed(CLOSED_IN_BODY.to_string()),
             },
+            _ = until(self.deadline) => Chunk::Failed(errors::total_timeout(&self.transport)),
+            _ = until(idle) => Chunk::Failed(errors::idle_timeout(&self.transport)),
         }
-    }
-}
-
-/// One client per process (connection pools are per client); loopback never goes through a proxy.
-fn client(url: &str) -> &'static reqwest::Client {
-    static PROXIED: OnceLock<reqwest::Client> = OnceLock::new();
-    static DIRECT: OnceLock<reqwest::Client> = OnceLock::new();
-    let loopback = reqwest::Url::parse(url).ok().is_some_and(|u| {
-        matches!(
-            u.host_str(),
-            Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
-        )
-    });
-    let build = |direct: bool| {
-        let builder = reqwest::Client::builder();
-        let builder = if direct { builder.no_proxy() } else { builder };
-        builder.build().unwrap_or_default()
-    };
-    if loopback {
-        DIRECT.get_or_init(|| build(true))
-    } else {
-        PROXIED.get_or_init(|| build(false))
     }
 }
 
@@ -96,31 +96,37 @@ pub async fn send(
     signal: &AbortSignal,
     describe: impl Fn(u16, &str) -> String,
 ) -> Result<Response, Failure> {
+    let client = tokio::select! {
+        biased;
+        _ = signal.aborted() => return Err(Failure::Aborted),
+        client = super::transport::client(&request.url, &request.transport) => {
+            client.map_err(Failure::Message)?
+        }
+    };
     let mut attempt = 0;
     loop {
         if signal.is_aborted() {
             return Err(Failure::Aborted);
         }
-        let failure = match send_once(request, signal).await {
+        let failure = match send_once(&client, request, signal).await {
             Ok(response) => return Ok(response),
             Err(failure) => failure,
         };
         let (retryable, delay) = match &failure {
             Attempt::Aborted => return Err(Failure::Aborted),
+            Attempt::Final(_) => (false, None),
             Attempt::Connection(_) => (true, None),
             Attempt::Status {
                 status, headers, ..
             } => (is_retryable(*status, headers), Some(headers)),
         };
-        if attempt >= request.max_retries || !retryable {
+        if attempt >= request.transport.max_retries || !retryable {
             return Err(failure.into_failure());
         }
         let delay_ms = match delay.and_then(server_delay_ms) {
             Some(ms) => {
-                let cap = request
-                    .max_retry_delay_ms
-                    .unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS);
-                if cap > 0.0 && ms > cap {
+                let cap = request.transport.retry_delay_cap_ms();
+                if ms > cap {
                     let Attempt::Status { status, body, .. } = &failure else {
                         unreachable!("server delays come with a status");
                     };
@@ -150,7 +156,10 @@ pub async fn send(
 /// One attempt's failure, before the retry decision.
 enum Attempt {
     Aborted,
+    /// No response (retryable, as pi-ai retries connection errors).
     Connection(String),
+    /// A response that is not retried (a redirect, a 2xx that is not an event stream).
+    Final(String),
     Status {
         status: u16,
         headers: reqwest::header::HeaderMap,
@@ -162,33 +171,51 @@ impl Attempt {
     fn into_failure(self) -> Failure {
         match self {
             Attempt::Aborted => Failure::Aborted,
-            Attempt::Connection(text) => Failure::Message(text),
+            Attempt::Connection(text) | Attempt::Final(text) => Failure::Message(text),
             Attempt::Status { status, body, .. } => Failure::Status { status, body },
         }
     }
 }
 
-async fn send_once(request: &HttpRequest, signal: &AbortSignal) -> Result<Response, Attempt> {
-    let mut builder = client(&request.url).post(&request.url);
+async fn send_once(
+    client: &reqwest::Client,
+    request: &HttpRequest,
+    signal: &AbortSignal,
+) -> Result<Response, Attempt> {
+    let transport = &request.transport;
+    let now = Instant::now();
+    let deadline = transport.timeout().map(|d| now + d);
+    // Until the head arrives the idle timer runs from the start (connecting included).
+    let idle = transport.idle_timeout().map(|d| now + d);
+    let mut builder = client.post(&request.url);
     for (name, value) in &request.headers {
         builder = builder.header(name.as_str(), value.as_str());
     }
     let sent = builder.body(request.body.clone()).send();
-    let response = tokio::select! {
+    let mut response = tokio::select! {
         biased;
         _ = signal.aborted() => return Err(Attempt::Aborted),
-        response = sent => response.map_err(|e| Attempt::Connection(connection_error_text(&e)))?,
+        response = sent => response.map_err(|e| Attempt::Connection(errors::describe(&e, transport)))?,
+        _ = until(deadline) => return Err(Attempt::Connection(errors::total_timeout(transport))),
+        _ = until(idle) => return Err(Attempt::Connection(errors::idle_timeout(transport))),
     };
     let status = response.status().as_u16();
     if (200..300).contains(&status) {
-        return Ok(Response { inner: response });
+        if let Some(text) = errors::unexpected_content_type(response.headers()) {
+            return Err(Attempt::Final(text));
+        }
+        return Ok(Response {
+            inner: response,
+            deadline,
+            transport: transport.clone(),
+            limits: SseLimits::default(),
+        });
+    }
+    if (300..400).contains(&status) {
+        return Err(Attempt::Final(errors::redirect_refused(&response)));
     }
     let headers = response.headers().clone();
-    let body = tokio::select! {
-        biased;
-        _ = signal.aborted() => return Err(Attempt::Aborted),
-        body = response.text() => body.unwrap_or_default(),
-    };
+    let body = read_error_body(&mut response, signal, deadline, transport).await?;
     Err(Attempt::Status {
         status,
         headers,
@@ -196,24 +223,52 @@ async fn send_once(request: &HttpRequest, signal: &AbortSignal) -> Result<Respon
     })
 }
 
-/// Node's wording for a request that got no response.
-fn connection_error_text(error: &reqwest::Error) -> String {
-    let mut source: Option<&dyn std::error::Error> = Some(error);
-    while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::ConnectionRefused {
-                let host = error.url().and_then(|u| {
-                    Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?))
-                });
-                return format!(
-                    "Connection error.: connect ECONNREFUSED {}",
-                    host.unwrap_or_default()
-                );
+/// At most [`MAX_ERROR_BODY_BYTES`] of an error body, as text (a cut body ends with a note
+/// naming the limit). A body that stops arriving (idle or total timeout, a dropped connection)
+/// gives what came so far.
+async fn read_error_body(
+    response: &mut reqwest::Response,
+    signal: &AbortSignal,
+    deadline: Option<Instant>,
+    transport: &Transport,
+) -> Result<String, Attempt> {
+    let mut body: Vec<u8> = Vec::new();
+    let mut cut = false;
+    loop {
+        let idle = transport.idle_timeout().map(|d| Instant::now() + d);
+        let chunk = tokio::select! {
+            biased;
+            _ = signal.aborted() => return Err(Attempt::Aborted),
+            chunk = response.chunk() => chunk,
+            _ = until(deadline) => break,
+            _ = until(idle) => break,
+        };
+        match chunk {
+            Ok(Some(bytes)) => {
+                let room = MAX_ERROR_BODY_BYTES - body.len();
+                body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                if bytes.len() > room {
+                    cut = true;
+                    break;
+                }
             }
+            Ok(None) | Err(_) => break,
         }
-        source = e.source();
     }
-    CLOSED_BEFORE_HEADERS.to_string()
+    if !cut {
+        return Ok(String::from_utf8_lossy(&body).into_owned());
+    }
+    // Cut at a character boundary.
+    let valid = match std::str::from_utf8(&body) {
+        Ok(text) => text.len(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => body.len(),
+    };
+    let mut text = String::from_utf8_lossy(&body[..valid]).into_owned();
+    text.push_str(&format!(
+        "... [error body cut at {MAX_ERROR_BODY_BYTES} bytes]"
+    ));
+    Ok(text)
 }
 
 /// `x-should-retry` decides when present; otherwise 408, 409, 429 and 5xx are retried.

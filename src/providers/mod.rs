@@ -2,12 +2,14 @@
 //! `anthropic-messages` APIs, as a stream function (SPEC §3.1) dispatching on `model.api`.
 //!
 //! Each request runs as a task on libagent's runtime: build the HTTP request from the transcript
-//! (`transcript`, `limits` and the API module), send it with pi-ai's retry policy (`http`), read
-//! the server-sent events (`sse`) and map them onto the stream protocol (`output`). Nothing here
-//! blocks the runtime thread; an abort drops the connection at once.
+//! (`transcript`, `limits` and the API module), send it with pi-ai's retry policy (`http`) within
+//! the transport options' timeouts (`transport`; failures named by `errors`), read the server-sent
+//! events within size limits (`sse`) and map them onto the stream protocol (`output`). Nothing
+//! here blocks the runtime thread; an abort drops the connection at once.
 
 mod anthropic;
 mod env;
+mod errors;
 mod http;
 mod limits;
 mod openai;
@@ -15,8 +17,9 @@ mod output;
 mod sse;
 mod surrogates;
 mod transcript;
+mod transport;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::host::{set_default_stream_fn, AbortSignal, StreamFn, StreamRequest};
 use crate::json::{str_field, Json};
@@ -27,9 +30,25 @@ pub use env::api_key_env_vars;
 /// The APIs the built-in providers speak.
 pub const APIS: [&str; 2] = ["openai-completions", "anthropic-messages"];
 
-/// The built-in providers as one stream function (`streamSimple`).
+/// The built-in providers as one stream function for agents: [`stream_simple`], with a missing
+/// API key's error naming the environment variable to set.
 pub fn stream_fn() -> StreamFn {
-    Arc::new(stream_simple)
+    static PROVIDERS: OnceLock<StreamFn> = OnceLock::new();
+    PROVIDERS
+        .get_or_init(|| Arc::new(|request, sender| start(request, sender, true)))
+        .clone()
+}
+
+/// Checks one transport option (`timeoutMs`, `caCertificates`, ...) as a stream call would.
+pub fn check_transport_option(key: &str, value: &Json) -> Result<(), String> {
+    let mut options = crate::json::JsonMap::new();
+    options.insert(key.into(), value.clone());
+    transport::Transport::from_options(&Json::Object(options)).map(|_| ())
+}
+
+/// Whether `stream_fn` is the built-in providers' (so models set with it can be checked early).
+pub fn is_providers(stream_fn: &StreamFn) -> bool {
+    Arc::ptr_eq(stream_fn, &self::stream_fn())
 }
 
 /// Makes the built-in providers the process-wide default stream function.
@@ -45,6 +64,8 @@ pub(crate) struct Call {
     pub signal: AbortSignal,
     /// `options.apiKey`, else the provider's environment variable.
     pub api_key: Option<String>,
+    /// Timeouts, retries and extra CAs from the options.
+    pub transport: transport::Transport,
 }
 
 impl Call {
@@ -66,13 +87,29 @@ impl Call {
     }
 }
 
-/// `streamSimple(model, context, options)`: fails (the stream function throws) only for an
-/// unknown API and a missing API key; everything else is encoded in the stream.
+/// `streamSimple(model, context, options)`: fails (the stream function throws) for an unknown
+/// API, a model without the fields the API needs, bad transport options and a missing API key;
+/// everything else is encoded in the stream.
 pub fn stream_simple(request: StreamRequest, sender: StreamSender) {
+    start(request, sender, false)
+}
+
+fn start(request: StreamRequest, sender: StreamSender, key_hint: bool) {
+    if let Err(message) = check_model(&request.model) {
+        let _ = sender.fail(&message);
+        return;
+    }
     let api = str_field(&request.model, "api").unwrap_or("").to_string();
     let options = match request.options {
         Json::Object(_) => request.options,
         _ => Json::Object(Default::default()),
+    };
+    let transport = match transport::Transport::from_options(&options) {
+        Ok(transport) => transport,
+        Err(message) => {
+            let _ = sender.fail(&message);
+            return;
+        }
     };
     let explicit_key = options
         .get("apiKey")
@@ -87,14 +124,75 @@ pub fn stream_simple(request: StreamRequest, sender: StreamSender) {
         options,
         signal: request.signal,
         api_key,
+        transport,
     };
+    let provider = call.model_str("provider").to_string();
     let started = match api.as_str() {
         "openai-completions" => openai::start(call, &sender),
         "anthropic-messages" => anthropic::start(call, &sender),
         _ => Err(format!("No API provider registered for api: {api}")),
     };
-    if let Err(message) = started {
+    if let Err(mut message) = started {
+        if key_hint && message.starts_with("No API key for provider: ") {
+            if let Some(variable) = env::api_key_env_vars(&provider).last() {
+                message.push_str(&format!(
+                    " (set the environment variable {variable} or give an API key)"
+                ));
+            }
+        }
         let _ = sender.fail(&message);
+    }
+}
+
+/// Absent, null or an empty string.
+fn absent(value: Option<&Json>) -> bool {
+    match value {
+        None | Some(Json::Null) => true,
+        Some(Json::String(text)) => text.is_empty(),
+        Some(_) => false,
+    }
+}
+
+/// The model fields the built-in providers need: `api` (one they speak), `id`, `provider` and
+/// an absolute http(s) `baseUrl` (optional for anthropic-messages); the error names the missing
+/// or wrong field.
+pub fn check_model(model: &Json) -> Result<(), String> {
+    if !model.is_object() {
+        return Err("The model must be an object.".into());
+    }
+    let field = |key: &str| match model.get(key) {
+        Some(Json::String(text)) if !text.trim().is_empty() => Ok(text.as_str()),
+        Some(Json::String(_)) | None | Some(Json::Null) => Err(format!(
+            "The model has no \"{key}\" (the built-in providers need {}).",
+            match key {
+                "api" => "\"openai-completions\" or \"anthropic-messages\"",
+                "id" => "the model name the API expects",
+                "provider" => "a provider name such as \"openai\"",
+                _ => "the API's base URL, such as https://api.openai.com/v1",
+            }
+        )),
+        Some(_) => Err(format!("The model's \"{key}\" must be a string.")),
+    };
+    let api = field("api")?;
+    if !APIS.contains(&api) {
+        return Err(format!("No API provider registered for api: {api}"));
+    }
+    field("id")?;
+    field("provider")?;
+    // The Anthropic SDK defaults to https://api.anthropic.com; the OpenAI one needs the URL.
+    let base_url = match field("baseUrl") {
+        Err(_) if api == "anthropic-messages" && absent(model.get("baseUrl")) => return Ok(()),
+        other => other?,
+    };
+    match reqwest::Url::parse(base_url) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => Ok(()),
+        Ok(url) => Err(format!(
+            "The model's baseUrl \"{base_url}\" must be an http:// or https:// URL (got scheme \"{}\").",
+            url.scheme()
+        )),
+        Err(e) => Err(format!(
+            "The model's baseUrl \"{base_url}\" is not a valid URL ({e})."
+        )),
     }
 }
 

@@ -325,6 +325,8 @@ impl Output {
     /// `error` with reason `aborted` or `error` and the message's `errorMessage`.
     pub fn fail(self, aborted: bool, message: &str) -> Pushed {
         let reason = if aborted { "aborted" } else { "error" };
+        let capped = cap_error_message(message);
+        let message: &str = &capped;
         if !self.started && !self.preset.is_empty() {
             // No partial to finish from: the whole message, so that the preset fields are kept.
             let mut error = self.base_message();
@@ -336,4 +338,24 @@ impl Output {
         self.sender
             .push(json!({"type": "error", "reason": reason, "errorMessage": message}))
     }
+}
+
+/// The longest `errorMessage` kept (bytes); a server's text beyond it is cut.
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 16 * 1024;
+
+/// `message`, cut at a character boundary past [`MAX_ERROR_MESSAGE_BYTES`] with a note naming
+/// the limit.
+pub fn cap_error_message(message: &str) -> std::borrow::Cow<'_, str> {
+    if message.len() <= MAX_ERROR_MESSAGE_BYTES {
+        return message.into();
+    }
+    let mut end = MAX_ERROR_MESSAGE_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}... [errorMessage cut at {MAX_ERROR_MESSAGE_BYTES} bytes]",
+        &message[..end]
+    )
+    .into()
 }

@@ -131,6 +131,85 @@ impl SseParser {
     }
 }
 
+/// The longest SSE line read (bytes, line end excluded).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// The most bytes one event may span (its lines up to the blank line that dispatches it).
+pub const MAX_EVENT_BYTES: usize = 2 << 20;
+
+/// The most bytes of one response body. The longest answers (hundreds of thousands of tokens,
+/// a few hundred bytes of SSE framing each) stay far below; an endless stream of valid events does
+/// not grow the transcript until the total timeout.
+pub const MAX_BODY_BYTES: usize = 256 << 20;
+
+/// Holds a response to the SSE size limits before its bytes reach the parser, so that a server
+/// cannot make the parser buffer without bound: counts the bytes of the open line and of the open
+/// event (from the last blank line), with the parser's line ends (`\r`, `\n`, `\r\n`), and of the
+/// whole body.
+#[derive(Debug)]
+pub struct SseLimits {
+    line: usize,
+    event: usize,
+    after_cr: bool,
+    body: usize,
+    max_body: usize,
+}
+
+impl Default for SseLimits {
+    fn default() -> Self {
+        SseLimits::with_max_body(MAX_BODY_BYTES)
+    }
+}
+
+impl SseLimits {
+    fn with_max_body(max_body: usize) -> Self {
+        SseLimits {
+            line: 0,
+            event: 0,
+            after_cr: false,
+            body: 0,
+            max_body,
+        }
+    }
+
+    /// Counts one read; past a limit, the text that names it.
+    pub fn check(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.body += bytes.len();
+        if self.body > self.max_body {
+            return Err(format!(
+                "The response body exceeded {} bytes (limit for one response).",
+                self.max_body
+            ));
+        }
+        for &b in bytes {
+            let after_cr = std::mem::replace(&mut self.after_cr, b == b'\r');
+            match b {
+                b'\n' if after_cr => {}
+                b'\n' | b'\r' => {
+                    if self.line == 0 {
+                        self.event = 0;
+                    }
+                    self.line = 0;
+                }
+                _ => {
+                    self.line += 1;
+                    self.event += 1;
+                }
+            }
+        }
+        if self.line > MAX_LINE_BYTES {
+            return Err(format!(
+                "The server sent an event-stream line longer than {MAX_LINE_BYTES} bytes (limit for one SSE line)."
+            ));
+        }
+        if self.event > MAX_EVENT_BYTES {
+            return Err(format!(
+                "The server sent an event larger than {MAX_EVENT_BYTES} bytes (limit for one SSE event)."
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +263,38 @@ mod tests {
         let mut parser = SseParser::split_crlf_across_reads();
         let events = parser.feed(b"event: a\r\ndata: x\r\n\r\n");
         assert_eq!(events, vec![ev(Some("a"), "x")]);
+    }
+
+    #[test]
+    fn limits_count_the_open_line_and_the_open_event() {
+        let mut limits = SseLimits::default();
+        let line = vec![b'x'; MAX_LINE_BYTES];
+        // A line at the limit passes; the event limit counts lines up to a blank line.
+        assert!(limits.check(&line).is_ok());
+        assert!(limits.check(b"\r\n").is_ok());
+        assert!(limits.check(&line).is_ok());
+        let err = limits.check(b"\n!").unwrap_err();
+        assert!(err.contains("one SSE event"), "{err}");
+        // A blank line (also CRLF CRLF, split across reads) starts a new event.
+        let mut limits = SseLimits::default();
+        assert!(limits.check(&line).is_ok());
+        assert!(limits.check(b"\r\n\r").is_ok());
+        assert!(limits.check(b"\n").is_ok());
+        assert!(limits.check(&line).is_ok());
+        assert!(limits.check(b"\n\n").is_ok());
+        assert!(limits.check(&line).is_ok());
+        let err = limits.check(b"y").unwrap_err();
+        assert!(err.contains("one SSE line"), "{err}");
+    }
+
+    #[test]
+    fn the_whole_body_is_limited_too() {
+        let mut limits = SseLimits::with_max_body(10);
+        assert!(limits.check(b"data: 1\n\n").is_ok());
+        assert_eq!(
+            limits.check(b"data: 2\n\n").unwrap_err(),
+            "The response body exceeded 10 bytes (limit for one response)."
+        );
     }
 
     #[test]

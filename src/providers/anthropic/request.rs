@@ -463,18 +463,12 @@ pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, Strin
     } else {
         format!("{base}/v1/messages?beta=true")
     };
-    let max_retries = call
-        .option("maxRetries")
-        .and_then(Json::as_f64)
-        .map_or(0, |n| n.max(0.0) as u32);
-    let max_retry_delay_ms = call.option("maxRetryDelayMs").and_then(Json::as_f64);
     Ok(Built {
         request: HttpRequest {
             url,
             headers,
             body: crate::json::to_string(&Json::Object(body.clone())),
-            max_retries,
-            max_retry_delay_ms,
+            transport: call.transport.clone(),
         },
         oauth,
         tools,

@@ -26,6 +26,7 @@ fn call(model: Json, messages: Vec<Json>, options: Json) -> Call {
         options,
         signal: AbortSignal::new(),
         api_key,
+        transport: Default::default(),
     }
 }
 

@@ -61,11 +61,7 @@ pub(super) fn build_request(call: &Call, compat: &Compat) -> HttpRequest {
         url: format!("{base}/chat/completions"),
         headers: headers.into_vec(),
         body: to_string(&build_body(call, compat, &retention)),
-        max_retries: call
-            .option("maxRetries")
-            .and_then(Json::as_u64)
-            .unwrap_or(0) as u32,
-        max_retry_delay_ms: call.option("maxRetryDelayMs").and_then(Json::as_f64),
+        transport: call.transport.clone(),
     }
 }
 

@@ -1,0 +1,696 @@
+//! The built-in providers against hostile model servers on loopback: each misbehaviour ends the
+//! run with its own text, within the configured limits, without unbounded reading, without the
+//! key reaching another host, and without stalling other agents.
+//!
+//! Limits are small (idleTimeoutMs 300 and the like) so every case ends quickly; the only wall
+//! clock is a generous watchdog per run that turns a hang into a failure.
+#![cfg(feature = "providers")]
+
+#[path = "providers/common.rs"]
+#[allow(dead_code)]
+mod common;
+#[path = "providers/mock.rs"]
+#[allow(dead_code)]
+mod mock;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent::agent::{Agent, AgentOptions, HookKind};
+use agent::json::{json, Json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const KEY: &str = "sk-hostile-secret-key";
+/// Catches hangs only: every case ends far sooner.
+const WATCHDOG: Duration = Duration::from_secs(30);
+
+/// A loopback server running `handler` for each connection; counts connections.
+struct Server {
+    addr: SocketAddr,
+    connections: Arc<AtomicUsize>,
+}
+
+async fn serve<F, Fut>(ip: &str, handler: F) -> Server
+where
+    F: Fn(TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind((ip, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let count = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(handler(socket));
+        }
+    });
+    Server { addr, connections }
+}
+
+/// Reads one request (head and content-length body); returns the head text.
+async fn read_request(socket: &mut TcpStream) -> String {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = socket.read(&mut buf).await.unwrap_or(0);
+        if n == 0 {
+            return String::from_utf8_lossy(&data).into_owned();
+        }
+        data.extend_from_slice(&buf[..n]);
+        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            while data.len() < end + 4 + length {
+                let n = socket.read(&mut buf).await.unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                data.extend_from_slice(&buf[..n]);
+            }
+            return String::from_utf8_lossy(&data[..end]).into_owned();
+        }
+    }
+}
+
+/// Keeps the socket open until the client closes it.
+async fn hold(mut socket: TcpStream) {
+    let mut buf = [0u8; 1024];
+    while socket.read(&mut buf).await.unwrap_or(0) > 0 {}
+}
+
+const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+
+fn model(base_url: &str, api: &str) -> Json {
+    json!({"id": "m", "name": "m", "api": api, "provider": "local-test", "baseUrl": base_url,
+        "reasoning": false, "input": ["text"], "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 32000, "maxTokens": 1000})
+}
+
+fn openai(addr: SocketAddr) -> Json {
+    model(&format!("http://{addr}/v1"), "openai-completions")
+}
+
+/// An agent on the built-in providers with `options` (AgentOptions JSON) and the key from the
+/// getApiKey hook.
+fn agent(model: Json, options: Json) -> Agent {
+    let mut options = AgentOptions::from_json(options).unwrap();
+    options.initial_state.model = Some(model);
+    options.stream_fn = Some(agent::providers::stream_fn());
+    let _ = options
+        .settings
+        .hooks
+        .set(HookKind::GetApiKey, Some(common::key_hook(KEY)));
+    Agent::new(options).unwrap()
+}
+
+/// Runs one prompt (under the watchdog) and returns the last message, which tells how the run
+/// ended (the prompt's own result for a failed run is tested elsewhere).
+async fn run(agent: &Agent) -> Json {
+    let _ = tokio::time::timeout(WATCHDOG, agent.prompt_text("hi"))
+        .await
+        .expect("the run hung");
+    agent.messages().last().cloned().unwrap()
+}
+
+async fn error_of(model: Json, options: Json) -> String {
+    let last = run(&agent(model, options)).await;
+    assert_eq!(last["stopReason"], "error", "{last}");
+    last["errorMessage"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_server_ends_at_the_idle_timeout() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        hold(socket).await;
+    })
+    .await;
+    let text = error_of(openai(server.addr), json!({"idleTimeoutMs": 300})).await;
+    assert_eq!(text, "No data from the server for 300 ms (idleTimeoutMs).");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn headers_then_silence_ends_at_the_idle_timeout() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        socket.write_all(SSE_HEAD.as_bytes()).await.unwrap();
+        socket.write_all(b": hello\n\n").await.unwrap();
+        hold(socket).await;
+    })
+    .await;
+    let text = error_of(openai(server.addr), json!({"idleTimeoutMs": 300})).await;
+    assert_eq!(text, "No data from the server for 300 ms (idleTimeoutMs).");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trickling_server_ends_at_the_total_timeout() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let server = serve("127.0.0.1", move |mut socket| {
+        let count = count.clone();
+        async move {
+            read_request(&mut socket).await;
+            socket.write_all(SSE_HEAD.as_bytes()).await.unwrap();
+            // One comment byte every 50 ms: never idle for 300 ms, never done.
+            while socket.write_all(b":").await.is_ok() {
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    })
+    .await;
+    let text = error_of(
+        openai(server.addr),
+        json!({"idleTimeoutMs": 300, "timeoutMs": 1000}),
+    )
+    .await;
+    assert_eq!(text, "Request timed out after 1000 ms (timeoutMs).");
+    // The bytes did keep coming past several idle periods.
+    assert!(written.load(Ordering::SeqCst) > 6);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_tls_handshake_ends_at_the_connect_timeout() {
+    let server = serve("127.0.0.1", hold).await;
+    let base = format!("https://{}/v1", server.addr);
+    let text = error_of(
+        model(&base, "openai-completions"),
+        json!({"connectTimeoutMs": 300}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        format!(
+            "Could not connect to {} within 300 ms (connectTimeoutMs).",
+            server.addr
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plain_http_port_addressed_with_https_names_tls() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        let mut buf = [0u8; 1024];
+        let _ = socket.read(&mut buf).await;
+        let _ = socket
+            .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+            .await;
+    })
+    .await;
+    let base = format!("https://{}/v1", server.addr);
+    let text = error_of(model(&base, "openai-completions"), json!({})).await;
+    assert_eq!(
+        text,
+        format!(
+            "TLS handshake with {} failed: the server does not speak TLS (is it a plain-HTTP port? Then use http://).",
+            server.addr
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_host_names_dns() {
+    // `.invalid` never resolves (RFC 6761); on a machine without DNS the connect timeout bounds it.
+    let text = error_of(
+        model("http://nonexistent.invalid/v1", "openai-completions"),
+        json!({"connectTimeoutMs": 5000}),
+    )
+    .await;
+    assert!(
+        text.starts_with("Could not resolve the host name nonexistent.invalid (DNS lookup failed")
+            || text
+                == "Could not connect to nonexistent.invalid:80 within 5000 ms (connectTimeoutMs).",
+        "{text}"
+    );
+}
+
+/// Writes `head`, then 64 KB pieces of `byte` until the client goes away; counts the bytes.
+async fn endless(mut socket: TcpStream, head: &'static str, byte: u8, written: Arc<AtomicUsize>) {
+    read_request(&mut socket).await;
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let piece = vec![byte; 64 * 1024];
+    while socket.write_all(&piece).await.is_ok() {
+        if written.fetch_add(piece.len(), Ordering::SeqCst) > (1 << 30) {
+            break;
+        }
+    }
+}
+
+/// Far above what the client may read (its limits are 1–2 MiB) plus socket buffers, far below
+/// what an unbounded reader takes in before the watchdog.
+const READ_BOUND: usize = 32 << 20;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endless_sse_line_fails_at_the_line_limit() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let server = serve("127.0.0.1", move |socket| {
+        endless(
+            socket,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
+            b'a',
+            count.clone(),
+        )
+    })
+    .await;
+    let text = error_of(openai(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The server sent an event-stream line longer than 1048576 bytes (limit for one SSE line)."
+    );
+    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endless_error_body_is_cut_and_not_read_further() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let server = serve("127.0.0.1", move |socket| {
+        endless(
+            socket,
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\r\n",
+            b'e',
+            count.clone(),
+        )
+    })
+    .await;
+    let text = error_of(openai(server.addr), json!({})).await;
+    assert!(text.starts_with("503 eeee"), "{}", &text[..40]);
+    assert!(
+        text.ends_with("... [errorMessage cut at 16384 bytes]"),
+        "{}",
+        &text[text.len() - 60..]
+    );
+    assert!(text.len() < 16384 + 100);
+    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2xx_that_is_not_an_event_stream_fails_at_once() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\n\r\n<html>";
+        socket.write_all(head.as_bytes()).await.unwrap();
+        hold(socket).await;
+    })
+    .await;
+    let text = error_of(openai(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The server answered with content type \"text/html; charset=utf-8\" instead of an event stream (text/event-stream)."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_to_another_host_is_refused_and_the_key_stays_home() {
+    let target = serve("127.0.0.2", |mut socket| async move {
+        read_request(&mut socket).await;
+    })
+    .await;
+    let location = format!("http://{}/v1/messages?beta=true", target.addr);
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    let origin = serve("127.0.0.1", move |mut socket| {
+        let location = location.clone();
+        let seen = seen.clone();
+        async move {
+            let head = read_request(&mut socket).await;
+            seen.lock().unwrap().push(head);
+            let head = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
+            );
+            let _ = socket.write_all(head.as_bytes()).await;
+            hold(socket).await;
+        }
+    })
+    .await;
+    let mut anthropic = model(&format!("http://{}", origin.addr), "anthropic-messages");
+    anthropic["headers"] = json!({"x-custom-auth": "custom-secret"});
+    let text = error_of(anthropic, json!({"maxRetries": 2})).await;
+    assert_eq!(
+        text,
+        format!(
+            "The server redirected the request (307 to http://{}/v1/messages?beta=true); provider requests do not follow redirects. Set the model's baseUrl to the final address.",
+            target.addr
+        )
+    );
+    // The configured host got the key; the redirect target got nothing at all (not retried).
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1);
+    assert!(heads[0].contains(KEY));
+    assert_eq!(target.connections.load(Ordering::SeqCst), 0);
+}
+
+/// An SSE answer "ok" for openai-completions.
+fn answer() -> String {
+    format!(
+        "{SSE_HEAD}{}{}data: [DONE]\n\n",
+        common::chunk(json!({"content": "ok"}), None),
+        common::chunk(json!({}), Some("stop"))
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_after_is_honoured_with_max_retries() {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let count = requests.clone();
+    let server = serve("127.0.0.1", move |mut socket| {
+        let count = count.clone();
+        async move {
+            loop {
+                read_request(&mut socket).await;
+                let reply = if count.fetch_add(1, Ordering::SeqCst) == 0 {
+                    "HTTP/1.1 429 Too Many Requests\r\nretry-after: 0.05\r\ncontent-length: 4\r\n\r\nslow"
+                        .to_string()
+                } else {
+                    answer()
+                };
+                if socket.write_all(reply.as_bytes()).await.is_err() || !reply.starts_with("HTTP/1.1 429") {
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+    // Without maxRetries the 429 is the answer (pi-ai's default: no retries).
+    let text = error_of(openai(server.addr), json!({})).await;
+    assert_eq!(text, "429 slow");
+    requests.store(0, Ordering::SeqCst);
+    let last = run(&agent(openai(server.addr), json!({"maxRetries": 1}))).await;
+    assert_eq!(last["stopReason"], "stop", "{last}");
+    assert_eq!(last["content"][0]["text"], "ok");
+    assert_eq!(requests.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_retry_after_is_bounded_even_without_a_cap() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let reply = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1000000000\r\ncontent-length: 4\r\n\r\nbusy";
+        let _ = socket.write_all(reply.as_bytes()).await;
+        hold(socket).await;
+    })
+    .await;
+    let text = error_of(
+        openai(server.addr),
+        json!({"maxRetries": 3, "maxRetryDelayMs": 0}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "Server requested 1000000000s retry delay (max: 600s). 503 busy"
+    );
+}
+
+/// Starts a prompt on `agent` and returns once `server` saw a connection.
+async fn start_and_wait_for(agent: &Agent, server: &Server) {
+    agent
+        .start_prompt(
+            agent::agent::PromptInput::Text {
+                text: "hi".into(),
+                images: Vec::new(),
+            },
+            None,
+        )
+        .unwrap();
+    tokio::time::timeout(WATCHDOG, async {
+        while server.connections.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the request never arrived");
+}
+
+/// Aborts `agent`'s run and checks that it ends as aborted.
+async fn abort_ends(agent: &Agent) {
+    agent.abort();
+    tokio::time::timeout(WATCHDOG, agent.wait_for_idle())
+        .await
+        .expect("abort did not end the run");
+    let last = agent.messages().last().cloned().unwrap();
+    assert_eq!(last["stopReason"], "aborted", "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bystander_keeps_running_and_abort_ends_a_stalled_run() {
+    let silent = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        hold(socket).await;
+    })
+    .await;
+    let hostile = agent(openai(silent.addr), json!({}));
+    start_and_wait_for(&hostile, &silent).await;
+    // While the hostile run waits (default limits: minutes), another agent completes a run.
+    let healthy = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let _ = socket.write_all(answer().as_bytes()).await;
+    })
+    .await;
+    let events = Arc::new(AtomicUsize::new(0));
+    let bystander = agent(openai(healthy.addr), json!({}));
+    let count = events.clone();
+    bystander.subscribe(Arc::new(move |_event, _signal| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(()) })
+    }));
+    let last = run(&bystander).await;
+    assert_eq!(last["content"][0]["text"], "ok");
+    assert!(events.load(Ordering::SeqCst) >= 5);
+    assert!(
+        hostile.active_run().is_some(),
+        "the hostile run is still waiting"
+    );
+    abort_ends(&hostile).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_ends_a_run_while_connecting_and_while_waiting_to_retry() {
+    // A TLS handshake that never completes, without a connect timeout.
+    let stalled = serve("127.0.0.1", hold).await;
+    let tls = agent(
+        model(
+            &format!("https://{}/v1", stalled.addr),
+            "openai-completions",
+        ),
+        json!({"connectTimeoutMs": 0}),
+    );
+    start_and_wait_for(&tls, &stalled).await;
+    abort_ends(&tls).await;
+    // A server asking for a 500 s pause before the retry.
+    let busy = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let reply =
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 500\r\ncontent-length: 0\r\n\r\n";
+        let _ = socket.write_all(reply.as_bytes()).await;
+        hold(socket).await;
+    })
+    .await;
+    let waiting = agent(
+        openai(busy.addr),
+        json!({"maxRetries": 1, "maxRetryDelayMs": 0}),
+    );
+    start_and_wait_for(&waiting, &busy).await;
+    abort_ends(&waiting).await;
+}
+
+/// The error of a run whose stream function is the providers' `stream_simple` behind a host
+/// stream function (so the agent does not check the model when it is set).
+async fn stream_time_error(model: Json) -> String {
+    let mut options = AgentOptions::default();
+    options.initial_state.model = Some(model);
+    options.stream_fn = Some(Arc::new(agent::providers::stream_simple));
+    let last = run(&Agent::new(options).unwrap()).await;
+    last["errorMessage"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_are_checked_when_set_and_when_streamed() {
+    let mut no_id = model("http://127.0.0.1:9/v1", "openai-completions");
+    no_id.as_object_mut().unwrap().shift_remove("id");
+    let no_id_text =
+        "The model has no \"id\" (the built-in providers need the model name the API expects).";
+    assert_eq!(stream_time_error(no_id.clone()).await, no_id_text);
+    // An agent on the providers checks the model when it is given or configured.
+    let mut options = AgentOptions::default();
+    options.initial_state.model = Some(no_id.clone());
+    options.stream_fn = Some(agent::providers::stream_fn());
+    let error = Agent::new(options).err().unwrap();
+    assert_eq!(error.message, no_id_text);
+    let configured = agent(openai("127.0.0.1:9".parse().unwrap()), json!({}));
+    let error = configured
+        .configure(&json!({"model": no_id, "maxRetries": 1}))
+        .unwrap_err();
+    assert_eq!(error.message, no_id_text);
+    assert!(!configured
+        .settings()
+        .stream_options()
+        .contains_key("maxRetries"));
+    let mut no_provider = model("http://127.0.0.1:9/v1", "openai-completions");
+    no_provider["provider"] = json!("");
+    assert!(stream_time_error(no_provider)
+        .await
+        .starts_with("The model has no \"provider\""));
+    assert_eq!(
+        stream_time_error(model("", "openai-completions")).await,
+        "The model has no \"baseUrl\" (the built-in providers need the API's base URL, such as https://api.openai.com/v1)."
+    );
+    assert_eq!(
+        stream_time_error(model("localhost:8080/v1", "openai-completions")).await,
+        "The model's baseUrl \"localhost:8080/v1\" must be an http:// or https:// URL (got scheme \"localhost\")."
+    );
+    assert!(stream_time_error(model("http://", "openai-completions"))
+        .await
+        .starts_with("The model's baseUrl \"http://\" is not a valid URL"));
+    // An api the providers do not speak is left to the run (pi-ai's text).
+    let other = agent(
+        model("http://127.0.0.1:9", "google-generative-ai"),
+        json!({}),
+    );
+    assert_eq!(
+        run(&other).await["errorMessage"],
+        "No API provider registered for api: google-generative-ai"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_key_names_the_variable_and_bad_options_name_the_field() {
+    let mut groq = model("http://127.0.0.1:9/v1", "openai-completions");
+    groq["provider"] = json!("groq");
+    let mut options = AgentOptions::default();
+    options.initial_state.model = Some(groq);
+    options.stream_fn = Some(agent::providers::stream_fn());
+    let last = run(&Agent::new(options).unwrap()).await;
+    if std::env::var_os("GROQ_API_KEY").is_none() {
+        assert_eq!(
+            last["errorMessage"],
+            "No API key for provider: groq (set the environment variable GROQ_API_KEY or give an API key)"
+        );
+    }
+    let error = AgentOptions::from_json(json!({"idleTimeoutMs": -5}))
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.message,
+        "Option \"idleTimeoutMs\" must not be negative."
+    );
+    // Bad transport options given straight to the stream function fail it, naming the option.
+    let mut options = AgentOptions::default();
+    options.initial_state.model = Some(model("http://127.0.0.1:9/v1", "openai-completions"));
+    options.stream_fn = Some(Arc::new(
+        |mut request: agent::host::StreamRequest, sender| {
+            request.options = json!({"apiKey": "k", "timeoutMs": "soon"});
+            agent::providers::stream_simple(request, sender)
+        },
+    ));
+    let last = run(&Agent::new(options).unwrap()).await;
+    assert_eq!(
+        last["errorMessage"],
+        "Option \"timeoutMs\" must be a non-negative number."
+    );
+}
+
+/// The test CA and a server certificate it signed for 127.0.0.1 and localhost (valid to 2126).
+fn tls_path(name: &str) -> String {
+    format!("{}/tests/providers/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A TLS server on `ip` with the test certificate, answering one request with `answer()`.
+async fn tls_server(ip: &str) -> Server {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(tls_path("server.pem"))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(tls_path("server.key")).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    serve(ip, move |socket| {
+        let acceptor = acceptor.clone();
+        async move {
+            let Ok(mut tls) = acceptor.accept(socket).await else {
+                return;
+            };
+            let mut buf = vec![0u8; 65536];
+            let mut seen = Vec::new();
+            // The request's head and body arrive in a few reads; answer once the JSON body ended.
+            while !seen.ends_with(b"}") {
+                match tls.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = tls.write_all(answer().as_bytes()).await;
+            let _ = tls.shutdown().await;
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_names_an_unknown_ca_and_a_host_name_mismatch_and_takes_an_added_ca() {
+    let server = tls_server("127.0.0.1").await;
+    let https = model(&format!("https://{}/v1", server.addr), "openai-completions");
+    assert_eq!(
+        error_of(https.clone(), json!({})).await,
+        format!(
+            "TLS handshake with {} failed: its certificate is signed by an unknown authority (trust that CA with caCertificates or caCertificateFile).",
+            server.addr
+        )
+    );
+    // The CA added as a file, or as PEM text: the same server is trusted.
+    let ca_file = json!({"caCertificateFile": tls_path("ca.pem")});
+    let last = run(&agent(https.clone(), ca_file.clone())).await;
+    assert_eq!(last["content"][0]["text"], "ok", "{last}");
+    let pem = std::fs::read_to_string(tls_path("ca.pem")).unwrap();
+    let last = run(&agent(https, json!({"caCertificates": pem}))).await;
+    assert_eq!(last["content"][0]["text"], "ok", "{last}");
+    // A trusted certificate for another name.
+    let other = tls_server("127.0.0.2").await;
+    let wrong_name = model(&format!("https://{}/v1", other.addr), "openai-completions");
+    assert_eq!(
+        error_of(wrong_name, ca_file).await,
+        format!(
+            "TLS handshake with {} failed: its certificate is not valid for that host name.",
+            other.addr
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_response_head_is_named() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let mut head = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n");
+        for i in 0..200 {
+            head.push_str(&format!("x-filler-{i}: {}\r\n", "f".repeat(4000)));
+        }
+        head.push_str("\r\n");
+        let _ = socket.write_all(head.as_bytes()).await;
+        hold(socket).await;
+    })
+    .await;
+    assert_eq!(
+        error_of(openai(server.addr), json!({})).await,
+        format!(
+            "The response head from {} is too large (more than about 400 KB or 100 headers).",
+            server.addr
+        )
+    );
+}
