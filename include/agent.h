@@ -54,30 +54,6 @@
 // The patch version of this header.
 #define AGENT_VERSION_PATCH 0
 
-// The most bytes of a non-2xx body read (the rest is not read: the connection is dropped).
-#define MAX_ERROR_BODY_BYTES (64 * 1024)
-
-// The longest `errorMessage` kept (bytes); a server's text beyond it is cut.
-#define MAX_ERROR_MESSAGE_BYTES (16 * 1024)
-
-// The longest SSE line read (bytes, line end excluded).
-#define MAX_LINE_BYTES (1 << 20)
-
-// The most bytes one event may span (its lines up to the blank line that dispatches it).
-#define MAX_EVENT_BYTES (2 << 20)
-
-#define DEFAULT_TIMEOUT_MS 600000
-
-#define DEFAULT_CONNECT_TIMEOUT_MS 30000
-
-#define DEFAULT_IDLE_TIMEOUT_MS 300000
-
-// pi-ai's default cap on a server-requested retry delay.
-#define DEFAULT_MAX_RETRY_DELAY_MS 60000.0
-
-// No server-requested retry delay is waited beyond this, whatever `maxRetryDelayMs` says.
-#define RETRY_DELAY_CEILING_MS 600000.0
-
 // An opaque call object: the pending answer of one callback invocation.
 typedef struct AgentCall AgentCall;
 

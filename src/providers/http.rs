@@ -18,7 +18,7 @@ pub const CLOSED_BEFORE_HEADERS: &str = "Connection error.: other side closed (U
 /// Node's text for a connection closed inside the response body.
 pub const CLOSED_IN_BODY: &str = "terminated: other side closed (UND_ERR_SOCKET)";
 /// The most bytes of a non-2xx body read (the rest is not read: the connection is dropped).
-pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// A request ready to send.
 #[derive(Clone)]

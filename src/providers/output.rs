@@ -137,13 +137,13 @@ fn cost_rates(model: &Json, input_tokens: f64) -> JsonMap {
 /// OpenAI takes at most 128 tools per request), so a thousand is never reached by a real answer,
 /// while a hostile stream cannot open millions of blocks, each an event, a message block and
 /// later a tool run.
-pub const MAX_TOOL_CALLS: usize = 1_000;
+pub(crate) const MAX_TOOL_CALLS: usize = 1_000;
 
 /// Most argument text one tool call may stream (bytes). The largest real arguments are whole
 /// files written through a tool (tens to hundreds of KB); 8 MiB leaves room for those many
 /// times over while bounding what a stream can pin in one block (the SSE layer caps one event,
 /// not the sum of a call's events).
-pub const MAX_TOOL_CALL_ARGUMENT_BYTES: usize = 8 << 20;
+pub(crate) const MAX_TOOL_CALL_ARGUMENT_BYTES: usize = 8 << 20;
 
 /// Counts a response's tool calls and each one's argument text against the caps above; a
 /// failure is the stream's error text, naming the limit.
@@ -341,7 +341,7 @@ impl Output {
 }
 
 /// The longest `errorMessage` kept (bytes); a server's text beyond it is cut.
-pub const MAX_ERROR_MESSAGE_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_ERROR_MESSAGE_BYTES: usize = 16 * 1024;
 
 /// `message`, cut at a character boundary past [`MAX_ERROR_MESSAGE_BYTES`] with a note naming
 /// the limit.

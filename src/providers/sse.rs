@@ -132,14 +132,14 @@ impl SseParser {
 }
 
 /// The longest SSE line read (bytes, line end excluded).
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 /// The most bytes one event may span (its lines up to the blank line that dispatches it).
-pub const MAX_EVENT_BYTES: usize = 2 << 20;
+pub(crate) const MAX_EVENT_BYTES: usize = 2 << 20;
 
 /// The most bytes of one response body. The longest answers (hundreds of thousands of tokens,
 /// a few hundred bytes of SSE framing each) stay far below; an endless stream of valid events does
 /// not grow the transcript until the total timeout.
-pub const MAX_BODY_BYTES: usize = 256 << 20;
+pub(crate) const MAX_BODY_BYTES: usize = 256 << 20;
 
 /// Holds a response to the SSE size limits before its bytes reach the parser, so that a server
 /// cannot make the parser buffer without bound: counts the bytes of the open line and of the open

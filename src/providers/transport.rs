@@ -22,13 +22,13 @@ use std::time::Duration;
 
 use crate::json::Json;
 
-pub const DEFAULT_TIMEOUT_MS: u64 = 600_000;
-pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 30_000;
-pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// pi-ai's default cap on a server-requested retry delay.
-pub const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;
+pub(crate) const DEFAULT_MAX_RETRY_DELAY_MS: f64 = 60_000.0;
 /// No server-requested retry delay is waited beyond this, whatever `maxRetryDelayMs` says.
-pub const RETRY_DELAY_CEILING_MS: f64 = 600_000.0;
+pub(crate) const RETRY_DELAY_CEILING_MS: f64 = 600_000.0;
 
 /// The transport options of one stream call.
 #[derive(Clone, Debug, PartialEq)]
