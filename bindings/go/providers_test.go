@@ -200,3 +200,53 @@ func TestARunWithoutAModelNamesGoOptions(t *testing.T) {
 		t.Fatalf("Prompt = %v", err)
 	}
 }
+
+// The providers' transport options reach the core from Go: an idle timeout ends a request whose
+// server says nothing, and MaxRetries retries a 503 until the server answers.
+func TestProviderTransportOptions(t *testing.T) {
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // accepts the request, never answers
+	}))
+	t.Cleanup(silent.Close)
+	idle := int64(200)
+	model := agent.Model{ID: "m", API: "openai-completions", Provider: "acme-local",
+		BaseURL: silent.URL + "/v1", ContextWindow: 32000, MaxTokens: 1000}
+	a := mustNew(t, agent.Options{Model: model, UseProviders: true, IdleTimeoutMs: &idle,
+		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
+	err := a.Prompt(context.Background(), "hello")
+	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "idleTimeoutMs") {
+		t.Fatalf("Prompt against a silent server = %v, want the idle timeout", err)
+	}
+
+	var calls sync.Mutex
+	attempts := 0
+	flaky := newMockEndpoint(t)
+	inner := flaky.Config.Handler
+	flaky.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Lock()
+		attempts++
+		first := attempts == 1
+		calls.Unlock()
+		if first {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	retries := 1
+	a = mustNew(t, agent.Options{Model: flaky.model("acme-local"), UseProviders: true, MaxRetries: &retries,
+		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
+	if err := a.Prompt(context.Background(), "hello"); err != nil {
+		t.Fatalf("Prompt with MaxRetries 1 after a 503 = %v", err)
+	}
+	if attempts != 2 {
+		t.Fatalf("%d attempts, want 2", attempts)
+	}
+
+	negative := int64(-1)
+	if _, err := agent.New(agent.Options{Model: model, UseProviders: true, TimeoutMs: &negative}); err == nil ||
+		!strings.Contains(err.Error(), "TimeoutMs") {
+		t.Fatalf("a negative TimeoutMs = %v, want an error naming Options.TimeoutMs", err)
+	}
+}

@@ -2,8 +2,10 @@
 failed or aborted runs surfacing as exceptions."""
 
 import os
+import socket
 import sys
 import threading
+import types
 
 import pytest
 
@@ -128,6 +130,22 @@ def test_provider_options_are_keyword_arguments_and_errors_use_their_names(mock)
             agent.configure(max_retry_delay_ms="soon")
     with pytest.raises(libagent.InvalidJsonError, match='Unknown option "max_retry_delay"'):
         libagent.Agent(model=model(mock), max_retry_delay=1)
+
+
+def test_transport_options_reach_the_providers():
+    # A server that accepts and never answers: the idle timeout ends the request.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        port = silent.getsockname()[1]
+        get_api_key, _ = key_hook(GOOD_KEY)
+        quiet = model(types.SimpleNamespace(port=port))
+        with libagent.Agent(model=quiet, hooks={"get_api_key": get_api_key}, idle_timeout_ms=200,
+                            max_retries=0, timeout_ms=60000, connect_timeout_ms=5000) as agent:
+            with pytest.raises(libagent.ModelError, match="idleTimeoutMs"):
+                agent.prompt("hello")
+    with pytest.raises(libagent.InvalidJsonError, match='"idle_timeout_ms"'):
+        libagent.Agent(model=quiet, idle_timeout_ms=-1)
 
 
 def test_a_process_wide_default_takes_precedence_and_a_missing_model_is_named_in_python(mock):

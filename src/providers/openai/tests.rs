@@ -96,6 +96,7 @@ mod stream {
             options: json!({}),
             signal: AbortSignal::new(),
             api_key: Some("k".into()),
+            transport: Default::default(),
         }
     }
 
