@@ -3,7 +3,8 @@
 #   make example-assistant   builds examples/c/assistant.c (a terminal coding assistant) and runs
 #                  it with the scripted model on a canned request
 #   make test      everything: fmt, clippy, Rust tests, header drift check, C tests (+valgrind),
-#                  conformance against the reference traces
+#                  conformance against the reference traces, bindings, sanitizers (with canaries),
+#                  fuzz-input replay, instruction-count cost checks
 #   make install PREFIX=/usr/local   (also DESTDIR=...; installs the CMake package libagent)
 
 SHELL := /bin/bash
@@ -209,13 +210,15 @@ check-memory:
 # targets' own invariants, built on the stable toolchain without instrumentation (a libFuzzer
 # binary given files runs each once). Release profile, as `cargo fuzz build -O`: the targets'
 # input generators recurse as deep as an input nests, within an optimized build's stack frames.
+# target/ is shared with the release build of py-test, so most dependencies are built once (the
+# fuzz workspace's libagent is a dependency there: nothing of target/release is replaced).
 fuzz-replay:
 	@mkdir -p build
-	cd fuzz && cargo build --quiet --release --bins --target-dir ../target/fuzz-replay
+	cd fuzz && cargo build --quiet --release --bins --target-dir ../target
 	@for dir in fuzz/regressions/* fuzz/corpus/*; do \
 		target=$$(basename $$dir); \
 		ls $$dir/* >/dev/null 2>&1 || continue; \
-		timeout 600 target/fuzz-replay/release/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
+		timeout 600 target/release/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
 			|| { tail -30 build/fuzz-replay-$$target.log; echo "fuzz-replay: $$dir failed"; exit 1; }; \
 		echo "fuzz-replay: $$dir: $$(ls $$dir | wc -l) inputs ok"; \
 	done
