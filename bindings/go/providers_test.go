@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	agent "github.com/libagent/libagent/bindings/go"
@@ -204,10 +205,15 @@ func TestARunWithoutAModelNamesGoOptions(t *testing.T) {
 // The providers' transport options reach the core from Go: an idle timeout ends a request whose
 // server says nothing, and MaxRetries retries a 503 until the server answers.
 func TestProviderTransportOptions(t *testing.T) {
+	stop := make(chan struct{})
 	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done() // accepts the request, never answers
+		select { // accepts the request, never answers
+		case <-r.Context().Done():
+		case <-stop:
+		}
 	}))
 	t.Cleanup(silent.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: Close waits for the handler
 	idle := int64(200)
 	model := agent.Model{ID: "m", API: "openai-completions", Provider: "acme-local",
 		BaseURL: silent.URL + "/v1", ContextWindow: 32000, MaxTokens: 1000}
@@ -218,30 +224,28 @@ func TestProviderTransportOptions(t *testing.T) {
 		t.Fatalf("Prompt against a silent server = %v, want the idle timeout", err)
 	}
 
-	var calls sync.Mutex
-	attempts := 0
-	flaky := newMockEndpoint(t)
-	inner := flaky.Config.Handler
-	flaky.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Lock()
-		attempts++
-		first := attempts == 1
-		calls.Unlock()
-		if first {
+	// The first request gets a 503, the next ones the mock's answer.
+	answering := newMockEndpoint(t)
+	var attempts atomic.Int64
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if attempts.Add(1) == 1 {
 			w.Header().Set("Retry-After", "0")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
-		inner.ServeHTTP(w, r)
-	})
+		answering.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(flaky.Close)
+	flakyModel := answering.model("acme-local")
+	flakyModel.BaseURL = flaky.URL + "/v1"
 	retries := 1
-	a = mustNew(t, agent.Options{Model: flaky.model("acme-local"), UseProviders: true, MaxRetries: &retries,
+	a = mustNew(t, agent.Options{Model: flakyModel, UseProviders: true, MaxRetries: &retries,
 		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
 	if err := a.Prompt(context.Background(), "hello"); err != nil {
 		t.Fatalf("Prompt with MaxRetries 1 after a 503 = %v", err)
 	}
-	if attempts != 2 {
-		t.Fatalf("%d attempts, want 2", attempts)
+	if attempts.Load() != 2 {
+		t.Fatalf("%d attempts, want 2", attempts.Load())
 	}
 
 	negative := int64(-1)
