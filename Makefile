@@ -125,7 +125,8 @@ conformance-typed:
 		CONFORMANCE_EXTRA_OUT=build/conformance-extra-typed
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
-	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short
+	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short \
+	coding-conformance coding-test
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -283,3 +284,23 @@ py-test: py-venv
 
 example-python: py-venv
 	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py
+
+# ---- Coding tool pack (src/coding) -----------------------------------------------------------------
+# coding-conformance: the kit's fixtures (../shared/coding) through the C ABI (tests/coding/runner.py),
+# compared with the kit's compare.py; FIXTURES=<dir> EXPECTED=<dir> runs another set.
+CODING_FIXTURES ?= $(SHARED)/coding/fixtures
+CODING_EXPECTED ?= $(SHARED)/coding/expected
+CODING_OUT ?= build/coding-conformance
+CODING_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(CODING_EXPECTED))
+
+.PHONY: coding-conformance coding-test
+
+coding-conformance: build
+	@rm -rf $(CODING_OUT) && mkdir -p $(CODING_OUT)
+	python3 tests/coding/runner.py --lib $(LIBDIR)/libagent.so --out $(CODING_OUT) \
+		$(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) || true
+	python3 $(SHARED)/coding/compare.py $(CODING_EXPECTED_DIR) $(CODING_OUT)
+
+# The pack's own tests beyond the reference: confinement, consent, bash, atomic writes.
+coding-test:
+	cargo test --quiet --test coding
