@@ -126,7 +126,7 @@ conformance-typed:
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
 	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short \
-	coding-conformance coding-test
+	coding-conformance coding-conformance-extra coding-test
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -293,13 +293,18 @@ CODING_EXPECTED ?= $(SHARED)/coding/expected
 CODING_OUT ?= build/coding-conformance
 CODING_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(CODING_EXPECTED))
 
-.PHONY: coding-conformance coding-test
+.PHONY: coding-conformance coding-conformance-extra coding-test
 
 coding-conformance: build
 	@rm -rf $(CODING_OUT) && mkdir -p $(CODING_OUT)
 	python3 tests/coding/runner.py --lib $(LIBDIR)/libagent.so --out $(CODING_OUT) \
 		$(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) || true
 	python3 $(SHARED)/coding/compare.py $(CODING_EXPECTED_DIR) $(CODING_OUT)
+
+# Fixtures beyond the public kit (tests/coding/fixtures), recorded with the kit's oracle.
+coding-conformance-extra:
+	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
+		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra
 
 # The pack's own tests beyond the reference: confinement, consent, bash, atomic writes.
 coding-test:

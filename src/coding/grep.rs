@@ -128,7 +128,13 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         .fixed_strings(args.get("literal") == Some(&Json::Bool(true)))
         .line_terminator(Some(b'\n'))
         .build(pattern)
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| {
+            // ripgrep reports the pattern as given; the matcher's own error shows it wrapped.
+            regex::Regex::new(pattern)
+                .err()
+                .map(|error| error.to_string())
+                .unwrap_or_else(|| error.to_string())
+        })?;
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
         .before_context(context as usize)

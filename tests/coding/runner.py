@@ -126,7 +126,8 @@ class Runner:
         lib.call("agent_coding_tools_new", root.encode(), dumps({"tools": names, "bash": True}),
                  HookFn(), None, None, tools, 8, ctypes.byref(count))
         calls = fixture.get("calls", [])
-        script = [{"content": [{"type": "toolCall", "id": f"call_{i + 1}", "name": c["tool"], "arguments": c["args"]}],
+        # "argsText" keeps the keys in the model's order ("arguments" would be sent sorted).
+        script = [{"content": [{"type": "toolCall", "id": f"call_{i + 1}", "name": c["tool"], "argsText": json.dumps(c["args"], ensure_ascii=False, separators=(",", ":"))}],
                    "stopReason": "toolUse"} for i, c in enumerate(calls)]
         script.append({"content": [{"type": "text", "text": "done"}]})
         options = c_void_p()
