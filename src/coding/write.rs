@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::fs::{Dir, OpenOptions};
 
-use super::root::{node_error, Root};
+use super::root::{is_escape, link_outside, node_error, Root};
 use super::{check_abort, string, text_result};
 use crate::host::AbortSignal;
 use crate::json::Json;
@@ -19,6 +19,11 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     let resolved = root.resolve(path)?;
     check_abort(signal)?;
     if let Some(parent) = resolved.rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Err(error) = root.dir().metadata(parent) {
+            if is_escape(&error) {
+                return Err(link_outside(path));
+            }
+        }
         root.dir()
             .create_dir_all(parent)
             .map_err(|error| node_error(&error, "mkdir", path, &root.display(parent)))?;
