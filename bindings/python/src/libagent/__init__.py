@@ -12,6 +12,7 @@ models, hooks and listeners.
         print(agent.prompt("What is 2 + 3?")[-1])
 """
 
+from ._coding import CodingTool, coding_tools
 from ._agent import Agent, message_text, set_default_scripted_model, set_default_stream_fn, user_message
 from ._errors import (
     AgentError, AgentTimeoutError, AlreadyCompletedError, BusyError, FreedError, InternalError,
@@ -26,7 +27,7 @@ from ._tools import Tool, ToolContext, ToolResult, tool
 __version__ = "0.1.0"
 
 __all__ = [
-    "Agent", "AgentError", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "EventStream",
+    "Agent", "AgentError", "CodingTool", "coding_tools", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "EventStream",
     "FreedError", "InternalError", "InvalidArgumentError", "InvalidHandleError", "InvalidJsonError",
     "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NullPointerError",
     "QueueClosedError", "RunFailedError", "StreamClosedError", "Subscription", "Tool", "ToolContext",

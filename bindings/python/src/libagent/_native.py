@@ -104,6 +104,8 @@ _SIGNATURES = {
     "agent_tool_new": (c_int32, [c_char_p, ToolExecuteFn, c_void_p, FinalizerFn, POINTER(c_void_p)]),
     "agent_tool_set_prepare_arguments": (c_int32, [c_void_p, PrepareArgumentsFn, c_void_p, FinalizerFn]),
     "agent_tool_free": (c_int32, [c_void_p]),
+    "agent_coding_tools_new": (c_int32, [c_char_p, c_char_p, HookFn, c_void_p, FinalizerFn, POINTER(c_void_p),
+                                         c_size_t, POINTER(c_size_t)]),
 }
 
 
