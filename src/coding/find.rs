@@ -25,7 +25,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         Err(error) if is_escape(&error) => return Err(link_outside(search)),
         _ => {
             return Err(format!(
-                "[fd error]: Search path '{}' is not a directory.",
+                "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
                 resolved.display
             ))
         }
