@@ -36,6 +36,8 @@ pub struct ConsentRequest {
     pub tool: String,
     /// The validated arguments the tool will run with.
     pub args: Json,
+    /// The run's abort signal (a host that asks a user can stop asking once it fires).
+    pub signal: AbortSignal,
 }
 
 /// The host's answer: `Ok(())` lets the call run, `Err(reason)` refuses it (the model sees the
@@ -180,7 +182,8 @@ impl Pack {
             return Err(OPERATION_ABORTED.into());
         }
         if matches!(tool, "write" | "edit" | "bash") {
-            self.ask_consent(&tool_call_id, tool, &args).await?;
+            self.ask_consent(&tool_call_id, tool, &args, &signal)
+                .await?;
         }
         match tool {
             "bash" => bash::run(&self.root, &args, &signal, self.options.bash_timeout_ms).await,
@@ -208,7 +211,13 @@ impl Pack {
         }
     }
 
-    async fn ask_consent(&self, tool_call_id: &str, tool: &str, args: &Json) -> Result<(), String> {
+    async fn ask_consent(
+        &self,
+        tool_call_id: &str,
+        tool: &str,
+        args: &Json,
+        signal: &AbortSignal,
+    ) -> Result<(), String> {
         let Some(consent) = &self.options.consent else {
             return Ok(());
         };
@@ -216,6 +225,7 @@ impl Pack {
             tool_call_id: tool_call_id.to_string(),
             tool: tool.to_string(),
             args: args.clone(),
+            signal: signal.clone(),
         })
         .await;
         answer.map_err(|reason| {

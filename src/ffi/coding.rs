@@ -99,8 +99,8 @@ fn consent_fn(hook: Hook) -> ConsentFn {
             "tool": request.tool,
             "args": request.args,
         });
-        let signal = AbortSignal::new();
-        let answer = call_hook(&hook, input, &signal);
+        // The call observes the run's abort (agent_call_is_aborted, agent_call_on_abort).
+        let answer = call_hook(&hook, input, &request.signal);
         Box::pin(async move {
             match answer.await? {
                 None | Some(Json::Bool(true)) => Ok(()),
