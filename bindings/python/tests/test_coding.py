@@ -57,3 +57,32 @@ def test_bash_is_off_unless_enabled_and_bad_arguments_fail_early(tmp_path):
     with Agent(tools=tools, scripted=script) as agent:
         assert results(agent.prompt("go"))["c1"] == (False, "done\n")
     assert (tmp_path / "made.txt").read_text() == "hi\n"
+
+
+def test_the_python_assistant_example(tmp_path):
+    """examples/python/assistant.py against the scripted model: a write approved, an edit declined."""
+    import json
+    import subprocess
+    import sys
+
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python", "assistant.py")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "notes.txt").write_text("The magic word is xyzzy.\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        calls_reply(tool_call("w1", "write", {"path": "new.txt", "content": "a\n"})),
+        calls_reply(tool_call("e1", "edit", {"path": "notes.txt", "edits": [{"oldText": "xyzzy", "newText": "plugh"}]})),
+        text_reply("All done."),
+    ]))
+    # The example imports the libagent this test runs against.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(libagent.__file__)))
+    run = subprocess.run([sys.executable, example, "--root", str(root), "--script", str(script)],
+                         input="change things\ny\nn\n", capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "> change things\n[tool] write" in run.stdout
+    assert "Write new.txt? [y/N] y\n[result] Successfully wrote to new.txt\n" in run.stdout
+    assert "Edit notes.txt? [y/N] n\n[error] the user declined: 'notes.txt' was not changed\n" in run.stdout
+    assert run.stdout.endswith("All done.\n")
+    assert (root / "new.txt").read_text() == "a\n"
+    assert (root / "notes.txt").read_text() == "The magic word is xyzzy.\n"
