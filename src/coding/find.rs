@@ -46,6 +46,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         .map_err(|error| format!("[fd error]: {error}"))?
         .compile_matcher();
     let base = root.path().join(&resolved.rel);
+    super::fresh_order();
     let walker = WalkBuilder::new(&base)
         .hidden(false)
         .follow_links(false)

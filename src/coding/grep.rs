@@ -169,6 +169,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     };
     if is_directory {
         let base = root.path().join(&resolved.rel);
+        super::fresh_order();
         let mut walk = WalkBuilder::new(&base);
         walk.hidden(false)
             .follow_links(false)

@@ -295,6 +295,43 @@ fn limit_arg(args: &Json, default: usize) -> usize {
 /// by name (deterministic, and close to the shallow-first order of fd and ripgrep, so a limit
 /// keeps the same results).
 fn files_first(a: &std::path::Path, b: &std::path::Path) -> std::cmp::Ordering {
-    let is_dir = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
     (is_dir(a), a).cmp(&(is_dir(b), b))
+}
+
+type EntryKinds = (
+    std::path::PathBuf,
+    std::collections::HashMap<std::ffi::OsString, bool>,
+);
+
+thread_local! {
+    /// The kinds of the entries of the directory sorted last (see `is_dir`).
+    static KINDS: std::cell::RefCell<EntryKinds> = Default::default();
+}
+
+/// Forgets the directory kinds read by an earlier walk (called before each walk).
+fn fresh_order() {
+    KINDS.with(|kinds| *kinds.borrow_mut() = Default::default());
+}
+
+/// Whether `path` is a directory (not following links). The kinds of a directory's entries are
+/// read once per directory (the sort compares siblings only), not once per comparison.
+fn is_dir(path: &std::path::Path) -> bool {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return false;
+    };
+    KINDS.with(|kinds| {
+        let mut kinds = kinds.borrow_mut();
+        if kinds.0 != parent {
+            kinds.0 = parent.to_path_buf();
+            kinds.1 = std::fs::read_dir(parent)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        kinds.1.get(name).copied().unwrap_or(false)
+    })
 }
