@@ -48,6 +48,9 @@
 // The default bash timeout: two minutes.
 #define DEFAULT_BASH_TIMEOUT_MS 120000
 
+// The default `max_edit_bytes`: 64 MiB.
+#define DEFAULT_MAX_EDIT_BYTES (64 << 20)
+
 #define MAX_LINES 2000
 
 #define MAX_BYTES (50 * 1024)
@@ -483,7 +486,8 @@ AgentStatus agent_stream_on_consumed(AgentStream *stream,
 //
 // `options_json` (NULL = defaults): `{"tools"?: ["read", ...] (default: all but bash, or all
 // seven with bash on), "bash"?: bool (default false: bash is off unless enabled),
-// "bashTimeoutMs"?: number|null (default 120000; null: no default timeout)}`.
+// "bashTimeoutMs"?: number|null (default 120000; null: no default timeout), "maxEditBytes"?:
+// number (default 64 MiB: `edit` holds the file in memory and refuses larger ones)}`.
 //
 // `consent` (may be NULL) is asked before `write`, `edit` and `bash` change anything, on the
 // runtime thread, with `{"toolCallId", "tool", "args"}`. Answer through `call` once (now or

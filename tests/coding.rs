@@ -572,3 +572,26 @@ async fn a_huge_single_line_file_and_binary_files_are_read_in_bounded_memory() {
     let grep = call(&tools, "grep", json!({"pattern": "needle"})).await;
     assert_eq!(grep.text, "src/a.txt:1: alpha needle");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn edit_refuses_files_over_its_limit_without_loading_them() {
+    let t = tree();
+    let options = CodingOptions::from_json(&json!({"maxEditBytes": 8})).unwrap();
+    let tools = pack(&t.root, options);
+    let edit = call(
+        &tools,
+        "edit",
+        json!({"path": "src/a.txt", "edits": [{"oldText": "alpha", "newText": "x"}]}),
+    )
+    .await;
+    assert!(edit.is_error);
+    assert_eq!(
+        edit.text,
+        "Could not edit file: src/a.txt. It has 13 bytes; the edit limit is 8 bytes."
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.root.join("src/a.txt")).unwrap(),
+        "alpha needle\n"
+    );
+    assert!(CodingOptions::from_json(&json!({"maxEditBytes": 0})).is_err());
+}

@@ -32,6 +32,8 @@ struct Accumulator {
     newlines: usize,
     current_line_bytes: usize,
     file: Option<(std::fs::File, std::path::PathBuf)>,
+    /// The temporary file could not be made: `head` stopped growing, only the tail is whole.
+    head_incomplete: bool,
 }
 
 impl Accumulator {
@@ -43,6 +45,7 @@ impl Accumulator {
             newlines: 0,
             current_line_bytes: 0,
             file: None,
+            head_incomplete: false,
         }
     }
 
@@ -72,7 +75,8 @@ impl Accumulator {
             Some((file, _)) => {
                 let _ = file.write_all(data);
             }
-            None => self.head.extend_from_slice(data),
+            None if self.head.len() + data.len() <= TAIL_BYTES => self.head.extend_from_slice(data),
+            None => self.head_incomplete = true,
         }
     }
 
@@ -99,6 +103,9 @@ impl Accumulator {
     /// `structuredContent.output`: all of it up to 1 MB, else its head and tail.
     fn full_output(&mut self) -> (String, bool) {
         let Some((file, path)) = &mut self.file else {
+            if self.head_incomplete {
+                return (String::from_utf8_lossy(&self.tail).into_owned(), true);
+            }
             return (String::from_utf8_lossy(&self.head).into_owned(), false);
         };
         let _ = file.flush();
@@ -181,17 +188,25 @@ pub async fn run(
         }
     };
     let started = Instant::now();
-    let mut child = Command::new("bash")
+    // stdout and stderr share one pipe: the output is merged in the order the command wrote it.
+    let (reader, writer) = std::io::pipe().map_err(|error| format!("Cannot run bash: {error}"))?;
+    let writer_too = writer
+        .try_clone()
+        .map_err(|error| format!("Cannot run bash: {error}"))?;
+    let mut shell = Command::new("bash");
+    shell
         .arg("-c")
         .arg(command)
         .current_dir(root.path())
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer_too))
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| format!("Cannot run bash: {error}"))?;
+        .kill_on_drop(true);
+    let spawned = shell.spawn();
+    // The command keeps the write ends: dropping ours lets the read end see the end of output.
+    drop(shell);
+    let mut child = spawned.map_err(|error| format!("Cannot run bash: {error}"))?;
     let group = child.id().map(|pid| pid as i32);
     let kill_group = move || {
         if let Some(pgid) = group {
@@ -201,11 +216,12 @@ pub async fn run(
             }
         }
     };
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
+    let mut pipe = Some(
+        tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(reader))
+            .map_err(|error| format!("Cannot run bash: {error}"))?,
+    );
     let mut output = Accumulator::new();
-    let mut out_buf = vec![0u8; 16 * 1024];
-    let mut err_buf = vec![0u8; 16 * 1024];
+    let mut buffer = vec![0u8; 16 * 1024];
     let limit = timeout.as_ref().map(|t| t.0);
     let deadline = async move {
         match limit {
@@ -216,21 +232,17 @@ pub async fn run(
     tokio::pin!(deadline);
     let mut status = None;
     let ending = loop {
-        if status.is_some() && stdout.is_none() && stderr.is_none() {
+        if status.is_some() && pipe.is_none() {
             break Ending::Exited(exit_code(status.take().unwrap_or_default()));
         }
         tokio::select! {
-            read = read_some(&mut stdout, &mut out_buf) => match read {
-                Some(n) => output.append(&out_buf[..n]),
-                None => stdout = None,
-            },
-            read = read_some(&mut stderr, &mut err_buf) => match read {
-                Some(n) => output.append(&err_buf[..n]),
-                None => stderr = None,
+            read = read_some(&mut pipe, &mut buffer) => match read {
+                Some(n) => output.append(&buffer[..n]),
+                None => pipe = None,
             },
             exited = child.wait(), if status.is_none() => {
                 status = Some(exited.ok());
-                // Background processes the shell left would hold the pipes open: end them.
+                // Background processes the shell left would hold the pipe open: end them.
                 kill_group();
             },
             _ = &mut deadline => {

@@ -58,7 +58,7 @@ pub fn prepare_arguments(args: Json) -> Json {
     Json::Object(args)
 }
 
-pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, String> {
+pub fn run(root: &Root, args: &Json, signal: &AbortSignal, max_bytes: u64) -> Result<Json, String> {
     let edits: Vec<(String, String)> = match args.get("edits") {
         Some(Json::Array(edits)) if !edits.is_empty() => edits
             .iter()
@@ -78,6 +78,15 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     let path = string(args, "path").unwrap_or_default();
     let resolved = root.resolve(path)?;
     check_abort(signal)?;
+    // An edit holds the file in memory: beyond the limit it is refused, not loaded.
+    if let Ok(metadata) = root.dir().metadata(&resolved.rel) {
+        if metadata.is_file() && metadata.len() > max_bytes {
+            return Err(format!(
+                "Could not edit file: {path}. It has {} bytes; the edit limit is {max_bytes} bytes.",
+                metadata.len()
+            ));
+        }
+    }
     let bytes = root.dir().read(&resolved.rel).map_err(|error| {
         if super::root::is_escape(&error) {
             return super::root::link_outside(path);

@@ -16,6 +16,8 @@ use crate::host::AbortSignal;
 use crate::json::{json, Json};
 
 const DEFAULT_LIMIT: usize = 100;
+/// The longest line grep holds in memory (a longer one ends the search of its file).
+const MAX_LINE_BUFFER: usize = 16 << 20;
 
 /// The listing being built, and when to stop.
 struct Output {
@@ -140,6 +142,8 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         .before_context(context as usize)
         .after_context(context as usize)
         .binary_detection(BinaryDetection::quit(0))
+        // A line longer than this is skipped rather than held in memory whole.
+        .heap_limit(Some(MAX_LINE_BUFFER))
         .build();
     let mut out = Output {
         limit,

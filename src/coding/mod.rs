@@ -56,10 +56,14 @@ pub struct CodingOptions {
     pub bash_timeout_ms: Option<u64>,
     /// Asked before `write`, `edit` and `bash` change anything.
     pub consent: Option<ConsentFn>,
+    /// The largest file `edit` loads (it holds the file in memory).
+    pub max_edit_bytes: u64,
 }
 
 /// The default bash timeout: two minutes.
 pub const DEFAULT_BASH_TIMEOUT_MS: u64 = 120_000;
+/// The default `max_edit_bytes`: 64 MiB.
+pub const DEFAULT_MAX_EDIT_BYTES: u64 = 64 << 20;
 
 impl Default for CodingOptions {
     fn default() -> Self {
@@ -68,12 +72,14 @@ impl Default for CodingOptions {
             bash: false,
             bash_timeout_ms: Some(DEFAULT_BASH_TIMEOUT_MS),
             consent: None,
+            max_edit_bytes: DEFAULT_MAX_EDIT_BYTES,
         }
     }
 }
 
 impl CodingOptions {
-    /// Options from JSON: `{"tools"?: [names], "bash"?: bool, "bashTimeoutMs"?: number|null}`.
+    /// Options from JSON: `{"tools"?: [names], "bash"?: bool, "bashTimeoutMs"?: number|null,
+    /// "maxEditBytes"?: number}`.
     pub fn from_json(value: &Json) -> Result<Self, String> {
         let mut options = CodingOptions::default();
         let Some(object) = value.as_object() else {
@@ -108,6 +114,12 @@ impl CodingOptions {
                                 .ok_or("The coding option \"bashTimeoutMs\" must be a positive whole number of milliseconds or null.")?,
                         ),
                     };
+                }
+                "maxEditBytes" => {
+                    options.max_edit_bytes = value
+                        .as_u64()
+                        .filter(|n| *n > 0)
+                        .ok_or("The coding option \"maxEditBytes\" must be a positive whole number of bytes.")?;
                 }
                 other => return Err(format!("Unknown coding option \"{other}\".")),
             }
@@ -203,7 +215,7 @@ impl Pack {
         match tool {
             "read" => read::run(&self.root, args, signal),
             "write" => write::run(&self.root, args, signal),
-            "edit" => edit::run(&self.root, args, signal),
+            "edit" => edit::run(&self.root, args, signal, self.options.max_edit_bytes),
             "ls" => ls::run(&self.root, args, signal),
             "find" => find::run(&self.root, args, signal),
             "grep" => grep::run(&self.root, args, signal),

@@ -46,6 +46,13 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     let end_line = limit.map(|limit| start_line.saturating_add(limit.max(0.0).floor() as usize));
     let mut selection = Selection::new(start_line, end_line.unwrap_or(usize::MAX));
     selection.feed(&head[..head_len]);
+    // A regular file is read up to its size at open, so a file that keeps growing still ends.
+    let rest = if metadata.is_file() && metadata.len() > 0 {
+        metadata.len().saturating_sub(head_len as u64)
+    } else {
+        u64::MAX
+    };
+    let mut file = file.take(rest);
     let mut buffer = vec![0u8; CHUNK];
     loop {
         check_abort(signal)?;

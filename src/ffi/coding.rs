@@ -16,7 +16,8 @@ use crate::json::{json, Json};
 ///
 /// `options_json` (NULL = defaults): `{"tools"?: ["read", ...] (default: all but bash, or all
 /// seven with bash on), "bash"?: bool (default false: bash is off unless enabled),
-/// "bashTimeoutMs"?: number|null (default 120000; null: no default timeout)}`.
+/// "bashTimeoutMs"?: number|null (default 120000; null: no default timeout), "maxEditBytes"?:
+/// number (default 64 MiB: `edit` holds the file in memory and refuses larger ones)}`.
 ///
 /// `consent` (may be NULL) is asked before `write`, `edit` and `bash` change anything, on the
 /// runtime thread, with `{"toolCallId", "tool", "args"}`. Answer through `call` once (now or
