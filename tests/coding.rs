@@ -595,3 +595,26 @@ async fn edit_refuses_files_over_its_limit_without_loading_them() {
     );
     assert!(CodingOptions::from_json(&json!({"maxEditBytes": 0})).is_err());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_edits_of_one_file_are_applied_one_after_the_other() {
+    let t = tree();
+    let lines: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(t.root.join("many.txt"), &lines).unwrap();
+    let tools = all_tools(&t.root);
+    let edits = (0..40).map(|i| {
+        let tools = tools.clone();
+        async move {
+            let args = json!({"path": "many.txt", "edits": [{"oldText": format!("line {i}\n"), "newText": format!("LINE {i}\n")}]});
+            call(&tools, "edit", args).await
+        }
+    });
+    for outcome in futures::future::join_all(edits).await {
+        assert!(!outcome.is_error, "{}", outcome.text);
+    }
+    let expected: String = (0..40).map(|i| format!("LINE {i}\n")).collect();
+    assert_eq!(
+        std::fs::read_to_string(t.root.join("many.txt")).unwrap(),
+        expected
+    );
+}

@@ -126,10 +126,12 @@ pub fn normalize_to_lf(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
-/// Text compared loosely: trailing whitespace per line dropped, smart quotes, Unicode dashes
-/// and special spaces made ASCII.
+/// Text compared loosely: NFKC, trailing whitespace per line dropped, smart quotes, Unicode
+/// dashes and special spaces made ASCII.
 fn normalize_for_fuzzy_match(text: &str) -> String {
-    let trimmed: Vec<&str> = text.split('\n').map(str::trim_end).collect();
+    use unicode_normalization::UnicodeNormalization;
+    let composed: String = text.nfkc().collect();
+    let trimmed: Vec<&str> = composed.split('\n').map(str::trim_end).collect();
     trimmed
         .join("\n")
         .chars()

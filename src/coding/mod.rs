@@ -132,6 +132,9 @@ impl CodingOptions {
 struct Pack {
     root: Root,
     options: CodingOptions,
+    /// `write` and `edit` run one at a time, so two changes of one file never interleave (the
+    /// reference queues them per file).
+    mutations: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Creates the pack's tools for `root` (an existing directory).
@@ -160,6 +163,7 @@ pub fn coding_tools(root: &str, options: CodingOptions) -> Result<Vec<AgentTool>
     let pack = Arc::new(Pack {
         root: Root::open(root)?,
         options,
+        mutations: Arc::new(tokio::sync::Mutex::new(())),
     });
     Ok(names.iter().map(|name| make_tool(&pack, name)).collect())
 }
@@ -200,11 +204,18 @@ impl Pack {
         match tool {
             "bash" => bash::run(&self.root, &args, &signal, self.options.bash_timeout_ms).await,
             _ => {
+                // Held by the work itself: an abort answers at once, the next change still waits.
+                let turn = match tool {
+                    "write" | "edit" => Some(self.mutations.clone().lock_owned().await),
+                    _ => None,
+                };
                 let pack = self.clone();
                 let tool = tool.to_string();
                 let worker_signal = signal.clone();
                 blocking(&signal, move || {
-                    pack.run_blocking(&tool, &args, &worker_signal)
+                    let result = pack.run_blocking(&tool, &args, &worker_signal);
+                    drop(turn);
+                    result
                 })
                 .await
             }
