@@ -618,3 +618,30 @@ async fn concurrent_edits_of_one_file_are_applied_one_after_the_other() {
         expected
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_reports_its_output_as_progress() {
+    let t = tree();
+    let tools = all_tools(&t.root);
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let seen = updates.clone();
+    let on_update: agent::host::UpdateFn =
+        Arc::new(move |partial| seen.lock().unwrap().push(partial));
+    let tool_call = json!({"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "echo one; echo two >&2"}});
+    let outcome = run_tool_call(
+        tool_call,
+        RunToolCallOptions {
+            tools,
+            on_update: Some(on_update),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(!outcome.is_error);
+    let updates = updates.lock().unwrap().clone();
+    assert_eq!(updates.first(), Some(&json!({"content": []})));
+    assert_eq!(
+        updates.last(),
+        Some(&json!({"content": [{"type": "text", "text": "one\ntwo\n"}]}))
+    );
+}

@@ -13,7 +13,7 @@ use tokio::process::Command;
 use super::root::Root;
 use super::truncate::{format_size, truncate_tail, MAX_BYTES, MAX_LINES};
 use super::{number, string};
-use crate::host::AbortSignal;
+use crate::host::{AbortSignal, UpdateFn};
 use crate::json::{json, Json};
 
 /// The most output `structuredContent.output` carries (head and tail beyond it).
@@ -21,6 +21,8 @@ const STRUCTURED_MAX_BYTES: u64 = 1024 * 1024;
 /// The tail kept in memory.
 const TAIL_BYTES: usize = MAX_BYTES * 2;
 const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
+/// The least time between two progress updates.
+const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The output seen so far.
 struct Accumulator {
@@ -169,6 +171,7 @@ pub async fn run(
     args: &Json,
     signal: &AbortSignal,
     default_timeout_ms: Option<u64>,
+    on_update: &UpdateFn,
 ) -> Result<Json, String> {
     let command = string(args, "command").unwrap_or_default();
     let timeout = match number(args, "timeout") {
@@ -231,13 +234,26 @@ pub async fn run(
     };
     tokio::pin!(deadline);
     let mut status = None;
+    // Progress as the reference gives it: an empty result first, then the output so far, at most
+    // every 100 ms.
+    on_update(json!({"content": []}));
+    let mut last_update = Instant::now();
+    let mut dirty = false;
     let ending = loop {
         if status.is_some() && pipe.is_none() {
             break Ending::Exited(exit_code(status.take().unwrap_or_default()));
         }
+        if dirty && last_update.elapsed() >= UPDATE_INTERVAL {
+            on_update(progress(&mut output));
+            last_update = Instant::now();
+            dirty = false;
+        }
         tokio::select! {
             read = read_some(&mut pipe, &mut buffer) => match read {
-                Some(n) => output.append(&buffer[..n]),
+                Some(n) => {
+                    output.append(&buffer[..n]);
+                    dirty = true;
+                }
                 None => pipe = None,
             },
             exited = child.wait(), if status.is_none() => {
@@ -257,6 +273,9 @@ pub async fn run(
     };
     if !matches!(ending, Ending::Exited(_)) {
         let _ = child.wait().await;
+    }
+    if dirty {
+        on_update(progress(&mut output));
     }
     let (text, details) = format_output(&mut output);
     let with_status = |text: &str, status: &str| {
@@ -330,6 +349,25 @@ fn exit_code(status: Option<std::process::ExitStatus>) -> i32 {
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
         None => 1,
     }
+}
+
+/// A progress update: the output so far (its tail), with the truncation record once cut.
+fn progress(output: &mut Accumulator) -> Json {
+    let (text, details) = format_output(output);
+    let text = text.unwrap_or_default();
+    // The update shows the output itself, without the notice.
+    let shown = match &details {
+        Some(details) => details["truncation"]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        None => text,
+    };
+    let mut update = json!({"content": [{"type": "text", "text": shown}]});
+    if let Some(details) = details {
+        update["details"] = details;
+    }
+    update
 }
 
 /// The output text (None when there was none) and, when it was cut, the truncation details.

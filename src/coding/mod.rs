@@ -192,7 +192,7 @@ impl Pack {
             tool_call_id,
             args,
             signal,
-            ..
+            on_update,
         } = invocation;
         if signal.is_aborted() {
             return Err(OPERATION_ABORTED.into());
@@ -202,7 +202,10 @@ impl Pack {
                 .await?;
         }
         match tool {
-            "bash" => bash::run(&self.root, &args, &signal, self.options.bash_timeout_ms).await,
+            "bash" => {
+                let timeout = self.options.bash_timeout_ms;
+                bash::run(&self.root, &args, &signal, timeout, &on_update).await
+            }
             _ => {
                 // Held by the work itself: an abort answers at once, the next change still waits.
                 let turn = match tool {
