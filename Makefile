@@ -126,7 +126,7 @@ conformance-typed:
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
 	provider-conformance provider-conformance-extra cpp-test go-test py-test check-memory soak-short \
-	coding-conformance coding-conformance-extra coding-test
+	coding-conformance coding-conformance-extra
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -309,6 +309,7 @@ coding-conformance-extra:
 	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
 		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra
 
-# The pack's own tests beyond the reference: confinement, consent, bash, atomic writes.
+# The pack's own tests beyond the reference: confinement, consent, bash, atomic writes (also in
+# rust-test's cargo test).
 coding-test:
 	cargo test --quiet --test coding
