@@ -6,6 +6,21 @@
 //! inside the root (opened relative to a root directory handle, so `..` and symbolic links that
 //! lead out are refused without a check-then-use race), mutating tools can ask the host for
 //! consent first, `bash` is off unless enabled and has a default timeout, and writes are atomic.
+//!
+//! ```
+//! use agent::agent::{Agent, AgentOptions, InitialState};
+//! use agent::coding::{coding_tools, CodingOptions};
+//!
+//! let root = std::env::temp_dir();
+//! let tools = coding_tools(root.to_str().unwrap(), CodingOptions::default()).unwrap();
+//! let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+//! assert_eq!(names, ["read", "write", "edit", "ls", "find", "grep"]); // bash: opt-in
+//! let agent = Agent::new(AgentOptions {
+//!     initial_state: InitialState { tools, ..Default::default() },
+//!     ..Default::default()
+//! });
+//! # drop(agent);
+//! ```
 
 mod bash;
 mod definitions;
