@@ -3,7 +3,6 @@
 
 use similar::{Algorithm, ChangeTag, TextDiff};
 
-use super::edit::Replacement;
 use crate::json::{json, Json};
 
 const CONTEXT: usize = 4;
@@ -21,58 +20,47 @@ struct Part<'a> {
     lines: Vec<&'a str>,
 }
 
+/// The line runs of a diff; between two unchanged runs, the removed lines come before the added
+/// ones (as jsdiff lists them).
 fn parts<'a>(old: &'a str, new: &'a str) -> Vec<Part<'a>> {
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .diff_lines(old, new);
     let mut parts: Vec<Part<'a>> = Vec::new();
-    for op in diff.ops() {
-        // Within one change, removed lines come before added ones.
-        let mut changes: Vec<_> = diff.iter_changes(op).collect();
-        changes.sort_by_key(|c| match c.tag() {
-            ChangeTag::Delete => 0,
-            ChangeTag::Insert => 1,
-            ChangeTag::Equal => 0,
-        });
-        for change in changes {
-            let kind = match change.tag() {
-                ChangeTag::Equal => Kind::Same,
-                ChangeTag::Delete => Kind::Removed,
-                ChangeTag::Insert => Kind::Added,
-            };
-            let line = change.value();
-            match parts.last_mut() {
-                Some(part) if part.kind == kind => part.lines.push(line),
-                _ => parts.push(Part {
-                    kind,
-                    lines: vec![line],
-                }),
+    let (mut removed, mut added): (Vec<&'a str>, Vec<&'a str>) = (Vec::new(), Vec::new());
+    let flush =
+        |parts: &mut Vec<Part<'a>>, removed: &mut Vec<&'a str>, added: &mut Vec<&'a str>| {
+            for (kind, lines) in [(Kind::Removed, removed), (Kind::Added, added)] {
+                if !lines.is_empty() {
+                    parts.push(Part {
+                        kind,
+                        lines: std::mem::take(lines),
+                    });
+                }
+            }
+        };
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Delete => removed.push(change.value()),
+            ChangeTag::Insert => added.push(change.value()),
+            ChangeTag::Equal => {
+                flush(&mut parts, &mut removed, &mut added);
+                match parts.last_mut() {
+                    Some(part) if part.kind == Kind::Same => part.lines.push(change.value()),
+                    _ => parts.push(Part {
+                        kind: Kind::Same,
+                        lines: vec![change.value()],
+                    }),
+                }
             }
         }
     }
-    // The reference lists a change's removed lines before its added ones.
-    let mut ordered: Vec<Part<'a>> = Vec::with_capacity(parts.len());
-    for part in parts {
-        let n = ordered.len();
-        if part.kind == Kind::Removed && n > 0 && ordered[n - 1].kind == Kind::Added {
-            let added = ordered.pop().unwrap_or(Part {
-                kind: Kind::Added,
-                lines: Vec::new(),
-            });
-            match ordered.last_mut() {
-                Some(last) if last.kind == Kind::Removed => last.lines.extend(part.lines),
-                _ => ordered.push(part),
-            }
-            ordered.push(added);
-        } else {
-            ordered.push(part);
-        }
-    }
-    ordered
+    flush(&mut parts, &mut removed, &mut added);
+    parts
 }
 
 /// `{diff, patch, firstChangedLine}` for an edit of `old` into `new`.
-pub fn edit_details(path: &str, old: &str, new: &str, _replacements: &[Replacement]) -> Json {
+pub fn edit_details(path: &str, old: &str, new: &str) -> Json {
     let parts = parts(old, new);
     let width = (old.matches('\n').count().max(new.matches('\n').count()) + 1)
         .to_string()

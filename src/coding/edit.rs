@@ -104,7 +104,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal, max_bytes: u64) -> Re
     };
     let normalized = normalize_to_lf(content);
     let (new_content, replacements) = apply_edits(&normalized, &edits, path)?;
-    let details = edit_details(path, &normalized, &new_content, &replacements);
+    let details = edit_details(path, &normalized, &new_content);
     check_abort(signal)?;
     let body = if content == normalized {
         new_content
