@@ -141,7 +141,13 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         .line_number(true)
         .before_context(context as usize)
         .after_context(context as usize)
-        .binary_detection(BinaryDetection::quit(0))
+        // Binary files are skipped in a tree; a file named directly is searched anyway (as
+        // ripgrep does).
+        .binary_detection(if is_directory {
+            BinaryDetection::quit(0)
+        } else {
+            BinaryDetection::none()
+        })
         // A line longer than this is skipped rather than held in memory whole.
         .heap_limit(Some(MAX_LINE_BUFFER))
         .build();
