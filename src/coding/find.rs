@@ -6,7 +6,7 @@ use globset::GlobBuilder;
 use ignore::WalkBuilder;
 
 use super::root::{is_escape, link_outside, Root};
-use super::truncate::{format_size, truncate_head, MAX_BYTES};
+use super::truncate::{format_size, truncate_head, MAX_BYTES, NO_LINE_LIMIT};
 use super::{check_abort, limit_arg, string, text_result};
 use crate::host::AbortSignal;
 use crate::json::{json, Json};
@@ -100,7 +100,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     if count == 0 {
         return Ok(text_result("No files found matching pattern", None));
     }
-    let mut truncation = truncate_head(&results.join("\n"), usize::MAX, MAX_BYTES);
+    let mut truncation = truncate_head(&results.join("\n"), NO_LINE_LIMIT, MAX_BYTES);
     truncation.total_lines = count;
     truncation.total_bytes = bytes - 1;
     let mut text = truncation.content.clone();

@@ -10,7 +10,9 @@ use ignore::overrides::OverrideBuilder;
 use ignore::WalkBuilder;
 
 use super::root::{is_escape, link_outside, Root};
-use super::truncate::{format_size, truncate_head, truncate_line, GREP_MAX_LINE_LENGTH, MAX_BYTES};
+use super::truncate::{
+    format_size, truncate_head, truncate_line, GREP_MAX_LINE_LENGTH, MAX_BYTES, NO_LINE_LIMIT,
+};
 use super::{check_abort, limit_arg, number, string, text_result};
 use crate::host::AbortSignal;
 use crate::json::{json, Json};
@@ -217,7 +219,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     if out.matches == 0 {
         return Ok(text_result("No matches found", None));
     }
-    let mut truncation = truncate_head(&out.lines.join("\n"), usize::MAX, MAX_BYTES);
+    let mut truncation = truncate_head(&out.lines.join("\n"), NO_LINE_LIMIT, MAX_BYTES);
     truncation.total_lines = out.line_count;
     truncation.total_bytes = out.bytes - 1;
     let mut text = truncation.content.clone();

@@ -3,7 +3,7 @@
 //! (never followed).
 
 use super::root::{is_escape, link_outside, Root};
-use super::truncate::{format_size, truncate_head, MAX_BYTES};
+use super::truncate::{format_size, truncate_head, MAX_BYTES, NO_LINE_LIMIT};
 use super::{check_abort, limit_arg, string, text_result};
 use crate::host::AbortSignal;
 use crate::json::{json, Json};
@@ -33,7 +33,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         let entry = entry.map_err(|error| format!("Cannot read directory: {error}"))?;
         names.push(entry.file_name().to_string_lossy().into_owned());
     }
-    names.sort_by_cached_key(|name| name.to_lowercase());
+    names.sort_by_cached_key(|name| collation_key(name));
     let mut listed: Vec<String> = Vec::new();
     let mut limit_reached = false;
     for name in names {
@@ -55,7 +55,7 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     if listed.is_empty() {
         return Ok(text_result("(empty directory)", None));
     }
-    let truncation = truncate_head(&listed.join("\n"), usize::MAX, MAX_BYTES);
+    let truncation = truncate_head(&listed.join("\n"), NO_LINE_LIMIT, MAX_BYTES);
     let mut text = truncation.content.clone();
     let mut details = serde_json::Map::new();
     let mut notices = Vec::new();
@@ -77,4 +77,26 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         &text,
         (!details.is_empty()).then_some(Json::Object(details)),
     ))
+}
+
+/// A sort key close to the reference's `a.toLowerCase().localeCompare(b.toLowerCase())` (ICU's
+/// root collation): spaces, then punctuation in ICU's order, then digits, then letters, accents
+/// after the base letter; ties by the name itself.
+fn collation_key(name: &str) -> (Vec<u32>, Vec<u32>, String) {
+    use unicode_normalization::char::is_combining_mark;
+    use unicode_normalization::UnicodeNormalization;
+    const PUNCTUATION: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+    let lower = name.to_lowercase();
+    let mut primary = Vec::new();
+    for c in lower.nfd().filter(|c| !is_combining_mark(*c)) {
+        primary.push(match c {
+            c if c.is_whitespace() => 1,
+            c if PUNCTUATION.contains(c) => 10 + PUNCTUATION.find(c).unwrap_or(0) as u32,
+            '0'..='9' => 100 + c as u32,
+            'a'..='z' => 1000 + c as u32,
+            c => 2000 + c as u32,
+        });
+    }
+    let secondary = lower.nfd().map(|c| c as u32).collect();
+    (primary, secondary, name.to_string())
 }
