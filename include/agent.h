@@ -45,19 +45,6 @@
 #define AGENT_VERSION_STRINGIFY2_(x) #x
 
 
-// The default bash timeout: two minutes.
-#define DEFAULT_BASH_TIMEOUT_MS 120000
-
-// The default `max_edit_bytes`: 64 MiB.
-#define DEFAULT_MAX_EDIT_BYTES (64 << 20)
-
-#define MAX_LINES 2000
-
-#define MAX_BYTES (50 * 1024)
-
-// Characters kept of a long grep line.
-#define GREP_MAX_LINE_LENGTH 500
-
 // The major version of this header (`agent_version()` reports the library's at run time).
 #define AGENT_VERSION_MAJOR 0
 

@@ -76,9 +76,9 @@ pub struct CodingOptions {
 }
 
 /// The default bash timeout: two minutes.
-pub const DEFAULT_BASH_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_BASH_TIMEOUT_MS: u64 = 120_000;
 /// The default `max_edit_bytes`: 64 MiB.
-pub const DEFAULT_MAX_EDIT_BYTES: u64 = 64 << 20;
+pub(crate) const DEFAULT_MAX_EDIT_BYTES: u64 = 64 << 20;
 
 impl Default for CodingOptions {
     fn default() -> Self {

@@ -2,13 +2,13 @@
 
 use crate::json::{json, Json};
 
-pub const MAX_LINES: usize = 2000;
-pub const MAX_BYTES: usize = 50 * 1024;
+pub(crate) const MAX_LINES: usize = 2000;
+pub(crate) const MAX_BYTES: usize = 50 * 1024;
 /// The line cap of listings, which are cut by bytes only: JavaScript's `Number.MAX_SAFE_INTEGER`
 /// (the records show it).
-pub const NO_LINE_LIMIT: usize = (1 << 53) - 1;
+pub(crate) const NO_LINE_LIMIT: usize = (1 << 53) - 1;
 /// Characters kept of a long grep line.
-pub const GREP_MAX_LINE_LENGTH: usize = 500;
+pub(crate) const GREP_MAX_LINE_LENGTH: usize = 500;
 
 /// What a cut kept and dropped (the reference's `TruncationResult`).
 #[derive(Debug, Clone)]
