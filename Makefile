@@ -131,7 +131,7 @@ conformance-typed:
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
 	provider-conformance provider-conformance-extra provider-conformance-results cpp-test go-test py-test \
-	check-memory soak-short fuzz-replay cost-test examples-test
+	check-memory soak-short fuzz-replay cost-test examples-test coding-conformance coding-conformance-extra
 
 install:
 	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
@@ -180,7 +180,10 @@ example-go: build
 	./build/quickstart-go
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
-bench: ; bash bench/run.sh
+bench: coding-bench
+	bash bench/run.sh
+# The coding pack's grep and find over 100 000 generated files, beside rg and fd when installed.
+coding-bench: ; cargo run --release --quiet --example coding-bench
 # The same table on small sizes, in under a minute.
 bench-quick: ; QUICK=1 bash bench/run.sh
 
@@ -339,3 +342,30 @@ provider-conformance-results:
 
 examples-test: build
 	bash tests/examples/run.sh
+
+# ---- Coding tool pack (src/coding) -----------------------------------------------------------------
+# coding-conformance: the kit's fixtures (../shared/coding) through the C ABI (tests/coding/runner.py),
+# compared with the kit's compare.py; FIXTURES=<dir> EXPECTED=<dir> runs another set.
+CODING_FIXTURES ?= $(SHARED)/coding/fixtures
+CODING_EXPECTED ?= $(SHARED)/coding/expected
+CODING_OUT ?= build/coding-conformance
+CODING_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(CODING_EXPECTED))
+
+.PHONY: coding-conformance coding-conformance-extra coding-test coding-bench
+
+coding-conformance: build
+	@rm -rf $(CODING_OUT) && mkdir -p $(CODING_OUT)
+	@# The comparison names what is missing; the runner's own failure still counts.
+	status=0; python3 tests/coding/runner.py --lib $(LIBDIR)/libagent.so --out $(CODING_OUT) \
+		$(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) || status=$$?; \
+	python3 $(SHARED)/coding/compare.py $(CODING_EXPECTED_DIR) $(CODING_OUT); exit $$status
+
+# Fixtures beyond the public kit (tests/coding/fixtures), recorded with the kit's oracle.
+coding-conformance-extra:
+	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
+		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra
+
+# The pack's own tests beyond the reference: confinement, consent, bash, atomic writes (also in
+# rust-test's cargo test).
+coding-test:
+	cargo test --quiet --test coding

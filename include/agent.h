@@ -500,6 +500,34 @@ AgentStatus agent_stream_on_consumed(AgentStream *stream,
                                      void *user_data,
                                      AgentFinalizer finalizer);
 
+// Creates the coding tool pack (pi-coding-agent's `read`, `write`, `edit`, `ls`, `find`,
+// `grep`, `bash`) for the directory `root`; every path the tools use stays inside it.
+//
+// `options_json` (NULL = defaults): `{"tools"?: ["read", ...] (default: all but bash, or all
+// seven with bash on), "bash"?: bool (default false: bash is off unless enabled),
+// "bashTimeoutMs"?: number|null (default 120000; null: no default timeout), "maxEditBytes"?:
+// number (default 64 MiB: `edit` holds the file in memory and refuses larger ones)}`.
+//
+// `consent` (may be NULL) is asked before `write`, `edit` and `bash` change anything, on the
+// runtime thread, with `{"toolCallId", "tool", "args"}`. Answer through `call` once (now or
+// later, any thread): `agent_call_complete(call, NULL)` (or `"true"`) allows the call;
+// `agent_call_complete(call, "{\"allow\":false,\"reason\":\"...\"}")` (or `"false"`) or
+// `agent_call_fail(call, reason)` refuses it, and the model sees the reason as the tool's
+// error. `finalizer(user_data)` runs when the last tool of the pack is gone.
+//
+// Writes up to `capacity` tool handles to `out_tools` and their number to `*out_count` (7 is
+// always enough); each is an ordinary tool: add it with `agent_options_add_tool` or
+// `agent_set_tools` and free it with `agent_tool_free`. Fails with `AGENT_ERR_INVALID_ARGUMENT`
+// when `root` is not a directory, an option is wrong, or `capacity` is too small.
+AgentStatus agent_coding_tools_new(const char *root,
+                                   const char *options_json,
+                                   AgentHookFn consent,
+                                   void *user_data,
+                                   AgentFinalizer finalizer,
+                                   AgentTool **out_tools,
+                                   size_t capacity,
+                                   size_t *out_count);
+
 // Subscribes a listener; every call creates a distinct subscription, called after the existing
 // ones (also for the event being dispatched, when called from inside a listener). Writes
 // `*out_id` for `agent_unsubscribe`. `finalizer(user_data)` runs once the subscription is gone.

@@ -214,3 +214,12 @@ AgentStatus ga_tool_set_prepare_arguments(uintptr_t tool, uintptr_t ud, char **e
     return ret(agent_tool_set_prepare_arguments(H(AgentTool, tool), prepare_tramp, (void *)ud, fin_tramp), err);
 }
 AgentStatus ga_tool_free(uintptr_t tool, char **err) { return ret(agent_tool_free(H(AgentTool, tool)), err); }
+
+AgentStatus ga_coding_tool_new(const char *root, const char *options_json, uintptr_t ud, uintptr_t *out, char **err) {
+    AgentTool *tools[1] = {NULL};
+    size_t count = 0;
+    AgentStatus status = agent_coding_tools_new(root, options_json, ud ? hook_tramp : NULL, (void *)ud,
+                                                ud ? fin_tramp : NULL, tools, 1, &count);
+    if (status == AGENT_OK) *out = (uintptr_t)tools[0];
+    return ret(status, err);
+}

@@ -79,6 +79,7 @@ AgentStatus ga_events_open(uintptr_t agent, const char *options_json, uintptr_t 
 AgentStatus ga_events_next(uintptr_t queue, int64_t timeout_ms, char **out_json, char **err);
 AgentStatus ga_events_close(uintptr_t queue, char **err);
 
+AgentStatus ga_coding_tool_new(const char *root, const char *options_json, uintptr_t ud, uintptr_t *out, char **err);
 AgentStatus ga_tool_new(const char *definition_json, uintptr_t ud, uintptr_t *out, char **err);
 AgentStatus ga_tool_set_prepare_arguments(uintptr_t tool, uintptr_t ud, char **err);
 AgentStatus ga_tool_free(uintptr_t tool, char **err);

@@ -127,6 +127,8 @@ type Tool struct {
 	// PrepareArguments (optional) rewrites the raw arguments before validation (SPEC 5.2). It
 	// runs on the runtime thread and must be quick; nil output keeps the arguments.
 	PrepareArguments func(args json.RawMessage) (json.RawMessage, error)
+
+	coding *codingTool // a tool of the built-in coding pack (see CodingTools)
 }
 
 // NewTool builds a tool taking raw JSON arguments.
@@ -167,6 +169,9 @@ func SchemaFor[T any]() json.RawMessage {
 
 // newC creates the library's tool object (its finalizer releases the pinned *Tool).
 func (t *Tool) newC() (C.uintptr_t, error) {
+	if t.coding != nil {
+		return t.coding.newC()
+	}
 	if t.Execute == nil {
 		return 0, &Error{Status: ErrNull, Message: fmt.Sprintf("tool %q has no Execute function.", t.Name)}
 	}

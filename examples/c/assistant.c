@@ -4,15 +4,14 @@
  *   assistant [--root DIR] [--yes | --no-write] [--script FILE]
  *
  * Reads requests from stdin, one per line (Ctrl-D or /quit quits, Ctrl-C aborts an answer), runs
- * each through an agent and streams the answer to stdout as it arrives. The model can use four
- * tools on the files under the root directory (the current directory unless --root):
- *   list_dir(path)                  the entries of a directory
- *   read_file(path, offset, limit)  lines of a text file
- *   search(query, path)             a literal string in the files under a directory, grep-like
- *   write_file(path, content)       asks first: y/n from /dev/tty (else stdin); --yes approves
- *                                   every write, --no-write refuses them
- * Paths are relative to the root; a path with a ".." component, an absolute path outside the
- * root, or a symbolic link leading out of it is refused.
+ * each through an agent and streams the answer to stdout as it arrives. The model works on the
+ * files under the root directory (the current directory unless --root) with libagent's built-in
+ * coding tools (pi-coding-agent's, one call: agent_coding_tools_new):
+ *   read, ls, find, grep   read files and search them
+ *   write, edit            change files; each asks first: y/n from /dev/tty (else stdin); --yes
+ *                          approves every change, --no-write refuses them
+ * The pack keeps every path inside the root: "..", absolute paths outside it and symbolic links
+ * leading out of it are refused.
  *
  * The model: the built-in scripted model (an offline demo: one tool call, then an answer; --script
  * FILE replaces its script), or a real endpoint when these are set:
@@ -24,16 +23,14 @@
  *   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
  *   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
  *
- * How it uses libagent: tools and the model's stream events arrive as callbacks on libagent's
- * runtime thread, which must not block. The listener only prints. The tools do no work in their
- * callback: they queue the call, and the main thread, which waits for the run to finish, runs it
- * and answers later with agent_call_complete / agent_call_fail (the deferred-reply rule). So a
- * slow search, or the question before a write, never holds up the runtime thread.
+ * How it uses libagent: the model's stream events and the consent questions arrive as callbacks
+ * on libagent's runtime thread, which must not block. The listener only prints. The consent hook
+ * does no work in its callback: it queues the question, and the main thread, which waits for the
+ * run to finish, asks the user and answers later with agent_call_complete (the deferred-reply
+ * rule). So the question before a change never holds up the runtime thread.
  */
 #define _XOPEN_SOURCE 700 /* realpath, getline, sigwait */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -259,32 +256,20 @@ static int json_string(const char *p, Buf *b) {
     return *p == '"';
 }
 
-/* The integer at p, or `fallback` when p is absent or null. */
-static long json_long(const char *p, long fallback) {
-    if (!p || strncmp(p, "null", 4) == 0) return fallback;
-    char *end;
-    double v = strtod(p, &end);
-    return end == p ? fallback : v > 1e9 ? 1000000000L : (long)v;
-}
-
 /* ---- the application ------------------------------------------------------------------------- */
 
-enum ToolKind { LIST_DIR, READ_FILE, SEARCH, WRITE_FILE };
-
-/* A tool call waiting for the main thread. */
+/* A change (write or edit) waiting for the user's answer on the main thread. */
 typedef struct Job {
-    enum ToolKind kind;
-    AgentToolCall *call;
-    char *args;
+    AgentCall *call;
+    char *input; /* {"toolCallId", "tool", "args"} */
     struct Job *next;
 } Job;
 
 typedef struct {
     char root[PATH_MAX];
-    size_t root_len;
     int auto_yes, no_write;
     AgentHandle *agent;
-    FILE *tty_in, *tty_out; /* the terminal, for write approvals (NULL: stdin and stdout) */
+    FILE *tty_in, *tty_out; /* the terminal, for approvals (NULL: stdin and stdout) */
 
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t cv;
@@ -307,264 +292,10 @@ static void print_clean(FILE *out, const char *s, size_t n) {
     }
 }
 
-/* ---- paths inside the root ------------------------------------------------------------------- */
-
-static int inside_root(const App *app, const char *abs) {
-    if (app->root_len == 1) return abs[0] == '/';
-    return strncmp(abs, app->root, app->root_len) == 0 && (abs[app->root_len] == '\0' || abs[app->root_len] == '/');
-}
-
-/* The path relative to the root ("." for the root itself), for display. */
-static const char *relative(const App *app, const char *abs) {
-    if (app->root_len == 1) return abs[1] ? abs + 1 : ".";
-    return abs[app->root_len] ? abs + app->root_len + 1 : ".";
-}
-
-/* Resolves a path given by the model to an absolute path inside the root (following symbolic
- * links), or fails with a message in err. For a file to be written (must_exist = 0) the file
- * may be missing, not its directory. Returns a malloc'd string or NULL. */
-static char *resolve(const App *app, const char *path, int must_exist, Buf *err) {
-    if (!*path) path = ".";
-    for (const char *c = path; *c;) { /* no ".." component */
-        size_t n = strcspn(c, "/");
-        if (n == 2 && c[0] == '.' && c[1] == '.') {
-            buf_printf(err, "refused: '%s' leaves the root directory ('..' is not allowed)", path);
-            return NULL;
-        }
-        c += n;
-        while (*c == '/') c++;
-    }
-    Buf full = {0};
-    if (path[0] == '/') {
-        if (!inside_root(app, path)) {
-            buf_printf(err, "refused: '%s' is outside the root directory %s", path, app->root);
-            return NULL;
-        }
-        buf_puts(&full, path);
-    } else {
-        buf_printf(&full, "%s/%s", app->root_len == 1 ? "" : app->root, path);
-    }
-    char resolved[PATH_MAX];
-    char *result = NULL;
-    if (realpath(full.data, resolved)) {
-        if (!inside_root(app, resolved))
-            buf_printf(err, "refused: '%s' leads outside the root directory (symbolic link)", path);
-        else if (!(result = strdup(resolved))) out_of_memory();
-    } else if (errno == ENOENT && !must_exist) {
-        /* A new file: its directory must exist inside the root. */
-        char *slash = strrchr(full.data, '/');
-        const char *base = slash + 1;
-        *slash = '\0';
-        if (!*base || strcmp(base, ".") == 0) buf_printf(err, "'%s' is not a file name", path);
-        else if (!realpath(slash == full.data ? "/" : full.data, resolved))
-            buf_printf(err, "cannot write '%s': its directory does not exist", path);
-        else if (!inside_root(app, resolved))
-            buf_printf(err, "refused: '%s' leads outside the root directory (symbolic link)", path);
-        else {
-            Buf out = {0};
-            buf_printf(&out, "%s/%s", strcmp(resolved, "/") == 0 ? "" : resolved, base);
-            result = out.data;
-        }
-    } else {
-        buf_printf(err, "%s: %s", path, strerror(errno));
-    }
-    free(full.data);
-    return result;
-}
-
-/* ---- the tools (run on the main thread) ------------------------------------------------------- */
-
-#define MAX_LIST_ENTRIES 500
-#define MAX_READ_BYTES (64 * 1024)
-#define DEFAULT_READ_LINES 400
-#define MAX_SEARCH_MATCHES 100
-#define MAX_SEARCH_FILES 5000
-#define MAX_SEARCH_FILE_BYTES (2 * 1024 * 1024)
-
-static int compare_names(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The sorted entries of a directory (without "." and ".."); returns the count or -1. */
-static int read_dir(const char *path, char ***out) {
-    DIR *dir = opendir(path);
-    if (!dir) return -1;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL) {
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **grown = realloc(names, cap * sizeof *names);
-            if (!grown) out_of_memory();
-            names = grown;
-        }
-        if (!(names[n++] = strdup(entry->d_name))) out_of_memory();
-    }
-    closedir(dir);
-    if (n) qsort(names, n, sizeof *names, compare_names);
-    *out = names;
-    return (int)n;
-}
-
-static void free_names(char **names, int n) {
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-}
-
-static int tool_list_dir(App *app, const char *args, Buf *out) {
-    Buf path = {0};
-    json_string(json_get(args, "path"), &path);
-    char *dir = resolve(app, path.data, 1, out);
-    free(path.data);
-    if (!dir) return 0;
-    char **names;
-    int n = read_dir(dir, &names);
-    if (n < 0) {
-        buf_printf(out, "cannot list '%s': %s", relative(app, dir), strerror(errno));
-        free(dir);
-        return 0;
-    }
-    buf_printf(out, "%s/ (%d %s)\n", relative(app, dir), n, n == 1 ? "entry" : "entries");
-    for (int i = 0; i < n && i < MAX_LIST_ENTRIES; i++) {
-        Buf child = {0};
-        struct stat st;
-        buf_printf(&child, "%s/%s", dir, names[i]);
-        int is_dir = stat(child.data, &st) == 0 && S_ISDIR(st.st_mode);
-        buf_printf(out, "%s%s\n", names[i], is_dir ? "/" : "");
-        free(child.data);
-    }
-    if (n > MAX_LIST_ENTRIES) buf_printf(out, "[... %d more entries not shown]\n", n - MAX_LIST_ENTRIES);
-    free_names(names, n);
-    free(dir);
-    return 1;
-}
-
-static int tool_read_file(App *app, const char *args, Buf *out) {
-    Buf path = {0};
-    json_string(json_get(args, "path"), &path);
-    long offset = json_long(json_get(args, "offset"), 1), limit = json_long(json_get(args, "limit"), DEFAULT_READ_LINES);
-    char *file = resolve(app, path.data, 1, out);
-    free(path.data);
-    if (!file) return 0;
-    struct stat st;
-    FILE *in = NULL;
-    if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) buf_printf(out, "'%s' is a directory: use list_dir", relative(app, file));
-    else if (!S_ISREG(st.st_mode)) buf_printf(out, "'%s' is not a regular file", relative(app, file));
-    else if (!(in = fopen(file, "rb"))) buf_printf(out, "cannot read '%s': %s", relative(app, file), strerror(errno));
-    if (!in) { free(file); return 0; }
-    if (offset < 1) offset = 1;
-    if (limit < 1) limit = 1;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long number = 0, shown = 0;
-    int binary = 0, more = 0;
-    while ((len = getline(&line, &cap, in)) > 0) {
-        if (memchr(line, '\0', (size_t)len)) { binary = 1; break; }
-        if (++number < offset) continue;
-        if (shown == limit || out->len + (size_t)len > MAX_READ_BYTES) { more = 1; break; }
-        buf_add(out, line, (size_t)len);
-        shown++;
-    }
-    free(line);
-    fclose(in);
-    if (binary) {
-        out->len = 0;
-        buf_printf(out, "'%s' is a binary file (%lld bytes): not shown", relative(app, file), (long long)st.st_size);
-    } else if (more) {
-        if (out->len && out->data[out->len - 1] != '\n') buf_puts(out, "\n");
-        buf_printf(out, "[... more lines follow: read_file with offset=%ld to continue]\n", offset + shown);
-    } else if (shown == 0) {
-        buf_printf(out, number ? "[no lines at offset %ld: the file has %ld lines]" : "[empty file]", offset, number);
-    }
-    free(file);
-    return 1;
-}
-
-typedef struct {
-    App *app;
-    const char *query;
-    Buf *out;
-    int matches, files, truncated;
-} Search;
-
-static void search_file(Search *s, const char *file) {
-    FILE *in = fopen(file, "rb");
-    if (!in) return;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long number = 0;
-    while (!s->truncated && (len = getline(&line, &cap, in)) > 0) {
-        number++;
-        if (memchr(line, '\0', (size_t)len)) break; /* binary */
-        if (!strstr(line, s->query)) continue;
-        if (s->matches == MAX_SEARCH_MATCHES) { s->truncated = 1; break; }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-        buf_printf(s->out, "%s:%ld: %.*s%s\n", relative(s->app, file), number, len > 200 ? 200 : (int)len, line,
-                   len > 200 ? "..." : "");
-        s->matches++;
-    }
-    free(line);
-    fclose(in);
-}
-
-/* Searches a file or a directory tree; skips hidden entries, symbolic links and big files. */
-static void search_path(Search *s, const char *path, int depth) {
-    struct stat st;
-    if (s->truncated || lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) return;
-    if (S_ISREG(st.st_mode)) {
-        if (st.st_size > MAX_SEARCH_FILE_BYTES) return;
-        if (++s->files > MAX_SEARCH_FILES) { s->truncated = 1; return; }
-        search_file(s, path);
-        return;
-    }
-    if (!S_ISDIR(st.st_mode) || depth > 32) return;
-    char **names;
-    int n = read_dir(path, &names);
-    for (int i = 0; i < n && !s->truncated; i++) {
-        if (names[i][0] == '.') continue;
-        Buf child = {0};
-        buf_printf(&child, "%s/%s", strcmp(path, "/") == 0 ? "" : path, names[i]);
-        search_path(s, child.data, depth + 1);
-        free(child.data);
-    }
-    if (n > 0) free_names(names, n);
-}
-
-static int tool_search(App *app, const char *args, Buf *out) {
-    Buf query = {0}, path = {0};
-    json_string(json_get(args, "query"), &query);
-    json_string(json_get(args, "path"), &path);
-    int ok = 0;
-    if (query.len == 0 || memchr(query.data, '\n', query.len)) {
-        buf_puts(out, "query must be a non-empty string on one line");
-    } else {
-        char *start = resolve(app, path.data, 1, out);
-        if (start) {
-            Buf results = {0};
-            buf_add(&results, "", 0);
-            Search s = {app, query.data, &results, 0, 0, 0};
-            search_path(&s, start, 0);
-            if (s.matches == 0) buf_printf(out, "no match for '%s' under %s", query.data, relative(app, start));
-            else buf_add(out, results.data, results.len);
-            if (s.truncated) buf_puts(out, "[... more matches not shown: narrow the path or the query]\n");
-            free(results.data);
-            free(start);
-            ok = 1;
-        }
-    }
-    free(query.data);
-    free(path.data);
-    return ok;
-}
-
-/* Asks the user whether to write; 1 = yes. Reads /dev/tty when there is one, else stdin. */
-static int confirm(App *app, const char *shown_path) {
+/* Asks the user `question`; 1 = yes. Reads /dev/tty when there is one, else stdin. */
+static int confirm(App *app, const char *question) {
     FILE *out = app->tty_out ? app->tty_out : stdout, *in = app->tty_in ? app->tty_in : stdin;
-    fprintf(out, "Write %s? [y/N] ", shown_path);
+    fprintf(out, "%s [y/N] ", question);
     fflush(out);
     char answer[64];
     if (!fgets(answer, sizeof answer, in)) {
@@ -579,106 +310,129 @@ static int confirm(App *app, const char *shown_path) {
     return answer[0] == 'y' || answer[0] == 'Y';
 }
 
-static int tool_write_file(App *app, const char *args, AgentToolCall *call, Buf *out) {
-    Buf path = {0}, content = {0};
-    json_string(json_get(args, "path"), &path);
-    json_string(json_get(args, "content"), &content);
-    int ok = 0;
-    char *file = NULL;
-    if (app->no_write) {
-        buf_puts(out, "writing files is disabled in this session (--no-write)");
-        goto done;
-    }
-    if (!(file = resolve(app, path.data, 0, out))) goto done;
-    struct stat st;
-    int exists = stat(file, &st) == 0;
-    if (exists && !S_ISREG(st.st_mode)) {
-        buf_printf(out, "'%s' exists and is not a regular file", relative(app, file));
-        goto done;
-    }
-    /* The preview: the path, the size, the first lines. */
-    FILE *tty = app->tty_out ? app->tty_out : stdout;
-    long lines = 0;
-    for (size_t i = 0; i < content.len; i++) lines += content.data[i] == '\n';
-    if (content.len && content.data[content.len - 1] != '\n') lines++;
-    fprintf(tty, "[write] %s: %zu bytes, %ld %s (%s)\n", relative(app, file), content.len, lines,
-            lines == 1 ? "line" : "lines", exists ? "replaces the existing file" : "new file");
-    const char *p = content.data;
-    for (int i = 0; i < 10 && *p; i++) {
+/* Prints up to `max_lines` lines of `text`, each prefixed, cut at 100 bytes. */
+static void print_lines(FILE *tty, const char *prefix, const char *text, int max_lines) {
+    const char *p = text;
+    long shown = 0, total = 0;
+    for (const char *q = text; *q; q++) total += *q == '\n';
+    if (*text && text[strlen(text) - 1] != '\n') total++;
+    for (; shown < max_lines && *p; shown++) {
         size_t n = strcspn(p, "\n");
-        fputs("  | ", tty);
+        fputs(prefix, tty);
         print_clean(tty, p, n > 100 ? 100 : n);
         fputs(n > 100 ? "...\n" : "\n", tty);
         p += n + (p[n] == '\n');
     }
-    if (*p) fprintf(tty, "  | [... %ld more lines]\n", lines - 10);
-    if (app->auto_yes) {
-        fprintf(tty, "[write] approved (--yes)\n");
-        fflush(tty);
-    } else if (!confirm(app, relative(app, file))) {
-        buf_printf(out, "the user declined: '%s' was not written", relative(app, file));
-        goto done;
-    }
-    bool aborted = false;
-    if (agent_call_is_aborted(call, &aborted) == AGENT_OK && aborted) { /* Ctrl-C while asking */
-        buf_printf(out, "aborted: '%s' was not written", relative(app, file));
-        goto done;
-    }
-    FILE *f = fopen(file, "wb");
-    if (!f) {
-        buf_printf(out, "cannot write '%s': %s", relative(app, file), strerror(errno));
-        goto done;
-    }
-    int failed = fwrite(content.data, 1, content.len, f) != content.len;
-    failed |= fclose(f) != 0;
-    if (failed) buf_printf(out, "error while writing '%s': %s", relative(app, file), strerror(errno));
-    else buf_printf(out, "wrote %zu bytes to %s", content.len, relative(app, file));
-    ok = !failed;
-done:
-    free(file);
-    free(path.data);
-    free(content.data);
-    return ok;
+    if (*p) fprintf(tty, "%.*s[... %ld more lines]\n", (int)strcspn(prefix, "+-"), prefix, total - shown);
 }
 
-/* Runs a queued tool call and answers it: a text result, or a failure (an error result). */
-static void run_job(App *app, Job *job) {
+/* What a write would do: the path, the size, new or replacing, the first lines. */
+static void preview_write(App *app, FILE *tty, const char *path, const char *args) {
+    Buf content = {0}, file = {0};
+    json_string(json_get(args, "content"), &content);
+    if (path[0] == '/') buf_puts(&file, path);
+    else buf_printf(&file, "%s/%s", app->root, path);
+    struct stat st;
+    int exists = stat(file.data, &st) == 0;
+    long lines = 0;
+    for (size_t i = 0; i < content.len; i++) lines += content.data[i] == '\n';
+    if (content.len && content.data[content.len - 1] != '\n') lines++;
+    fputs("[write] ", tty);
+    print_clean(tty, path, strlen(path));
+    fprintf(tty, ": %zu bytes, %ld %s (%s)\n", content.len, lines, lines == 1 ? "line" : "lines",
+            exists ? "replaces the existing file" : "new file");
+    print_lines(tty, "  | ", content.data, 10);
+    free(content.data);
+    free(file.data);
+}
+
+/* What an edit would do: each replacement's old and new text. */
+static void preview_edit(FILE *tty, const char *path, const char *args) {
+    const char *edits = json_get(args, "edits");
+    size_t count = 0;
+    while (edits && json_at(edits, count)) count++;
+    fputs("[edit] ", tty);
+    print_clean(tty, path, strlen(path));
+    fprintf(tty, ": %zu %s\n", count, count == 1 ? "replacement" : "replacements");
+    for (size_t i = 0; i < count && i < 5; i++) {
+        Buf old_text = {0}, new_text = {0};
+        json_string(json_get(json_at(edits, i), "oldText"), &old_text);
+        json_string(json_get(json_at(edits, i), "newText"), &new_text);
+        print_lines(tty, "  - ", old_text.data ? old_text.data : "", 5);
+        print_lines(tty, "  + ", new_text.data ? new_text.data : "", 5);
+        free(old_text.data);
+        free(new_text.data);
+    }
+}
+
+/* Answers a consent question: allowed, or refused with the reason the model will see. */
+static void answer(AgentCall *call, int allow, const char *reason) {
     Buf out = {0};
-    buf_add(&out, "", 0);
-    int ok = 0;
-    bool aborted = false;
-    if (agent_call_is_aborted(job->call, &aborted) == AGENT_OK && aborted) {
-        agent_call_fail(job->call, "Operation aborted"); /* e.g. Ctrl-C: don't ask, don't write */
-        free(out.data);
-        return;
-    }
-    switch (job->kind) {
-    case LIST_DIR: ok = tool_list_dir(app, job->args, &out); break;
-    case READ_FILE: ok = tool_read_file(app, job->args, &out); break;
-    case SEARCH: ok = tool_search(app, job->args, &out); break;
-    case WRITE_FILE: ok = tool_write_file(app, job->args, job->call, &out); break;
-    }
-    AgentStatus status;
-    if (ok) {
-        Buf result = {0};
-        buf_puts(&result, "{\"content\":[{\"type\":\"text\",\"text\":");
-        buf_json(&result, out.data, out.len);
-        buf_puts(&result, "}],\"details\":{}}");
-        status = agent_call_complete(job->call, result.data);
-        free(result.data);
+    if (allow) {
+        buf_puts(&out, "true");
     } else {
-        status = agent_call_fail(job->call, out.data);
+        buf_puts(&out, "{\"allow\":false,\"reason\":");
+        buf_json_str(&out, reason);
+        buf_puts(&out, "}");
     }
-    if (status != AGENT_OK) fprintf(stderr, "error: answering a tool call: %s\n", agent_last_error());
+    if (agent_call_complete(call, out.data) != AGENT_OK)
+        fprintf(stderr, "error: answering a consent question: %s\n", agent_last_error());
     free(out.data);
+}
+
+/* Asks the user about a queued write or edit and answers libagent's consent hook. */
+static void run_job(App *app, Job *job) {
+    Buf tool = {0}, path = {0}, reason = {0};
+    json_string(json_get(job->input, "tool"), &tool);
+    const char *args = json_get(job->input, "args");
+    json_string(json_get(args, "path"), &path);
+    int is_write = strcmp(tool.data ? tool.data : "", "write") == 0;
+    const char *verb = is_write ? "written" : "changed";
+    bool aborted = false;
+    FILE *tty = app->tty_out ? app->tty_out : stdout;
+    int allow = 0;
+    if (agent_call_is_aborted(job->call, &aborted) == AGENT_OK && aborted) {
+        buf_puts(&reason, "Operation aborted"); /* e.g. Ctrl-C: don't ask */
+        goto done;
+    }
+    if (app->no_write) {
+        buf_puts(&reason, "writing files is disabled in this session (--no-write)");
+        goto done;
+    }
+    if (is_write) preview_write(app, tty, path.data, args);
+    else preview_edit(tty, path.data, args);
+    if (app->auto_yes) {
+        fprintf(tty, "[%s] approved (--yes)\n", tool.data);
+        fflush(tty);
+    } else {
+        Buf question = {0};
+        buf_printf(&question, "%s %s?", is_write ? "Write" : "Edit", path.data);
+        int yes = confirm(app, question.data);
+        free(question.data);
+        if (!yes) {
+            buf_printf(&reason, "the user declined: '%s' was not %s", path.data, verb);
+            goto done;
+        }
+    }
+    if (agent_call_is_aborted(job->call, &aborted) == AGENT_OK && aborted) { /* Ctrl-C while asking */
+        buf_printf(&reason, "aborted: '%s' was not %s", path.data, verb);
+        goto done;
+    }
+    allow = 1;
+done:
+    answer(job->call, allow, reason.data);
+    free(tool.data);
+    free(path.data);
+    free(reason.data);
 }
 
 /* ---- callbacks (on libagent's runtime thread: they only queue, print and signal) ------------- */
 
-static void enqueue(App *app, enum ToolKind kind, const char *args, AgentToolCall *call) {
+/* The consent hook: queues the question for the main thread (which answers it later). */
+static void on_consent(void *ud, const char *input_json, AgentCall *call) {
+    App *app = ud;
     Job *job = calloc(1, sizeof *job);
-    if (!job || !(job->args = strdup(args))) out_of_memory();
-    job->kind = kind;
+    if (!job || !(job->input = strdup(input_json))) out_of_memory();
     job->call = call;
     pthread_mutex_lock(&app->mu);
     *app->jobs_tail = job;
@@ -686,16 +440,6 @@ static void enqueue(App *app, enum ToolKind kind, const char *args, AgentToolCal
     pthread_cond_signal(&app->cv);
     pthread_mutex_unlock(&app->mu);
 }
-
-#define TOOL_CALLBACK(fn, kind) \
-    static void fn(void *ud, const char *id, const char *args, AgentToolCall *call) { \
-        (void)id; \
-        enqueue(ud, kind, args, call); \
-    }
-TOOL_CALLBACK(on_list_dir, LIST_DIR)
-TOOL_CALLBACK(on_read_file, READ_FILE)
-TOOL_CALLBACK(on_search, SEARCH)
-TOOL_CALLBACK(on_write_file, WRITE_FILE)
 
 static void on_done(void *ud, AgentStatus status, const char *error) {
     App *app = ud;
@@ -814,42 +558,15 @@ static const char *DEMO_SCRIPT =
     "["
     " {\"content\": ["
     "   {\"type\": \"text\", \"text\": \"Let me look at the root directory first.\", \"chunks\": 4},"
-    "   {\"type\": \"toolCall\", \"id\": \"call_1\", \"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}"
+    "   {\"type\": \"toolCall\", \"id\": \"call_1\", \"name\": \"ls\", \"arguments\": {}}"
     " ]},"
     " {\"content\": [{\"type\": \"text\", \"chunks\": 8, \"text\":"
     "   \"Those are the files at the root. (This answer comes from the scripted demo model: set"
     " LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL to talk to a real model.)\"}]}"
     "]";
 
-static const char *TOOLS[][2] = {
-    {"list_dir",
-     "\"description\":\"List the entries of a directory (directories end with '/').\","
-     "\"parameters\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
-     "\"description\":\"Directory relative to the root; '.' is the root.\"}},\"required\":[\"path\"]}"},
-    {"read_file",
-     "\"description\":\"Read a text file, or a range of its lines.\","
-     "\"parameters\":{\"type\":\"object\",\"properties\":{"
-     "\"path\":{\"type\":\"string\",\"description\":\"File relative to the root.\"},"
-     "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"First line to read (1-based, default 1).\"},"
-     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Number of lines to read (default 400).\"}},"
-     "\"required\":[\"path\"]}"},
-    {"search",
-     "\"description\":\"Find a literal string in the files under a directory (like grep -rF); "
-     "prints file:line: text for each match, at most 100.\","
-     "\"parameters\":{\"type\":\"object\",\"properties\":{"
-     "\"query\":{\"type\":\"string\",\"description\":\"The exact text to find (case-sensitive).\"},"
-     "\"path\":{\"type\":\"string\",\"description\":\"File or directory to search, relative to the root (default '.').\"}},"
-     "\"required\":[\"query\"]}"},
-    {"write_file",
-     "\"description\":\"Create or replace a text file with the given content. The user is asked to approve "
-     "every write and may decline.\","
-     "\"parameters\":{\"type\":\"object\",\"properties\":{"
-     "\"path\":{\"type\":\"string\",\"description\":\"File relative to the root; its directory must exist.\"},"
-     "\"content\":{\"type\":\"string\",\"description\":\"The complete new content of the file.\"}},"
-     "\"required\":[\"path\",\"content\"]}"},
-};
-
-static AgentToolExecuteFn const TOOL_FNS[] = {on_list_dir, on_read_file, on_search, on_write_file};
+/* The coding tools the model gets: the pack's, without bash. */
+static const char *TOOL_OPTIONS = "{\"tools\":[\"read\",\"ls\",\"find\",\"grep\",\"write\",\"edit\"]}";
 
 static char *read_whole_file(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -922,8 +639,8 @@ static int model_from_env(Buf *model, Buf *about) {
 static void usage(FILE *out) {
     fputs("usage: assistant [--root DIR] [--yes | --no-write] [--script FILE]\n"
           "  --root DIR     the directory the tools work in (default: the current directory)\n"
-          "  --yes          approve every write_file without asking\n"
-          "  --no-write     refuse every write_file\n"
+          "  --yes          approve every write and edit without asking\n"
+          "  --no-write     refuse every write and edit\n"
           "  --script FILE  the scripted model's script (a JSON array of responses) instead of the demo\n"
           "A real model: LIBAGENT_API (openai-completions | anthropic-messages), LIBAGENT_BASE_URL,\n"
           "LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY, LIBAGENT_CONTEXT_WINDOW,\n"
@@ -952,7 +669,6 @@ int main(int argc, char **argv) {
         fprintf(stderr, "error: --root %s: not a directory\n", root);
         return 2;
     }
-    app.root_len = strlen(app.root);
 
     Buf model = {0}, about = {0}, prompt = {0}, options_json = {0};
     int real = model_from_env(&model, &about);
@@ -977,24 +693,23 @@ int main(int argc, char **argv) {
 
     buf_printf(&prompt,
                "You are a coding assistant in a terminal. You work on the project in the directory %s "
-               "(\"the root\"). Tools: list_dir, read_file and search read files under the root; write_file "
-               "creates or replaces a file after the user approves it. Every path is relative to the root; "
-               "'..' and paths outside the root are refused. Look at the files before answering questions "
-               "about them, quote what you rely on, and keep answers short.", app.root);
+               "(\"the root\"). Tools: read, ls, find and grep read and search files under the root; write "
+               "creates or replaces a file and edit changes part of one, after the user approves. Paths are "
+               "relative to the root; paths outside it are refused. Look at the files before answering "
+               "questions about them, quote what you rely on, and keep answers short.", app.root);
     buf_puts(&options_json, "{\"initialState\":{\"systemPrompt\":");
     buf_json_str(&options_json, prompt.data);
     buf_printf(&options_json, ",\"model\":%s}}", model.data);
 
     AgentOptions *options = NULL;
-    AgentTool *tools[4] = {0};
+    AgentTool *tools[8] = {0};
+    size_t tool_count = 0;
     if (agent_options_new(options_json.data, &options) != AGENT_OK) goto fail;
-    for (int i = 0; i < 4; i++) {
-        Buf def = {0};
-        buf_printf(&def, "{\"name\":\"%s\",\"label\":\"%s\",%s}", TOOLS[i][0], TOOLS[i][0], TOOLS[i][1]);
-        AgentStatus s = agent_tool_new(def.data, TOOL_FNS[i], &app, NULL, &tools[i]);
-        free(def.data);
-        if (s != AGENT_OK || agent_options_add_tool(options, tools[i]) != AGENT_OK) goto fail;
-    }
+    /* The coding tools for the root; write and edit ask on_consent first. */
+    if (agent_coding_tools_new(app.root, TOOL_OPTIONS, on_consent, &app, NULL, tools, 8, &tool_count) != AGENT_OK)
+        goto fail;
+    for (size_t i = 0; i < tool_count; i++)
+        if (agent_options_add_tool(options, tools[i]) != AGENT_OK) goto fail;
     if (real) {
         if (agent_options_use_providers(options) != AGENT_OK) goto fail;
         const char *key = getenv("LIBAGENT_API_KEY");
@@ -1015,7 +730,7 @@ int main(int argc, char **argv) {
     }
     int interactive = isatty(STDIN_FILENO);
     fprintf(stderr, "libagent assistant: %s; root %s%s. Ctrl-D quits.\n", about.data, app.root,
-            app.no_write ? "; writes disabled" : app.auto_yes ? "; writes approved automatically" : "");
+            app.no_write ? "; changes disabled" : app.auto_yes ? "; changes approved automatically" : "");
 
     char *line = NULL;
     size_t cap = 0;
@@ -1040,7 +755,7 @@ int main(int argc, char **argv) {
             pthread_mutex_unlock(&app.mu);
             continue;
         }
-        /* Run the tool calls the agent queues until the run is over. */
+        /* Answer the consent questions the agent queues until the run is over. */
         pthread_mutex_lock(&app.mu);
         while (!app.done || app.jobs) {
             if (!app.jobs) { pthread_cond_wait(&app.cv, &app.mu); continue; }
@@ -1048,7 +763,7 @@ int main(int argc, char **argv) {
             if (!(app.jobs = job->next)) app.jobs_tail = &app.jobs;
             pthread_mutex_unlock(&app.mu);
             run_job(&app, job);
-            free(job->args);
+            free(job->input);
             free(job);
             pthread_mutex_lock(&app.mu);
         }
@@ -1063,8 +778,7 @@ int main(int argc, char **argv) {
 fail:
     if (status) fprintf(stderr, "error: %s\n", agent_last_error());
     if (app.agent) agent_free(app.agent);
-    for (int i = 0; i < 4; i++)
-        if (tools[i]) agent_tool_free(tools[i]);
+    for (size_t i = 0; i < tool_count; i++) agent_tool_free(tools[i]);
     if (options) agent_options_free(options);
     if (app.tty_in) fclose(app.tty_in);
     if (app.tty_out) fclose(app.tty_out);

@@ -14,6 +14,8 @@
 
 pub mod agent;
 pub mod call;
+#[cfg(feature = "coding")]
+pub mod coding;
 pub mod events;
 mod handles;
 pub mod options;

@@ -88,7 +88,8 @@ impl ToolBehavior for HostTool {
     }
 }
 
-pub(crate) static TOOLS: Registry<(CoreTool, Arc<HostTool>)> =
+/// Tools by handle: host tools keep their C adapter (built-in tools have none).
+pub(crate) static TOOLS: Registry<(CoreTool, Option<Arc<HostTool>>)> =
     Registry::new("tool", 0x7001_7001_0000_0000);
 
 /// The core tool behind a handle.
@@ -127,7 +128,10 @@ pub unsafe extern "C" fn agent_tool_new(
             prepare: Mutex::new(None),
         });
         let tool = CoreTool::new(definition, behavior.clone());
-        write_out(out_tool, TOOLS.insert((tool, behavior)) as *mut CAgentTool);
+        write_out(
+            out_tool,
+            TOOLS.insert((tool, Some(behavior))) as *mut CAgentTool,
+        );
         Ok(())
     })
 }
@@ -142,6 +146,12 @@ pub unsafe extern "C" fn agent_tool_set_prepare_arguments(
 ) -> AgentStatus {
     boundary(|| {
         let (_, behavior) = TOOLS.get(tool as *const c_void, "tool")?;
+        let Some(behavior) = behavior else {
+            return err(
+                AGENT_ERR_INVALID_ARGUMENT,
+                "tool is a built-in tool: its prepareArguments cannot be replaced.",
+            );
+        };
         let data = HostData::new(user_data, finalizer);
         let replaced = std::mem::replace(
             &mut *lock(&behavior.prepare),

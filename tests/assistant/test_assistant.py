@@ -273,6 +273,10 @@ def tool_messages(request):
     return [m for m in request["body"]["messages"] if m.get("role") == "tool"]
 
 
+# The pack's tools the assistant gives the model (agent_coding_tools_new, without bash).
+CODING_TOOLS = ["edit", "find", "grep", "ls", "read", "write"]
+
+
 def check_common_request(request, root, key):
     check(request["method"] == "POST", "method is POST", request)
     check(request["path"] == "/v1/chat/completions", "path is /v1/chat/completions", request["path"])
@@ -282,13 +286,12 @@ def check_common_request(request, root, key):
     check(body.get("model") == "mock-model", "model is mock-model", body.get("model"))
     check(body.get("stream") is True, "stream is true", body.get("stream"))
     tools = {t["function"]["name"]: t for t in body.get("tools", []) if t.get("type") == "function"}
-    check(sorted(tools) == ["list_dir", "read_file", "search", "write_file"],
-          "the four tools are declared", body.get("tools"))
-    read = tools["read_file"]["function"]
-    check(read["parameters"]["required"] == ["path"], "read_file requires path", read)
-    check(read["parameters"]["properties"]["offset"]["type"] == "integer", "read_file offset", read)
-    check(tools["write_file"]["function"]["parameters"]["required"] == ["path", "content"],
-          "write_file requires path and content", tools["write_file"])
+    check(sorted(tools) == CODING_TOOLS, "the coding tools are declared", body.get("tools"))
+    read = tools["read"]["function"]
+    check(read["parameters"]["required"] == ["path"], "read requires path", read)
+    check(read["parameters"]["properties"]["offset"]["type"] == "number", "read offset", read)
+    check(tools["write"]["function"]["parameters"]["required"] == ["path", "content"],
+          "write requires path and content", tools["write"])
     system = body["messages"][0]
     check(system["role"] in ("system", "developer"), "the system prompt comes first", system)
     contains(json.dumps(system), json.dumps(root)[1:-1], system)
@@ -297,33 +300,34 @@ def check_common_request(request, root, key):
 # ---- tests --------------------------------------------------------------------------------------
 
 def test_scripted_demo():
-    """No configuration: the built-in scripted demo lists the root, then answers."""
+    """No configuration: the built-in scripted demo lists the root (ls), then answers."""
     top, root = make_root()
     try:
         r = run(["--root", root], "What is in this project?\n")
         check(r.code == 0, "exit 0", r)
         contains(r.out, "> What is in this project?\n", r)
-        contains(r.out, '[tool] list_dir {"path":"."}\n', r)
-        contains(r.out, "[result] ./ (4 entries) ... (5 lines)\n", r)  # .git/ escape.txt notes.txt src/
+        contains(r.out, '[tool] ls {}\n', r)
+        contains(r.out, "[result] .git/ ... (4 lines)\n", r)  # .git/ escape.txt notes.txt src/
         contains(r.out, "scripted demo model", r)
     finally:
         shutil.rmtree(top)
 
 
 def test_scripted_tools_and_refusals():
-    """The read-only tools, and every way out of the root refused (scripted model)."""
+    """The read-only tools, and every way out of the root refused by the pack (scripted model)."""
     top, root = make_root()
     script = [
         {"content": [
-            {"type": "toolCall", "id": "c1", "name": "read_file",
+            {"type": "toolCall", "id": "c1", "name": "read",
              "arguments": {"path": "notes.txt", "offset": 2, "limit": 1}},
-            {"type": "toolCall", "id": "c2", "name": "read_file", "arguments": {"path": "../outside.txt"}},
-            {"type": "toolCall", "id": "c3", "name": "read_file", "arguments": {"path": "escape.txt"}},
-            {"type": "toolCall", "id": "c4", "name": "read_file",
+            {"type": "toolCall", "id": "c2", "name": "read", "arguments": {"path": "../outside.txt"}},
+            {"type": "toolCall", "id": "c3", "name": "read", "arguments": {"path": "escape.txt"}},
+            {"type": "toolCall", "id": "c4", "name": "read",
              "arguments": {"path": os.path.join(top, "outside.txt")}},
-            {"type": "toolCall", "id": "c5", "name": "search", "arguments": {"query": "xyzzy"}},
-            {"type": "toolCall", "id": "c6", "name": "list_dir", "arguments": {"path": "src/.."}},
-            {"type": "toolCall", "id": "c7", "name": "read_file", "arguments": {"path": "missing.txt"}},
+            {"type": "toolCall", "id": "c5", "name": "grep", "arguments": {"pattern": "xyzzy", "glob": "*.txt"}},
+            {"type": "toolCall", "id": "c6", "name": "ls", "arguments": {"path": "src/.."}},
+            {"type": "toolCall", "id": "c7", "name": "read", "arguments": {"path": "missing.txt"}},
+            {"type": "toolCall", "id": "c8", "name": "ls", "arguments": {"path": ".."}},
         ]},
         {"content": [{"type": "text", "text": "All read."}]},
     ]
@@ -331,13 +335,14 @@ def test_scripted_tools_and_refusals():
     try:
         r = run(["--root", root, "--script", path], "look around\n")
         check(r.code == 0, "exit 0", r)
-        contains(r.out, "[result] The magic word is xyzzy.", r)
-        contains(r.out, "[error] refused: '../outside.txt' leaves the root directory", r)
-        contains(r.out, "[error] refused: 'escape.txt' leads outside the root directory (symbolic link)", r)
-        contains(r.out, "[error] refused: '%s' is outside the root directory" % os.path.join(top, "outside.txt"), r)
-        contains(r.out, "[result] notes.txt:2: The magic word is xyzzy. ... (2 lines)", r)
-        contains(r.out, "[error] refused: 'src/..' leaves the root directory", r)
-        contains(r.out, "[error] missing.txt: No such file or directory", r)
+        contains(r.out, "[result] The magic word is xyzzy. ... (3 lines)", r)  # and the continuation notice
+        contains(r.out, "[error] Path ../outside.txt is outside the root directory", r)
+        contains(r.out, "[error] Path escape.txt leads outside the root directory through a symbolic link", r)
+        contains(r.out, "[error] Path %s is outside the root directory" % os.path.join(top, "outside.txt"), r)
+        contains(r.out, "[result] notes.txt:2: The magic word is xyzzy.\n", r)
+        contains(r.out, "[result] .git/ ... (4 lines)", r)
+        contains(r.out, "[error] ENOENT: no such file or directory, access '%s'" % os.path.join(root, "missing.txt"), r)
+        contains(r.out, "[error] Path .. is outside the root directory", r)
         contains(r.out, "All read.\n", r)
         check("TOP SECRET" not in r.out, "nothing outside the root is shown", r)
         check("error:" not in r.err, "no error", r)
@@ -349,7 +354,7 @@ def test_scripted_write_flags():
     """--no-write refuses without asking; --yes writes without asking."""
     top, root = make_root()
     script = [
-        {"content": [{"type": "toolCall", "id": "w1", "name": "write_file",
+        {"content": [{"type": "toolCall", "id": "w1", "name": "write",
                       "arguments": {"path": "src/new.c", "content": "int x;\n"}}]},
         {"content": [{"type": "text", "text": "ok"}]},
     ]
@@ -366,7 +371,7 @@ def test_scripted_write_flags():
         check(r.code == 0, "exit 0", r)
         contains(r.out, "[write] src/new.c: 7 bytes, 1 line (new file)\n  | int x;\n[write] approved (--yes)", r)
         check("[y/N]" not in r.out, "--yes does not ask", r)
-        contains(r.out, "[result] wrote 7 bytes to src/new.c", r)
+        contains(r.out, "[result] Successfully wrote to src/new.c", r)
         with open(target) as f:
             check(f.read() == "int x;\n", "--yes wrote the content")
     finally:
@@ -404,7 +409,7 @@ def test_ctrl_c_aborts_the_answer():
     script = [
         {"content": [{"type": "text", "text": "Working on it...", "chunks": 2}], "waitForAbort": True},
         {"content": [{"type": "text", "text": "Fresh answer after the abort."}]},
-        {"content": [{"type": "toolCall", "id": "w1", "name": "write_file",
+        {"content": [{"type": "toolCall", "id": "w1", "name": "write",
                       "arguments": {"path": "late.txt", "content": "too late\n"}}]},
         {"content": [{"type": "text", "text": "unused"}]},
     ]
@@ -453,11 +458,11 @@ def test_endpoint_read_file():
     the answer quotes the file."""
     top, root = make_root()
     responses = [
-        tool_call_response([("call_read_1", "read_file", {"path": "notes.txt"}),
-                            ("call_read_2", "read_file", {"path": "../outside.txt"}),
-                            ("call_read_3", "read_file", {"path": "escape.txt"}),
-                            ("call_list", "list_dir", {"path": "."}),
-                            ("call_search", "search", {"query": "xyzzy"})]),
+        tool_call_response([("call_read_1", "read", {"path": "notes.txt"}),
+                            ("call_read_2", "read", {"path": "../outside.txt"}),
+                            ("call_read_3", "read", {"path": "escape.txt"}),
+                            ("call_list", "ls", {"path": "."}),
+                            ("call_search", "grep", {"pattern": "xyzzy", "glob": "!.git"})]),
         text_response("The notes say: The magic word is xyzzy."),
     ]
     try:
@@ -466,12 +471,12 @@ def test_endpoint_read_file():
                     env=oc_env(mock, LIBAGENT_API_KEY="test-key-123"))
         check(r.code == 0, "exit 0", r)
         check("error:" not in r.err, "no error", r)
-        contains(r.out, '[tool] read_file {"path":"notes.txt"}\n', r)
-        contains(r.out, '[tool] read_file {"path":"../outside.txt"}\n', r)
-        contains(r.out, '[tool] search {"query":"xyzzy"}\n', r)
+        contains(r.out, '[tool] read {"path":"notes.txt"}\n', r)
+        contains(r.out, '[tool] read {"path":"../outside.txt"}\n', r)
+        contains(r.out, '[tool] grep {"pattern":"xyzzy","glob":"!.git"}\n', r)
         contains(r.out, "[result] Project notes ... (3 lines)\n", r)
-        contains(r.out, "[error] refused: '../outside.txt' leaves the root directory", r)
-        contains(r.out, "[error] refused: 'escape.txt' leads outside the root directory (symbolic link)", r)
+        contains(r.out, "[error] Path ../outside.txt is outside the root directory", r)
+        contains(r.out, "[error] Path escape.txt leads outside the root directory through a symbolic link", r)
         contains(r.out, "The notes say: The magic word is xyzzy.\n", r)
         check(len(mock.requests) == 2, "two requests", mock.requests)
         for request in mock.requests:
@@ -489,27 +494,26 @@ def test_endpoint_read_file():
         check(all(isinstance(v, str) for v in results.values()), "tool results go out as text", results)
         check(sorted(results) == sorted(ids), "request 2 has every tool result", results)
         contains(results["call_read_1"], "Project notes\nThe magic word is xyzzy.\nEnd of notes\n", results)
-        contains(results["call_read_2"], "refused", results)
-        contains(results["call_read_3"], "refused", results)
-        contains(results["call_list"], "./ (4 entries)\n.git/\nescape.txt\nnotes.txt\nsrc/\n", results)
-        contains(results["call_search"], "notes.txt:2: The magic word is xyzzy.\n"
-                                         "src/main.c:2:     return magic(); /* xyzzy */\n", results)
-        check("hidden directory" not in results["call_search"], "search skips hidden directories", results)
+        contains(results["call_read_2"], "outside the root directory", results)
+        contains(results["call_read_3"], "outside the root directory", results)
+        check(results["call_list"] == ".git/\nescape.txt\nnotes.txt\nsrc/", "ls lists the root", results)
+        check(results["call_search"] == "notes.txt:2: The magic word is xyzzy.\n"
+                                       "src/main.c:2:     return magic(); /* xyzzy */", "grep finds both", results)
         check("TOP SECRET" not in json.dumps(second["body"]), "the outside file never reached the model")
     finally:
         shutil.rmtree(top)
 
 
 def test_endpoint_write_file_asks():
-    """openai-completions: write_file asks; 'n' leaves the file alone, 'y' writes it; the key comes
+    """openai-completions: write asks; 'n' leaves the file alone, 'y' writes it; the key comes
     from OPENAI_API_KEY."""
     top, root = make_root()
     target = os.path.join(root, "hello.txt")
     content = "Hello from the assistant\nsecond line \u00e9\n"
     responses = [
-        tool_call_response([("call_w1", "write_file", {"path": "hello.txt", "content": content})]),
+        tool_call_response([("call_w1", "write", {"path": "hello.txt", "content": content})]),
         text_response("Understood, I did not write it."),
-        tool_call_response([("call_w2", "write_file", {"path": "hello.txt", "content": content})]),
+        tool_call_response([("call_w2", "write", {"path": "hello.txt", "content": content})]),
         text_response("Written."),
     ]
     try:
@@ -521,7 +525,7 @@ def test_endpoint_write_file_asks():
                   "  | second line \u00e9\nWrite hello.txt? [y/N] " % len(content.encode())
         contains(r.out, preview + "n\n[error] the user declined: 'hello.txt' was not written\n", r)
         contains(r.out, "Understood, I did not write it.\n", r)
-        contains(r.out, preview + "y\n[result] wrote %d bytes to hello.txt\n" % len(content.encode()), r)
+        contains(r.out, preview + "y\n[result] Successfully wrote to hello.txt\n", r)
         contains(r.out, "Written.\n", r)
         check(len(mock.requests) == 4, "four requests", mock.requests)
         for request in mock.requests:
@@ -531,7 +535,7 @@ def test_endpoint_write_file_asks():
         declined = {m["tool_call_id"]: json.dumps(m["content"]) for m in tool_messages(mock.requests[1])}
         contains(declined.get("call_w1", ""), "the user declined", declined)
         written = {m["tool_call_id"]: json.dumps(m["content"]) for m in tool_messages(mock.requests[3])}
-        contains(written.get("call_w2", ""), "wrote %d bytes to hello.txt" % len(content.encode()), written)
+        contains(written.get("call_w2", ""), "Successfully wrote to hello.txt", written)
         with open(target, encoding="utf-8") as f:
             check(f.read() == content, "the file holds the content")
     finally:
@@ -540,11 +544,11 @@ def test_endpoint_write_file_asks():
 
 def test_endpoint_anthropic_messages():
     """anthropic-messages: provider anthropic by default, key from ANTHROPIC_API_KEY in x-api-key;
-    a read_file tool call, then the tool result goes back as a tool_result block."""
+    a read tool call, then the tool result goes back as a tool_result block."""
     top, root = make_root()
     responses = [
         am_response([{"type": "text", "text": "Reading it."},
-                     {"type": "tool_use", "id": "toolu_read", "name": "read_file", "input": {"path": "notes.txt"}}],
+                     {"type": "tool_use", "id": "toolu_read", "name": "read", "input": {"path": "notes.txt"}}],
                     "tool_use"),
         am_response([{"type": "text", "text": "It says: The magic word is xyzzy."}], "end_turn"),
     ]
@@ -556,7 +560,7 @@ def test_endpoint_anthropic_messages():
         check(r.code == 0, "exit 0", r)
         check("error:" not in r.err, "no error", r)
         contains(r.err, "(anthropic-messages, provider anthropic)", r)
-        contains(r.out, 'Reading it.\n[tool] read_file {"path":"notes.txt"}\n[result] Project notes', r)
+        contains(r.out, 'Reading it.\n[tool] read {"path":"notes.txt"}\n[result] Project notes', r)
         contains(r.out, "It says: The magic word is xyzzy.\n", r)
         check(len(mock.requests) == 2, "two requests", mock.requests)
         for request in mock.requests:
@@ -565,8 +569,8 @@ def test_endpoint_anthropic_messages():
             check(request["headers"].get("x-api-key") == "sk-ant-test", "x-api-key", request["headers"])
             body = request["body"]
             check(body.get("model") == "mock-claude" and body.get("stream") is True, "model, stream", body)
-            check(sorted(t["name"] for t in body.get("tools", [])) == ["list_dir", "read_file", "search", "write_file"],
-                  "the four tools are declared", body.get("tools"))
+            check(sorted(t["name"] for t in body.get("tools", [])) == CODING_TOOLS,
+                  "the coding tools are declared", body.get("tools"))
             contains(json.dumps(body.get("system")), json.dumps(root)[1:-1], body.get("system"))
         blocks = [b for m in mock.requests[1]["body"]["messages"] if isinstance(m.get("content"), list)
                   for b in m["content"] if b.get("type") == "tool_result"]

@@ -622,10 +622,52 @@ public:
     void clear_prepare_arguments() { detail::check(agent_tool_set_prepare_arguments(raw_, nullptr, nullptr, nullptr)); }
 
     AgentTool* get() const noexcept { return raw_; }
+    // Takes ownership of a raw tool reference (e.g. one of agent_coding_tools_new's).
+    static Tool adopt(AgentTool* raw) noexcept { return Tool(raw); }
 
 private:
+    explicit Tool(AgentTool* raw) noexcept : raw_(raw) {}
     AgentTool* raw_ = nullptr;
 };
+
+// ---- the coding tool pack ----------------------------------------------------------------------
+
+namespace detail {
+inline std::vector<Tool> adopt_all(AgentTool** raw, size_t count) {
+    std::vector<Tool> tools;
+    tools.reserve(count);
+    for (size_t i = 0; i < count; i++) tools.push_back(Tool::adopt(raw[i]));
+    return tools;
+}
+}  // namespace detail
+
+// pi-coding-agent's tools (read, write, edit, ls, find, grep, bash) for the directory `root`;
+// every path they use stays inside it. `options_json`: `{"tools"?: [...], "bash"?: bool,
+// "bashTimeoutMs"?: number|null}` (see agent_coding_tools_new; bash is off by default). They are
+// ordinary tools: add them with Options::add_tool, alone or with your own.
+inline std::vector<Tool> coding_tools(std::string_view root, std::string_view options_json = "{}") {
+    AgentTool* raw[8] = {};
+    size_t count = 0;
+    detail::check(agent_coding_tools_new(detail::c_str(root).c_str(), detail::c_str(options_json).c_str(), nullptr,
+                                         nullptr, nullptr, raw, 8, &count));
+    return detail::adopt_all(raw, count);
+}
+
+// The same with a consent hook, asked before write, edit and bash change anything, with
+// `{"toolCallId", "tool", "args"}`: `(input_json) -> answer` (an empty answer or "true" allows;
+// `{"allow":false,"reason":"..."}` or a thrown exception refuses, and the model sees the reason)
+// or `(input_json, agent::Call)` answering later.
+template <class F>
+std::vector<Tool> coding_tools(std::string_view root, std::string_view options_json, F&& consent) {
+    AgentTool* raw[8] = {};
+    size_t count = 0;
+    std::string root_text = detail::c_str(root), options_text = detail::c_str(options_json);
+    detail::install(detail::to_hook_fn(std::forward<F>(consent)), [&](void* data, AgentFinalizer fin) {
+        return agent_coding_tools_new(root_text.c_str(), options_text.c_str(), &detail::hook_trampoline, data, fin,
+                                      raw, 8, &count);
+    });
+    return detail::adopt_all(raw, count);
+}
 
 // ---- options -----------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ models, hooks and listeners.
         print(agent.prompt("What is 2 + 3?")[-1])
 """
 
+from ._coding import CodingTool, coding_tools
 from ._agent import (
     PROVIDER_APIS, Agent, message_text, set_default_providers, set_default_scripted_model, set_default_stream_fn,
     user_message,
@@ -29,7 +30,8 @@ from ._tools import Tool, ToolContext, ToolResult, tool
 __version__ = "0.1.0"
 
 __all__ = [
-    "AbortedError", "ModelError", "PROVIDER_APIS", "set_default_providers", "Agent", "AgentError", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "EventStream",
+    "AbortedError", "ModelError", "PROVIDER_APIS", "set_default_providers", "Agent", "AgentError", "CodingTool",
+    "coding_tools", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "EventStream",
     "FreedError", "InternalError", "InvalidArgumentError", "InvalidHandleError", "InvalidJsonError",
     "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NullPointerError",
     "QueueClosedError", "RunFailedError", "StreamClosedError", "Subscription", "Tool", "ToolContext",

@@ -108,6 +108,8 @@ _SIGNATURES = {
     "agent_options_use_providers": (c_int32, [c_void_p]),
     "agent_use_providers": (c_int32, [c_void_p]),
     "agent_set_default_providers": (c_int32, []),
+    "agent_coding_tools_new": (c_int32, [c_char_p, c_char_p, HookFn, c_void_p, FinalizerFn, POINTER(c_void_p),
+                                         c_size_t, POINTER(c_size_t)]),
 }
 
 

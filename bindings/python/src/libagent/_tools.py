@@ -222,6 +222,10 @@ PREPARE_TRAMPOLINE = native.PrepareArgumentsFn(_prepare)
 
 def new_native_tool(tool: Any, shared: Any) -> int:
     """Creates the libagent tool for `tool` (the caller frees its reference after handing it on)."""
+    from ._coding import CodingTool
+
+    if isinstance(tool, CodingTool):
+        return tool.new_native(shared)
     if not isinstance(tool, Tool):
         tool = Tool(tool)
     key = native.REGISTRY.add(_ToolCallSite(tool, shared))

@@ -1,0 +1,88 @@
+"""The coding tool pack: one call gives an agent pi-coding-agent's tools for a root, with consent."""
+
+import os
+
+import pytest
+
+import libagent
+from libagent import Agent, coding_tools, tool
+from conftest import calls_reply, text_reply, tool_call
+
+
+def results(messages):
+    return {m["toolCallId"]: (m["isError"], libagent.message_text(m)) for m in messages if m["role"] == "toolResult"}
+
+
+def test_the_pack_reads_edits_and_asks_before_writing(tmp_path):
+    (tmp_path / "a.txt").write_text("hello\n")
+    asked = []
+
+    def consent(tool_name, args):
+        asked.append((tool_name, args["path"]))
+        return "Writing is not allowed here." if tool_name == "write" else True
+
+    @tool
+    def shout(text: str) -> str:
+        "Upper-case a text."
+        return text.upper()
+
+    tools = coding_tools(tmp_path, consent=consent) + [shout]
+    assert [t.name for t in tools] == ["read", "write", "edit", "ls", "find", "grep", "shout"]
+    script = [
+        calls_reply(tool_call("c1", "write", {"path": "b.txt", "content": "x"})),
+        calls_reply(tool_call("c2", "edit", {"path": "a.txt", "edits": [{"oldText": "hello", "newText": "bye"}]})),
+        calls_reply(tool_call("c3", "read", {"path": "a.txt"})),
+        calls_reply(tool_call("c4", "read", {"path": "../outside.txt"})),
+        calls_reply(tool_call("c5", "shout", {"text": "ok"})),
+        text_reply("done"),
+    ]
+    with Agent(tools=tools, scripted=script) as agent:
+        got = results(agent.prompt("go"))
+    assert got["c1"] == (True, "Writing is not allowed here.")
+    assert got["c2"] == (False, "Successfully replaced 1 block(s) in a.txt.")
+    assert got["c3"] == (False, "bye\n")
+    assert got["c4"][0] and "outside the root directory" in got["c4"][1]
+    assert got["c5"] == (False, "OK")
+    assert asked == [("write", "b.txt"), ("edit", "a.txt")]
+    assert not (tmp_path / "b.txt").exists()
+
+
+def test_bash_is_off_unless_enabled_and_bad_arguments_fail_early(tmp_path):
+    with pytest.raises(libagent.InvalidArgumentError, match="bash tool is disabled"):
+        coding_tools(tmp_path, tools=["bash"])
+    with pytest.raises(libagent.InvalidArgumentError, match="Cannot open the coding root"):
+        coding_tools(os.path.join(tmp_path, "missing"))
+    tools = coding_tools(tmp_path, tools=["bash"], bash=True)
+    script = [calls_reply(tool_call("c1", "bash", {"command": "echo hi > made.txt; echo done"})), text_reply("ok")]
+    with Agent(tools=tools, scripted=script) as agent:
+        assert results(agent.prompt("go"))["c1"] == (False, "done\n")
+    assert (tmp_path / "made.txt").read_text() == "hi\n"
+
+
+def test_the_python_assistant_example(tmp_path):
+    """examples/python/assistant.py against the scripted model: a write approved, an edit declined."""
+    import json
+    import subprocess
+    import sys
+
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python", "assistant.py")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "notes.txt").write_text("The magic word is xyzzy.\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        calls_reply(tool_call("w1", "write", {"path": "new.txt", "content": "a\n"})),
+        calls_reply(tool_call("e1", "edit", {"path": "notes.txt", "edits": [{"oldText": "xyzzy", "newText": "plugh"}]})),
+        text_reply("All done."),
+    ]))
+    # The example imports the libagent this test runs against.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(libagent.__file__)))
+    run = subprocess.run([sys.executable, example, "--root", str(root), "--script", str(script)],
+                         input="change things\ny\nn\n", capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "> change things\n[tool] write" in run.stdout
+    assert "Write new.txt? [y/N] y\n[result] Successfully wrote to new.txt\n" in run.stdout
+    assert "Edit notes.txt? [y/N] n\n[error] the user declined: 'notes.txt' was not changed\n" in run.stdout
+    assert run.stdout.endswith("All done.\n")
+    assert (root / "new.txt").read_text() == "a\n"
+    assert (root / "notes.txt").read_text() == "The magic word is xyzzy.\n"

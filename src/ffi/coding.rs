@@ -1,0 +1,120 @@
+//! The coding tool pack from C: `agent_coding_tools_new` (see `crate::coding`).
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use super::call::{json_c_string, new_value_call, Shape};
+use super::options::AgentHookFn;
+use super::tool::{CAgentTool, TOOLS};
+use super::*;
+use crate::coding::{coding_tools, CodingOptions, ConsentFn, ConsentRequest};
+use crate::host::{call_hook, AbortSignal, Hook};
+use crate::json::{json, Json};
+
+/// Creates the coding tool pack (pi-coding-agent's `read`, `write`, `edit`, `ls`, `find`,
+/// `grep`, `bash`) for the directory `root`; every path the tools use stays inside it.
+///
+/// `options_json` (NULL = defaults): `{"tools"?: ["read", ...] (default: all but bash, or all
+/// seven with bash on), "bash"?: bool (default false: bash is off unless enabled),
+/// "bashTimeoutMs"?: number|null (default 120000; null: no default timeout), "maxEditBytes"?:
+/// number (default 64 MiB: `edit` holds the file in memory and refuses larger ones)}`.
+///
+/// `consent` (may be NULL) is asked before `write`, `edit` and `bash` change anything, on the
+/// runtime thread, with `{"toolCallId", "tool", "args"}`. Answer through `call` once (now or
+/// later, any thread): `agent_call_complete(call, NULL)` (or `"true"`) allows the call;
+/// `agent_call_complete(call, "{\"allow\":false,\"reason\":\"...\"}")` (or `"false"`) or
+/// `agent_call_fail(call, reason)` refuses it, and the model sees the reason as the tool's
+/// error. `finalizer(user_data)` runs when the last tool of the pack is gone.
+///
+/// Writes up to `capacity` tool handles to `out_tools` and their number to `*out_count` (7 is
+/// always enough); each is an ordinary tool: add it with `agent_options_add_tool` or
+/// `agent_set_tools` and free it with `agent_tool_free`. Fails with `AGENT_ERR_INVALID_ARGUMENT`
+/// when `root` is not a directory, an option is wrong, or `capacity` is too small.
+#[no_mangle]
+pub unsafe extern "C" fn agent_coding_tools_new(
+    root: *const c_char,
+    options_json: *const c_char,
+    consent: AgentHookFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+    out_tools: *mut *mut CAgentTool,
+    capacity: usize,
+    out_count: *mut usize,
+) -> AgentStatus {
+    boundary(|| {
+        check_out(out_count, "out_count")?;
+        if out_tools.is_null() {
+            return err(AGENT_ERR_NULL, "out_tools is NULL.");
+        }
+        let root = str_arg(root, "root")?;
+        let mut options = if options_json.is_null() {
+            CodingOptions::default()
+        } else {
+            let value = json_arg(options_json, "options_json")?;
+            CodingOptions::from_json(&value).map_err(|message| FfiError {
+                status: AGENT_ERR_INVALID_JSON,
+                message,
+            })?
+        };
+        let data = HostData::new(user_data, finalizer);
+        if let Some(callback) = consent {
+            let hook: Hook = Arc::new(move |input, signal: AbortSignal| {
+                let pending = new_value_call(Shape::Any, &signal);
+                let text = json_c_string(&input);
+                // SAFETY: the host registered this callback for this user_data.
+                guard_callback(|| unsafe {
+                    callback(data.user_data, text.as_ptr(), pending.token)
+                });
+                pending.into_future()
+            });
+            options.consent = Some(consent_fn(hook));
+        }
+        let tools = coding_tools(root, options).map_err(|message| FfiError {
+            status: AGENT_ERR_INVALID_ARGUMENT,
+            message,
+        })?;
+        if tools.len() > capacity {
+            return err(
+                AGENT_ERR_INVALID_ARGUMENT,
+                format!(
+                    "out_tools holds {capacity} tools; the pack has {}.",
+                    tools.len()
+                ),
+            );
+        }
+        for (index, tool) in tools.into_iter().enumerate() {
+            let handle = TOOLS.insert((tool, None)) as *mut CAgentTool;
+            // SAFETY: the caller gave room for `capacity` handles.
+            unsafe { *out_tools.add(index) = handle };
+            write_out(out_count, index + 1);
+        }
+        Ok(())
+    })
+}
+
+/// The pack's consent function over a C hook: allow on NULL/true/{allow:true}.
+fn consent_fn(hook: Hook) -> ConsentFn {
+    Arc::new(move |request: ConsentRequest| {
+        let input = json!({
+            "toolCallId": request.tool_call_id,
+            "tool": request.tool,
+            "args": request.args,
+        });
+        // The call observes the run's abort (agent_call_is_aborted, agent_call_on_abort).
+        let answer = call_hook(&hook, input, &request.signal);
+        Box::pin(async move {
+            match answer.await? {
+                None | Some(Json::Bool(true)) => Ok(()),
+                Some(Json::Object(object)) if object.get("allow") != Some(&Json::Bool(false)) => {
+                    Ok(())
+                }
+                Some(Json::Object(object)) => Err(object
+                    .get("reason")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string()),
+                Some(_) => Err(String::new()),
+            }
+        })
+    })
+}
