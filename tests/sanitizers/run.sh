@@ -69,7 +69,8 @@ CFLAGS="-Wall -Wextra -Werror -std=c11 -g -O1 -fno-omit-frame-pointer -Iinclude"
 if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
     # Without the HTTP providers (safe Rust over reqwest, tested by the ordinary suites): the
     # sanitizers watch the C boundary, and the providers' dependency tree would double the build.
-    RUSTFLAGS="-Zsanitizer=address" cargo +nightly build --quiet --no-default-features --target $TARGET --target-dir target/asan \
+    # The coding pack is in: its C ABI (the consent hook's deferred answers) is checked too.
+    RUSTFLAGS="-Zsanitizer=address" cargo +nightly build --quiet --no-default-features --features coding --target $TARGET --target-dir target/asan \
         || die "the AddressSanitizer build of libagent failed"
     LIB="$PWD/target/asan/$TARGET/debug"
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
@@ -114,7 +115,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
 fi
 
 if [ "$ONLY" = all ] || [ "$ONLY" = tsan ]; then
-    RUSTFLAGS="-Zsanitizer=thread" cargo +nightly build --quiet --no-default-features -Zbuild-std --target $TARGET --target-dir target/tsan \
+    RUSTFLAGS="-Zsanitizer=thread" cargo +nightly build --quiet --no-default-features --features coding -Zbuild-std --target $TARGET --target-dir target/tsan \
         || die "the ThreadSanitizer build of libagent failed"
     LIB="$PWD/target/tsan/$TARGET/debug"
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
