@@ -11,7 +11,7 @@ use ignore::WalkBuilder;
 
 use super::root::{is_escape, link_outside, Root};
 use super::truncate::{
-    format_size, truncate_head, truncate_line, GREP_MAX_LINE_LENGTH, MAX_BYTES, NO_LINE_LIMIT,
+    truncate_head, truncate_line, ListingResult, GREP_MAX_LINE_LENGTH, MAX_BYTES, NO_LINE_LIMIT,
 };
 use super::{check_abort, limit_arg, number, string, text_result};
 use crate::host::AbortSignal;
@@ -222,33 +222,22 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     let mut truncation = truncate_head(&out.lines.join("\n"), NO_LINE_LIMIT, MAX_BYTES);
     truncation.total_lines = out.line_count;
     truncation.total_bytes = out.bytes - 1;
-    let mut text = truncation.content.clone();
-    let mut details = serde_json::Map::new();
-    let mut notices = Vec::new();
+    let mut result = ListingResult::new(&truncation);
     if out.limit_reached {
-        notices.push(format!(
+        let text = format!(
             "{limit} matches limit reached. Use limit={} for more, or refine pattern",
             limit * 2
-        ));
-        details.insert("matchLimitReached".into(), json!(limit));
+        );
+        result.notice(text, "matchLimitReached", json!(limit));
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
+    result.byte_limit(&truncation);
     if out.lines_truncated {
-        notices.push(format!(
+        let text = format!(
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), json!(true));
+        );
+        result.notice(text, "linesTruncated", json!(true));
     }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(text_result(
-        &text,
-        (!details.is_empty()).then_some(Json::Object(details)),
-    ))
+    Ok(result.finish())
 }
 
 fn strip_dot_slash(glob: &str) -> String {

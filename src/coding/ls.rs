@@ -3,7 +3,7 @@
 //! (never followed).
 
 use super::root::{is_escape, link_outside, Root};
-use super::truncate::{format_size, truncate_head, MAX_BYTES, NO_LINE_LIMIT};
+use super::truncate::{truncate_head, ListingResult, MAX_BYTES, NO_LINE_LIMIT};
 use super::{check_abort, limit_arg, string, text_result};
 use crate::host::AbortSignal;
 use crate::json::{json, Json};
@@ -56,27 +56,16 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         return Ok(text_result("(empty directory)", None));
     }
     let truncation = truncate_head(&listed.join("\n"), NO_LINE_LIMIT, MAX_BYTES);
-    let mut text = truncation.content.clone();
-    let mut details = serde_json::Map::new();
-    let mut notices = Vec::new();
+    let mut result = ListingResult::new(&truncation);
     if limit_reached {
-        notices.push(format!(
+        let text = format!(
             "{limit} entries limit reached. Use limit={} for more",
             limit * 2
-        ));
-        details.insert("entryLimitReached".into(), json!(limit));
+        );
+        result.notice(text, "entryLimitReached", json!(limit));
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(text_result(
-        &text,
-        (!details.is_empty()).then_some(Json::Object(details)),
-    ))
+    result.byte_limit(&truncation);
+    Ok(result.finish())
 }
 
 /// A sort key close to the reference's `a.toLowerCase().localeCompare(b.toLowerCase())` (ICU's

@@ -208,3 +208,45 @@ pub fn truncate_line(line: &str) -> (String, bool) {
     }
     (line.to_string(), false)
 }
+
+/// The text and details of a listing tool's result (`ls`, `find`, `grep`): the listing as cut,
+/// then its notices in one bracket, each with its record in `details`, in the order added.
+pub struct ListingResult {
+    text: String,
+    details: crate::json::JsonMap,
+    notices: Vec<String>,
+}
+
+impl ListingResult {
+    pub fn new(truncation: &Truncation) -> Self {
+        Self {
+            text: truncation.content.clone(),
+            details: Default::default(),
+            notices: Vec::new(),
+        }
+    }
+
+    /// Adds a notice and its `details` record.
+    pub fn notice(&mut self, text: String, key: &str, record: Json) {
+        self.notices.push(text);
+        self.details.insert(key.into(), record);
+    }
+
+    /// The byte cap's notice, when `truncation` cut the listing.
+    pub fn byte_limit(&mut self, truncation: &Truncation) {
+        if truncation.truncated {
+            let text = format!("{} limit reached", format_size(MAX_BYTES));
+            self.notice(text, "truncation", truncation.to_json());
+        }
+    }
+
+    /// The tool result.
+    pub fn finish(mut self) -> Json {
+        if !self.notices.is_empty() {
+            self.text
+                .push_str(&format!("\n\n[{}]", self.notices.join(". ")));
+        }
+        let details = (!self.details.is_empty()).then_some(Json::Object(self.details));
+        super::text_result(&self.text, details)
+    }
+}

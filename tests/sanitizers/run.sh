@@ -50,11 +50,12 @@ if ! grep -qx 'rust-src' <<<"$(rustup component list --toolchain nightly --insta
         || die "cannot install the nightly rust-src component (needed by the TSan build)"
 fi
 
-# canary NAME LOG EXPECTED...: the canary's run (already done, log in LOG, status in $status)
-# must have failed and its log must contain every EXPECTED text.
+# canary NAME BINARY EXPECTED...: runs a program with a deliberate bug; it must fail and its log
+# must contain every EXPECTED text (the sanitizer's report), or the check fails.
 canary() {
-    local name="$1" log="$2"; shift 2
-    local ok=0
+    local name="$1" binary="$2"; shift 2
+    local log="$binary.log" ok=0 status=0
+    timeout 120 "$binary" >"$log" 2>&1 || status=$?
     [ "$status" -ne 0 ] || ok=1
     for text in "$@"; do grep -qF -- "$text" "$log" || ok=1; done
     if [ $ok -ne 0 ]; then
@@ -79,13 +80,10 @@ if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
         gcc $CFLAGS -fsanitize=address "tests/sanitizers/canaries/$name.c" \
             -L"$LIB" -lagent -Wl,-rpath,"$LIB" -lpthread -o "$OUT/asan-$name" \
             || die "the ASan canary $name does not compile"
-        timeout 120 "$OUT/asan-$name" >"$OUT/asan-$name.log" 2>&1
-        status=$?
-        case $name in
-            overflow_in_c) canary "asan $name" "$OUT/asan-$name.log" "AddressSanitizer: heap-buffer-overflow" ;;
-            *) canary "asan $name" "$OUT/asan-$name.log" "AddressSanitizer: heap-buffer-overflow" "agent_options_new" ;;
-        esac
     done
+    canary "asan overflow_in_c" "$OUT/asan-overflow_in_c" "AddressSanitizer: heap-buffer-overflow"
+    canary "asan overflow_in_library" "$OUT/asan-overflow_in_library" \
+        "AddressSanitizer: heap-buffer-overflow" "agent_options_new"
     for src in tests/c/test_*.c; do
         name="$(basename "$src" .c)"
         if gcc $CFLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined "$src" \
@@ -129,13 +127,9 @@ if [ "$ONLY" = all ] || [ "$ONLY" = tsan ]; then
     for name in race_in_c race_with_library; do
         tsan_build "tests/sanitizers/canaries/$name.c" "$OUT/tsan-$name" \
             || die "the TSan canary $name does not compile"
-        timeout 120 "$OUT/tsan-$name" >"$OUT/tsan-$name.log" 2>&1
-        status=$?
-        case $name in
-            race_in_c) canary "tsan $name" "$OUT/tsan-$name.log" "ThreadSanitizer: data race" ;;
-            *) canary "tsan $name" "$OUT/tsan-$name.log" "ThreadSanitizer: data race" "libagent.so" ;;
-        esac
     done
+    canary "tsan race_in_c" "$OUT/tsan-race_in_c" "ThreadSanitizer: data race"
+    canary "tsan race_with_library" "$OUT/tsan-race_with_library" "ThreadSanitizer: data race" "libagent.so"
     for src in tests/c/test_*.c; do
         name="$(basename "$src" .c)"
         if tsan_build "$src" "$OUT/tsan-$name"; then
