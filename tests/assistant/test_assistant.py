@@ -110,7 +110,25 @@ def am_response(blocks, stop_reason):
     return events
 
 
-class Mock:
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1 for `handler`, serving inside a `with` block."""
+
+    def __init__(self, handler):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Mock(LoopbackServer):
     """An openai-completions endpoint replaying `responses`, one per request."""
 
     def __init__(self, responses, observe=None):
@@ -169,18 +187,7 @@ class Mock:
             do_POST = handle_any
             do_GET = handle_any
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
     @property
     def base_url(self):

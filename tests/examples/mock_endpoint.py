@@ -15,16 +15,15 @@ import http.server
 import json
 import os
 import sys
-import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assistant"))
-from test_assistant import am_response, text_response  # noqa: E402 - the streams of tests/assistant
+from test_assistant import LoopbackServer, am_response, text_response  # noqa: E402 - tests/assistant's
 
 GOOD_KEY = "test-key"
 ANSWER = "Hello from the mock endpoint."
 
 
-class MockEndpoint:
+class MockEndpoint(LoopbackServer):
     def __init__(self, answer=ANSWER):
         self.requests = []
         mock = self
@@ -65,18 +64,7 @@ class MockEndpoint:
                     return self.reply(404, "application/json", [b'{"error":{"message":"no such path"}}'])
                 self.reply(200, "text/event-stream", [piece.encode() for piece in stream])
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 if __name__ == "__main__":
