@@ -80,7 +80,12 @@ TEST(Outcome, UseProvidersSelectsTheBuiltInProviders) {
     // Per agent, with a key from the GetApiKey hook: a provider api without a reachable server.
     bot.set_scripted_model("[]");
     bot.use_providers();
-    bot.configure(R"({"model":{"id":"m","api":"openai-completions","provider":"acme","baseUrl":"not a url"}})");
+    // A model the providers cannot use is refused when it is set, naming the field.
+    EXPECT_NE(status_of([&] {
+        bot.configure(R"({"model":{"id":"m","api":"openai-completions","provider":"acme","baseUrl":"not a url"}})");
+    }, &message), AGENT_OK);
+    EXPECT_NE(message.find("baseUrl"), std::string::npos) << message;
+    bot.configure(R"({"model":{"id":"m","api":"openai-completions","provider":"acme","baseUrl":"http://127.0.0.1:9/v1"}})");
     bot.set_hook(agent::HookKind::GetApiKey, [](std::string_view) { return std::string(R"("k")"); });
     EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
     EXPECT_FALSE(message.empty());
