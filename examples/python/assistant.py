@@ -1,39 +1,33 @@
 """A terminal coding assistant on libagent's coding tools (the Python twin of examples/c/assistant.c).
 
-    python3 examples/python/assistant.py [--root DIR] [--script FILE] [--yes]
-
-Reads one request per line from stdin; the model (libagent's scripted model: a demo, or the
-responses in --script FILE) works on the files under the root with read, ls, find, grep, write
-and edit, which stay inside the root. write and edit ask y/n first (--yes approves every change).
+Usage: assistant.py [--root DIR] [--script FILE] [--yes], then a request per line. The model
+(LIBAGENT_* as for chat.py, else the scripted demo or --script FILE) works under the root with
+read, ls, find, grep, write and edit; write and edit ask y/n first (--yes approves them).
 """
 import argparse
 import json
+import os
 import sys
 
-from libagent import Agent, coding_tools, message_text
+from chat import api_key, model_from_env  # the LIBAGENT_* configuration (chat.py, beside this file)
+from libagent import Agent, ModelError, coding_tools, message_text
 
-DEMO = [{"content": [{"type": "text", "text": "Let me look at the root directory first."},
-                     {"type": "toolCall", "id": "call_1", "name": "ls", "arguments": {}}]},
+DEMO = [{"content": [{"type": "toolCall", "id": "call_1", "name": "ls", "arguments": {}}]},
         {"content": [{"type": "text", "text": "Those are the files at the root (scripted demo model)."}]}]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", default=".")
-    parser.add_argument("--script", help="the scripted model's responses (a JSON array)")
+    parser.add_argument("--script", type=argparse.FileType(), help="the scripted model's responses (JSON)")
     parser.add_argument("--yes", action="store_true", help="approve every write and edit")
     options = parser.parse_args()
 
-    def consent(tool: str, args: dict):
-        """Asked before write and edit change anything: True allows, a str refuses (and says why)."""
-        if options.yes:
-            print(f"[{tool}] approved (--yes)")
-            return True
-        print(f"{'Write' if tool == 'write' else 'Edit'} {args['path']}? [y/N] ", end="", flush=True)
-        answer = sys.stdin.readline().strip()
+    def consent(tool: str, args: dict):  # before write and edit: True allows, a str refuses (says why)
+        print(f"{tool.capitalize()} {args['path']}? [y/N] ", end="", flush=True)
+        answer = "y (--yes)" if options.yes else sys.stdin.readline().strip()
         print(answer)
-        done = "written" if tool == "write" else "changed"
-        return answer.lower().startswith("y") or f"the user declined: '{args['path']}' was not {done}"
+        return answer.lower().startswith("y") or f"the user declined: '{args['path']}' was not changed"
 
     def show(event: dict) -> None:
         if event["type"] == "tool_execution_start":
@@ -44,16 +38,21 @@ def main() -> None:
             if text := message_text(event["message"]):
                 print(text)
 
-    script = json.load(open(options.script)) if options.script else DEMO
-    tools = coding_tools(options.root, tools=["read", "ls", "find", "grep", "write", "edit"], consent=consent)
+    if any(os.environ.get(name) for name in ("LIBAGENT_API", "LIBAGENT_BASE_URL", "LIBAGENT_MODEL")):
+        model = {"model": model_from_env(), "hooks": {"get_api_key": api_key}}  # the built-in providers
+    else:
+        model = {"scripted": json.load(options.script) if options.script else DEMO}
     with Agent(system_prompt="You are a coding assistant working on the files under the root.",
-               tools=tools, scripted=script, tool_execution="sequential") as agent:
+               tools=coding_tools(options.root, consent=consent), tool_execution="sequential", **model) as agent:
         agent.subscribe(show)
         for line in iter(sys.stdin.readline, ""):
             if line.strip() in ("", "/quit"):
                 break
             print(f"> {line.strip()}", flush=True)
-            agent.prompt(line.strip())
+            try:
+                agent.prompt(line.strip())
+            except ModelError as error:  # the request failed (a wrong key, URL or model...)
+                sys.exit(f"error: {error.message}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def model_from_env():
     missing = [name for name, value in (("LIBAGENT_API", api), ("LIBAGENT_BASE_URL", base_url),
                                         ("LIBAGENT_MODEL", model_id)) if not value]
     if missing:
-        sys.exit("error: set " + ", ".join(missing) + " (see the top of this file)")
+        sys.exit("error: set " + ", ".join(missing) + " (see the top of examples/python/chat.py)")
     if api not in APIS:
         sys.exit(f"error: LIBAGENT_API must be openai-completions or anthropic-messages, not {api!r}")
     return {

@@ -1,6 +1,8 @@
 """The coding tool pack: one call gives an agent pi-coding-agent's tools for a root, with consent."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -59,13 +61,23 @@ def test_bash_is_off_unless_enabled_and_bad_arguments_fail_early(tmp_path):
     assert (tmp_path / "made.txt").read_text() == "hi\n"
 
 
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+ASSISTANT = os.path.join(REPO, "examples", "python", "assistant.py")
+MODEL_VARIABLES = ("LIBAGENT_API", "LIBAGENT_BASE_URL", "LIBAGENT_MODEL", "LIBAGENT_PROVIDER",
+                   "LIBAGENT_CONTEXT_WINDOW", "LIBAGENT_MAX_TOKENS")
+
+
+def example_env(**variables):
+    """The environment for an example: the libagent this test runs against, no model or API key
+    from the caller's environment (LIBAGENT_API, ..., OPENAI_API_KEY, ...), then `variables`."""
+    env = {k: v for k, v in os.environ.items() if k not in MODEL_VARIABLES and not k.endswith("_API_KEY")}
+    return dict(env, PYTHONPATH=os.path.dirname(os.path.dirname(libagent.__file__)), **variables)
+
+
 def test_the_python_assistant_example(tmp_path):
     """examples/python/assistant.py against the scripted model: a write approved, an edit declined."""
     import json
-    import subprocess
-    import sys
 
-    example = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python", "assistant.py")
     root = tmp_path / "root"
     root.mkdir()
     (root / "notes.txt").write_text("The magic word is xyzzy.\n")
@@ -75,10 +87,9 @@ def test_the_python_assistant_example(tmp_path):
         calls_reply(tool_call("e1", "edit", {"path": "notes.txt", "edits": [{"oldText": "xyzzy", "newText": "plugh"}]})),
         text_reply("All done."),
     ]))
-    # The example imports the libagent this test runs against.
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(libagent.__file__)))
-    run = subprocess.run([sys.executable, example, "--root", str(root), "--script", str(script)],
-                         input="change things\ny\nn\n", capture_output=True, text=True, timeout=60, env=env)
+    run = subprocess.run([sys.executable, ASSISTANT, "--root", str(root), "--script", str(script)],
+                         input="change things\ny\nn\n", capture_output=True, text=True, timeout=60,
+                         env=example_env())
     assert run.returncode == 0, run.stderr
     assert "> change things\n[tool] write" in run.stdout
     assert "Write new.txt? [y/N] y\n[result] Successfully wrote to new.txt\n" in run.stdout
@@ -86,3 +97,31 @@ def test_the_python_assistant_example(tmp_path):
     assert run.stdout.endswith("All done.\n")
     assert (root / "new.txt").read_text() == "a\n"
     assert (root / "notes.txt").read_text() == "The magic word is xyzzy.\n"
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_the_python_assistant_example_on_a_model_endpoint(tmp_path, api):
+    """examples/python/assistant.py on a real model (LIBAGENT_*, as chat.py): the loopback mock
+    endpoint's streamed answer; a wrong key ends the session with the server's error (exit 1)."""
+    if os.path.join(REPO, "tests", "examples") not in sys.path:
+        sys.path.insert(0, os.path.join(REPO, "tests", "examples"))
+    from mock_endpoint import ANSWER, GOOD_KEY, MockEndpoint
+
+    with MockEndpoint() as mock:
+        base_url = f"http://127.0.0.1:{mock.port}" + ("/v1" if api == "openai-completions" else "")
+
+        def assistant(key):
+            env = example_env(LIBAGENT_API=api, LIBAGENT_BASE_URL=base_url, LIBAGENT_MODEL="mock-model",
+                              LIBAGENT_API_KEY=key)
+            return subprocess.run([sys.executable, ASSISTANT, "--root", str(tmp_path)], input="Say hello.\nAgain.\n",
+                                  capture_output=True, text=True, timeout=60, env=env)
+
+        good = assistant(GOOD_KEY)
+        assert good.returncode == 0, good.stderr
+        assert good.stdout == f"> Say hello.\n{ANSWER}\n> Again.\n{ANSWER}\n"
+        assert len(mock.requests) == 2
+        bad = assistant("wrong-key")
+        assert bad.returncode == 1
+        assert bad.stdout == "> Say hello.\n"
+        assert "401" in bad.stderr and "invalid api key" in bad.stderr, bad.stderr
+        assert len(mock.requests) == 3  # the failed request ended the session

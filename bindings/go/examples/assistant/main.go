@@ -1,20 +1,22 @@
-// The Go twin of examples/c/assistant.c: libagent's coding tools under -root; write and edit ask y/n.
+// The Go twin of examples/c/assistant.c: coding tools under -root, write and edit ask y/n; a LIBAGENT_* or scripted model.
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/examples/internal/envmodel"
 	"io"
 	"log"
 	"os"
 	"strings"
 )
 
-func run(in io.Reader, out io.Writer, root string, script []byte) error {
+func run(in io.Reader, out io.Writer, root, scriptPath string) error {
 	lines := bufio.NewScanner(in) // the requests, and the answers to the questions (asked during a run)
 	ask := func(ctx context.Context, tool string, args json.RawMessage) error {
 		var a struct{ Path string }
@@ -24,11 +26,13 @@ func run(in io.Reader, out io.Writer, root string, script []byte) error {
 		}
 		return fmt.Errorf("the user declined: '%s' was not changed", a.Path)
 	}
-	tools, err := agent.CodingTools(root, agent.CodingOptions{Tools: []string{"read", "ls", "find", "grep", "write", "edit"}, Consent: ask})
-	if err != nil {
+	tools, toolsErr := agent.CodingTools(root, agent.CodingOptions{Consent: ask})
+	options, err := envmodel.OptionsOrScripted(scriptPath) // LIBAGENT_*'s model, else -script's
+	if err = errors.Join(toolsErr, err); err != nil {
 		return err
 	}
-	a, err := agent.New(agent.Options{Tools: tools, ScriptedModel: json.RawMessage(script), ToolExecution: agent.ToolsSequential})
+	options.Tools, options.ToolExecution = tools, agent.ToolsSequential // one question at a time
+	a, err := agent.New(options)
 	if err != nil {
 		return err
 	}
@@ -40,20 +44,16 @@ func run(in io.Reader, out io.Writer, root string, script []byte) error {
 		}
 		fmt.Fprint(out, map[string]string{"text_delta": e.Delta, "text_end": "\n"}[e.UpdateType]) // the answer
 	})
-	for lines.Scan() {
-		if err := a.Prompt(context.Background(), lines.Text()); err != nil {
-			return err
-		}
+	for err == nil && lines.Scan() {
+		err = a.Prompt(context.Background(), lines.Text()) // a failed request ends the session
 	}
-	return nil
+	return err
 }
 
 func main() {
-	root, scriptPath := flag.String("root", ".", "the root directory"), flag.String("script", "", "the model's responses (JSON)")
+	root, script := flag.String("root", ".", "the root directory"), flag.String("script", "", "the scripted responses (JSON)")
 	flag.Parse()
-	if script, err := os.ReadFile(*scriptPath); err != nil {
-		log.Fatal(err)
-	} else if err := run(os.Stdin, os.Stdout, *root, script); err != nil {
+	if err := run(os.Stdin, os.Stdout, *root, *script); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -2,76 +2,31 @@
 // line, the answer streams in; Ctrl-D quits. A failed request (wrong key, URL or model) prints
 // the server's error and exits with status 1.
 //
-// Configuration (as examples/c/assistant.c):
-//
-//	LIBAGENT_API        openai-completions | anthropic-messages
-//	LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
-//	LIBAGENT_MODEL      the model id the server knows
-//	LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment
-//	                    variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
-//	LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
-//	LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
+// The model: LIBAGENT_API, LIBAGENT_BASE_URL, LIBAGENT_MODEL and optional LIBAGENT_PROVIDER,
+// LIBAGENT_API_KEY, LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS, as for examples/c/assistant.c
+// (read by ../internal/envmodel, which the assistant example shares).
 package main
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/examples/internal/envmodel"
 )
 
-func envNumber(name string, fallback int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return v
-	}
-	return fallback
-}
-
-func modelFromEnv() (agent.Model, error) {
-	api, baseURL, id := os.Getenv("LIBAGENT_API"), os.Getenv("LIBAGENT_BASE_URL"), os.Getenv("LIBAGENT_MODEL")
-	if api == "" || baseURL == "" || id == "" {
-		return agent.Model{}, errors.New("set LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL")
-	}
-	provider := os.Getenv("LIBAGENT_PROVIDER")
-	switch {
-	case provider != "":
-	case api == "openai-completions":
-		provider = "openai"
-	case api == "anthropic-messages":
-		provider = "anthropic"
-	default:
-		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions or anthropic-messages, not %q", api)
-	}
-	return agent.Model{ID: id, Name: id, API: api, Provider: provider, BaseURL: baseURL,
-		ContextWindow: envNumber("LIBAGENT_CONTEXT_WINDOW", 128000), MaxTokens: envNumber("LIBAGENT_MAX_TOKENS", 4096)}, nil
-}
-
-// apiKey is the GetAPIKey hook: LIBAGENT_API_KEY when set, else null (the provider's variable).
-func apiKey(ctx context.Context, provider json.RawMessage) (json.RawMessage, error) {
-	if key := os.Getenv("LIBAGENT_API_KEY"); key != "" {
-		return json.Marshal(key)
-	}
-	return nil, nil
-}
-
 func run() int {
-	model, err := modelFromEnv()
+	options, err := envmodel.Options() // the model, answered by the built-in providers
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
-	bot, err := agent.New(agent.Options{
-		SystemPrompt: "You are a helpful assistant. Be brief.",
-		Model:        model,
-		UseProviders: true, // the built-in providers speak HTTP to model.BaseURL
-		Hooks:        agent.Hooks{GetAPIKey: apiKey},
-	})
+	options.SystemPrompt = "You are a helpful assistant. Be brief."
+	bot, err := agent.New(options)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2

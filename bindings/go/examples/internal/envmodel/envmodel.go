@@ -1,0 +1,85 @@
+// Package envmodel reads the real model the examples talk to from the environment, as
+// examples/c/assistant.c does:
+//
+//	LIBAGENT_API        openai-completions | anthropic-messages
+//	LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
+//	LIBAGENT_MODEL      the model id the server knows
+//	LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment
+//	                    variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+//	LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
+//	LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
+package envmodel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	agent "github.com/libagent/libagent/bindings/go"
+)
+
+// errUnset: none of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL is set.
+var errUnset = errors.New("set LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL")
+
+// Options are the agent options for the configured model: the model, the built-in providers
+// (which speak HTTP to its base URL) and the GetAPIKey hook.
+func Options() (agent.Options, error) {
+	model, err := modelFromEnv()
+	if err != nil {
+		return agent.Options{}, err
+	}
+	return agent.Options{Model: model, UseProviders: true, Hooks: agent.Hooks{GetAPIKey: apiKey}}, nil
+}
+
+// OptionsOrScripted are Options or, when none of LIBAGENT_API, LIBAGENT_BASE_URL and
+// LIBAGENT_MODEL is set, the built-in scripted model with the responses in the file scriptPath.
+func OptionsOrScripted(scriptPath string) (agent.Options, error) {
+	options, err := Options()
+	switch {
+	case !errors.Is(err, errUnset):
+		return options, err
+	case scriptPath == "":
+		return options, errors.New("no model: set LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL, or give a script")
+	}
+	options.ScriptedModel, err = os.ReadFile(scriptPath)
+	return options, err
+}
+
+func modelFromEnv() (agent.Model, error) {
+	api, baseURL, id := os.Getenv("LIBAGENT_API"), os.Getenv("LIBAGENT_BASE_URL"), os.Getenv("LIBAGENT_MODEL")
+	if api == "" && baseURL == "" && id == "" {
+		return agent.Model{}, errUnset
+	} else if api == "" || baseURL == "" || id == "" {
+		return agent.Model{}, errors.New("set all of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL")
+	}
+	provider := os.Getenv("LIBAGENT_PROVIDER")
+	switch {
+	case provider != "":
+	case api == "openai-completions":
+		provider = "openai"
+	case api == "anthropic-messages":
+		provider = "anthropic"
+	default:
+		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions or anthropic-messages, not %q", api)
+	}
+	return agent.Model{ID: id, Name: id, API: api, Provider: provider, BaseURL: baseURL,
+		ContextWindow: envNumber("LIBAGENT_CONTEXT_WINDOW", 128000), MaxTokens: envNumber("LIBAGENT_MAX_TOKENS", 4096)}, nil
+}
+
+func envNumber(name string, fallback int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return fallback
+}
+
+// apiKey is the GetAPIKey hook: LIBAGENT_API_KEY when set, else null (the provider's variable).
+func apiKey(ctx context.Context, provider json.RawMessage) (json.RawMessage, error) {
+	if key := os.Getenv("LIBAGENT_API_KEY"); key != "" {
+		return json.Marshal(key)
+	}
+	return nil, nil
+}
