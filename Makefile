@@ -211,17 +211,17 @@ check-memory:
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
 # targets' own invariants, built on the stable toolchain without instrumentation (a libFuzzer
-# binary given files runs each once). Release profile, as `cargo fuzz build -O`: the targets'
-# input generators recurse as deep as an input nests, within an optimized build's stack frames.
-# target/ is shared with the release build of py-test, so most dependencies are built once (the
-# fuzz workspace's libagent is a dependency there: nothing of target/release is replaced).
+# binary given files runs each once). Its own target dir: the fuzz workspace builds libagent
+# without default features, and a shared dir would put that cdylib where the main build's is.
+# The dev profile is optimized (fuzz/Cargo.toml): the targets' input generators recurse as deep
+# as an input nests.
 fuzz-replay:
 	@mkdir -p build
-	cd fuzz && cargo build --quiet --release --bins --target-dir ../target
+	cd fuzz && cargo build --quiet --bins --target-dir ../target/fuzz-replay
 	@for dir in fuzz/regressions/* fuzz/corpus/*; do \
 		target=$$(basename $$dir); \
 		ls $$dir/* >/dev/null 2>&1 || continue; \
-		timeout 600 target/release/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
+		timeout 600 target/fuzz-replay/debug/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
 			|| { tail -30 build/fuzz-replay-$$target.log; echo "fuzz-replay: $$dir failed"; exit 1; }; \
 		echo "fuzz-replay: $$dir: $$(ls $$dir | wc -l) inputs ok"; \
 	done
