@@ -26,12 +26,9 @@ async fn c201_listener_failure_stops_the_event_and_fails_the_run() {
     let agent = agent_from(f, vec![], None, Settings::default());
     agent.subscribe(failing_listener("agent_start", "L1 broke"));
     let l2 = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     // The failure path supplies a turn_end without a turn_start.
     assert_eq!(
@@ -46,12 +43,9 @@ async fn c201_listener_failure_stops_the_event_and_fails_the_run() {
 async fn c202_failure_path_events_and_messages() {
     let agent = agent_with(vec![json!({"throw": "boom"})], vec![], None);
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let events = recorder.events();
     let failure = events.last().unwrap()["messages"][0].clone();
@@ -80,12 +74,9 @@ async fn c203_failure_message_fields() {
         }
         Ok(())
     }));
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::Aborted,
-        "{}",
-        failed.message
     );
     let failure = agent.messages().last().unwrap().clone();
     assert_eq!(
@@ -137,12 +128,9 @@ async fn c220_late_parallel_tool_events_after_failure_are_dropped() {
             Ok(())
         }
     }));
-    let failed = agent.prompt_text("go").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("go").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let count = recorder.events().len();
     let messages = agent.messages().len();
@@ -170,12 +158,9 @@ async fn listener_failing_on_agent_end_adds_a_second_turn_end_and_agent_end() {
         Ok(())
     }));
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let types = recorder.types();
     // The recorder was subscribed after the failing listener: it misses the first agent_end.
@@ -212,12 +197,9 @@ async fn failing_hooks_escape_the_loop_into_the_failure_path() {
         let (f, _) = scripted(many_texts(1));
         let agent = agent_from(f, vec![], None, settings);
         let recorder = Recorder::attach(&agent);
-        let failed = agent.prompt_text("hi").await.unwrap_err();
-        assert_eq!(
-            failed.kind,
+        common::failure(
+            agent.prompt_text("hi").await,
             agent::error::ErrorKind::ModelError,
-            "{}",
-            failed.message
         );
         assert_eq!(
             agent.error_message(),
@@ -246,12 +228,9 @@ async fn failing_update_emission_fails_the_run_after_execute() {
     let agent = agent_from(f, vec![tool], None, Settings::default());
     agent.subscribe(failing_listener("tool_execution_update", "update broke"));
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("go").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("go").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     assert!(*finished.lock().unwrap());
     assert_eq!(agent.error_message().as_deref(), Some("update broke"));
@@ -292,12 +271,9 @@ async fn a_streaming_partial_is_never_committed_by_the_failure_path() {
     let agent = agent_with(vec![text_response("Hello", 3)], vec![], None);
     agent.subscribe(failing_listener("message_update", "update listener broke"));
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     assert_eq!(contents(&agent.messages()), ["hi", ""]);
     assert_eq!(agent.messages()[1]["errorMessage"], "update listener broke");

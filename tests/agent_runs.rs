@@ -77,12 +77,9 @@ async fn c173_abort_during_tools_still_makes_the_next_request() {
     ]);
     let agent = agent_from(f, vec![tool], None, Settings::default());
     *cell.lock().unwrap() = Some(agent.clone());
-    let failed = agent.prompt_text("go").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("go").await,
         agent::error::ErrorKind::Aborted,
-        "{}",
-        failed.message
     );
     let requests = requests.lock().unwrap();
     assert_eq!(requests.len(), 2);

@@ -22,12 +22,9 @@ async fn s7_abort_during_streaming() {
         Ok(())
     }));
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::Aborted,
-        "{}",
-        failed.message
     );
     let u = user_text("hi");
     let a = json!({"role": "assistant", "content": text("a"), "api": "test-api", "provider": "test-prov", "model": "m1",
@@ -87,12 +84,9 @@ async fn s8_abort_during_tool_execution() {
     let agent = agent_from(f, vec![tool], None, Settings::default());
     let _ = cell.set(agent.clone());
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("go").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("go").await,
         agent::error::ErrorKind::Aborted,
-        "{}",
-        failed.message
     );
     let (c1, c2) = (call("c1", "work", json!({})), call("c2", "work", json!({})));
     let u = user_text("go");
@@ -155,12 +149,9 @@ async fn s8_sequential_calls_not_started_get_operation_aborted() {
     let agent = agent_from(f, vec![tool], None, settings);
     let _ = cell.set(agent.clone());
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("go").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("go").await,
         agent::error::ErrorKind::Aborted,
-        "{}",
-        failed.message
     );
     let ends: Vec<Json> = recorder
         .events()
@@ -181,12 +172,9 @@ async fn s8_sequential_calls_not_started_get_operation_aborted() {
 async fn s9_stream_function_fails() {
     let agent = agent_with(vec![json!({"throw": "boom"})], vec![], None);
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let u = user_text("hi");
     let f = json!({"role": "assistant", "content": [{"type": "text", "text": ""}], "api": "test-api", "provider": "test-prov",
@@ -211,12 +199,9 @@ async fn s10_provider_error_encoded_in_stream() {
     let agent = agent_from(f, vec![], None, settings);
     agent.follow_up(umsg("queued"));
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let u = user_text("hi");
     let a = json!({"role": "assistant", "content": text("partial"), "api": "test-api", "provider": "test-prov", "model": "m1",
@@ -494,12 +479,9 @@ async fn s14_listener_failure() {
         },
     ));
     let l2 = Recorder::attach(&agent);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let u = user_text("hi");
     let f = json!({"role": "assistant", "content": [{"type": "text", "text": ""}], "api": "test-api", "provider": "test-prov",

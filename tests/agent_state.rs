@@ -57,12 +57,9 @@ async fn c003_integer_like_keys_first() {
 #[tokio::test]
 async fn c006_zero_usage_on_failure_messages() {
     let agent = agent_with(vec![json!({"throw": "boom"})], vec![], None);
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let failure = agent.messages().last().unwrap().clone();
     assert_eq!(
@@ -122,12 +119,9 @@ async fn c178_c179_default_stream_function_required_and_captured() {
     set_default_stream_fn(None);
     captured.set_stream_fn(None);
     let recorder = Recorder::attach(&captured);
-    let failed = captured.prompt_text("again").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        captured.prompt_text("again").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     let types: Vec<String> = recorder.types();
     assert_eq!(
@@ -329,12 +323,9 @@ async fn c192_error_and_streaming_message_cleared_at_run_start() {
         vec![],
         None,
     );
-    let failed = agent.prompt_text("one").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("one").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     assert_eq!(agent.error_message().as_deref(), Some("boom"));
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -438,12 +429,9 @@ async fn c195_c196_c197_state_reduction_per_event() {
         }
         Ok(())
     }));
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     assert!(
         problems.lock().unwrap().is_empty(),
@@ -464,12 +452,9 @@ async fn c205_cleanup_keeps_error_message() {
         vec![],
         None,
     );
-    let failed = agent.prompt_text("hi").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("hi").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     assert!(!agent.is_streaming());
     assert!(agent.streaming_message().is_none());

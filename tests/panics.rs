@@ -14,12 +14,9 @@ async fn a_panicking_hook_fails_the_run_and_releases_waiters() {
     let hook: Hook = Arc::new(|_input, _signal| -> HostFuture<_> { panic!("hook bug") });
     agent.update_settings(|settings| settings.hooks.set(HookKind::PrepareRequest, Some(hook)));
     let recorder = Recorder::attach(&agent);
-    let failed = agent.prompt_text("go").await.unwrap_err();
-    assert_eq!(
-        failed.kind,
+    common::failure(
+        agent.prompt_text("go").await,
         agent::error::ErrorKind::ModelError,
-        "{}",
-        failed.message
     );
     assert!(!agent.is_streaming());
     assert_eq!(

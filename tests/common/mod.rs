@@ -556,3 +556,14 @@ pub fn on_tool_start(agent: &Agent, f: impl Fn(&Agent) + Send + Sync + 'static) 
         Ok(())
     }));
 }
+
+/// The error of a run that must have ended as `kind` (a failed request or stream function:
+/// `ModelError`; an abort: `Aborted`), for the assertions that follow.
+pub fn failure<T: std::fmt::Debug>(
+    result: Result<T, agent::error::Error>,
+    kind: agent::error::ErrorKind,
+) -> agent::error::Error {
+    let error = result.expect_err("the run must fail");
+    assert_eq!(error.kind, kind, "{}", error.message);
+    error
+}
