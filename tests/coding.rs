@@ -79,6 +79,15 @@ async fn call(tools: &[AgentTool], name: &str, args: Json) -> Outcome {
     call_with(tools, name, args, AbortSignal::new()).await
 }
 
+/// `read`, `write` and `edit` of `path` are all refused as leaving the root.
+async fn assert_file_tools_refuse(tools: &[AgentTool], path: &str) {
+    assert_refused(&call(tools, "read", json!({"path": path})).await, path);
+    let write = json!({"path": path, "content": "x"});
+    assert_refused(&call(tools, "write", write).await, path);
+    let edit = json!({"path": path, "edits": [{"oldText": "secret", "newText": "x"}]});
+    assert_refused(&call(tools, "edit", edit).await, path);
+}
+
 fn assert_refused(outcome: &Outcome, what: &str) {
     assert!(outcome.is_error, "{what}: not refused: {}", outcome.text);
     assert!(
@@ -96,20 +105,7 @@ async fn dot_dot_and_absolute_paths_outside_the_root_are_refused_by_every_tool()
     let secret = t.outer.join("secret.txt");
     let secret = secret.to_str().unwrap();
     for path in ["../secret.txt", secret, "src/../../secret.txt", "~/x"] {
-        assert_refused(&call(&tools, "read", json!({"path": path})).await, path);
-        assert_refused(
-            &call(&tools, "write", json!({"path": path, "content": "x"})).await,
-            path,
-        );
-        assert_refused(
-            &call(
-                &tools,
-                "edit",
-                json!({"path": path, "edits": [{"oldText": "secret", "newText": "x"}]}),
-            )
-            .await,
-            path,
-        );
+        assert_file_tools_refuse(&tools, path).await;
     }
     for path in ["..", t.outer.to_str().unwrap()] {
         assert_refused(&call(&tools, "ls", json!({"path": path})).await, path);
@@ -141,20 +137,7 @@ async fn symbolic_links_out_of_the_root_are_refused_and_never_followed_by_listin
     symlink("../../secret.txt", t.root.join("src/relative-link")).unwrap();
     let tools = all_tools(&t.root);
     for path in ["file-link", "dir-link/s.txt", "src/relative-link"] {
-        assert_refused(&call(&tools, "read", json!({"path": path})).await, path);
-        assert_refused(
-            &call(&tools, "write", json!({"path": path, "content": "x"})).await,
-            path,
-        );
-        assert_refused(
-            &call(
-                &tools,
-                "edit",
-                json!({"path": path, "edits": [{"oldText": "secret", "newText": "x"}]}),
-            )
-            .await,
-            path,
-        );
+        assert_file_tools_refuse(&tools, path).await;
     }
     assert_refused(
         &call(&tools, "ls", json!({"path": "dir-link"})).await,

@@ -7,17 +7,14 @@ use ignore::WalkBuilder;
 
 use super::root::{is_escape, link_outside, Root};
 use super::truncate::{truncate_head, ListingResult, MAX_BYTES, NO_LINE_LIMIT};
-use super::{check_abort, limit_arg, string, text_result};
+use super::{check_abort, limit_arg, search_args, text_result};
 use crate::host::AbortSignal;
 use crate::json::{json, Json};
 
 const DEFAULT_LIMIT: usize = 1000;
 
 pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, String> {
-    let pattern = string(args, "pattern").unwrap_or_default();
-    let search = string(args, "path")
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
+    let (pattern, search) = search_args(args);
     let resolved = root.resolve(search)?;
     let limit = limit_arg(args, DEFAULT_LIMIT);
     match root.dir().metadata(&resolved.rel) {

@@ -13,7 +13,7 @@ use super::root::{is_escape, link_outside, Root};
 use super::truncate::{
     truncate_head, truncate_line, ListingResult, GREP_MAX_LINE_LENGTH, MAX_BYTES, NO_LINE_LIMIT,
 };
-use super::{check_abort, limit_arg, number, string, text_result};
+use super::{check_abort, limit_arg, number, search_args, string, text_result};
 use crate::host::AbortSignal;
 use crate::json::{json, Json};
 
@@ -112,10 +112,7 @@ impl Sink for FileSink<'_> {
 }
 
 pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, String> {
-    let pattern = string(args, "pattern").unwrap_or_default();
-    let search = string(args, "path")
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
+    let (pattern, search) = search_args(args);
     let resolved = root.resolve(search)?;
     let is_directory = match root.dir().metadata(&resolved.rel) {
         Ok(metadata) => metadata.is_dir(),

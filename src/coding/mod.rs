@@ -311,6 +311,13 @@ fn string<'a>(args: &'a Json, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Json::as_str)
 }
 
+/// `find`'s and `grep`'s `pattern` and search `path` (the root when absent or empty).
+fn search_args(args: &Json) -> (&str, &str) {
+    let pattern = string(args, "pattern").unwrap_or_default();
+    let search = string(args, "path").filter(|p| !p.is_empty());
+    (pattern, search.unwrap_or("."))
+}
+
 /// A result with one text block and, when there are any, details.
 fn text_result(text: &str, details: Option<Json>) -> Json {
     let mut result = serde_json::Map::new();
