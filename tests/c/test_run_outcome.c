@@ -47,6 +47,57 @@ static void done_reading_outcome(void *ud, AgentStatus status, const char *error
     seen->call_status = agent_last_run_outcome(seen->agent, &seen->outcome, &seen->message);
 }
 
+/* Under contention: reader threads call the accessor while the main thread runs prompts that
+ * alternately complete and fail. Every answer is one the header documents, a message is always
+ * the outcome's own, and after each wait the outcome is that run's. */
+static AgentHandle *contended;
+static atomic_int stop_readers;
+static atomic_int reads_ok, reads_between;
+
+static void *read_outcomes(void *unused) {
+    (void)unused;
+    while (!atomic_load(&stop_readers)) {
+        AgentStatus outcome = 12345;
+        char *message = NULL;
+        AgentStatus status = agent_last_run_outcome(contended, &outcome, &message);
+        if (status == AGENT_OK) {
+            if (outcome == AGENT_OK) CHECK_EQ_INT(strlen(message), 0);
+            else if (outcome == AGENT_ERR_MODEL_ERROR) CHECK_HAS(message, "503 busy");
+            else FAIL("outcome %d under contention", outcome);
+            agent_string_free(message);
+            atomic_fetch_add(&reads_ok, 1);
+        } else {
+            CHECK_EQ_INT(status, AGENT_ERR_INVALID_STATE); /* a run in progress (or none yet) */
+            CHECK(message == NULL);
+            atomic_fetch_add(&reads_between, 1);
+        }
+    }
+    return NULL;
+}
+
+static void outcome_under_contention(void) {
+    enum { RUNS = 200, READERS = 4 };
+    char script[RUNS * 96 + 8] = "[";
+    for (int i = 0; i < RUNS; i++)
+        strcat(script, i % 2 ? "{\"content\":[],\"stopReason\":\"error\",\"errorMessage\":\"503 busy\"},"
+                             : "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]},");
+    script[strlen(script) - 1] = ']';
+    contended = new_agent(script);
+    pthread_t readers[READERS];
+    for (int i = 0; i < READERS; i++) CHECK(pthread_create(&readers[i], NULL, read_outcomes, NULL) == 0);
+    for (int i = 0; i < RUNS; i++) {
+        CHECK_OK(agent_prompt_text(contended, "hi", NULL, NULL, NULL));
+        CHECK_OK(agent_wait_for_idle(contended, WAIT_MS));
+        check_outcome(contended, i % 2 ? AGENT_ERR_MODEL_ERROR : AGENT_OK, i % 2 ? "503 busy" : "");
+    }
+    atomic_store(&stop_readers, 1);
+    for (int i = 0; i < READERS; i++) CHECK(pthread_join(readers[i], NULL) == 0);
+    /* Both answers were seen while runs came and went. */
+    CHECK(atomic_load(&reads_ok) > 0);
+    CHECK(atomic_load(&reads_between) > 0);
+    CHECK_OK(agent_free(contended));
+}
+
 int main(void) {
     AgentStatus status = 0;
     char *message = NULL;
@@ -108,6 +159,7 @@ int main(void) {
     CHECK_ERR(agent_last_run_outcome(agent, &status, &message), AGENT_ERR_INVALID_HANDLE, "freed");
     CHECK_EQ_INT(status, 777);
     CHECK(message == NULL);
+    outcome_under_contention();
     puts("test_run_outcome: ok");
     return 0;
 }
