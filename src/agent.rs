@@ -17,7 +17,7 @@ use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, Que
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{
-    default_stream_fn, lock, AbortSignal, AgentTool, Delivery, Hook, HostFuture, ImmediateListener,
+    default_stream_fn, AbortSignal, AgentTool, Delivery, Hook, HostFuture, ImmediateListener,
     Listener, StreamFn,
 };
 use crate::json::Json;
@@ -26,6 +26,7 @@ use crate::message::{
     Message,
 };
 use crate::pending::Pending;
+use crate::sync::lock;
 use crate::transcript::{create_initial_system_message, current_system_message};
 
 pub use completion::{DoneFn, RunCompletion};

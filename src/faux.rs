@@ -13,10 +13,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::host::{lock, AbortSignal, StreamFn, StreamRequest};
+use crate::host::{AbortSignal, StreamFn, StreamRequest};
 use crate::json::{json, now_ms, Json, JsonMap};
 use crate::message::zero_usage;
 use crate::stream::StreamSender;
+use crate::sync::lock;
 
 /// Parses and checks a script (a JSON array of responses).
 pub fn parse_script(script: &Json) -> Result<Vec<Json>, String> {

@@ -16,6 +16,7 @@ use crate::event::AgentEvent;
 use crate::json::Json;
 use crate::message::Message;
 use crate::stream::StreamSender;
+use crate::sync::lock;
 
 /// A boxed future returned by host callbacks.
 pub type HostFuture<T> = BoxFuture<'static, T>;
@@ -163,11 +164,6 @@ impl std::fmt::Debug for AbortSignal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "AbortSignal(aborted={})", self.is_aborted())
     }
-}
-
-/// Locks a mutex, ignoring poisoning (a panicking host callback must not wedge the agent).
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One request to a stream function (SPEC §3.1, §6.5).

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll};
 
-use crate::host::lock;
+use crate::sync::lock;
 
 #[derive(Default)]
 struct Inner {

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 
-use crate::host::lock;
 use crate::json::{json, number_value, Json, JsonMap};
+use crate::sync::lock;
 use assemble::{Assembled, Assembler};
 pub use partial::BlockKind;
 

@@ -4,8 +4,8 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, ErrorKind};
-use crate::host::lock;
 use crate::json::Json;
+use crate::sync::lock;
 
 /// Completion of one run: released after the cleanup of SPEC §7.10.
 #[derive(Default)]

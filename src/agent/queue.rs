@@ -11,7 +11,8 @@ use futures::StreamExt;
 use super::{Agent, Inner};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
-use crate::host::{lock, HostFuture, Listener};
+use crate::host::{HostFuture, Listener};
+use crate::sync::lock;
 
 struct Items {
     events: VecDeque<Arc<AgentEvent>>,

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::schema::Compiled;
-use crate::host::lock;
 use crate::json::Json;
+use crate::sync::lock;
 
 /// Definition address → (the definition, its compile outcome). The `Weak` keeps the address
 /// from being reused by another definition while the entry exists.

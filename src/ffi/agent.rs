@@ -12,8 +12,8 @@ use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
 use crate::error::ErrorKind;
-use crate::host::lock;
 use crate::json::Json;
+use crate::sync::lock;
 
 /// An opaque agent handle (generation-checked: a freed or forged handle is reported, never used).
 pub struct AgentHandle {

@@ -9,9 +9,10 @@ use tokio::sync::oneshot;
 
 use super::handles::{Lookup, Registry};
 use super::*;
-use crate::host::{lock, AbortSignal, HookResult, HostFuture, UpdateFn};
+use crate::host::{AbortSignal, HookResult, HostFuture, UpdateFn};
 use crate::json::Json;
 use crate::stream::StreamSender;
+use crate::sync::lock;
 
 /// An opaque call object: the pending answer of one callback invocation.
 pub struct AgentCall {

@@ -12,8 +12,9 @@ use super::*;
 use crate::agent::EventQueue as CoreQueue;
 use crate::error::ErrorKind;
 use crate::event::{AgentEvent as CoreEvent, EventShape};
-use crate::host::{lock, AbortSignal, Delivery, ImmediateListener};
+use crate::host::{AbortSignal, Delivery, ImmediateListener};
 use crate::json::Json;
+use crate::sync::lock;
 
 /// An event borrowed by a listener for the duration of its callback.
 pub struct CAgentEvent {

@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 
 use super::{err, FfiResult, AGENT_ERR_INVALID_HANDLE};
-use crate::host::lock;
+use crate::sync::lock;
 
 struct Slot<T> {
     generation: u32,

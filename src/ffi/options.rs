@@ -9,7 +9,8 @@ use super::stream::{host_stream_fn, providers_stream_fn, scripted, AgentStreamFn
 use super::tool::{tool_arg, CAgentTool};
 use super::*;
 use crate::agent::{AgentOptions as CoreOptions, HookKind};
-use crate::host::{lock, AbortSignal, Hook};
+use crate::host::{AbortSignal, Hook};
+use crate::sync::lock;
 
 /// An opaque options builder, consumed by `agent_new`.
 pub struct CAgentOptions {

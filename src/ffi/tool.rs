@@ -9,9 +9,10 @@ use super::call::{
 use super::handles::Registry;
 use super::*;
 use crate::host::{
-    lock, AbortSignal, AgentTool as CoreTool, HookResult, HostFuture, ToolBehavior, ToolInvocation,
+    AbortSignal, AgentTool as CoreTool, HookResult, HostFuture, ToolBehavior, ToolInvocation,
 };
 use crate::json::Json;
+use crate::sync::lock;
 
 /// An opaque, reference-counted tool. Agents and options take their own reference.
 pub struct CAgentTool {

@@ -259,7 +259,7 @@ mod strict_limits {
         let Some(session) = session else {
             return false;
         };
-        let sessions = crate::host::lock(&SESSIONS);
+        let sessions = crate::sync::lock(&SESSIONS);
         sessions.1.as_ref().is_some_and(|set| set.contains(session))
     }
 
@@ -267,7 +267,7 @@ mod strict_limits {
         let Some(session) = session else {
             return;
         };
-        let mut sessions = crate::host::lock(&SESSIONS);
+        let mut sessions = crate::sync::lock(&SESSIONS);
         let (order, set) = &mut *sessions;
         if set
             .get_or_insert_with(HashSet::new)

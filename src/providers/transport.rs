@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::json::Json;
+use crate::sync::lock;
 
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 pub(crate) const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 30_000;
@@ -174,12 +175,6 @@ pub async fn client(url: &str, transport: &Transport) -> Result<reqwest::Client,
     };
     let client = built.map_err(|_| "The HTTP client could not be built.".to_string())??;
     Ok(lock(clients).entry(key).or_insert(client).clone())
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn build(key: &ClientKey) -> Result<reqwest::Client, String> {

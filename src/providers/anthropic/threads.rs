@@ -38,12 +38,12 @@ type Sessions = (VecDeque<String>, Option<HashMap<String, State>>);
 static SESSIONS: Mutex<Sessions> = Mutex::new((VecDeque::new(), None));
 
 fn get(session: &str) -> Option<State> {
-    let sessions = crate::host::lock(&SESSIONS);
+    let sessions = crate::sync::lock(&SESSIONS);
     sessions.1.as_ref()?.get(session).cloned()
 }
 
 fn remove(session: &str) {
-    let mut sessions = crate::host::lock(&SESSIONS);
+    let mut sessions = crate::sync::lock(&SESSIONS);
     let (order, states) = &mut *sessions;
     if states.as_mut().and_then(|s| s.remove(session)).is_some() {
         order.retain(|s| s != session);
@@ -52,7 +52,7 @@ fn remove(session: &str) {
 
 /// Sets a session's state as its newest entry, dropping the oldest beyond the cap.
 fn set(session: &str, state: State) {
-    let mut sessions = crate::host::lock(&SESSIONS);
+    let mut sessions = crate::sync::lock(&SESSIONS);
     let (order, states) = &mut *sessions;
     let states = states.get_or_insert_with(HashMap::new);
     if states.insert(session.to_string(), state).is_some() {
