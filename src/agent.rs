@@ -312,7 +312,7 @@ impl Agent {
         let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
         let grace = state.settings.abort_grace_ms.map(Duration::from_millis);
         let signal = AbortSignal::with_grace(grace);
-        let completion = Arc::new(RunCompletion::default());
+        let completion = Arc::new(RunCompletion::new(signal.clone()));
         state.streaming_message = None;
         state.error_message = None;
         state.run_ending = Ok(());

@@ -4,12 +4,15 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, ErrorKind};
+use crate::host::AbortSignal;
 use crate::json::Json;
 use crate::sync::lock;
 
-/// Completion of one run: released after the cleanup of SPEC §7.10.
+/// Completion of one run: released after the cleanup of SPEC §7.10. It also names the run: its
+/// signal aborts this run only (a settled run's abort reaches nothing).
 #[derive(Default)]
 pub struct RunCompletion {
+    signal: AbortSignal,
     outcome: Mutex<Option<Result<(), String>>>,
     /// How the run ended, set before `outcome` (see [`RunCompletion::result`]).
     ending: Mutex<Option<Result<(), Error>>>,
@@ -18,6 +21,20 @@ pub struct RunCompletion {
 }
 
 impl RunCompletion {
+    pub(super) fn new(signal: AbortSignal) -> Self {
+        RunCompletion {
+            signal,
+            ..Default::default()
+        }
+    }
+
+    /// Aborts this run (nothing once it settled).
+    pub fn abort(&self) {
+        if self.outcome().is_none() {
+            self.signal.abort();
+        }
+    }
+
     pub(super) fn complete(&self, outcome: Result<(), String>, ending: Result<(), Error>) {
         *lock(&self.ending) = Some(ending);
         *lock(&self.outcome) = Some(outcome);

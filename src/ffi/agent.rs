@@ -15,9 +15,12 @@ use crate::error::ErrorKind;
 use crate::json::Json;
 use crate::sync::lock;
 
-/// An opaque agent handle (generation-checked: a freed or forged handle is reported, never used).
+/// An agent handle: a generation-checked value (a freed or forged handle is reported, never
+/// used); `{0}` is the null handle.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AgentHandle {
-    _private: [u8; 0],
+    pub id: u64,
 }
 
 /// Called once when a run settled (after its cleanup, before `agent_wait_for_idle` returns),
@@ -38,8 +41,8 @@ pub(crate) struct FfiAgent {
 
 pub(crate) static AGENTS: Registry<Arc<FfiAgent>> = Registry::new("agent", 0xa6e7_a6e7_0000_0000);
 
-pub(crate) fn agent_arg(handle: *const AgentHandle) -> FfiResult<Arc<FfiAgent>> {
-    AGENTS.get(handle as *const c_void, "agent")
+pub(crate) fn agent_arg(handle: AgentHandle) -> FfiResult<Arc<FfiAgent>> {
+    AGENTS.get(handle.id, "agent")
 }
 
 /// Builds an agent from `options` (consumed, also on failure; NULL = defaults). Without a stream
@@ -48,8 +51,8 @@ pub(crate) fn agent_arg(handle: *const AgentHandle) -> FfiResult<Arc<FfiAgent>> 
 #[no_mangle]
 pub unsafe extern "C" fn agent_new(
     options: *mut CAgentOptions,
-    out_agent: *mut *mut AgentHandle,
-) -> AgentStatus {
+    out_agent: *mut AgentHandle,
+) -> *mut AgentError {
     boundary(|| {
         let core_options = if options.is_null() {
             CoreOptions::default()
@@ -69,7 +72,7 @@ pub unsafe extern "C" fn agent_new(
             freed: Arc::new(AtomicBool::new(false)),
             event_cache: Default::default(),
         };
-        write_out(out_agent, AGENTS.insert(Arc::new(ffi)) as *mut AgentHandle);
+        write_out(out_agent, AgentHandle { id: AGENTS.insert(Arc::new(ffi)) });
         Ok(())
     })
 }
@@ -84,10 +87,10 @@ pub unsafe extern "C" fn agent_new(
 /// callback) it never waits; callbacks already scheduled are then dropped, not called.
 /// Callable from any thread, including inside this agent's callbacks.
 #[no_mangle]
-pub unsafe extern "C" fn agent_free(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_free(handle: AgentHandle) -> *mut AgentError {
     boundary(|| {
         agent_arg(handle)?;
-        let Some(ffi) = AGENTS.remove(handle as *const c_void) else {
+        let Some(ffi) = AGENTS.remove(handle.id) else {
             return err(AGENT_ERR_INVALID_HANDLE, "agent is a freed agent.");
         };
         ffi.freed.store(true, Ordering::SeqCst);
@@ -151,14 +154,15 @@ fn prompt_input(value: Json) -> FfiResult<PromptInput> {
 /// `AGENT_ERR_BUSY` with the reference's text, and `done` is not called.
 #[no_mangle]
 pub unsafe extern "C" fn agent_prompt(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     input_json: *const c_char,
+    input_json_len: usize,
     done: AgentDoneFn,
     user_data: *mut c_void,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        let input = prompt_input(json_arg(input_json, "input_json")?)?;
+        let input = prompt_input(json_arg(input_json, input_json_len, "input_json")?)?;
         let done = done_callback(done, user_data, ffi.freed.clone());
         let started = ffi.agent.start_prompt(input, done).map(|_| ());
         start_result(&ffi, started)
@@ -169,16 +173,18 @@ pub unsafe extern "C" fn agent_prompt(
 /// (`{"type":"image","data","mimeType"}`), appended after the text block when non-empty.
 #[no_mangle]
 pub unsafe extern "C" fn agent_prompt_text(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     text: *const c_char,
+    text_len: usize,
     images_json: *const c_char,
+    images_json_len: usize,
     done: AgentDoneFn,
     user_data: *mut c_void,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        let text = str_arg(text, "text")?.to_string();
-        let images = match opt_json_arg(images_json, "images_json")? {
+        let text = str_arg(text, text_len, "text")?.to_string();
+        let images = match opt_json_arg(images_json, images_json_len, "images_json")? {
             None => Vec::new(),
             Some(Json::Array(images)) if images.iter().all(Json::is_object) => images,
             Some(_) => {
@@ -201,10 +207,10 @@ pub unsafe extern "C" fn agent_prompt_text(
 /// `AGENT_ERR_INVALID_STATE` when there is nothing to continue from (reference texts).
 #[no_mangle]
 pub unsafe extern "C" fn agent_continue(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     done: AgentDoneFn,
     user_data: *mut c_void,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let done = done_callback(done, user_data, ffi.freed.clone());
@@ -214,12 +220,13 @@ pub unsafe extern "C" fn agent_continue(
 }
 
 fn message_op(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     message_json: *const c_char,
+    message_json_len: usize,
     op: impl FnOnce(&Agent, Json),
 ) -> FfiResult {
     let ffi = agent_arg(handle)?;
-    let message = json_arg(message_json, "message_json")?;
+    let message = json_arg(message_json, message_json_len, "message_json")?;
     check_message(&message, "message_json")?;
     op(&ffi.agent, message);
     Ok(())
@@ -228,25 +235,27 @@ fn message_op(
 /// Queues a steering message (delivered at the next steering poll). Allowed at any time.
 #[no_mangle]
 pub unsafe extern "C" fn agent_steer(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     message_json: *const c_char,
-) -> AgentStatus {
+    message_json_len: usize,
+) -> *mut AgentError {
     boundary(|| message_op(handle, message_json, |agent, m| agent.steer(m)))
 }
 
 /// Queues a follow-up message (delivered when a run would otherwise stop).
 #[no_mangle]
 pub unsafe extern "C" fn agent_follow_up(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     message_json: *const c_char,
-) -> AgentStatus {
+    message_json_len: usize,
+) -> *mut AgentError {
     boundary(|| message_op(handle, message_json, |agent, m| agent.follow_up(m)))
 }
 
 /// Aborts the active run's signal; does nothing when idle. Abort callbacks run later on the
 /// runtime thread, never inside this call.
 #[no_mangle]
-pub unsafe extern "C" fn agent_abort(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_abort(handle: AgentHandle) -> *mut AgentError {
     boundary(|| {
         agent_arg(handle)?.agent.abort();
         Ok(())
@@ -259,9 +268,9 @@ pub unsafe extern "C" fn agent_abort(handle: *mut AgentHandle) -> AgentStatus {
 /// never finish.
 #[no_mangle]
 pub unsafe extern "C" fn agent_wait_for_idle(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     timeout_ms: i64,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
         let agent = agent_arg(handle)?.agent.clone();
@@ -276,7 +285,7 @@ pub unsafe extern "C" fn agent_wait_for_idle(
 
 /// `reset()` (SPEC §7.16); `AGENT_ERR_BUSY` during a run.
 #[no_mangle]
-pub unsafe extern "C" fn agent_reset(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_reset(handle: AgentHandle) -> *mut AgentError {
     boundary(|| agent_arg(handle)?.agent.reset().map_err(FfiError::from))
 }
 
@@ -288,9 +297,9 @@ fn write_json(out: *mut *mut c_char, value: &Json) {
 /// returns (steering if any, else follow-ups; one or all per the queue's mode).
 #[no_mangle]
 pub unsafe extern "C" fn agent_peek_queued_messages(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     out_json: *mut *mut c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_json, "out_json")?;
         let messages = agent_arg(handle)?.agent.peek_queued_messages();
@@ -302,9 +311,9 @@ pub unsafe extern "C" fn agent_peek_queued_messages(
 /// Writes whether either queue holds messages.
 #[no_mangle]
 pub unsafe extern "C" fn agent_has_queued_messages(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     out_has: *mut bool,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_has, "out_has")?;
         write_out(out_has, agent_arg(handle)?.agent.has_queued_messages());
@@ -314,7 +323,7 @@ pub unsafe extern "C" fn agent_has_queued_messages(
 
 /// Drops the queued steering messages.
 #[no_mangle]
-pub unsafe extern "C" fn agent_clear_steering_queue(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_clear_steering_queue(handle: AgentHandle) -> *mut AgentError {
     boundary(|| {
         agent_arg(handle)?.agent.clear_steering_queue();
         Ok(())
@@ -323,7 +332,7 @@ pub unsafe extern "C" fn agent_clear_steering_queue(handle: *mut AgentHandle) ->
 
 /// Drops the queued follow-up messages.
 #[no_mangle]
-pub unsafe extern "C" fn agent_clear_follow_up_queue(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_clear_follow_up_queue(handle: AgentHandle) -> *mut AgentError {
     boundary(|| {
         agent_arg(handle)?.agent.clear_follow_up_queue();
         Ok(())
@@ -332,7 +341,7 @@ pub unsafe extern "C" fn agent_clear_follow_up_queue(handle: *mut AgentHandle) -
 
 /// Drops every queued message.
 #[no_mangle]
-pub unsafe extern "C" fn agent_clear_all_queues(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_clear_all_queues(handle: AgentHandle) -> *mut AgentError {
     boundary(|| {
         agent_arg(handle)?.agent.clear_all_queues();
         Ok(())
@@ -351,10 +360,10 @@ pub unsafe extern "C" fn agent_clear_all_queues(handle: *mut AgentHandle) -> Age
 /// O(length of the message).
 #[no_mangle]
 pub unsafe extern "C" fn agent_last_run_outcome(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     out_status: *mut AgentStatus,
     out_error_message: *mut *mut c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_status, "out_status")?;
         let agent = &agent_arg(handle)?.agent;
@@ -391,9 +400,9 @@ pub unsafe extern "C" fn agent_last_run_outcome(
 /// `agent_get_message` and `agent_get_messages`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_get_state(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     out_state_json: *mut *mut c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_state_json, "out_state_json")?;
         write_json(out_state_json, &agent_arg(handle)?.agent.state_json());
@@ -404,9 +413,9 @@ pub unsafe extern "C" fn agent_get_state(
 /// Writes the number of messages in the transcript (O(1): cheap enough for every frame).
 #[no_mangle]
 pub unsafe extern "C" fn agent_get_message_count(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     out_count: *mut usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_count, "out_count")?;
         write_out(out_count, agent_arg(handle)?.agent.message_count());
@@ -419,10 +428,10 @@ pub unsafe extern "C" fn agent_get_message_count(
 /// size of that message only.
 #[no_mangle]
 pub unsafe extern "C" fn agent_get_message(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     index: usize,
     out_message_json: *mut *mut c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_message_json, "out_message_json")?;
         let agent = &agent_arg(handle)?.agent;
@@ -444,11 +453,11 @@ pub unsafe extern "C" fn agent_get_message(
 /// size of the messages returned only.
 #[no_mangle]
 pub unsafe extern "C" fn agent_get_messages(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     start: usize,
     count: usize,
     out_messages_json: *mut *mut c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_messages_json, "out_messages_json")?;
         let messages = agent_arg(handle)?.agent.message_range(start, count);
@@ -463,12 +472,13 @@ pub unsafe extern "C" fn agent_get_messages(
 /// progress appends its later messages to the new transcript (SPEC §7.15).
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_messages(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     messages_json: *const c_char,
-) -> AgentStatus {
+    messages_json_len: usize,
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        let messages = messages_arg(json_arg(messages_json, "messages_json")?, "messages_json")?;
+        let messages = messages_arg(json_arg(messages_json, messages_json_len, "messages_json")?, "messages_json")?;
         ffi.agent.set_messages(messages);
         Ok(())
     })
@@ -484,10 +494,10 @@ pub unsafe extern "C" fn agent_set_messages(
 /// `tools` must be NULL (with `count` 0) or point to `count` readable tool pointers.
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_tools(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     tools: *const *mut CAgentTool,
     count: usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         if tools.is_null() && count > 0 {
@@ -517,12 +527,13 @@ pub unsafe extern "C" fn agent_set_tools(
 /// naming the field, and change nothing. Captured by the next run (modes apply at once).
 #[no_mangle]
 pub unsafe extern "C" fn agent_configure(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     patch_json: *const c_char,
-) -> AgentStatus {
+    patch_json_len: usize,
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        let patch = json_arg(patch_json, "patch_json")?;
+        let patch = json_arg(patch_json, patch_json_len, "patch_json")?;
         Ok(ffi.agent.configure(&patch)?)
     })
 }
@@ -531,12 +542,12 @@ pub unsafe extern "C" fn agent_configure(
 /// (prepareNextTurn hooks: at the next turn boundary, SPEC §7.2).
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_hook(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     kind: AgentHookKind,
     hook: AgentHookFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let kind = hook_kind(kind)?;
@@ -554,11 +565,11 @@ pub unsafe extern "C" fn agent_set_hook(
 /// main loop starts, failing the run when there is none).
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_stream_fn(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     stream_fn: AgentStreamFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         ffi.agent
@@ -569,7 +580,7 @@ pub unsafe extern "C" fn agent_set_stream_fn(
 
 /// Uses the built-in model providers (see `agent_set_default_providers`) as the stream function.
 #[no_mangle]
-pub unsafe extern "C" fn agent_use_providers(handle: *mut AgentHandle) -> AgentStatus {
+pub unsafe extern "C" fn agent_use_providers(handle: AgentHandle) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         ffi.agent.set_stream_fn(Some(providers_stream_fn()?));
@@ -580,9 +591,10 @@ pub unsafe extern "C" fn agent_use_providers(handle: *mut AgentHandle) -> AgentS
 /// Uses the built-in scripted model (see `agent_options_set_scripted_model`) as the stream function.
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_scripted_model(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     script_json: *const c_char,
-) -> AgentStatus {
+    script_json_len: usize,
+) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         ffi.agent.set_stream_fn(Some(scripted(script_json)?));

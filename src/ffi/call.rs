@@ -368,7 +368,7 @@ fn end_stream(ended: &AtomicBool) -> FfiResult {
 pub unsafe extern "C" fn agent_call_complete(
     call: *mut AgentCall,
     result_json: *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let value = opt_json_arg(result_json, "result_json")?;
@@ -405,7 +405,7 @@ pub unsafe extern "C" fn agent_call_complete(
 pub unsafe extern "C" fn agent_call_fail(
     call: *mut AgentCall,
     message: *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let message = str_arg(message, "message")?.to_string();
@@ -428,7 +428,7 @@ pub unsafe extern "C" fn agent_call_fail(
 pub unsafe extern "C" fn agent_call_is_aborted(
     call: *const AgentCall,
     out_aborted: *mut bool,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_aborted, "out_aborted")?;
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
@@ -446,7 +446,7 @@ pub unsafe extern "C" fn agent_call_on_abort(
     on_abort: AgentAbortFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let Some(callback) = on_abort else {
             return err(AGENT_ERR_NULL, "on_abort is NULL.");
@@ -468,7 +468,7 @@ pub unsafe extern "C" fn agent_call_on_abort(
 pub unsafe extern "C" fn agent_tool_call_update(
     call: *mut AgentToolCall,
     partial_result_json: *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
         let Reply::Tool { slot, on_update } = &state.reply else {
@@ -500,7 +500,7 @@ pub unsafe extern "C" fn agent_tool_call_update(
 pub unsafe extern "C" fn agent_stream_push(
     stream: *mut AgentStream,
     event_json: *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| push_event(stream, event_json))
 }
 
@@ -509,7 +509,7 @@ pub unsafe extern "C" fn agent_stream_push(
 pub unsafe extern "C" fn agent_stream_backlog(
     stream: *const AgentStream,
     out_count: *mut usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_count, "out_count")?;
         let count = match CALLS.lookup(stream as *const c_void) {
@@ -537,7 +537,7 @@ pub unsafe extern "C" fn agent_stream_on_consumed(
     on_consumed: AgentConsumedFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let Some(callback) = on_consumed else {
             return err(AGENT_ERR_NULL, "on_consumed is NULL.");

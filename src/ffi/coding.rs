@@ -40,7 +40,7 @@ pub unsafe extern "C" fn agent_coding_tools_new(
     out_tools: *mut *mut CAgentTool,
     capacity: usize,
     out_count: *mut usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_count, "out_count")?;
         if out_tools.is_null() {

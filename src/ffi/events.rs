@@ -156,7 +156,7 @@ pub unsafe extern "C" fn agent_subscribe(
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
     out_id: *mut u64,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_id, "out_id")?;
         let ffi = agent_arg(handle)?;
@@ -175,7 +175,7 @@ pub unsafe extern "C" fn agent_subscribe(
 
 /// Removes a subscription; `AGENT_ERR_INVALID_ARGUMENT` when there is none with that id.
 #[no_mangle]
-pub unsafe extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> AgentStatus {
+pub unsafe extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> *mut AgentError {
     boundary(|| {
         if agent_arg(handle)?.agent.unsubscribe(id) {
             Ok(())
@@ -193,7 +193,7 @@ pub unsafe extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) ->
 pub unsafe extern "C" fn agent_event_type(
     event: *const CAgentEvent,
     out_type: *mut *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_type, "out_type")?;
         write_out(out_type, type_c_str(&event_arg(event)?.event).as_ptr());
@@ -208,7 +208,7 @@ pub unsafe extern "C" fn agent_event_json(
     event: *const CAgentEvent,
     shape: AgentEventShape,
     out_json: *mut *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_json, "out_json")?;
         let shape = shape_of(shape)?;
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn agent_event_json(
 pub unsafe extern "C" fn agent_event_update_type(
     event: *const CAgentEvent,
     out_type: *mut *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_type, "out_type")?;
         let view = event_arg(event)?;
@@ -264,7 +264,7 @@ pub unsafe extern "C" fn agent_event_delta(
     event: *const CAgentEvent,
     out_text: *mut *const c_char,
     out_len: *mut usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_text, "out_text")?;
         check_out(out_len, "out_len")?;
@@ -304,7 +304,7 @@ pub unsafe extern "C" fn agent_events_open(
     handle: *mut AgentHandle,
     options_json: *const c_char,
     out_queue: *mut *mut AgentEventQueue,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_queue, "out_queue")?;
         let ffi = agent_arg(handle)?;
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn agent_events_next(
     queue: *mut AgentEventQueue,
     timeout_ms: i64,
     out_event_json: *mut *mut c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_event_json, "out_event_json")?;
         let queue = QUEUES.get(queue as *const c_void, "queue")?;
@@ -375,7 +375,7 @@ pub unsafe extern "C" fn agent_events_next(
 
 /// Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
 #[no_mangle]
-pub unsafe extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> AgentStatus {
+pub unsafe extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> *mut AgentError {
     boundary(|| {
         QUEUES.get(queue as *const c_void, "queue")?;
         if let Some(queue) = QUEUES.remove(queue as *const c_void) {

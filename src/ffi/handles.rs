@@ -1,8 +1,7 @@
-//! Generation-checked handles: what the host holds is a token, never a pointer into memory, so a
-//! freed or forged handle is detected instead of dereferenced.
+//! Generation-checked handles: what the host holds is a 64-bit token (a value, not a pointer:
+//! the same on 32-bit targets), so a freed or forged handle is detected instead of dereferenced.
 
 use std::collections::VecDeque;
-use std::ffi::c_void;
 use std::sync::Mutex;
 
 use super::{err, FfiResult, AGENT_ERR_INVALID_HANDLE};
@@ -12,10 +11,6 @@ struct Slot<T> {
     generation: u32,
     value: Option<T>,
 }
-
-// A token packs a 32-bit slot index and a 32-bit generation into a pointer-sized value.
-#[cfg(not(target_pointer_width = "64"))]
-compile_error!("libagent's handles need 64-bit pointers");
 
 /// A table of live objects of one kind. Tokens encode slot index and generation, mixed with a
 /// per-kind tag so that a handle of one kind is not accepted as another. Freed slots are reused
@@ -44,19 +39,18 @@ impl<T: Clone> Registry<T> {
         }
     }
 
-    fn token(&self, index: usize, generation: u32) -> *mut c_void {
-        let raw = (((index as u64) + 1) << 32 | generation as u64) ^ self.tag;
-        raw as usize as *mut c_void
+    fn token(&self, index: usize, generation: u32) -> u64 {
+        (((index as u64) + 1) << 32 | generation as u64) ^ self.tag
     }
 
-    fn decode(&self, token: *const c_void) -> Option<(usize, u32)> {
-        let raw = (token as usize as u64) ^ self.tag;
+    fn decode(&self, token: u64) -> Option<(usize, u32)> {
+        let raw = token ^ self.tag;
         let index = (raw >> 32).checked_sub(1)? as usize;
         Some((index, raw as u32))
     }
 
     /// Stores a value and returns its token.
-    pub fn insert(&self, value: T) -> *mut c_void {
+    pub fn insert(&self, value: T) -> u64 {
         let mut guard = lock(&self.slots);
         let (slots, free) = &mut *guard;
         if let Some(index) = free.pop_front() {
@@ -72,7 +66,7 @@ impl<T: Clone> Registry<T> {
         self.token(slots.len() - 1, 0)
     }
 
-    pub fn lookup(&self, token: *const c_void) -> Lookup<T> {
+    pub fn lookup(&self, token: u64) -> Lookup<T> {
         let Some((index, generation)) = self.decode(token) else {
             return Lookup::Invalid;
         };
@@ -88,15 +82,15 @@ impl<T: Clone> Registry<T> {
     }
 
     /// The live value, or `AGENT_ERR_INVALID_HANDLE` naming the argument.
-    pub fn get(&self, token: *const c_void, name: &str) -> FfiResult<T> {
+    pub fn get(&self, token: u64, name: &str) -> FfiResult<T> {
         match self.lookup(token) {
             Lookup::Live(value) => Ok(value),
             Lookup::Retired => err(
                 AGENT_ERR_INVALID_HANDLE,
                 format!("{name} is a freed {}.", self.kind),
             ),
-            Lookup::Invalid if token.is_null() => {
-                err(AGENT_ERR_INVALID_HANDLE, format!("{name} is NULL."))
+            Lookup::Invalid if token == 0 => {
+                err(AGENT_ERR_INVALID_HANDLE, format!("{name} is the null handle."))
             }
             Lookup::Invalid => err(
                 AGENT_ERR_INVALID_HANDLE,
@@ -106,7 +100,7 @@ impl<T: Clone> Registry<T> {
     }
 
     /// Removes the value; the token becomes `Retired`.
-    pub fn remove(&self, token: *const c_void) -> Option<T> {
+    pub fn remove(&self, token: u64) -> Option<T> {
         let (index, generation) = self.decode(token)?;
         let mut guard = lock(&self.slots);
         let (slots, free) = &mut *guard;

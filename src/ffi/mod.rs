@@ -1,8 +1,9 @@
 //! The C ABI. No agent logic lives here: it converts, validates and forwards to the core.
 //!
-//! Conventions (see `include/agent.h`): every function returns an `AgentStatus`; on failure
-//! `agent_last_error()` holds a message for the calling thread; out-parameters are written only
-//! on success; no panic crosses the boundary.
+//! Conventions (see `include/libagent/agent.h`): every fallible function returns an
+//! `AgentError*` (NULL on success) that the caller owns; texts come in as pointer + length;
+//! handles are 64-bit values; out-parameters are written only on success; no panic crosses the
+//! boundary.
 //!
 //! # Safety
 //!
@@ -23,7 +24,6 @@ pub mod stream;
 pub mod tool;
 pub mod typed_push;
 
-use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -106,11 +106,11 @@ const _: () = assert!(
 /// Called with a `user_data` pointer when the library drops its last reference to it.
 pub type AgentFinalizer = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
-thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
-    /// Whether `LAST_ERROR` may be non-empty: a constant-initialised flag without destructor, so
-    /// the check on every successful call is one plain thread-local read.
-    static HAS_ERROR: Cell<bool> = const { Cell::new(false) };
+/// An error returned by a libagent function: its code and message, owned by the caller until
+/// `agent_error_free`. No later call, on any thread, changes it.
+pub struct AgentError {
+    code: AgentStatus,
+    message: CString,
 }
 
 /// An error crossing the boundary: a status code and a message.
@@ -118,6 +118,17 @@ thread_local! {
 pub(crate) struct FfiError {
     pub status: AgentStatus,
     pub message: String,
+}
+
+impl FfiError {
+    /// The error object handed to the caller.
+    fn into_raw(self) -> *mut AgentError {
+        let message = CString::new(self.message.replace('\0', " ")).unwrap_or_default();
+        Box::into_raw(Box::new(AgentError {
+            code: self.status,
+            message,
+        }))
+    }
 }
 
 pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
@@ -172,45 +183,22 @@ pub(crate) fn err<T>(status: AgentStatus, message: impl Into<String>) -> FfiResu
     })
 }
 
-fn set_last_error(message: &str) {
-    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // `try_with`: during thread teardown the slot may be gone; the message is then dropped.
-    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = text);
-    HAS_ERROR.set(true);
-}
-
-/// Empties the calling thread's last error; no allocation when it is empty already (every
-/// successful call on the hot paths, e.g. a push or a listener's answer, comes here).
-fn clear_last_error() {
-    if !HAS_ERROR.replace(false) {
-        return;
-    }
-    let _ = LAST_ERROR.try_with(|slot| {
-        if !slot.borrow().is_empty() {
-            *slot.borrow_mut() = CString::default();
-        }
-    });
-}
-
-/// Runs an export body: catches panics, records the error message, returns the status.
-pub(crate) fn boundary(body: impl FnOnce() -> FfiResult) -> AgentStatus {
+/// Runs an export body: catches panics and returns NULL on success, else the error object.
+pub(crate) fn boundary(body: impl FnOnce() -> FfiResult) -> *mut AgentError {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => {
-            clear_last_error();
-            AGENT_OK
-        }
-        Ok(Err(error)) => {
-            set_last_error(&error.message);
-            error.status
-        }
+        Ok(Ok(())) => std::ptr::null_mut(),
+        Ok(Err(error)) => error.into_raw(),
         Err(panic) => {
             let detail = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            set_last_error(&format!("Internal error in libagent: {detail}"));
-            AGENT_ERR_INTERNAL
+            FfiError {
+                status: AGENT_ERR_INTERNAL,
+                message: format!("Internal error in libagent: {detail}"),
+            }
+            .into_raw()
         }
     }
 }
@@ -221,13 +209,48 @@ pub(crate) fn guard_callback(callback: impl FnOnce()) {
     let _ = catch_unwind(AssertUnwindSafe(callback));
 }
 
-/// Borrows a C string argument as UTF-8.
-pub(crate) fn str_arg<'a>(ptr: *const c_char, name: &str) -> FfiResult<&'a str> {
-    if ptr.is_null() {
-        return err(AGENT_ERR_NULL, format!("{name} is NULL."));
+/// `len` for a NUL-terminated text argument.
+pub const AGENT_NTS: usize = usize::MAX;
+
+/// A borrowed text: `len` bytes of UTF-8 at `ptr` (NUL-terminated too where libagent made it).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AgentStr {
+    pub ptr: *const c_char,
+    pub len: usize,
+}
+
+impl AgentStr {
+    pub(crate) const EMPTY: AgentStr = AgentStr {
+        ptr: c"".as_ptr(),
+        len: 0,
+    };
+
+    /// Borrows `text` (which must outlive every use of the result).
+    pub(crate) fn of(text: &str) -> AgentStr {
+        AgentStr {
+            ptr: text.as_ptr() as *const c_char,
+            len: text.len(),
+        }
     }
-    // SAFETY: the caller passes a NUL-terminated string that lives for the call.
-    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+}
+
+/// Borrows a text argument (`len` bytes, or up to its NUL when `len` is `AGENT_NTS`) as UTF-8.
+pub(crate) fn str_arg<'a>(ptr: *const c_char, len: usize, name: &str) -> FfiResult<&'a str> {
+    let bytes: &[u8] = if len == AGENT_NTS {
+        if ptr.is_null() {
+            return err(AGENT_ERR_NULL, format!("{name} is NULL."));
+        }
+        // SAFETY: the caller passes a NUL-terminated string that lives for the call.
+        unsafe { CStr::from_ptr(ptr) }.to_bytes()
+    } else if len == 0 {
+        &[]
+    } else if ptr.is_null() {
+        return err(AGENT_ERR_NULL, format!("{name} is NULL."));
+    } else {
+        // SAFETY: the caller passes `len` readable bytes that live for the call.
+        unsafe { std::slice::from_raw_parts(ptr as *const u8, len) }
+    };
     std::str::from_utf8(bytes).map_err(|e| FfiError {
         status: AGENT_ERR_INVALID_UTF8,
         message: format!("{name} is not valid UTF-8: {e}."),
@@ -235,20 +258,20 @@ pub(crate) fn str_arg<'a>(ptr: *const c_char, name: &str) -> FfiResult<&'a str> 
 }
 
 /// Parses a JSON string argument.
-pub(crate) fn json_arg(ptr: *const c_char, name: &str) -> FfiResult<Json> {
-    let text = str_arg(ptr, name)?;
+pub(crate) fn json_arg(ptr: *const c_char, len: usize, name: &str) -> FfiResult<Json> {
+    let text = str_arg(ptr, len, name)?;
     crate::json::parse(text).map_err(|e| FfiError {
         status: AGENT_ERR_INVALID_JSON,
         message: format!("{name} is not valid JSON: {e}."),
     })
 }
 
-/// Like `json_arg`, with NULL meaning "absent".
-pub(crate) fn opt_json_arg(ptr: *const c_char, name: &str) -> FfiResult<Option<Json>> {
-    if ptr.is_null() {
+/// Like `json_arg`, with NULL (and length 0 or `AGENT_NTS`) meaning "absent".
+pub(crate) fn opt_json_arg(ptr: *const c_char, len: usize, name: &str) -> FfiResult<Option<Json>> {
+    if ptr.is_null() && (len == 0 || len == AGENT_NTS) {
         Ok(None)
     } else {
-        json_arg(ptr, name).map(Some)
+        json_arg(ptr, len, name).map(Some)
     }
 }
 
@@ -320,13 +343,46 @@ impl Drop for HostData {
     }
 }
 
-/// The message of the last failed call on this thread ("" after a success). Valid until the
-/// next libagent call on this thread. Never NULL.
+/// The error's code (an `AGENT_ERR_*` value; `AGENT_OK` for NULL).
+///
+/// # Safety
+/// `error` must be NULL or an error returned by libagent that was not freed yet.
 #[no_mangle]
-pub extern "C" fn agent_last_error() -> *const c_char {
-    LAST_ERROR
-        .try_with(|slot| slot.borrow().as_ptr())
-        .unwrap_or(c"".as_ptr())
+pub unsafe extern "C" fn agent_error_code(error: *const AgentError) -> AgentStatus {
+    // SAFETY: per the contract above.
+    unsafe { error.as_ref() }.map_or(AGENT_OK, |e| e.code)
+}
+
+/// The error's message: UTF-8, NUL-terminated, owned by the error (valid until
+/// `agent_error_free`); its length in bytes goes to `*out_len` when `out_len` is not NULL.
+/// NULL gives "".
+///
+/// # Safety
+/// `error` must be NULL or an error returned by libagent that was not freed yet; `out_len` NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn agent_error_message(
+    error: *const AgentError,
+    out_len: *mut usize,
+) -> *const c_char {
+    // SAFETY: per the contract above.
+    let text = unsafe { error.as_ref() }.map_or(c"", |e| e.message.as_c_str());
+    if !out_len.is_null() {
+        write_out(out_len, text.to_bytes().len());
+    }
+    text.as_ptr()
+}
+
+/// Frees an error. NULL is ignored.
+///
+/// # Safety
+/// `error` must be NULL or an error returned by libagent that was not freed yet.
+#[no_mangle]
+pub unsafe extern "C" fn agent_error_free(error: *mut AgentError) {
+    if !error.is_null() {
+        // SAFETY: per the contract above, `error` came from `Box::into_raw`.
+        guard_callback(|| drop(unsafe { Box::from_raw(error) }));
+    }
 }
 
 /// Frees a string returned by libagent. NULL is ignored.
@@ -359,7 +415,7 @@ pub extern "C" fn agent_is_runtime_thread() -> bool {
 /// (the default); N > 1 uses a multi-thread runtime with N workers.
 /// Returns `AGENT_ERR_INVALID_STATE` once the runtime is running or was already configured.
 #[no_mangle]
-pub extern "C" fn agent_runtime_configure(workers: u32) -> AgentStatus {
+pub extern "C" fn agent_runtime_configure(workers: u32) -> *mut AgentError {
     boundary(|| {
         crate::runtime::configure(workers as usize).map_err(|m| FfiError {
             status: AGENT_ERR_INVALID_STATE,

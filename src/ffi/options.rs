@@ -118,7 +118,7 @@ fn with_options<R>(
 pub unsafe extern "C" fn agent_options_new(
     options_json: *const c_char,
     out_options: *mut *mut CAgentOptions,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_options, "out_options")?;
         let options = match opt_json_arg(options_json, "options_json")? {
@@ -141,7 +141,7 @@ pub unsafe extern "C" fn agent_options_new(
 
 /// Frees an options builder that was not passed to `agent_new`.
 #[no_mangle]
-pub unsafe extern "C" fn agent_options_free(options: *mut CAgentOptions) -> AgentStatus {
+pub unsafe extern "C" fn agent_options_free(options: *mut CAgentOptions) -> *mut AgentError {
     boundary(|| {
         OPTIONS.get(options as *const c_void, "options")?;
         OPTIONS.remove(options as *const c_void);
@@ -154,7 +154,7 @@ pub unsafe extern "C" fn agent_options_free(options: *mut CAgentOptions) -> Agen
 pub unsafe extern "C" fn agent_options_add_tool(
     options: *mut CAgentOptions,
     tool: *mut CAgentTool,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let tool = tool_arg(tool, "tool")?;
         with_options(options, |o| {
@@ -171,7 +171,7 @@ pub unsafe extern "C" fn agent_options_set_stream_fn(
     stream_fn: AgentStreamFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         // Validate first: on failure the library takes no reference (the finalizer is not run).
         with_options(options, |_| Ok(()))?;
@@ -193,7 +193,7 @@ pub unsafe extern "C" fn agent_options_set_stream_fn(
 pub unsafe extern "C" fn agent_options_set_scripted_model(
     options: *mut CAgentOptions,
     script_json: *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let stream_fn = scripted(script_json)?;
         let replaced = with_options(options, |o| Ok(o.stream_fn.replace(stream_fn)))?;
@@ -205,7 +205,7 @@ pub unsafe extern "C" fn agent_options_set_scripted_model(
 /// Uses the built-in model providers as the stream function (see
 /// `agent_set_default_providers`).
 #[no_mangle]
-pub unsafe extern "C" fn agent_options_use_providers(options: *mut CAgentOptions) -> AgentStatus {
+pub unsafe extern "C" fn agent_options_use_providers(options: *mut CAgentOptions) -> *mut AgentError {
     boundary(|| {
         // The handle is checked first: a bad handle is reported whatever the build.
         with_options(options, |_| Ok(()))?;
@@ -224,7 +224,7 @@ pub unsafe extern "C" fn agent_options_set_hook(
     hook: AgentHookFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let kind = hook_kind(kind)?;
         with_options(options, |_| Ok(()))?;

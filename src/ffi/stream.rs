@@ -89,7 +89,7 @@ pub unsafe extern "C" fn agent_set_default_stream_fn(
     stream_fn: AgentStreamFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         set_default_stream_fn(host_stream_fn(stream_fn, user_data, finalizer));
         Ok(())
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn agent_set_default_stream_fn(
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_default_scripted_model(
     script_json: *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         set_default_stream_fn(Some(scripted(script_json)?));
         Ok(())
@@ -134,7 +134,7 @@ pub(crate) fn providers_stream_fn() -> FfiResult<StreamFn> {
 /// `No API key for provider: <provider>`. `AGENT_ERR_INVALID_STATE` if the library was built
 /// without them.
 #[no_mangle]
-pub extern "C" fn agent_set_default_providers() -> AgentStatus {
+pub extern "C" fn agent_set_default_providers() -> *mut AgentError {
     boundary(|| {
         set_default_stream_fn(Some(providers_stream_fn()?));
         Ok(())

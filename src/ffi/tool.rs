@@ -110,7 +110,7 @@ pub unsafe extern "C" fn agent_tool_new(
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
     out_tool: *mut *mut CAgentTool,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_tool, "out_tool")?;
         let Some(execute) = execute else {
@@ -144,7 +144,7 @@ pub unsafe extern "C" fn agent_tool_set_prepare_arguments(
     prepare: AgentPrepareArgumentsFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let (_, behavior) = TOOLS.get(tool as *const c_void, "tool")?;
         let Some(behavior) = behavior else {
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn agent_tool_set_prepare_arguments(
 
 /// Drops the host's reference to a tool. Agents that use it keep theirs.
 #[no_mangle]
-pub unsafe extern "C" fn agent_tool_free(tool: *mut CAgentTool) -> AgentStatus {
+pub unsafe extern "C" fn agent_tool_free(tool: *mut CAgentTool) -> *mut AgentError {
     boundary(|| match TOOLS.remove(tool as *const c_void) {
         Some(_) => Ok(()),
         None => TOOLS.get(tool as *const c_void, "tool").map(|_| ()),

@@ -85,7 +85,7 @@ pub unsafe extern "C" fn agent_stream_push_text_delta(
     content_index: usize,
     text: *const c_char,
     len: usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| push_delta(stream, BlockKind::Text, content_index, text, len))
 }
 
@@ -96,7 +96,7 @@ pub unsafe extern "C" fn agent_stream_push_thinking_delta(
     content_index: usize,
     text: *const c_char,
     len: usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| push_delta(stream, BlockKind::Thinking, content_index, text, len))
 }
 
@@ -108,7 +108,7 @@ pub unsafe extern "C" fn agent_stream_push_toolcall_delta(
     content_index: usize,
     text: *const c_char,
     len: usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| push_delta(stream, BlockKind::ToolCall, content_index, text, len))
 }
 
@@ -193,7 +193,7 @@ pub unsafe extern "C" fn agent_stream_push_block_start(
     stream: *mut AgentStream,
     kind: AgentBlockKind,
     content_index: usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| push_start(stream, kind_arg(kind)?, content_index, None, None))
 }
 
@@ -205,7 +205,7 @@ pub unsafe extern "C" fn agent_stream_push_toolcall_start(
     content_index: usize,
     id: *const c_char,
     tool_name: *const c_char,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let id = opt_str_arg(id, "id")?;
         let tool_name = opt_str_arg(tool_name, "tool_name")?;
@@ -222,7 +222,7 @@ pub unsafe extern "C" fn agent_stream_push_block_end(
     stream: *mut AgentStream,
     kind: AgentBlockKind,
     content_index: usize,
-) -> AgentStatus {
+) -> *mut AgentError {
     boundary(|| {
         let kind = kind_arg(kind)?;
         let state = stream_state(stream)?;
