@@ -40,14 +40,14 @@ build:
 	cargo build --quiet
 
 header:
-	cbindgen --quiet --config cbindgen.toml --crate libagent --output include/agent.h
+	cbindgen --quiet --config cbindgen.toml --crate libagent --output include/libagent/agent.h
 
 # The committed header must be exactly what cbindgen generates from the sources.
 check-header: tools
 	@mkdir -p build
 	@cbindgen --quiet --config cbindgen.toml --crate libagent --output build/agent.h
-	@diff -u include/agent.h build/agent.h || (echo "include/agent.h is stale: run 'make header'"; exit 1)
-	@echo "header: include/agent.h is current"
+	@diff -u include/libagent/agent.h build/agent.h || (echo "include/libagent/agent.h is stale: run 'make header'"; exit 1)
+	@echo "header: include/libagent/agent.h is current"
 
 demo: build
 	@mkdir -p build

@@ -14,6 +14,7 @@ use futures::FutureExt;
 use std::time::Duration;
 
 use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, QueueSource};
+use crate::dispatch::{Executor, TaskHandle};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{
@@ -64,6 +65,9 @@ pub struct AgentOptions {
     /// `None` = the process-wide default, resolved now (SPEC §7.1).
     pub stream_fn: Option<StreamFn>,
     pub settings: Settings,
+    /// Host-pumped mode: the agent's runs (and every host callback) run only inside this
+    /// dispatcher's `dispatch` calls. `None`: on the runtime thread.
+    pub dispatcher: Option<crate::dispatch::Dispatcher>,
 }
 
 /// What `prompt()` accepts (SPEC §7.6).
@@ -88,7 +92,7 @@ struct ActiveRun {
     id: u64,
     signal: AbortSignal,
     completion: Arc<RunCompletion>,
-    task: Option<tokio::task::AbortHandle>,
+    task: Option<TaskHandle>,
     done: Option<DoneFn>,
 }
 
@@ -136,6 +140,8 @@ struct Inner {
     next_id: AtomicU64,
     /// Run tasks not yet dropped.
     tasks: Pending,
+    /// Where runs and abort callbacks run.
+    executor: Executor,
 }
 
 /// The stateful agent. Cheap to clone; clones share the same agent.
@@ -200,6 +206,9 @@ impl Agent {
             listeners: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
             tasks: Pending::default(),
+            executor: options
+                .dispatcher
+                .map_or(Executor::Runtime, Executor::Dispatcher),
         };
         Ok(Agent {
             inner: Arc::new(inner),
@@ -225,7 +234,7 @@ impl Agent {
         }
         Ok(self.start_run(
             &mut state,
-            Executor::Prompt(input.into_messages()),
+            RunKind::Prompt(input.into_messages()),
             false,
             done,
         ))
@@ -249,17 +258,17 @@ impl Agent {
             let steering_mode = state.settings.steering_mode.clone();
             let steering = state.steering.drain(&steering_mode);
             if !steering.is_empty() {
-                return Ok(self.start_run(&mut state, Executor::Prompt(steering), true, done));
+                return Ok(self.start_run(&mut state, RunKind::Prompt(steering), true, done));
             }
             let follow_up_mode = state.settings.follow_up_mode.clone();
             let follow_ups = state.follow_up.drain(&follow_up_mode);
             if !follow_ups.is_empty() {
-                return Ok(self.start_run(&mut state, Executor::Prompt(follow_ups), false, done));
+                return Ok(self.start_run(&mut state, RunKind::Prompt(follow_ups), false, done));
             }
             return Err(invalid(errors::CONTINUE_FROM_ASSISTANT.into()));
         }
         check_continue(&state.messages).map_err(invalid)?;
-        Ok(self.start_run(&mut state, Executor::Continue, false, done))
+        Ok(self.start_run(&mut state, RunKind::Continue, false, done))
     }
 
     /// The state, unless no run may start: the agent was shut down, or this is a forked child.
@@ -305,14 +314,17 @@ impl Agent {
     fn start_run(
         &self,
         state: &mut State,
-        executor: Executor,
+        kind: RunKind,
         skip_initial_steering: bool,
         done: Option<DoneFn>,
     ) -> Arc<RunCompletion> {
         let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
         let grace = state.settings.abort_grace_ms.map(Duration::from_millis);
-        let signal = AbortSignal::with_grace(grace);
-        let completion = Arc::new(RunCompletion::new(signal.clone()));
+        let signal = AbortSignal::for_run(grace, self.inner.executor.clone());
+        let completion = Arc::new(RunCompletion::new(
+            signal.clone(),
+            self.inner.executor.clone(),
+        ));
         state.streaming_message = None;
         state.error_message = None;
         state.run_ending = Ok(());
@@ -326,14 +338,14 @@ impl Agent {
         let emit = self.emitter(id);
         let run_signal = signal.clone();
         let future = async move {
-            match executor {
-                Executor::Prompt(messages) => {
+            match kind {
+                RunKind::Prompt(messages) => {
                     agent_loop::run_agent_loop(
                         messages, context, config, emit, run_signal, stream_fn,
                     )
                     .await
                 }
-                Executor::Continue => {
+                RunKind::Continue => {
                     agent_loop::run_agent_loop_continue(
                         context, config, emit, run_signal, stream_fn,
                     )
@@ -371,9 +383,9 @@ impl Agent {
         };
         // Counted until the task is dropped, with everything it holds (tools, hooks): a free
         // waits for that, so no finalizer runs after it returned.
-        let task = crate::runtime::handle().spawn(self.inner.tasks.track(body));
+        let task = self.inner.executor.spawn(self.inner.tasks.track(body));
         if let Some(run) = state.run.as_mut().filter(|run| run.id == id) {
-            run.task = Some(task.abort_handle());
+            run.task = Some(task);
         }
         completion
     }
@@ -463,7 +475,12 @@ impl Agent {
             let mut state = self.state();
             reduce(&mut state, &event);
             match state.run.as_ref().filter(|run| run.id == run_id) {
-                Some(run) => run.signal.clone(),
+                Some(run) => {
+                    if let AgentEvent::MessageEnd { message } = &*event {
+                        run.completion.record_message(message);
+                    }
+                    run.signal.clone()
+                }
                 None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
         };
@@ -568,10 +585,11 @@ impl Agent {
             run
         };
         if let Some((mut run, result)) = run {
+            run.completion.set_ending(result);
             if let Some(done) = run.done.take() {
-                call_done(done, outcome.clone());
+                call_done(done, &run.completion, outcome.clone());
             }
-            run.completion.complete(outcome, result);
+            run.completion.complete(outcome);
             self.state()
                 .settling
                 .retain(|s| !Arc::ptr_eq(&s.completion, &run.completion));
@@ -605,22 +623,22 @@ impl Agent {
             if let Some(task) = run.task.take() {
                 task.abort();
             }
-            if let Some(done) = run.done.take() {
-                call_done(done, Err(reason.to_string()));
-            }
             let failed = Error::new(ErrorKind::RunFailed, reason);
-            run.completion
-                .complete(Err(reason.to_string()), Err(failed));
+            run.completion.set_ending(Err(failed));
+            if let Some(done) = run.done.take() {
+                call_done(done, &run.completion, Err(reason.to_string()));
+            }
+            run.completion.complete(Err(reason.to_string()));
         }
-        // Inside a done callback, waiting could deadlock two frees; on the runtime thread, the
-        // run's task may be the caller itself.
+        // Inside a done callback, waiting could deadlock two frees; on the runtime thread (or in
+        // a dispatch), the run's task may be the caller itself.
         let in_done = IN_DONE.with(Cell::get);
         if !in_done {
             for completion in settling {
                 completion.wait_blocking(None);
             }
         }
-        if !in_done && !crate::runtime::is_runtime_thread() {
+        if !in_done && !self.blocking_would_deadlock() {
             if let Some(signal) = signal {
                 signal.abort_callbacks().wait_idle_blocking();
             }
@@ -670,7 +688,7 @@ impl Agent {
             return Ok(());
         }
         crate::runtime::check_not_forked().map_err(Error::of(ErrorKind::InvalidState))?;
-        if crate::runtime::is_runtime_thread() {
+        if self.blocking_would_deadlock() {
             return Err(Error::new(
                 ErrorKind::WouldDeadlock,
                 "wait_for_idle was called on the runtime thread, where the run cannot finish.",
@@ -687,6 +705,12 @@ impl Agent {
             }
         }
         Ok(())
+    }
+
+    /// True where a blocking wait for this agent's run could never end: on the runtime thread,
+    /// or, for a host-pumped agent, inside a dispatch (the run progresses only there).
+    pub fn blocking_would_deadlock(&self) -> bool {
+        self.inner.executor.blocking_would_deadlock()
     }
 
     /// `waitForIdle()`: completes when the active run finished its cleanup and its `done`
@@ -767,14 +791,14 @@ thread_local! {
 }
 
 /// Calls a run's `done` callback, marking the thread as inside it.
-fn call_done(done: DoneFn, outcome: Result<(), String>) {
+fn call_done(done: DoneFn, run: &RunCompletion, outcome: Result<(), String>) {
     let outer = IN_DONE.with(|flag| flag.replace(true));
     // A panicking Rust callback must not leave the run settling forever.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(outcome)));
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(run, outcome)));
     IN_DONE.with(|flag| flag.set(outer));
 }
 
-enum Executor {
+enum RunKind {
     Prompt(Vec<Json>),
     Continue,
 }

@@ -41,6 +41,8 @@ struct SignalInner {
     /// Batches of abort callbacks scheduled on the runtime and not yet run: a run settles only
     /// after them, and a free waits for them.
     batches: crate::pending::Pending,
+    /// Where abort callbacks run (the agent's executor).
+    executor: crate::dispatch::Executor,
 }
 
 impl AbortSignal {
@@ -50,8 +52,17 @@ impl AbortSignal {
 
     /// A signal whose runs stop waiting for unanswered host callbacks `grace` after an abort.
     pub fn with_grace(grace: Option<std::time::Duration>) -> Self {
+        Self::for_run(grace, crate::dispatch::Executor::Runtime)
+    }
+
+    /// A run's signal: `with_grace`, with abort callbacks run by `executor`.
+    pub fn for_run(
+        grace: Option<std::time::Duration>,
+        executor: crate::dispatch::Executor,
+    ) -> Self {
         AbortSignal(Arc::new(SignalInner {
             grace,
+            executor,
             ..Default::default()
         }))
     }
@@ -137,7 +148,7 @@ impl AbortSignal {
         }
         let batch = self.0.batches.enter();
         let signal = self.clone();
-        crate::runtime::spawn(async move {
+        self.0.executor.spawn(async move {
             for callback in callbacks {
                 if signal.is_cancelled() {
                     drop(callback);
@@ -182,6 +193,25 @@ impl StreamRequest {
     pub fn context(&self) -> Json {
         let messages = self.messages.iter().map(|m| m.json().clone()).collect();
         crate::json::object([("messages", Json::Array(messages))])
+    }
+
+    /// `{"model","context":{"messages"},"options"}` as JSON text, byte-identical to rendering the
+    /// whole object with `crate::json::to_string`, but built by concatenation: each committed
+    /// message renders its text once and keeps it.
+    pub fn json_text(&self) -> String {
+        let model = crate::json::to_string(&self.model);
+        let options = crate::json::to_string(&self.options);
+        let messages: usize = self.messages.iter().map(|m| m.text().len() + 1).sum();
+        // One extra byte: the C string's terminator is pushed without reallocating.
+        let mut out = String::with_capacity(model.len() + options.len() + messages + 49);
+        out.push_str("{\"model\":");
+        out.push_str(&model);
+        out.push_str(",\"context\":{\"messages\":");
+        crate::message::write_json_array(&mut out, &self.messages);
+        out.push_str("},\"options\":");
+        out.push_str(&options);
+        out.push('}');
+        out
     }
 }
 
@@ -380,4 +410,45 @@ pub fn default_stream_fn() -> Result<StreamFn, String> {
     lock(&DEFAULT_STREAM_FN)
         .clone()
         .ok_or_else(|| NO_DEFAULT_STREAM_FN.to_string())
+}
+
+#[cfg(test)]
+mod request_text_tests {
+    use super::*;
+    use crate::json::{json, object, to_string};
+    use crate::message::Message;
+
+    #[test]
+    fn request_text_is_the_rendering_of_the_whole_request() {
+        let messages = vec![
+            Message::new(
+                json!({"role": "user", "content": "h\u{0}i \"q\" \u{2028}", "n": 1.5e300}),
+            ),
+            Message::new(json!({"role": "assistant", "content": [], "x": {"2": 1, "a": null}})),
+        ];
+        let request = StreamRequest {
+            model: json!({"id": "m", "cost": {"input": 0.1}}),
+            messages: messages.clone(),
+            options: json!({"identity": {}}),
+            signal: AbortSignal::new(),
+        };
+        let whole = object([
+            ("model", request.model.clone()),
+            ("context", request.context()),
+            ("options", request.options.clone()),
+        ]);
+        assert_eq!(request.json_text(), to_string(&whole));
+        // The cached texts are reused by the next request.
+        assert_eq!(request.json_text(), to_string(&whole));
+        let empty = StreamRequest {
+            messages: Vec::new(),
+            ..request
+        };
+        let whole = object([
+            ("model", empty.model.clone()),
+            ("context", empty.context()),
+            ("options", empty.options.clone()),
+        ]);
+        assert_eq!(empty.json_text(), to_string(&whole));
+    }
 }

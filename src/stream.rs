@@ -4,6 +4,7 @@
 
 pub mod assemble;
 pub mod partial;
+pub mod typed;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

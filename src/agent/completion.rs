@@ -3,9 +3,11 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use crate::dispatch::Executor;
 use crate::error::{Error, ErrorKind};
 use crate::host::AbortSignal;
 use crate::json::Json;
+use crate::message::Message;
 use crate::sync::lock;
 
 /// Completion of one run: released after the cleanup of SPEC §7.10. It also names the run: its
@@ -13,17 +15,22 @@ use crate::sync::lock;
 #[derive(Default)]
 pub struct RunCompletion {
     signal: AbortSignal,
+    /// Host-pumped runs progress only when dispatched: a blocking wait dispatches.
+    executor: Executor,
     outcome: Mutex<Option<Result<(), String>>>,
     /// How the run ended, set before `outcome` (see [`RunCompletion::result`]).
     ending: Mutex<Option<Result<(), Error>>>,
+    /// The messages the run added to the transcript (its `message_end` messages), in order.
+    added: Mutex<Vec<Message>>,
     condvar: Condvar,
     notify: tokio::sync::Notify,
 }
 
 impl RunCompletion {
-    pub(super) fn new(signal: AbortSignal) -> Self {
+    pub(super) fn new(signal: AbortSignal, executor: Executor) -> Self {
         RunCompletion {
             signal,
+            executor,
             ..Default::default()
         }
     }
@@ -35,8 +42,22 @@ impl RunCompletion {
         }
     }
 
-    pub(super) fn complete(&self, outcome: Result<(), String>, ending: Result<(), Error>) {
+    /// Records how the run ended; set before its `done` is called.
+    pub(super) fn set_ending(&self, ending: Result<(), Error>) {
         *lock(&self.ending) = Some(ending);
+    }
+
+    pub(super) fn record_message(&self, message: &Message) {
+        lock(&self.added).push(message.clone());
+    }
+
+    /// The messages the run added so far (shared, not copied).
+    pub fn added_messages(&self) -> Vec<Message> {
+        lock(&self.added).clone()
+    }
+
+    /// Settles the run with its promise's outcome and releases the waiters.
+    pub(super) fn complete(&self, outcome: Result<(), String>) {
         *lock(&self.outcome) = Some(outcome);
         self.condvar.notify_all();
         self.notify.notify_waiters();
@@ -47,7 +68,7 @@ impl RunCompletion {
         lock(&self.outcome).clone()
     }
 
-    /// How the settled run ended, beyond its promise (`outcome`): `Ok` when it completed,
+    /// How the run ended, beyond its promise (`outcome`; set just before `done`): `Ok` when it completed,
     /// `ModelError` / `Aborted` (carrying the `errorMessage`) when its last assistant message
     /// stopped with "error" / "aborted", `RunFailed` when the promise rejected. `None` until it
     /// settled.
@@ -66,8 +87,20 @@ impl RunCompletion {
         }
     }
 
-    /// Blocks the calling thread until the run settled or `timeout` passed (`false`).
+    /// True where a blocking wait for this run could never end (see `Agent`).
+    pub fn blocking_would_deadlock(&self) -> bool {
+        self.executor.blocking_would_deadlock()
+    }
+
+    /// Blocks the calling thread until the run settled or `timeout` passed (`false`). A
+    /// host-pumped run is dispatched on the calling thread meanwhile.
     pub fn wait_blocking(&self, timeout: Option<Duration>) -> bool {
+        if let Executor::Dispatcher(dispatcher) = &self.executor {
+            if self.outcome().is_none() {
+                return dispatcher.run_until(|| self.outcome().is_some(), timeout);
+            }
+            return true;
+        }
         let guard = lock(&self.outcome);
         let settled = |o: &mut Option<Result<(), String>>| o.is_none();
         match timeout {
@@ -85,8 +118,9 @@ impl RunCompletion {
     }
 }
 
-/// Called after a run's cleanup, before `waitForIdle` waiters are released.
-pub type DoneFn = Box<dyn FnOnce(Result<(), String>) + Send>;
+/// Called after a run's cleanup, before `waitForIdle` waiters are released, with the run (its
+/// ending is recorded) and the outcome of its promise.
+pub type DoneFn = Box<dyn FnOnce(&RunCompletion, Result<(), String>) + Send>;
 
 /// What a turn's assistant message says about the run's outcome: `Err(ModelError)` for
 /// stopReason "error", `Err(Aborted)` for "aborted" (with the `errorMessage`), else `Ok`.

@@ -6,9 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::handles::Registry;
-use super::options::{hook_kind, host_hook, AgentHookFn, AgentHookKind, CAgentOptions, OPTIONS};
+use super::options::{hook_kind, host_hook, AgentHookFn, AgentHookKind, AgentOptions, OPTIONS};
+use super::run::{
+    start_run, AgentDoneFn, AgentRun, AgentWaitResult, AGENT_WAIT_DONE, AGENT_WAIT_TIMEOUT,
+};
 use super::stream::{host_stream_fn, providers_stream_fn, scripted, AgentStreamFn};
-use super::tool::{tool_arg, CAgentTool};
+use super::tool::{tool_arg, AgentTool};
 use super::*;
 use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
 use crate::error::ErrorKind;
@@ -23,20 +26,10 @@ pub struct AgentHandle {
     pub id: u64,
 }
 
-/// Called once when a run settled (after its cleanup, before `agent_wait_for_idle` returns),
-/// on the runtime thread: `status` is `AGENT_OK`, `AGENT_ERR_RUN_FAILED` (the run's promise
-/// rejected: a listener failed during the failure path; `error` says why) or `AGENT_ERR_FREED`
-/// (called inside `agent_free` on its thread). `error` is borrowed for the call ("" on success).
-/// `AGENT_OK` means the run settled as the reference's promise resolves, also when the model
-/// request failed or the run was aborted: `agent_last_run_outcome` (callable inside `done`)
-/// tells those apart.
-pub type AgentDoneFn =
-    Option<unsafe extern "C" fn(user_data: *mut c_void, status: AgentStatus, error: *const c_char)>;
-
 pub(crate) struct FfiAgent {
     pub agent: Agent,
     pub freed: Arc<AtomicBool>,
-    pub event_cache: super::events::EventCache,
+    pub event_cache: Arc<super::events::EventCache>,
 }
 
 pub(crate) static AGENTS: Registry<Arc<FfiAgent>> = Registry::new("agent", 0xa6e7_a6e7_0000_0000);
@@ -45,20 +38,20 @@ pub(crate) fn agent_arg(handle: AgentHandle) -> FfiResult<Arc<FfiAgent>> {
     AGENTS.get(handle.id, "agent")
 }
 
-/// Builds an agent from `options` (consumed, also on failure; NULL = defaults). Without a stream
-/// function and without a process-wide default it fails with `AGENT_ERR_NO_STREAM_FN` and the
-/// reference's text. Writes `*out_agent` on success.
+/// Builds an agent from `options` (consumed, also on failure; the null handle = defaults).
+/// Without a stream function and without a process-wide default it fails with
+/// `AGENT_ERR_NO_STREAM_FN` and the reference's text. Writes `*out_agent` on success.
 #[no_mangle]
 pub unsafe extern "C" fn agent_new(
-    options: *mut CAgentOptions,
+    options: AgentOptions,
     out_agent: *mut AgentHandle,
 ) -> *mut AgentError {
     boundary(|| {
-        let core_options = if options.is_null() {
+        let core_options = if options.id == 0 {
             CoreOptions::default()
         } else {
-            let builder = OPTIONS.get(options as *const c_void, "options")?;
-            OPTIONS.remove(options as *const c_void);
+            let builder = OPTIONS.get(options.id, "options")?;
+            OPTIONS.remove(options.id);
             let taken = lock(&builder).take();
             taken.ok_or_else(|| FfiError {
                 status: AGENT_ERR_INVALID_HANDLE,
@@ -72,7 +65,12 @@ pub unsafe extern "C" fn agent_new(
             freed: Arc::new(AtomicBool::new(false)),
             event_cache: Default::default(),
         };
-        write_out(out_agent, AgentHandle { id: AGENTS.insert(Arc::new(ffi)) });
+        write_out(
+            out_agent,
+            AgentHandle {
+                id: AGENTS.insert(Arc::new(ffi)),
+            },
+        );
         Ok(())
     })
 }
@@ -99,41 +97,6 @@ pub unsafe extern "C" fn agent_free(handle: AgentHandle) -> *mut AgentError {
     })
 }
 
-fn done_callback(
-    done: AgentDoneFn,
-    user_data: *mut c_void,
-    freed: Arc<AtomicBool>,
-) -> Option<crate::agent::DoneFn> {
-    let callback = done?;
-    let data = HostData::new(user_data, None);
-    Some(Box::new(move |outcome: Result<(), String>| {
-        let (status, message) = match outcome {
-            Ok(()) => (AGENT_OK, String::new()),
-            Err(_) if freed.load(Ordering::SeqCst) => {
-                (AGENT_ERR_FREED, "The agent was freed.".to_string())
-            }
-            Err(message) => (AGENT_ERR_RUN_FAILED, message),
-        };
-        let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
-        // SAFETY: the host registered this callback for this user_data.
-        guard_callback(|| unsafe { callback(data.user_data, status, text.as_ptr()) });
-    }))
-}
-
-/// A start refused because the agent is being freed concurrently is a freed handle to the host.
-fn start_result(ffi: &FfiAgent, result: Result<(), crate::error::Error>) -> FfiResult {
-    result.map_err(|error| {
-        if ffi.freed.load(Ordering::SeqCst) {
-            FfiError {
-                status: AGENT_ERR_INVALID_HANDLE,
-                message: "agent is a freed agent.".into(),
-            }
-        } else {
-            error.into()
-        }
-    })
-}
-
 fn prompt_input(value: Json) -> FfiResult<PromptInput> {
     match value {
         Json::String(text) => Ok(PromptInput::Text {
@@ -149,9 +112,10 @@ fn prompt_input(value: Json) -> FfiResult<PromptInput> {
 }
 
 /// `prompt(input)` (SPEC §7.6). `input_json`: a JSON string (a text prompt), one message object,
-/// or an array of messages (a message is any object with a string `role`). On `AGENT_OK` the run
-/// is active; `done` (optional) is called when it settled. While a run is active it returns
-/// `AGENT_ERR_BUSY` with the reference's text, and `done` is not called.
+/// or an array of messages (a message is any object with a string `role`). On success the run is
+/// active and `*out_run` (when not NULL) names it (free it with `agent_run_free`); `done`
+/// (optional) is called when it settled. While a run is active it fails with `AGENT_ERR_BUSY`
+/// and the reference's text, and `done` is not called.
 #[no_mangle]
 pub unsafe extern "C" fn agent_prompt(
     handle: AgentHandle,
@@ -159,18 +123,20 @@ pub unsafe extern "C" fn agent_prompt(
     input_json_len: usize,
     done: AgentDoneFn,
     user_data: *mut c_void,
+    out_run: *mut AgentRun,
 ) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let input = prompt_input(json_arg(input_json, input_json_len, "input_json")?)?;
-        let done = done_callback(done, user_data, ffi.freed.clone());
-        let started = ffi.agent.start_prompt(input, done).map(|_| ());
-        start_result(&ffi, started)
+        start_run(&ffi.freed, done, user_data, out_run, |done| {
+            ffi.agent.start_prompt(input, Some(done))
+        })
     })
 }
 
 /// `prompt(text, images)`: `images_json` is NULL or a JSON array of image blocks
 /// (`{"type":"image","data","mimeType"}`), appended after the text block when non-empty.
+/// Otherwise as `agent_prompt`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_prompt_text(
     handle: AgentHandle,
@@ -180,6 +146,7 @@ pub unsafe extern "C" fn agent_prompt_text(
     images_json_len: usize,
     done: AgentDoneFn,
     user_data: *mut c_void,
+    out_run: *mut AgentRun,
 ) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
@@ -194,28 +161,28 @@ pub unsafe extern "C" fn agent_prompt_text(
                 )
             }
         };
-        let done = done_callback(done, user_data, ffi.freed.clone());
-        let started = ffi
-            .agent
-            .start_prompt(PromptInput::Text { text, images }, done)
-            .map(|_| ());
-        start_result(&ffi, started)
+        start_run(&ffi.freed, done, user_data, out_run, |done| {
+            ffi.agent
+                .start_prompt(PromptInput::Text { text, images }, Some(done))
+        })
     })
 }
 
-/// `continue()` (SPEC §7.7). Fails with `AGENT_ERR_BUSY` during a run and with
-/// `AGENT_ERR_INVALID_STATE` when there is nothing to continue from (reference texts).
+/// `continue()` (SPEC §7.7), with a run handle as `agent_prompt`. Fails with `AGENT_ERR_BUSY`
+/// during a run and with `AGENT_ERR_INVALID_STATE` when there is nothing to continue from
+/// (reference texts).
 #[no_mangle]
 pub unsafe extern "C" fn agent_continue(
     handle: AgentHandle,
     done: AgentDoneFn,
     user_data: *mut c_void,
+    out_run: *mut AgentRun,
 ) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        let done = done_callback(done, user_data, ffi.freed.clone());
-        let started = ffi.agent.start_continue(done).map(|_| ());
-        start_result(&ffi, started)
+        start_run(&ffi.freed, done, user_data, out_run, |done| {
+            ffi.agent.start_continue(Some(done))
+        })
     })
 }
 
@@ -239,7 +206,11 @@ pub unsafe extern "C" fn agent_steer(
     message_json: *const c_char,
     message_json_len: usize,
 ) -> *mut AgentError {
-    boundary(|| message_op(handle, message_json, |agent, m| agent.steer(m)))
+    boundary(|| {
+        message_op(handle, message_json, message_json_len, |agent, m| {
+            agent.steer(m)
+        })
+    })
 }
 
 /// Queues a follow-up message (delivered when a run would otherwise stop).
@@ -249,7 +220,11 @@ pub unsafe extern "C" fn agent_follow_up(
     message_json: *const c_char,
     message_json_len: usize,
 ) -> *mut AgentError {
-    boundary(|| message_op(handle, message_json, |agent, m| agent.follow_up(m)))
+    boundary(|| {
+        message_op(handle, message_json, message_json_len, |agent, m| {
+            agent.follow_up(m)
+        })
+    })
 }
 
 /// Aborts the active run's signal; does nothing when idle. Abort callbacks run later on the
@@ -262,24 +237,32 @@ pub unsafe extern "C" fn agent_abort(handle: AgentHandle) -> *mut AgentError {
     })
 }
 
-/// Blocks until the active run finished its cleanup and its `done` callback returned (at once
-/// when idle). `timeout_ms` < 0 waits forever. Returns `AGENT_ERR_TIMEOUT` when the time ran out
-/// and `AGENT_ERR_WOULD_DEADLOCK` on the runtime thread (inside a callback), where the run could
+/// Blocks until the active run (if any) finished its cleanup and its `done` returned, or
+/// `timeout_ms` passed (< 0: no limit); writes `AGENT_WAIT_DONE` or `AGENT_WAIT_TIMEOUT`. Fails
+/// with `AGENT_ERR_WOULD_DEADLOCK` on the runtime thread (inside a callback), where the run could
 /// never finish.
 #[no_mangle]
 pub unsafe extern "C" fn agent_wait_for_idle(
     handle: AgentHandle,
     timeout_ms: i64,
+    out_result: *mut AgentWaitResult,
 ) -> *mut AgentError {
     boundary(|| {
+        check_out(out_result, "out_result")?;
         let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
         let agent = agent_arg(handle)?.agent.clone();
-        agent.wait_for_idle_blocking(timeout).map_err(|e| {
-            FfiError::from(e).named(
-                ErrorKind::WouldDeadlock,
-                "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.",
-            )
-        })
+        let result = match agent.wait_for_idle_blocking(timeout) {
+            Ok(()) => AGENT_WAIT_DONE,
+            Err(e) if e.kind == ErrorKind::Timeout => AGENT_WAIT_TIMEOUT,
+            Err(e) => {
+                return Err(FfiError::from(e).named(
+                    ErrorKind::WouldDeadlock,
+                    "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.",
+                ))
+            }
+        };
+        write_out(out_result, result);
+        Ok(())
     })
 }
 
@@ -289,8 +272,8 @@ pub unsafe extern "C" fn agent_reset(handle: AgentHandle) -> *mut AgentError {
     boundary(|| agent_arg(handle)?.agent.reset().map_err(FfiError::from))
 }
 
-fn write_json(out: *mut *mut c_char, value: &Json) {
-    write_out(out, owned_c_string(&crate::json::to_string(value)));
+fn write_json(out: *mut *mut c_char, out_len: *mut usize, value: &Json) {
+    write_owned_text(out, out_len, &crate::json::to_string(value));
 }
 
 /// Writes `*out_json` (free with `agent_string_free`): the queued messages `peekQueuedMessages()`
@@ -299,11 +282,12 @@ fn write_json(out: *mut *mut c_char, value: &Json) {
 pub unsafe extern "C" fn agent_peek_queued_messages(
     handle: AgentHandle,
     out_json: *mut *mut c_char,
+    out_json_len: *mut usize,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_json, "out_json")?;
         let messages = agent_arg(handle)?.agent.peek_queued_messages();
-        write_json(out_json, &Json::Array(messages));
+        write_json(out_json, out_json_len, &Json::Array(messages));
         Ok(())
     })
 }
@@ -348,48 +332,6 @@ pub unsafe extern "C" fn agent_clear_all_queues(handle: AgentHandle) -> *mut Age
     })
 }
 
-/// The outcome of the agent's most recent settled run, without reading the state: writes
-/// `*out_status` = `AGENT_OK` (the run completed), `AGENT_ERR_MODEL_ERROR` (it ended with
-/// stopReason "error": a failed model request, stream function or hook), `AGENT_ERR_ABORTED`
-/// (stopReason "aborted") or `AGENT_ERR_RUN_FAILED` (a listener failed while the run was
-/// failing; the `done` status says the same), and, when `out_error_message` is not NULL,
-/// `*out_error_message` (free with `agent_string_free`): the run's `errorMessage` ("" when it
-/// completed). Set before the run's `done` is called, so `done` and the code after
-/// `agent_wait_for_idle` can read it. Fails with `AGENT_ERR_INVALID_STATE` before the first
-/// run, while a run is active and after `agent_reset` (no settled run to report). Costs
-/// O(length of the message).
-#[no_mangle]
-pub unsafe extern "C" fn agent_last_run_outcome(
-    handle: AgentHandle,
-    out_status: *mut AgentStatus,
-    out_error_message: *mut *mut c_char,
-) -> *mut AgentError {
-    boundary(|| {
-        check_out(out_status, "out_status")?;
-        let agent = &agent_arg(handle)?.agent;
-        let Some(result) = agent.last_run_result() else {
-            let why = if agent.is_streaming() {
-                "A run is active: its outcome is known once it settled."
-            } else {
-                "No run has settled since the agent was created or reset."
-            };
-            return err(AGENT_ERR_INVALID_STATE, why);
-        };
-        let (status, message) = match result {
-            Ok(()) => (AGENT_OK, String::new()),
-            Err(error) => {
-                let error = FfiError::from(error);
-                (error.status, error.message)
-            }
-        };
-        write_out(out_status, status);
-        if !out_error_message.is_null() {
-            write_out(out_error_message, owned_c_string(&message));
-        }
-        Ok(())
-    })
-}
-
 /// Writes `*out_state_json` (free with `agent_string_free`): a snapshot `{systemPrompt, model,
 /// thinkingLevel, tools (definitions), messages, isStreaming, streamingMessage?,
 /// pendingToolCalls, errorMessage?, steeringMode, followUpMode, steeringQueue, followUpQueue,
@@ -402,10 +344,15 @@ pub unsafe extern "C" fn agent_last_run_outcome(
 pub unsafe extern "C" fn agent_get_state(
     handle: AgentHandle,
     out_state_json: *mut *mut c_char,
+    out_state_json_len: *mut usize,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_state_json, "out_state_json")?;
-        write_json(out_state_json, &agent_arg(handle)?.agent.state_json());
+        write_json(
+            out_state_json,
+            out_state_json_len,
+            &agent_arg(handle)?.agent.state_json(),
+        );
         Ok(())
     })
 }
@@ -431,6 +378,7 @@ pub unsafe extern "C" fn agent_get_message(
     handle: AgentHandle,
     index: usize,
     out_message_json: *mut *mut c_char,
+    out_message_json_len: *mut usize,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_message_json, "out_message_json")?;
@@ -442,7 +390,7 @@ pub unsafe extern "C" fn agent_get_message(
                 format!("index {index} is out of range: the transcript holds {count} messages."),
             );
         };
-        write_out(out_message_json, owned_c_string(message.text()));
+        write_owned_text(out_message_json, out_message_json_len, message.text());
         Ok(())
     })
 }
@@ -457,13 +405,14 @@ pub unsafe extern "C" fn agent_get_messages(
     start: usize,
     count: usize,
     out_messages_json: *mut *mut c_char,
+    out_messages_json_len: *mut usize,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_messages_json, "out_messages_json")?;
         let messages = agent_arg(handle)?.agent.message_range(start, count);
         let mut text = String::new();
         crate::message::write_json_array(&mut text, &messages);
-        write_out(out_messages_json, owned_c_string(&text));
+        write_owned_text(out_messages_json, out_messages_json_len, &text);
         Ok(())
     })
 }
@@ -478,7 +427,10 @@ pub unsafe extern "C" fn agent_set_messages(
 ) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        let messages = messages_arg(json_arg(messages_json, messages_json_len, "messages_json")?, "messages_json")?;
+        let messages = messages_arg(
+            json_arg(messages_json, messages_json_len, "messages_json")?,
+            "messages_json",
+        )?;
         ffi.agent.set_messages(messages);
         Ok(())
     })
@@ -491,11 +443,11 @@ pub unsafe extern "C" fn agent_set_messages(
 /// tool's finalizer runs when a tool of the same name replaces it, or at `agent_free`.
 ///
 /// # Safety
-/// `tools` must be NULL (with `count` 0) or point to `count` readable tool pointers.
+/// `tools` must be NULL (with `count` 0) or point to `count` readable tool handles.
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_tools(
     handle: AgentHandle,
-    tools: *const *mut CAgentTool,
+    tools: *const AgentTool,
     count: usize,
 ) -> *mut AgentError {
     boundary(|| {
@@ -597,7 +549,8 @@ pub unsafe extern "C" fn agent_set_scripted_model(
 ) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        ffi.agent.set_stream_fn(Some(scripted(script_json)?));
+        ffi.agent
+            .set_stream_fn(Some(scripted(script_json, script_json_len)?));
         Ok(())
     })
 }

@@ -1,5 +1,6 @@
-//! The deferred-reply rule: every callback receives an `AgentCall*` that the host answers
-//! exactly once, at once or later, from any thread.
+//! The deferred-reply rule: a tool, hook or stream function receives a call (`AgentToolCall`,
+//! `AgentHookCall`, `AgentStream`: distinct types, one registry) that the host answers exactly
+//! once, at once or later, from any thread.
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,18 +15,31 @@ use crate::json::Json;
 use crate::stream::StreamSender;
 use crate::sync::lock;
 
-/// An opaque call object: the pending answer of one callback invocation.
-pub struct AgentCall {
-    _private: [u8; 0],
+/// A tool execution's call: answer it with `agent_tool_call_complete` or `agent_tool_call_fail`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentToolCall {
+    pub id: u64,
 }
 
-/// A tool execution's call object (`agent_tool_call_update` works on it).
-pub type AgentToolCall = AgentCall;
+/// A hook's call (also `prepareArguments` and the coding pack's consent): answer it with
+/// `agent_hook_call_complete` or `agent_hook_call_fail`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentHookCall {
+    pub id: u64,
+}
 
-/// A stream function's call object: push stream events into it.
-pub type AgentStream = AgentCall;
+/// A stream function's call: push stream events into it, end it with a terminal event,
+/// `agent_stream_end` or `agent_stream_fail`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentStream {
+    pub id: u64,
+}
 
-/// Called on the runtime thread when a run's signal aborts.
+/// Called once when a run's signal aborts (on the runtime thread, or inside `agent_dispatch` for
+/// an agent built with a dispatcher).
 pub type AgentAbortFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// What a JSON answer must look like.
@@ -112,7 +126,7 @@ pub(crate) static CALLS: Registry<Arc<CallState>> = Registry::new("call", 0x5a17
 /// A value or tool call handed to a callback: its token and, once the callback returned, its
 /// answer.
 pub(crate) struct PendingCall {
-    pub token: *mut AgentCall,
+    pub token: u64,
     state: Arc<CallState>,
 }
 
@@ -130,7 +144,7 @@ impl PendingCall {
             reply,
             signal: signal.clone(),
         });
-        let token = CALLS.insert(state.clone()) as *mut AgentCall;
+        let token = CALLS.insert(state.clone());
         PendingCall { token, state }
     }
 
@@ -151,12 +165,9 @@ impl PendingCall {
         }
     }
 
-    /// Keeps the call's state in `spare` for the next call when nothing else holds it (the call
-    /// was answered and retired: its token is stale, a later answer gets ALREADY_COMPLETED).
-    pub fn recycle(mut self, spare: &mut SpareCall) {
-        if Arc::get_mut(&mut self.state).is_some() {
-            *spare = Some(self.state);
-        }
+    /// Retires the call unanswered: a later answer is refused as a second answer.
+    pub fn retire(self) {
+        CALLS.remove(self.token);
     }
 
     /// The answer as a future (a call never answered waits forever, like a promise that never
@@ -175,38 +186,12 @@ pub(crate) fn new_value_call(shape: Shape, signal: &AbortSignal) -> PendingCall 
     PendingCall::new(Reply::Value { slot, shape }, signal)
 }
 
-/// The state of a call answered before its callback returned, kept for the next call of the
-/// same callback: a listener answered at once then costs no allocation per event.
-pub(crate) type SpareCall = Option<Arc<CallState>>;
-
-/// [`new_value_call`] in `spare`'s allocation when there is one.
-pub(crate) fn new_value_call_in(
-    spare: &mut SpareCall,
-    shape: Shape,
-    signal: &AbortSignal,
-) -> PendingCall {
-    let reply = Reply::Value {
-        slot: Mutex::new(AnswerSlot::Open),
-        shape,
-    };
-    let Some(mut state) = spare.take() else {
-        return PendingCall::new(reply, signal);
-    };
-    let Some(reused) = Arc::get_mut(&mut state) else {
-        return PendingCall::new(reply, signal);
-    };
-    reused.reply = reply;
-    reused.signal = signal.clone();
-    let token = CALLS.insert(state.clone()) as *mut AgentCall;
-    PendingCall { token, state }
-}
-
 pub(crate) fn new_tool_call(on_update: UpdateFn, signal: &AbortSignal) -> PendingCall {
     let slot = Mutex::new(AnswerSlot::Open);
     PendingCall::new(Reply::Tool { slot, on_update }, signal)
 }
 
-pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> *mut AgentCall {
+pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> AgentStream {
     let state = CallState {
         reply: Reply::Stream {
             sender: sender.clone(),
@@ -215,12 +200,12 @@ pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> *mu
         },
         signal: signal.clone(),
     };
-    let token = CALLS.insert(Arc::new(state)) as usize;
+    let token = CALLS.insert(Arc::new(state));
     // The call retires when the loop stops consuming the stream.
     sender.on_close(move || {
-        CALLS.remove(token as *const c_void);
+        CALLS.remove(token);
     });
-    token as *mut AgentCall
+    AgentStream { id: token }
 }
 
 /// Waits for a call's answer. A call whose answer can never come (its registry entry was
@@ -234,21 +219,21 @@ pub(crate) fn answer(rx: oneshot::Receiver<HookResult>) -> HostFuture<HookResult
     })
 }
 
-fn lookup(call: *const AgentCall, closed_status: AgentStatus) -> FfiResult<Arc<CallState>> {
-    match CALLS.lookup(call as *const c_void) {
+fn lookup(call: u64, closed_status: AgentErrorCode) -> FfiResult<Arc<CallState>> {
+    match CALLS.lookup(call) {
         Lookup::Live(state) => Ok(state),
         Lookup::Retired if closed_status == AGENT_ERR_STREAM_CLOSED => err(
             closed_status,
             "The stream is closed: the agent no longer consumes it.",
         ),
         Lookup::Retired => err(closed_status, "The call was already answered."),
-        Lookup::Invalid if call.is_null() => err(AGENT_ERR_NULL, "call is NULL."),
+        Lookup::Invalid if call == 0 => err(AGENT_ERR_NULL, "call is the null handle."),
         Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, "call is not a valid call object."),
     }
 }
 
 /// Gives a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
-fn settle(call: *const AgentCall, slot: &Mutex<AnswerSlot>, result: HookResult) -> FfiResult {
+fn settle(call: u64, slot: &Mutex<AnswerSlot>, result: HookResult) -> FfiResult {
     let mut guard = lock(slot);
     let waiting = match std::mem::replace(&mut *guard, AnswerSlot::Settled) {
         AnswerSlot::Open => {
@@ -265,7 +250,7 @@ fn settle(call: *const AgentCall, slot: &Mutex<AnswerSlot>, result: HookResult) 
         }
     };
     drop(guard);
-    CALLS.remove(call as *const c_void);
+    CALLS.remove(call);
     if let Some((tx, result)) = waiting {
         // A closed receiver means the agent is gone: the answer is accepted and discarded.
         let _ = tx.send(result);
@@ -274,7 +259,7 @@ fn settle(call: *const AgentCall, slot: &Mutex<AnswerSlot>, result: HookResult) 
 }
 
 /// The live stream behind `call` (`STREAM_CLOSED` once nothing consumes it).
-pub(crate) fn stream_state(call: *const AgentCall) -> FfiResult<Arc<CallState>> {
+pub(crate) fn stream_state(call: u64) -> FfiResult<Arc<CallState>> {
     let state = lookup(call, AGENT_ERR_STREAM_CLOSED)?;
     if !matches!(state.reply, Reply::Stream { .. }) {
         return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
@@ -320,11 +305,11 @@ pub(crate) fn push_into(
     Ok(())
 }
 
-pub(crate) fn push_event(call: *const AgentCall, event_json: *const c_char) -> FfiResult {
+pub(crate) fn push_event(call: u64, event_json: *const c_char, len: usize) -> FfiResult {
     let state = stream_state(call)?;
-    let text = str_arg(event_json, "event_json")?;
+    let text = str_arg(event_json, len, "event_json")?;
     // The most frequent event, in the compact form most hosts write, without building JSON.
-    if let Some(delta) = super::typed_push::compact_delta_event(text) {
+    if let Some(delta) = crate::stream::typed::compact_delta_op(text) {
         return push_into(&state, false, |sender| sender.push_op(delta));
     }
     let event = crate::json::parse(text).map_err(|e| FfiError {
@@ -354,127 +339,237 @@ fn end_stream(ended: &AtomicBool) -> FfiResult {
     Ok(())
 }
 
-/// Answers a call with a JSON result (`result_json` NULL = "returns nothing").
-///
-/// For a stream, ends it with that final message (NULL: the stream ends without one, which
-/// yields an error message, SPEC §3.5). Malformed or wrongly shaped JSON returns
-/// `AGENT_ERR_INVALID_JSON` and leaves the call unanswered. A second answer returns
-/// `AGENT_ERR_ALREADY_COMPLETED` (for a stream, also an answer after its `done`/`error` event
-/// was pushed). Answers after the agent was freed are accepted and discarded
-/// (except for a stream the agent stopped consuming: its call is gone, and answering it returns
-/// `AGENT_ERR_ALREADY_COMPLETED`).
-/// Callable from any thread, inside or after the callback.
-#[no_mangle]
-pub unsafe extern "C" fn agent_call_complete(
-    call: *mut AgentCall,
-    result_json: *const c_char,
-) -> *mut AgentError {
-    boundary(|| {
-        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
-        let value = opt_json_arg(result_json, "result_json")?;
-        match &state.reply {
-            Reply::Value { slot, shape } => {
-                if let Some(value) = &value {
-                    shape.check(value)?;
-                }
-                settle(call, slot, Ok(value.filter(|v| !v.is_null())))
+/// Which kind of call an answer is for (each C type reaches only its own kind).
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Hook,
+    Tool,
+    Stream,
+}
+
+fn call_of(call: u64, kind: Kind) -> FfiResult<Arc<CallState>> {
+    let closed = if kind == Kind::Stream {
+        AGENT_ERR_STREAM_CLOSED
+    } else {
+        AGENT_ERR_ALREADY_COMPLETED
+    };
+    let state = lookup(call, closed)?;
+    let actual = match state.reply {
+        Reply::Value { .. } => Kind::Hook,
+        Reply::Tool { .. } => Kind::Tool,
+        Reply::Stream { .. } => Kind::Stream,
+    };
+    if actual != kind {
+        let name = match kind {
+            Kind::Hook => "a hook call",
+            Kind::Tool => "a tool call",
+            Kind::Stream => "a stream",
+        };
+        return err(AGENT_ERR_INVALID_HANDLE, format!("call is not {name}."));
+    }
+    Ok(state)
+}
+
+fn complete(call: u64, kind: Kind, json: *const c_char, len: usize, name: &str) -> FfiResult {
+    let state = call_of(call, kind)?;
+    let value = opt_json_arg(json, len, name)?;
+    match &state.reply {
+        Reply::Value { slot, shape } => {
+            if let Some(value) = &value {
+                shape.check(value)?;
             }
-            Reply::Tool { slot, .. } => {
-                if let Some(value) = &value {
-                    Shape::Object.check(value)?;
-                }
-                settle(call, slot, Ok(value))
-            }
-            Reply::Stream { sender, ended, .. } => {
-                if let Some(value) = &value {
-                    check_message(value, "result_json")?;
-                }
-                end_stream(ended)?;
-                sender.end(value)?;
-                CALLS.remove(call as *const c_void);
-                Ok(())
-            }
+            settle(call, slot, Ok(value.filter(|v| !v.is_null())))
         }
-    })
-}
-
-/// Answers a call with a failure (the equivalent of a JavaScript throw); `message` is the error
-/// text. For a stream before any push: the stream function failed (SPEC §6.12); after a push:
-/// an `error` event with `errorMessage` = message.
-#[no_mangle]
-pub unsafe extern "C" fn agent_call_fail(
-    call: *mut AgentCall,
-    message: *const c_char,
-) -> *mut AgentError {
-    boundary(|| {
-        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
-        let message = str_arg(message, "message")?.to_string();
-        match &state.reply {
-            Reply::Value { slot, .. } | Reply::Tool { slot, .. } => {
-                settle(call, slot, Err(message))
+        Reply::Tool { slot, .. } => {
+            if let Some(value) = &value {
+                Shape::Object.check(value)?;
             }
-            Reply::Stream { sender, ended, .. } => {
-                end_stream(ended)?;
-                sender.fail(&message)?;
-                CALLS.remove(call as *const c_void);
-                Ok(())
-            }
+            settle(call, slot, Ok(value))
         }
-    })
+        Reply::Stream { sender, ended, .. } => {
+            if let Some(value) = &value {
+                check_message(value, name)?;
+            }
+            end_stream(ended)?;
+            sender.end(value)?;
+            CALLS.remove(call);
+            Ok(())
+        }
+    }
 }
 
-/// Writes whether the run that made this call is aborted.
-#[no_mangle]
-pub unsafe extern "C" fn agent_call_is_aborted(
-    call: *const AgentCall,
-    out_aborted: *mut bool,
-) -> *mut AgentError {
-    boundary(|| {
-        check_out(out_aborted, "out_aborted")?;
-        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
-        write_out(out_aborted, state.signal.is_aborted());
-        Ok(())
-    })
+fn fail(call: u64, kind: Kind, message: *const c_char, len: usize) -> FfiResult {
+    let state = call_of(call, kind)?;
+    let message = str_arg(message, len, "message")?.to_string();
+    match &state.reply {
+        Reply::Value { slot, .. } | Reply::Tool { slot, .. } => settle(call, slot, Err(message)),
+        Reply::Stream { sender, ended, .. } => {
+            end_stream(ended)?;
+            sender.fail(&message)?;
+            CALLS.remove(call);
+            Ok(())
+        }
+    }
 }
 
-/// Registers `on_abort(user_data)`, called once on the runtime thread when the run aborts
-/// (never inside `agent_abort` itself; at once, on the runtime thread, if already aborted).
-/// `finalizer(user_data)` runs when the registration is dropped.
-#[no_mangle]
-pub unsafe extern "C" fn agent_call_on_abort(
-    call: *const AgentCall,
+fn is_aborted(call: u64, kind: Kind, out_aborted: *mut bool) -> FfiResult {
+    check_out(out_aborted, "out_aborted")?;
+    let state = call_of(call, kind)?;
+    write_out(out_aborted, state.signal.is_aborted());
+    Ok(())
+}
+
+fn on_abort(
+    call: u64,
+    kind: Kind,
     on_abort: AgentAbortFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
+) -> FfiResult {
+    let Some(callback) = on_abort else {
+        return err(AGENT_ERR_NULL, "on_abort is NULL.");
+    };
+    let state = call_of(call, kind)?;
+    let data = HostData::new(user_data, finalizer);
+    state.signal.on_abort(move || {
+        // SAFETY: the host registered this callback for this user_data.
+        guard_callback(|| unsafe { callback(data.user_data) });
+    });
+    Ok(())
+}
+
+/// Answers a deferred listener (`AgentReply`).
+pub(crate) fn answer_reply(reply: u64, result: Result<(), String>) -> FfiResult {
+    let state = call_of(reply, Kind::Hook)?;
+    let Reply::Value { slot, .. } = &state.reply else {
+        return err(AGENT_ERR_INVALID_HANDLE, "reply is not a listener's reply.");
+    };
+    settle(reply, slot, result.map(|()| None))
+}
+
+/// Answers a hook call with a JSON result (NULL, or length 0: "returns nothing"). Malformed or
+/// wrongly shaped JSON fails with `AGENT_ERR_INVALID_JSON` and leaves the call unanswered; a
+/// second answer fails with `AGENT_ERR_ALREADY_COMPLETED`. An answer after the agent was freed is
+/// accepted and discarded. Callable from any thread, inside or after the callback.
+#[no_mangle]
+pub unsafe extern "C" fn agent_hook_call_complete(
+    call: AgentHookCall,
+    result_json: *const c_char,
+    result_json_len: usize,
 ) -> *mut AgentError {
     boundary(|| {
-        let Some(callback) = on_abort else {
-            return err(AGENT_ERR_NULL, "on_abort is NULL.");
-        };
-        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
-        let data = HostData::new(user_data, finalizer);
-        state.signal.on_abort(move || {
-            // SAFETY: the host registered this callback for this user_data.
-            guard_callback(|| unsafe { callback(data.user_data) });
-        });
-        Ok(())
+        complete(
+            call.id,
+            Kind::Hook,
+            result_json,
+            result_json_len,
+            "result_json",
+        )
     })
 }
 
+/// Answers a hook call with a failure (the equivalent of a JavaScript throw); `message` is the
+/// error text.
+#[no_mangle]
+pub unsafe extern "C" fn agent_hook_call_fail(
+    call: AgentHookCall,
+    message: *const c_char,
+    message_len: usize,
+) -> *mut AgentError {
+    boundary(|| fail(call.id, Kind::Hook, message, message_len))
+}
+
+/// Writes whether the run that made this hook call is aborted.
+#[no_mangle]
+pub unsafe extern "C" fn agent_hook_call_is_aborted(
+    call: AgentHookCall,
+    out_aborted: *mut bool,
+) -> *mut AgentError {
+    boundary(|| is_aborted(call.id, Kind::Hook, out_aborted))
+}
+
+/// Registers `on_abort(user_data)` for the hook call's run (see `agent_tool_call_on_abort`).
+#[no_mangle]
+pub unsafe extern "C" fn agent_hook_call_on_abort(
+    call: AgentHookCall,
+    on_abort_fn: AgentAbortFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> *mut AgentError {
+    boundary(|| on_abort(call.id, Kind::Hook, on_abort_fn, user_data, finalizer))
+}
+
+/// Answers a tool call with its result, an AgentToolResult object
+/// (`{"content":[...],"details":...}`; NULL: the tool returned nothing, which fails the call with
+/// `Tool <name> returned no result`). Otherwise as `agent_hook_call_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn agent_tool_call_complete(
+    call: AgentToolCall,
+    result_json: *const c_char,
+    result_json_len: usize,
+) -> *mut AgentError {
+    boundary(|| {
+        complete(
+            call.id,
+            Kind::Tool,
+            result_json,
+            result_json_len,
+            "result_json",
+        )
+    })
+}
+
+/// Answers a tool call with a failure (the tool threw `message`).
+#[no_mangle]
+pub unsafe extern "C" fn agent_tool_call_fail(
+    call: AgentToolCall,
+    message: *const c_char,
+    message_len: usize,
+) -> *mut AgentError {
+    boundary(|| fail(call.id, Kind::Tool, message, message_len))
+}
+
+/// Writes whether the run that made this tool call is aborted.
+#[no_mangle]
+pub unsafe extern "C" fn agent_tool_call_is_aborted(
+    call: AgentToolCall,
+    out_aborted: *mut bool,
+) -> *mut AgentError {
+    boundary(|| is_aborted(call.id, Kind::Tool, out_aborted))
+}
+
+/// Registers `on_abort(user_data)`, called once when the tool call's run aborts (never inside
+/// `agent_abort`/`agent_run_abort` itself; at once, later, if already aborted). `finalizer`
+/// runs when the registration is dropped.
+#[no_mangle]
+pub unsafe extern "C" fn agent_tool_call_on_abort(
+    call: AgentToolCall,
+    on_abort_fn: AgentAbortFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> *mut AgentError {
+    boundary(|| on_abort(call.id, Kind::Tool, on_abort_fn, user_data, finalizer))
+}
+
 /// Reports a tool's progress (`onUpdate(partialResult)`, SPEC §6.8). Never blocks. Updates are
-/// emitted in call order; after the tool answered, returns `AGENT_ERR_ALREADY_COMPLETED` and
+/// emitted in call order; after the tool answered, fails with `AGENT_ERR_ALREADY_COMPLETED` and
 /// emits nothing.
 #[no_mangle]
 pub unsafe extern "C" fn agent_tool_call_update(
-    call: *mut AgentToolCall,
+    call: AgentToolCall,
     partial_result_json: *const c_char,
+    partial_result_json_len: usize,
 ) -> *mut AgentError {
     boundary(|| {
-        let state = lookup(call, AGENT_ERR_ALREADY_COMPLETED)?;
+        let state = call_of(call.id, Kind::Tool)?;
         let Reply::Tool { slot, on_update } = &state.reply else {
-            return err(AGENT_ERR_INVALID_HANDLE, "call is not a tool execution.");
+            return err(AGENT_ERR_INVALID_HANDLE, "call is not a tool call.");
         };
-        let value = json_arg(partial_result_json, "partial_result_json")?;
+        let value = json_arg(
+            partial_result_json,
+            partial_result_json_len,
+            "partial_result_json",
+        )?;
         let guard = lock(slot);
         if guard.is_answered() {
             return err(
@@ -488,35 +583,85 @@ pub unsafe extern "C" fn agent_tool_call_update(
 }
 
 /// Pushes one assistant stream event (SPEC §3.2; `partial` optional, SPEC §3.7). Never blocks.
-/// Returns `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream and after its
+/// Fails with `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream and after its
 /// `done`/`error` event was pushed. Pushed events wait in an unbounded queue until the loop
-/// takes them (each costs its parsed JSON, a few hundred bytes for a small delta): a producer
-/// that can outrun the agent paces itself with `agent_stream_on_consumed` or
-/// `agent_stream_backlog`.
-/// A delta event written compactly with exactly these keys in this order,
-/// `{"type":"text_delta","contentIndex":0,"delta":"..."}` (also `thinking_delta`,
+/// takes them: a producer that can outrun the agent paces itself with `agent_stream_on_consumed`
+/// or `agent_stream_backlog`. A delta event written compactly with exactly these keys in this
+/// order, `{"type":"text_delta","contentIndex":0,"delta":"..."}` (also `thinking_delta`,
 /// `toolcall_delta`), is taken without building JSON, like `agent_stream_push_text_delta`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     event_json: *const c_char,
+    event_json_len: usize,
 ) -> *mut AgentError {
-    boundary(|| push_event(stream, event_json))
+    boundary(|| push_event(stream.id, event_json, event_json_len))
+}
+
+/// Ends the stream with `final_message_json` as its final message (NULL: without one, which
+/// yields an error message, SPEC §3.5). Fails with `AGENT_ERR_ALREADY_COMPLETED` after a terminal
+/// event was pushed or the stream was ended or failed.
+#[no_mangle]
+pub unsafe extern "C" fn agent_stream_end(
+    stream: AgentStream,
+    final_message_json: *const c_char,
+    final_message_json_len: usize,
+) -> *mut AgentError {
+    boundary(|| {
+        complete(
+            stream.id,
+            Kind::Stream,
+            final_message_json,
+            final_message_json_len,
+            "final_message_json",
+        )
+    })
+}
+
+/// Fails the stream: before any push, the stream function failed (SPEC §6.12); after a push, an
+/// `error` event with `errorMessage` = `message`.
+#[no_mangle]
+pub unsafe extern "C" fn agent_stream_fail(
+    stream: AgentStream,
+    message: *const c_char,
+    message_len: usize,
+) -> *mut AgentError {
+    boundary(|| fail(stream.id, Kind::Stream, message, message_len))
+}
+
+/// Writes whether the run that requested this stream is aborted.
+#[no_mangle]
+pub unsafe extern "C" fn agent_stream_is_aborted(
+    stream: AgentStream,
+    out_aborted: *mut bool,
+) -> *mut AgentError {
+    boundary(|| is_aborted(stream.id, Kind::Stream, out_aborted))
+}
+
+/// Registers `on_abort(user_data)` for the stream's run (see `agent_tool_call_on_abort`).
+#[no_mangle]
+pub unsafe extern "C" fn agent_stream_on_abort(
+    stream: AgentStream,
+    on_abort_fn: AgentAbortFn,
+    user_data: *mut c_void,
+    finalizer: AgentFinalizer,
+) -> *mut AgentError {
+    boundary(|| on_abort(stream.id, Kind::Stream, on_abort_fn, user_data, finalizer))
 }
 
 /// Writes how many pushed events the loop has not taken yet (0 once the stream is closed).
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_backlog(
-    stream: *const AgentStream,
+    stream: AgentStream,
     out_count: *mut usize,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_count, "out_count")?;
-        let count = match CALLS.lookup(stream as *const c_void) {
+        let count = match CALLS.lookup(stream.id) {
             Lookup::Retired => 0,
-            _ => match &lookup(stream, AGENT_ERR_STREAM_CLOSED)?.reply {
+            _ => match &call_of(stream.id, Kind::Stream)?.reply {
                 Reply::Stream { sender, .. } => sender.backlog(),
-                _ => return err(AGENT_ERR_INVALID_HANDLE, "stream is not a stream."),
+                _ => 0,
             },
         };
         write_out(out_count, count);
@@ -524,16 +669,15 @@ pub unsafe extern "C" fn agent_stream_backlog(
     })
 }
 
-/// Called on the runtime thread each time an event pushed into the stream has been fully
-/// processed (its agent event delivered to every listener): a lock-step producer pushes the
-/// next event from here.
+/// Called each time an event pushed into the stream has been fully processed (its agent event
+/// delivered to every listener): a lock-step producer pushes the next event from here.
 pub type AgentConsumedFn =
-    Option<unsafe extern "C" fn(user_data: *mut c_void, stream: *mut AgentStream)>;
+    Option<unsafe extern "C" fn(user_data: *mut c_void, stream: AgentStream)>;
 
 /// Registers the consumed notification of a stream (replacing any previous one).
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_on_consumed(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     on_consumed: AgentConsumedFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
@@ -542,15 +686,14 @@ pub unsafe extern "C" fn agent_stream_on_consumed(
         let Some(callback) = on_consumed else {
             return err(AGENT_ERR_NULL, "on_consumed is NULL.");
         };
-        let state = lookup(stream, AGENT_ERR_STREAM_CLOSED)?;
+        let state = call_of(stream.id, Kind::Stream)?;
         let Reply::Stream { sender, .. } = &state.reply else {
             return err(AGENT_ERR_INVALID_HANDLE, "stream is not a stream.");
         };
         let data = HostData::new(user_data, finalizer);
-        let token = stream as usize;
         sender.on_consumed(move || {
             // SAFETY: the host registered this callback for this user_data.
-            guard_callback(|| unsafe { callback(data.user_data, token as *mut AgentStream) });
+            guard_callback(|| unsafe { callback(data.user_data, stream) });
         });
         Ok(())
     })
@@ -565,56 +708,69 @@ pub(crate) fn json_c_string(value: &Json) -> CString {
 mod tests {
     use super::*;
 
-    /// A listener call answered before its callback returns leaves its state for the next call
-    /// (no allocation), and the retired token stays retired.
-    #[test]
-    fn a_call_answered_at_once_is_recycled_and_its_token_stays_stale() {
-        let signal = AbortSignal::new();
-        let mut spare: SpareCall = None;
-        let first = new_value_call_in(&mut spare, Shape::Any, &signal);
-        let first_token = first.token;
-        let first_state = Arc::as_ptr(&first.state);
-        // SAFETY: a token of this registry; NULL = "returns nothing".
-        assert_eq!(
-            unsafe { agent_call_complete(first_token, std::ptr::null()) },
-            AGENT_OK
-        );
-        assert!(matches!(first.answer(), Answer::Now(Ok(None))));
-        first.recycle(&mut spare);
-        assert!(spare.is_some());
+    /// The code of a returned error (`AGENT_OK` for success), freeing it.
+    fn code(error: *mut AgentError) -> AgentErrorCode {
+        // SAFETY: an error returned by libagent, freed once.
+        unsafe {
+            let code = agent_error_code(error);
+            agent_error_free(error);
+            code
+        }
+    }
 
-        let second = new_value_call_in(&mut spare, Shape::Any, &signal);
-        assert_eq!(
-            Arc::as_ptr(&second.state),
-            first_state,
-            "the state was reused"
-        );
-        assert_ne!(second.token, first_token);
-        // SAFETY: as above.
+    fn hook(token: u64) -> AgentHookCall {
+        AgentHookCall { id: token }
+    }
+
+    /// An answer given before the callback returned is taken without a channel; a second answer
+    /// and an answer to a retired call are refused; an answer given later arrives through the
+    /// channel; a call of another kind is not a hook call.
+    #[test]
+    fn answers_now_later_twice_and_retired() {
+        let signal = AbortSignal::new();
+        let first = new_value_call(Shape::Any, &signal);
+        // SAFETY: a token of this registry; NULL = "returns nothing".
         unsafe {
             assert_eq!(
-                agent_call_complete(first_token, std::ptr::null()),
+                code(agent_hook_call_complete(
+                    hook(first.token),
+                    std::ptr::null(),
+                    0
+                )),
+                AGENT_OK
+            );
+            assert_eq!(
+                code(agent_hook_call_fail(hook(first.token), c"no".as_ptr(), 2)),
                 AGENT_ERR_ALREADY_COMPLETED
             );
-            assert_eq!(agent_call_fail(second.token, c"no".as_ptr()), AGENT_OK);
         }
-        assert!(matches!(second.answer(), Answer::Now(Err(m)) if m == "no"));
+        assert!(matches!(first.answer(), Answer::Now(Ok(None))));
 
-        // A call still open when its callback returns is answered through a channel and is not
-        // recycled while the registry holds it.
-        let third = new_value_call_in(&mut spare, Shape::Any, &signal);
-        assert!(spare.is_none());
-        let Answer::Later(mut rx) = third.answer() else {
-            panic!("an unanswered call must wait for its answer");
-        };
-        let token = third.token;
-        third.recycle(&mut spare);
-        assert!(spare.is_none());
+        let retired = new_value_call(Shape::Any, &signal);
+        let token = retired.token;
+        retired.retire();
         // SAFETY: as above.
         assert_eq!(
-            unsafe { agent_call_complete(token, c"1".as_ptr()) },
+            code(unsafe { agent_hook_call_complete(hook(token), std::ptr::null(), 0) }),
+            AGENT_ERR_ALREADY_COMPLETED
+        );
+
+        let later = new_value_call(Shape::Any, &signal);
+        let Answer::Later(mut rx) = later.answer() else {
+            panic!("an unanswered call must wait for its answer");
+        };
+        // SAFETY: as above.
+        assert_eq!(
+            code(unsafe { agent_hook_call_complete(hook(later.token), c"1".as_ptr(), AGENT_NTS) }),
             AGENT_OK
         );
         assert_eq!(rx.try_recv().ok(), Some(Ok(Some(Json::from(1)))));
+
+        let tool = new_tool_call(Arc::new(|_| {}), &signal);
+        // SAFETY: as above.
+        assert_eq!(
+            code(unsafe { agent_hook_call_complete(hook(tool.token), std::ptr::null(), 0) }),
+            AGENT_ERR_INVALID_HANDLE
+        );
     }
 }

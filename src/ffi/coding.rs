@@ -3,12 +3,12 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use super::call::{json_c_string, new_value_call, Shape};
-use super::options::AgentHookFn;
-use super::tool::{CAgentTool, TOOLS};
+use super::call::Shape;
+use super::options::{hook_of, AgentHookFn};
+use super::tool::{AgentTool, TOOLS};
 use super::*;
 use crate::coding::{coding_tools, CodingOptions, ConsentFn, ConsentRequest};
-use crate::host::{call_hook, AbortSignal, Hook};
+use crate::host::{call_hook, Hook};
 use crate::json::{json, Json};
 
 /// Creates the coding tool pack (pi-coding-agent's `read`, `write`, `edit`, `ls`, `find`,
@@ -21,10 +21,10 @@ use crate::json::{json, Json};
 ///
 /// `consent` (may be NULL) is asked before `write`, `edit` and `bash` change anything, on the
 /// runtime thread, with `{"toolCallId", "tool", "args"}`. Answer through `call` once (now or
-/// later, any thread): `agent_call_complete(call, NULL)` (or `"true"`) allows the call;
-/// `agent_call_complete(call, "{\"allow\":false,\"reason\":\"...\"}")` (or `"false"`) or
-/// `agent_call_fail(call, reason)` refuses it, and the model sees the reason as the tool's
-/// error. `finalizer(user_data)` runs when the last tool of the pack is gone.
+/// later, any thread): `agent_hook_call_complete(call, NULL, 0)` (or `"true"`) allows the call;
+/// `agent_hook_call_complete(call, "{\"allow\":false,\"reason\":\"...\"}", AGENT_NTS)` (or
+/// `"false"`) or `agent_hook_call_fail(call, reason, len)` refuses it, and the model sees the
+/// reason as the tool's error. `finalizer(user_data)` runs when the last tool of the pack is gone.
 ///
 /// Writes up to `capacity` tool handles to `out_tools` and their number to `*out_count` (7 is
 /// always enough); each is an ordinary tool: add it with `agent_options_add_tool` or
@@ -33,11 +33,13 @@ use crate::json::{json, Json};
 #[no_mangle]
 pub unsafe extern "C" fn agent_coding_tools_new(
     root: *const c_char,
+    root_len: usize,
     options_json: *const c_char,
+    options_json_len: usize,
     consent: AgentHookFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-    out_tools: *mut *mut CAgentTool,
+    out_tools: *mut AgentTool,
     capacity: usize,
     out_count: *mut usize,
 ) -> *mut AgentError {
@@ -46,28 +48,17 @@ pub unsafe extern "C" fn agent_coding_tools_new(
         if out_tools.is_null() {
             return err(AGENT_ERR_NULL, "out_tools is NULL.");
         }
-        let root = str_arg(root, "root")?;
-        let mut options = if options_json.is_null() {
-            CodingOptions::default()
-        } else {
-            let value = json_arg(options_json, "options_json")?;
-            CodingOptions::from_json(&value).map_err(|message| FfiError {
+        let root = str_arg(root, root_len, "root")?;
+        let mut options = match opt_json_arg(options_json, options_json_len, "options_json")? {
+            None => CodingOptions::default(),
+            Some(value) => CodingOptions::from_json(&value).map_err(|message| FfiError {
                 status: AGENT_ERR_INVALID_JSON,
                 message,
-            })?
+            })?,
         };
         let data = HostData::new(user_data, finalizer);
         if let Some(callback) = consent {
-            let hook: Hook = Arc::new(move |input, signal: AbortSignal| {
-                let pending = new_value_call(Shape::Any, &signal);
-                let text = json_c_string(&input);
-                // SAFETY: the host registered this callback for this user_data.
-                guard_callback(|| unsafe {
-                    callback(data.user_data, text.as_ptr(), pending.token)
-                });
-                pending.into_future()
-            });
-            options.consent = Some(consent_fn(hook));
+            options.consent = Some(consent_fn(hook_of(callback, data, Shape::Any)));
         }
         let tools = coding_tools(root, options).map_err(|message| FfiError {
             status: AGENT_ERR_INVALID_ARGUMENT,
@@ -83,7 +74,9 @@ pub unsafe extern "C" fn agent_coding_tools_new(
             );
         }
         for (index, tool) in tools.into_iter().enumerate() {
-            let handle = TOOLS.insert((tool, None)) as *mut CAgentTool;
+            let handle = AgentTool {
+                id: TOOLS.insert((tool, None)),
+            };
             // SAFETY: the caller gave room for `capacity` handles.
             unsafe { *out_tools.add(index) = handle };
             write_out(out_count, index + 1);
@@ -100,7 +93,7 @@ fn consent_fn(hook: Hook) -> ConsentFn {
             "tool": request.tool,
             "args": request.args,
         });
-        // The call observes the run's abort (agent_call_is_aborted, agent_call_on_abort).
+        // The call observes the run's abort (agent_hook_call_is_aborted).
         let answer = call_hook(&hook, input, &request.signal);
         Box::pin(async move {
             match answer.await? {

@@ -1,13 +1,14 @@
-//! Events for the host: listeners receiving lazy event views, and the lossless pull queue.
+//! Events for the host in one call each: listeners receive an `AgentEvent` struct and answer by
+//! returning; the lossless pull queue returns the same struct. JSON is built only on request.
 
-use std::ffi::{c_char, c_void, CStr, CString};
-
+use std::ffi::{c_char, c_void, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::agent::{agent_arg, AgentHandle};
-use super::call::{answer, new_value_call_in, AgentCall, Answer, Shape, SpareCall};
-use super::handles::Registry;
+use super::agent::{agent_arg, AgentHandle, AGENTS};
+use super::call::{answer, new_value_call, Answer, PendingCall, Shape};
+use super::handles::{Lookup, Registry};
 use super::*;
 use crate::agent::EventQueue as CoreQueue;
 use crate::error::ErrorKind;
@@ -16,9 +17,76 @@ use crate::host::{AbortSignal, Delivery, ImmediateListener};
 use crate::json::Json;
 use crate::sync::lock;
 
-/// An event borrowed by a listener for the duration of its callback.
-pub struct CAgentEvent {
-    _private: [u8; 0],
+/// Which event: one of the `AGENT_EVENT_*` values (SPEC §2.7).
+pub type AgentEventType = i32;
+/// `agent_start`.
+pub const AGENT_EVENT_AGENT_START: AgentEventType = 0;
+/// `agent_end`.
+pub const AGENT_EVENT_AGENT_END: AgentEventType = 1;
+/// `turn_start`.
+pub const AGENT_EVENT_TURN_START: AgentEventType = 2;
+/// `turn_end`.
+pub const AGENT_EVENT_TURN_END: AgentEventType = 3;
+/// `message_start`.
+pub const AGENT_EVENT_MESSAGE_START: AgentEventType = 4;
+/// `message_update` (`update` says which assistant stream event).
+pub const AGENT_EVENT_MESSAGE_UPDATE: AgentEventType = 5;
+/// `message_end`.
+pub const AGENT_EVENT_MESSAGE_END: AgentEventType = 6;
+/// `tool_execution_start`.
+pub const AGENT_EVENT_TOOL_EXECUTION_START: AgentEventType = 7;
+/// `tool_execution_update`.
+pub const AGENT_EVENT_TOOL_EXECUTION_UPDATE: AgentEventType = 8;
+/// `tool_execution_end`.
+pub const AGENT_EVENT_TOOL_EXECUTION_END: AgentEventType = 9;
+
+/// The assistant stream event of a `message_update`: one of the `AGENT_UPDATE_*` values.
+pub type AgentUpdateType = i32;
+/// Not a `message_update`.
+pub const AGENT_UPDATE_NONE: AgentUpdateType = 0;
+/// `start`.
+pub const AGENT_UPDATE_START: AgentUpdateType = 1;
+/// `text_start`.
+pub const AGENT_UPDATE_TEXT_START: AgentUpdateType = 2;
+/// `text_delta`.
+pub const AGENT_UPDATE_TEXT_DELTA: AgentUpdateType = 3;
+/// `text_end`.
+pub const AGENT_UPDATE_TEXT_END: AgentUpdateType = 4;
+/// `thinking_start`.
+pub const AGENT_UPDATE_THINKING_START: AgentUpdateType = 5;
+/// `thinking_delta`.
+pub const AGENT_UPDATE_THINKING_DELTA: AgentUpdateType = 6;
+/// `thinking_end`.
+pub const AGENT_UPDATE_THINKING_END: AgentUpdateType = 7;
+/// `toolcall_start`.
+pub const AGENT_UPDATE_TOOLCALL_START: AgentUpdateType = 8;
+/// `toolcall_delta`.
+pub const AGENT_UPDATE_TOOLCALL_DELTA: AgentUpdateType = 9;
+/// `toolcall_end`.
+pub const AGENT_UPDATE_TOOLCALL_END: AgentUpdateType = 10;
+/// Any other assistant stream event a host pushed (read its JSON).
+pub const AGENT_UPDATE_OTHER: AgentUpdateType = 11;
+
+/// One event, as a listener receives it and `agent_queue_next` writes it. Its texts are borrowed:
+/// from a listener, for the callback; from a queue, until the next call on that queue.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AgentEvent {
+    pub kind: AgentEventType,
+    /// `message_update` only, else `AGENT_UPDATE_NONE`.
+    pub update: AgentUpdateType,
+    /// `message_update` only: the stream event's `contentIndex` (0 when it has none).
+    pub content_index: usize,
+    /// `*_delta` updates: the new text (for `toolcall_delta`, the next piece of the arguments'
+    /// JSON text); else empty.
+    pub delta: AgentStr,
+    /// `tool_execution_*`: the tool call's id and tool name; else empty.
+    pub tool_call_id: AgentStr,
+    pub tool_name: AgentStr,
+    /// Internal: where the event lives (for `agent_event_json` and `agent_event_defer`).
+    pub source: u64,
+    /// Internal: which event of its source this is.
+    pub sequence: u64,
 }
 
 /// Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
@@ -28,34 +96,161 @@ pub struct CAgentEvent {
 /// Cost of building an event's JSON: `full` is O(size of the partial message) for every
 /// `message_update`, so O(N^2) over a response streamed in N deltas. `lean` is O(size of the
 /// event) for text and thinking deltas, and for a `toolcall_delta` O(size of that tool call's
-/// parsed arguments so far), because it contains them: over a tool call streamed in N deltas that
-/// is O(N^2) too. A listener that only needs the new text reads `agent_event_delta` (the raw
-/// argument text for a `toolcall_delta`) and pays O(1); not asking for JSON at all keeps every
-/// event O(1).
+/// parsed arguments so far). The struct's fields cost O(1): not asking for JSON keeps every event
+/// O(1).
 pub type AgentEventShape = i32;
 /// The reference's event JSON.
 pub const AGENT_EVENT_SHAPE_FULL: AgentEventShape = 0;
 /// The lean event JSON (see `AgentEventShape` for its cost on `toolcall_delta`).
 pub const AGENT_EVENT_SHAPE_LEAN: AgentEventShape = 1;
 
-/// A listener (SPEC §7.11). Called on the runtime thread for every event, in subscription order;
-/// the next listener and the loop wait until it answered through `call`:
-/// `agent_call_complete(call, NULL)` to continue, `agent_call_fail(call, message)` to fail the
-/// run. `event` is valid during the callback only.
+/// How a listener answered: `AGENT_LISTENER_CONTINUE` (done with the event) or
+/// `AGENT_LISTENER_LATER` (it called `agent_event_defer` and answers through the reply).
+pub type AgentListenerAnswer = i32;
+/// The listener is done with the event.
+pub const AGENT_LISTENER_CONTINUE: AgentListenerAnswer = 0;
+/// The listener answers later through the `AgentReply` from `agent_event_defer`.
+pub const AGENT_LISTENER_LATER: AgentListenerAnswer = 1;
+
+/// A listener (SPEC §7.11), called for every event in subscription order; the next listener and
+/// the loop wait for its answer. `event` is valid during the callback only.
 pub type AgentListenerFn = Option<
-    unsafe extern "C" fn(user_data: *mut c_void, event: *const CAgentEvent, call: *mut AgentCall),
+    unsafe extern "C" fn(user_data: *mut c_void, event: *const AgentEvent) -> AgentListenerAnswer,
 >;
 
-/// One event as listeners see it, with its JSON built at most once per shape.
-pub(crate) struct EventView {
-    event: Arc<CoreEvent>,
-    json: [OnceLock<CString>; 2],
+/// A listener's deferred answer (from `agent_event_defer`): answer it once with
+/// `agent_reply_continue` or `agent_reply_fail`, from any thread.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentReply {
+    pub id: u64,
 }
 
-/// The view of the event being dispatched, shared by the agent's listeners.
-pub(crate) type EventCache = Arc<Mutex<Option<Arc<EventView>>>>;
+/// One event with its JSON built at most once per shape, and the reply of a listener that
+/// deferred.
+pub(crate) struct EventView {
+    event: Arc<CoreEvent>,
+    sequence: u64,
+    json: [OnceLock<CString>; 2],
+    /// Extra texts the struct borrows (tool call id and name).
+    texts: OnceLock<(CString, CString)>,
+    /// The run's signal while listeners run (a deferred reply observes it).
+    signal: Option<AbortSignal>,
+    deferred: Mutex<Option<PendingCall>>,
+}
 
-static EVENTS: Registry<Arc<EventView>> = Registry::new("event", 0xe7e7_e7e7_0000_0000);
+impl EventView {
+    fn new(event: Arc<CoreEvent>, sequence: u64, signal: Option<AbortSignal>) -> Self {
+        EventView {
+            event,
+            sequence,
+            json: Default::default(),
+            texts: OnceLock::new(),
+            signal,
+            deferred: Mutex::new(None),
+        }
+    }
+
+    fn json(&self, shape: EventShape) -> &CString {
+        self.json[shape as usize]
+            .get_or_init(|| CString::new(self.event.to_json_text(shape)).unwrap_or_default())
+    }
+
+    /// The struct for this view (borrowing from it).
+    fn to_c(&self, source: u64) -> AgentEvent {
+        let event = &*self.event;
+        let (update, content_index) = match event {
+            CoreEvent::MessageUpdate { event: update, .. } => (
+                update_type(update.kind()),
+                update.content_index().unwrap_or(0),
+            ),
+            _ => (AGENT_UPDATE_NONE, 0),
+        };
+        let delta = event.delta().map_or(AgentStr::EMPTY, AgentStr::of);
+        let (tool_call_id, tool_name) = match event {
+            CoreEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                ..
+            }
+            | CoreEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                ..
+            }
+            | CoreEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                ..
+            } => {
+                let (id, name) = self.texts.get_or_init(|| {
+                    let text = |v: &Json| {
+                        CString::new(v.as_str().unwrap_or("").replace('\0', " "))
+                            .unwrap_or_default()
+                    };
+                    (text(tool_call_id), text(tool_name))
+                });
+                (c_text(id), c_text(name))
+            }
+            _ => (AgentStr::EMPTY, AgentStr::EMPTY),
+        };
+        AgentEvent {
+            kind: event_type(event),
+            update,
+            content_index,
+            delta,
+            tool_call_id,
+            tool_name,
+            source,
+            sequence: self.sequence,
+        }
+    }
+}
+
+fn c_text(text: &CString) -> AgentStr {
+    AgentStr {
+        ptr: text.as_ptr(),
+        len: text.as_bytes().len(),
+    }
+}
+
+/// The view of the event being dispatched to an agent's listeners.
+#[derive(Default)]
+pub(crate) struct EventCache {
+    current: Mutex<Option<Arc<EventView>>>,
+    sequence: AtomicU64,
+}
+
+fn event_type(event: &CoreEvent) -> AgentEventType {
+    match event {
+        CoreEvent::AgentStart => AGENT_EVENT_AGENT_START,
+        CoreEvent::AgentEnd { .. } => AGENT_EVENT_AGENT_END,
+        CoreEvent::TurnStart => AGENT_EVENT_TURN_START,
+        CoreEvent::TurnEnd { .. } => AGENT_EVENT_TURN_END,
+        CoreEvent::MessageStart { .. } => AGENT_EVENT_MESSAGE_START,
+        CoreEvent::MessageUpdate { .. } => AGENT_EVENT_MESSAGE_UPDATE,
+        CoreEvent::MessageEnd { .. } => AGENT_EVENT_MESSAGE_END,
+        CoreEvent::ToolExecutionStart { .. } => AGENT_EVENT_TOOL_EXECUTION_START,
+        CoreEvent::ToolExecutionUpdate { .. } => AGENT_EVENT_TOOL_EXECUTION_UPDATE,
+        CoreEvent::ToolExecutionEnd { .. } => AGENT_EVENT_TOOL_EXECUTION_END,
+    }
+}
+
+fn update_type(kind: Option<&str>) -> AgentUpdateType {
+    match kind {
+        Some("start") => AGENT_UPDATE_START,
+        Some("text_start") => AGENT_UPDATE_TEXT_START,
+        Some("text_delta") => AGENT_UPDATE_TEXT_DELTA,
+        Some("text_end") => AGENT_UPDATE_TEXT_END,
+        Some("thinking_start") => AGENT_UPDATE_THINKING_START,
+        Some("thinking_delta") => AGENT_UPDATE_THINKING_DELTA,
+        Some("thinking_end") => AGENT_UPDATE_THINKING_END,
+        Some("toolcall_start") => AGENT_UPDATE_TOOLCALL_START,
+        Some("toolcall_delta") => AGENT_UPDATE_TOOLCALL_DELTA,
+        Some("toolcall_end") => AGENT_UPDATE_TOOLCALL_END,
+        _ => AGENT_UPDATE_OTHER,
+    }
+}
 
 fn shape_of(shape: AgentEventShape) -> FfiResult<EventShape> {
     match shape {
@@ -68,79 +263,92 @@ fn shape_of(shape: AgentEventShape) -> FfiResult<EventShape> {
     }
 }
 
-fn view_for(cache: &EventCache, event: &Arc<CoreEvent>) -> Arc<EventView> {
-    let mut cached = lock(cache);
-    if let Some(view) = cached
+/// The view for `event` in the agent's cache (reusing the previous view's allocation when
+/// nothing holds it any more: no allocation per event).
+fn view_for(cache: &EventCache, event: &Arc<CoreEvent>, signal: &AbortSignal) -> Arc<EventView> {
+    let mut current = lock(&cache.current);
+    if let Some(view) = current
         .as_ref()
         .filter(|view| Arc::ptr_eq(&view.event, event))
     {
         return view.clone();
     }
-    // The previous event's view, when nothing holds it any more, is reused for this one: no
-    // allocation per event.
-    let reusable = cached.as_mut().and_then(Arc::get_mut);
-    let previous = match reusable {
-        Some(reused) => {
-            reused.json = Default::default();
-            Some(std::mem::replace(&mut reused.event, event.clone()))
-        }
-        None => {
-            let view = Arc::new(EventView {
-                event: event.clone(),
-                json: Default::default(),
-            });
-            cached.replace(view).map(|previous| previous.event.clone())
-        }
+    let sequence = cache.sequence.fetch_add(1, Ordering::Relaxed) + 1;
+    let previous = match current.as_mut().and_then(Arc::get_mut) {
+        Some(reused) => Some(std::mem::replace(
+            reused,
+            EventView::new(event.clone(), sequence, Some(signal.clone())),
+        )),
+        None => current
+            .replace(Arc::new(EventView::new(
+                event.clone(),
+                sequence,
+                Some(signal.clone()),
+            )))
+            .and_then(|previous| Arc::try_unwrap(previous).ok()),
     };
-    let view = cached.clone().expect("a view was just stored");
-    drop(cached);
+    let view = current.clone().expect("a view was just stored");
+    drop(current);
     // The previous event is dropped outside the lock.
     drop(previous);
     view
 }
 
-fn type_c_str(event: &CoreEvent) -> &'static CStr {
-    match event {
-        CoreEvent::AgentStart => c"agent_start",
-        CoreEvent::TurnStart => c"turn_start",
-        CoreEvent::MessageStart { .. } => c"message_start",
-        CoreEvent::MessageUpdate { .. } => c"message_update",
-        CoreEvent::MessageEnd { .. } => c"message_end",
-        CoreEvent::ToolExecutionStart { .. } => c"tool_execution_start",
-        CoreEvent::ToolExecutionUpdate { .. } => c"tool_execution_update",
-        CoreEvent::ToolExecutionEnd { .. } => c"tool_execution_end",
-        CoreEvent::TurnEnd { .. } => c"turn_end",
-        CoreEvent::AgentEnd { .. } => c"agent_end",
+/// The view an event struct refers to, if it is still the current event of its source.
+fn view_of(event: *const AgentEvent) -> FfiResult<Arc<EventView>> {
+    // SAFETY: the caller passes NULL or a readable event struct.
+    let Some(event) = (unsafe { event.as_ref() }) else {
+        return err(AGENT_ERR_NULL, "event is NULL.");
+    };
+    let view = match AGENTS.lookup(event.source) {
+        Lookup::Live(agent) => lock(&agent.event_cache.current).clone(),
+        _ => match QUEUES.lookup(event.source) {
+            Lookup::Live(queue) => lock(&queue.current).clone(),
+            _ => None,
+        },
+    };
+    match view {
+        Some(view) if view.sequence == event.sequence => Ok(view),
+        _ => err(
+            AGENT_ERR_INVALID_ARGUMENT,
+            "event is no longer valid: a listener's event lives for its callback, a queue's until the next call on the queue.",
+        ),
     }
-}
-
-fn event_arg(event: *const CAgentEvent) -> FfiResult<Arc<EventView>> {
-    EVENTS.get(event as *const c_void, "event")
 }
 
 /// The core listener behind a C callback.
 fn host_listener(
-    callback: unsafe extern "C" fn(*mut c_void, *const CAgentEvent, *mut AgentCall),
+    callback: unsafe extern "C" fn(*mut c_void, *const AgentEvent) -> AgentListenerAnswer,
     data: Arc<HostData>,
-    cache: EventCache,
+    cache: Arc<EventCache>,
+    source: u64,
 ) -> ImmediateListener {
-    let spare: Mutex<SpareCall> = Mutex::new(None);
     Arc::new(move |event: Arc<CoreEvent>, signal: AbortSignal| {
-        let view = view_for(&cache, &event);
-        let token = EVENTS.insert(view) as *const CAgentEvent;
-        let pending = new_value_call_in(&mut lock(&spare), Shape::Any, &signal);
+        let view = view_for(&cache, &event, &signal);
+        let c_event = view.to_c(source);
+        let mut answer_given = AGENT_LISTENER_CONTINUE;
         // SAFETY: the host registered this callback for this user_data.
-        guard_callback(|| unsafe { callback(data.user_data, token, pending.token) });
-        // Dropped after the callback: the view may then be reused for the next event.
-        drop(EVENTS.remove(token as *const c_void));
-        match pending.answer() {
-            Answer::Now(result) => {
-                pending.recycle(&mut lock(&spare));
-                Delivery::Now(result.map(|_| ()))
-            }
-            Answer::Later(rx) => {
-                let reply = answer(rx);
-                Delivery::Later(Box::pin(async move { reply.await.map(|_| ()) }))
+        guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
+        let deferred = lock(&view.deferred).take();
+        drop(view);
+        match (answer_given, deferred) {
+            (AGENT_LISTENER_LATER, Some(pending)) => match pending.answer() {
+                Answer::Now(result) => Delivery::Now(result.map(|_| ())),
+                Answer::Later(rx) => {
+                    let reply = answer(rx);
+                    Delivery::Later(Box::pin(async move { reply.await.map(|_| ()) }))
+                }
+            },
+            (AGENT_LISTENER_LATER, None) => Delivery::Now(Err(
+                "The listener returned AGENT_LISTENER_LATER without calling agent_event_defer."
+                    .into(),
+            )),
+            (_, deferred) => {
+                // Answered by returning: a reply it took is retired (a later answer is refused).
+                if let Some(pending) = deferred {
+                    pending.retire();
+                }
+                Delivery::Now(Ok(()))
             }
         }
     })
@@ -151,7 +359,7 @@ fn host_listener(
 /// `*out_id` for `agent_unsubscribe`. `finalizer(user_data)` runs once the subscription is gone.
 #[no_mangle]
 pub unsafe extern "C" fn agent_subscribe(
-    handle: *mut AgentHandle,
+    handle: AgentHandle,
     listener: AgentListenerFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
@@ -167,6 +375,7 @@ pub unsafe extern "C" fn agent_subscribe(
             callback,
             HostData::new(user_data, finalizer),
             ffi.event_cache.clone(),
+            handle.id,
         );
         write_out(out_id, ffi.agent.subscribe_immediate(listener));
         Ok(())
@@ -175,7 +384,7 @@ pub unsafe extern "C" fn agent_subscribe(
 
 /// Removes a subscription; `AGENT_ERR_INVALID_ARGUMENT` when there is none with that id.
 #[no_mangle]
-pub unsafe extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) -> *mut AgentError {
+pub extern "C" fn agent_unsubscribe(handle: AgentHandle, id: u64) -> *mut AgentError {
     boundary(|| {
         if agent_arg(handle)?.agent.unsubscribe(id) {
             Ok(())
@@ -188,127 +397,117 @@ pub unsafe extern "C" fn agent_unsubscribe(handle: *mut AgentHandle, id: u64) ->
     })
 }
 
-/// Writes the event's type (`"message_update"`, ...; static, never freed) to `*out_type`.
-#[no_mangle]
-pub unsafe extern "C" fn agent_event_type(
-    event: *const CAgentEvent,
-    out_type: *mut *const c_char,
-) -> *mut AgentError {
-    boundary(|| {
-        check_out(out_type, "out_type")?;
-        write_out(out_type, type_c_str(&event_arg(event)?.event).as_ptr());
-        Ok(())
-    })
-}
-
-/// Writes the event's JSON in `shape` to `*out_json`, built once and shared with the other
-/// listeners; valid until the callback returns (do not free).
+/// Writes the event's JSON in `shape` to `*out_json` (NUL-terminated too), built once and shared
+/// with the other listeners; valid as long as the event (do not free). Fails with
+/// `AGENT_ERR_INVALID_ARGUMENT` for an event that is no longer valid.
 #[no_mangle]
 pub unsafe extern "C" fn agent_event_json(
-    event: *const CAgentEvent,
+    event: *const AgentEvent,
     shape: AgentEventShape,
-    out_json: *mut *const c_char,
+    out_json: *mut AgentStr,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_json, "out_json")?;
         let shape = shape_of(shape)?;
-        let view = event_arg(event)?;
-        let slot = &view.json[shape as usize];
-        let text =
-            slot.get_or_init(|| CString::new(view.event.to_json_text(shape)).unwrap_or_default());
-        write_out(out_json, text.as_ptr());
+        let view = view_of(event)?;
+        write_out(out_json, c_text(view.json(shape)));
         Ok(())
     })
 }
 
-/// For a `message_update`, writes its assistant stream event type (`"text_delta"`, ...; valid
-/// during the callback) to `*out_type`; for any other event writes NULL.
+/// Inside a listener: answer this event later. Writes `*out_reply`; the listener then returns
+/// `AGENT_LISTENER_LATER`, and the next listener and the loop wait until the reply is answered
+/// (`agent_reply_continue` or `agent_reply_fail`, once, from any thread). Fails with
+/// `AGENT_ERR_INVALID_STATE` for a queue's event and when called twice for one delivery.
 #[no_mangle]
-pub unsafe extern "C" fn agent_event_update_type(
-    event: *const CAgentEvent,
-    out_type: *mut *const c_char,
+pub unsafe extern "C" fn agent_event_defer(
+    event: *const AgentEvent,
+    out_reply: *mut AgentReply,
 ) -> *mut AgentError {
     boundary(|| {
-        check_out(out_type, "out_type")?;
-        let view = event_arg(event)?;
-        let name = match view.event.update_type() {
-            Some(kind) => update_type_c_str(kind).as_ptr(),
-            None => std::ptr::null(),
+        check_out(out_reply, "out_reply")?;
+        let view = view_of(event)?;
+        let Some(signal) = &view.signal else {
+            return err(
+                AGENT_ERR_INVALID_STATE,
+                "A queue's event has no listener to answer for.",
+            );
         };
-        write_out(out_type, name);
+        let mut deferred = lock(&view.deferred);
+        if deferred.is_some() {
+            return err(
+                AGENT_ERR_INVALID_STATE,
+                "agent_event_defer was already called for this event.",
+            );
+        }
+        let pending = new_value_call(Shape::Any, signal);
+        write_out(out_reply, AgentReply { id: pending.token });
+        *deferred = Some(pending);
         Ok(())
     })
 }
 
-fn update_type_c_str(kind: &str) -> &'static CStr {
-    match kind {
-        "start" => c"start",
-        "text_start" => c"text_start",
-        "text_delta" => c"text_delta",
-        "text_end" => c"text_end",
-        "thinking_start" => c"thinking_start",
-        "thinking_delta" => c"thinking_delta",
-        "thinking_end" => c"thinking_end",
-        "toolcall_start" => c"toolcall_start",
-        "toolcall_delta" => c"toolcall_delta",
-        "toolcall_end" => c"toolcall_end",
-        _ => c"unknown",
-    }
+/// Answers a deferred listener: the next listener and the loop go on.
+#[no_mangle]
+pub extern "C" fn agent_reply_continue(reply: AgentReply) -> *mut AgentError {
+    boundary(|| super::call::answer_reply(reply.id, Ok(())))
 }
 
-/// For a `message_update` carrying a `*_delta`, writes the delta text (UTF-8, not
-/// NUL-terminated, valid during the callback) to `*out_text`/`*out_len` without building JSON;
-/// for any other event writes NULL and 0.
+/// Answers a deferred listener with a failure: the run fails with `message` (SPEC §7.11).
 #[no_mangle]
-pub unsafe extern "C" fn agent_event_delta(
-    event: *const CAgentEvent,
-    out_text: *mut *const c_char,
-    out_len: *mut usize,
+pub unsafe extern "C" fn agent_reply_fail(
+    reply: AgentReply,
+    message: *const c_char,
+    message_len: usize,
 ) -> *mut AgentError {
     boundary(|| {
-        check_out(out_text, "out_text")?;
-        check_out(out_len, "out_len")?;
-        let view = event_arg(event)?;
-        let (ptr, len) = match view.event.delta() {
-            Some(delta) => (delta.as_ptr() as *const c_char, delta.len()),
-            None => (std::ptr::null(), 0),
-        };
-        write_out(out_text, ptr);
-        write_out(out_len, len);
-        Ok(())
+        let message = str_arg(message, message_len, "message")?.to_string();
+        super::call::answer_reply(reply.id, Err(message))
     })
 }
 
-/// An opaque pull queue of events (JSON strings), fed by a subscription.
-pub struct AgentEventQueue {
-    _private: [u8; 0],
+/// A pull queue of events, fed by a subscription (a generation-checked value; `{0}` is the null
+/// handle).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentQueue {
+    pub id: u64,
 }
 
-/// A core queue and the JSON shape its events are rendered in (on the reading thread).
+/// What `agent_queue_next` found: one of the `AGENT_NEXT_*` values.
+pub type AgentNext = i32;
+/// An event was written.
+pub const AGENT_NEXT_EVENT: AgentNext = 0;
+/// No event arrived in time.
+pub const AGENT_NEXT_TIMEOUT: AgentNext = 1;
+/// The agent was freed and the queue is empty: no event will come.
+pub const AGENT_NEXT_CLOSED: AgentNext = 2;
+
+/// A core queue, the event last taken from it, and a sequence number per taken event.
 pub(crate) struct FfiQueue {
     queue: CoreQueue,
-    shape: EventShape,
+    current: Mutex<Option<Arc<EventView>>>,
+    sequence: AtomicU64,
 }
 
 static QUEUES: Registry<Arc<FfiQueue>> = Registry::new("event queue", 0x9e9e_9e9e_0000_0000);
 
-/// Opens a pull queue that receives every event of the agent as JSON, losslessly and in order.
-/// `options_json` (NULL = defaults): `{"capacity": N (default 1024), "shape": "full"|"lean"
-/// (default "full")}`. When full, the loop waits until the host takes an event. Enqueueing
-/// counts as delivery: the queue never fails a run. Every event is serialised (on the reading
-/// thread, in `agent_events_next`), so its cost per event is that of `agent_event_json` in the
-/// queue's shape (see `AgentEventShape`). Writes `*out_queue`. An agent being freed concurrently
-/// either closes the new queue or makes this call fail.
+/// Opens a pull queue that receives every event of the agent, losslessly and in order.
+/// `options_json` (NULL = defaults): `{"capacity": N (default 1024)}`. When full, the loop waits
+/// until the host takes an event. Enqueueing counts as delivery: the queue never fails a run.
+/// Writes `*out_queue`. An agent being freed concurrently either closes the new queue or makes
+/// this call fail.
 #[no_mangle]
-pub unsafe extern "C" fn agent_events_open(
-    handle: *mut AgentHandle,
+pub unsafe extern "C" fn agent_queue_open(
+    handle: AgentHandle,
     options_json: *const c_char,
-    out_queue: *mut *mut AgentEventQueue,
+    options_json_len: usize,
+    out_queue: *mut AgentQueue,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_queue, "out_queue")?;
         let ffi = agent_arg(handle)?;
-        let options = opt_json_arg(options_json, "options_json")?
+        let options = opt_json_arg(options_json, options_json_len, "options_json")?
             .unwrap_or_else(|| Json::Object(Default::default()));
         let Json::Object(options) = options else {
             return err(
@@ -317,22 +516,13 @@ pub unsafe extern "C" fn agent_events_open(
             );
         };
         let mut capacity = 1024;
-        let mut shape = EventShape::Full;
         for (key, value) in &options {
             match (key.as_str(), value) {
                 ("capacity", v) if v.as_u64().is_some_and(|n| n >= 1) => {
                     capacity = v.as_u64().unwrap_or(1) as usize
                 }
-                ("shape", Json::String(s)) if s == "full" => shape = EventShape::Full,
-                ("shape", Json::String(s)) if s == "lean" => shape = EventShape::Lean,
                 ("capacity", _) => {
                     return err(AGENT_ERR_INVALID_JSON, "capacity must be an integer >= 1.")
-                }
-                ("shape", _) => {
-                    return err(
-                        AGENT_ERR_INVALID_JSON,
-                        "shape must be \"full\" or \"lean\".",
-                    )
                 }
                 _ => return err(AGENT_ERR_INVALID_JSON, format!("Unknown option \"{key}\".")),
             }
@@ -341,44 +531,72 @@ pub unsafe extern "C" fn agent_events_open(
             status: AGENT_ERR_INVALID_HANDLE,
             message: "agent is a freed agent.".into(),
         })?;
-        let queue = Arc::new(FfiQueue { queue, shape });
-        write_out(out_queue, QUEUES.insert(queue) as *mut AgentEventQueue);
+        let queue = Arc::new(FfiQueue {
+            queue,
+            current: Mutex::new(None),
+            sequence: AtomicU64::new(0),
+        });
+        write_out(
+            out_queue,
+            AgentQueue {
+                id: QUEUES.insert(queue),
+            },
+        );
         Ok(())
     })
 }
 
-/// Takes the next event JSON (free it with `agent_string_free`), waiting up to `timeout_ms`
-/// (< 0: forever; 0: no wait). Returns `AGENT_ERR_TIMEOUT` when none arrived, `AGENT_ERR_CLOSED`
-/// once the agent was freed and the queue is empty, and `AGENT_ERR_WOULD_DEADLOCK` when it would
-/// wait on the runtime thread. The JSON is built here, on the calling thread.
+/// Takes the next event, waiting up to `timeout_ms` (< 0: forever; 0: no wait). Writes
+/// `*out_next`: `AGENT_NEXT_EVENT` (and `*out_event`, valid until the next call on this queue),
+/// `AGENT_NEXT_TIMEOUT` or `AGENT_NEXT_CLOSED`. Fails with `AGENT_ERR_WOULD_DEADLOCK` when it
+/// would wait on the runtime thread. JSON, if asked with `agent_event_json`, is built on the
+/// asking thread.
 #[no_mangle]
-pub unsafe extern "C" fn agent_events_next(
-    queue: *mut AgentEventQueue,
+pub unsafe extern "C" fn agent_queue_next(
+    queue: AgentQueue,
     timeout_ms: i64,
-    out_event_json: *mut *mut c_char,
+    out_event: *mut AgentEvent,
+    out_next: *mut AgentNext,
 ) -> *mut AgentError {
     boundary(|| {
-        check_out(out_event_json, "out_event_json")?;
-        let queue = QUEUES.get(queue as *const c_void, "queue")?;
+        check_out(out_event, "out_event")?;
+        check_out(out_next, "out_next")?;
+        let ffi_queue = QUEUES.get(queue.id, "queue")?;
         let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
-        let event = queue.queue.next_blocking(timeout).map_err(|e| {
-            FfiError::from(e).named(
-                ErrorKind::WouldDeadlock,
-                "agent_events_next would wait on the runtime thread.",
-            )
-        })?;
-        let text = crate::json::to_string(&event.to_json(queue.shape));
-        write_out(out_event_json, owned_c_string(&text));
+        let event = match ffi_queue.queue.next_blocking(timeout) {
+            Ok(event) => event,
+            Err(e) if e.kind == ErrorKind::Timeout => {
+                write_out(out_next, AGENT_NEXT_TIMEOUT);
+                return Ok(());
+            }
+            Err(e) if e.kind == ErrorKind::Closed => {
+                write_out(out_next, AGENT_NEXT_CLOSED);
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(FfiError::from(e).named(
+                    ErrorKind::WouldDeadlock,
+                    "agent_queue_next would wait on the runtime thread.",
+                ))
+            }
+        };
+        let sequence = ffi_queue.sequence.fetch_add(1, Ordering::Relaxed) + 1;
+        let view = Arc::new(EventView::new(event, sequence, None));
+        let c_event = view.to_c(queue.id);
+        let previous = lock(&ffi_queue.current).replace(view);
+        drop(previous);
+        write_out(out_event, c_event);
+        write_out(out_next, AGENT_NEXT_EVENT);
         Ok(())
     })
 }
 
 /// Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
 #[no_mangle]
-pub unsafe extern "C" fn agent_events_close(queue: *mut AgentEventQueue) -> *mut AgentError {
+pub extern "C" fn agent_queue_close(queue: AgentQueue) -> *mut AgentError {
     boundary(|| {
-        QUEUES.get(queue as *const c_void, "queue")?;
-        if let Some(queue) = QUEUES.remove(queue as *const c_void) {
+        QUEUES.get(queue.id, "queue")?;
+        if let Some(queue) = QUEUES.remove(queue.id) {
             queue.queue.close();
         }
         Ok(())

@@ -89,9 +89,10 @@ impl<T: Clone> Registry<T> {
                 AGENT_ERR_INVALID_HANDLE,
                 format!("{name} is a freed {}.", self.kind),
             ),
-            Lookup::Invalid if token == 0 => {
-                err(AGENT_ERR_INVALID_HANDLE, format!("{name} is the null handle."))
-            }
+            Lookup::Invalid if token == 0 => err(
+                AGENT_ERR_INVALID_HANDLE,
+                format!("{name} is the null handle."),
+            ),
             Lookup::Invalid => err(
                 AGENT_ERR_INVALID_HANDLE,
                 format!("{name} is not a valid {}.", self.kind),

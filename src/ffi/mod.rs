@@ -17,9 +17,11 @@ pub mod agent;
 pub mod call;
 #[cfg(feature = "coding")]
 pub mod coding;
+pub mod dispatch;
 pub mod events;
 mod handles;
 pub mod options;
+pub mod run;
 pub mod stream;
 pub mod tool;
 pub mod typed_push;
@@ -29,55 +31,41 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::json::Json;
 
-/// A status code: `AGENT_OK` (0) or a negative `AGENT_ERR_*` value.
-pub type AgentStatus = i32;
+/// An error's code: a negative `AGENT_ERR_*` value (`AGENT_OK`, 0, stands for "no error").
+pub type AgentErrorCode = i32;
 
-/// Success.
-pub const AGENT_OK: AgentStatus = 0;
+/// No error (`agent_error_code(NULL)`).
+pub const AGENT_OK: AgentErrorCode = 0;
 /// A required pointer argument was NULL.
-pub const AGENT_ERR_NULL: AgentStatus = -1;
-/// A handle was NULL-like, freed, or forged.
-pub const AGENT_ERR_INVALID_HANDLE: AgentStatus = -2;
+pub const AGENT_ERR_NULL: AgentErrorCode = -1;
+/// A handle was null, freed, forged or of another kind.
+pub const AGENT_ERR_INVALID_HANDLE: AgentErrorCode = -2;
 /// A string argument was not valid UTF-8.
-pub const AGENT_ERR_INVALID_UTF8: AgentStatus = -3;
+pub const AGENT_ERR_INVALID_UTF8: AgentErrorCode = -3;
 /// A JSON argument was malformed or had the wrong shape.
-pub const AGENT_ERR_INVALID_JSON: AgentStatus = -4;
+pub const AGENT_ERR_INVALID_JSON: AgentErrorCode = -4;
 /// A run is active (prompt, continue and reset fail with the reference's text).
-pub const AGENT_ERR_BUSY: AgentStatus = -5;
+pub const AGENT_ERR_BUSY: AgentErrorCode = -5;
 /// The agent's state does not allow the operation (e.g. nothing to continue from).
-pub const AGENT_ERR_INVALID_STATE: AgentStatus = -6;
+pub const AGENT_ERR_INVALID_STATE: AgentErrorCode = -6;
 /// The call was already answered.
-pub const AGENT_ERR_ALREADY_COMPLETED: AgentStatus = -7;
+pub const AGENT_ERR_ALREADY_COMPLETED: AgentErrorCode = -7;
 /// The stream is no longer consumed (terminal event seen, run over, agent freed).
-pub const AGENT_ERR_STREAM_CLOSED: AgentStatus = -8;
-/// A blocking wait was called on the runtime thread, where it could never finish.
-pub const AGENT_ERR_WOULD_DEADLOCK: AgentStatus = -9;
-/// A wait timed out.
-pub const AGENT_ERR_TIMEOUT: AgentStatus = -10;
-/// The event queue is closed (its agent was freed) and empty.
-pub const AGENT_ERR_CLOSED: AgentStatus = -11;
-/// The agent was freed while the run was active (passed to `done`).
-pub const AGENT_ERR_FREED: AgentStatus = -12;
+pub const AGENT_ERR_STREAM_CLOSED: AgentErrorCode = -8;
+/// A blocking wait was called where it could never finish (inside a callback of the agent it
+/// waits for: on the runtime thread, or inside a dispatch).
+pub const AGENT_ERR_WOULD_DEADLOCK: AgentErrorCode = -9;
 /// No stream function was given and no default is configured.
-pub const AGENT_ERR_NO_STREAM_FN: AgentStatus = -13;
-/// The run failed (passed to `done`; the message says why).
-pub const AGENT_ERR_RUN_FAILED: AgentStatus = -14;
+pub const AGENT_ERR_NO_STREAM_FN: AgentErrorCode = -13;
 /// An argument had an invalid value (unknown hook kind, bad option, ...).
-pub const AGENT_ERR_INVALID_ARGUMENT: AgentStatus = -15;
+pub const AGENT_ERR_INVALID_ARGUMENT: AgentErrorCode = -15;
 /// An internal error (a bug in libagent); the message says where.
-pub const AGENT_ERR_INTERNAL: AgentStatus = -16;
-/// A run ended with an error (its last assistant message has stopReason "error": the model
-/// request failed, or a stream function or hook did); the message is its `errorMessage`.
-/// Reported by `agent_last_run_outcome`.
-pub const AGENT_ERR_MODEL_ERROR: AgentStatus = -17;
-/// A run was aborted (its last assistant message has stopReason "aborted"). Reported by
-/// `agent_last_run_outcome`.
-pub const AGENT_ERR_ABORTED: AgentStatus = -18;
+pub const AGENT_ERR_INTERNAL: AgentErrorCode = -16;
 
 /// The major version of this header (`agent_version()` reports the library's at run time).
-pub const AGENT_VERSION_MAJOR: u32 = 0;
+pub const AGENT_VERSION_MAJOR: u32 = 1;
 /// The minor version of this header.
-pub const AGENT_VERSION_MINOR: u32 = 1;
+pub const AGENT_VERSION_MINOR: u32 = 0;
 /// The patch version of this header.
 pub const AGENT_VERSION_PATCH: u32 = 0;
 
@@ -109,14 +97,14 @@ pub type AgentFinalizer = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 /// An error returned by a libagent function: its code and message, owned by the caller until
 /// `agent_error_free`. No later call, on any thread, changes it.
 pub struct AgentError {
-    code: AgentStatus,
+    code: AgentErrorCode,
     message: CString,
 }
 
 /// An error crossing the boundary: a status code and a message.
 #[derive(Debug)]
 pub(crate) struct FfiError {
-    pub status: AgentStatus,
+    pub status: AgentErrorCode,
     pub message: String,
 }
 
@@ -142,11 +130,13 @@ impl From<crate::error::Error> for FfiError {
             ErrorKind::InvalidState => AGENT_ERR_INVALID_STATE,
             ErrorKind::InvalidInput => AGENT_ERR_INVALID_JSON,
             ErrorKind::NoStreamFn => AGENT_ERR_NO_STREAM_FN,
-            ErrorKind::RunFailed => AGENT_ERR_RUN_FAILED,
-            ErrorKind::ModelError => AGENT_ERR_MODEL_ERROR,
-            ErrorKind::Aborted => AGENT_ERR_ABORTED,
-            ErrorKind::Closed => AGENT_ERR_CLOSED,
-            ErrorKind::Timeout => AGENT_ERR_TIMEOUT,
+            // Outcomes, not errors: the C API reports them as results (run outcomes, wait and
+            // queue results), so reaching here is a libagent bug.
+            ErrorKind::RunFailed
+            | ErrorKind::ModelError
+            | ErrorKind::Aborted
+            | ErrorKind::Closed
+            | ErrorKind::Timeout => AGENT_ERR_INTERNAL,
             ErrorKind::WouldDeadlock => AGENT_ERR_WOULD_DEADLOCK,
         };
         FfiError {
@@ -176,7 +166,7 @@ impl From<crate::stream::StreamClosed> for FfiError {
     }
 }
 
-pub(crate) fn err<T>(status: AgentStatus, message: impl Into<String>) -> FfiResult<T> {
+pub(crate) fn err<T>(status: AgentErrorCode, message: impl Into<String>) -> FfiResult<T> {
     Err(FfiError {
         status,
         message: message.into(),
@@ -209,8 +199,8 @@ pub(crate) fn guard_callback(callback: impl FnOnce()) {
     let _ = catch_unwind(AssertUnwindSafe(callback));
 }
 
-/// `len` for a NUL-terminated text argument.
-pub const AGENT_NTS: usize = usize::MAX;
+/// `len` for a NUL-terminated text argument (the header defines it as `((size_t)-1)`).
+pub const AGENT_NTS: usize = !0;
 
 /// A borrowed text: `len` bytes of UTF-8 at `ptr` (NUL-terminated too where libagent made it).
 #[repr(C)]
@@ -306,11 +296,14 @@ pub(crate) fn check_out<T>(out: *mut T, name: &str) -> FfiResult {
     }
 }
 
-/// A string returned to the host (freed with `agent_string_free`).
-pub(crate) fn owned_c_string(text: &str) -> *mut c_char {
-    CString::new(text.replace('\0', "\u{FFFD}"))
-        .unwrap_or_default()
-        .into_raw()
+/// Writes a returned string to `out` (checked non-NULL) and its length to `out_len` (may be
+/// NULL).
+pub(crate) fn write_owned_text(out: *mut *mut c_char, out_len: *mut usize, text: &str) {
+    let owned = CString::new(text.replace('\0', "\u{FFFD}")).unwrap_or_default();
+    if !out_len.is_null() {
+        write_out(out_len, owned.as_bytes().len());
+    }
+    write_out(out, owned.into_raw());
 }
 
 /// Host data with its finalizer: the finalizer runs once, when the last reference drops.
@@ -348,7 +341,7 @@ impl Drop for HostData {
 /// # Safety
 /// `error` must be NULL or an error returned by libagent that was not freed yet.
 #[no_mangle]
-pub unsafe extern "C" fn agent_error_code(error: *const AgentError) -> AgentStatus {
+pub unsafe extern "C" fn agent_error_code(error: *const AgentError) -> AgentErrorCode {
     // SAFETY: per the contract above.
     unsafe { error.as_ref() }.map_or(AGENT_OK, |e| e.code)
 }
@@ -397,10 +390,29 @@ pub unsafe extern "C" fn agent_string_free(text: *mut c_char) {
     }
 }
 
-/// The library version, e.g. "0.1.0" (static; do not free).
+/// The library version, e.g. "1.0.0" (static; do not free).
 #[no_mangle]
 pub extern "C" fn agent_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}
+
+/// Checks that the loaded library serves a program built against header `major`.`minor`: fails
+/// with `AGENT_ERR_INVALID_STATE`, naming both versions, when the library's major differs or its
+/// minor is older (call it as `agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR)`).
+#[no_mangle]
+pub extern "C" fn agent_version_check(major: u32, minor: u32) -> *mut AgentError {
+    boundary(|| {
+        if major == AGENT_VERSION_MAJOR && minor <= AGENT_VERSION_MINOR {
+            return Ok(());
+        }
+        err(
+            AGENT_ERR_INVALID_STATE,
+            format!(
+                "This program was built against libagent {major}.{minor}, but the loaded library is {}: install libagent {major}.x at version {major}.{minor} or newer.",
+                env!("CARGO_PKG_VERSION")
+            ),
+        )
+    })
 }
 
 /// Whether the calling thread is one of libagent's runtime threads, where callbacks run and

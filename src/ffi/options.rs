@@ -1,20 +1,23 @@
-//! The options builder (`CAgentOptions` of SPEC §7.1) and host hooks.
+//! The options builder (`AgentOptions` of SPEC §7.1) and host hooks.
 
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use super::call::{json_c_string, new_value_call, AgentCall, Shape};
+use super::call::{json_c_string, new_value_call, AgentHookCall, Shape};
 use super::handles::Registry;
 use super::stream::{host_stream_fn, providers_stream_fn, scripted, AgentStreamFn};
-use super::tool::{tool_arg, CAgentTool};
+use super::tool::{tool_arg, AgentTool};
 use super::*;
 use crate::agent::{AgentOptions as CoreOptions, HookKind};
 use crate::host::{AbortSignal, Hook};
 use crate::sync::lock;
 
-/// An opaque options builder, consumed by `agent_new`.
-pub struct CAgentOptions {
-    _private: [u8; 0],
+/// An options builder, consumed by `agent_new` (a generation-checked value; `{0}` is the null
+/// handle).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentOptions {
+    pub id: u64,
 }
 
 /// Which hook (SPEC §7.1): one of the `AGENT_HOOK_*` values.
@@ -38,12 +41,18 @@ pub const AGENT_HOOK_PREPARE_NEXT_TURN: AgentHookKind = 7;
 /// `prepareNextTurnWithContext(turnContext)`: like `prepareNextTurn`, with the turn context.
 pub const AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT: AgentHookKind = 8;
 
-/// A hook. Called on the runtime thread with the hook's argument object as JSON (borrowed for
-/// the call; in it a context's `tools` are tool definitions). Answer through `call` exactly once
-/// (now or later, any thread): `agent_call_complete(call, json_or_NULL)` or
-/// `agent_call_fail(call, message)`. In answers, `context.tools` is an array of tool names.
+/// A hook, called with the hook's argument object as JSON (NUL-terminated, with its length;
+/// borrowed for the call; in it a context's `tools` are tool definitions). Answer through `call`
+/// exactly once (now or later, any thread): `agent_hook_call_complete(call, json_or_NULL, len)`
+/// or `agent_hook_call_fail(call, message, len)`. In answers, `context.tools` is an array of
+/// tool names.
 pub type AgentHookFn = Option<
-    unsafe extern "C" fn(user_data: *mut c_void, input_json: *const c_char, call: *mut AgentCall),
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        input_json: *const c_char,
+        input_json_len: usize,
+        call: AgentHookCall,
+    ),
 >;
 
 pub(crate) fn hook_kind(kind: AgentHookKind) -> FfiResult<HookKind> {
@@ -64,19 +73,30 @@ pub(crate) fn host_hook(
     finalizer: AgentFinalizer,
 ) -> Option<Hook> {
     let data = HostData::new(user_data, finalizer);
-    let callback = callback?;
     let shape = match kind {
         HookKind::ConvertToLlm | HookKind::TransformContext => Shape::Messages,
         HookKind::GetApiKey => Shape::StringOrNull,
         _ => Shape::Object,
     };
-    Some(Arc::new(move |input, signal: AbortSignal| {
+    Some(hook_of(callback?, data, shape))
+}
+
+/// A core hook calling `callback` with its input as JSON and answers of `shape`.
+pub(crate) fn hook_of(
+    callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, AgentHookCall),
+    data: Arc<HostData>,
+    shape: Shape,
+) -> Hook {
+    Arc::new(move |input, signal: AbortSignal| {
         let pending = new_value_call(shape, &signal);
         let text = json_c_string(&input);
+        let call = AgentHookCall { id: pending.token };
         // SAFETY: the host registered this callback for this user_data.
-        guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), pending.token) });
+        guard_callback(|| unsafe {
+            callback(data.user_data, text.as_ptr(), text.as_bytes().len(), call)
+        });
         pending.into_future()
-    }))
+    })
 }
 
 pub(crate) type Builder = Arc<Mutex<Option<CoreOptions>>>;
@@ -86,11 +106,11 @@ pub(crate) static OPTIONS: Registry<Builder> =
 
 /// Changes an options builder under its lock. What `change` returns (a replaced stream function
 /// or hook) is dropped by the caller after the lock was released: its finalizer is host code.
-fn with_options<R>(
-    options: *mut CAgentOptions,
+pub(crate) fn with_options<R>(
+    options: AgentOptions,
     change: impl FnOnce(&mut CoreOptions) -> FfiResult<R>,
 ) -> FfiResult<R> {
-    let builder = OPTIONS.get(options as *const c_void, "options")?;
+    let builder = OPTIONS.get(options.id, "options")?;
     let mut guard = lock(&builder);
     match guard.as_mut() {
         Some(options) => change(options),
@@ -117,11 +137,12 @@ fn with_options<R>(
 #[no_mangle]
 pub unsafe extern "C" fn agent_options_new(
     options_json: *const c_char,
-    out_options: *mut *mut CAgentOptions,
+    options_json_len: usize,
+    out_options: *mut AgentOptions,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_options, "out_options")?;
-        let options = match opt_json_arg(options_json, "options_json")? {
+        let options = match opt_json_arg(options_json, options_json_len, "options_json")? {
             Some(value) if !value.is_object() => {
                 return err(
                     AGENT_ERR_INVALID_JSON,
@@ -131,20 +152,18 @@ pub unsafe extern "C" fn agent_options_new(
             Some(value) => CoreOptions::from_json(value)?,
             None => CoreOptions::default(),
         };
-        write_out(
-            out_options,
-            OPTIONS.insert(Arc::new(Mutex::new(Some(options)))) as *mut CAgentOptions,
-        );
+        let id = OPTIONS.insert(Arc::new(Mutex::new(Some(options))));
+        write_out(out_options, AgentOptions { id });
         Ok(())
     })
 }
 
 /// Frees an options builder that was not passed to `agent_new`.
 #[no_mangle]
-pub unsafe extern "C" fn agent_options_free(options: *mut CAgentOptions) -> *mut AgentError {
+pub extern "C" fn agent_options_free(options: AgentOptions) -> *mut AgentError {
     boundary(|| {
-        OPTIONS.get(options as *const c_void, "options")?;
-        OPTIONS.remove(options as *const c_void);
+        OPTIONS.get(options.id, "options")?;
+        OPTIONS.remove(options.id);
         Ok(())
     })
 }
@@ -152,8 +171,8 @@ pub unsafe extern "C" fn agent_options_free(options: *mut CAgentOptions) -> *mut
 /// Appends a tool to `initialState.tools` (the options take their own reference).
 #[no_mangle]
 pub unsafe extern "C" fn agent_options_add_tool(
-    options: *mut CAgentOptions,
-    tool: *mut CAgentTool,
+    options: AgentOptions,
+    tool: AgentTool,
 ) -> *mut AgentError {
     boundary(|| {
         let tool = tool_arg(tool, "tool")?;
@@ -167,7 +186,7 @@ pub unsafe extern "C" fn agent_options_add_tool(
 /// Sets the agent's stream function (NULL: use the process-wide default, resolved by `agent_new`).
 #[no_mangle]
 pub unsafe extern "C" fn agent_options_set_stream_fn(
-    options: *mut CAgentOptions,
+    options: AgentOptions,
     stream_fn: AgentStreamFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
@@ -191,11 +210,12 @@ pub unsafe extern "C" fn agent_options_set_stream_fn(
 /// "delayMs"?, "throw"?}`. Each response streams as deltas in lock step with the listeners.
 #[no_mangle]
 pub unsafe extern "C" fn agent_options_set_scripted_model(
-    options: *mut CAgentOptions,
+    options: AgentOptions,
     script_json: *const c_char,
+    script_json_len: usize,
 ) -> *mut AgentError {
     boundary(|| {
-        let stream_fn = scripted(script_json)?;
+        let stream_fn = scripted(script_json, script_json_len)?;
         let replaced = with_options(options, |o| Ok(o.stream_fn.replace(stream_fn)))?;
         drop(replaced);
         Ok(())
@@ -205,7 +225,7 @@ pub unsafe extern "C" fn agent_options_set_scripted_model(
 /// Uses the built-in model providers as the stream function (see
 /// `agent_set_default_providers`).
 #[no_mangle]
-pub unsafe extern "C" fn agent_options_use_providers(options: *mut CAgentOptions) -> *mut AgentError {
+pub extern "C" fn agent_options_use_providers(options: AgentOptions) -> *mut AgentError {
     boundary(|| {
         // The handle is checked first: a bad handle is reported whatever the build.
         with_options(options, |_| Ok(()))?;
@@ -219,7 +239,7 @@ pub unsafe extern "C" fn agent_options_use_providers(options: *mut CAgentOptions
 /// Installs (or, with NULL `hook`, removes) a hook.
 #[no_mangle]
 pub unsafe extern "C" fn agent_options_set_hook(
-    options: *mut CAgentOptions,
+    options: AgentOptions,
     kind: AgentHookKind,
     hook: AgentHookFn,
     user_data: *mut c_void,

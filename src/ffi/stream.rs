@@ -9,18 +9,19 @@ use crate::faux::{parse_script, scripted_stream_fn};
 use crate::host::{set_default_stream_fn, StreamFn, StreamRequest};
 use crate::stream::StreamSender;
 
-/// A stream function (SPEC §3.1): performs one request. Called on the runtime thread with
-/// `request_json` = `{"model", "context": {"messages"}, "options": {reasoning?, sessionId?,
-/// transport?, thinkingBudgets?, maxRetryDelayMs?, maxRetries?, timeoutMs?, connectTimeoutMs?,
-/// idleTimeoutMs?, caCertificates?, caCertificateFile?, apiKey?, identity}}` (borrowed for the call).
-/// Push events into `stream` with `agent_stream_push` (from any thread, now or later), end with
-/// a `done`/`error` event or `agent_call_complete(stream, final_message_or_NULL)`;
-/// `agent_call_fail(stream, message)` before any push means the stream function failed.
+/// A stream function (SPEC §3.1): performs one request. Called with `request_json` =
+/// `{"model", "context": {"messages"}, "options": {reasoning?, sessionId?, transport?,
+/// thinkingBudgets?, maxRetryDelayMs?, maxRetries?, timeoutMs?, connectTimeoutMs?,
+/// idleTimeoutMs?, caCertificates?, caCertificateFile?, apiKey?, identity}}` (NUL-terminated,
+/// with its length; borrowed for the call). Push events into `stream` with `agent_stream_push`
+/// (from any thread, now or later), end with a `done`/`error` event or `agent_stream_end`;
+/// `agent_stream_fail` before any push means the stream function failed.
 pub type AgentStreamFn = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
         request_json: *const c_char,
-        stream: *mut AgentStream,
+        request_json_len: usize,
+        stream: AgentStream,
     ),
 >;
 
@@ -37,32 +38,15 @@ pub(crate) fn host_stream_fn(
             let stream = new_stream_call(sender, &request.signal);
             let text = request_c_string(&request);
             // SAFETY: the host registered this callback for this user_data.
-            guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), stream) });
+            guard_callback(|| unsafe {
+                callback(data.user_data, text.as_ptr(), text.as_bytes().len(), stream)
+            });
         },
     ))
 }
 
-/// `{"model","context":{"messages"},"options"}` as JSON text, byte-identical to rendering the
-/// whole object with `crate::json::to_string`, but built by concatenation: each committed
-/// message renders its text once and keeps it.
-fn request_text(request: &StreamRequest) -> String {
-    let model = crate::json::to_string(&request.model);
-    let options = crate::json::to_string(&request.options);
-    let messages: usize = request.messages.iter().map(|m| m.text().len() + 1).sum();
-    // One extra byte: the C string's terminator is pushed without reallocating.
-    let mut out = String::with_capacity(model.len() + options.len() + messages + 49);
-    out.push_str("{\"model\":");
-    out.push_str(&model);
-    out.push_str(",\"context\":{\"messages\":");
-    crate::message::write_json_array(&mut out, &request.messages);
-    out.push_str("},\"options\":");
-    out.push_str(&options);
-    out.push('}');
-    out
-}
-
 fn request_c_string(request: &StreamRequest) -> std::ffi::CString {
-    let mut bytes = request_text(request).into_bytes();
+    let mut bytes = request.json_text().into_bytes();
     bytes.push(0);
     // JSON text never holds a NUL byte (the renderer escapes it as \u0000), so the only NUL is
     // the terminator pushed here. Checked in debug builds; skipping the scan matters in release
@@ -73,8 +57,8 @@ fn request_c_string(request: &StreamRequest) -> std::ffi::CString {
 }
 
 /// The built-in scripted model from a JSON script (see `agent_options_set_scripted_model`).
-pub(crate) fn scripted(script_json: *const c_char) -> FfiResult<StreamFn> {
-    let script = json_arg(script_json, "script_json")?;
+pub(crate) fn scripted(script_json: *const c_char, len: usize) -> FfiResult<StreamFn> {
+    let script = json_arg(script_json, len, "script_json")?;
     let responses = parse_script(&script).map_err(|m| FfiError {
         status: AGENT_ERR_INVALID_JSON,
         message: m,
@@ -101,9 +85,10 @@ pub unsafe extern "C" fn agent_set_default_stream_fn(
 #[no_mangle]
 pub unsafe extern "C" fn agent_set_default_scripted_model(
     script_json: *const c_char,
+    script_json_len: usize,
 ) -> *mut AgentError {
     boundary(|| {
-        set_default_stream_fn(Some(scripted(script_json)?));
+        set_default_stream_fn(Some(scripted(script_json, script_json_len)?));
         Ok(())
     })
 }
@@ -139,46 +124,4 @@ pub extern "C" fn agent_set_default_providers() -> *mut AgentError {
         set_default_stream_fn(Some(providers_stream_fn()?));
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::host::AbortSignal;
-    use crate::json::{json, object, to_string};
-    use crate::message::Message;
-
-    #[test]
-    fn request_text_is_the_rendering_of_the_whole_request() {
-        let messages = vec![
-            Message::new(
-                json!({"role": "user", "content": "h\u{0}i \"q\" \u{2028}", "n": 1.5e300}),
-            ),
-            Message::new(json!({"role": "assistant", "content": [], "x": {"2": 1, "a": null}})),
-        ];
-        let request = StreamRequest {
-            model: json!({"id": "m", "cost": {"input": 0.1}}),
-            messages: messages.clone(),
-            options: json!({"identity": {}}),
-            signal: AbortSignal::new(),
-        };
-        let whole = object([
-            ("model", request.model.clone()),
-            ("context", request.context()),
-            ("options", request.options.clone()),
-        ]);
-        assert_eq!(request_text(&request), to_string(&whole));
-        // The cached texts are reused by the next request.
-        assert_eq!(request_text(&request), to_string(&whole));
-        let empty = StreamRequest {
-            messages: Vec::new(),
-            ..request
-        };
-        let whole = object([
-            ("model", empty.model.clone()),
-            ("context", empty.context()),
-            ("options", empty.options.clone()),
-        ]);
-        assert_eq!(request_text(&empty), to_string(&whole));
-    }
 }

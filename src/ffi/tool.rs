@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::call::{
-    self, new_tool_call, new_value_call, AgentCall, AgentToolCall, Answer, Shape, CALLS,
+    self, new_tool_call, new_value_call, AgentHookCall, AgentToolCall, Answer, Shape, CALLS,
 };
 use super::handles::Registry;
 use super::*;
@@ -14,36 +14,45 @@ use crate::host::{
 use crate::json::Json;
 use crate::sync::lock;
 
-/// An opaque, reference-counted tool. Agents and options take their own reference.
-pub struct CAgentTool {
-    _private: [u8; 0],
+/// A reference-counted tool (a generation-checked value; `{0}` is the null handle). Agents and
+/// options take their own reference.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentTool {
+    pub id: u64,
 }
 
-/// Runs a tool (SPEC §6.8) on the runtime thread. `tool_call_id` and `args_json` (the validated
-/// arguments) are borrowed for the callback. Answer through `call` exactly once, now or later,
-/// from any thread: `agent_call_complete(call, result_json)` with an AgentToolResult object
-/// (`{"content":[...],"details":...}`), or `agent_call_fail(call, message)`. Report progress with
-/// `agent_tool_call_update` before answering; observe aborts with `agent_call_is_aborted` /
-/// `agent_call_on_abort`.
+/// Runs a tool (SPEC §6.8). `tool_call_id` and `args_json` (the validated arguments; both
+/// NUL-terminated, with their lengths) are borrowed for the callback. Answer through `call`
+/// exactly once, now or later, from any thread: `agent_tool_call_complete` or
+/// `agent_tool_call_fail`. Report progress with `agent_tool_call_update` before answering;
+/// observe aborts with `agent_tool_call_is_aborted` / `agent_tool_call_on_abort`.
 pub type AgentToolExecuteFn = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
         tool_call_id: *const c_char,
+        tool_call_id_len: usize,
         args_json: *const c_char,
-        call: *mut AgentToolCall,
+        args_json_len: usize,
+        call: AgentToolCall,
     ),
 >;
 
-/// The synchronous `prepareArguments(args)` shim (SPEC §5.2), called on the runtime thread with
-/// the raw arguments. It must answer before returning: `agent_call_complete(call, args_json)`
-/// (NULL keeps the arguments) or `agent_call_fail(call, message)`.
+/// The synchronous `prepareArguments(args)` shim (SPEC §5.2), called with the raw arguments. It
+/// must answer before returning: `agent_hook_call_complete(call, args_json, len)` (NULL keeps the
+/// arguments) or `agent_hook_call_fail(call, message, len)`.
 pub type AgentPrepareArgumentsFn = Option<
-    unsafe extern "C" fn(user_data: *mut c_void, args_json: *const c_char, call: *mut AgentCall),
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        args_json: *const c_char,
+        args_json_len: usize,
+        call: AgentHookCall,
+    ),
 >;
 
 type ExecuteCallback =
-    unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut AgentToolCall);
-type PrepareCallback = unsafe extern "C" fn(*mut c_void, *const c_char, *mut AgentCall);
+    unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize, AgentToolCall);
+type PrepareCallback = unsafe extern "C" fn(*mut c_void, *const c_char, usize, AgentHookCall);
 
 pub(crate) struct HostTool {
     execute: ExecuteCallback,
@@ -54,12 +63,19 @@ pub(crate) struct HostTool {
 impl ToolBehavior for HostTool {
     fn execute(&self, invocation: ToolInvocation) -> HostFuture<HookResult> {
         let pending = new_tool_call(invocation.on_update, &invocation.signal);
-        let call = pending.token;
+        let call = AgentToolCall { id: pending.token };
         let id = std::ffi::CString::new(invocation.tool_call_id).unwrap_or_default();
         let args = call::json_c_string(&invocation.args);
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| unsafe {
-            (self.execute)(self.data.user_data, id.as_ptr(), args.as_ptr(), call)
+            (self.execute)(
+                self.data.user_data,
+                id.as_ptr(),
+                id.as_bytes().len(),
+                args.as_ptr(),
+                args.as_bytes().len(),
+                call,
+            )
         });
         pending.into_future()
     }
@@ -73,16 +89,18 @@ impl ToolBehavior for HostTool {
             return Ok(args);
         };
         let pending = new_value_call(Shape::Any, &AbortSignal::new());
-        let call = pending.token;
+        let call = AgentHookCall { id: pending.token };
         let text = call::json_c_string(&args);
         // SAFETY: the host registered this callback for this user_data.
-        guard_callback(|| unsafe { callback(data.user_data, text.as_ptr(), call) });
+        guard_callback(|| unsafe {
+            callback(data.user_data, text.as_ptr(), text.as_bytes().len(), call)
+        });
         match pending.answer() {
             Answer::Now(Ok(Some(prepared))) => Ok(prepared),
             Answer::Now(Ok(None)) => Ok(args),
             Answer::Now(Err(message)) => Err(message),
             Answer::Later(_) => {
-                CALLS.remove(call as *const c_void);
+                CALLS.remove(call.id);
                 Err("prepareArguments did not answer before returning".into())
             }
         }
@@ -94,8 +112,8 @@ pub(crate) static TOOLS: Registry<(CoreTool, Option<Arc<HostTool>>)> =
     Registry::new("tool", 0x7001_7001_0000_0000);
 
 /// The core tool behind a handle.
-pub(crate) fn tool_arg(tool: *const CAgentTool, name: &str) -> FfiResult<CoreTool> {
-    TOOLS.get(tool as *const c_void, name).map(|(tool, _)| tool)
+pub(crate) fn tool_arg(tool: AgentTool, name: &str) -> FfiResult<CoreTool> {
+    TOOLS.get(tool.id, name).map(|(tool, _)| tool)
 }
 
 /// Creates a tool. `definition_json`: `{"name", "label"?, "description"?, "parameters"?,
@@ -106,17 +124,18 @@ pub(crate) fn tool_arg(tool: *const CAgentTool, name: &str) -> FfiResult<CoreToo
 #[no_mangle]
 pub unsafe extern "C" fn agent_tool_new(
     definition_json: *const c_char,
+    definition_json_len: usize,
     execute: AgentToolExecuteFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
-    out_tool: *mut *mut CAgentTool,
+    out_tool: *mut AgentTool,
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_tool, "out_tool")?;
         let Some(execute) = execute else {
             return err(AGENT_ERR_NULL, "execute is NULL.");
         };
-        let definition = json_arg(definition_json, "definition_json")?;
+        let definition = json_arg(definition_json, definition_json_len, "definition_json")?;
         if !definition.get("name").is_some_and(Json::is_string) {
             return err(
                 AGENT_ERR_INVALID_JSON,
@@ -129,10 +148,8 @@ pub unsafe extern "C" fn agent_tool_new(
             prepare: Mutex::new(None),
         });
         let tool = CoreTool::new(definition, behavior.clone());
-        write_out(
-            out_tool,
-            TOOLS.insert((tool, Some(behavior))) as *mut CAgentTool,
-        );
+        let id = TOOLS.insert((tool, Some(behavior)));
+        write_out(out_tool, AgentTool { id });
         Ok(())
     })
 }
@@ -140,13 +157,13 @@ pub unsafe extern "C" fn agent_tool_new(
 /// Installs (or, with NULL, removes) the tool's `prepareArguments` shim.
 #[no_mangle]
 pub unsafe extern "C" fn agent_tool_set_prepare_arguments(
-    tool: *mut CAgentTool,
+    tool: AgentTool,
     prepare: AgentPrepareArgumentsFn,
     user_data: *mut c_void,
     finalizer: AgentFinalizer,
 ) -> *mut AgentError {
     boundary(|| {
-        let (_, behavior) = TOOLS.get(tool as *const c_void, "tool")?;
+        let (_, behavior) = TOOLS.get(tool.id, "tool")?;
         let Some(behavior) = behavior else {
             return err(
                 AGENT_ERR_INVALID_ARGUMENT,
@@ -166,9 +183,9 @@ pub unsafe extern "C" fn agent_tool_set_prepare_arguments(
 
 /// Drops the host's reference to a tool. Agents that use it keep theirs.
 #[no_mangle]
-pub unsafe extern "C" fn agent_tool_free(tool: *mut CAgentTool) -> *mut AgentError {
-    boundary(|| match TOOLS.remove(tool as *const c_void) {
+pub extern "C" fn agent_tool_free(tool: AgentTool) -> *mut AgentError {
+    boundary(|| match TOOLS.remove(tool.id) {
         Some(_) => Ok(()),
-        None => TOOLS.get(tool as *const c_void, "tool").map(|_| ()),
+        None => TOOLS.get(tool.id, "tool").map(|_| ()),
     })
 }

@@ -8,7 +8,7 @@ use std::ffi::c_char;
 
 use super::call::{push_into, stream_state, AgentStream};
 use super::*;
-use crate::json::{Json, JsonMap};
+use crate::stream::typed::start_block_op;
 use crate::stream::{BlockKind, StreamOp};
 
 /// The type of a streamed content block: `AGENT_BLOCK_TEXT`, `AGENT_BLOCK_THINKING` or
@@ -33,40 +33,24 @@ fn kind_arg(kind: AgentBlockKind) -> FfiResult<BlockKind> {
     }
 }
 
-/// `len` bytes at `text` as UTF-8 (`text` may be NULL when `len` is 0).
-fn text_arg<'a>(text: *const c_char, len: usize) -> FfiResult<&'a str> {
-    if len == 0 {
-        return Ok("");
-    }
-    if text.is_null() {
-        return err(AGENT_ERR_NULL, "text is NULL.");
-    }
-    // SAFETY: the caller passes `len` readable bytes at `text` for the call.
-    let bytes = unsafe { std::slice::from_raw_parts(text as *const u8, len) };
-    std::str::from_utf8(bytes).map_err(|e| FfiError {
-        status: AGENT_ERR_INVALID_UTF8,
-        message: format!("text is not valid UTF-8: {e}."),
-    })
-}
-
-/// An optional C string argument (NULL = absent).
-fn opt_str_arg<'a>(ptr: *const c_char, name: &str) -> FfiResult<Option<&'a str>> {
+/// An optional text argument (NULL = absent).
+fn opt_str_arg<'a>(ptr: *const c_char, len: usize, name: &str) -> FfiResult<Option<&'a str>> {
     if ptr.is_null() {
         Ok(None)
     } else {
-        str_arg(ptr, name).map(Some)
+        str_arg(ptr, len, name).map(Some)
     }
 }
 
 fn push_delta(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     kind: BlockKind,
     content_index: usize,
     text: *const c_char,
     len: usize,
 ) -> FfiResult {
-    let state = stream_state(stream)?;
-    let delta = text_arg(text, len)?.to_owned();
+    let state = stream_state(stream.id)?;
+    let delta = str_arg(text, len, "text")?.to_owned();
     push_into(&state, false, |sender| {
         sender.push_op(StreamOp::KindDelta {
             kind,
@@ -77,11 +61,11 @@ fn push_delta(
 }
 
 /// Pushes `{"type":"text_delta","contentIndex":content_index,"delta":text}` without JSON:
-/// `len` bytes of UTF-8 at `text` (not NUL-terminated; NULL allowed when `len` is 0), copied.
+/// `len` bytes of UTF-8 at `text` (NULL allowed when `len` is 0), copied.
 /// Same rules and statuses as `agent_stream_push` of that event.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push_text_delta(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     content_index: usize,
     text: *const c_char,
     len: usize,
@@ -92,7 +76,7 @@ pub unsafe extern "C" fn agent_stream_push_text_delta(
 /// Pushes a `thinking_delta` without JSON (see `agent_stream_push_text_delta`).
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push_thinking_delta(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     content_index: usize,
     text: *const c_char,
     len: usize,
@@ -104,7 +88,7 @@ pub unsafe extern "C" fn agent_stream_push_thinking_delta(
 /// (see `agent_stream_push_text_delta`).
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push_toolcall_delta(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     content_index: usize,
     text: *const c_char,
     len: usize,
@@ -112,77 +96,16 @@ pub unsafe extern "C" fn agent_stream_push_toolcall_delta(
     boundary(|| push_delta(stream, BlockKind::ToolCall, content_index, text, len))
 }
 
-/// The typed delta that the JSON text `{"type":"<block>_delta","contentIndex":<n>,"delta":"…"}`
-/// stands for, when `text` is exactly that: compact, these three keys in this order, `n` a plain
-/// decimal below 10^9 (what a typed push of that delta is equivalent to; `make
-/// conformance-typed` checks the equivalence). `None` for anything else, which takes the JSON
-/// path.
-pub(crate) fn compact_delta_event(text: &str) -> Option<StreamOp> {
-    let rest = text.strip_prefix(r#"{"type":""#)?;
-    let (kind, rest) = [
-        ("text_delta", BlockKind::Text),
-        ("thinking_delta", BlockKind::Thinking),
-        ("toolcall_delta", BlockKind::ToolCall),
-    ]
-    .into_iter()
-    .find_map(|(name, kind)| Some((kind, rest.strip_prefix(name)?)))?;
-    let rest = rest.strip_prefix(r#"","contentIndex":"#)?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let (number, rest) = rest.split_at(digits);
-    if !(1..=9).contains(&digits) || (digits > 1 && number.starts_with('0')) {
-        return None;
-    }
-    let literal = rest.strip_prefix(r#","delta":"#)?.strip_suffix('}')?;
-    if !literal.starts_with('"') {
-        return None;
-    }
-    // The JSON path's own string parsing (escapes, lone surrogates) of the one string literal.
-    match crate::json::parse(literal).ok()? {
-        Json::String(delta) => Some(StreamOp::KindDelta {
-            kind,
-            index: number.parse().ok()?,
-            delta,
-        }),
-        _ => None,
-    }
-}
-
-/// The block a delta-form `*_start` event places (SPEC §3.7 rules 2, 5, 8).
-fn start_block(kind: BlockKind, id: Option<&str>, tool_name: Option<&str>) -> JsonMap {
-    let mut block = JsonMap::new();
-    block.insert("type".into(), kind.block_type().into());
-    match kind {
-        BlockKind::Text | BlockKind::Thinking => {
-            block.insert(kind.block_type().into(), "".into());
-        }
-        BlockKind::ToolCall => {
-            if let Some(id) = id {
-                block.insert("id".into(), id.into());
-            }
-            if let Some(name) = tool_name {
-                block.insert("name".into(), name.into());
-            }
-            block.insert("arguments".into(), Json::Object(JsonMap::new()));
-        }
-    }
-    block
-}
-
 fn push_start(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     kind: BlockKind,
     content_index: usize,
     id: Option<&str>,
     tool_name: Option<&str>,
 ) -> FfiResult {
-    let state = stream_state(stream)?;
-    let block = start_block(kind, id, tool_name);
-    push_into(&state, false, |sender| {
-        sender.push_op(StreamOp::StartBlock {
-            index: content_index,
-            block,
-        })
-    })
+    let state = stream_state(stream.id)?;
+    let op = start_block_op(kind, content_index, id, tool_name);
+    push_into(&state, false, |sender| sender.push_op(op))
 }
 
 /// Pushes `{"type":"text_start"|"thinking_start"|"toolcall_start","contentIndex":content_index}`
@@ -190,7 +113,7 @@ fn push_start(
 /// `agent_stream_push_toolcall_start`). Same rules and statuses as `agent_stream_push`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push_block_start(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     kind: AgentBlockKind,
     content_index: usize,
 ) -> *mut AgentError {
@@ -198,17 +121,19 @@ pub unsafe extern "C" fn agent_stream_push_block_start(
 }
 
 /// Pushes `{"type":"toolcall_start","contentIndex":content_index,"id":id,"toolName":tool_name}`
-/// without JSON; `id` and `tool_name` are NUL-terminated UTF-8, NULL = the field is absent.
+/// without JSON; `id` and `tool_name` are UTF-8 texts, NULL = the field is absent.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push_toolcall_start(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     content_index: usize,
     id: *const c_char,
+    id_len: usize,
     tool_name: *const c_char,
+    tool_name_len: usize,
 ) -> *mut AgentError {
     boundary(|| {
-        let id = opt_str_arg(id, "id")?;
-        let tool_name = opt_str_arg(tool_name, "tool_name")?;
+        let id = opt_str_arg(id, id_len, "id")?;
+        let tool_name = opt_str_arg(tool_name, tool_name_len, "tool_name")?;
         push_start(stream, BlockKind::ToolCall, content_index, id, tool_name)
     })
 }
@@ -219,13 +144,13 @@ pub unsafe extern "C" fn agent_stream_push_toolcall_start(
 /// `agent_stream_push`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_push_block_end(
-    stream: *mut AgentStream,
+    stream: AgentStream,
     kind: AgentBlockKind,
     content_index: usize,
 ) -> *mut AgentError {
     boundary(|| {
         let kind = kind_arg(kind)?;
-        let state = stream_state(stream)?;
+        let state = stream_state(stream.id)?;
         push_into(&state, false, |sender| {
             sender.push_op(StreamOp::KindEnd {
                 kind,
@@ -233,51 +158,4 @@ pub unsafe extern "C" fn agent_stream_push_block_end(
             })
         })
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn delta(text: &str) -> Option<(BlockKind, usize, String)> {
-        match compact_delta_event(text)? {
-            StreamOp::KindDelta { kind, index, delta } => Some((kind, index, delta)),
-            other => panic!("not a delta: {other:?}"),
-        }
-    }
-
-    /// Exactly the compact three-key form is recognised, with the JSON path's string decoding.
-    #[test]
-    fn compact_delta_events_are_recognised_exactly() {
-        let text = BlockKind::Text;
-        assert_eq!(
-            delta(r#"{"type":"text_delta","contentIndex":0,"delta":"hi"}"#),
-            Some((text, 0, "hi".into()))
-        );
-        assert_eq!(
-            delta(r#"{"type":"thinking_delta","contentIndex":12,"delta":"a\"b\\\n\u00e9\ud800}"}"#),
-            Some((BlockKind::Thinking, 12, "a\"b\\\né\u{fffd}}".into()))
-        );
-        assert_eq!(
-            delta(r#"{"type":"toolcall_delta","contentIndex":3,"delta":"{\"a\":1}"}"#),
-            Some((BlockKind::ToolCall, 3, r#"{"a":1}"#.into()))
-        );
-        for other in [
-            r#"{"type":"text_delta","contentIndex":0,"delta":"hi","partial":null}"#,
-            r#"{"contentIndex":0,"type":"text_delta","delta":"hi"}"#,
-            r#"{"type": "text_delta","contentIndex":0,"delta":"hi"}"#,
-            r#"{"type":"text_delta","contentIndex":0,"delta":"hi"} "#,
-            r#"{"type":"text_delta","contentIndex":01,"delta":"hi"}"#,
-            r#"{"type":"text_delta","contentIndex":1.0,"delta":"hi"}"#,
-            r#"{"type":"text_delta","contentIndex":-1,"delta":"hi"}"#,
-            r#"{"type":"text_delta","contentIndex":1000000000,"delta":"hi"}"#,
-            r#"{"type":"text_delta","contentIndex":0,"delta":5}"#,
-            r#"{"type":"text_delta","contentIndex":0,"delta":"a"}"b"}"#,
-            r#"{"type":"text_delta","contentIndex":0,"delta":"unterminated}"#,
-            r#"{"type":"text_start","contentIndex":0,"delta":"hi"}"#,
-            r#"{"type":"image_delta","contentIndex":0,"delta":"hi"}"#,
-        ] {
-            assert_eq!(delta(other), None, "{other}");
-        }
-    }
 }
