@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from check import ScenarioError, check_scenario  # noqa: E402
 from ffi import (  # noqa: E402
-    HOOK_KINDS, AgentError, DoneFn, HookFn, Lib, ListenerFn, PrepareArgumentsFn, StreamFn,
-    ToolExecuteFn, dumps,
+    AGENT_LISTENER_CONTINUE, AGENT_LISTENER_LATER, AGENT_RUN_FAILED, AGENT_RUN_FREED, HOOK_KINDS,
+    AgentError, AgentHandle, AgentOptions, AgentReply, AgentTool, DoneFn, HookFn, Lib,
+    ListenerFn, PrepareArgumentsFn, StreamFn, ToolExecuteFn, dumps, text_at,
 )
 import scripted  # noqa: E402
 from scripted import Producer, ToolRun, js_value, prepare_arguments  # noqa: E402
@@ -172,22 +173,24 @@ class Run:
         if "executionMode" in definition:
             spec["executionMode"] = definition["executionMode"]
 
-        def execute(_ud, call_id, args_json, call):
+        def execute(_ud, call_id, call_id_len, args_json, args_len, call):
             def body():
-                call_id_text = call_id.decode()
+                call_id_text = text_at(call_id, call_id_len)
                 self.record({"kind": "tool_execute", "toolName": definition["name"],
-                             "toolCallId": call_id_text, "args": json.loads(args_json)})
+                             "toolCallId": call_id_text, "args": json.loads(text_at(args_json, args_len))})
                 ToolRun(self, definition, call_id_text, call).start()
             if self.guard(body) is None and self.crashed:
                 self.lib.fail(call, "runner crashed")
 
-        tool = ctypes.c_void_p()
+        tool = AgentTool()
         callback = self.lib.hold(ToolExecuteFn(execute))
-        self.lib.call("agent_tool_new", dumps(spec), callback, None, None, ctypes.byref(tool))
+        data = dumps(spec)
+        self.lib.call("agent_tool_new", data, len(data), callback, None, None, ctypes.byref(tool))
         if "prepareArguments" in definition:
-            def prepare(_ud, args_json, call):
+            def prepare(_ud, args_json, args_len, call):
                 def body():
-                    changed = prepare_arguments(definition["prepareArguments"], json.loads(args_json))
+                    changed = prepare_arguments(definition["prepareArguments"],
+                                                json.loads(text_at(args_json, args_len)))
                     self.lib.complete(call, changed)
                 self.guard(body)
                 if self.crashed:
@@ -217,8 +220,9 @@ class Run:
                     "thinkingBudgets", "maxRetryDelayMs", "identity"):
             if key in agent:
                 options[key] = agent[key]
-        opts = ctypes.c_void_p()
-        self.lib.call("agent_options_new", dumps(options), ctypes.byref(opts))
+        opts = AgentOptions()
+        data = dumps(options)
+        self.lib.call("agent_options_new", data, len(data), ctypes.byref(opts))
         for key in initial_tools:
             self.lib.call("agent_options_add_tool", opts, self.tools[key])
         stream_fn = self.lib.hold(StreamFn(self.stream_fn))
@@ -228,15 +232,15 @@ class Run:
                 continue
             hook = self.lib.hold(HookFn(self.make_hook(name, rules)))
             self.lib.call("agent_options_set_hook", opts, HOOK_KINDS[name], hook, None, None)
-        handle = ctypes.c_void_p()
+        handle = AgentHandle()
         self.lib.call("agent_new", opts, ctypes.byref(handle))
         self.handle = handle
 
     # -- the scripted model ----------------------------------------------------------------------
 
-    def stream_fn(self, _ud, request_json, stream):
+    def stream_fn(self, _ud, request_json, request_len, stream):
         def body():
-            request = json.loads(request_json)
+            request = json.loads(text_at(request_json, request_len))
             self.requests += 1
             index = self.requests
             model = request.get("model") or {}
@@ -256,9 +260,9 @@ class Run:
     # -- hooks -----------------------------------------------------------------------------------
 
     def make_hook(self, name, rules):
-        def hook(_ud, input_json, call):
+        def hook(_ud, input_json, input_len, call):
             def body():
-                self.hook_call(name, rules, json.loads(input_json), call)
+                self.hook_call(name, rules, json.loads(text_at(input_json, input_len)), call)
                 return True
             if self.guard(body) is None:
                 self.lib.fail(call, f"runner crashed: {self.crashed}")
@@ -295,8 +299,8 @@ class Run:
         def finish():
             if rule is not None and "throw" in rule:
                 self.lib.fail(call, rule["throw"])
-            else:
-                self.lib.check(self.lib.complete(call, answer))
+            elif not self.lib.complete(call, answer):
+                raise RuntimeError("the hook's answer was refused")
         delay = int(rule.get("delayMs", 0)) if rule is not None else 0
         if delay > 0:
             timer = threading.Timer(delay / 1000, lambda: self.guard(finish))
@@ -340,7 +344,15 @@ class Run:
                   ("toolCallId", get(event, "toolCallId")), ("toolName", get(event, "toolName")))
         return all(field not in on or on[field] == actual for field, actual in checks)
 
-    def recorder(self, _ud, event, call):
+    def answer_failure(self, event, message):
+        """A listener failing its event: defer it and fail the reply (AGENT_LISTENER_LATER)."""
+        reply = AgentReply()
+        self.lib.call("agent_event_defer", event, ctypes.byref(reply))
+        data = message.encode()
+        self.lib.call("agent_reply_fail", reply, data, len(data))
+        return AGENT_LISTENER_LATER
+
+    def recorder(self, _ud, event):
         def body():
             value = json.loads(self.lib.event_json(event))
             self.record({"kind": "event", "event": value})
@@ -354,14 +366,13 @@ class Run:
                 self.exec_ops(trigger["ops"], f"trigger:{trigger['index']}", nested=True)
             return True
         if self.guard(body) is None:
-            self.lib.fail(call, f"runner crashed: {self.crashed}")
-        else:
-            self.lib.complete(call)
+            return self.answer_failure(event, f"runner crashed: {self.crashed}")
+        return AGENT_LISTENER_CONTINUE
 
     def extra_listener(self, definition):
         seen = [0]
 
-        def listener(_ud, event, call):
+        def listener(_ud, event):
             def body():
                 value = json.loads(self.lib.event_json(event))
                 self.record({"kind": "listener", "id": definition["id"], "type": value.get("type")})
@@ -373,11 +384,10 @@ class Run:
                 return ""
             outcome = self.guard(body)
             if outcome is None:
-                self.lib.fail(call, f"runner crashed: {self.crashed}")
-            elif outcome:
-                self.lib.fail(call, outcome)
-            else:
-                self.lib.complete(call)
+                return self.answer_failure(event, f"runner crashed: {self.crashed}")
+            if outcome:
+                return self.answer_failure(event, outcome)
+            return AGENT_LISTENER_CONTINUE
         return listener
 
     def subscribe(self, listener_id):
@@ -422,11 +432,14 @@ class Run:
     def start_run(self, op, done):
         lib, handle = self.lib, self.handle
         if op["op"] == "continue":
-            return lib.lib.agent_continue(handle, done, None)
+            return lib.lib.agent_continue(handle, done, None, None)
         if "text" in op:
+            text = op["text"].encode()
             images = dumps(op["images"]) if "images" in op else None
-            return lib.lib.agent_prompt_text(handle, op["text"].encode(), images, done, None)
-        return lib.lib.agent_prompt(handle, dumps(op["message"] if "message" in op else op["messages"]), done, None)
+            return lib.lib.agent_prompt_text(handle, text, len(text), images,
+                                             len(images) if images else 0, done, None, None)
+        data = dumps(op["message"] if "message" in op else op["messages"])
+        return lib.lib.agent_prompt(handle, data, len(data), done, None, None)
 
     def exec_op(self, op, source, index, nested):
         name = op["op"]
@@ -438,11 +451,12 @@ class Run:
         lib, handle = self.lib, self.handle
         try:
             if name in ("prompt", "continue"):
-                slot = {"event": threading.Event(), "status": 0, "error": ""}
+                slot = {"event": threading.Event(), "failed": False, "error": ""}
 
-                def done(_ud, status, error, slot=slot):
-                    slot["status"] = status
-                    slot["error"] = (error or b"").decode()
+                def done(_ud, _run, outcome, slot=slot):
+                    # The promise rejected (a listener failed) or the agent was freed.
+                    slot["failed"] = outcome[0].status in (AGENT_RUN_FAILED, AGENT_RUN_FREED)
+                    slot["error"] = outcome[0].error_message.text()
                     slot["event"].set()
                 callback = lib.hold(DoneFn(done))
                 lib.check(self.start_run(op, callback))
@@ -457,11 +471,12 @@ class Run:
             if name in ("steer", "followUp"):
                 message = op["message"] if "message" in op else {
                     "role": "user", "content": [{"type": "text", "text": op["text"]}], "timestamp": 0}
-                lib.call("agent_steer" if name == "steer" else "agent_follow_up", handle, dumps(message))
+                data = dumps(message)
+                lib.call("agent_steer" if name == "steer" else "agent_follow_up", handle, data, len(data))
             elif name == "abort":
                 lib.call("agent_abort", handle)
             elif name == "waitForIdle":
-                lib.call("agent_wait_for_idle", handle, -1)
+                lib.call("agent_wait_for_idle", handle, -1, ctypes.byref(ctypes.c_int32()))
                 self.flush_pending()
             elif name == "reset":
                 lib.call("agent_reset", handle)
@@ -496,7 +511,7 @@ class Run:
             self.record({**line, "ok": False, "error": error.message})
 
     def record_outcome(self, line, slot):
-        if slot["status"] == 0:
+        if not slot["failed"]:
             self.record({**line, "ok": True})
         else:
             self.record({**line, "ok": False, "error": slot["error"]})
@@ -510,14 +525,17 @@ class Run:
     def set_field(self, op):
         field, value, lib = op["field"], op["value"], self.lib
         if field == "model":
-            lib.call("agent_configure", self.handle, dumps({"model": self.models[value]}))
+            data = dumps({"model": self.models[value]})
+            lib.call("agent_configure", self.handle, data, len(data))
         elif field == "tools":
-            array = (ctypes.c_void_p * max(1, len(value)))(*[self.tools[k] for k in value])
+            array = (AgentTool * max(1, len(value)))(*[self.tools[k] for k in value])
             lib.call("agent_set_tools", self.handle, array, len(value))
         elif field == "messages":
-            lib.call("agent_set_messages", self.handle, dumps(value))
+            data = dumps(value)
+            lib.call("agent_set_messages", self.handle, data, len(data))
         else:
-            lib.call("agent_configure", self.handle, dumps({field: value}))
+            data = dumps({field: value})
+            lib.call("agent_configure", self.handle, data, len(data))
         # thenPushToSource changes only the runner's own source array: the agent copied it.
 
     # -- the whole scenario ----------------------------------------------------------------------
@@ -535,7 +553,7 @@ class Run:
                 self.subscribe(definition["id"])
         self.exec_ops(self.s["script"], "script", nested=False)
         if self.pending:
-            self.lib.call("agent_wait_for_idle", self.handle, -1)
+            self.lib.call("agent_wait_for_idle", self.handle, -1, ctypes.byref(ctypes.c_int32()))
             self.flush_pending()
         self.record({"kind": "snapshot", "source": "final", "index": 0, "label": "final",
                      "state": self.snapshot()})

@@ -49,9 +49,7 @@ def typed_push(event):
             id_, name = (None if f is None else f.encode("utf-8") for f in fields)
         except UnicodeEncodeError:
             return None
-        if (id_ and b"\0" in id_) or (name and b"\0" in name):
-            return None
-        return "agent_stream_push_toolcall_start", (index, id_, name)
+        return "agent_stream_push_toolcall_start", (index, id_, len(id_ or b""), name, len(name or b""))
     if step == "end" and keys == ["type", "contentIndex"]:
         return "agent_stream_push_block_end", (BLOCK_KINDS[block], index)
     return None
@@ -214,12 +212,12 @@ class Producer:
     def push(self, event):
         typed = typed_push(event) if TYPED_PUSH else None
         if typed is None:
-            status = self.lib.lib.agent_stream_push(self.stream, dumps(event))
+            pushed = self.lib.push(self.stream, dumps(event))
         else:
             name, args = typed
-            status = getattr(self.lib.lib, name)(self.stream, *args)
+            pushed = self.lib.attempt(name, self.stream, *args)
             TYPED_PUSHES[0] += 1
-        if status != 0:
+        if not pushed:
             # The run stopped consuming (a listener threw, the run ended): stop producing.
             with self.lock:
                 self.finished = True
@@ -258,7 +256,7 @@ class ToolRun:
                 step = self.steps[self.index]
                 self.index += 1
             if "update" in step:
-                self.lib.lib.agent_tool_call_update(self.call, dumps(step["update"]))
+                self.lib.tool_update(self.call, dumps(step["update"]))
                 continue
             if self.on_abort_outcome is not None and self.lib.is_aborted(self.call):
                 self.settle(self.on_abort_outcome)
@@ -299,7 +297,7 @@ class ToolRun:
             payload = dumps(late["partialResult"])
             timer = threading.Timer(
                 int(late.get("afterMs", 0)) / 1000,
-                lambda: self.run.guard(lambda: self.lib.lib.agent_tool_call_update(self.call, payload)),
+                lambda: self.run.guard(lambda: self.lib.tool_update(self.call, payload)),
             )
             timer.daemon = True
             timer.start()
