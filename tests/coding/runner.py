@@ -27,7 +27,10 @@ import tempfile
 from ctypes import POINTER, c_char_p, c_size_t, c_void_p
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
-from ffi import HOOK_KINDS, DoneFn, HookFn, Lib, ListenerFn, dumps  # noqa: E402
+from ffi import (  # noqa: E402
+    AGENT_LISTENER_CONTINUE, AGENT_NTS, HOOK_KINDS, AgentHandle, AgentOptions, AgentTool, DoneFn, HookFn,
+    Lib, ListenerFn, dumps, text_at,
+)
 
 ALL_TOOLS = ["read", "write", "edit", "ls", "find", "grep", "bash"]
 DEFINITION_KEYS = ["name", "label", "description", "parameters", "outputSchema", "constrainedSampling", "executionMode"]
@@ -104,11 +107,14 @@ def in_place(raw, prepared):
 class Runner:
     def __init__(self, lib_path):
         self.lib = Lib(lib_path)
-        self.lib.lib.agent_coding_tools_new.restype = ctypes.c_int32
+        self.lib.lib.agent_coding_tools_new.restype = c_void_p
         self.lib.lib.agent_coding_tools_new.argtypes = [
-            c_char_p, c_char_p, HookFn, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]
-        self.lib.lib.agent_tool_free.argtypes = [c_void_p]
-        self.lib.lib.agent_get_state.argtypes = [c_void_p, POINTER(c_void_p)]
+            c_char_p, c_size_t, c_char_p, c_size_t, HookFn, c_void_p, c_void_p, POINTER(AgentTool),
+            c_size_t, POINTER(c_size_t)]
+        self.lib.lib.agent_tool_free.restype = c_void_p
+        self.lib.lib.agent_tool_free.argtypes = [AgentTool]
+        self.lib.lib.agent_options_set_scripted_model.restype = c_void_p
+        self.lib.lib.agent_options_set_scripted_model.argtypes = [AgentOptions, c_char_p, c_size_t]
 
     def run(self, fixture):
         root = tempfile.mkdtemp(prefix="coding-kit-")
@@ -121,37 +127,39 @@ class Runner:
     def trace(self, fixture, root):
         lib = self.lib
         names = fixture.get("tools") or ALL_TOOLS
-        tools = (c_void_p * 8)()
+        tools = (AgentTool * 8)()
         count = c_size_t()
-        lib.call("agent_coding_tools_new", root.encode(), dumps({"tools": names, "bash": True}),
+        options_json = dumps({"tools": names, "bash": True})
+        lib.call("agent_coding_tools_new", root.encode(), AGENT_NTS, options_json, len(options_json),
                  HookFn(), None, None, tools, 8, ctypes.byref(count))
         calls = fixture.get("calls", [])
         # "argsText" keeps the keys in the model's order ("arguments" would be sent sorted).
         script = [{"content": [{"type": "toolCall", "id": f"call_{i + 1}", "name": c["tool"], "argsText": json.dumps(c["args"], ensure_ascii=False, separators=(",", ":"))}],
                    "stopReason": "toolUse"} for i, c in enumerate(calls)]
         script.append({"content": [{"type": "text", "text": "done"}]})
-        options = c_void_p()
-        lib.call("agent_options_new", dumps({"initialState": {"systemPrompt": "", "model": MODEL},
-                                             "toolExecution": "sequential"}), ctypes.byref(options))
+        options = AgentOptions()
+        options_json = dumps({"initialState": {"systemPrompt": "", "model": MODEL},
+                              "toolExecution": "sequential"})
+        lib.call("agent_options_new", options_json, len(options_json), ctypes.byref(options))
         for i in range(count.value):
             lib.call("agent_options_add_tool", options, tools[i])
-            lib.lib.agent_tool_free(tools[i])
-        lib.lib.agent_options_set_scripted_model.argtypes = [c_void_p, c_char_p]
-        lib.call("agent_options_set_scripted_model", options, dumps(script))
+            lib.call("agent_tool_free", tools[i])
+        script_json = dumps(script)
+        lib.call("agent_options_set_scripted_model", options, script_json, len(script_json))
         prepared = {}
 
-        def before(_ud, input_json, call):
-            value = json.loads(input_json)
+        def before(_ud, input_json, input_len, call):
+            value = json.loads(text_at(input_json, input_len))
             prepared[value["toolCall"]["id"]] = value.get("args")
             lib.complete(call)
 
         lib.call("agent_options_set_hook", options, HOOK_KINDS["beforeToolCall"], lib.hold(HookFn(before)), None, None)
-        handle = c_void_p()
+        handle = AgentHandle()
         lib.call("agent_new", options, ctypes.byref(handle))
         results = []
         raw_args = {}
 
-        def listener(_ud, event, call):
+        def listener(_ud, event):
             value = json.loads(lib.event_json(event))
             kind = value.get("type")
             if kind == "tool_execution_start":
@@ -163,12 +171,12 @@ class Runner:
                     args = in_place(args, prepared[call_id])
                 results.append({"tool": value["toolName"], "args": args, "isError": value["isError"],
                                 "result": value["result"]})
-            lib.complete(call)
+            return AGENT_LISTENER_CONTINUE
 
         lib.call("agent_subscribe", handle, lib.hold(ListenerFn(listener)), None, None, ctypes.byref(ctypes.c_uint64()))
         try:
-            lib.call("agent_prompt_text", handle, b"go", None, DoneFn(), None)
-            lib.call("agent_wait_for_idle", handle, -1)
+            lib.call("agent_prompt_text", handle, b"go", 2, None, 0, DoneFn(), None, None)
+            lib.call("agent_wait_for_idle", handle, -1, ctypes.byref(ctypes.c_int32()))
             trace = {"name": fixture["name"], "results": results, "tree": snapshot(root)}
             if fixture.get("recordDefinitions"):
                 state = lib.owned_json("agent_get_state", handle)
