@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use crate::json::{json, set_key, to_string, write_json, write_string, Json, JsonMap};
 use crate::message::{to_json_vec, write_json_array, Message};
-use crate::stream::partial::{PartialSnapshot, UpdateEvent};
+use crate::message::partial::{PartialSnapshot, UpdateEvent};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {

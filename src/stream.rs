@@ -3,7 +3,6 @@
 //! module adds the channel, the consumed notification and the response timing (SPEC §3.5).
 
 pub mod assemble;
-pub mod partial;
 pub mod typed;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -15,7 +14,7 @@ use tokio::sync::mpsc;
 use crate::json::{json, number_value, Json, JsonMap};
 use crate::sync::lock;
 use assemble::{Assembled, Assembler};
-pub use partial::BlockKind;
+pub use crate::message::partial::BlockKind;
 
 /// What a producer pushes.
 #[derive(Debug)]
@@ -179,8 +178,8 @@ pub enum StreamOutput {
         partial: Json,
     },
     Update {
-        event: partial::UpdateEvent,
-        partial: partial::PartialSnapshot,
+        event: crate::message::partial::UpdateEvent,
+        partial: crate::message::partial::PartialSnapshot,
     },
     /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
     Final {

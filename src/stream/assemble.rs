@@ -17,8 +17,8 @@
 
 use std::collections::HashMap;
 
-pub use super::partial::UpdateEvent;
-use super::partial::{BlockKind, Partial, PartialSnapshot};
+pub use crate::message::partial::UpdateEvent;
+use crate::message::partial::{BlockKind, Partial, PartialSnapshot};
 use super::StreamOp;
 use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
