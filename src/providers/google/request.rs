@@ -95,7 +95,7 @@ fn google_level(level: &str) -> &'static str {
 
 /// Gemini 3+ Pro/Flash, Gemini 4 and later, the `*-flash(-lite)-latest` aliases and Gemma 4
 /// take a thinking level; other models a token budget.
-fn uses_thinking_level(id: &str) -> bool {
+pub(super) fn uses_thinking_level(id: &str) -> bool {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     let pattern = PATTERN.get_or_init(|| {
         Regex::new(r"gemini-3(?:\.\d+)?-(?:pro|flash)|gemini-(?:[4-9]|[1-9]\d)|gemma-?4")

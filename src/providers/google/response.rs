@@ -17,7 +17,7 @@ const JSON_CUT_SHORT: &str = "Unexpected end of JSON input";
 
 /// The Google SDK's error for an HTTP error response: the JSON body as it came (with a JSON
 /// content type), else the body text wrapped in an error object with the status.
-fn describe_status(status: u16, body: &str, head: Option<&ErrorHead>) -> String {
+pub(super) fn describe_status(status: u16, body: &str, head: Option<&ErrorHead>) -> String {
     let json_type = head
         .and_then(|h| h.content_type.as_deref())
         .is_some_and(|t| t.contains("application/json"));
@@ -52,7 +52,7 @@ fn fetch_text(text: String) -> String {
 
 /// `got status: <error.status>. <chunk>` for a chunk that is an error object with an HTTP code
 /// (the SDK checks each read and each event this way).
-fn error_chunk(text: &str) -> Option<String> {
+pub(super) fn error_chunk(text: &str) -> Option<String> {
     let trimmed = text.trim_matches(is_js_whitespace);
     if !trimmed.starts_with('{') {
         return None;
