@@ -72,12 +72,6 @@ typedef struct AgentOptions AgentOptions;
 // An opaque, reference-counted tool. Agents and options take their own reference.
 typedef struct AgentTool AgentTool;
 
-// Which failures an SDK retries and how long it waits: the OpenAI and Anthropic SDKs honour the
-// server's `x-should-retry` and `retry-after(-ms)` headers and retry connection errors; the
-// Google SDK's errors carry neither headers nor (for connection errors) a status, so pi-ai
-// retries only its retryable statuses, always with its own backoff.
-typedef struct RetryPolicy RetryPolicy;
-
 // A status code: `AGENT_OK` (0) or a negative `AGENT_ERR_*` value.
 typedef int32_t AgentStatus;
 
@@ -267,10 +261,6 @@ typedef int32_t AgentBlockKind;
 
 // A `toolCall` block (`toolcall_start` / `toolcall_delta` / `toolcall_end`).
 #define AGENT_BLOCK_TOOLCALL 2
-
-
-
-
 
 #ifdef __cplusplus
 extern "C" {
@@ -648,8 +638,8 @@ AgentStatus agent_set_default_scripted_model(const char *script_json);
 // over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"`,
 // `"anthropic-messages"` or `"google-generative-ai"`, as pi-ai 1.6.0's `streamSimple`). The API
 // key is the request's `apiKey` (the get-API-key hook), else the provider's environment variable
-// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, `GROQ_API_KEY`, ...). Another `api` fails the request
-// with `No API provider registered for api: <api>`; a missing key with
+// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, `GROQ_API_KEY`, ...). Another `api`
+// fails the request with `No API provider registered for api: <api>`; a missing key with
 // `No API key for provider: <provider>`. `AGENT_ERR_INVALID_STATE` if the library was built
 // without them.
 AgentStatus agent_set_default_providers(void);

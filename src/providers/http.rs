@@ -100,14 +100,21 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    pub const SDK: RetryPolicy = RetryPolicy {
-        server_headers: true,
-        connection_errors: true,
-    };
-    pub const STATUS_ONLY: RetryPolicy = RetryPolicy {
-        server_headers: false,
-        connection_errors: false,
-    };
+    /// The OpenAI and Anthropic SDKs' policy.
+    pub fn sdk() -> Self {
+        RetryPolicy {
+            server_headers: true,
+            connection_errors: true,
+        }
+    }
+
+    /// Retryable statuses only, with pi-ai's backoff (the Google SDK).
+    pub fn status_only() -> Self {
+        RetryPolicy {
+            server_headers: false,
+            connection_errors: false,
+        }
+    }
 }
 
 /// The head of an HTTP error response, for APIs whose error text depends on it.
@@ -125,7 +132,7 @@ pub async fn send(
     signal: &AbortSignal,
     describe: impl Fn(u16, &str) -> String,
 ) -> Result<Response, Failure> {
-    send_with(request, signal, RetryPolicy::SDK, describe)
+    send_with(request, signal, RetryPolicy::sdk(), describe)
         .await
         .map_err(|(failure, _)| failure)
 }

@@ -219,7 +219,7 @@ pub(super) async fn run(call: Call, thinking: Thinking, out: Output) -> Pushed {
     let sent = http::send_with(
         &request,
         &call.signal,
-        RetryPolicy::STATUS_ONLY,
+        RetryPolicy::status_only(),
         |_, body| body.to_string(),
     )
     .await;
