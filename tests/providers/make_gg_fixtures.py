@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the google-generative-ai fixtures 350-367 of tests/providers/fixtures (record their traces with the kit
+"""Writes the google-generative-ai fixtures 350-369 of tests/providers/fixtures (record their traces with the kit
 oracle: node record.mjs FIXTURES_DIR OUT_DIR), or with a second argument, puts libagent's fallback tool-call ids
 into the recorded trace of 351: make_gg_fixtures.py FIXTURES_DIR EXPECTED_DIR/351-gg-function-calls-without-id.jsonl"""
 import json, os, sys
@@ -219,3 +219,11 @@ fixture("367-gg-429-retried-then-429",
     model(), [user("Hi")], {"maxRetries": 1},
     [{"status": 429, "headers": {"content-type": "application/json"}, "body": "{\"error\":{\"code\":429,\"message\":\"Quota exceeded\",\"status\":\"RESOURCE_EXHAUSTED\"}}"},
      {"status": 429, "headers": {"content-type": "application/json"}, "body": "{\"error\":{\"code\":429,\"message\":\"Quota exceeded again\",\"status\":\"RESOURCE_EXHAUSTED\",\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\"30s\"}]}}"}])
+
+fixture("368-gg-level-mapping-unknown-throws",
+    "A thinkingLevelMap entry Gemini does not know (high → ultra) on a level model: streamSimple throws `Unsupported Google thinking level mapping for google/gemini-3-pro-preview: high -> ultra`; no request.",
+    model(id="gemini-3-pro-preview", thinkingLevelMap=dict(LEVELS, high="ultra")), [user("Hi")], {"reasoning": "high"}, [])
+
+fixture("369-gg-invalid-model-id",
+    "A model id the Google SDK refuses (`..` could leave the URL path): `invalid model parameter` as an error event, no request, no start.",
+    model(id="../secrets"), [user("Hi")], {}, [])
