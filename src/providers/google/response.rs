@@ -57,7 +57,11 @@ pub(super) fn error_chunk(text: &str) -> Option<String> {
     if !trimmed.starts_with('{') {
         return None;
     }
-    let json = crate::json::parse(trimmed).ok()?;
+    error_text(&crate::json::parse(trimmed).ok()?)
+}
+
+/// [`error_chunk`] of parsed JSON.
+fn error_text(json: &Json) -> Option<String> {
     let error = json.get("error").filter(|e| e.is_object())?;
     let code = error.get("code").and_then(Json::as_f64)?;
     if !(400.0..600.0).contains(&code) {
@@ -69,7 +73,7 @@ pub(super) fn error_chunk(text: &str) -> Option<String> {
         Some(Json::Object(_)) => "[object Object]".to_string(),
         Some(other) => to_string(other),
     };
-    Some(format!("got status: {status}. {}", to_string(&json)))
+    Some(format!("got status: {status}. {}", to_string(json)))
 }
 
 /// The Google SDK's event splitter: an event ends at the first `\n\n`, `\r\r` or `\r\n\r\n`;
@@ -329,9 +333,6 @@ fn count(value: Option<&Json>) -> f64 {
 impl Reader {
     /// One event's JSON text.
     fn event(&mut self, data: &str) -> Result<(), Stop> {
-        if let Some(text) = error_chunk(data) {
-            return Err(Stop::Fail(text));
-        }
         let data = self.surrogates.rejoin(data);
         let chunk = crate::json::parse(&data).map_err(|e| {
             Stop::Fail(if e.contains("EOF while parsing") {
@@ -340,6 +341,9 @@ impl Reader {
                 format!("The server sent a stream event that is not valid JSON ({e}).")
             })
         })?;
+        if let Some(text) = error_text(&chunk) {
+            return Err(Stop::Fail(text));
+        }
         self.chunk(&chunk)
     }
 
