@@ -154,11 +154,11 @@ pub(super) fn check_model_id(id: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The SDK's defaults, then identity, `model.headers` and `options.headers`; the key only when
-/// no `x-goog-api-key` header was given; fetch's `accept: */*` when none was.
+/// Identity, `model.headers` and `options.headers` (a `null` removes one of them), over the SDK's
+/// `content-type: application/json`; the key only when no `x-goog-api-key` header was given;
+/// fetch's `accept: */*` when no `accept` was.
 fn headers(call: &Call) -> Vec<(String, String)> {
     let mut headers = HeaderList::default();
-    headers.set("content-type", Some("application/json".into()));
     headers.set("user-agent", Some(user_agent(call)));
     for (name, value) in attribution_headers(call) {
         headers.set(&name, Some(value));
@@ -169,6 +169,9 @@ fn headers(call: &Call) -> Vec<(String, String)> {
     let has = |list: &[(String, String)], name: &str| {
         list.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
     };
+    if !has(&list, "content-type") {
+        list.insert(0, ("content-type".into(), "application/json".into()));
+    }
     if !has(&list, "x-goog-api-key") {
         if let Some(key) = &call.api_key {
             list.push(("x-goog-api-key".into(), key.clone()));

@@ -476,8 +476,11 @@ impl Reader {
             Some(id) if !id.is_empty() && !self.tool_call_ids.iter().any(|t| t == id) => {
                 id.to_string()
             }
+            // pi-ai's template spells a missing name `undefined`.
             _ => fallback_tool_call_id(
-                name,
+                call.get("name")
+                    .and_then(Json::as_str)
+                    .unwrap_or("undefined"),
                 self.response_id.as_ref().and_then(Json::as_str),
                 self.tool_call_ids.len() + 1,
                 &self.tool_call_ids,
