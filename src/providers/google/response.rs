@@ -188,7 +188,7 @@ struct Current {
 struct Reader {
     out: Output,
     current: Option<Current>,
-    /// Tool-call ids of the message so far.
+    /// Tool-call ids of the message so far (searched per call: at most the tool-call cap, 1000).
     tool_call_ids: Vec<String>,
     limits: ToolCallLimits,
     response_id: Option<Json>,
