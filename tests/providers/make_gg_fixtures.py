@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the google-generative-ai fixtures 350-370 of tests/providers/fixtures (record their traces with the kit
+"""Writes the google-generative-ai fixtures 350-371 of tests/providers/fixtures (record their traces with the kit
 oracle: node record.mjs FIXTURES_DIR OUT_DIR), or with a second argument, puts libagent's fallback tool-call ids
 into the recorded trace of 351: make_gg_fixtures.py FIXTURES_DIR EXPECTED_DIR/351-gg-function-calls-without-id.jsonl"""
 import json, os, sys
@@ -231,4 +231,11 @@ fixture("369-gg-invalid-model-id",
 fixture("370-gg-header-key-wins-sdk-content-type-stays",
     "options.headers with its own x-goog-api-key (the SDK then does not add the apiKey's) and `content-type: null` (pi-ai's null removes only its own layers: the SDK's application/json stays), and an `accept` of its own (fetch adds none).",
     model(), [user("Hi")], {"headers": {"X-Goog-Api-Key": "AIzaFromHeader", "content-type": None, "Accept": "text/event-stream"}},
+    [ok([data(chunk([{"text": "Hi."}], finish="STOP", usage=usage(2, 2)))])])
+
+NO_MAX = model(reasoning=False)
+del NO_MAX["maxTokens"]
+fixture("371-gg-no-max-tokens-sends-null",
+    "A model without maxTokens and no options.maxTokens: pi-ai's clamp gives NaN, which goes out as `maxOutputTokens: null` (no limit); no thinkingConfig for a non-reasoning model.",
+    NO_MAX, [user("Hi")], {},
     [ok([data(chunk([{"text": "Hi."}], finish="STOP", usage=usage(2, 2)))])])

@@ -226,10 +226,18 @@ fn build_body(call: &Call, thinking: &Thinking) -> Result<Json, String> {
     if let Some(temperature) = call.option("temperature") {
         generation.insert("temperature".into(), temperature.clone());
     }
+    // Without any max tokens pi-ai computes NaN, which goes out as null (no limit).
+    let has_max = call
+        .option("maxTokens")
+        .or_else(|| call.model.get("maxTokens"))
+        .is_some_and(Json::is_number);
     let max = max_tokens(&call.model, &call.messages, &call.options);
-    if max.is_finite() {
-        generation.insert("maxOutputTokens".into(), number(max));
-    }
+    let max = if has_max && max.is_finite() {
+        number(max)
+    } else {
+        Json::Null
+    };
+    generation.insert("maxOutputTokens".into(), max);
     if let Some(config) = thinking_config(&call.model, thinking)? {
         generation.insert("thinkingConfig".into(), config);
     }
