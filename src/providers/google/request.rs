@@ -241,9 +241,7 @@ fn build_body(call: &Call, thinking: &Thinking) -> Result<Json, String> {
     if let Some(config) = thinking_config(&call.model, thinking)? {
         generation.insert("thinkingConfig".into(), config);
     }
-    if !generation.is_empty() {
-        body.insert("generationConfig".into(), Json::Object(generation));
-    }
+    body.insert("generationConfig".into(), Json::Object(generation));
     Ok(Json::Object(body))
 }
 
