@@ -635,6 +635,36 @@ async fn abort_ends_a_run_while_connecting_and_while_waiting_to_retry() {
     abort_ends(&waiting).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_abort_before_the_response_and_while_backing_off_is_request_aborted() {
+    // No answer at all: the abort comes while the response head is awaited.
+    let silent = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        hold(socket).await;
+    })
+    .await;
+    let waiting = agent(gemini(silent.addr), json!({}));
+    start_and_wait_for(&waiting, &silent).await;
+    abort_ends(&waiting).await;
+    let last = waiting.messages().last().cloned().unwrap();
+    assert_eq!(last["errorMessage"], "Request aborted");
+    // A 503 retried after pi-ai's backoff (Gemini ignores retry-after): the abort ends the pause
+    // (or the retry, should it have begun) with the same text.
+    let busy = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let reply =
+            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 500\r\ncontent-length: 0\r\n\r\n";
+        let _ = socket.write_all(reply.as_bytes()).await;
+        hold(socket).await;
+    })
+    .await;
+    let backing_off = agent(gemini(busy.addr), json!({"maxRetries": 3}));
+    start_and_wait_for(&backing_off, &busy).await;
+    abort_ends(&backing_off).await;
+    let last = backing_off.messages().last().cloned().unwrap();
+    assert_eq!(last["errorMessage"], "Request aborted");
+}
+
 /// The error of a run whose stream function is the providers' `stream_simple` behind a host
 /// stream function (so the agent does not check the model when it is set).
 async fn stream_time_error(model: Json) -> String {
