@@ -3,7 +3,8 @@
 //! SSE crates do, grows ~16x) and in many small writes (a parser re-copying what it holds of an
 //! unfinished line on every read grows ~16x; one long line in small pieces shows it most), and for
 //! anthropic-messages as many signature pieces (each appended to the block's signature, never the
-//! whole signature re-sent). Counted, not timed; one measurement at a time.
+//! whole signature re-sent); google-generative-ai the same with signed thinking parts and one long
+//! event in small writes (the Google SDK's event splitter). Counted, not timed; one measurement at a time.
 #![cfg(feature = "providers")]
 
 #[path = "providers/common.rs"]
@@ -95,6 +96,54 @@ fn openai_body_cost(mut body: String, writes: Writes, text_len: usize) -> u64 {
         .unwrap()
         .len();
     assert_eq!(text, text_len);
+    cost
+}
+
+/// One Gemini stream chunk holding `parts`, with the SDK's `\r\n\r\n` delimiter.
+fn gemini_chunk(parts: Json, finish: Option<&str>) -> String {
+    let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+    if let Some(reason) = finish {
+        candidate["finishReason"] = json!(reason);
+    }
+    let chunk = json!({"candidates": [candidate], "responseId": "r"});
+    format!("data: {}\r\n\r\n", agent::json::to_string(&chunk))
+}
+
+/// Bytes allocated while an agent reads a google-generative-ai response: `n` signed thinking
+/// parts and `n` text parts as one chunk each, or (with `one_part`) the same text as one part of
+/// one event; sent as `writes`.
+fn gemini_response_cost(n: usize, writes: Writes, one_part: bool) -> u64 {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut body = String::new();
+    if one_part {
+        let text: String = (0..n).map(|i| format!("d{i:07}")).collect();
+        body.push_str(&gemini_chunk(json!([{"text": text}]), None));
+    } else {
+        for i in 0..n {
+            let part =
+                json!({"text": "t", "thought": true, "thoughtSignature": format!("s{i:07}")});
+            body.push_str(&gemini_chunk(json!([part]), None));
+        }
+        for i in 0..n {
+            body.push_str(&gemini_chunk(json!([{"text": format!("d{i:07}")}]), None));
+        }
+    }
+    body.push_str(&gemini_chunk(json!([{"text": ""}]), Some("STOP")));
+    let mock = runtime.block_on(server(vec![sse(written(body, writes))]));
+    let agent = agent_for(model(mock.port, "google-generative-ai"));
+    let before = BYTES.load(Ordering::SeqCst);
+    runtime.block_on(agent.prompt_text("go")).unwrap();
+    let cost = BYTES.load(Ordering::SeqCst) - before;
+    let message = agent.messages().last().unwrap().clone();
+    let text = message["content"].as_array().unwrap().last().unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .len();
+    assert_eq!(text, 8 * n, "{message}");
     cost
 }
 
@@ -211,4 +260,17 @@ fn reading_one_long_line_in_small_writes_costs_linear_in_its_length() {
 #[test]
 fn reading_an_anthropic_messages_response_costs_linear_in_its_size() {
     assert_linear("anthropic-messages", anthropic_response_cost);
+}
+
+#[test]
+fn reading_a_google_generative_ai_response_costs_linear_in_its_size() {
+    assert_linear("google-generative-ai, 4 KB writes", |n| {
+        gemini_response_cost(n, Writes::Pieces(4096), false)
+    });
+    assert_linear("google-generative-ai, one write", |n| {
+        gemini_response_cost(n, Writes::Whole, false)
+    });
+    assert_linear("google-generative-ai, one long event, 1 KB writes", |n| {
+        gemini_response_cost(n, Writes::Pieces(1024), true)
+    });
 }

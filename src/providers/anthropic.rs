@@ -6,7 +6,7 @@
 
 mod request;
 mod response;
-mod strict;
+pub(super) mod strict;
 mod threads;
 
 use crate::json::{json, now_ms, to_string, Json, JsonMap};

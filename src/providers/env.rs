@@ -8,6 +8,7 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
         // pi-ai skips ANTHROPIC_AUTH_TOKEN for keys (it must go out as a bearer token).
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
         "openai" => &["OPENAI_API_KEY"],
+        "google" => &["GEMINI_API_KEY"],
         "azure" => &["AZURE_OPENAI_API_KEY"],
         "nvidia" => &["NVIDIA_API_KEY"],
         "deepseek" => &["DEEPSEEK_API_KEY"],

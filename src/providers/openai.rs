@@ -11,6 +11,7 @@ use super::{require_api_key, Call};
 use crate::json::Json;
 use crate::stream::StreamSender;
 use request::build_request;
+pub(super) use request::HeaderList;
 use response::run;
 
 /// The delta fields reasoning text streams in (first non-empty wins), also replayed by name.

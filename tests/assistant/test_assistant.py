@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of examples/c/assistant.c: the built binary, run as a user would (stdin lines in,
-stdout/stderr out), against the scripted model and against mock openai-completions and
-anthropic-messages endpoints.
+stdout/stderr out), against the scripted model and against mock openai-completions,
+anthropic-messages and google-generative-ai endpoints.
 
 usage: test_assistant.py ASSISTANT_BINARY [--valgrind SUPPRESSIONS] [-k NAME]
 (--valgrind runs VALGRIND_TESTS under valgrind; -k selects the tests whose name contains NAME.)
@@ -108,6 +108,23 @@ def am_response(blocks, stop_reason):
                             "usage": {"output_tokens": 20}}))
     events.append(am_event({"type": "message_stop"}))
     return events
+
+
+def gg_response(parts, finish="STOP"):
+    """A google-generative-ai stream: the text of each text part in pieces, each function call
+    whole, then the finish reason with the usage."""
+    chunks = []
+    for part in parts:
+        if "text" in part:
+            chunks += [{"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}]}
+                       for piece in pieces(part["text"], 9)]
+        else:
+            chunks.append({"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]})
+    chunks.append({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": finish,
+                                   "index": 0}],
+                   "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+                   "responseId": "mock-gemini-response"})
+    return ["data: %s\r\n\r\n" % json.dumps(c, separators=(",", ":")) for c in chunks]
 
 
 class LoopbackServer:
@@ -453,7 +470,8 @@ def test_configuration_errors():
     r = run([], "hi\n", env=clean_env(LIBAGENT_API="gemini", LIBAGENT_BASE_URL="http://127.0.0.1:9",
                                       LIBAGENT_MODEL="m"))
     check(r.code == 2, "exit 2 on an unknown API", r)
-    contains(r.err, "error: LIBAGENT_API must be openai-completions or anthropic-messages, not 'gemini'", r)
+    contains(r.err, "error: LIBAGENT_API must be openai-completions, anthropic-messages or google-generative-ai, "
+             "not 'gemini'", r)
     r = run(["--root", "/nonexistent/dir"], "")
     check(r.code == 2, "exit 2 on a missing root", r)
     contains(r.err, "error: --root /nonexistent/dir: No such file or directory", r)
@@ -587,6 +605,42 @@ def test_endpoint_anthropic_messages():
         shutil.rmtree(top)
 
 
+def test_endpoint_google_generative_ai():
+    """google-generative-ai: provider google by default, key from GEMINI_API_KEY in x-goog-api-key;
+    a function call without an id (Gemini 2.x), then its result goes back as a functionResponse."""
+    top, root = make_root()
+    responses = [
+        gg_response([{"text": "Reading it."}, {"functionCall": {"name": "read", "args": {"path": "notes.txt"}}}]),
+        gg_response([{"text": "It says: The magic word is xyzzy."}]),
+    ]
+    try:
+        with Mock(responses) as mock:
+            r = run(["--root", root], "Summarize notes.txt\n",
+                    env=clean_env(LIBAGENT_API="google-generative-ai", LIBAGENT_BASE_URL=mock.root_url + "/v1beta",
+                                  LIBAGENT_MODEL="mock-gemini", GEMINI_API_KEY="AIza-test"))
+        check(r.code == 0, "exit 0", r)
+        check("error:" not in r.err, "no error", r)
+        contains(r.err, "(google-generative-ai, provider google)", r)
+        contains(r.out, 'Reading it.\n[tool] read {"path":"notes.txt"}\n[result] Project notes', r)
+        contains(r.out, "It says: The magic word is xyzzy.\n", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        for request in mock.requests:
+            check(request["method"] == "POST", "method is POST", request)
+            check(request["path"] == "/v1beta/models/mock-gemini:streamGenerateContent?alt=sse",
+                  "the streamGenerateContent path", request["path"])
+            check(request["headers"].get("x-goog-api-key") == "AIza-test", "x-goog-api-key", request["headers"])
+            body = request["body"]
+            declared = sorted(d["name"] for t in body.get("tools", []) for d in t["functionDeclarations"])
+            check(declared == CODING_TOOLS, "the coding tools are declared", body.get("tools"))
+            contains(json.dumps(body.get("systemInstruction")), json.dumps(root)[1:-1], body.get("systemInstruction"))
+        responses = [p["functionResponse"] for c in mock.requests[1]["body"]["contents"] for p in c["parts"]
+                     if "functionResponse" in p]
+        check(len(responses) == 1 and responses[0].get("name") == "read", "one functionResponse", responses)
+        contains(json.dumps(responses[0].get("response")), "The magic word is xyzzy.", responses)
+    finally:
+        shutil.rmtree(top)
+
+
 def test_endpoint_errors_are_reported():
     """A server error and a missing API key end the answer with an error line, not a crash."""
     top, root = make_root()
@@ -608,7 +662,7 @@ def test_endpoint_errors_are_reported():
 
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
-         test_endpoint_anthropic_messages, test_endpoint_errors_are_reported]
+         test_endpoint_anthropic_messages, test_endpoint_google_generative_ai, test_endpoint_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run
 # every tool, the refusals, both approval answers and the provider path.

@@ -27,7 +27,7 @@ def run(command, mock, api, key):
 
 def check(name, command, mock):
     failures = []
-    for api in ("openai-completions", "anthropic-messages"):
+    for api in ("openai-completions", "anthropic-messages", "google-generative-ai"):
         before = len(mock.requests)
         ok = run(command, mock, api, GOOD_KEY)
         if ok.returncode != 0 or ANSWER not in ok.stdout or len(mock.requests) != before + 1:

@@ -99,7 +99,7 @@ def test_the_python_assistant_example(tmp_path):
     assert (root / "notes.txt").read_text() == "The magic word is xyzzy.\n"
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "google-generative-ai"])
 def test_the_python_assistant_example_on_a_model_endpoint(tmp_path, api):
     """examples/python/assistant.py on a real model (LIBAGENT_*, as chat.py): the loopback mock
     endpoint's streamed answer; a wrong key ends the session with the server's error (exit 1)."""

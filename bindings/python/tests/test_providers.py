@@ -37,7 +37,7 @@ def key_hook(key):
     return get_api_key, seen
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "google-generative-ai"])
 def test_a_model_with_a_provider_api_talks_to_the_endpoint(mock, api):
     get_api_key, seen = key_hook(GOOD_KEY)
     with libagent.Agent(model=model(mock, api), hooks={"get_api_key": get_api_key}) as agent:
