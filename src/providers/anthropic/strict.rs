@@ -100,8 +100,8 @@ fn allows_null(schema: &Json) -> bool {
             .is_some_and(|variants| variants.iter().any(allows_null))
 }
 
-/// `makeJsonSchemaNodeStrict`, in place.
-fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
+/// `makeJsonSchemaNodeStrict`, in place; `anthropic`: Anthropic's unsupported keywords count too.
+fn make_node_strict(schema: &mut Json, anthropic: bool) -> Result<(), Unsupported> {
     let Some(map) = schema.as_object_mut() else {
         return Err("boolean schemas are unsupported".into());
     };
@@ -110,7 +110,7 @@ fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
             return Err(format!("{key} schemas are unsupported"));
         }
     }
-    for (key, value) in map.iter() {
+    for (key, value) in map.iter().filter(|_| anthropic) {
         if anthropic_unsupported(key, value) {
             return Err(format!(
                 "{key}: {} is unsupported",
@@ -129,14 +129,14 @@ fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
             if is_structured(variant) {
                 return Err("object and array unions are unsupported".into());
             }
-            make_node_strict(variant)?;
+            make_node_strict(variant, anthropic)?;
         }
     }
     if let Some(items) = map.get_mut("items") {
         if items.is_array() {
             return Err("tuple schemas are unsupported".into());
         }
-        make_node_strict(items)?;
+        make_node_strict(items, anthropic)?;
     }
     let is_object = str_field_map(map, "type") == Some("object");
     if map.contains_key("properties") && !is_object {
@@ -172,7 +172,7 @@ fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
         return Err("required contains an unknown property".into());
     }
     for (key, property) in properties.iter_mut() {
-        make_node_strict(property)?;
+        make_node_strict(property, anthropic)?;
         if !required.contains(key) && !allows_null(property) {
             let inner = std::mem::take(property);
             *property = json!({"anyOf": [inner, {"type": "null"}]});
@@ -189,12 +189,12 @@ fn str_field_map<'a>(map: &'a JsonMap, key: &str) -> Option<&'a str> {
 }
 
 /// `makeStrictJsonSchema`.
-fn make_strict(schema: &Json) -> Result<Json, Unsupported> {
+fn make_strict(schema: &Json, anthropic: bool) -> Result<Json, Unsupported> {
     let mut schema = schema.clone();
     if !schema.is_object() {
         return Err("root schema must have type object".into());
     }
-    make_node_strict(&mut schema)?;
+    make_node_strict(&mut schema, anthropic)?;
     if str_field(&schema, "type") != Some("object") {
         return Err("root schema must have type object".into());
     }
@@ -213,6 +213,12 @@ pub fn prefers_strict(tool: &Json) -> bool {
 /// the tool is sent strict, `None` when not, an error text when the tool requires strict mode and
 /// cannot have it.
 pub fn resolve(tool: &Json, supported: bool) -> Result<Option<Json>, String> {
+    resolve_with(tool, supported, true)
+}
+
+/// [`resolve`] with or without Anthropic's unsupported keywords (OpenAI checks only the
+/// structural rules).
+pub fn resolve_with(tool: &Json, supported: bool, anthropic: bool) -> Result<Option<Json>, String> {
     let Some(config) = tool
         .get("constrainedSampling")
         .filter(|c| str_field(c, "type") == Some("json_schema"))
@@ -223,7 +229,7 @@ pub fn resolve(tool: &Json, supported: bool) -> Result<Option<Json>, String> {
     let name = str_field(tool, "name").unwrap_or("");
     let parameters = tool.get("parameters").cloned().unwrap_or(Json::Null);
     if supported {
-        return match make_strict(&parameters) {
+        return match make_strict(&parameters, anthropic) {
             Ok(schema) => Ok(Some(schema)),
             Err(_) if !required => Ok(None),
             Err(reason) => Err(format!(

@@ -1,0 +1,1 @@
+//! Unit tests of the openai-responses request and error texts.
