@@ -108,9 +108,6 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Result<Json, Str
     if let Some(temperature) = call.option("temperature").filter(|_| !sign_in) {
         body.insert("temperature".into(), temperature.clone());
     }
-    if let Some(tier) = call.option("serviceTier") {
-        body.insert("service_tier".into(), tier.clone());
-    }
     if !tools.is_empty() {
         let converted: Vec<Json> = tools
             .iter()

@@ -190,8 +190,6 @@ struct Slot {
 struct Reader {
     out: Output,
     model: Json,
-    /// `options.serviceTier`, the fallback when the response names none.
-    service_tier: Option<Json>,
     /// Open output items by `output_index` (its JSON text: the key as JavaScript's `Map` sees it).
     slots: HashMap<String, Slot>,
     /// Tool calls whose `output_item.done` has not come, in order: (content index, name, id).
@@ -235,7 +233,6 @@ impl Reader {
         Reader {
             out,
             model: call.model.clone(),
-            service_tier: call.option("serviceTier").cloned(),
             slots: HashMap::new(),
             unfinished: Vec::new(),
             reasoning: HashMap::new(),
@@ -382,7 +379,14 @@ impl Reader {
                 if let Some(name) = item.get("name") {
                     block.insert("name".into(), name.clone());
                 }
-                block.insert("arguments".into(), Json::Object(JsonMap::new()));
+                // Arguments the item already has show in the start event's partial.
+                let arguments = match item.get("arguments").and_then(Json::as_str) {
+                    Some(text) if !text.is_empty() => {
+                        crate::args::ArgumentStream::new().append(text).to_json()
+                    }
+                    _ => Json::Object(JsonMap::new()),
+                };
+                block.insert("arguments".into(), arguments);
                 if let Some(namespace) = item.get("namespace") {
                     block.insert("namespace".into(), namespace.clone());
                 }
@@ -405,7 +409,7 @@ impl Reader {
                 js_string(item.get("id"))
             );
             self.unfinished.push((index, name, id));
-            // Arguments the item already has are taken without an event.
+            // The assembler's argument text starts from the item's (no event).
             if let Some(text) = item
                 .get("arguments")
                 .and_then(Json::as_str)
@@ -594,10 +598,8 @@ impl Reader {
             None => Usage::default(),
         };
         let mut usage_json = usage.to_json(&self.model);
-        let tier = response
-            .get("service_tier")
-            .filter(|t| !t.is_null())
-            .or(self.service_tier.as_ref());
+        // pi-ai's streamSimple does not pass `serviceTier` on: only the response's tier counts.
+        let tier = response.get("service_tier");
         let multiplier = match tier.and_then(Json::as_str) {
             Some("flex") => 0.5,
             Some("priority" | "fast")
