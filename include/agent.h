@@ -635,8 +635,8 @@ AgentStatus agent_set_default_stream_fn(AgentStreamFn stream_fn,
 AgentStatus agent_set_default_scripted_model(const char *script_json);
 
 // Makes the built-in model providers the process-wide default stream function: requests go
-// over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"` or
-// `"anthropic-messages"`, as pi-ai 1.6.0's `streamSimple`). The API key is the request's
+// over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"`,
+// `"anthropic-messages"` or `"openai-responses"`, as pi-ai 1.6.0's `streamSimple`). The API key is the request's
 // `apiKey` (the get-API-key hook), else the provider's environment variable
 // (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GROQ_API_KEY`, ...). Another `api` fails the request
 // with `No API provider registered for api: <api>`; a missing key with

@@ -78,7 +78,7 @@ type Options struct {
 	// The model: StreamFunc, or else ScriptedModel (the built-in scripted model's script:
 	// an array of responses, see agent_options_set_scripted_model), or else UseProviders
 	// (libagent's built-in providers speak HTTP to the endpoint Model describes: API
-	// "openai-completions" or "anthropic-messages", BaseURL; the key comes from
+	// "openai-completions", "anthropic-messages" or "openai-responses", BaseURL; the key comes from
 	// Hooks.GetAPIKey or the provider's environment variable, e.g. OPENAI_API_KEY), or else
 	// the process-wide default stream function.
 	StreamFunc    StreamFunc
@@ -659,8 +659,8 @@ func ConfigureRuntime(workers int) error {
 const referenceNoModel = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."
 
 const noModel = "No model to talk to: set Options.StreamFunc, Options.ScriptedModel or " +
-	"Options.UseProviders (the built-in providers, for a Model with API openai-completions or " +
-	"anthropic-messages), or a process-wide default with SetDefaultStreamFunc."
+	"Options.UseProviders (the built-in providers, for a Model with API openai-completions, " +
+	"anthropic-messages or openai-responses), or a process-wide default with SetDefaultStreamFunc."
 
 // reflectNonNil is the pointed-to value of a non-nil *int / *int64, else nil.
 func reflectNonNil(v any) any {

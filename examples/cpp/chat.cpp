@@ -3,7 +3,7 @@
 // the server's error and exits with status 1.
 //
 // Configuration (as examples/c/assistant.c):
-//   LIBAGENT_API        openai-completions | anthropic-messages
+//   LIBAGENT_API        openai-completions | anthropic-messages | openai-responses
 //   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
 //   LIBAGENT_MODEL      the model id the server knows
 //   LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment
@@ -32,11 +32,12 @@ std::optional<std::string> model_from_env() {
         return std::nullopt;
     }
     std::string provider = env("LIBAGENT_PROVIDER");
-    if (api != "openai-completions" && api != "anthropic-messages") {
-        std::cerr << "error: LIBAGENT_API must be openai-completions or anthropic-messages, not '" << api << "'\n";
+    if (api != "openai-completions" && api != "anthropic-messages" && api != "openai-responses") {
+        std::cerr << "error: LIBAGENT_API must be openai-completions, anthropic-messages or openai-responses, not '"
+                  << api << "'\n";
         return std::nullopt;
     }
-    if (provider.empty()) provider = api == "openai-completions" ? "openai" : "anthropic";
+    if (provider.empty()) provider = api == "anthropic-messages" ? "anthropic" : "openai";
     return R"({"id":)" + agent::quote(id) + R"(,"name":)" + agent::quote(id) + R"(,"api":)" + agent::quote(api) +
            R"(,"provider":)" + agent::quote(provider) + R"(,"baseUrl":)" + agent::quote(base_url) +
            R"(,"reasoning":false,"input":["text"],"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0},)" +

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A loopback model endpoint for the binding examples and tests: openai-completions
-(POST .../chat/completions) and anthropic-messages (POST .../messages), each answering every
-request with a streamed text, on 127.0.0.1 only.
+(POST .../chat/completions), anthropic-messages (POST .../messages) and openai-responses
+(POST .../responses), each answering every request with a streamed text, on 127.0.0.1 only.
 
 A request whose key is not GOOD_KEY (`authorization: Bearer <key>` or `x-api-key: <key>`) gets
 `401 {"error":{"message":"invalid api key"}}`, so a test shows a failed request with a wrong key.
@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assistant"))
-from test_assistant import LoopbackServer, am_response, text_response  # noqa: E402 - tests/assistant's
+from test_assistant import LoopbackServer, am_response, or_response, text_response  # noqa: E402 - tests/assistant's
 
 GOOD_KEY = "test-key"
 ANSWER = "Hello from the mock endpoint."
@@ -60,6 +60,8 @@ class MockEndpoint(LoopbackServer):
                     stream = text_response(answer)
                 elif path.endswith("/messages"):
                     stream = am_response([{"type": "text", "text": answer}], "end_turn")
+                elif path.endswith("/responses"):
+                    stream = or_response([{"type": "text", "text": answer}])
                 else:
                     return self.reply(404, "application/json", [b'{"error":{"message":"no such path"}}'])
                 self.reply(200, "text/event-stream", [piece.encode() for piece in stream])

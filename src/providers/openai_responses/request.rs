@@ -360,7 +360,7 @@ fn tool_output(blocks: &[Json], takes_images: bool) -> Json {
 
 /// The id and phase a text block's `textSignature` carries: `{"v":1,"id","phase"?}` or a legacy
 /// plain id.
-fn text_signature(signature: Option<&Json>) -> Option<(String, Option<String>)> {
+pub(super) fn text_signature(signature: Option<&Json>) -> Option<(String, Option<String>)> {
     let signature = signature.and_then(Json::as_str).filter(|s| !s.is_empty())?;
     if signature.starts_with('{') {
         if let Ok(parsed) = crate::json::parse(signature) {

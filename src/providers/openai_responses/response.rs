@@ -35,7 +35,7 @@ fn sdk_error(body: &str) -> Option<Json> {
 
 /// The SDK's `APIError` message: `<status> <error.message>` (or the error as JSON, or the
 /// non-JSON body), `<status> status code (no body)` without any of them.
-fn sdk_message(status: u16, body: &str) -> String {
+pub(super) fn sdk_message(status: u16, body: &str) -> String {
     let error = sdk_error(body);
     let message = match &error {
         Some(error) => match error.get("message").filter(|m| truthy(m)) {

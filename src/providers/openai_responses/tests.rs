@@ -1,1 +1,113 @@
-//! Unit tests of the openai-responses request and error texts.
+//! Unit tests of the openai-responses pieces the fixtures reach only partly: tool-call id
+//! normalization, text signatures and HTTP error texts.
+
+use super::request::{normalize_tool_call_id, text_signature};
+use super::response::{describe_status, sdk_message};
+use crate::json::json;
+
+#[test]
+fn foreign_call_item_ids_keep_both_parts_for_openai() {
+    let model = json!({"provider": "openai", "api": "openai-responses", "id": "gpt-5"});
+    let same_api = json!({"provider": "openai", "api": "openai-responses", "model": "gpt-4.1"});
+    let other_api = json!({"provider": "openrouter", "api": "openai-responses", "model": "x"});
+    // Same provider and API: both parts sanitized, the item id gets its `fc_` prefix.
+    assert_eq!(
+        normalize_tool_call_id(&model, "call 1|item.2", &same_api),
+        "call_1|fc_item_2"
+    );
+    assert_eq!(
+        normalize_tool_call_id(&model, "call_1|fc_abc", &same_api),
+        "call_1|fc_abc"
+    );
+    // Another provider's item id becomes a hash (stable, `fc_` + base-36 digits).
+    let foreign = normalize_tool_call_id(&model, "call_1|item_2", &other_api);
+    let (call, item) = foreign.split_once('|').unwrap();
+    assert_eq!(call, "call_1");
+    assert!(item.starts_with("fc_") && item.len() > 3, "{foreign}");
+    assert!(
+        item[3..].chars().all(|c| c.is_ascii_alphanumeric()),
+        "{foreign}"
+    );
+    assert_eq!(
+        foreign,
+        normalize_tool_call_id(&model, "call_1|item_2", &other_api)
+    );
+    // Ids without an item part, and every id for other providers, are sanitized as a whole:
+    // at most 64 characters, trailing underscores removed.
+    assert_eq!(
+        normalize_tool_call_id(&model, "toolu_01.x!", &other_api),
+        "toolu_01_x"
+    );
+    let vllm = json!({"provider": "vllm", "api": "openai-responses", "id": "m"});
+    assert_eq!(
+        normalize_tool_call_id(&vllm, "call_1|fc_2", &other_api),
+        "call_1_fc_2"
+    );
+    let long = "a".repeat(80);
+    assert_eq!(
+        normalize_tool_call_id(&vllm, &long, &other_api),
+        "a".repeat(64)
+    );
+}
+
+#[test]
+fn text_signatures_v1_legacy_and_unknown_phases() {
+    let v1 = json!(r#"{"v":1,"id":"msg_1","phase":"commentary"}"#);
+    assert_eq!(
+        text_signature(Some(&v1)),
+        Some(("msg_1".into(), Some("commentary".into())))
+    );
+    let other_phase = json!(r#"{"v":1,"id":"msg_1","phase":"draft"}"#);
+    assert_eq!(
+        text_signature(Some(&other_phase)),
+        Some(("msg_1".into(), None))
+    );
+    // Not v1 JSON: the whole text is a legacy id.
+    let legacy = json!("{not json");
+    assert_eq!(
+        text_signature(Some(&legacy)),
+        Some(("{not json".into(), None))
+    );
+    assert_eq!(text_signature(Some(&json!(""))), None);
+    assert_eq!(text_signature(None), None);
+}
+
+#[test]
+fn http_error_texts() {
+    let error = r#"{"error":{"message":"Bad input","type":"invalid_request_error","code":null}}"#;
+    assert_eq!(
+        describe_status("openai", 400, error),
+        r#"OpenAI API error (400): {"message":"Bad input","type":"invalid_request_error","code":null}"#
+    );
+    assert_eq!(
+        describe_status("azure", 401, r#"{"error":"nope"}"#),
+        r#"azure API error (401): 401 "nope""#
+    );
+    assert_eq!(
+        describe_status("openai", 503, "busy"),
+        "OpenAI API error (503): 503 busy"
+    );
+    assert_eq!(
+        describe_status("openai", 502, ""),
+        "OpenAI API error (502): 502 status code (no body)"
+    );
+    // An empty error object is no body: the SDK's message stays.
+    assert_eq!(
+        describe_status("openai", 500, r#"{"error":{}}"#),
+        "OpenAI API error (500): 500 {}"
+    );
+    // A long error object is cut at 4000 UTF-16 units.
+    let long = format!(r#"{{"error":{{"message":"{}"}}}}"#, "é".repeat(5000));
+    let text = describe_status("openai", 400, &long);
+    assert!(
+        text.ends_with("... [truncated 1014 chars]"),
+        "{}",
+        &text[text.len() - 40..]
+    );
+    // The retry-delay text quotes the SDK's own message.
+    assert_eq!(sdk_message(429, error), "429 Bad input");
+    assert_eq!(
+        sdk_message(429, r#"{"detail":"x"}"#),
+        r#"429 {"detail":"x"}"#
+    );
+}

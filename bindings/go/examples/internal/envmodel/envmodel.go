@@ -1,7 +1,7 @@
 // Package envmodel reads the real model the examples talk to from the environment, as
 // examples/c/assistant.c does:
 //
-//	LIBAGENT_API        openai-completions | anthropic-messages
+//	LIBAGENT_API        openai-completions | anthropic-messages | openai-responses
 //	LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
 //	LIBAGENT_MODEL      the model id the server knows
 //	LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment
@@ -58,12 +58,12 @@ func modelFromEnv() (agent.Model, error) {
 	provider := os.Getenv("LIBAGENT_PROVIDER")
 	switch {
 	case provider != "":
-	case api == "openai-completions":
+	case api == "openai-completions", api == "openai-responses":
 		provider = "openai"
 	case api == "anthropic-messages":
 		provider = "anthropic"
 	default:
-		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions or anthropic-messages, not %q", api)
+		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions, anthropic-messages or openai-responses, not %q", api)
 	}
 	return agent.Model{ID: id, Name: id, API: api, Provider: provider, BaseURL: baseURL,
 		ContextWindow: envNumber("LIBAGENT_CONTEXT_WINDOW", 128000), MaxTokens: envNumber("LIBAGENT_MAX_TOKENS", 4096)}, nil
