@@ -227,3 +227,9 @@ fixture("287-or-openrouter-session-authorization-header",
    user("Hi")],
   {"headers": {"Authorization": "Bearer sk-or-header-key"}, "sessionId": "s" * 80, "reasoning": "xhigh"},
   [ok([created()] + message(0, MSG, "Hi.") + [completed(usage=usage(10, 2))])])
+
+fixture("288-or-chatgpt-usage-limit-hint",
+  "HTTP 429 whose error code is a ChatGPT subscription's usage limit (not retried by default): the error text gets pi-ai's hint of where to check the usage.",
+  model(), [user("Hello")], {"apiKey": KEY},
+  [error_response(429, {"error": {"message": "You have hit your usage limit.", "type": "usage_limit_reached",
+                                  "code": "subscription_sharing_usage_limit_exceeded"}})])

@@ -354,7 +354,7 @@ fn tool_output(blocks: &[Json], takes_images: bool) -> Json {
     if has_text {
         output.push(json!({"type": "input_text", "text": text}));
     }
-    output.extend(images.into_iter().map(|image| image_part(image)));
+    output.extend(images.into_iter().map(image_part));
     Json::Array(output)
 }
 

@@ -104,21 +104,21 @@ fn stream_error_text(error: Option<&Json>) -> String {
 
 pub(super) async fn run(call: Call, request: Result<HttpRequest, String>, out: Output) -> Pushed {
     if call.signal.is_aborted() {
-        return out.fail(true, "Request aborted");
+        return fail(out, true, "Request aborted");
     }
     let request = match request {
         Ok(request) => request,
-        Err(text) => return out.fail(false, &text),
+        Err(text) => return fail(out, false, &text),
     };
     let provider = call.model_str("provider").to_string();
     let mut response = match http::send(&request, &call.signal, sdk_message).await {
         Ok(response) => response,
-        Err(Failure::Aborted) => return out.fail(true, "Request aborted"),
+        Err(Failure::Aborted) => return fail(out, true, "Request aborted"),
         Err(Failure::Status { status, body }) => {
             let text = describe_status(&provider, status, &body);
-            return out.fail(call.signal.is_aborted(), &text);
+            return fail(out, call.signal.is_aborted(), &text);
         }
-        Err(Failure::Message(text)) => return out.fail(call.signal.is_aborted(), &text),
+        Err(Failure::Message(text)) => return fail(out, call.signal.is_aborted(), &text),
     };
     let mut reader = Reader::new(out, &call);
     reader.out.start()?;
@@ -151,12 +151,25 @@ pub(super) async fn run(call: Call, request: Result<HttpRequest, String>, out: O
         None => reader.after_body(aborted),
     };
     match text {
-        Some(text) => reader.out.fail(aborted, &text),
+        Some(text) => fail(reader.out, aborted, &text),
         None => {
             let reason = reader.stop_reason.clone();
             reader.out.done(&reason)
         }
     }
+}
+
+/// Ends the stream with `text`; a ChatGPT subscription's usage-limit error gets pi-ai's hint of
+/// where to look.
+fn fail(out: Output, aborted: bool, text: &str) -> Pushed {
+    let hint = if text.contains("subscription_sharing_usage_limit_exceeded") {
+        "\nCheck your ChatGPT usage: https://chatgpt.com/settings/usage"
+    } else if text.contains("subscription_sharing_workplace_individual_usage_limit_exceeded") {
+        "\nYou've reached your ChatGPT workspace's usage limit. Ask your workspace admin to increase it at admin.openai.com → Workspace → Usage limits."
+    } else {
+        ""
+    };
+    out.fail(aborted, &format!("{text}{hint}"))
 }
 
 /// What ends the handling of an event early.
