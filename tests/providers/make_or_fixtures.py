@@ -233,3 +233,20 @@ fixture("288-or-chatgpt-usage-limit-hint",
   model(), [user("Hello")], {"apiKey": KEY},
   [error_response(429, {"error": {"message": "You have hit your usage limit.", "type": "usage_limit_reached",
                                   "code": "subscription_sharing_usage_limit_exceeded"}})])
+
+fixture("289-or-mid-convo-system-and-options",
+  "compat.supportsMidConvoSystemMessages: a later system message goes out in place as its update text; promptCacheKeyMode disabled (no prompt_cache_key) with PI_CACHE_RETENTION=long from options.env (prompt_cache_retention 24h); supportsMaxOutputTokens false; toolChoice and temperature null are sent as null; reasoning off with an `off` mapping → that effort; xai always includes encrypted reasoning; model and option samplingParams merged last.",
+  model(provider="xai", thinkingLevelMap={"off": "minimal", "low": "low", "high": "high"},
+        samplingParams={"top_p": 0.9, "temperature": 0.5},
+        compat={"supportsMidConvoSystemMessages": True, "promptCacheKeyMode": "disabled", "supportsMaxOutputTokens": False}),
+  [system("Base prompt.", sections={"env": "cwd: /a"}, toolsAdded=[TOOL]), user("Hi", 1),
+   asst([{"type": "text", "text": "Hello."}], provider="xai"),
+   system("", sections={"env": "cwd: /b"}, timestamp=3), user("Again", 4)],
+  {"apiKey": KEY, "reasoning": "off", "toolChoice": None, "temperature": None, "sessionId": "sess-289",
+   "env": {"PI_CACHE_RETENTION": "long"}, "samplingParams": {"top_p": 0.5}},
+  [ok([created()] + message(0, MSG, "Ok.") + [completed(usage=usage(10, 2))])])
+
+fixture("290-or-http-422-body-without-error-or-message",
+  "HTTP 422 whose JSON body has neither `error` nor `message`: the SDK's message is `<status> <body JSON>`, which already carries the body, so it is kept as is.",
+  model(), [user("Hello")], {"apiKey": KEY},
+  [error_response(422, {"detail": "Unprocessable input", "loc": ["body", "input"]})])

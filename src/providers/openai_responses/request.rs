@@ -105,7 +105,8 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Result<Json, Str
             number(max.max(MIN_OUTPUT_TOKENS)),
         );
     }
-    if let Some(temperature) = call.option("temperature").filter(|_| !sign_in) {
+    // pi-ai sends these whenever they are defined, `null` included.
+    if let Some(temperature) = call.options.get("temperature").filter(|_| !sign_in) {
         body.insert("temperature".into(), temperature.clone());
     }
     if !tools.is_empty() {
@@ -115,7 +116,7 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Result<Json, Str
             .collect::<Result<_, _>>()?;
         body.insert("tools".into(), Json::Array(converted));
     }
-    if let Some(choice) = call.option("toolChoice") {
+    if let Some(choice) = call.options.get("toolChoice") {
         body.insert("tool_choice".into(), choice.clone());
     }
     let effort = reasoning_effort(call);
