@@ -250,3 +250,27 @@ fixture("290-or-http-422-body-without-error-or-message",
   "HTTP 422 whose JSON body has neither `error` nor `message`: the SDK's message is `<status> <body JSON>`, which already carries the body, so it is kept as is.",
   model(), [user("Hello")], {"apiKey": KEY},
   [error_response(422, {"detail": "Unprocessable input", "loc": ["body", "input"]})])
+
+fixture("291-or-unfinished-tool-call",
+  "response.completed while a function call never got its output_item.done: the stream fails naming the call (pi-ai refuses to hand over arguments that may be cut off).",
+  model(), [system("Tools.", toolsAdded=[TOOL]), user("Read a", 1)], {"apiKey": KEY},
+  [ok([created(), added(0, fc_item(FC, CALL, "read")), args_delta(0, FC, '{"path":"a'),
+       completed(usage=usage(30, 8))])])
+
+fixture("292-or-unknown-response-status",
+  "response.completed with a status pi-ai does not know: usage and rawStopReason are kept, then `Unhandled stop reason: expired`.",
+  model(), [user("Hello")], {"apiKey": KEY},
+  [ok([created()] + message(0, MSG, "Hi") + [completed(status="expired", usage=usage(12, 3))])])
+
+fixture("293-or-incomplete-without-reason-fast-tier",
+  "response.incomplete without incomplete_details: `Response incomplete without a provider reason`; the `fast` tier of gpt-5.5 multiplies the cost by 2.5.",
+  model(id="gpt-5.5"), [user("Hello")], {"apiKey": KEY},
+  [ok([created()] + message(0, MSG, "Hi") + [ev("response.incomplete", {"response": response("incomplete", usage=usage(100, 40, cached=20), service_tier="fast")})])])
+
+fixture("294-or-abort-mid-reasoning",
+  "Abort after the 4th event (a reasoning summary delta) while the server stalls: no thinking_end, an `aborted` error with the stream-ended text.",
+  model(), [user("Hello")], {"apiKey": KEY, "reasoning": "low"},
+  [ok([created(), added(0, {"id": REASONING_ID, "type": "reasoning", "summary": []}),
+       ev("response.reasoning_summary_text.delta", {"item_id": REASONING_ID, "output_index": 0, "summary_index": 0, "delta": "Let me"}),
+       ev("response.reasoning_summary_text.delta", {"item_id": REASONING_ID, "output_index": 0, "summary_index": 0, "delta": " think."})],
+      end="stall")], abortAfterEvents=4)
