@@ -274,3 +274,37 @@ fixture("294-or-abort-mid-reasoning",
        ev("response.reasoning_summary_text.delta", {"item_id": REASONING_ID, "output_index": 0, "summary_index": 0, "delta": "Let me"}),
        ev("response.reasoning_summary_text.delta", {"item_id": REASONING_ID, "output_index": 0, "summary_index": 0, "delta": " think."})],
       end="stall")], abortAfterEvents=4)
+
+PATCH_TOOL = {"name": "apply_patch", "description": "Apply a patch.",
+              "parameters": {"type": "object", "properties": {"patch": {"type": "string"}}, "required": ["patch"]},
+              "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": "start: /(.|\\n)+/", "openai_regex": "^.+$"}}}
+CTC = "ctc_0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+def ctc_item(id, call, name, input=None, status="in_progress"):
+    item = {"id": id, "type": "custom_tool_call", "status": status, "call_id": call, "name": name}
+    if input is not None: item["input"] = input
+    return item
+def input_delta(i, id, d): return ev("response.custom_tool_call_input.delta", {"item_id": id, "output_index": i, "delta": d})
+fixture("295-or-grammar-tools",
+  "compat.supportsOpenAIGrammarTools: a grammar tool goes out as a custom tool (lark preferred); a same-model grammar call is replayed as custom_tool_call with its input (and its result as custom_tool_call_output), a function call whose item id is ctc_ loses it; the stream's custom_tool_call input deltas become the JSON text of the arguments (escaped), input.done closes them; a second custom call arrives with its whole input in the added item.",
+  model(compat={"supportsOpenAIGrammarTools": True}),
+  [system("Patch files.", toolsAdded=[PATCH_TOOL, TOOL]), user("Fix it", 1),
+   asst([{"type": "toolCall", "id": "call_Patch0000000000000001|ctc_previous_0001", "name": "apply_patch", "arguments": {"patch": "*** old\n"}},
+         {"type": "toolCall", "id": "call_Read00000000000000001|ctc_wrong_type_01", "name": "read", "arguments": {"path": "a"}}], stop="toolUse"),
+   result("call_Patch0000000000000001|ctc_previous_0001", "apply_patch", [{"type": "text", "text": "applied"}]),
+   result("call_Read00000000000000001|ctc_wrong_type_01", "read", [{"type": "text", "text": "a text"}]),
+   user("Again", 4)],
+  {"apiKey": KEY},
+  [ok([created(), added(0, ctc_item(CTC, CALL, "apply_patch", "")),
+       input_delta(0, CTC, "*** Begin"), input_delta(0, CTC, " \"quoted\"\n"), input_delta(0, CTC, ""),
+       ev("response.custom_tool_call_input.done", {"item_id": CTC, "output_index": 0, "input": "*** Begin \"quoted\"\n*** End"}),
+       done(0, ctc_item(CTC, CALL, "apply_patch", "*** Begin \"quoted\"\n*** End", "completed")),
+       added(1, ctc_item("ctc_second000000000000000000000000", "call_Second000000000000000", "apply_patch", "whole\tinput")),
+       done(1, ctc_item("ctc_second000000000000000000000000", "call_Second000000000000000", "apply_patch", "whole\tinput", "completed")),
+       completed(usage=usage(60, 30))])])
+
+fixture("296-or-grammar-tool-without-variant",
+  "A grammar tool without a usable variant on a model taking grammar tools: the stream fails before any request with pi-ai's text.",
+  model(compat={"supportsOpenAIGrammarTools": True}),
+  [system("Patch files.", toolsAdded=[dict(PATCH_TOOL, constrainedSampling={"type": "grammar", "variants": {"openai_lark": "  "}})]), user("Fix it", 1)],
+  {"apiKey": KEY},
+  [])

@@ -3,6 +3,7 @@
 //! per the kit README §8.8, stream mapping per §8.9, error texts per §8.12. `request` builds the
 //! HTTP request from the transcript; `response` maps the server-sent events onto the stream.
 
+mod grammar;
 mod request;
 mod response;
 
@@ -24,6 +25,7 @@ struct Compat {
     prompt_cache_key_mode: String,
     supports_long_cache_retention: bool,
     supports_strict_mode: bool,
+    supports_grammar_tools: bool,
     supports_explicit_prompt_cache_mode: bool,
     supports_max_output_tokens: bool,
 }
@@ -49,6 +51,7 @@ fn detect_compat(call: &Call) -> Compat {
         prompt_cache_key_mode: text("promptCacheKeyMode", "auto"),
         supports_long_cache_retention: flag("supportsLongCacheRetention", true),
         supports_strict_mode: flag("supportsStrictMode", false),
+        supports_grammar_tools: flag("supportsOpenAIGrammarTools", false),
         supports_explicit_prompt_cache_mode: flag("supportsExplicitPromptCacheMode", false),
         supports_max_output_tokens: flag("supportsMaxOutputTokens", true),
     }

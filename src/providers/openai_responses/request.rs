@@ -6,6 +6,7 @@ use super::super::limits::{clamp_level, js_len, max_tokens, text_of, truthy};
 use super::super::openai::request::{cache_retention, short_hash, HeaderList};
 use super::super::transcript::{is_role, request_tools, resolve, transform_with};
 use super::super::Call;
+use super::grammar::{self, InputProperties};
 use super::{Compat, ITEM_ID_PROVIDERS};
 use crate::json::{json, number, str_field, to_string, Json, JsonMap};
 use crate::transcript::{get_system_message_text, render_system_message_update};
@@ -15,9 +16,14 @@ const MIN_OUTPUT_TOKENS: f64 = 16.0;
 /// The longest message or tool item id OpenAI accepts.
 const MAX_ITEM_ID_LEN: usize = 64;
 
-/// The request, or the text of the error the stream ends with (pi-ai fails the stream, it does
-/// not throw, for a transcript it cannot send).
-pub(super) fn build_request(call: &Call, compat: &Compat) -> Result<HttpRequest, String> {
+/// The request and the grammar tools' input properties, or the text of the error the stream
+/// ends with (pi-ai fails the stream, it does not throw, for a transcript it cannot send).
+pub(super) fn build_request(
+    call: &Call,
+    compat: &Compat,
+) -> Result<(HttpRequest, InputProperties), String> {
+    let messages = resolve(&call.messages, compat.supports_mid_convo_system_messages);
+    let properties = grammar::input_properties(&messages, compat.supports_grammar_tools)?;
     let retention = cache_retention(call);
     let session = call
         .option("sessionId")
@@ -48,12 +54,14 @@ pub(super) fn build_request(call: &Call, compat: &Compat) -> Result<HttpRequest,
     headers.merge(call.option("headers"));
     headers.set("content-type", Some("application/json".into()));
     let base = call.model_str("baseUrl").trim_end_matches('/');
-    Ok(HttpRequest {
+    let body = build_body(call, compat, &retention, &messages, &properties)?;
+    let request = HttpRequest {
         url: format!("{base}/responses"),
         headers: headers.into_vec(),
-        body: to_string(&build_body(call, compat, &retention)?),
+        body: to_string(&body),
         transport: call.transport.clone(),
-    })
+    };
+    Ok((request, properties))
 }
 
 /// A ChatGPT sign-in token sent to OpenAI itself (not an `sk-` key): some fields are refused.
@@ -66,9 +74,14 @@ fn chatgpt_sign_in(call: &Call) -> bool {
             .is_some_and(|k| !k.starts_with("sk-"))
 }
 
-fn build_body(call: &Call, compat: &Compat, retention: &str) -> Result<Json, String> {
-    let messages = resolve(&call.messages, compat.supports_mid_convo_system_messages);
-    let (tools, _) = request_tools(&messages, false);
+fn build_body(
+    call: &Call,
+    compat: &Compat,
+    retention: &str,
+    messages: &[Json],
+    properties: &InputProperties,
+) -> Result<Json, String> {
+    let (tools, _) = request_tools(messages, false);
     let sign_in = chatgpt_sign_in(call);
     let mut body = JsonMap::new();
     body.insert(
@@ -77,7 +90,7 @@ fn build_body(call: &Call, compat: &Compat, retention: &str) -> Result<Json, Str
     );
     body.insert(
         "input".into(),
-        Json::Array(input_items(call, compat, &messages)?),
+        Json::Array(input_items(call, compat, messages, properties)?),
     );
     body.insert("stream".into(), true.into());
     if retention != "none" && compat.prompt_cache_key_mode != "disabled" {
@@ -177,8 +190,25 @@ fn reasoning_effort(call: &Call) -> Option<String> {
 }
 
 /// `{type: "function", name, description, parameters, strict?}`; a tool asking for strict JSON
-/// schema sampling gets the strict schema when the model supports strict mode.
+/// schema sampling gets the strict schema when the model supports strict mode; a grammar tool is
+/// `{type: "custom", name, description, format}`.
 fn convert_tool(tool: &Json, compat: &Compat) -> Result<Json, String> {
+    if let Some(grammar) = grammar::resolve(tool, compat.supports_grammar_tools)? {
+        let mut custom = JsonMap::new();
+        custom.insert("type".into(), "custom".into());
+        custom.insert(
+            "name".into(),
+            tool.get("name").cloned().unwrap_or(Json::Null),
+        );
+        if let Some(description) = tool.get("description") {
+            custom.insert("description".into(), description.clone());
+        }
+        custom.insert(
+            "format".into(),
+            json!({"type": "grammar", "syntax": grammar.syntax, "definition": grammar.definition}),
+        );
+        return Ok(Json::Object(custom));
+    }
     let strict = super::super::anthropic::strict_schema(tool, compat.supports_strict_mode, false)?;
     let mut function = JsonMap::new();
     function.insert("type".into(), "function".into());
@@ -252,7 +282,12 @@ fn image_part(block: &Json) -> Json {
 }
 
 /// The transcript as Responses input items.
-fn input_items(call: &Call, compat: &Compat, messages: &[Json]) -> Result<Vec<Json>, String> {
+fn input_items(
+    call: &Call,
+    compat: &Compat,
+    messages: &[Json],
+    properties: &InputProperties,
+) -> Result<Vec<Json>, String> {
     let model = &call.model;
     let normalize = |id: &str, source: &Json| normalize_tool_call_id(model, id, source);
     let transformed = transform_with(messages, model, Some(&normalize));
@@ -308,7 +343,7 @@ fn input_items(call: &Call, compat: &Compat, messages: &[Json]) -> Result<Vec<Js
                 }
             }
             "assistant" => {
-                let output = assistant_items(model, message, message_index)?;
+                let output = assistant_items(model, message, message_index, properties)?;
                 if output.is_empty() {
                     continue;
                 }
@@ -324,7 +359,13 @@ fn input_items(call: &Call, compat: &Compat, messages: &[Json]) -> Result<Vec<Js
                     .get("content")
                     .and_then(Json::as_array)
                     .map_or(&[][..], Vec::as_slice);
-                items.push(json!({"type": "function_call_output", "call_id": call_id,
+                let name = message.get("toolName").and_then(Json::as_str).unwrap_or("");
+                let kind = if properties.contains_key(name) {
+                    "custom_tool_call_output"
+                } else {
+                    "function_call_output"
+                };
+                items.push(json!({"type": kind, "call_id": call_id,
                     "output": tool_output(blocks, takes_images)}));
             }
             _ => {}
@@ -385,6 +426,7 @@ fn assistant_items(
     model: &Json,
     message: &Json,
     message_index: usize,
+    properties: &InputProperties,
 ) -> Result<Vec<Json>, String> {
     let same_provider_api =
         message.get("provider") == model.get("provider") && message.get("api") == model.get("api");
@@ -448,12 +490,21 @@ fn assistant_items(
                 let id = block.get("id").and_then(Json::as_str).unwrap_or("");
                 let mut parts = id.split('|');
                 let call_id = parts.next().unwrap_or("");
-                // Another model's item ids would fail OpenAI's pairing with its reasoning items.
+                let name = block.get("name").and_then(Json::as_str).unwrap_or("");
+                let property = properties.get(name);
+                let prefix = if property.is_some() { "ctc_" } else { "fc_" };
+                // Another model's item ids would fail OpenAI's pairing with its reasoning items,
+                // and an id of the other call type would be refused.
                 let item_id = parts
                     .next()
-                    .filter(|item| !different_model && item.starts_with("fc_"));
+                    .filter(|item| !different_model && item.starts_with(prefix));
                 let mut item = JsonMap::new();
-                item.insert("type".into(), "function_call".into());
+                let kind = if property.is_some() {
+                    "custom_tool_call"
+                } else {
+                    "function_call"
+                };
+                item.insert("type".into(), kind.into());
                 if let Some(item_id) = item_id {
                     item.insert("id".into(), item_id.into());
                 }
@@ -462,7 +513,16 @@ fn assistant_items(
                     "name".into(),
                     block.get("name").cloned().unwrap_or(Json::Null),
                 );
-                if let Some(arguments) = block.get("arguments") {
+                if let Some(property) = property {
+                    let input = block
+                        .get("arguments")
+                        .and_then(|a| a.get(property.as_str()))
+                        .and_then(Json::as_str)
+                        .ok_or_else(|| {
+                            format!("Grammar tool call \"{name}\" requires argument \"{property}\" to be a string.")
+                        })?;
+                    item.insert("input".into(), input.into());
+                } else if let Some(arguments) = block.get("arguments") {
                     item.insert("arguments".into(), to_string(arguments).into());
                 }
                 let same_model = same_provider_api && !different_model;

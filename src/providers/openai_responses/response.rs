@@ -9,6 +9,7 @@ use super::super::output::{BlockKind, Output, Pushed, ToolCallLimits, Usage};
 use super::super::sse::{SseEvent, SseParser};
 use super::super::surrogates::SplitSurrogates;
 use super::super::Call;
+use super::grammar::{InputProperties, InputStream};
 use crate::json::{json, now_ms, number, to_string, Json, JsonMap};
 use crate::stream::StreamClosed;
 
@@ -102,12 +103,16 @@ fn stream_error_text(error: Option<&Json>) -> String {
     }
 }
 
-pub(super) async fn run(call: Call, request: Result<HttpRequest, String>, out: Output) -> Pushed {
+pub(super) async fn run(
+    call: Call,
+    request: Result<(HttpRequest, InputProperties), String>,
+    out: Output,
+) -> Pushed {
     if call.signal.is_aborted() {
         return fail(out, true, "Request aborted");
     }
-    let request = match request {
-        Ok(request) => request,
+    let (request, properties) = match request {
+        Ok(built) => built,
         Err(text) => return fail(out, false, &text),
     };
     let provider = call.model_str("provider").to_string();
@@ -120,7 +125,7 @@ pub(super) async fn run(call: Call, request: Result<HttpRequest, String>, out: O
         }
         Err(Failure::Message(text)) => return fail(out, call.signal.is_aborted(), &text),
     };
-    let mut reader = Reader::new(out, &call);
+    let mut reader = Reader::new(out, &call, properties);
     reader.out.start()?;
     let mut parser = SseParser::new();
     let failure = 'read: loop {
@@ -192,17 +197,21 @@ enum Step {
     Done,
 }
 
-/// An output item being streamed: its block and, for a function call, its argument text so far.
+/// An output item being streamed: its block and, for a function call, its argument text so far
+/// (for a grammar tool's call, its input instead).
 struct Slot {
     kind: BlockKind,
     index: usize,
     arguments: String,
+    custom: Option<InputStream>,
 }
 
 /// Per-request stream state.
 struct Reader {
     out: Output,
     model: Json,
+    /// Grammar tools' input properties, by tool name.
+    properties: InputProperties,
     /// Open output items by `output_index` (its JSON text: the key as JavaScript's `Map` sees it).
     slots: HashMap<String, Slot>,
     /// Tool calls whose `output_item.done` has not come, in order: (content index, name, id).
@@ -242,10 +251,11 @@ fn item_type(item: &Json) -> &str {
 }
 
 impl Reader {
-    fn new(out: Output, call: &Call) -> Self {
+    fn new(out: Output, call: &Call, properties: InputProperties) -> Self {
         Reader {
             out,
             model: call.model.clone(),
+            properties,
             slots: HashMap::new(),
             unfinished: Vec::new(),
             reasoning: HashMap::new(),
@@ -313,6 +323,14 @@ impl Reader {
                     self.arguments_done(&output_index, text)?;
                 }
             }
+            "response.custom_tool_call_input.delta" => {
+                let delta = js_string(data.get("delta"));
+                self.custom_input(&output_index, |input| input.append(&delta))?;
+            }
+            "response.custom_tool_call_input.done" => {
+                let input = data.get("input").and_then(Json::as_str).map(str::to_string);
+                self.custom_input(&output_index, |stream| stream.close(input.as_deref()))?;
+            }
             "response.output_item.done" => {
                 if let Some(item) = data.get("item").filter(|i| i.is_object()) {
                     self.item_done(&output_index, item)?;
@@ -368,6 +386,7 @@ impl Reader {
     /// none). A later item at the same `output_index` takes its place.
     fn create_slot(&mut self, output_index: &str, item: &Json) -> Result<Option<usize>, Stop> {
         let mut block = JsonMap::new();
+        let mut custom = None;
         let kind = match item_type(item) {
             "reasoning" => {
                 block.insert("type".into(), "thinking".into());
@@ -405,6 +424,34 @@ impl Reader {
                 }
                 BlockKind::ToolCall
             }
+            "custom_tool_call" => {
+                self.limits.open().map_err(Stop::Fail)?;
+                let name = item.get("name").and_then(Json::as_str).unwrap_or("");
+                let property = self
+                    .properties
+                    .get(name)
+                    .map_or("input", String::as_str)
+                    .to_string();
+                let input = item.get("input").and_then(Json::as_str).unwrap_or("");
+                let id = format!(
+                    "{}|{}",
+                    js_string(item.get("call_id")),
+                    js_string(item.get("id"))
+                );
+                block.insert("type".into(), "toolCall".into());
+                block.insert("id".into(), id.into());
+                if let Some(name) = item.get("name") {
+                    block.insert("name".into(), name.clone());
+                }
+                let mut arguments = JsonMap::new();
+                arguments.insert(property.clone(), input.into());
+                block.insert("arguments".into(), Json::Object(arguments));
+                if let Some(namespace) = item.get("namespace") {
+                    block.insert("namespace".into(), namespace.clone());
+                }
+                custom = Some(InputStream::new(&property, input));
+                BlockKind::ToolCall
+            }
             _ => return Ok(None),
         };
         let index = self.out.open(kind, block)?;
@@ -412,6 +459,7 @@ impl Reader {
             kind,
             index,
             arguments: String::new(),
+            custom,
         };
         if kind == BlockKind::ToolCall {
             self.has_tool_call = true;
@@ -425,6 +473,7 @@ impl Reader {
             // The assembler's argument text starts from the item's (no event).
             if let Some(text) = item
                 .get("arguments")
+                .filter(|_| slot.custom.is_none())
                 .and_then(Json::as_str)
                 .filter(|t| !t.is_empty())
             {
@@ -464,7 +513,7 @@ impl Reader {
         let Some(slot) = self
             .slots
             .get_mut(output_index)
-            .filter(|s| s.kind == BlockKind::ToolCall)
+            .filter(|s| s.kind == BlockKind::ToolCall && s.custom.is_none())
         else {
             return Ok(());
         };
@@ -476,13 +525,33 @@ impl Reader {
         Ok(self.out.delta(index, delta)?)
     }
 
+    /// A grammar tool call's input changed (`change` gives the JSON text to stream, if any).
+    fn custom_input(
+        &mut self,
+        output_index: &str,
+        change: impl FnOnce(&mut InputStream) -> Result<Option<String>, String>,
+    ) -> Result<(), Stop> {
+        let Some(slot) = self.slots.get_mut(output_index) else {
+            return Ok(());
+        };
+        let index = slot.index;
+        let Some(input) = slot.custom.as_mut() else {
+            return Ok(());
+        };
+        if let Some(json) = change(input).map_err(Stop::Fail)? {
+            self.limits.arguments(index, &json).map_err(Stop::Fail)?;
+            self.out.delta(index, &json)?;
+        }
+        Ok(())
+    }
+
     /// The complete arguments: what continues the streamed text is streamed as one more delta;
     /// other text replaces the arguments without an event.
     fn arguments_done(&mut self, output_index: &str, text: &str) -> Result<(), Stop> {
         let Some(slot) = self
             .slots
             .get_mut(output_index)
-            .filter(|s| s.kind == BlockKind::ToolCall)
+            .filter(|s| s.kind == BlockKind::ToolCall && s.custom.is_none())
         else {
             return Ok(());
         };
@@ -516,7 +585,7 @@ impl Reader {
         let Some(slot) = self.slots.get(output_index) else {
             return Ok(());
         };
-        let (kind, index) = (slot.kind, slot.index);
+        let (kind, index, custom) = (slot.kind, slot.index, slot.custom.is_some());
         let texts = |key: &str, field: &dyn Fn(&Json) -> Option<String>, separator: &str| {
             item.get(key)
                 .and_then(Json::as_array)
@@ -569,7 +638,16 @@ impl Reader {
                     to_string(&Json::Object(signature)).into(),
                 )?;
             }
-            ("function_call", BlockKind::ToolCall) => {
+            ("custom_tool_call", BlockKind::ToolCall) if custom => {
+                let input = item.get("input").and_then(Json::as_str).map(str::to_string);
+                self.custom_input(output_index, |stream| stream.close(input.as_deref()))?;
+                if let Some(namespace) = item.get("namespace") {
+                    self.out
+                        .set_block_field(index, "namespace", namespace.clone())?;
+                }
+                self.unfinished.retain(|(i, _, _)| *i != index);
+            }
+            ("function_call", BlockKind::ToolCall) if !custom => {
                 if let Some(text) = item
                     .get("arguments")
                     .and_then(Json::as_str)
