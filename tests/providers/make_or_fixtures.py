@@ -308,3 +308,14 @@ fixture("296-or-grammar-tool-without-variant",
   [system("Patch files.", toolsAdded=[dict(PATCH_TOOL, constrainedSampling={"type": "grammar", "variants": {"openai_lark": "  "}})]), user("Fix it", 1)],
   {"apiKey": KEY},
   [])
+
+NOTE_TOOL = {"name": "note", "description": "Take a note.", "parameters": {"type": "object",
+             "properties": {"text": {"type": "string"}}, "required": ["text"]}}
+fixture("297-or-tool-search-and-configuration-updates",
+  "compat.supportsMidConvoSystemMessages + supportsToolSearch: a tool added mid-conversation is loaded in place by a client tool_search_call/tool_search_output pair (hashed call id, defer_loading), the earlier tools stay top-level; compat.supportsMidConvoEffort: the level travels in configuration_update items (before a same-model turn that recorded one, and at the end), the request's effort is fixed at medium and the message carries providerThinkingLevel.",
+  model(compat={"supportsMidConvoSystemMessages": True, "supportsToolSearch": True, "supportsMidConvoEffort": True}),
+  [system("Tools.", toolsAdded=[TOOL]), user("Hi", 1),
+   asst([{"type": "text", "text": "Hello.", "textSignature": json.dumps({"v": 1, "id": "msg_turn_one"})}], providerThinkingLevel="low"),
+   system("", toolsAdded=[NOTE_TOOL], timestamp=3), user("Take a note", 4)],
+  {"apiKey": KEY, "reasoning": "high"},
+  [ok([created()] + message(0, MSG, "Noted.") + [completed(usage=usage(20, 4))])])

@@ -28,6 +28,10 @@ struct Compat {
     supports_grammar_tools: bool,
     supports_explicit_prompt_cache_mode: bool,
     supports_max_output_tokens: bool,
+    /// Tools added mid-conversation are loaded through client tool-search items.
+    supports_tool_search: bool,
+    /// The thinking level travels in `configuration_update` items.
+    supports_mid_convo_effort: bool,
 }
 
 fn detect_compat(call: &Call) -> Compat {
@@ -54,6 +58,8 @@ fn detect_compat(call: &Call) -> Compat {
         supports_grammar_tools: flag("supportsOpenAIGrammarTools", false),
         supports_explicit_prompt_cache_mode: flag("supportsExplicitPromptCacheMode", false),
         supports_max_output_tokens: flag("supportsMaxOutputTokens", true),
+        supports_tool_search: flag("supportsToolSearch", false),
+        supports_mid_convo_effort: flag("supportsMidConvoEffort", false),
     }
 }
 
@@ -62,7 +68,10 @@ pub fn start(call: Call, sender: &StreamSender) -> Result<(), String> {
     require_api_key(&call, &["authorization", "cf-aig-authorization"])?;
     let compat = detect_compat(&call);
     let request = request::build_request(&call, &compat);
-    let out = Output::new(sender.clone(), &call.model);
+    let mut out = Output::new(sender.clone(), &call.model);
+    if let Some(level) = request::configuration_effort(&call, &compat) {
+        out.preset("providerThinkingLevel", level);
+    }
     crate::runtime::spawn(async move {
         let _ = response::run(call, request, out).await;
     });

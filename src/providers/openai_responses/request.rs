@@ -64,6 +64,26 @@ pub(super) fn build_request(
     Ok((request, properties))
 }
 
+/// With `compat.supportsMidConvoEffort`, the thinking level (mapped) that `configuration_update`
+/// items carry; the request's own effort is then fixed.
+pub(super) fn configuration_effort(call: &Call, compat: &Compat) -> Option<Json> {
+    if !compat.supports_mid_convo_effort || chatgpt_sign_in(call) {
+        return None;
+    }
+    let effort = reasoning_effort(call)?;
+    Some(
+        call.model
+            .get("thinkingLevelMap")
+            .and_then(|m| m.get(effort.as_str()))
+            .filter(|v| !v.is_null())
+            .cloned()
+            .unwrap_or_else(|| effort.into()),
+    )
+}
+
+/// The effort a request carries while `configuration_update` items carry the thinking level.
+const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
+
 /// A ChatGPT sign-in token sent to OpenAI itself (not an `sk-` key): some fields are refused.
 fn chatgpt_sign_in(call: &Call) -> bool {
     call.model_str("provider") == "openai"
@@ -81,7 +101,8 @@ fn build_body(
     messages: &[Json],
     properties: &InputProperties,
 ) -> Result<Json, String> {
-    let (tools, _) = request_tools(messages, false);
+    // Tools added mid-conversation stay in place (as tool-search items) only with tool search.
+    let (tools, folded) = request_tools(messages, compat.supports_tool_search);
     let sign_in = chatgpt_sign_in(call);
     let mut body = JsonMap::new();
     body.insert(
@@ -90,7 +111,7 @@ fn build_body(
     );
     body.insert(
         "input".into(),
-        Json::Array(input_items(call, compat, messages, properties)?),
+        Json::Array(input_items(call, compat, messages, properties, folded)?),
     );
     body.insert("stream".into(), true.into());
     if retention != "none" && compat.prompt_cache_key_mode != "disabled" {
@@ -136,11 +157,14 @@ fn build_body(
     if call.model.get("reasoning").is_some_and(truthy) {
         let map = call.model.get("thinkingLevelMap");
         if let Some(effort) = &effort {
-            let mapped = map
-                .and_then(|m| m.get(effort.as_str()))
-                .filter(|v| !v.is_null())
-                .cloned()
-                .unwrap_or_else(|| effort.clone().into());
+            let mapped = match configuration_effort(call, compat) {
+                Some(_) => CONFIGURATION_UPDATE_REQUEST_EFFORT.into(),
+                None => map
+                    .and_then(|m| m.get(effort.as_str()))
+                    .filter(|v| !v.is_null())
+                    .cloned()
+                    .unwrap_or_else(|| effort.clone().into()),
+            };
             body.insert(
                 "reasoning".into(),
                 json!({"effort": mapped, "summary": "auto"}),
@@ -193,6 +217,11 @@ fn reasoning_effort(call: &Call) -> Option<String> {
 /// schema sampling gets the strict schema when the model supports strict mode; a grammar tool is
 /// `{type: "custom", name, description, format}`.
 fn convert_tool(tool: &Json, compat: &Compat) -> Result<Json, String> {
+    convert_tool_as(tool, compat, false)
+}
+
+/// [`convert_tool`]; `deferred`: a tool loaded by tool search (`defer_loading: true`).
+fn convert_tool_as(tool: &Json, compat: &Compat, deferred: bool) -> Result<Json, String> {
     if let Some(grammar) = grammar::resolve(tool, compat.supports_grammar_tools)? {
         let mut custom = JsonMap::new();
         custom.insert("type".into(), "custom".into());
@@ -207,6 +236,9 @@ fn convert_tool(tool: &Json, compat: &Compat) -> Result<Json, String> {
             "format".into(),
             json!({"type": "grammar", "syntax": grammar.syntax, "definition": grammar.definition}),
         );
+        if deferred {
+            custom.insert("defer_loading".into(), true.into());
+        }
         return Ok(Json::Object(custom));
     }
     let strict = super::super::anthropic::strict_schema(tool, compat.supports_strict_mode, false)?;
@@ -222,6 +254,9 @@ fn convert_tool(tool: &Json, compat: &Compat) -> Result<Json, String> {
     let parameters = strict.clone().or_else(|| tool.get("parameters").cloned());
     if let Some(parameters) = parameters {
         function.insert("parameters".into(), parameters);
+    }
+    if deferred {
+        function.insert("defer_loading".into(), true.into());
     }
     if compat.supports_strict_mode {
         function.insert("strict".into(), strict.is_some().into());
@@ -287,8 +322,11 @@ fn input_items(
     compat: &Compat,
     messages: &[Json],
     properties: &InputProperties,
+    folded: usize,
 ) -> Result<Vec<Json>, String> {
     let model = &call.model;
+    let effort_update = configuration_effort(call, compat);
+    let mut system_index = 0;
     let normalize = |id: &str, source: &Json| normalize_tool_call_id(model, id, source);
     let transformed = transform_with(messages, model, Some(&normalize));
     let takes_images = model
@@ -310,6 +348,12 @@ fn input_items(
         let role = message.get("role").and_then(Json::as_str).unwrap_or("");
         match role {
             "system" => {
+                // Tools added past the folded system messages are loaded where they were added.
+                if system_index >= folded {
+                    let seed = format!("system:{message_index}");
+                    items.extend(tool_search_items(message, &seed, compat)?);
+                }
+                system_index += 1;
                 let text = if leading_system {
                     get_system_message_text(message)
                 } else {
@@ -347,6 +391,13 @@ fn input_items(
                 if output.is_empty() {
                     continue;
                 }
+                let same_model = message.get("provider") == model.get("provider")
+                    && message.get("api") == model.get("api")
+                    && message.get("model") == model.get("id");
+                let level = message.get("providerThinkingLevel");
+                if let (Some(_), true, Some(level)) = (&effort_update, same_model, level) {
+                    items.push(json!({"type": "configuration_update", "reasoning": {"effort": level.clone()}}));
+                }
                 items.extend(output);
             }
             "toolResult" => {
@@ -374,7 +425,41 @@ fn input_items(
             message_index += 1;
         }
     }
+    if let Some(level) = effort_update {
+        items.push(json!({"type": "configuration_update", "reasoning": {"effort": level}}));
+    }
     Ok(items)
+}
+
+/// The client tool-search call and output that load the tools a system message added.
+fn tool_search_items(message: &Json, seed: &str, compat: &Compat) -> Result<Vec<Json>, String> {
+    let added: Vec<&Json> = message
+        .get("toolsAdded")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    if added.is_empty() || !compat.supports_tool_search {
+        return Ok(Vec::new());
+    }
+    let names: Vec<&str> = added
+        .iter()
+        .map(|t| t.get("name").and_then(Json::as_str).unwrap_or(""))
+        .collect();
+    let call_id = format!(
+        "pi_tool_load_{}",
+        short_hash(&format!("{seed}:{}", names.join(",")))
+    );
+    let tools = added
+        .iter()
+        .map(|t| convert_tool_as(t, compat, true))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(vec![
+        json!({"type": "tool_search_call", "call_id": call_id.clone(), "execution": "client",
+            "status": "completed", "arguments": {"query": names.join(" "), "limit": names.len()}}),
+        json!({"type": "tool_search_output", "call_id": call_id, "execution": "client",
+            "status": "completed", "tools": Json::Array(tools)}),
+    ])
 }
 
 /// A tool result's `output`: its text (blocks joined by a line break), or an array of text and
