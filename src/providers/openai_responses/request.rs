@@ -41,6 +41,11 @@ pub(super) fn build_request(
         headers.set(&name, Some(value));
     }
     headers.merge(call.model.get("headers"));
+    if call.model_str("provider") == "github-copilot" {
+        for (name, value) in copilot_headers(&messages) {
+            headers.set(name, Some(value.into()));
+        }
+    }
     if let Some(session) = session {
         if compat.session_affinity_format == "openrouter" {
             headers.set("x-session-id", Some(session.into()));
@@ -83,6 +88,29 @@ pub(super) fn configuration_effort(call: &Call, compat: &Compat) -> Option<Json>
 
 /// The effort a request carries while `configuration_update` items carry the thinking level.
 const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
+
+/// GitHub Copilot's per-request headers: who started the turn (the user, or the agent after a
+/// tool result) and whether images are in the conversation.
+fn copilot_headers(messages: &[Json]) -> Vec<(&'static str, &'static str)> {
+    let initiator = match messages.last() {
+        Some(last) if !is_role(last, "user") => "agent",
+        _ => "user",
+    };
+    let mut headers = vec![
+        ("X-Initiator", initiator),
+        ("Openai-Intent", "conversation-edits"),
+    ];
+    let has_image = messages.iter().any(|m| {
+        (is_role(m, "user") || is_role(m, "toolResult"))
+            && m.get("content")
+                .and_then(Json::as_array)
+                .is_some_and(|blocks| blocks.iter().any(|b| block_type(b) == "image"))
+    });
+    if has_image {
+        headers.push(("Copilot-Vision-Request", "true"));
+    }
+    headers
+}
 
 /// A ChatGPT sign-in token sent to OpenAI itself (not an `sk-` key): some fields are refused.
 fn chatgpt_sign_in(call: &Call) -> bool {

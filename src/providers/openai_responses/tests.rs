@@ -111,3 +111,53 @@ fn http_error_texts() {
         r#"429 {"detail":"x"}"#
     );
 }
+
+fn call(model: crate::json::Json, messages: Vec<crate::json::Json>) -> super::super::Call {
+    super::super::Call {
+        model,
+        messages,
+        options: json!({}),
+        signal: crate::host::AbortSignal::new(),
+        api_key: Some("k".into()),
+        transport: Default::default(),
+    }
+}
+
+fn header<'a>(request: &'a super::super::http::HttpRequest, name: &str) -> Option<&'a str> {
+    request
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn github_copilot_gets_its_initiator_intent_and_vision_headers() {
+    let model = json!({"id": "gpt-5", "api": "openai-responses", "provider": "github-copilot",
+        "baseUrl": "https://api.githubcopilot.com", "reasoning": true, "input": ["text", "image"],
+        "contextWindow": 128000, "maxTokens": 1000});
+    let user = json!({"role": "user", "content": [{"type": "text", "text": "see"},
+        {"type": "image", "data": "AAAA", "mimeType": "image/png"}], "timestamp": 1});
+    let call_1 = call(model.clone(), vec![user.clone()]);
+    let compat = super::detect_compat(&call_1);
+    let (request, _) = super::request::build_request(&call_1, &compat).unwrap();
+    assert_eq!(header(&request, "x-initiator"), Some("user"));
+    assert_eq!(
+        header(&request, "openai-intent"),
+        Some("conversation-edits")
+    );
+    assert_eq!(header(&request, "copilot-vision-request"), Some("true"));
+    // After a tool result the agent continues the turn; no images, no vision header.
+    let assistant = json!({"role": "assistant", "api": "openai-responses", "provider": "github-copilot",
+        "model": "gpt-5", "stopReason": "toolUse", "timestamp": 2,
+        "content": [{"type": "toolCall", "id": "call_1|fc_1", "name": "read", "arguments": {}}]});
+    let result = json!({"role": "toolResult", "toolCallId": "call_1|fc_1", "toolName": "read",
+        "content": [{"type": "text", "text": "ok"}], "isError": false, "timestamp": 3});
+    let plain_user = json!({"role": "user", "content": "go", "timestamp": 1});
+    let call_2 = call(model, vec![plain_user, assistant, result]);
+    let (request, _) = super::request::build_request(&call_2, &compat).unwrap();
+    assert_eq!(header(&request, "x-initiator"), Some("agent"));
+    assert_eq!(header(&request, "copilot-vision-request"), None);
+    // Copilot without a level sends no `reasoning` at all.
+    assert!(!request.body.contains("\"reasoning\""), "{}", request.body);
+}
