@@ -636,7 +636,7 @@ AgentStatus agent_set_default_scripted_model(const char *script_json);
 
 // Makes the built-in model providers the process-wide default stream function: requests go
 // over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"`,
-// `"anthropic-messages"` or `"google-generative-ai"`, as pi-ai 1.6.0's `streamSimple`). The API
+// `"anthropic-messages"`, `"openai-responses"` or `"google-generative-ai"`, as pi-ai 1.6.0's `streamSimple`). The API
 // key is the request's `apiKey` (the get-API-key hook), else the provider's environment variable
 // (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, `GROQ_API_KEY`, ...). Another `api`
 // fails the request with `No API provider registered for api: <api>`; a missing key with

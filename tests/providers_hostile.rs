@@ -856,3 +856,173 @@ async fn an_oversized_response_head_is_named() {
         )
     );
 }
+
+// ---- openai-responses: the same limits on its stream parser ----------------------------------
+
+fn responses(addr: SocketAddr) -> Json {
+    model(&format!("http://{addr}/v1"), "openai-responses")
+}
+
+/// One Responses SSE event (named, as OpenAI sends them).
+fn responses_event(data: Json) -> String {
+    let name = data["type"].as_str().unwrap().to_string();
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// The created event and an open message item with some text.
+fn responses_text_start() -> String {
+    [
+        json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
+        json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "output_index": 0, "delta": "partial"}),
+    ]
+    .into_iter()
+    .map(responses_event)
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_an_endless_sse_line_fails_at_the_line_limit() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let server = serve("127.0.0.1", move |socket| {
+        endless(
+            socket,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: response.output_text.delta\ndata: ",
+            b'a',
+            count.clone(),
+        )
+    })
+    .await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The server sent an event-stream line longer than 1048576 bytes (limit for one SSE line)."
+    );
+    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_a_malformed_event_fails_at_once_keeping_the_text() {
+    // The connection stays open: the run must end on the malformed event, not at a timeout.
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let body = format!(
+            "{SSE_HEAD}{}event: response.output_text.delta\ndata: {{\"type\":\"response.output_text.delta\",\"delta\n\n",
+            responses_text_start()
+        );
+        socket.write_all(body.as_bytes()).await.unwrap();
+        hold(socket).await;
+    })
+    .await;
+    let agent = agent(responses(server.addr), json!({"idleTimeoutMs": 20000}));
+    let last = run(&agent).await;
+    assert_eq!(last["stopReason"], "error", "{last}");
+    assert_eq!(
+        last["errorMessage"],
+        "Error reading response: malformed server-sent event JSON."
+    );
+    assert_eq!(
+        last["content"],
+        json!([{"type": "text", "text": "partial"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_a_dropped_connection_ends_with_the_text_so_far() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        // Chunked, so that closing inside the body is a cut, not the body's end.
+        let events = format!(
+            "{}event: response.output_text.delta\ndata: {{\"type\":\"resp",
+            responses_text_start()
+        );
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let body = format!("{head}{:x}\r\n{events}\r\n", events.len());
+        socket.write_all(body.as_bytes()).await.unwrap();
+        socket.flush().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    })
+    .await;
+    let last = run(&agent(responses(server.addr), json!({}))).await;
+    assert_eq!(last["stopReason"], "error", "{last}");
+    assert_eq!(
+        last["errorMessage"],
+        "terminated: other side closed (UND_ERR_SOCKET)"
+    );
+    assert_eq!(
+        last["content"],
+        json!([{"type": "text", "text": "partial"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_a_body_ending_without_a_terminal_event_is_named() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let body = format!("{SSE_HEAD}{}", responses_text_start());
+        socket.write_all(body.as_bytes()).await.unwrap();
+    })
+    .await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "OpenAI Responses stream ended before a terminal response event"
+    );
+}
+
+/// Serves `events` after the SSE head, then closes (each event is generated on the fly, so a
+/// huge stream costs the server nothing).
+async fn responses_stream(events: impl Iterator<Item = String> + Send + 'static) -> Server {
+    let events = Arc::new(Mutex::new(Some(events)));
+    serve("127.0.0.1", move |mut socket| {
+        let events = events.lock().unwrap().take();
+        async move {
+            read_request(&mut socket).await;
+            socket.write_all(SSE_HEAD.as_bytes()).await.unwrap();
+            for event in events.into_iter().flatten() {
+                if socket.write_all(event.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_endless_function_calls_stop_at_the_tool_call_cap() {
+    let calls = (0..5000).map(|i| {
+        responses_event(json!({"type": "response.output_item.added", "output_index": i,
+            "item": {"id": format!("fc_{i}"), "type": "function_call", "call_id": format!("call_{i}"),
+                "name": "t", "arguments": ""}}))
+    });
+    let server = responses_stream(calls).await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The model sent more than 1000 tool calls in one response (limit for tool calls per response)."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_endless_arguments_stop_at_the_argument_cap() {
+    let piece = "a".repeat(512 * 1024);
+    let opening = responses_event(
+        json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "t", "arguments": ""}}),
+    );
+    let deltas = (0..40).map(move |_| {
+        responses_event(
+            json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+            "delta": piece.clone()}),
+        )
+    });
+    let server = responses_stream(std::iter::once(opening).chain(deltas)).await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The model sent more than 8388608 bytes of arguments for one tool call (limit for one tool call's arguments)."
+    );
+}

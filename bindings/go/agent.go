@@ -78,9 +78,9 @@ type Options struct {
 	// The model: StreamFunc, or else ScriptedModel (the built-in scripted model's script:
 	// an array of responses, see agent_options_set_scripted_model), or else UseProviders
 	// (libagent's built-in providers speak HTTP to the endpoint Model describes: API
-	// "openai-completions", "anthropic-messages" or "google-generative-ai", BaseURL; the key
-	// comes from Hooks.GetAPIKey or the provider's environment variable, e.g. OPENAI_API_KEY or
-	// GEMINI_API_KEY), or else
+	// "openai-completions", "anthropic-messages", "openai-responses" or "google-generative-ai",
+	// BaseURL; the key comes from Hooks.GetAPIKey or the provider's environment variable, e.g.
+	// OPENAI_API_KEY or GEMINI_API_KEY), or else
 	// the process-wide default stream function.
 	StreamFunc    StreamFunc
 	ScriptedModel any
@@ -661,7 +661,7 @@ const referenceNoModel = "No default stream function configured. Pass streamFn e
 
 const noModel = "No model to talk to: set Options.StreamFunc, Options.ScriptedModel or " +
 	"Options.UseProviders (the built-in providers, for a Model with API openai-completions, " +
-	"anthropic-messages or google-generative-ai), or a process-wide default with SetDefaultStreamFunc."
+	"anthropic-messages, openai-responses or google-generative-ai), or a process-wide default with SetDefaultStreamFunc."
 
 // reflectNonNil is the pointed-to value of a non-nil *int / *int64, else nil.
 func reflectNonNil(v any) any {

@@ -17,8 +17,9 @@ import (
 
 const goodKey = "test-key"
 
-// mockEndpoint is an openai-completions endpoint on loopback: every request with the good key
-// gets a streamed "Hello from Go's mock.", any other key a 401.
+// mockEndpoint is an openai-completions (and, at .../responses, openai-responses) endpoint on
+// loopback: every request with the good key gets a streamed "Hello from Go's mock.", any other
+// key a 401.
 type mockEndpoint struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -38,6 +39,20 @@ func newMockEndpoint(t *testing.T) *mockEndpoint {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
+		if strings.HasSuffix(r.URL.Path, "/responses") {
+			event := func(data string) {
+				var parsed struct{ Type string }
+				_ = json.Unmarshal([]byte(data), &parsed)
+				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", parsed.Type, data)
+			}
+			event(`{"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}`)
+			event(`{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}`)
+			event(`{"type":"response.output_text.delta","output_index":0,"delta":"Hello from "}`)
+			event(`{"type":"response.output_text.delta","output_index":0,"delta":"Go's mock."}`)
+			event(`{"type":"response.output_item.done","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"output_text","text":"Hello from Go's mock."}]}}`)
+			event(`{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":5,"output_tokens":4,"total_tokens":9}}}`)
+			return
+		}
 		chunk := func(delta string, finish any) {
 			body, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk",
 				"choices": []any{map[string]any{"index": 0, "delta": json.RawMessage(delta), "finish_reason": finish}}})
@@ -100,6 +115,28 @@ func TestProvidersReachTheEndpoint(t *testing.T) {
 	}
 	if last := lastMessage(t, a); last["stopReason"] != "stop" {
 		t.Fatalf("last message %v", last)
+	}
+}
+
+func TestProvidersSpeakOpenAIResponses(t *testing.T) {
+	mock := newMockEndpoint(t)
+	model := mock.model("acme-local")
+	model.API = "openai-responses"
+	a := mustNew(t, agent.Options{Model: model, UseProviders: true,
+		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
+	if err := a.Prompt(context.Background(), "hello"); err != nil {
+		t.Fatalf("Prompt: %v", err)
+	}
+	last := lastMessage(t, a)
+	if last["stopReason"] != "stop" || last["api"] != "openai-responses" {
+		t.Fatalf("last message %v", last)
+	}
+	content, _ := json.Marshal(last["content"])
+	if !strings.Contains(string(content), `"text":"Hello from Go's mock."`) {
+		t.Fatalf("content %s", content)
+	}
+	if path := mock.requests[0].URL.Path; path != "/v1/responses" {
+		t.Fatalf("path %q", path)
 	}
 }
 

@@ -3,7 +3,7 @@
 // the server's error and exits with status 1.
 //
 // Configuration (as examples/c/assistant.c):
-//   LIBAGENT_API        openai-completions | anthropic-messages | google-generative-ai
+//   LIBAGENT_API        openai-completions | anthropic-messages | openai-responses | google-generative-ai
 //   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
 //                       https://generativelanguage.googleapis.com/v1beta (Gemini)
 //   LIBAGENT_MODEL      the model id the server knows
@@ -35,10 +35,12 @@ std::optional<std::string> model_from_env() {
     std::string provider = env("LIBAGENT_PROVIDER");
     const char* default_provider = api == "openai-completions"     ? "openai"
                                    : api == "anthropic-messages"   ? "anthropic"
+                                   : api == "openai-responses"     ? "openai"
                                    : api == "google-generative-ai" ? "google"
                                                                    : nullptr;
     if (!default_provider) {
-        std::cerr << "error: LIBAGENT_API must be openai-completions, anthropic-messages or google-generative-ai, not '"
+        std::cerr << "error: LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or "
+                     "google-generative-ai, not '"
                   << api << "'\n";
         return std::nullopt;
     }

@@ -1,5 +1,6 @@
 //! Built-in model providers: pi-ai 1.6.0's `streamSimple` for the `openai-completions`,
-//! `anthropic-messages` and `google-generative-ai` APIs, as a stream function (SPEC §3.1)
+//! `anthropic-messages`, `openai-responses` and `google-generative-ai` APIs, as a stream function
+//! (SPEC §3.1)
 //! dispatching on `model.api`.
 //!
 //! Each request runs as a task on libagent's runtime: build the HTTP request from the transcript
@@ -15,6 +16,7 @@ mod google;
 mod http;
 mod limits;
 mod openai;
+mod openai_responses;
 mod output;
 mod sse;
 mod surrogates;
@@ -30,9 +32,10 @@ use crate::stream::StreamSender;
 pub use env::api_key_env_vars;
 
 /// The APIs the built-in providers speak.
-pub const APIS: [&str; 3] = [
+pub const APIS: [&str; 4] = [
     "openai-completions",
     "anthropic-messages",
+    "openai-responses",
     "google-generative-ai",
 ];
 
@@ -136,6 +139,7 @@ fn start(request: StreamRequest, sender: StreamSender, key_hint: bool) {
     let started = match api.as_str() {
         "openai-completions" => openai::start(call, &sender),
         "anthropic-messages" => anthropic::start(call, &sender),
+        "openai-responses" => openai_responses::start(call, &sender),
         "google-generative-ai" => google::start(call, &sender),
         _ => Err(format!("No API provider registered for api: {api}")),
     };
@@ -148,6 +152,16 @@ fn start(request: StreamRequest, sender: StreamSender, key_hint: bool) {
             }
         }
         let _ = sender.fail(&message);
+    }
+}
+
+/// The APIs of [`APIS`] as a sentence: `"a", "b" or "c"`.
+fn api_names() -> String {
+    let quoted: Vec<String> = APIS.iter().map(|api| format!("\"{api}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
@@ -172,11 +186,10 @@ pub fn check_model(model: &Json) -> Result<(), String> {
         Some(Json::String(_)) | None | Some(Json::Null) => Err(format!(
             "The model has no \"{key}\" (the built-in providers need {}).",
             match key {
-                "api" =>
-                    "\"openai-completions\", \"anthropic-messages\" or \"google-generative-ai\"",
-                "id" => "the model name the API expects",
-                "provider" => "a provider name such as \"openai\"",
-                _ => "the API's base URL, such as https://api.openai.com/v1",
+                "api" => api_names(),
+                "id" => "the model name the API expects".into(),
+                "provider" => "a provider name such as \"openai\"".into(),
+                _ => "the API's base URL, such as https://api.openai.com/v1".into(),
             }
         )),
         Some(_) => Err(format!("The model's \"{key}\" must be a string.")),

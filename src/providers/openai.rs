@@ -3,7 +3,7 @@
 //! mapping per §8.3, errors per §8.6. `request` builds the HTTP request from the transcript;
 //! `response` maps the server-sent chunks onto the stream.
 
-mod request;
+pub(super) mod request;
 mod response;
 
 use super::output::Output;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A loopback model endpoint for the binding examples and tests: openai-completions
-(POST .../chat/completions), anthropic-messages (POST .../messages) and google-generative-ai
-(POST .../models/<id>:streamGenerateContent), each answering every request with a streamed text,
-on 127.0.0.1 only.
+(POST .../chat/completions), anthropic-messages (POST .../messages), openai-responses
+(POST .../responses) and google-generative-ai (POST .../models/<id>:streamGenerateContent), each
+answering every request with a streamed text, on 127.0.0.1 only.
 
 A request whose key is not GOOD_KEY (`authorization: Bearer <key>`, `x-api-key: <key>` or
 `x-goog-api-key: <key>`) gets a 401 whose error message is "invalid api key", so a test shows a
@@ -19,7 +19,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assistant"))
-from test_assistant import LoopbackServer, am_response, gg_response, text_response  # noqa: E402 - tests/assistant's
+from test_assistant import (  # noqa: E402 - tests/assistant's
+    LoopbackServer, am_response, gg_response, or_response, text_response)
 
 GOOD_KEY = "test-key"
 ANSWER = "Hello from the mock endpoint."
@@ -67,6 +68,8 @@ class MockEndpoint(LoopbackServer):
                     stream = text_response(answer)
                 elif path.endswith("/messages"):
                     stream = am_response([{"type": "text", "text": answer}], "end_turn")
+                elif path.endswith("/responses"):
+                    stream = or_response([{"type": "text", "text": answer}])
                 else:
                     return self.reply(404, "application/json", [b'{"error":{"message":"no such path"}}'])
                 self.reply(200, "text/event-stream", [piece.encode() for piece in stream])

@@ -22,7 +22,7 @@ def mock():
 
 
 def model(mock, api="openai-completions", provider="acme-local"):
-    base = f"http://127.0.0.1:{mock.port}" + ("/v1" if api == "openai-completions" else "")
+    base = f"http://127.0.0.1:{mock.port}" + ("/v1" if api.startswith("openai-") else "")
     return {"id": "mock-model", "api": api, "provider": provider, "baseUrl": base, "reasoning": False,
             "input": ["text"], "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
             "contextWindow": 32000, "maxTokens": 1000}
@@ -37,7 +37,8 @@ def key_hook(key):
     return get_api_key, seen
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "google-generative-ai"])
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses",
+                                 "google-generative-ai"])
 def test_a_model_with_a_provider_api_talks_to_the_endpoint(mock, api):
     get_api_key, seen = key_hook(GOOD_KEY)
     with libagent.Agent(model=model(mock, api), hooks={"get_api_key": get_api_key}) as agent:

@@ -711,9 +711,9 @@ public:
         return *this;
     }
     // The built-in providers: HTTP to the endpoint that `initialState.model` describes (`api`
-    // "openai-completions", "anthropic-messages" or "google-generative-ai", `baseUrl`, `provider`,
-    // `id`). The API key is the GetApiKey hook's answer, else the provider's environment variable
-    // (OPENAI_API_KEY, GEMINI_API_KEY...).
+    // "openai-completions", "anthropic-messages", "openai-responses" or "google-generative-ai",
+    // `baseUrl`, `provider`, `id`). The API key is the GetApiKey hook's answer, else the provider's
+    // environment variable (OPENAI_API_KEY, GEMINI_API_KEY...).
     Options& use_providers() {
         detail::check(agent_options_use_providers(raw_));
         return *this;
@@ -751,7 +751,7 @@ public:
             throw Error(status,
                         "No model to talk to: call Options::set_stream_fn, set_scripted_model or use_providers "
                         "(the built-in providers, for a model with api openai-completions, anthropic-messages or "
-                        "google-generative-ai), "
+                        "openai-responses or google-generative-ai), "
                         "or set a process-wide default with agent::set_default_stream_fn.");
         detail::check(status);
     }

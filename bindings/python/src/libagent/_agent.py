@@ -109,7 +109,7 @@ def _refuse_on_runtime_thread(what: str) -> None:
 _LIVE: "weakref.WeakSet[Agent]" = weakref.WeakSet()
 
 # The APIs libagent's built-in providers speak (pi-ai's streamSimple).
-PROVIDER_APIS = ("openai-completions", "anthropic-messages", "google-generative-ai")
+PROVIDER_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai")
 
 # Whether a process-wide default model was set through this module: it then takes precedence
 # over choosing the built-in providers from the model's api.
@@ -153,7 +153,7 @@ class Agent:
     - `tools`: `Tool`s (see `@tool`) or plain functions;
     - the model: `stream_fn`, a Python stream function (see libagent._stream); or `scripted`, a
       list of responses for libagent's built-in scripted model; or libagent's built-in providers
-      (HTTP to an OpenAI-compatible, Anthropic or Gemini endpoint), used when neither is given and
+      (HTTP to an OpenAI-compatible, OpenAI Responses, Anthropic or Gemini endpoint), used when neither is given and
       `model["api"]` is one of PROVIDER_APIS and no process-wide default was set with
       `set_default_stream_fn` & co. (`use_providers=True` forces them, False never);
       the API key comes from a `get_api_key` hook or the provider's environment variable;

@@ -1,7 +1,7 @@
 // Package envmodel reads the real model the examples talk to from the environment, as
 // examples/c/assistant.c does:
 //
-//	LIBAGENT_API        openai-completions | anthropic-messages | google-generative-ai
+//	LIBAGENT_API        openai-completions | anthropic-messages | openai-responses | google-generative-ai
 //	LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
 //	                    https://generativelanguage.googleapis.com/v1beta (Gemini)
 //	LIBAGENT_MODEL      the model id the server knows
@@ -59,14 +59,14 @@ func modelFromEnv() (agent.Model, error) {
 	provider := os.Getenv("LIBAGENT_PROVIDER")
 	switch {
 	case provider != "":
-	case api == "openai-completions":
+	case api == "openai-completions", api == "openai-responses":
 		provider = "openai"
 	case api == "anthropic-messages":
 		provider = "anthropic"
 	case api == "google-generative-ai":
 		provider = "google"
 	default:
-		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions, anthropic-messages or google-generative-ai, not %q", api)
+		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or google-generative-ai, not %q", api)
 	}
 	return agent.Model{ID: id, Name: id, API: api, Provider: provider, BaseURL: baseURL,
 		ContextWindow: envNumber("LIBAGENT_CONTEXT_WINDOW", 128000), MaxTokens: envNumber("LIBAGENT_MAX_TOKENS", 4096)}, nil
