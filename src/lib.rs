@@ -174,6 +174,12 @@ pub mod runtime; // the runtime thread
 pub mod stream; // assistant stream: host events to partial/final messages
 pub mod transcript; // system-prompt replay, tool declarations and tool-state diffs
 
+/// The README's Rust code, compiled and run as doctests (`cargo test --doc ReadmeDoctests`;
+/// tests/readme/check_snippets.py checks the other languages' blocks).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// Release builds allocate with mimalloc (feature `mimalloc`, on by default); debug builds keep the
 /// system allocator so valgrind sees every allocation.
 #[cfg(all(feature = "mimalloc", not(debug_assertions)))]
