@@ -17,8 +17,8 @@
 //! })
 //! .unwrap();
 //! let listener: Listener = Arc::new(|event, _signal| {
-//!     if let Some(delta) = event.delta() {
-//!         print!("{delta}");
+//!     if event.update_type() == Some("text_delta") {
+//!         print!("{}", event.delta().unwrap_or_default()); // not thinking or tool-argument deltas
 //!     }
 //!     Box::pin(async { Ok(()) }) as HostFuture<_>
 //! });
