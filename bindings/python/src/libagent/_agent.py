@@ -168,7 +168,7 @@ class Agent:
       `tool_execution`, `session_id`, `transport`, `thinking_budgets`, `max_retry_delay_ms`,
       `identity`, and for the providers `max_retries`, `max_retry_delay_ms`, `timeout_ms`,
       `connect_timeout_ms`, `idle_timeout_ms`, `ca_certificates`, `ca_certificate_file`
-      (libagent rejects unknown ones with InvalidJsonError).
+      (an unknown one is a TypeError, as for any function).
 
     A run that fails (stopReason "error") raises ModelError carrying the errorMessage; an aborted
     run raises AbortedError.
