@@ -67,7 +67,9 @@ int main() {
             return key.empty() ? std::string("null") : agent::quote(key);
         });
         agent::Agent bot(std::move(options));
-        bot.subscribe([](const agent::Event& e) { std::cout << e.delta() << std::flush; });
+        bot.subscribe([](const agent::Event& e) {  // the answer's text (not thinking or tool arguments)
+            if (e.update_type() == "text_delta") std::cout << e.delta() << std::flush;
+        });
         std::string line;
         while (std::getline(std::cin, line)) {
             if (line.find_first_not_of(" \t\r") == std::string::npos) continue;

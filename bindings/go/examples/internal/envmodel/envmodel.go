@@ -19,7 +19,7 @@ import (
 	"os"
 	"strconv"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 // errUnset: none of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL is set.

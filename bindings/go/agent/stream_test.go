@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 var deltaEvents = []string{

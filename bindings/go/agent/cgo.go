@@ -49,7 +49,7 @@ func check(status C.AgentStatus, errText *C.char) error {
 		message = C.GoString(errText)
 		C.free(unsafe.Pointer(errText))
 	}
-	return &Error{Status: Status(status), Message: message}
+	return &Error{Status: Status(status), Message: goText(message)}
 }
 
 // cstr copies s into C memory (nil for the empty string when nullable); free with freeStr.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 // drain receives from ch until an agent_end event (or the channel closes).

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 func TestCodingToolsAskBeforeWritingAndStayInTheRoot(t *testing.T) {

@@ -1,6 +1,9 @@
 package agent
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+)
 
 // Status is a libagent status code (AGENT_OK or a negative AGENT_ERR_* value). The non-zero
 // values are also sentinel errors: errors.Is(err, agent.ErrBusy) matches every *Error with
@@ -85,3 +88,46 @@ func (e *Error) Unwrap() error { return e.Status }
 
 // Is makes an aborted run's error match ErrAborted too.
 func (e *Error) Is(target error) bool { return target == ErrAborted && e.Status == ErrRunAborted }
+
+// libagent's texts name what a C caller passed (patch_json, agent_wait_for_idle), the options'
+// JSON keys (initialState.systemPrompt, idleTimeoutMs) and, where the reference's text is kept,
+// JavaScript functions (streamFn, setDefaultStreamFn()). goText gives them the names a Go
+// caller wrote.
+var (
+	wholeTexts = map[string]string{
+		referenceNoModel: noModel,
+		"initialState.tools cannot be JSON: tools carry code (agent_options_add_tool in C, InitialState::tools in Rust).": "Tools cannot be given as JSON: set Options.Tools.",
+	}
+	cNames = map[string]string{
+		"options_json": "the Options", "patch_json": "the Configure patch", "messages_json": "messages",
+		"message_json": "the message", "images_json": "the images", "input_json": "the prompt",
+		"result_json": "the Result", "partial_result_json": "the partial Result", "event_json": "the stream event",
+		"script_json": "the ScriptedModel script", "definition_json": "the tool definition",
+		"agent_wait_for_idle": "WaitIdle", "agent_events_next": "Events",
+		"initialState.systemPrompt": "Options.SystemPrompt", "initialState.thinkingLevel": "Options.ThinkingLevel",
+		"initialState.messages": "Options.Messages", "initialState.model": "Options.Model",
+		"initialState": "the initial state",
+	}
+	cName = regexp.MustCompile(`(^|[^\w.])(initialState\.\w+|initialState|\w+_json|agent_wait_for_idle|agent_events_next)\b`)
+	// An option named in parentheses, as a run's error names the limit it hit: "(idleTimeoutMs)".
+	optionInParens = regexp.MustCompile(`\((\w+)\)`)
+)
+
+func goText(message string) string {
+	if text, ok := wholeTexts[message]; ok {
+		return text
+	}
+	message = cName.ReplaceAllStringFunc(message, func(match string) string {
+		m := cName.FindStringSubmatch(match)
+		if goName, ok := cNames[m[2]]; ok {
+			return m[1] + goName
+		}
+		return match
+	})
+	return optionInParens.ReplaceAllStringFunc(message, func(match string) string {
+		if field, ok := optionFields[match[1:len(match)-1]]; ok {
+			return "(Options." + field + ")"
+		}
+		return match
+	})
+}

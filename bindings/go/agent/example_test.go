@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 func Example() {

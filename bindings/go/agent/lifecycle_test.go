@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 // After all tests: every pinned Go value was released exactly once.

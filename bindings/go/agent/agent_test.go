@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 func TestVersionMatchesCrate(t *testing.T) {
@@ -76,9 +76,9 @@ func TestErrorValuesCarryStatusAndLibraryText(t *testing.T) {
 		status agent.Status
 		text   string
 	}{
-		{a.Steer(json.RawMessage(`{"content":"x"}`)), agent.ErrInvalidJSON, "message_json must be a message"},
-		{a.FollowUp(json.RawMessage(`nope`)), agent.ErrInvalidJSON, "message_json is not valid JSON"},
-		{a.SetMessages([]json.RawMessage{json.RawMessage(`{"role":1}`)}), agent.ErrInvalidJSON, "messages_json[0] must be a message"},
+		{a.Steer(json.RawMessage(`{"content":"x"}`)), agent.ErrInvalidJSON, "the message must be a message"},
+		{a.FollowUp(json.RawMessage(`nope`)), agent.ErrInvalidJSON, "the message is not valid JSON"},
+		{a.SetMessages([]json.RawMessage{json.RawMessage(`{"role":1}`)}), agent.ErrInvalidJSON, "messages[0] must be a message"},
 		{a.Continue(context.Background()), agent.ErrInvalidState, "No messages to continue from"},
 		{a.SetHook(agent.HookKind(9), func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }),
 			agent.ErrInvalidArgument, "Unknown hook kind 9"},
@@ -104,9 +104,9 @@ func TestErrorTextBelongsToTheFailingCall(t *testing.T) {
 		run  func() error
 		text string
 	}{
-		{func() error { return a.Steer(json.RawMessage(`{"content":"x"}`)) }, "message_json must be a message"},
-		{func() error { return a.FollowUp(json.RawMessage(`[`)) }, "message_json is not valid JSON"},
-		{func() error { return a.SetMessages([]json.RawMessage{json.RawMessage(`{"role":1}`)}) }, "messages_json[0] must be a message"},
+		{func() error { return a.Steer(json.RawMessage(`{"content":"x"}`)) }, "the message must be a message"},
+		{func() error { return a.FollowUp(json.RawMessage(`[`)) }, "the message is not valid JSON"},
+		{func() error { return a.SetMessages([]json.RawMessage{json.RawMessage(`{"role":1}`)}) }, "messages[0] must be a message"},
 		{func() error { return a.Continue(context.Background()) }, "No messages to continue from"},
 		{func() error { _, err := a.State(); return err }, ""}, // successes in between
 	}

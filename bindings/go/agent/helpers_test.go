@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 // Generous: only keeps a broken test from hanging; no assertion depends on time.
@@ -130,7 +130,7 @@ func roles(ms []message) string {
 }
 
 func cargoVersion(t testing.TB) string {
-	b, err := os.ReadFile("../../Cargo.toml")
+	b, err := os.ReadFile("../../../Cargo.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -304,10 +304,9 @@ func runOutcome(agent C.uintptr_t) error {
 	if status == 0 {
 		return nil
 	}
-	if text == referenceNoModel { // a run without a model: SetStreamFunc(nil) and no default
-		text = noModel
-	}
-	return &Error{Status: Status(status), Message: text}
+	// e.g. a run without a model (SetStreamFunc(nil) and no default): the reference's text
+	// names JavaScript's streamFn.
+	return &Error{Status: Status(status), Message: goText(text)}
 }
 
 // Image is an image block of a prompt.

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 const goodKey = "test-key"
@@ -257,7 +257,7 @@ func TestProviderTransportOptions(t *testing.T) {
 	a := mustNew(t, agent.Options{Model: model, UseProviders: true, IdleTimeoutMs: &idle,
 		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
 	err := a.Prompt(context.Background(), "hello")
-	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "idleTimeoutMs") {
+	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "(Options.IdleTimeoutMs)") {
 		t.Fatalf("Prompt against a silent server = %v, want the idle timeout", err)
 	}
 
