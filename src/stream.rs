@@ -67,6 +67,9 @@ pub enum StreamOp {
     Delta { index: usize, delta: String },
     /// `text_end`, `thinking_end` or `toolcall_end` (arguments finalised per SPEC §3.9).
     EndBlock { index: usize },
+    /// Replaces the argument text of tool-call block `index` with `text` (a server's complete
+    /// arguments that do not continue the streamed ones). No event.
+    ReplaceArguments { index: usize, text: String },
     /// Exactly the delta-form `{kind}_delta` event `{"type", "contentIndex": index, "delta"}`,
     /// failures included (e.g. `Received text_delta for non-text content`): what a typed host
     /// push (`agent_stream_push_text_delta` & co.) stands for.

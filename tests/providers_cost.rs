@@ -3,7 +3,9 @@
 //! SSE crates do, grows ~16x) and in many small writes (a parser re-copying what it holds of an
 //! unfinished line on every read grows ~16x; one long line in small pieces shows it most), and for
 //! anthropic-messages as many signature pieces (each appended to the block's signature, never the
-//! whole signature re-sent). Counted, not timed; one measurement at a time.
+//! whole signature re-sent); openai-responses reasoning, text and argument deltas;
+//! google-generative-ai the same with signed thinking parts and one long event in small writes (the
+//! Google SDK's event splitter). Counted, not timed; one measurement at a time.
 #![cfg(feature = "providers")]
 
 #[path = "providers/common.rs"]
@@ -98,6 +100,54 @@ fn openai_body_cost(mut body: String, writes: Writes, text_len: usize) -> u64 {
     cost
 }
 
+/// One Gemini stream chunk holding `parts`, with the SDK's `\r\n\r\n` delimiter.
+fn gemini_chunk(parts: Json, finish: Option<&str>) -> String {
+    let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+    if let Some(reason) = finish {
+        candidate["finishReason"] = json!(reason);
+    }
+    let chunk = json!({"candidates": [candidate], "responseId": "r"});
+    format!("data: {}\r\n\r\n", agent::json::to_string(&chunk))
+}
+
+/// Bytes allocated while an agent reads a google-generative-ai response: `n` signed thinking
+/// parts and `n` text parts as one chunk each, or (with `one_part`) the same text as one part of
+/// one event; sent as `writes`.
+fn gemini_response_cost(n: usize, writes: Writes, one_part: bool) -> u64 {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut body = String::new();
+    if one_part {
+        let text: String = (0..n).map(|i| format!("d{i:07}")).collect();
+        body.push_str(&gemini_chunk(json!([{"text": text}]), None));
+    } else {
+        for i in 0..n {
+            let part =
+                json!({"text": "t", "thought": true, "thoughtSignature": format!("s{i:07}")});
+            body.push_str(&gemini_chunk(json!([part]), None));
+        }
+        for i in 0..n {
+            body.push_str(&gemini_chunk(json!([{"text": format!("d{i:07}")}]), None));
+        }
+    }
+    body.push_str(&gemini_chunk(json!([{"text": ""}]), Some("STOP")));
+    let mock = runtime.block_on(server(vec![sse(written(body, writes))]));
+    let agent = agent_for(model(mock.port, "google-generative-ai"));
+    let before = BYTES.load(Ordering::SeqCst);
+    runtime.block_on(agent.prompt_text("go")).unwrap();
+    let cost = BYTES.load(Ordering::SeqCst) - before;
+    let message = agent.messages().last().unwrap().clone();
+    let text = message["content"].as_array().unwrap().last().unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .len();
+    assert_eq!(text, 8 * n, "{message}");
+    cost
+}
+
 fn event(name: &str, data: Json) -> String {
     format!("event: {name}\ndata: {}\n\n", agent::json::to_string(&data))
 }
@@ -174,6 +224,97 @@ fn anthropic_response_cost(n: usize) -> u64 {
     cost
 }
 
+/// Bytes allocated while an agent reads an openai-responses answer of `n` reasoning-summary
+/// deltas, `n` text deltas and one function call of `n` argument deltas (then its complete
+/// arguments twice, in `arguments.done` and the done item), sent in 4 KB writes.
+fn responses_cost(n: usize) -> u64 {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let ev = |data: Json| {
+        let name = data["type"].as_str().unwrap().to_string();
+        event(&name, data)
+    };
+    let mut body = ev(json!({"type": "response.created", "response": {"id": "resp_1"}}));
+    body.push_str(&ev(
+        json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"id": "rs_1", "type": "reasoning", "summary": []}}),
+    ));
+    for i in 0..n {
+        body.push_str(&ev(json!({"type": "response.reasoning_summary_text.delta",
+            "output_index": 0, "delta": format!("t{i:07}")})));
+    }
+    body.push_str(&ev(
+        json!({"type": "response.output_item.done", "output_index": 0,
+        "item": {"id": "rs_1", "type": "reasoning", "summary": []}}),
+    ));
+    body.push_str(&ev(
+        json!({"type": "response.output_item.added", "output_index": 1,
+        "item": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+    ));
+    let mut text = String::new();
+    for i in 0..n {
+        let piece = format!("d{i:07}");
+        body.push_str(&ev(json!({"type": "response.output_text.delta",
+            "output_index": 1, "delta": piece.clone()})));
+        text.push_str(&piece);
+    }
+    body.push_str(&ev(json!({"type": "response.output_item.done", "output_index": 1,
+        "item": {"id": "msg_1", "type": "message", "content": [{"type": "output_text", "text": text}]}})));
+    body.push_str(&ev(json!({"type": "response.output_item.added", "output_index": 2,
+        "item": {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "read", "arguments": ""}})));
+    let mut arguments = String::from("{\"path\":\"");
+    body.push_str(&ev(
+        json!({"type": "response.function_call_arguments.delta",
+        "output_index": 2, "delta": arguments.clone()}),
+    ));
+    for i in 0..n {
+        let piece = format!("p{i:07}");
+        body.push_str(&ev(
+            json!({"type": "response.function_call_arguments.delta",
+            "output_index": 2, "delta": piece.clone()}),
+        ));
+        arguments.push_str(&piece);
+    }
+    arguments.push_str("\"}");
+    body.push_str(&ev(json!({"type": "response.function_call_arguments.done",
+        "output_index": 2, "arguments": arguments.clone()})));
+    body.push_str(&ev(
+        json!({"type": "response.output_item.done", "output_index": 2,
+        "item": {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "read",
+            "arguments": arguments}}),
+    ));
+    body.push_str(&ev(json!({"type": "response.completed",
+        "response": {"id": "resp_1", "status": "completed"}})));
+    // The second request (after the tool ran) gets a short answer.
+    let mut answer = ev(
+        json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"id": "msg_2", "type": "message", "role": "assistant", "content": []}}),
+    );
+    answer.push_str(&ev(json!({"type": "response.completed",
+        "response": {"id": "resp_2", "status": "completed"}})));
+    let mock = runtime.block_on(server(vec![
+        sse(written(body, Writes::Pieces(4096))),
+        sse(vec![answer]),
+    ]));
+    let agent = agent_for(model(mock.port, "openai-responses"));
+    let before = BYTES.load(Ordering::SeqCst);
+    runtime.block_on(agent.prompt_text("go")).unwrap();
+    let cost = BYTES.load(Ordering::SeqCst) - before;
+    let messages = agent.messages();
+    let reply = &messages[messages.len() - 3];
+    assert_eq!(
+        reply["content"][0]["thinking"].as_str().unwrap().len(),
+        8 * n
+    );
+    assert_eq!(reply["content"][1]["text"].as_str().unwrap().len(), 8 * n);
+    let path = reply["content"][2]["arguments"]["path"].as_str().unwrap();
+    assert_eq!(path.len(), 8 * n);
+    cost
+}
+
 /// Measures `cost(2000)` and `cost(8000)` (after a warm-up) and fails on superlinear growth.
 fn assert_linear(name: &str, cost: impl Fn(usize) -> u64) {
     let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
@@ -211,4 +352,20 @@ fn reading_one_long_line_in_small_writes_costs_linear_in_its_length() {
 #[test]
 fn reading_an_anthropic_messages_response_costs_linear_in_its_size() {
     assert_linear("anthropic-messages", anthropic_response_cost);
+}
+
+#[test]
+fn reading_a_google_generative_ai_response_costs_linear_in_its_size() {
+    assert_linear("google-generative-ai, 4 KB writes", |n| {
+        gemini_response_cost(n, Writes::Pieces(4096), false)
+    });
+    assert_linear("google-generative-ai, one write", |n| {
+        gemini_response_cost(n, Writes::Whole, false)
+    });
+    assert_linear("google-generative-ai, one long event, 1 KB writes", |n| {
+        gemini_response_cost(n, Writes::Pieces(1024), true)
+    });
+
+fn reading_an_openai_responses_response_costs_linear_in_its_size() {
+    assert_linear("openai-responses", responses_cost);
 }

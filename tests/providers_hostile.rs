@@ -270,6 +270,138 @@ async fn an_endless_sse_line_fails_at_the_line_limit() {
     assert!(written.load(Ordering::SeqCst) < READ_BOUND);
 }
 
+fn gemini(addr: SocketAddr) -> Json {
+    model(&format!("http://{addr}/v1beta"), "google-generative-ai")
+}
+
+/// A Gemini stream chunk with one text part.
+fn gemini_text(text: &str) -> String {
+    format!(
+        "data: {}\r\n\r\n",
+        json!({"candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}]})
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_an_endless_line_fails_at_the_line_limit() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let server = serve("127.0.0.1", move |socket| {
+        endless(
+            socket,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
+            b'a',
+            count.clone(),
+        )
+    })
+    .await;
+    let text = error_of(gemini(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The server sent an event-stream line longer than 1048576 bytes (limit for one SSE line)."
+    );
+    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_an_endless_event_of_short_lines_fails_at_the_event_limit() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let server = serve("127.0.0.1", move |socket| {
+        endless_lines(
+            socket,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {\n",
+            count.clone(),
+        )
+    })
+    .await;
+    let text = error_of(gemini(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The server sent an event larger than 2097152 bytes (limit for one SSE event)."
+    );
+    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
+}
+
+/// Writes `head`, then the line `x\n` over and over until the client goes away (no blank line:
+/// one endless event); counts the bytes.
+async fn endless_lines(mut socket: TcpStream, head: &'static str, written: Arc<AtomicUsize>) {
+    read_request(&mut socket).await;
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let piece = b"x\n".repeat(32 * 1024);
+    while socket.write_all(&piece).await.is_ok() {
+        if written.fetch_add(piece.len(), Ordering::SeqCst) > (1 << 30) {
+            break;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_a_malformed_event_ends_the_run_keeping_the_text() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let body = format!(
+            "{SSE_HEAD}{}data: {{\"candidates\": [}}\n\n",
+            gemini_text("Hel")
+        );
+        socket.write_all(body.as_bytes()).await.unwrap();
+        hold(socket).await;
+    })
+    .await;
+    let last = run(&agent(gemini(server.addr), json!({}))).await;
+    assert_eq!(last["stopReason"], "error", "{last}");
+    assert_eq!(last["content"], json!([{"type": "text", "text": "Hel"}]));
+    let text = last["errorMessage"].as_str().unwrap();
+    assert!(
+        text.starts_with("The server sent a stream event that is not valid JSON ("),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_a_dropped_connection_ends_the_run_keeping_the_text() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        // No content-length and no chunked end: closing the socket cuts the body short.
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let event = gemini_text("Hello");
+        let body = format!("{head}{:x}\r\n{event}\r\n", event.len());
+        socket.write_all(body.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    })
+    .await;
+    let last = run(&agent(gemini(server.addr), json!({}))).await;
+    assert_eq!(last["stopReason"], "error", "{last}");
+    assert_eq!(last["content"], json!([{"type": "text", "text": "Hello"}]));
+    assert_eq!(
+        last["errorMessage"],
+        "terminated: other side closed (UND_ERR_SOCKET)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_a_flood_of_function_calls_stops_at_the_tool_call_cap() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let call = json!({"functionCall": {"name": "t", "args": {}}});
+        let parts = Json::Array(vec![call; 1001]);
+        let chunk = json!({"candidates": [{"content": {"parts": parts}, "index": 0}]});
+        let body = format!("{SSE_HEAD}data: {chunk}\n\n");
+        let _ = socket.write_all(body.as_bytes()).await;
+        hold(socket).await;
+    })
+    .await;
+    let last = run(&agent(gemini(server.addr), json!({}))).await;
+    assert_eq!(
+        last["errorMessage"],
+        "The model sent more than 1000 tool calls in one response (limit for tool calls per response)."
+    );
+    // Fallback ids (no wire ids) are distinct: `t_1` … `t_1000`.
+    let content = last["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1000);
+    assert_eq!(content[999]["id"], "t_1000");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_endless_error_body_is_cut_and_not_read_further() {
     let written = Arc::new(AtomicUsize::new(0));
@@ -503,6 +635,36 @@ async fn abort_ends_a_run_while_connecting_and_while_waiting_to_retry() {
     abort_ends(&waiting).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_abort_before_the_response_and_while_backing_off_is_request_aborted() {
+    // No answer at all: the abort comes while the response head is awaited.
+    let silent = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        hold(socket).await;
+    })
+    .await;
+    let waiting = agent(gemini(silent.addr), json!({}));
+    start_and_wait_for(&waiting, &silent).await;
+    abort_ends(&waiting).await;
+    let last = waiting.messages().last().cloned().unwrap();
+    assert_eq!(last["errorMessage"], "Request aborted");
+    // A 503 retried after pi-ai's backoff (Gemini ignores retry-after): the abort ends the pause
+    // (or the retry, should it have begun) with the same text.
+    let busy = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let reply =
+            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 500\r\ncontent-length: 0\r\n\r\n";
+        let _ = socket.write_all(reply.as_bytes()).await;
+        hold(socket).await;
+    })
+    .await;
+    let backing_off = agent(gemini(busy.addr), json!({"maxRetries": 3}));
+    start_and_wait_for(&backing_off, &busy).await;
+    abort_ends(&backing_off).await;
+    let last = backing_off.messages().last().cloned().unwrap();
+    assert_eq!(last["errorMessage"], "Request aborted");
+}
+
 /// The error of a run whose stream function is the providers' `stream_simple` behind a host
 /// stream function (so the agent does not check the model when it is set).
 async fn stream_time_error(model: Json) -> String {
@@ -553,12 +715,12 @@ async fn models_are_checked_when_set_and_when_streamed() {
         .starts_with("The model's baseUrl \"http://\" is not a valid URL"));
     // An api the providers do not speak is left to the run (pi-ai's text).
     let other = agent(
-        model("http://127.0.0.1:9", "google-generative-ai"),
+        model("http://127.0.0.1:9", "bedrock-converse-stream"),
         json!({}),
     );
     assert_eq!(
         run(&other).await["errorMessage"],
-        "No API provider registered for api: google-generative-ai"
+        "No API provider registered for api: bedrock-converse-stream"
     );
 }
 
@@ -692,5 +854,175 @@ async fn an_oversized_response_head_is_named() {
             "The response head from {} is too large (more than about 400 KB or 100 headers).",
             server.addr
         )
+    );
+}
+
+// ---- openai-responses: the same limits on its stream parser ----------------------------------
+
+fn responses(addr: SocketAddr) -> Json {
+    model(&format!("http://{addr}/v1"), "openai-responses")
+}
+
+/// One Responses SSE event (named, as OpenAI sends them).
+fn responses_event(data: Json) -> String {
+    let name = data["type"].as_str().unwrap().to_string();
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// The created event and an open message item with some text.
+fn responses_text_start() -> String {
+    [
+        json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
+        json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "output_index": 0, "delta": "partial"}),
+    ]
+    .into_iter()
+    .map(responses_event)
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_an_endless_sse_line_fails_at_the_line_limit() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let server = serve("127.0.0.1", move |socket| {
+        endless(
+            socket,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: response.output_text.delta\ndata: ",
+            b'a',
+            count.clone(),
+        )
+    })
+    .await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The server sent an event-stream line longer than 1048576 bytes (limit for one SSE line)."
+    );
+    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_a_malformed_event_fails_at_once_keeping_the_text() {
+    // The connection stays open: the run must end on the malformed event, not at a timeout.
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let body = format!(
+            "{SSE_HEAD}{}event: response.output_text.delta\ndata: {{\"type\":\"response.output_text.delta\",\"delta\n\n",
+            responses_text_start()
+        );
+        socket.write_all(body.as_bytes()).await.unwrap();
+        hold(socket).await;
+    })
+    .await;
+    let agent = agent(responses(server.addr), json!({"idleTimeoutMs": 20000}));
+    let last = run(&agent).await;
+    assert_eq!(last["stopReason"], "error", "{last}");
+    assert_eq!(
+        last["errorMessage"],
+        "Error reading response: malformed server-sent event JSON."
+    );
+    assert_eq!(
+        last["content"],
+        json!([{"type": "text", "text": "partial"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_a_dropped_connection_ends_with_the_text_so_far() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        // Chunked, so that closing inside the body is a cut, not the body's end.
+        let events = format!(
+            "{}event: response.output_text.delta\ndata: {{\"type\":\"resp",
+            responses_text_start()
+        );
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let body = format!("{head}{:x}\r\n{events}\r\n", events.len());
+        socket.write_all(body.as_bytes()).await.unwrap();
+        socket.flush().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    })
+    .await;
+    let last = run(&agent(responses(server.addr), json!({}))).await;
+    assert_eq!(last["stopReason"], "error", "{last}");
+    assert_eq!(
+        last["errorMessage"],
+        "terminated: other side closed (UND_ERR_SOCKET)"
+    );
+    assert_eq!(
+        last["content"],
+        json!([{"type": "text", "text": "partial"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_a_body_ending_without_a_terminal_event_is_named() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        let body = format!("{SSE_HEAD}{}", responses_text_start());
+        socket.write_all(body.as_bytes()).await.unwrap();
+    })
+    .await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "OpenAI Responses stream ended before a terminal response event"
+    );
+}
+
+/// Serves `events` after the SSE head, then closes (each event is generated on the fly, so a
+/// huge stream costs the server nothing).
+async fn responses_stream(events: impl Iterator<Item = String> + Send + 'static) -> Server {
+    let events = Arc::new(Mutex::new(Some(events)));
+    serve("127.0.0.1", move |mut socket| {
+        let events = events.lock().unwrap().take();
+        async move {
+            read_request(&mut socket).await;
+            socket.write_all(SSE_HEAD.as_bytes()).await.unwrap();
+            for event in events.into_iter().flatten() {
+                if socket.write_all(event.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_endless_function_calls_stop_at_the_tool_call_cap() {
+    let calls = (0..5000).map(|i| {
+        responses_event(json!({"type": "response.output_item.added", "output_index": i,
+            "item": {"id": format!("fc_{i}"), "type": "function_call", "call_id": format!("call_{i}"),
+                "name": "t", "arguments": ""}}))
+    });
+    let server = responses_stream(calls).await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The model sent more than 1000 tool calls in one response (limit for tool calls per response)."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_endless_arguments_stop_at_the_argument_cap() {
+    let piece = "a".repeat(512 * 1024);
+    let opening = responses_event(
+        json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "t", "arguments": ""}}),
+    );
+    let deltas = (0..40).map(move |_| {
+        responses_event(
+            json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+            "delta": piece.clone()}),
+        )
+    });
+    let server = responses_stream(std::iter::once(opening).chain(deltas)).await;
+    let text = error_of(responses(server.addr), json!({})).await;
+    assert_eq!(
+        text,
+        "The model sent more than 8388608 bytes of arguments for one tool call (limit for one tool call's arguments)."
     );
 }

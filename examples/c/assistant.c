@@ -15,11 +15,13 @@
  *
  * The model: the built-in scripted model (an offline demo: one tool call, then an answer; --script
  * FILE replaces its script), or a real endpoint when these are set:
- *   LIBAGENT_API        openai-completions | anthropic-messages
- *   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
+ *   LIBAGENT_API        openai-completions | anthropic-messages | openai-responses |
+ *                       google-generative-ai
+ *   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
+ *                       https://generativelanguage.googleapis.com/v1beta (Gemini)
  *   LIBAGENT_MODEL      the model id the server knows
- *   LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the API key variable,
- *                       OPENAI_API_KEY / ANTHROPIC_API_KEY)
+ *   LIBAGENT_PROVIDER   optional (default openai / anthropic / google by the API: picks the API key
+ *                       variable, OPENAI_API_KEY / ANTHROPIC_API_KEY / GEMINI_API_KEY)
  *   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
  *   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
  *
@@ -613,8 +615,11 @@ static int model_from_env(Buf *model, Buf *about) {
     const char *provider = getenv("LIBAGENT_PROVIDER");
     if (strcmp(api, "openai-completions") == 0) { if (!provider || !*provider) provider = "openai"; }
     else if (strcmp(api, "anthropic-messages") == 0) { if (!provider || !*provider) provider = "anthropic"; }
+    else if (strcmp(api, "openai-responses") == 0) { if (!provider || !*provider) provider = "openai"; }
+    else if (strcmp(api, "google-generative-ai") == 0) { if (!provider || !*provider) provider = "google"; }
     else {
-        fprintf(stderr, "error: LIBAGENT_API must be openai-completions or anthropic-messages, not '%s'\n", api);
+        fprintf(stderr, "error: LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or "
+                        "google-generative-ai, not '%s'\n", api);
         return -1;
     }
     long context_window = env_number("LIBAGENT_CONTEXT_WINDOW", 128000), max_tokens = env_number("LIBAGENT_MAX_TOKENS", 4096);
@@ -642,9 +647,9 @@ static void usage(FILE *out) {
           "  --yes          approve every write and edit without asking\n"
           "  --no-write     refuse every write and edit\n"
           "  --script FILE  the scripted model's script (a JSON array of responses) instead of the demo\n"
-          "A real model: LIBAGENT_API (openai-completions | anthropic-messages), LIBAGENT_BASE_URL,\n"
-          "LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY, LIBAGENT_CONTEXT_WINDOW,\n"
-          "LIBAGENT_MAX_TOKENS. Type a request per line; Ctrl-D or /quit quits, Ctrl-C aborts an answer.\n",
+          "A real model: LIBAGENT_API (openai-completions | anthropic-messages | openai-responses |\n"
+          "google-generative-ai), LIBAGENT_BASE_URL, LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY,\n"
+          "LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS. Type a request per line; Ctrl-D or /quit quits, Ctrl-C aborts an answer.\n",
           out);
 }
 

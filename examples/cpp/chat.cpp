@@ -3,11 +3,12 @@
 // the server's error and exits with status 1.
 //
 // Configuration (as examples/c/assistant.c):
-//   LIBAGENT_API        openai-completions | anthropic-messages
-//   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
+//   LIBAGENT_API        openai-completions | anthropic-messages | openai-responses | google-generative-ai
+//   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
+//                       https://generativelanguage.googleapis.com/v1beta (Gemini)
 //   LIBAGENT_MODEL      the model id the server knows
-//   LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment
-//                       variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+//   LIBAGENT_PROVIDER   optional (default openai / anthropic / google: picks the key's environment
+//                       variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...)
 //   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
 //   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
 #include <libagent/agent.hpp>
@@ -32,11 +33,18 @@ std::optional<std::string> model_from_env() {
         return std::nullopt;
     }
     std::string provider = env("LIBAGENT_PROVIDER");
-    if (api != "openai-completions" && api != "anthropic-messages") {
-        std::cerr << "error: LIBAGENT_API must be openai-completions or anthropic-messages, not '" << api << "'\n";
+    const char* default_provider = api == "openai-completions"     ? "openai"
+                                   : api == "anthropic-messages"   ? "anthropic"
+                                   : api == "openai-responses"     ? "openai"
+                                   : api == "google-generative-ai" ? "google"
+                                                                   : nullptr;
+    if (!default_provider) {
+        std::cerr << "error: LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or "
+                     "google-generative-ai, not '"
+                  << api << "'\n";
         return std::nullopt;
     }
-    if (provider.empty()) provider = api == "openai-completions" ? "openai" : "anthropic";
+    if (provider.empty()) provider = default_provider;
     return R"({"id":)" + agent::quote(id) + R"(,"name":)" + agent::quote(id) + R"(,"api":)" + agent::quote(api) +
            R"(,"provider":)" + agent::quote(provider) + R"(,"baseUrl":)" + agent::quote(base_url) +
            R"(,"reasoning":false,"input":["text"],"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0},)" +
@@ -59,7 +67,9 @@ int main() {
             return key.empty() ? std::string("null") : agent::quote(key);
         });
         agent::Agent bot(std::move(options));
-        bot.subscribe([](const agent::Event& e) { std::cout << e.delta() << std::flush; });
+        bot.subscribe([](const agent::Event& e) {  // the answer's text (not thinking or tool arguments)
+            if (e.update_type() == "text_delta") std::cout << e.delta() << std::flush;
+        });
         std::string line;
         while (std::getline(std::cin, line)) {
             if (line.find_first_not_of(" \t\r") == std::string::npos) continue;

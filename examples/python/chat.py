@@ -4,11 +4,12 @@
     LIBAGENT_MODEL=qwen2.5-coder-7b LIBAGENT_API_KEY=none python examples/python/chat.py
 
 Configuration (as examples/c/assistant.c):
-  LIBAGENT_API        openai-completions | anthropic-messages
-  LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
+  LIBAGENT_API        openai-completions | anthropic-messages | openai-responses | google-generative-ai
+  LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
+                      https://generativelanguage.googleapis.com/v1beta (Gemini)
   LIBAGENT_MODEL      the model id the server knows
-  LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment variable,
-                      OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+  LIBAGENT_PROVIDER   optional (default openai / anthropic / google: picks the key's environment
+                      variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...)
   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
 
@@ -21,7 +22,8 @@ import sys
 
 import libagent
 
-APIS = {"openai-completions": "openai", "anthropic-messages": "anthropic"}
+APIS = {"openai-completions": "openai", "anthropic-messages": "anthropic", "openai-responses": "openai",
+        "google-generative-ai": "google"}
 
 
 def model_from_env():
@@ -32,7 +34,7 @@ def model_from_env():
     if missing:
         sys.exit("error: set " + ", ".join(missing) + " (see the top of examples/python/chat.py)")
     if api not in APIS:
-        sys.exit(f"error: LIBAGENT_API must be openai-completions or anthropic-messages, not {api!r}")
+        sys.exit(f"error: LIBAGENT_API must be one of {', '.join(APIS)}, not {api!r}")
     return {
         "id": model_id, "name": model_id, "api": api,
         "provider": os.environ.get("LIBAGENT_PROVIDER") or APIS[api],

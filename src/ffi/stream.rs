@@ -111,11 +111,11 @@ pub(crate) fn providers_stream_fn() -> FfiResult<StreamFn> {
 }
 
 /// Makes the built-in model providers the process-wide default stream function: requests go
-/// over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"` or
-/// `"anthropic-messages"`, as pi-ai 1.6.0's `streamSimple`). The API key is the request's
-/// `apiKey` (the get-API-key hook), else the provider's environment variable
-/// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GROQ_API_KEY`, ...). Another `api` fails the request
-/// with `No API provider registered for api: <api>`; a missing key with
+/// over HTTP to `model.baseUrl`, speaking `model.api` (`"openai-completions"`,
+/// `"anthropic-messages"`, `"openai-responses"` or `"google-generative-ai"`, as pi-ai 1.6.0's `streamSimple`). The API
+/// key is the request's `apiKey` (the get-API-key hook), else the provider's environment variable
+/// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, `GROQ_API_KEY`, ...). Another `api`
+/// fails the request with `No API provider registered for api: <api>`; a missing key with
 /// `No API key for provider: <provider>`. `AGENT_ERR_INVALID_STATE` if the library was built
 /// without them.
 #[no_mangle]

@@ -6,7 +6,8 @@
 
 mod request;
 mod response;
-mod strict;
+pub(super) mod strict;
+pub(super) use strict::resolve_with as strict_schema;
 mod threads;
 
 use crate::json::{json, now_ms, to_string, Json, JsonMap};

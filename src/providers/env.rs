@@ -8,6 +8,7 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
         // pi-ai skips ANTHROPIC_AUTH_TOKEN for keys (it must go out as a bearer token).
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
         "openai" => &["OPENAI_API_KEY"],
+        "google" => &["GEMINI_API_KEY"],
         "azure" => &["AZURE_OPENAI_API_KEY"],
         "nvidia" => &["NVIDIA_API_KEY"],
         "deepseek" => &["DEEPSEEK_API_KEY"],
@@ -25,6 +26,8 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
         "together" => &["TOGETHER_API_KEY"],
         "baseten" => &["BASETEN_API_KEY"],
         "kimi-coding" => &["KIMI_API_KEY"],
+        // OpenCode serves OpenAI's models over the Responses API too.
+        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
         "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
         _ => &[],
     }
@@ -61,6 +64,7 @@ mod tests {
             api_key_env_vars("anthropic"),
             ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]
         );
+        assert_eq!(api_key_env_vars("opencode"), ["OPENCODE_API_KEY"]);
         assert!(api_key_env_vars("llama-local").is_empty());
         assert_eq!(api_key("llama-local", Some(&env)), None);
     }

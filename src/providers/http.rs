@@ -89,6 +89,42 @@ impl Response {
     }
 }
 
+/// Which failures an SDK retries and how long it waits: the OpenAI and Anthropic SDKs honour the
+/// server's `x-should-retry` and `retry-after(-ms)` headers and retry connection errors; the
+/// Google SDK's errors carry neither headers nor (for connection errors) a status, so pi-ai
+/// retries only its retryable statuses, always with its own backoff.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub server_headers: bool,
+    pub connection_errors: bool,
+}
+
+impl RetryPolicy {
+    /// The OpenAI and Anthropic SDKs' policy.
+    pub fn sdk() -> Self {
+        RetryPolicy {
+            server_headers: true,
+            connection_errors: true,
+        }
+    }
+
+    /// Retryable statuses only, with pi-ai's backoff (the Google SDK).
+    pub fn status_only() -> Self {
+        RetryPolicy {
+            server_headers: false,
+            connection_errors: false,
+        }
+    }
+}
+
+/// The head of an HTTP error response, for APIs whose error text depends on it.
+#[derive(Debug, Clone, Default)]
+pub struct ErrorHead {
+    /// The canonical reason phrase of the status (`Service Unavailable`), empty if none.
+    pub reason: String,
+    pub content_type: Option<String>,
+}
+
 /// Sends `request`, retrying what pi-ai retries. `describe` renders an HTTP error the API's way
 /// (used in the "retry delay above the cap" text).
 pub async fn send(
@@ -96,29 +132,42 @@ pub async fn send(
     signal: &AbortSignal,
     describe: impl Fn(u16, &str) -> String,
 ) -> Result<Response, Failure> {
+    send_with(request, signal, RetryPolicy::sdk(), describe)
+        .await
+        .map_err(|(failure, _)| failure)
+}
+
+/// [`send`] with an explicit retry policy; a status failure comes with its response head.
+pub async fn send_with(
+    request: &HttpRequest,
+    signal: &AbortSignal,
+    policy: RetryPolicy,
+    describe: impl Fn(u16, &str) -> String,
+) -> Result<Response, (Failure, Option<ErrorHead>)> {
     let client = tokio::select! {
         biased;
-        _ = signal.aborted() => return Err(Failure::Aborted),
+        _ = signal.aborted() => return Err((Failure::Aborted, None)),
         client = super::transport::client(&request.url, &request.transport) => {
-            client.map_err(Failure::Message)?
+            client.map_err(|text| (Failure::Message(text), None))?
         }
     };
     let mut attempt = 0;
     loop {
         if signal.is_aborted() {
-            return Err(Failure::Aborted);
+            return Err((Failure::Aborted, None));
         }
         let failure = match send_once(&client, request, signal).await {
             Ok(response) => return Ok(response),
             Err(failure) => failure,
         };
         let (retryable, delay) = match &failure {
-            Attempt::Aborted => return Err(Failure::Aborted),
+            Attempt::Aborted => return Err((Failure::Aborted, None)),
             Attempt::Final(_) => (false, None),
-            Attempt::Connection(_) => (true, None),
+            Attempt::Connection(_) => (policy.connection_errors, None),
             Attempt::Status {
                 status, headers, ..
-            } => (is_retryable(*status, headers), Some(headers)),
+            } if policy.server_headers => (is_retryable(*status, headers), Some(headers)),
+            Attempt::Status { status, .. } => (is_retryable_status(*status), None),
         };
         if attempt >= request.transport.max_retries || !retryable {
             return Err(failure.into_failure());
@@ -130,12 +179,15 @@ pub async fn send(
                     let Attempt::Status { status, body, .. } = &failure else {
                         unreachable!("server delays come with a status");
                     };
-                    return Err(Failure::Message(format!(
-                        "Server requested {}s retry delay (max: {}s). {}",
-                        (ms / 1000.0).ceil(),
-                        (cap / 1000.0).ceil(),
-                        describe(*status, body)
-                    )));
+                    return Err((
+                        Failure::Message(format!(
+                            "Server requested {}s retry delay (max: {}s). {}",
+                            (ms / 1000.0).ceil(),
+                            (cap / 1000.0).ceil(),
+                            describe(*status, body)
+                        )),
+                        None,
+                    ));
                 }
                 ms
             }
@@ -147,7 +199,7 @@ pub async fn send(
         attempt += 1;
         tokio::select! {
             biased;
-            _ = signal.aborted() => return Err(Failure::Aborted),
+            _ = signal.aborted() => return Err((Failure::Aborted, None)),
             _ = tokio::time::sleep(Duration::from_micros((delay_ms.max(0.0) * 1000.0) as u64)) => {}
         }
     }
@@ -168,11 +220,27 @@ enum Attempt {
 }
 
 impl Attempt {
-    fn into_failure(self) -> Failure {
+    fn into_failure(self) -> (Failure, Option<ErrorHead>) {
         match self {
-            Attempt::Aborted => Failure::Aborted,
-            Attempt::Connection(text) | Attempt::Final(text) => Failure::Message(text),
-            Attempt::Status { status, body, .. } => Failure::Status { status, body },
+            Attempt::Aborted => (Failure::Aborted, None),
+            Attempt::Connection(text) | Attempt::Final(text) => (Failure::Message(text), None),
+            Attempt::Status {
+                status,
+                headers,
+                body,
+            } => {
+                let head = ErrorHead {
+                    reason: reqwest::StatusCode::from_u16(status)
+                        .ok()
+                        .and_then(|s| s.canonical_reason())
+                        .unwrap_or("")
+                        .to_string(),
+                    content_type: headers
+                        .get(reqwest::header::CONTENT_TYPE)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+                };
+                (Failure::Status { status, body }, Some(head))
+            }
         }
     }
 }
@@ -276,8 +344,13 @@ fn is_retryable(status: u16, headers: &reqwest::header::HeaderMap) -> bool {
     match headers.get("x-should-retry").and_then(|v| v.to_str().ok()) {
         Some("true") => true,
         Some("false") => false,
-        _ => matches!(status, 408 | 409 | 429) || status >= 500,
+        _ => is_retryable_status(status),
     }
+}
+
+/// 408, 409, 429 and 5xx.
+fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429) || status >= 500
 }
 
 /// The delay the server asked for: `retry-after-ms`, else `retry-after` (seconds or a date).

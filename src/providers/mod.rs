@@ -1,5 +1,7 @@
-//! Built-in model providers: pi-ai 1.6.0's `streamSimple` for the `openai-completions` and
-//! `anthropic-messages` APIs, as a stream function (SPEC §3.1) dispatching on `model.api`.
+//! Built-in model providers: pi-ai 1.6.0's `streamSimple` for the `openai-completions`,
+//! `anthropic-messages`, `openai-responses` and `google-generative-ai` APIs, as a stream function
+//! (SPEC §3.1)
+//! dispatching on `model.api`.
 //!
 //! Each request runs as a task on libagent's runtime: build the HTTP request from the transcript
 //! (`transcript`, `limits` and the API module), send it with pi-ai's retry policy (`http`) within
@@ -10,9 +12,11 @@
 mod anthropic;
 mod env;
 mod errors;
+mod google;
 mod http;
 mod limits;
 mod openai;
+mod openai_responses;
 mod output;
 mod sse;
 mod surrogates;
@@ -28,7 +32,12 @@ use crate::stream::StreamSender;
 pub use env::api_key_env_vars;
 
 /// The APIs the built-in providers speak.
-pub const APIS: [&str; 2] = ["openai-completions", "anthropic-messages"];
+pub const APIS: [&str; 4] = [
+    "openai-completions",
+    "anthropic-messages",
+    "openai-responses",
+    "google-generative-ai",
+];
 
 /// The built-in providers as one stream function for agents: [`stream_simple`], with a missing
 /// API key's error naming the environment variable to set.
@@ -130,6 +139,8 @@ fn start(request: StreamRequest, sender: StreamSender, key_hint: bool) {
     let started = match api.as_str() {
         "openai-completions" => openai::start(call, &sender),
         "anthropic-messages" => anthropic::start(call, &sender),
+        "openai-responses" => openai_responses::start(call, &sender),
+        "google-generative-ai" => google::start(call, &sender),
         _ => Err(format!("No API provider registered for api: {api}")),
     };
     if let Err(mut message) = started {
@@ -144,6 +155,16 @@ fn start(request: StreamRequest, sender: StreamSender, key_hint: bool) {
     }
 }
 
+/// The APIs of [`APIS`] as a sentence: `"a", "b" or "c"`.
+fn api_names() -> String {
+    let quoted: Vec<String> = APIS.iter().map(|api| format!("\"{api}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// Absent, null or an empty string.
 fn absent(value: Option<&Json>) -> bool {
     match value {
@@ -154,8 +175,8 @@ fn absent(value: Option<&Json>) -> bool {
 }
 
 /// The model fields the built-in providers need: `api` (one they speak), `id`, `provider` and
-/// an absolute http(s) `baseUrl` (optional for anthropic-messages); the error names the missing
-/// or wrong field.
+/// an absolute http(s) `baseUrl` (optional for anthropic-messages and google-generative-ai); the
+/// error names the missing or wrong field.
 pub fn check_model(model: &Json) -> Result<(), String> {
     if !model.is_object() {
         return Err("The model must be an object.".into());
@@ -165,10 +186,10 @@ pub fn check_model(model: &Json) -> Result<(), String> {
         Some(Json::String(_)) | None | Some(Json::Null) => Err(format!(
             "The model has no \"{key}\" (the built-in providers need {}).",
             match key {
-                "api" => "\"openai-completions\" or \"anthropic-messages\"",
-                "id" => "the model name the API expects",
-                "provider" => "a provider name such as \"openai\"",
-                _ => "the API's base URL, such as https://api.openai.com/v1",
+                "api" => api_names(),
+                "id" => "the model name the API expects".into(),
+                "provider" => "a provider name such as \"openai\"".into(),
+                _ => "the API's base URL, such as https://api.openai.com/v1".into(),
             }
         )),
         Some(_) => Err(format!("The model's \"{key}\" must be a string.")),
@@ -179,9 +200,14 @@ pub fn check_model(model: &Json) -> Result<(), String> {
     }
     field("id")?;
     field("provider")?;
-    // The Anthropic SDK defaults to https://api.anthropic.com; the OpenAI one needs the URL.
+    // The Anthropic and Google SDKs have default URLs; the OpenAI one needs the URL.
     let base_url = match field("baseUrl") {
-        Err(_) if api == "anthropic-messages" && absent(model.get("baseUrl")) => return Ok(()),
+        Err(_)
+            if matches!(api, "anthropic-messages" | "google-generative-ai")
+                && absent(model.get("baseUrl")) =>
+        {
+            return Ok(())
+        }
         other => other?,
     };
     match reqwest::Url::parse(base_url) {

@@ -3,7 +3,7 @@
 //! mapping per §8.3, errors per §8.6. `request` builds the HTTP request from the transcript;
 //! `response` maps the server-sent chunks onto the stream.
 
-mod request;
+pub(super) mod request;
 mod response;
 
 use super::output::Output;
@@ -11,6 +11,7 @@ use super::{require_api_key, Call};
 use crate::json::Json;
 use crate::stream::StreamSender;
 use request::build_request;
+pub(super) use request::HeaderList;
 use response::run;
 
 /// The delta fields reasoning text streams in (first non-empty wins), also replayed by name.

@@ -292,6 +292,15 @@ impl Output {
         }
     }
 
+    /// Replaces the argument text of tool-call block `index` (no event): the partial arguments
+    /// and the final parse then come from `text`.
+    pub fn replace_arguments(&mut self, index: usize, text: &str) -> Pushed {
+        self.sender.push_op(StreamOp::ReplaceArguments {
+            index,
+            text: text.to_string(),
+        })
+    }
+
     /// Sets a field of block `index` (no event).
     pub fn set_block_field(&mut self, index: usize, key: &'static str, value: Json) -> Pushed {
         self.sender

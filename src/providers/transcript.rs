@@ -123,6 +123,24 @@ pub type NormalizeId = fn(&str) -> String;
 
 /// `transformMessages(messages, model, normalizeToolCallId)`.
 pub fn transform(messages: &[Json], model: &Json, normalize_id: Option<NormalizeId>) -> Vec<Json> {
+    match normalize_id {
+        Some(normalize) => {
+            transform_with(messages, model, Some(&|id: &str, _: &Json| normalize(id)))
+        }
+        None => transform_with(messages, model, None),
+    }
+}
+
+/// A tool-call id normalizer that also sees the assistant message the call comes from.
+pub type NormalizeIdFrom<'a> = &'a dyn Fn(&str, &Json) -> String;
+
+/// [`transform`] with a normalizer that sees the call's source message (pi-ai passes it, and the
+/// Responses API tells its own earlier item ids from other providers' by it).
+pub fn transform_with(
+    messages: &[Json],
+    model: &Json,
+    normalize_id: Option<NormalizeIdFrom>,
+) -> Vec<Json> {
     let supports_images = model
         .get("input")
         .and_then(Json::as_array)
@@ -192,7 +210,7 @@ pub fn transform(messages: &[Json], model: &Json, normalize_id: Option<Normalize
                                 }
                                 if let Some(normalize) = normalize_id {
                                     let id = call.get("id").and_then(Json::as_str).unwrap_or("").to_string();
-                                    let new_id = normalize(&id);
+                                    let new_id = normalize(&id, &message);
                                     if new_id != id {
                                         call["id"] = Json::String(new_id.clone());
                                         id_map.insert(id, new_id);

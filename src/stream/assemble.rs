@@ -178,6 +178,15 @@ impl Assembler {
                 Some(kind) => self.kind_end(kind, index),
                 None => Assembled::Ignored,
             },
+            StreamOp::ReplaceArguments { index, text } => {
+                if let Some(stream) = self.streams.get_mut(&index) {
+                    if self.partial.block_kind(index) == Some(BlockKind::ToolCall) {
+                        let arguments = stream.replace(&text);
+                        self.partial.set_arguments(index, arguments);
+                    }
+                }
+                Assembled::Ignored
+            }
             StreamOp::KindDelta { kind, index, delta } => self.kind_delta(kind, index, delta),
             StreamOp::KindEnd { kind, index } => self.kind_end(kind, index),
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of examples/c/assistant.c: the built binary, run as a user would (stdin lines in,
-stdout/stderr out), against the scripted model and against mock openai-completions and
-anthropic-messages endpoints.
+stdout/stderr out), against the scripted model and against mock openai-completions,
+anthropic-messages, openai-responses and google-generative-ai endpoints.
 
 usage: test_assistant.py ASSISTANT_BINARY [--valgrind SUPPRESSIONS] [-k NAME]
 (--valgrind runs VALGRIND_TESTS under valgrind; -k selects the tests whose name contains NAME.)
@@ -110,6 +110,23 @@ def am_response(blocks, stop_reason):
     return events
 
 
+def gg_response(parts, finish="STOP"):
+    """A google-generative-ai stream: the text of each text part in pieces, each function call
+    whole, then the finish reason with the usage."""
+    chunks = []
+    for part in parts:
+        if "text" in part:
+            chunks += [{"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}]}
+                       for piece in pieces(part["text"], 9)]
+        else:
+            chunks.append({"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]})
+    chunks.append({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": finish,
+                                   "index": 0}],
+                   "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+                   "responseId": "mock-gemini-response"})
+    return ["data: %s\r\n\r\n" % json.dumps(c, separators=(",", ":")) for c in chunks]
+
+
 class LoopbackServer:
     """A threaded HTTP server on 127.0.0.1 for `handler`, serving inside a `with` block."""
 
@@ -208,6 +225,36 @@ class Result:
 
     def __repr__(self):
         return "exit %s\n--- stdout\n%s--- stderr\n%s" % (self.code, self.out, self.err)
+
+
+def or_event(data):
+    return "event: %s\ndata: %s\n\n" % (data["type"], json.dumps(data))
+
+
+def or_response(items):
+    """An openai-responses stream: response.created, each item (a message with output_text deltas
+    or a function_call with argument deltas) added, streamed and done, then response.completed."""
+    events = [or_event({"type": "response.created", "response": {"id": "resp_mock", "status": "in_progress"}})]
+    for index, item in enumerate(items):
+        if item["type"] == "text":
+            wire = {"id": "msg_mock_%d" % index, "type": "message", "role": "assistant", "content": []}
+            events.append(or_event({"type": "response.output_item.added", "output_index": index, "item": wire}))
+            for piece in pieces(item["text"], 9):
+                events.append(or_event({"type": "response.output_text.delta", "output_index": index, "delta": piece}))
+            wire = dict(wire, status="completed", content=[{"type": "output_text", "text": item["text"], "annotations": []}])
+        else:
+            wire = {"id": "fc_mock_%d" % index, "type": "function_call", "call_id": item["id"], "name": item["name"],
+                    "arguments": ""}
+            events.append(or_event({"type": "response.output_item.added", "output_index": index, "item": wire}))
+            arguments = json.dumps(item["input"])
+            for piece in pieces(arguments, 6):
+                events.append(or_event({"type": "response.function_call_arguments.delta", "output_index": index,
+                                        "delta": piece}))
+            wire = dict(wire, status="completed", arguments=arguments)
+        events.append(or_event({"type": "response.output_item.done", "output_index": index, "item": wire}))
+    events.append(or_event({"type": "response.completed", "response": {"id": "resp_mock", "status": "completed",
+        "usage": {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}}}))
+    return events
 
 
 def clean_env(**extra):
@@ -453,7 +500,8 @@ def test_configuration_errors():
     r = run([], "hi\n", env=clean_env(LIBAGENT_API="gemini", LIBAGENT_BASE_URL="http://127.0.0.1:9",
                                       LIBAGENT_MODEL="m"))
     check(r.code == 2, "exit 2 on an unknown API", r)
-    contains(r.err, "error: LIBAGENT_API must be openai-completions or anthropic-messages, not 'gemini'", r)
+    contains(r.err, "error: LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or "
+                    "google-generative-ai, not 'gemini'", r)
     r = run(["--root", "/nonexistent/dir"], "")
     check(r.code == 2, "exit 2 on a missing root", r)
     contains(r.err, "error: --root /nonexistent/dir: No such file or directory", r)
@@ -587,6 +635,77 @@ def test_endpoint_anthropic_messages():
         shutil.rmtree(top)
 
 
+def test_endpoint_google_generative_ai():
+    """google-generative-ai: provider google by default, key from GEMINI_API_KEY in x-goog-api-key;
+    a function call without an id (Gemini 2.x), then its result goes back as a functionResponse."""
+    top, root = make_root()
+    responses = [
+        gg_response([{"text": "Reading it."}, {"functionCall": {"name": "read", "args": {"path": "notes.txt"}}}]),
+        gg_response([{"text": "It says: The magic word is xyzzy."}]),
+    ]
+    try:
+        with Mock(responses) as mock:
+            r = run(["--root", root], "Summarize notes.txt\n",
+                    env=clean_env(LIBAGENT_API="google-generative-ai", LIBAGENT_BASE_URL=mock.root_url + "/v1beta",
+                                  LIBAGENT_MODEL="mock-gemini", GEMINI_API_KEY="AIza-test"))
+        check(r.code == 0, "exit 0", r)
+        check("error:" not in r.err, "no error", r)
+        contains(r.err, "(google-generative-ai, provider google)", r)
+        contains(r.out, 'Reading it.\n[tool] read {"path":"notes.txt"}\n[result] Project notes', r)
+        contains(r.out, "It says: The magic word is xyzzy.\n", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        for request in mock.requests:
+            check(request["method"] == "POST", "method is POST", request)
+            check(request["path"] == "/v1beta/models/mock-gemini:streamGenerateContent?alt=sse",
+                  "the streamGenerateContent path", request["path"])
+            check(request["headers"].get("x-goog-api-key") == "AIza-test", "x-goog-api-key", request["headers"])
+            body = request["body"]
+            declared = sorted(d["name"] for t in body.get("tools", []) for d in t["functionDeclarations"])
+            check(declared == CODING_TOOLS, "the coding tools are declared", body.get("tools"))
+            contains(json.dumps(body.get("systemInstruction")), json.dumps(root)[1:-1], body.get("systemInstruction"))
+        responses = [p["functionResponse"] for c in mock.requests[1]["body"]["contents"] for p in c["parts"]
+                     if "functionResponse" in p]
+        check(len(responses) == 1 and responses[0].get("name") == "read", "one functionResponse", responses)
+        contains(json.dumps(responses[0].get("response")), "The magic word is xyzzy.", responses)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_endpoint_openai_responses():
+    """openai-responses: provider openai by default, key from OPENAI_API_KEY; a read function
+    call, then its output goes back as a function_call_output item with the call's id."""
+    top, root = make_root()
+    responses = [
+        or_response([{"type": "text", "text": "Reading it."},
+                     {"type": "call", "id": "call_read", "name": "read", "input": {"path": "notes.txt"}}]),
+        or_response([{"type": "text", "text": "It says: The magic word is xyzzy."}]),
+    ]
+    try:
+        with Mock(responses) as mock:
+            r = run(["--root", root], "Summarize notes.txt\n",
+                    env=clean_env(LIBAGENT_API="openai-responses", LIBAGENT_BASE_URL=mock.base_url,
+                                  LIBAGENT_MODEL="mock-gpt", OPENAI_API_KEY="sk-test-responses"))
+        check(r.code == 0, "exit 0", r)
+        check("error:" not in r.err, "no error", r)
+        contains(r.err, "(openai-responses, provider openai)", r)
+        contains(r.out, 'Reading it.\n[tool] read {"path":"notes.txt"}\n[result] Project notes', r)
+        contains(r.out, "It says: The magic word is xyzzy.\n", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        for request in mock.requests:
+            check(request["path"] == "/v1/responses", "path /v1/responses", request["path"])
+            check(request["headers"].get("authorization") == "Bearer sk-test-responses", "bearer key",
+                  request["headers"])
+            body = request["body"]
+            check(body.get("model") == "mock-gpt" and body.get("stream") is True, "model, stream", body)
+            check(sorted(t["name"] for t in body.get("tools", [])) == CODING_TOOLS,
+                  "the coding tools are declared", body.get("tools"))
+        outputs = [i for i in mock.requests[1]["body"]["input"] if i.get("type") == "function_call_output"]
+        check(len(outputs) == 1 and outputs[0].get("call_id") == "call_read", "one function_call_output", outputs)
+        contains(json.dumps(outputs[0].get("output")), "The magic word is xyzzy.", outputs)
+    finally:
+        shutil.rmtree(top)
+
+
 def test_endpoint_errors_are_reported():
     """A server error and a missing API key end the answer with an error line, not a crash."""
     top, root = make_root()
@@ -608,7 +727,8 @@ def test_endpoint_errors_are_reported():
 
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
-         test_endpoint_anthropic_messages, test_endpoint_errors_are_reported]
+         test_endpoint_anthropic_messages, test_endpoint_openai_responses, test_endpoint_google_generative_ai,
+         test_endpoint_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run
 # every tool, the refusals, both approval answers and the provider path.

@@ -42,14 +42,14 @@ int main(void) {
 
     /* Per options: an api the providers do not speak fails the way pi-ai throws. */
     AgentOptions *opts = NULL;
-    CHECK_OK(agent_options_new(MODEL("google-generative-ai", "google"), &opts));
+    CHECK_OK(agent_options_new(MODEL("bedrock-converse-stream", "amazon-bedrock"), &opts));
     CHECK_OK(agent_options_use_providers(opts));
     AgentHandle *agent = NULL;
     CHECK_OK(agent_new(opts, &agent));
     prompt_and_wait(agent);
     char *message = last_error_message(agent);
     CHECK_HAS(message, "\"stopReason\":\"error\"");
-    CHECK_HAS(message, "No API provider registered for api: google-generative-ai");
+    CHECK_HAS(message, "No API provider registered for api: bedrock-converse-stream");
     agent_string_free(message);
 
     /* Per agent, replacing the scripted model: no key for the provider and none in the env. */

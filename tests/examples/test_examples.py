@@ -19,7 +19,7 @@ TIMEOUT = 60  # a guard against hangs only
 
 
 def run(command, mock, api, key):
-    base = f"http://127.0.0.1:{mock.port}" + ("/v1" if api == "openai-completions" else "")
+    base = f"http://127.0.0.1:{mock.port}" + ("/v1" if api.startswith("openai-") else "")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(LIBAGENT_API=api, LIBAGENT_BASE_URL=base, LIBAGENT_MODEL="mock-model", LIBAGENT_API_KEY=key)
     return subprocess.run(command, input="Say hello.\n", capture_output=True, text=True, env=env, timeout=TIMEOUT)
@@ -27,7 +27,7 @@ def run(command, mock, api, key):
 
 def check(name, command, mock):
     failures = []
-    for api in ("openai-completions", "anthropic-messages"):
+    for api in ("openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"):
         before = len(mock.requests)
         ok = run(command, mock, api, GOOD_KEY)
         if ok.returncode != 0 or ANSWER not in ok.stdout or len(mock.requests) != before + 1:

@@ -26,7 +26,7 @@ pub fn sse(pieces: Vec<String>) -> Response {
 }
 
 pub fn model(port: u16, api: &str) -> Json {
-    let base = if api == "openai-completions" {
+    let base = if api.starts_with("openai-") {
         format!("http://127.0.0.1:{port}/v1")
     } else {
         format!("http://127.0.0.1:{port}")

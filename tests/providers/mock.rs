@@ -14,7 +14,7 @@ const DISCONNECT_DELAY: Duration = Duration::from_millis(100);
 const NO_RESPONSE_LEFT: &str = r#"{"error":{"message":"conformance mock: no response left for this request","type":"mock_error"}}"#;
 
 /// Recorded request headers (lowercase); `x-test-*` too.
-const RECORDED: [&str; 15] = [
+const RECORDED: [&str; 17] = [
     "accept",
     "anthropic-beta",
     "anthropic-dangerous-direct-browser-access",
@@ -22,6 +22,7 @@ const RECORDED: [&str; 15] = [
     "authorization",
     "content-type",
     "http-referer",
+    "session-id",
     "session_id",
     "x-api-key",
     "x-app",
@@ -30,6 +31,7 @@ const RECORDED: [&str; 15] = [
     "x-openrouter-title",
     "x-session-affinity",
     "x-session-id",
+    "x-goog-api-key",
 ];
 
 /// One planned answer.

@@ -89,6 +89,11 @@ TEST(Outcome, UseProvidersSelectsTheBuiltInProviders) {
     bot.set_hook(agent::HookKind::GetApiKey, [](std::string_view) { return std::string(R"("k")"); });
     EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
     EXPECT_FALSE(message.empty());
+    // openai-responses is reached the same way: the request is made (and fails to connect).
+    bot.configure(R"({"model":{"id":"m","api":"openai-responses","provider":"acme","baseUrl":"http://127.0.0.1:9/v1"}})");
+    EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
+    EXPECT_FALSE(message.empty());
+    EXPECT_EQ(message.find("No API provider"), std::string::npos) << message;
 }
 
 TEST(Outcome, ProviderOptionsGoThroughTheOptionsJson) {

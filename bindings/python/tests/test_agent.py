@@ -2,6 +2,7 @@
 
 import gc
 import os
+import re
 import threading
 import weakref
 from pathlib import Path
@@ -45,12 +46,41 @@ def test_prompt_with_a_message_dict_and_a_list():
         assert [libagent.message_text(m) for m in new] == ["a", "b", "two"]
 
 
-def test_unknown_option_is_an_invalid_json_error_with_status_and_message():
-    with pytest.raises(libagent.InvalidJsonError) as info:
-        Agent(scripted=[], no_such_option=1)
-    assert info.value.status == -4
-    assert info.value.message == 'Unknown option "no_such_option".'  # the keyword the caller wrote
-    assert isinstance(info.value, libagent.AgentError)
+def test_an_unknown_keyword_is_a_type_error_naming_it():
+    with pytest.raises(TypeError) as info:
+        Agent(scripted=[], bogus_option=1)
+    assert str(info.value) == "Agent() got an unexpected keyword argument 'bogus_option'"
+    with Agent(scripted=[]) as agent:
+        with pytest.raises(TypeError, match="^configure\\(\\) got an unexpected keyword argument 'not_a_setting'$"):
+            agent.configure(not_a_setting=True)
+
+
+# What a Python caller never wrote: C parameters, JSON keys, JavaScript functions.
+FOREIGN_NAMES = re.compile(r"\b\w+_json\b|\bagent_\w+|streamFn|setDefault|initialState|[a-z]+(Ms|Mode|Prompt|Level)\b")
+
+
+def test_error_texts_use_python_names():
+    failures = []
+    with Agent(scripted=[]) as agent:
+        for bad in (lambda: agent.configure(steering_mode=5), lambda: agent.configure(max_retry_delay_ms="soon"),
+                    lambda: agent.set_messages([{"no": "role"}]), lambda: agent.set_messages([1]),
+                    lambda: agent.steer({"no": "role"}), lambda: agent.set_scripted_model([5])):
+            with pytest.raises(libagent.AgentError) as info:
+                bad()
+            failures.append(info.value.message)
+    for bad_options in ({"system_prompt": 5}, {"thinking_level": "loud"}, {"messages": [{"no": "role"}]},
+                        {"model": 5}, {"initial_state": {"tools": []}}):
+        with pytest.raises(libagent.AgentError) as info:
+            Agent(scripted=[], **bad_options)
+        failures.append(info.value.message)
+    with Agent(scripted=[]) as agent:
+        agent.set_stream_fn(None)  # no model and no process-wide default: the reference's text
+        with pytest.raises(libagent.AgentError) as info:
+            agent.prompt("hi")
+        failures.append(info.value.message)
+    assert "set_default_stream_fn" in failures[-1]
+    assert "system_prompt" in failures[6] and "thinking_level" in failures[7]
+    assert [text for text in failures if FOREIGN_NAMES.search(text)] == []
 
 
 def test_without_a_model_agent_new_fails_with_no_stream_fn():
@@ -147,7 +177,7 @@ def test_reset_configure_and_set_messages():
         agent.configure(thinking_level="high", steering_mode="all", session_id="s-1")
         state = agent.state
         assert (state["thinkingLevel"], state["steeringMode"], state["sessionId"]) == ("high", "all", "s-1")
-        with pytest.raises(libagent.InvalidJsonError):
+        with pytest.raises(TypeError, match="not_a_setting"):
             agent.configure(not_a_setting=True)
         agent.set_messages([libagent.user_message("restored")])
         assert [libagent.message_text(m) for m in agent.messages] == ["restored"]

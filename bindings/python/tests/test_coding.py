@@ -99,7 +99,8 @@ def test_the_python_assistant_example(tmp_path):
     assert (root / "notes.txt").read_text() == "The magic word is xyzzy.\n"
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses",
+                                 "google-generative-ai"])
 def test_the_python_assistant_example_on_a_model_endpoint(tmp_path, api):
     """examples/python/assistant.py on a real model (LIBAGENT_*, as chat.py): the loopback mock
     endpoint's streamed answer; a wrong key ends the session with the server's error (exit 1)."""
@@ -108,7 +109,7 @@ def test_the_python_assistant_example_on_a_model_endpoint(tmp_path, api):
     from mock_endpoint import ANSWER, GOOD_KEY, MockEndpoint
 
     with MockEndpoint() as mock:
-        base_url = f"http://127.0.0.1:{mock.port}" + ("/v1" if api == "openai-completions" else "")
+        base_url = f"http://127.0.0.1:{mock.port}" + ("/v1" if api.startswith("openai-") else "")
 
         def assistant(key):
             env = example_env(LIBAGENT_API=api, LIBAGENT_BASE_URL=base_url, LIBAGENT_MODEL="mock-model",

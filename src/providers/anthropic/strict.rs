@@ -100,8 +100,11 @@ fn allows_null(schema: &Json) -> bool {
             .is_some_and(|variants| variants.iter().any(allows_null))
 }
 
+/// A provider's test for keywords its strict mode rejects.
+pub type UnsupportedKeyword = fn(&str, &Json) -> bool;
+
 /// `makeJsonSchemaNodeStrict`, in place.
-fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
+fn make_node_strict(schema: &mut Json, unsupported: UnsupportedKeyword) -> Result<(), Unsupported> {
     let Some(map) = schema.as_object_mut() else {
         return Err("boolean schemas are unsupported".into());
     };
@@ -111,7 +114,7 @@ fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
         }
     }
     for (key, value) in map.iter() {
-        if anthropic_unsupported(key, value) {
+        if unsupported(key, value) {
             return Err(format!(
                 "{key}: {} is unsupported",
                 crate::json::to_string(value)
@@ -129,14 +132,14 @@ fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
             if is_structured(variant) {
                 return Err("object and array unions are unsupported".into());
             }
-            make_node_strict(variant)?;
+            make_node_strict(variant, unsupported)?;
         }
     }
     if let Some(items) = map.get_mut("items") {
         if items.is_array() {
             return Err("tuple schemas are unsupported".into());
         }
-        make_node_strict(items)?;
+        make_node_strict(items, unsupported)?;
     }
     let is_object = str_field_map(map, "type") == Some("object");
     if map.contains_key("properties") && !is_object {
@@ -172,7 +175,7 @@ fn make_node_strict(schema: &mut Json) -> Result<(), Unsupported> {
         return Err("required contains an unknown property".into());
     }
     for (key, property) in properties.iter_mut() {
-        make_node_strict(property)?;
+        make_node_strict(property, unsupported)?;
         if !required.contains(key) && !allows_null(property) {
             let inner = std::mem::take(property);
             *property = json!({"anyOf": [inner, {"type": "null"}]});
@@ -189,12 +192,12 @@ fn str_field_map<'a>(map: &'a JsonMap, key: &str) -> Option<&'a str> {
 }
 
 /// `makeStrictJsonSchema`.
-fn make_strict(schema: &Json) -> Result<Json, Unsupported> {
+fn make_strict(schema: &Json, unsupported: UnsupportedKeyword) -> Result<Json, Unsupported> {
     let mut schema = schema.clone();
     if !schema.is_object() {
         return Err("root schema must have type object".into());
     }
-    make_node_strict(&mut schema)?;
+    make_node_strict(&mut schema, unsupported)?;
     if str_field(&schema, "type") != Some("object") {
         return Err("root schema must have type object".into());
     }
@@ -213,6 +216,16 @@ pub fn prefers_strict(tool: &Json) -> bool {
 /// the tool is sent strict, `None` when not, an error text when the tool requires strict mode and
 /// cannot have it.
 pub fn resolve(tool: &Json, supported: bool) -> Result<Option<Json>, String> {
+    resolve_with(tool, supported, anthropic_unsupported)
+}
+
+/// [`resolve`] for a provider whose strict mode rejects the keywords `unsupported` names (pi-ai
+/// passes none for Google: `|_, _| false`).
+pub fn resolve_with(
+    tool: &Json,
+    supported: bool,
+    unsupported: UnsupportedKeyword,
+) -> Result<Option<Json>, String> {
     let Some(config) = tool
         .get("constrainedSampling")
         .filter(|c| str_field(c, "type") == Some("json_schema"))
@@ -223,7 +236,7 @@ pub fn resolve(tool: &Json, supported: bool) -> Result<Option<Json>, String> {
     let name = str_field(tool, "name").unwrap_or("");
     let parameters = tool.get("parameters").cloned().unwrap_or(Json::Null);
     if supported {
-        return match make_strict(&parameters) {
+        return match make_strict(&parameters, unsupported) {
             Ok(schema) => Ok(Some(schema)),
             Err(_) if !required => Ok(None),
             Err(reason) => Err(format!(

@@ -428,7 +428,7 @@ fn utf16_prefix(text: &str, units: usize) -> String {
 
 /// pi-ai's `shortHash`: two 32-bit multiply-xor lanes over the UTF-16 units, mixed at the end,
 /// written as two base-36 numbers (the second lane first).
-pub(super) fn short_hash(text: &str) -> String {
+pub(crate) fn short_hash(text: &str) -> String {
     let mut h1: u32 = 0xdead_beef;
     let mut h2: u32 = 0x41c6_ce57;
     for unit in text.encode_utf16() {

@@ -5,7 +5,9 @@
 //   agent::Options options(R"({"initialState":{"systemPrompt":"Be brief."}})");
 //   options.set_scripted_model(R"([{"content":[{"type":"text","text":"Hi!"}]}])");
 //   agent::Agent bot(std::move(options));
-//   bot.subscribe([](const agent::Event& e) { std::cout << e.delta(); });
+//   bot.subscribe([](const agent::Event& e) {      // only the answer's text, not tool arguments
+//       if (e.update_type() == "text_delta") std::cout << e.delta();
+//   });
 //   bot.prompt("hello");                           // blocks until the run settled
 //
 // Types. `Agent`, `Options`, `Tool` and `EventQueue` own a libagent handle: they are move-only
@@ -41,6 +43,21 @@
 // turn as the reference's thrown error would). `done`, abort and consumed notifications have no
 // call: their exceptions are swallowed.
 //
+// Without exceptions (`-fno-exceptions`, as Unreal and most engines build; or define
+// LIBAGENT_NO_EXCEPTIONS to choose this mode with exceptions on): every call that would throw
+// returns an `agent::Result<T>` instead (`agent::Result<void>` for void ones): `if (!r)` /
+// `r.ok()`, then `r.value()` (or `*r`, `r->`), or `r.error()`, the `agent::Error` the other mode
+// throws. The constructors that can fail have factories returning a Result (`Options::create`,
+// `Agent::create`, `Tool::create`; they exist in both modes), the Options setters return
+// `Result<void>` instead of `Options&`, and `Event`'s accessors give an empty view for an invalid
+// event. A callback answers its call through `complete` / `fail`, or by returning its answer; a
+// synchronous answer libagent refuses (malformed JSON) fails the call with the refusal's text.
+//
+//   auto options = agent::Options::create(R"({"initialState":{"systemPrompt":"Be brief."}})");
+//   if (!options) return report(options.error());          // .status(), .what()
+//   auto bot = agent::Agent::create(std::move(*options));
+//   if (auto run = bot->prompt("hello"); !run) report(run.error());
+//
 // Deferred answers. Callbacks that answer (tools, hooks, listeners, stream functions) come in
 // two forms. The synchronous form returns the answer (`std::string` JSON, `std::optional` for
 // "returns nothing", or void) and the binding answers for it. The deferred form receives the
@@ -56,6 +73,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <initializer_list>
@@ -83,6 +101,102 @@ private:
     AgentStatus status_;
 };
 
+// Whether this translation unit can throw; LIBAGENT_NO_EXCEPTIONS (set by the host, or here
+// when exceptions are off) selects the result-returning mode described at the top.
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define LIBAGENT_HAS_EXCEPTIONS_ 1
+#else
+#define LIBAGENT_HAS_EXCEPTIONS_ 0
+#endif
+#if !LIBAGENT_HAS_EXCEPTIONS_ && !defined(LIBAGENT_NO_EXCEPTIONS)
+#define LIBAGENT_NO_EXCEPTIONS 1
+#endif
+
+namespace detail {
+[[noreturn]] inline void unchecked_failure(const Error& error) noexcept {
+    std::fprintf(stderr, "libagent: value() of a failed agent::Result: %s\n", error.what());
+    std::abort();
+}
+}  // namespace detail
+
+// A value or the Error a call failed with (the result-returning mode; usable in both). Reading
+// the value of a failed Result aborts the program: check `ok()` first.
+template <class T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : value_(std::move(value)) {}
+    Result(Error error) : error_(std::move(error)) {}
+
+    bool ok() const noexcept { return value_.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+    // AGENT_OK, or the failure's AGENT_ERR_* code.
+    AgentStatus status() const noexcept { return ok() ? AGENT_OK : error_->status(); }
+    // The failure (only when !ok()).
+    const Error& error() const noexcept { return *error_; }
+
+    T& value() & noexcept { return checked(), *value_; }
+    const T& value() const& noexcept { return checked(), *value_; }
+    T&& value() && noexcept { return checked(), std::move(*value_); }
+    T& operator*() & noexcept { return value(); }
+    T&& operator*() && noexcept { return std::move(*this).value(); }
+    T* operator->() noexcept { return &value(); }
+
+private:
+    void checked() const noexcept {
+        if (!value_) detail::unchecked_failure(*error_);
+    }
+    std::optional<T> value_;
+    std::optional<Error> error_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+public:
+    Result() noexcept = default;
+    Result(Error error) : error_(std::move(error)) {}
+
+    bool ok() const noexcept { return !error_.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+    AgentStatus status() const noexcept { return ok() ? AGENT_OK : error_->status(); }
+    const Error& error() const noexcept { return *error_; }
+
+private:
+    std::optional<Error> error_;
+};
+
+// What a fallible call returns: T (throwing Error on failure), or Result<T> without exceptions.
+#ifdef LIBAGENT_NO_EXCEPTIONS
+template <class T>
+using Returned = Result<T>;
+// Fails the enclosing function with an Error.
+#define LIBAGENT_FAIL_(status, message) return ::agent::Error((status), (message))
+// Fails the enclosing function when a C call failed.
+#define LIBAGENT_CHECK_(expr)                                                                    \
+    do {                                                                                         \
+        AgentStatus libagent_status_ = (expr);                                                   \
+        if (libagent_status_ != AGENT_OK) return ::agent::Error(libagent_status_, agent_last_error()); \
+    } while (0)
+// Fails the enclosing function when a Returned<...> of the binding failed.
+#define LIBAGENT_TRY_(expr)                                                \
+    do {                                                                   \
+        auto libagent_result_ = (expr);                                    \
+        if (!libagent_result_) return libagent_result_.error();            \
+    } while (0)
+#define LIBAGENT_OK_ return {}
+#else
+template <class T>
+using Returned = T;
+#define LIBAGENT_FAIL_(status, message) throw ::agent::Error((status), (message))
+#define LIBAGENT_CHECK_(expr) ::agent::detail::check(expr)
+#define LIBAGENT_TRY_(expr) (expr)
+#define LIBAGENT_OK_ return
+#endif
+// `std::string var` = a NUL-terminated copy of a string argument; one with a NUL byte fails.
+#define LIBAGENT_C_STR_(var, text)                                                                        \
+    if ((text).find('\0') != std::string_view::npos)                                                      \
+        LIBAGENT_FAIL_(AGENT_ERR_INVALID_ARGUMENT, "A string passed to libagent contains a NUL byte."); \
+    std::string var(text)
+
 // Which hook (SPEC §7.1).
 enum class HookKind : AgentHookKind {
     ConvertToLlm = AGENT_HOOK_CONVERT_TO_LLM,
@@ -101,16 +215,11 @@ enum class EventShape : AgentEventShape { Full = AGENT_EVENT_SHAPE_FULL, Lean = 
 
 namespace detail {
 
+#ifndef LIBAGENT_NO_EXCEPTIONS
 inline void check(AgentStatus status) {
     if (status != AGENT_OK) throw Error(status, agent_last_error());
 }
-
-// A NUL-terminated copy of a string argument.
-inline std::string c_str(std::string_view text) {
-    if (text.find('\0') != std::string_view::npos)
-        throw Error(AGENT_ERR_INVALID_ARGUMENT, "A string passed to libagent contains a NUL byte.");
-    return std::string(text);
-}
+#endif
 
 // Takes a string returned by libagent.
 inline std::string take(char* text) {
@@ -149,11 +258,12 @@ private:
 
 inline bool in_callback() noexcept { return current_frame != nullptr; }
 
-inline void refuse_blocking(const char* what) {
+inline Returned<void> refuse_blocking(const char* what) {
     if (in_callback())
-        throw Error(AGENT_ERR_WOULD_DEADLOCK,
-                    std::string(what) + " was called inside a libagent callback (the runtime thread), where it "
-                                        "could never finish.");
+        LIBAGENT_FAIL_(AGENT_ERR_WOULD_DEADLOCK,
+                       std::string(what) + " was called inside a libagent callback (the runtime thread), where it "
+                                           "could never finish.");
+    LIBAGENT_OK_;
 }
 
 // True while an exception thrown inside the trampoline of `call` unwinds towards it.
@@ -175,6 +285,7 @@ inline void fail_raw(AgentCall* call, const char* message) noexcept {
 template <class Body>
 void guarded(AgentCall* call, Body&& body) noexcept {
     FrameScope scope(call);
+#if LIBAGENT_HAS_EXCEPTIONS_
     try {
         body();
     } catch (const std::exception& e) {
@@ -182,16 +293,20 @@ void guarded(AgentCall* call, Body&& body) noexcept {
     } catch (...) {
         if (call) fail_raw(call, "A C++ callback threw an exception that is not a std::exception.");
     }
+#else
+    body();
+#endif
 }
 
 // Moves `fn` to the heap and registers it through `reg(user_data, finalizer)`; on failure the
-// library took no reference, so it is deleted here before throwing.
+// library took no reference, so it is deleted here before failing.
 template <class Fn, class Register>
-void install(Fn fn, Register&& reg) {
+Returned<void> install(Fn fn, Register&& reg) {
     auto owned = std::make_unique<Fn>(std::move(fn));
     AgentStatus status = reg(static_cast<void*>(owned.get()), &destroy<Fn>);
     if (status == AGENT_OK) owned.release();
-    check(status);
+    LIBAGENT_CHECK_(status);
+    LIBAGENT_OK_;
 }
 
 }  // namespace detail
@@ -238,7 +353,10 @@ inline std::string text_result(std::string_view text, bool is_error = false) {
 inline std::string_view version() { return agent_version(); }
 
 // Chooses the runtime before first use (see agent_runtime_configure).
-inline void runtime_configure(std::uint32_t workers) { detail::check(agent_runtime_configure(workers)); }
+inline Returned<void> runtime_configure(std::uint32_t workers) {
+    LIBAGENT_CHECK_(agent_runtime_configure(workers));
+    LIBAGENT_OK_;
+}
 
 // ---- call objects ------------------------------------------------------------------------------
 
@@ -263,25 +381,31 @@ public:
     Call& operator=(const Call&) = delete;
     ~Call() { drop(); }
 
-    // Answers with a JSON result (throws Error: AGENT_ERR_INVALID_JSON leaves the call open;
+    // Answers with a JSON result (fails with Error: AGENT_ERR_INVALID_JSON leaves the call open;
     // AGENT_ERR_ALREADY_COMPLETED when it was answered already).
-    void complete(std::string_view result_json) { settle(agent_call_complete(raw_, detail::c_str(result_json).c_str())); }
+    Returned<void> complete(std::string_view result_json) {
+        LIBAGENT_C_STR_(result, result_json);
+        return settle(agent_call_complete(raw_, result.c_str()));
+    }
     // Answers "returns nothing" (NULL).
-    void complete() { settle(agent_call_complete(raw_, nullptr)); }
+    Returned<void> complete() { return settle(agent_call_complete(raw_, nullptr)); }
     // Answers with a failure (a JavaScript throw with this message).
-    void fail(std::string_view message) { settle(agent_call_fail(raw_, detail::c_str(message).c_str())); }
+    Returned<void> fail(std::string_view message) {
+        LIBAGENT_C_STR_(text, message);
+        return settle(agent_call_fail(raw_, text.c_str()));
+    }
 
     // Whether the run that made this call is aborted.
-    bool is_aborted() const {
+    Returned<bool> is_aborted() const {
         bool aborted = false;
-        detail::check(agent_call_is_aborted(raw_, &aborted));
+        LIBAGENT_CHECK_(agent_call_is_aborted(raw_, &aborted));
         return aborted;
     }
 
     // Calls `fn` once, on the runtime thread, when the run aborts (at once if it already has).
-    void on_abort(std::function<void()> fn) {
+    Returned<void> on_abort(std::function<void()> fn) {
         using Fn = std::function<void()>;
-        detail::install(Fn(std::move(fn)), [&](void* data, AgentFinalizer fin) {
+        return detail::install(Fn(std::move(fn)), [&](void* data, AgentFinalizer fin) {
             return agent_call_on_abort(raw_, &abort_trampoline, data, fin);
         });
     }
@@ -297,9 +421,10 @@ protected:
     // `dropped`: the failure message used when the object is destroyed unanswered.
     Call(AgentCall* raw, const char* dropped) noexcept : raw_(raw), dropped_(dropped) {}
 
-    void settle(AgentStatus status) {
+    Returned<void> settle(AgentStatus status) {
         if (status == AGENT_OK || status == AGENT_ERR_ALREADY_COMPLETED) answered_ = true;
-        detail::check(status);
+        LIBAGENT_CHECK_(status);
+        LIBAGENT_OK_;
     }
     void mark_answered() noexcept { answered_ = true; }
 
@@ -328,8 +453,10 @@ public:
     explicit ToolCall(AgentToolCall* raw) noexcept : Call(raw, "agent::ToolCall destroyed without an answer.") {}
 
     // Reports progress (an AgentToolResult-shaped partial result); never blocks.
-    void update(std::string_view partial_result_json) {
-        detail::check(agent_tool_call_update(get(), detail::c_str(partial_result_json).c_str()));
+    Returned<void> update(std::string_view partial_result_json) {
+        LIBAGENT_C_STR_(partial, partial_result_json);
+        LIBAGENT_CHECK_(agent_tool_call_update(get(), partial.c_str()));
+        LIBAGENT_OK_;
     }
 };
 
@@ -341,18 +468,20 @@ public:
     Stream() noexcept = default;
     explicit Stream(AgentStream* raw) noexcept : Call(raw, "agent::Stream destroyed before it ended.") {}
 
-    // Pushes one event (never blocks). Throws Error(AGENT_ERR_STREAM_CLOSED) once the agent
+    // Pushes one event (never blocks). Fails with Error(AGENT_ERR_STREAM_CLOSED) once the agent
     // stopped consuming the stream.
-    void push(std::string_view event_json) {
-        AgentStatus status = agent_stream_push(get(), detail::c_str(event_json).c_str());
+    Returned<void> push(std::string_view event_json) {
+        LIBAGENT_C_STR_(event, event_json);
+        AgentStatus status = agent_stream_push(get(), event.c_str());
         if (status == AGENT_ERR_STREAM_CLOSED) mark_answered();  // nothing left to fail
-        detail::check(status);
+        LIBAGENT_CHECK_(status);
+        LIBAGENT_OK_;
     }
 
     // Calls `fn` on the runtime thread each time a pushed event was fully processed (lock step).
-    void on_consumed(std::function<void()> fn) {
+    Returned<void> on_consumed(std::function<void()> fn) {
         using Fn = std::function<void()>;
-        detail::install(Fn(std::move(fn)), [&](void* data, AgentFinalizer fin) {
+        return detail::install(Fn(std::move(fn)), [&](void* data, AgentFinalizer fin) {
             return agent_stream_on_consumed(get(), &consumed_trampoline, data, fin);
         });
     }
@@ -365,6 +494,19 @@ private:
 
 // ---- events ------------------------------------------------------------------------------------
 
+namespace detail {
+// Event accessors fail only for an invalid event, never one the binding passes: they throw
+// then, or, without exceptions, give an empty view.
+inline bool event_ok(AgentStatus status) {
+#ifdef LIBAGENT_NO_EXCEPTIONS
+    return status == AGENT_OK;
+#else
+    check(status);
+    return true;
+#endif
+}
+}  // namespace detail
+
 // An event borrowed by a listener: valid during the listener's call only (copy what you keep).
 class Event {
 public:
@@ -375,26 +517,26 @@ public:
     // "agent_start", "message_update", ...
     std::string_view type() const {
         const char* type = nullptr;
-        detail::check(agent_event_type(raw_, &type));
+        if (!detail::event_ok(agent_event_type(raw_, &type)) || !type) return {};
         return type;
     }
     // The event's JSON, built once per shape and shared with the other listeners.
     std::string_view json(EventShape shape = EventShape::Full) const {
         const char* json = nullptr;
-        detail::check(agent_event_json(raw_, static_cast<AgentEventShape>(shape), &json));
+        if (!detail::event_ok(agent_event_json(raw_, static_cast<AgentEventShape>(shape), &json)) || !json) return {};
         return json;
     }
     // For a message_update: the assistant stream event type ("text_delta", ...); else empty.
     std::string_view update_type() const {
         const char* type = nullptr;
-        detail::check(agent_event_update_type(raw_, &type));
+        if (!detail::event_ok(agent_event_update_type(raw_, &type))) return {};
         return type ? std::string_view(type) : std::string_view();
     }
     // For a message_update carrying a *_delta: the delta text (no JSON built); else empty.
     std::string_view delta() const {
         const char* text = nullptr;
         std::size_t len = 0;
-        detail::check(agent_event_delta(raw_, &text, &len));
+        if (!detail::event_ok(agent_event_delta(raw_, &text, &len))) return {};
         return text ? std::string_view(text, len) : std::string_view();
     }
     const AgentEvent* get() const noexcept { return raw_; }
@@ -426,26 +568,27 @@ public:
     // The next event's JSON, waiting up to `timeout` (negative: forever). std::nullopt when none
     // arrived in time, or when the queue is closed (its agent was freed) and drained: `closed()`
     // tells which.
-    std::optional<std::string> next(std::chrono::milliseconds timeout) {
+    Returned<std::optional<std::string>> next(std::chrono::milliseconds timeout) {
         char* json = nullptr;
         AgentStatus status = agent_events_next(raw_, static_cast<std::int64_t>(timeout.count()), &json);
-        if (status == AGENT_ERR_TIMEOUT) return std::nullopt;
+        if (status == AGENT_ERR_TIMEOUT) return std::optional<std::string>();
         if (status == AGENT_ERR_CLOSED) {
             closed_ = true;
-            return std::nullopt;
+            return std::optional<std::string>();
         }
-        detail::check(status);
-        return detail::take(json);
+        LIBAGENT_CHECK_(status);
+        return std::optional<std::string>(detail::take(json));
     }
     // Waits forever.
-    std::optional<std::string> next() { return next(std::chrono::milliseconds(-1)); }
+    Returned<std::optional<std::string>> next() { return next(std::chrono::milliseconds(-1)); }
     // Never waits (for a frame loop).
-    std::optional<std::string> try_next() { return next(std::chrono::milliseconds(0)); }
+    Returned<std::optional<std::string>> try_next() { return next(std::chrono::milliseconds(0)); }
     // True once the agent was freed and every event was taken.
     bool closed() const noexcept { return closed_; }
     // Closes the queue now (its subscription ends).
-    void close() {
-        if (raw_) detail::check(agent_events_close(std::exchange(raw_, nullptr)));
+    Returned<void> close() {
+        if (raw_) LIBAGENT_CHECK_(agent_events_close(std::exchange(raw_, nullptr)));
+        LIBAGENT_OK_;
     }
     AgentEventQueue* get() const noexcept { return raw_; }
 
@@ -471,19 +614,30 @@ using DoneFn = std::function<void(AgentStatus status, std::string_view error)>;
 
 namespace detail {
 
+// Answers `call` (`answer` is one of its complete calls). Without exceptions, an answer libagent
+// refused (e.g. malformed JSON) fails the call with the refusal's text, as the thrown Error would.
+#ifdef LIBAGENT_NO_EXCEPTIONS
+inline void settle_with(Call& call, Result<void> answered) {
+    if (!answered) fail_raw(call.get(), answered.error().what());
+}
+#define LIBAGENT_SETTLE_(call, answer) ::agent::detail::settle_with((call), (answer))
+#else
+#define LIBAGENT_SETTLE_(call, answer) (answer)
+#endif
+
 // Answers `call` with what a synchronous callback returned.
-template <class Result>
-void answer_with(Call& call, Result&& result) {
-    using R = std::decay_t<Result>;
+template <class Answer>
+void answer_with(Call& call, Answer&& result) {
+    using R = std::decay_t<Answer>;
     if constexpr (std::is_same_v<R, std::optional<std::string>>) {
         if (result)
-            call.complete(*result);
+            LIBAGENT_SETTLE_(call, call.complete(*result));
         else
-            call.complete();
+            LIBAGENT_SETTLE_(call, call.complete());
     } else if constexpr (std::is_same_v<R, std::nullopt_t>) {
-        call.complete();
+        LIBAGENT_SETTLE_(call, call.complete());
     } else {
-        call.complete(std::string_view(result));
+        LIBAGENT_SETTLE_(call, call.complete(std::string_view(result)));
     }
 }
 
@@ -491,7 +645,7 @@ template <class F, class... Args>
 void run_sync(F& f, Call& call, Args&&... args) {
     if constexpr (std::is_void_v<std::invoke_result_t<F&, Args...>>) {
         f(std::forward<Args>(args)...);
-        call.complete();
+        LIBAGENT_SETTLE_(call, call.complete());
     } else {
         answer_with(call, f(std::forward<Args>(args)...));
     }
@@ -534,7 +688,7 @@ ListenerFn to_listener_fn(F&& f) {
                       "a listener is callable as (const agent::Event&, agent::Call) or (const agent::Event&)");
         return [f = std::forward<F>(f)](const Event& event, Call call) mutable {
             f(event);
-            call.complete();
+            LIBAGENT_SETTLE_(call, call.complete());
         };
     }
 }
@@ -572,9 +726,9 @@ inline void done_trampoline(void* user_data, AgentStatus status, const char* err
 }
 
 template <class F>
-void install_hook(HookKind kind, F&& f, AgentStatus (*reg)(void*, AgentHookKind, AgentHookFn, void*, AgentFinalizer),
-                  void* target) {
-    install(to_hook_fn(std::forward<F>(f)), [&](void* data, AgentFinalizer fin) {
+Returned<void> install_hook(HookKind kind, F&& f,
+                            AgentStatus (*reg)(void*, AgentHookKind, AgentHookFn, void*, AgentFinalizer), void* target) {
+    return install(to_hook_fn(std::forward<F>(f)), [&](void* data, AgentFinalizer fin) {
         return reg(target, static_cast<AgentHookKind>(kind), &hook_trampoline, data, fin);
     });
 }
@@ -592,12 +746,18 @@ public:
     // answering through `call` (now or later), or `(id, args_json) -> std::string` returning the
     // AgentToolResult JSON (see agent::text_result). An exception becomes an error tool result.
     template <class F>
-    Tool(std::string_view definition_json, F&& execute) {
-        std::string definition = detail::c_str(definition_json);
-        detail::install(detail::to_tool_fn(std::forward<F>(execute)), [&](void* data, AgentFinalizer fin) {
-            return agent_tool_new(definition.c_str(), &detail::tool_trampoline, data, fin, &raw_);
-        });
+    static Returned<Tool> create(std::string_view definition_json, F&& execute) {
+        LIBAGENT_C_STR_(definition, definition_json);
+        AgentTool* raw = nullptr;
+        LIBAGENT_TRY_(detail::install(detail::to_tool_fn(std::forward<F>(execute)), [&](void* data, AgentFinalizer fin) {
+            return agent_tool_new(definition.c_str(), &detail::tool_trampoline, data, fin, &raw);
+        }));
+        return Tool(raw);
     }
+#ifndef LIBAGENT_NO_EXCEPTIONS
+    template <class F>
+    Tool(std::string_view definition_json, F&& execute) : Tool(create(definition_json, std::forward<F>(execute))) {}
+#endif
     Tool(Tool&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
     Tool& operator=(Tool&& other) noexcept {
         if (this != &other) {
@@ -614,12 +774,15 @@ public:
 
     // The synchronous prepareArguments shim: `(args_json) -> std::optional<std::string>` (nullopt
     // keeps the arguments); an exception fails the call.
-    void set_prepare_arguments(PrepareArgumentsFn prepare) {
-        detail::install(std::move(prepare), [&](void* data, AgentFinalizer fin) {
+    Returned<void> set_prepare_arguments(PrepareArgumentsFn prepare) {
+        return detail::install(std::move(prepare), [&](void* data, AgentFinalizer fin) {
             return agent_tool_set_prepare_arguments(raw_, &detail::prepare_trampoline, data, fin);
         });
     }
-    void clear_prepare_arguments() { detail::check(agent_tool_set_prepare_arguments(raw_, nullptr, nullptr, nullptr)); }
+    Returned<void> clear_prepare_arguments() {
+        LIBAGENT_CHECK_(agent_tool_set_prepare_arguments(raw_, nullptr, nullptr, nullptr));
+        LIBAGENT_OK_;
+    }
 
     AgentTool* get() const noexcept { return raw_; }
     // Takes ownership of a raw tool reference (e.g. one of agent_coding_tools_new's).
@@ -645,11 +808,13 @@ inline std::vector<Tool> adopt_all(AgentTool** raw, size_t count) {
 // every path they use stays inside it. `options_json`: `{"tools"?: [...], "bash"?: bool,
 // "bashTimeoutMs"?: number|null}` (see agent_coding_tools_new; bash is off by default). They are
 // ordinary tools: add them with Options::add_tool, alone or with your own.
-inline std::vector<Tool> coding_tools(std::string_view root, std::string_view options_json = "{}") {
+inline Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view options_json = "{}") {
     AgentTool* raw[8] = {};
     size_t count = 0;
-    detail::check(agent_coding_tools_new(detail::c_str(root).c_str(), detail::c_str(options_json).c_str(), nullptr,
-                                         nullptr, nullptr, raw, 8, &count));
+    LIBAGENT_C_STR_(root_text, root);
+    LIBAGENT_C_STR_(options_text, options_json);
+    LIBAGENT_CHECK_(
+        agent_coding_tools_new(root_text.c_str(), options_text.c_str(), nullptr, nullptr, nullptr, raw, 8, &count));
     return detail::adopt_all(raw, count);
 }
 
@@ -658,28 +823,50 @@ inline std::vector<Tool> coding_tools(std::string_view root, std::string_view op
 // `{"allow":false,"reason":"..."}` or a thrown exception refuses, and the model sees the reason)
 // or `(input_json, agent::Call)` answering later.
 template <class F>
-std::vector<Tool> coding_tools(std::string_view root, std::string_view options_json, F&& consent) {
+Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view options_json, F&& consent) {
     AgentTool* raw[8] = {};
     size_t count = 0;
-    std::string root_text = detail::c_str(root), options_text = detail::c_str(options_json);
-    detail::install(detail::to_hook_fn(std::forward<F>(consent)), [&](void* data, AgentFinalizer fin) {
+    LIBAGENT_C_STR_(root_text, root);
+    LIBAGENT_C_STR_(options_text, options_json);
+    LIBAGENT_TRY_(detail::install(detail::to_hook_fn(std::forward<F>(consent)), [&](void* data, AgentFinalizer fin) {
         return agent_coding_tools_new(root_text.c_str(), options_text.c_str(), &detail::hook_trampoline, data, fin,
                                       raw, 8, &count);
-    });
+    }));
     return detail::adopt_all(raw, count);
 }
 
 // ---- options -----------------------------------------------------------------------------------
 
-// An options builder, consumed by the Agent constructor. Move-only.
+// An options builder, consumed by the Agent constructor. Move-only. Without exceptions the
+// setters return Result<void> (no chaining).
+#ifdef LIBAGENT_NO_EXCEPTIONS
+#define LIBAGENT_SELF_ Result<void>
+#define LIBAGENT_RETURN_SELF_ return {}
+#else
+#define LIBAGENT_SELF_ Options&
+#define LIBAGENT_RETURN_SELF_ return *this
+#endif
 class Options {
 public:
-    // All defaults.
-    Options() { detail::check(agent_options_new(nullptr, &raw_)); }
-    // `{"initialState": {...}, "steeringMode"?, ...}` (see agent_options_new).
-    explicit Options(std::string_view options_json) {
-        detail::check(agent_options_new(detail::c_str(options_json).c_str(), &raw_));
+    // All defaults (without exceptions, allocation failure leaves it empty: every use then fails).
+    Options() {
+        AgentStatus status = agent_options_new(nullptr, &raw_);
+#ifndef LIBAGENT_NO_EXCEPTIONS
+        detail::check(status);
+#else
+        (void)status;
+#endif
     }
+    // `{"initialState": {...}, "steeringMode"?, ...}` (see agent_options_new).
+    static Returned<Options> create(std::string_view options_json) {
+        LIBAGENT_C_STR_(text, options_json);
+        AgentOptions* raw = nullptr;
+        LIBAGENT_CHECK_(agent_options_new(text.c_str(), &raw));
+        return Options(raw);
+    }
+#ifndef LIBAGENT_NO_EXCEPTIONS
+    explicit Options(std::string_view options_json) : Options(create(options_json)) {}
+#endif
     Options(Options&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
     Options& operator=(Options&& other) noexcept {
         if (this != &other) {
@@ -694,39 +881,41 @@ public:
         if (raw_) agent_options_free(raw_);
     }
 
-    Options& add_tool(const Tool& tool) {
-        detail::check(agent_options_add_tool(raw_, tool.get()));
-        return *this;
+    LIBAGENT_SELF_ add_tool(const Tool& tool) {
+        LIBAGENT_CHECK_(agent_options_add_tool(raw_, tool.get()));
+        LIBAGENT_RETURN_SELF_;
     }
     // The agent's stream function: `(std::string_view request_json, agent::Stream stream)`.
-    Options& set_stream_fn(StreamFn fn) {
-        detail::install(std::move(fn), [&](void* data, AgentFinalizer fin) {
+    LIBAGENT_SELF_ set_stream_fn(StreamFn fn) {
+        LIBAGENT_TRY_(detail::install(std::move(fn), [&](void* data, AgentFinalizer fin) {
             return agent_options_set_stream_fn(raw_, &detail::stream_trampoline, data, fin);
-        });
-        return *this;
+        }));
+        LIBAGENT_RETURN_SELF_;
     }
     // The built-in scripted model (see agent_options_set_scripted_model).
-    Options& set_scripted_model(std::string_view script_json) {
-        detail::check(agent_options_set_scripted_model(raw_, detail::c_str(script_json).c_str()));
-        return *this;
+    LIBAGENT_SELF_ set_scripted_model(std::string_view script_json) {
+        LIBAGENT_C_STR_(script, script_json);
+        LIBAGENT_CHECK_(agent_options_set_scripted_model(raw_, script.c_str()));
+        LIBAGENT_RETURN_SELF_;
     }
     // The built-in providers: HTTP to the endpoint that `initialState.model` describes (`api`
-    // "openai-completions" or "anthropic-messages", `baseUrl`, `provider`, `id`). The API key is
-    // the GetApiKey hook's answer, else the provider's environment variable (OPENAI_API_KEY...).
-    Options& use_providers() {
-        detail::check(agent_options_use_providers(raw_));
-        return *this;
+    // "openai-completions", "anthropic-messages", "openai-responses" or "google-generative-ai",
+    // `baseUrl`, `provider`, `id`). The API key is the GetApiKey hook's answer, else the provider's
+    // environment variable (OPENAI_API_KEY, GEMINI_API_KEY...).
+    LIBAGENT_SELF_ use_providers() {
+        LIBAGENT_CHECK_(agent_options_use_providers(raw_));
+        LIBAGENT_RETURN_SELF_;
     }
     // A hook: `(input_json, agent::Call)` or `(input_json) -> answer` (see agent::Agent::set_hook).
     template <class F>
-    Options& set_hook(HookKind kind, F&& hook) {
-        detail::install_hook(
+    LIBAGENT_SELF_ set_hook(HookKind kind, F&& hook) {
+        LIBAGENT_TRY_(detail::install_hook(
             kind, std::forward<F>(hook),
             [](void* target, AgentHookKind k, AgentHookFn fn, void* data, AgentFinalizer fin) {
                 return agent_options_set_hook(static_cast<AgentOptions*>(target), k, fn, data, fin);
             },
-            raw_);
-        return *this;
+            raw_));
+        LIBAGENT_RETURN_SELF_;
     }
 
     AgentOptions* get() const noexcept { return raw_; }
@@ -734,8 +923,11 @@ public:
     AgentOptions* release() noexcept { return std::exchange(raw_, nullptr); }
 
 private:
+    explicit Options(AgentOptions* raw) noexcept : raw_(raw) {}
     AgentOptions* raw_ = nullptr;
 };
+#undef LIBAGENT_SELF_
+#undef LIBAGENT_RETURN_SELF_
 
 // ---- the agent ---------------------------------------------------------------------------------
 
@@ -743,16 +935,22 @@ private:
 // `done` gets AGENT_ERR_FREED). Every method may be called from any thread.
 class Agent {
 public:
-    // Consumes `options` (also on failure). Throws AGENT_ERR_NO_STREAM_FN without a model.
-    explicit Agent(Options options) {
-        AgentStatus status = agent_new(options.release(), &raw_);
+    // Consumes `options` (also on failure). Fails with AGENT_ERR_NO_STREAM_FN without a model.
+    static Returned<Agent> create(Options options) {
+        AgentHandle* raw = nullptr;
+        AgentStatus status = agent_new(options.release(), &raw);
         if (status == AGENT_ERR_NO_STREAM_FN)  // the reference's text names JavaScript's API
-            throw Error(status,
-                        "No model to talk to: call Options::set_stream_fn, set_scripted_model or use_providers "
-                        "(the built-in providers, for a model with api openai-completions or anthropic-messages), "
-                        "or set a process-wide default with agent::set_default_stream_fn.");
-        detail::check(status);
+            LIBAGENT_FAIL_(status,
+                           "No model to talk to: call Options::set_stream_fn, set_scripted_model or use_providers "
+                           "(the built-in providers, for a model with api openai-completions, anthropic-messages, "
+                           "openai-responses or google-generative-ai), "
+                           "or set a process-wide default with agent::set_default_stream_fn.");
+        LIBAGENT_CHECK_(status);
+        return Agent(raw);
     }
+#ifndef LIBAGENT_NO_EXCEPTIONS
+    explicit Agent(Options options) : Agent(create(std::move(options))) {}
+#endif
     // Takes ownership of a raw handle.
     explicit Agent(AgentHandle* raw) noexcept : raw_(raw) {}
     Agent(Agent&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
@@ -775,146 +973,184 @@ public:
     // AGENT_ERR_BUSY while a run is active (then `done` is never called).
 
     // prompt(text).
-    void prompt(std::string_view text) {
-        detail::refuse_blocking("Agent::prompt");
-        block([&](DoneFn done) { prompt_async(text, std::move(done)); });
+    Returned<void> prompt(std::string_view text) {
+        LIBAGENT_TRY_(detail::refuse_blocking("Agent::prompt"));
+        return block([&](DoneFn done) { return prompt_async(text, std::move(done)); });
     }
     // prompt(text, images): `images_json` is a JSON array of image blocks.
-    void prompt(std::string_view text, std::string_view images_json) {
-        detail::refuse_blocking("Agent::prompt");
-        block([&](DoneFn done) { prompt_async(text, images_json, std::move(done)); });
+    Returned<void> prompt(std::string_view text, std::string_view images_json) {
+        LIBAGENT_TRY_(detail::refuse_blocking("Agent::prompt"));
+        return block([&](DoneFn done) { return prompt_async(text, images_json, std::move(done)); });
     }
     // prompt(input): a JSON string, one message object, or an array of messages.
-    void prompt_json(std::string_view input_json) {
-        detail::refuse_blocking("Agent::prompt_json");
-        block([&](DoneFn done) { prompt_json_async(input_json, std::move(done)); });
+    Returned<void> prompt_json(std::string_view input_json) {
+        LIBAGENT_TRY_(detail::refuse_blocking("Agent::prompt_json"));
+        return block([&](DoneFn done) { return prompt_json_async(input_json, std::move(done)); });
     }
     // continue().
-    void continue_run() {
-        detail::refuse_blocking("Agent::continue_run");
-        block([&](DoneFn done) { continue_async(std::move(done)); });
+    Returned<void> continue_run() {
+        LIBAGENT_TRY_(detail::refuse_blocking("Agent::continue_run"));
+        return block([&](DoneFn done) { return continue_async(std::move(done)); });
     }
 
-    void prompt_async(std::string_view text, DoneFn done = {}) {
-        std::string t = detail::c_str(text);
-        start(std::move(done), [&](AgentDoneFn fn, void* data) {
+    Returned<void> prompt_async(std::string_view text, DoneFn done = {}) {
+        LIBAGENT_C_STR_(t, text);
+        return start(std::move(done), [&](AgentDoneFn fn, void* data) {
             return agent_prompt_text(raw_, t.c_str(), nullptr, fn, data);
         });
     }
-    void prompt_async(std::string_view text, std::string_view images_json, DoneFn done = {}) {
-        std::string t = detail::c_str(text), images = detail::c_str(images_json);
-        start(std::move(done), [&](AgentDoneFn fn, void* data) {
+    Returned<void> prompt_async(std::string_view text, std::string_view images_json, DoneFn done = {}) {
+        LIBAGENT_C_STR_(t, text);
+        LIBAGENT_C_STR_(images, images_json);
+        return start(std::move(done), [&](AgentDoneFn fn, void* data) {
             return agent_prompt_text(raw_, t.c_str(), images.c_str(), fn, data);
         });
     }
-    void prompt_json_async(std::string_view input_json, DoneFn done = {}) {
-        std::string input = detail::c_str(input_json);
-        start(std::move(done), [&](AgentDoneFn fn, void* data) { return agent_prompt(raw_, input.c_str(), fn, data); });
+    Returned<void> prompt_json_async(std::string_view input_json, DoneFn done = {}) {
+        LIBAGENT_C_STR_(input, input_json);
+        return start(std::move(done),
+                     [&](AgentDoneFn fn, void* data) { return agent_prompt(raw_, input.c_str(), fn, data); });
     }
-    void continue_async(DoneFn done = {}) {
-        start(std::move(done), [&](AgentDoneFn fn, void* data) { return agent_continue(raw_, fn, data); });
+    Returned<void> continue_async(DoneFn done = {}) {
+        return start(std::move(done), [&](AgentDoneFn fn, void* data) { return agent_continue(raw_, fn, data); });
     }
 
     // Waits until the active run finished its cleanup; false when `timeout` ran out (nullopt:
     // forever).
-    bool wait_for_idle(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
-        detail::refuse_blocking("Agent::wait_for_idle");
+    Returned<bool> wait_for_idle(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+        LIBAGENT_TRY_(detail::refuse_blocking("Agent::wait_for_idle"));
         AgentStatus status = agent_wait_for_idle(raw_, timeout ? static_cast<std::int64_t>(timeout->count()) : -1);
         if (status == AGENT_ERR_TIMEOUT) return false;
-        detail::check(status);
+        LIBAGENT_CHECK_(status);
         return true;
     }
 
-    void steer(std::string_view message_json) { detail::check(agent_steer(raw_, detail::c_str(message_json).c_str())); }
-    void follow_up(std::string_view message_json) {
-        detail::check(agent_follow_up(raw_, detail::c_str(message_json).c_str()));
+    Returned<void> steer(std::string_view message_json) {
+        LIBAGENT_C_STR_(message, message_json);
+        LIBAGENT_CHECK_(agent_steer(raw_, message.c_str()));
+        LIBAGENT_OK_;
     }
-    void abort() { detail::check(agent_abort(raw_)); }
-    void reset() { detail::check(agent_reset(raw_)); }
+    Returned<void> follow_up(std::string_view message_json) {
+        LIBAGENT_C_STR_(message, message_json);
+        LIBAGENT_CHECK_(agent_follow_up(raw_, message.c_str()));
+        LIBAGENT_OK_;
+    }
+    Returned<void> abort() {
+        LIBAGENT_CHECK_(agent_abort(raw_));
+        LIBAGENT_OK_;
+    }
+    Returned<void> reset() {
+        LIBAGENT_CHECK_(agent_reset(raw_));
+        LIBAGENT_OK_;
+    }
 
     // -- state
-    std::string state() const {
+    Returned<std::string> state() const {
         char* json = nullptr;
-        detail::check(agent_get_state(raw_, &json));
+        LIBAGENT_CHECK_(agent_get_state(raw_, &json));
         return detail::take(json);
     }
-    void set_messages(std::string_view messages_json) {
-        detail::check(agent_set_messages(raw_, detail::c_str(messages_json).c_str()));
+    Returned<void> set_messages(std::string_view messages_json) {
+        LIBAGENT_C_STR_(messages, messages_json);
+        LIBAGENT_CHECK_(agent_set_messages(raw_, messages.c_str()));
+        LIBAGENT_OK_;
     }
-    void set_tools(std::initializer_list<std::reference_wrapper<const Tool>> tools) {
-        set_tools(std::vector<std::reference_wrapper<const Tool>>(tools));
+    Returned<void> set_tools(std::initializer_list<std::reference_wrapper<const Tool>> tools) {
+        return set_tools(std::vector<std::reference_wrapper<const Tool>>(tools));
     }
-    void set_tools(const std::vector<std::reference_wrapper<const Tool>>& tools) {
+    Returned<void> set_tools(const std::vector<std::reference_wrapper<const Tool>>& tools) {
         std::vector<AgentTool*> raw;
         raw.reserve(tools.size());
         for (const Tool& tool : tools) raw.push_back(tool.get());
-        detail::check(agent_set_tools(raw_, raw.data(), raw.size()));
+        LIBAGENT_CHECK_(agent_set_tools(raw_, raw.data(), raw.size()));
+        LIBAGENT_OK_;
     }
-    void configure(std::string_view patch_json) {
-        detail::check(agent_configure(raw_, detail::c_str(patch_json).c_str()));
+    Returned<void> configure(std::string_view patch_json) {
+        LIBAGENT_C_STR_(patch, patch_json);
+        LIBAGENT_CHECK_(agent_configure(raw_, patch.c_str()));
+        LIBAGENT_OK_;
     }
 
     // -- queues
-    std::string peek_queued_messages() const {
+    Returned<std::string> peek_queued_messages() const {
         char* json = nullptr;
-        detail::check(agent_peek_queued_messages(raw_, &json));
+        LIBAGENT_CHECK_(agent_peek_queued_messages(raw_, &json));
         return detail::take(json);
     }
-    bool has_queued_messages() const {
+    Returned<bool> has_queued_messages() const {
         bool has = false;
-        detail::check(agent_has_queued_messages(raw_, &has));
+        LIBAGENT_CHECK_(agent_has_queued_messages(raw_, &has));
         return has;
     }
-    void clear_steering_queue() { detail::check(agent_clear_steering_queue(raw_)); }
-    void clear_follow_up_queue() { detail::check(agent_clear_follow_up_queue(raw_)); }
-    void clear_all_queues() { detail::check(agent_clear_all_queues(raw_)); }
+    Returned<void> clear_steering_queue() {
+        LIBAGENT_CHECK_(agent_clear_steering_queue(raw_));
+        LIBAGENT_OK_;
+    }
+    Returned<void> clear_follow_up_queue() {
+        LIBAGENT_CHECK_(agent_clear_follow_up_queue(raw_));
+        LIBAGENT_OK_;
+    }
+    Returned<void> clear_all_queues() {
+        LIBAGENT_CHECK_(agent_clear_all_queues(raw_));
+        LIBAGENT_OK_;
+    }
 
     // -- host functions
     // A hook: deferred `(std::string_view input_json, agent::Call call)`, or synchronous
     // `(input_json) -> std::string | std::optional<std::string> | void` (nullopt/void: "returns
     // nothing"). Captured when the next run starts.
     template <class F>
-    void set_hook(HookKind kind, F&& hook) {
-        detail::install_hook(
+    Returned<void> set_hook(HookKind kind, F&& hook) {
+        return detail::install_hook(
             kind, std::forward<F>(hook),
             [](void* target, AgentHookKind k, AgentHookFn fn, void* data, AgentFinalizer fin) {
                 return agent_set_hook(static_cast<AgentHandle*>(target), k, fn, data, fin);
             },
             raw_);
     }
-    void remove_hook(HookKind kind) {
-        detail::check(agent_set_hook(raw_, static_cast<AgentHookKind>(kind), nullptr, nullptr, nullptr));
+    Returned<void> remove_hook(HookKind kind) {
+        LIBAGENT_CHECK_(agent_set_hook(raw_, static_cast<AgentHookKind>(kind), nullptr, nullptr, nullptr));
+        LIBAGENT_OK_;
     }
-    void set_stream_fn(StreamFn fn) {
-        detail::install(std::move(fn), [&](void* data, AgentFinalizer fin) {
+    Returned<void> set_stream_fn(StreamFn fn) {
+        return detail::install(std::move(fn), [&](void* data, AgentFinalizer fin) {
             return agent_set_stream_fn(raw_, &detail::stream_trampoline, data, fin);
         });
     }
-    void set_scripted_model(std::string_view script_json) {
-        detail::check(agent_set_scripted_model(raw_, detail::c_str(script_json).c_str()));
+    Returned<void> set_scripted_model(std::string_view script_json) {
+        LIBAGENT_C_STR_(script, script_json);
+        LIBAGENT_CHECK_(agent_set_scripted_model(raw_, script.c_str()));
+        LIBAGENT_OK_;
     }
     // The built-in providers from the next run on (see Options::use_providers).
-    void use_providers() { detail::check(agent_use_providers(raw_)); }
+    Returned<void> use_providers() {
+        LIBAGENT_CHECK_(agent_use_providers(raw_));
+        LIBAGENT_OK_;
+    }
 
     // -- events
     // A listener: `(const agent::Event&)` (continues when it returns) or deferred
     // `(const agent::Event&, agent::Call call)` (the loop waits until `call` is answered).
     // Returns the subscription id for `unsubscribe`.
     template <class F>
-    std::uint64_t subscribe(F&& listener) {
+    Returned<std::uint64_t> subscribe(F&& listener) {
         std::uint64_t id = 0;
-        detail::install(detail::to_listener_fn(std::forward<F>(listener)), [&](void* data, AgentFinalizer fin) {
-            return agent_subscribe(raw_, &detail::listener_trampoline, data, fin, &id);
-        });
+        LIBAGENT_TRY_(detail::install(detail::to_listener_fn(std::forward<F>(listener)),
+                                      [&](void* data, AgentFinalizer fin) {
+                                          return agent_subscribe(raw_, &detail::listener_trampoline, data, fin, &id);
+                                      }));
         return id;
     }
-    void unsubscribe(std::uint64_t id) { detail::check(agent_unsubscribe(raw_, id)); }
+    Returned<void> unsubscribe(std::uint64_t id) {
+        LIBAGENT_CHECK_(agent_unsubscribe(raw_, id));
+        LIBAGENT_OK_;
+    }
 
     // A pull queue of every event (`{"capacity": N, "shape": "full"|"lean"}`; empty = defaults).
-    EventQueue events(std::string_view options_json = {}) {
-        std::string options = detail::c_str(options_json);
+    Returned<EventQueue> events(std::string_view options_json = {}) {
+        LIBAGENT_C_STR_(options, options_json);
         AgentEventQueue* queue = nullptr;
-        detail::check(agent_events_open(raw_, options_json.empty() ? nullptr : options.c_str(), &queue));
+        LIBAGENT_CHECK_(agent_events_open(raw_, options_json.empty() ? nullptr : options.c_str(), &queue));
         return EventQueue(queue);
     }
 
@@ -926,10 +1162,10 @@ private:
     // how the run ended: a run that settled as the reference's promise resolves may still have
     // failed or been aborted (agent_last_run_outcome, read inside `done`, where it is this run's).
     template <class Starter>
-    void start(DoneFn done, Starter&& starter) {
+    Returned<void> start(DoneFn done, Starter&& starter) {
         if (!done) {
-            detail::check(starter(nullptr, nullptr));
-            return;
+            LIBAGENT_CHECK_(starter(nullptr, nullptr));
+            LIBAGENT_OK_;
         }
         auto owned = std::make_unique<DoneFn>([raw = raw_, done = std::move(done)](AgentStatus status,
                                                                                    std::string_view error) {
@@ -944,12 +1180,13 @@ private:
         });
         AgentStatus status = starter(&detail::done_trampoline, owned.get());
         if (status == AGENT_OK) owned.release();
-        detail::check(status);
+        LIBAGENT_CHECK_(status);
+        LIBAGENT_OK_;
     }
 
-    // Runs `start_with(done)` and waits until the run settled; rethrows its failure.
+    // Runs `start_with(done)` and waits until the run settled; fails with the run's failure.
     template <class StartWith>
-    void block(StartWith&& start_with) {
+    Returned<void> block(StartWith&& start_with) {
         struct Outcome {
             std::mutex mutex;
             bool settled = false;
@@ -957,16 +1194,17 @@ private:
             std::string error;
         };
         auto outcome = std::make_shared<Outcome>();
-        start_with([outcome](AgentStatus status, std::string_view error) {
+        LIBAGENT_TRY_(start_with([outcome](AgentStatus status, std::string_view error) {
             std::lock_guard<std::mutex> lock(outcome->mutex);
             outcome->settled = true;
             outcome->status = status;
             outcome->error = std::string(error);
-        });
-        detail::check(agent_wait_for_idle(raw_, -1));
+        }));
+        LIBAGENT_CHECK_(agent_wait_for_idle(raw_, -1));
         std::lock_guard<std::mutex> lock(outcome->mutex);
         // `done` runs before agent_wait_for_idle returns.
-        if (outcome->settled && outcome->status != AGENT_OK) throw Error(outcome->status, outcome->error);
+        if (outcome->settled && outcome->status != AGENT_OK) LIBAGENT_FAIL_(outcome->status, outcome->error);
+        LIBAGENT_OK_;
     }
 
     AgentHandle* raw_ = nullptr;
@@ -975,16 +1213,29 @@ private:
 // ---- process-wide stream function --------------------------------------------------------------
 
 // Sets the process-wide default stream function (captured by agents built afterwards).
-inline void set_default_stream_fn(StreamFn fn) {
-    detail::install(std::move(fn), [&](void* data, AgentFinalizer fin) {
+inline Returned<void> set_default_stream_fn(StreamFn fn) {
+    return detail::install(std::move(fn), [&](void* data, AgentFinalizer fin) {
         return agent_set_default_stream_fn(&detail::stream_trampoline, data, fin);
     });
 }
-inline void clear_default_stream_fn() { detail::check(agent_set_default_stream_fn(nullptr, nullptr, nullptr)); }
-inline void set_default_scripted_model(std::string_view script_json) {
-    detail::check(agent_set_default_scripted_model(detail::c_str(script_json).c_str()));
+inline Returned<void> clear_default_stream_fn() {
+    LIBAGENT_CHECK_(agent_set_default_stream_fn(nullptr, nullptr, nullptr));
+    LIBAGENT_OK_;
+}
+inline Returned<void> set_default_scripted_model(std::string_view script_json) {
+    LIBAGENT_C_STR_(script, script_json);
+    LIBAGENT_CHECK_(agent_set_default_scripted_model(script.c_str()));
+    LIBAGENT_OK_;
 }
 
 }  // namespace agent
+
+#undef LIBAGENT_FAIL_
+#undef LIBAGENT_CHECK_
+#undef LIBAGENT_TRY_
+#undef LIBAGENT_OK_
+#undef LIBAGENT_C_STR_
+#undef LIBAGENT_SETTLE_
+#undef LIBAGENT_HAS_EXCEPTIONS_
 
 #endif  // LIBAGENT_AGENT_HPP

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 	"github.com/libagent/libagent/bindings/go/examples/internal/envmodel"
 	"io"
 	"log"

@@ -15,7 +15,7 @@ import (
 	"os"
 	"strings"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 type pathArgs struct {

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from . import _dispatch as dispatch
 from . import _native as native
-from ._errors import OK, AgentError, InvalidJsonError, NoStreamFnError, WouldDeadlockError, error_for
+from ._errors import NO_MODEL, OK, AgentError, InvalidJsonError, NoStreamFnError, WouldDeadlockError, error_for
 from ._events import EventStream, Subscription, new_subscription
 from ._stream import STREAM_TRAMPOLINE, StreamSite
 from ._tools import Tool, new_native_tool
@@ -109,17 +109,23 @@ def _refuse_on_runtime_thread(what: str) -> None:
 _LIVE: "weakref.WeakSet[Agent]" = weakref.WeakSet()
 
 # The APIs libagent's built-in providers speak (pi-ai's streamSimple).
-PROVIDER_APIS = ("openai-completions", "anthropic-messages")
+PROVIDER_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai")
 
 # Whether a process-wide default model was set through this module: it then takes precedence
 # over choosing the built-in providers from the model's api.
 _default_model_set = False
 
-_NO_MODEL = ("No model to talk to: pass stream_fn=..., scripted=[...], or a model whose api the built-in "
-             "providers speak (" + " or ".join(PROVIDER_APIS) + ", or use_providers=True); or set a "
-             "process-wide default with libagent.set_default_stream_fn().")
-# The reference's text for a run without a model (set_stream_fn(None) and no default).
-_REFERENCE_NO_MODEL = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."
+_NO_MODEL = NO_MODEL
+
+
+def _unknown_keyword(error: AgentError, names: Mapping[str, str], function: str) -> AgentError:
+    """An option libagent does not know is a keyword argument the function does not take: the
+    TypeError Python raises for one, naming the keyword the caller wrote."""
+    if isinstance(error, InvalidJsonError):
+        for snake, camel in names.items():
+            if error.message in (f'Unknown option "{camel}".', f'Unknown option "{snake}".'):
+                return TypeError(f"{function} got an unexpected keyword argument {snake!r}")
+    return _python_names(error, names)
 
 
 def _python_names(error: AgentError, names: Mapping[str, str]) -> AgentError:
@@ -143,7 +149,7 @@ def _outcome(handle: Optional[int], status: int, error: str) -> "tuple[int, str]
     if native.lib.agent_last_run_outcome(handle, ctypes.byref(ended), ctypes.byref(message)) != OK:
         return status, error
     text = native.take_string(message)
-    return ended.value, _NO_MODEL if text == _REFERENCE_NO_MODEL else text
+    return ended.value, text
 
 
 class Agent:
@@ -153,7 +159,7 @@ class Agent:
     - `tools`: `Tool`s (see `@tool`) or plain functions;
     - the model: `stream_fn`, a Python stream function (see libagent._stream); or `scripted`, a
       list of responses for libagent's built-in scripted model; or libagent's built-in providers
-      (HTTP to an OpenAI-compatible or Anthropic endpoint), used when neither is given and
+      (HTTP to an OpenAI-compatible, OpenAI Responses, Anthropic or Gemini endpoint), used when neither is given and
       `model["api"]` is one of PROVIDER_APIS and no process-wide default was set with
       `set_default_stream_fn` & co. (`use_providers=True` forces them, False never);
       the API key comes from a `get_api_key` hook or the provider's environment variable;
@@ -162,7 +168,7 @@ class Agent:
       `tool_execution`, `session_id`, `transport`, `thinking_budgets`, `max_retry_delay_ms`,
       `identity`, and for the providers `max_retries`, `max_retry_delay_ms`, `timeout_ms`,
       `connect_timeout_ms`, `idle_timeout_ms`, `ca_certificates`, `ca_certificate_file`
-      (libagent rejects unknown ones with InvalidJsonError).
+      (an unknown one is a TypeError, as for any function).
 
     A run that fails (stopReason "error") raises ModelError carrying the errorMessage; an aborted
     run raises AbortedError.
@@ -201,7 +207,7 @@ class Agent:
         try:
             native.check(native.lib.agent_options_new(native.dumps(options_json), ctypes.byref(options)))
         except AgentError as error:
-            raise _python_names(error, names) from None
+            raise _unknown_keyword(error, names, "Agent()") from None
         try:
             for item in tools:
                 tool_handle = new_native_tool(item, self._shared)
@@ -466,7 +472,7 @@ class Agent:
         try:
             self._call("agent_configure", native.dumps({names[k]: v for k, v in fields.items()}))
         except AgentError as error:
-            raise _python_names(error, names) from None
+            raise _unknown_keyword(error, names, "configure()") from None
 
     def set_hook(self, name: str, fn: Optional[Callable[[Any], Any]]) -> None:
         """Installs (or with None removes) a hook."""

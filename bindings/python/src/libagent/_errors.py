@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Type
 
 OK = 0
@@ -147,8 +148,51 @@ _BY_STATUS: Dict[int, Type[AgentError]] = {
 }
 
 
+# libagent's texts name what a C caller passed (`patch_json`, `agent_wait_for_idle`), the options'
+# JSON keys (`initialState.systemPrompt`, `maxRetryDelayMs`) and, where the reference's text is kept,
+# JavaScript functions (`streamFn`, `setDefaultStreamFn()`); a Python caller wrote other names.
+NO_MODEL = ("No model to talk to: pass stream_fn=..., scripted=[...], or a model whose api the built-in "
+            "providers speak (openai-completions or anthropic-messages, or use_providers=True); or set a "
+            "process-wide default with libagent.set_default_stream_fn().")
+_WHOLE_TEXTS = {
+    "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().": NO_MODEL,
+    "initialState.tools cannot be JSON: tools carry code (agent_options_add_tool in C, InitialState::tools in Rust).":
+        "Tools cannot be given as JSON: pass them as tools=[...] (Tool objects or @tool functions).",
+}
+_C_NAMES = {
+    "options_json": "the options", "patch_json": "the settings given to configure()",
+    "messages_json": "messages", "message_json": "the message", "images_json": "images",
+    "input_json": "the prompt", "result_json": "the result", "partial_result_json": "the partial result",
+    "event_json": "the stream event", "script_json": "scripted", "definition_json": "the tool definition",
+    "agent_wait_for_idle": "wait_for_idle()", "agent_events_next": "events()",
+    "initialState.systemPrompt": "system_prompt", "initialState.thinkingLevel": "thinking_level",
+    "initialState.messages": "messages", "initialState.model": "model", "initialState": "the initial state",
+}
+_C_NAME = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(_C_NAMES, key=len, reverse=True)) + r")\b")
+# An option named in parentheses or quotes (`(idleTimeoutMs)`, `"maxRetries"`): its keyword argument.
+_OPTIONS = ("steeringMode", "followUpMode", "toolExecution", "sessionId", "thinkingBudgets", "maxRetryDelayMs",
+            "abortGraceMs", "maxRetries", "timeoutMs", "connectTimeoutMs", "idleTimeoutMs", "caCertificates",
+            "caCertificateFile", "systemPrompt", "thinkingLevel")
+_OPTION = re.compile(r'(?<=[("])(' + "|".join(_OPTIONS) + r')(?=[)"])')
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def python_text(message: str) -> str:
+    """A libagent error text with the C, JSON and JavaScript names it quotes given as the names a
+    Python caller uses."""
+    if message in _WHOLE_TEXTS:
+        return _WHOLE_TEXTS[message]
+    message = _C_NAME.sub(lambda m: _C_NAMES[m.group(1)], message)
+    return _OPTION.sub(lambda m: _snake(m.group(1)), message)
+
+
 def error_for(status: int, message: str) -> AgentError:
-    """The exception for a status code (AgentError itself for an unknown code)."""
+    """The exception for a status code (AgentError itself for an unknown code), its text in
+    Python's names (python_text)."""
+    message = python_text(message)
     cls = _BY_STATUS.get(status)
     if cls is None:
         return AgentError(message or f"libagent status {status}", status)

@@ -1,11 +1,12 @@
 // Package envmodel reads the real model the examples talk to from the environment, as
 // examples/c/assistant.c does:
 //
-//	LIBAGENT_API        openai-completions | anthropic-messages
-//	LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com
+//	LIBAGENT_API        openai-completions | anthropic-messages | openai-responses | google-generative-ai
+//	LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
+//	                    https://generativelanguage.googleapis.com/v1beta (Gemini)
 //	LIBAGENT_MODEL      the model id the server knows
-//	LIBAGENT_PROVIDER   optional (default openai / anthropic: picks the key's environment
-//	                    variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+//	LIBAGENT_PROVIDER   optional (default openai / anthropic / google: picks the key's environment
+//	                    variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...)
 //	LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
 //	LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
 package envmodel
@@ -18,7 +19,7 @@ import (
 	"os"
 	"strconv"
 
-	agent "github.com/libagent/libagent/bindings/go"
+	"github.com/libagent/libagent/bindings/go/agent"
 )
 
 // errUnset: none of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL is set.
@@ -58,12 +59,14 @@ func modelFromEnv() (agent.Model, error) {
 	provider := os.Getenv("LIBAGENT_PROVIDER")
 	switch {
 	case provider != "":
-	case api == "openai-completions":
+	case api == "openai-completions", api == "openai-responses":
 		provider = "openai"
 	case api == "anthropic-messages":
 		provider = "anthropic"
+	case api == "google-generative-ai":
+		provider = "google"
 	default:
-		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions or anthropic-messages, not %q", api)
+		return agent.Model{}, fmt.Errorf("LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or google-generative-ai, not %q", api)
 	}
 	return agent.Model{ID: id, Name: id, API: api, Provider: provider, BaseURL: baseURL,
 		ContextWindow: envNumber("LIBAGENT_CONTEXT_WINDOW", 128000), MaxTokens: envNumber("LIBAGENT_MAX_TOKENS", 4096)}, nil

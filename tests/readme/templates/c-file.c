@@ -1,0 +1,7 @@
+/* A C snippet of file scope (a callback): it must have the type the header declares. */
+#include <stdio.h>
+#include "agent.h"
+
+/* SNIPPET */
+
+AgentDoneFn snippet_callback = on_done;

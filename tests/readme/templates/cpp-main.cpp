@@ -1,0 +1,7 @@
+// A C++ snippet of statements: the body of main.
+#include <libagent/agent.hpp>
+#include <iostream>
+
+int main() {
+// SNIPPET
+}

@@ -1,0 +1,24 @@
+// A Go snippet of statements: the body of main, with a context and a scripted model's script
+// (one call of a "weather" tool, then an answer).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/libagent/libagent/bindings/go/agent"
+)
+
+var _, _, _ = errors.Is, fmt.Print, log.Fatal
+
+func main() {
+	ctx := context.Background()
+	script := []map[string]any{
+		{"content": []map[string]any{{"type": "toolCall", "id": "c1", "name": "weather", "arguments": map[string]any{"city": "Paris"}}}},
+		{"content": []map[string]any{{"type": "text", "text": "Sunny in Paris."}}},
+	}
+	_, _ = ctx, script
+	// SNIPPET
+}
