@@ -484,7 +484,16 @@ impl Agent {
                 None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
         };
-        self.dispatch(event, signal, 0)
+        match self.dispatch(event, signal, 0) {
+            // A host-pumped run gives the host its frame back once the dispatch budget is spent.
+            Delivery::Now(result) if crate::dispatch::budget_spent() => {
+                Delivery::Later(Box::pin(async move {
+                    crate::dispatch::yield_now().await;
+                    result
+                }))
+            }
+            delivery => delivery,
+        }
     }
 
     /// Calls every listener subscribed after id `after`, in subscription order over the live set
@@ -691,7 +700,7 @@ impl Agent {
         if self.blocking_would_deadlock() {
             return Err(Error::new(
                 ErrorKind::WouldDeadlock,
-                "wait_for_idle was called on the runtime thread, where the run cannot finish.",
+                "wait_for_idle was called inside a callback (on the runtime thread, or inside a dispatch), where the run cannot finish.",
             ));
         }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);

@@ -92,11 +92,37 @@ thread_local! {
     /// How many dispatches are running on this thread (callbacks inside one must not block on
     /// the agent's progress: only this thread could make it).
     static DISPATCHING: Cell<usize> = const { Cell::new(0) };
+    /// When the innermost dispatch on this thread must give the thread back.
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// True inside `dispatch` (in a callback of a host-pumped agent).
 pub fn is_dispatching() -> bool {
     DISPATCHING.with(Cell::get) > 0
+}
+
+/// True inside a dispatch whose budget is spent: a task should yield at its next pause point
+/// (an agent run yields after the event it is delivering), so the host gets its frame back.
+pub fn budget_spent() -> bool {
+    DEADLINE
+        .with(Cell::get)
+        .is_some_and(|deadline| Instant::now() >= deadline)
+}
+
+/// Returns `Pending` once (waking itself at once), then `Ready`: the task goes back to the end
+/// of its executor's queue.
+pub async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await
 }
 
 impl Dispatcher {
@@ -117,12 +143,15 @@ impl Dispatcher {
     }
 
     /// Runs ready tasks on the calling thread until none is ready or `budget` has passed
-    /// (checked between tasks, after at least one). Returns how many it ran.
+    /// (checked between tasks, after at least one; an agent run yields after the event it is
+    /// delivering once the budget is spent). Returns how many task steps it ran.
     pub fn dispatch(&self, budget: Option<Duration>) -> usize {
         // Timers and sockets created inside the tasks belong to the runtime, which drives them.
         let _context = crate::runtime::handle().enter();
         DISPATCHING.with(|d| d.set(d.get() + 1));
         let start = Instant::now();
+        let outer_deadline =
+            DEADLINE.with(|d| d.replace(budget.and_then(|b| start.checked_add(b))));
         let mut ran = 0;
         loop {
             if ran > 0 && budget.is_some_and(|budget| start.elapsed() >= budget) {
@@ -157,6 +186,7 @@ impl Dispatcher {
                 task.queue();
             }
         }
+        DEADLINE.with(|d| d.set(outer_deadline));
         DISPATCHING.with(|d| d.set(d.get() - 1));
         ran
     }

@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::json::{json, set_key, to_string, write_json, write_string, Json, JsonMap};
-use crate::message::{to_json_vec, write_json_array, Message};
 use crate::message::partial::{PartialSnapshot, UpdateEvent};
+use crate::message::{to_json_vec, write_json_array, Message};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {

@@ -12,9 +12,9 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 
 use crate::json::{json, number_value, Json, JsonMap};
+pub use crate::message::partial::BlockKind;
 use crate::sync::lock;
 use assemble::{Assembled, Assembler};
-pub use crate::message::partial::BlockKind;
 
 /// What a producer pushes.
 #[derive(Debug)]

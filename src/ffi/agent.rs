@@ -257,7 +257,7 @@ pub unsafe extern "C" fn agent_wait_for_idle(
             Err(e) => {
                 return Err(FfiError::from(e).named(
                     ErrorKind::WouldDeadlock,
-                    "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.",
+                    "agent_wait_for_idle was called inside a callback (on the runtime thread, or inside agent_dispatch), where the run cannot finish.",
                 ))
             }
         };

@@ -219,9 +219,9 @@ pub const AGENT_WAIT_TIMEOUT: AgentWaitResult = 1;
 
 /// Blocks until the run settled and its `done` returned (at once when it has), or `timeout_ms`
 /// passed (< 0: no limit); writes `AGENT_WAIT_DONE` or `AGENT_WAIT_TIMEOUT`. A host-pumped run is
-/// dispatched on the calling thread while it waits. Fails with `AGENT_ERR_WOULD_DEADLOCK` inside
-/// a callback of the run's agent (on the runtime thread, or inside a dispatch) for a run that has
-/// not settled.
+/// dispatched on the calling thread while it waits. Fails with `AGENT_ERR_WOULD_DEADLOCK` for a run
+/// that has not settled when called inside a callback: on the runtime thread, or (for a
+/// host-pumped run) inside any `agent_dispatch` on this thread.
 #[no_mangle]
 pub unsafe extern "C" fn agent_run_wait(
     run: AgentRun,
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn agent_run_wait(
         if completion.outcome().is_none() && completion.blocking_would_deadlock() {
             return err(
                 AGENT_ERR_WOULD_DEADLOCK,
-                "agent_run_wait was called on the runtime thread, where the run cannot finish.",
+                "agent_run_wait was called inside a callback (on the runtime thread, or inside agent_dispatch), where the run cannot finish.",
             );
         }
         let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));

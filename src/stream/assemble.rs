@@ -17,11 +17,11 @@
 
 use std::collections::HashMap;
 
-pub use crate::message::partial::UpdateEvent;
-use crate::message::partial::{BlockKind, Partial, PartialSnapshot};
 use super::StreamOp;
 use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
+pub use crate::message::partial::UpdateEvent;
+use crate::message::partial::{BlockKind, Partial, PartialSnapshot};
 use crate::message::zero_usage;
 
 /// What one host event means for the loop after assembly.

@@ -269,7 +269,8 @@ fn convert_tool_as(tool: &Json, compat: &Compat, deferred: bool) -> Result<Json,
         }
         return Ok(Json::Object(custom));
     }
-    let strict = super::super::anthropic::strict_schema(tool, compat.supports_strict_mode, |_, _| false)?;
+    let strict =
+        super::super::anthropic::strict_schema(tool, compat.supports_strict_mode, |_, _| false)?;
     let mut function = JsonMap::new();
     function.insert("type".into(), "function".into());
     function.insert(
