@@ -365,7 +365,9 @@ fn reading_a_google_generative_ai_response_costs_linear_in_its_size() {
     assert_linear("google-generative-ai, one long event, 1 KB writes", |n| {
         gemini_response_cost(n, Writes::Pieces(1024), true)
     });
+}
 
+#[test]
 fn reading_an_openai_responses_response_costs_linear_in_its_size() {
     assert_linear("openai-responses", responses_cost);
 }

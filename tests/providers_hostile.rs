@@ -249,25 +249,30 @@ async fn endless(mut socket: TcpStream, head: &'static str, byte: u8, written: A
 /// what an unbounded reader takes in before the watchdog.
 const READ_BOUND: usize = 32 << 20;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_endless_sse_line_fails_at_the_line_limit() {
+/// A server that sends `head` and then one endless line: the run fails at the line limit, having
+/// read a bounded amount.
+async fn assert_an_endless_line_fails(head: &'static str, model: fn(SocketAddr) -> Json) {
     let written = Arc::new(AtomicUsize::new(0));
     let count = written.clone();
     let server = serve("127.0.0.1", move |socket| {
-        endless(
-            socket,
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
-            b'a',
-            count.clone(),
-        )
+        endless(socket, head, b'a', count.clone())
     })
     .await;
-    let text = error_of(openai(server.addr), json!({})).await;
+    let text = error_of(model(server.addr), json!({})).await;
     assert_eq!(
         text,
         "The server sent an event-stream line longer than 1048576 bytes (limit for one SSE line)."
     );
     assert!(written.load(Ordering::SeqCst) < READ_BOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endless_sse_line_fails_at_the_line_limit() {
+    assert_an_endless_line_fails(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
+        openai,
+    )
+    .await;
 }
 
 fn gemini(addr: SocketAddr) -> Json {
@@ -284,23 +289,11 @@ fn gemini_text(text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn gemini_an_endless_line_fails_at_the_line_limit() {
-    let written = Arc::new(AtomicUsize::new(0));
-    let count = written.clone();
-    let server = serve("127.0.0.1", move |socket| {
-        endless(
-            socket,
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
-            b'a',
-            count.clone(),
-        )
-    })
+    assert_an_endless_line_fails(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
+        gemini,
+    )
     .await;
-    let text = error_of(gemini(server.addr), json!({})).await;
-    assert_eq!(
-        text,
-        "The server sent an event-stream line longer than 1048576 bytes (limit for one SSE line)."
-    );
-    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -884,23 +877,11 @@ fn responses_text_start() -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn responses_an_endless_sse_line_fails_at_the_line_limit() {
-    let written = Arc::new(AtomicUsize::new(0));
-    let count = written.clone();
-    let server = serve("127.0.0.1", move |socket| {
-        endless(
-            socket,
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: response.output_text.delta\ndata: ",
-            b'a',
-            count.clone(),
-        )
-    })
+    assert_an_endless_line_fails(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: response.output_text.delta\ndata: ",
+        responses,
+    )
     .await;
-    let text = error_of(responses(server.addr), json!({})).await;
-    assert_eq!(
-        text,
-        "The server sent an event-stream line longer than 1048576 bytes (limit for one SSE line)."
-    );
-    assert!(written.load(Ordering::SeqCst) < READ_BOUND);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -368,3 +368,36 @@ pub fn cap_error_message(message: &str) -> std::borrow::Cow<'_, str> {
     )
     .into()
 }
+
+/// What ends the handling of a chunk early (every provider's response reader).
+pub(super) enum Stop {
+    /// The stream fails with this text.
+    Fail(String),
+    /// The agent stopped consuming.
+    Closed(StreamClosed),
+}
+
+impl From<StreamClosed> for Stop {
+    fn from(closed: StreamClosed) -> Self {
+        Stop::Closed(closed)
+    }
+}
+
+/// JavaScript's `String(value)` for the values a delta or error field can hold (`undefined` when
+/// absent), as pi-ai's texts render them.
+pub(super) fn js_string(value: Option<&Json>) -> String {
+    match value {
+        None => "undefined".into(),
+        Some(Json::String(text)) => text.clone(),
+        Some(Json::Object(_)) => "[object Object]".into(),
+        Some(Json::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Json::Null => String::new(),
+                other => js_string(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(other) => crate::json::to_string(other),
+    }
+}

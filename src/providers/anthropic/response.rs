@@ -1,6 +1,7 @@
 //! The anthropic-messages response: pi-ai's loop over the server-sent events
 //! (`iterateAnthropicEvents`, kit README §8.5) mapped onto the stream.
 
+use super::super::output::js_string;
 use std::collections::HashMap;
 
 use crate::json::{json, now_ms, str_field, to_string, Json, JsonMap};
@@ -24,24 +25,6 @@ fn prop<'a>(value: Option<&'a Json>, key: &str) -> Result<Option<&'a Json>, Stop
             "Cannot read properties of null (reading '{key}')"
         ))),
         Some(value) => Ok(value.get(key)),
-    }
-}
-
-/// A value appended to a string with `+=` (`undefined` and `null` spelled out).
-fn js_text(value: Option<&Json>) -> String {
-    match value {
-        None => "undefined".into(),
-        Some(Json::String(text)) => text.clone(),
-        Some(Json::Object(_)) => "[object Object]".into(),
-        Some(Json::Array(items)) => items
-            .iter()
-            .map(|item| match item {
-                Json::Null => String::new(),
-                other => js_text(Some(other)),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Some(other) => to_string(other),
     }
 }
 
@@ -296,7 +279,7 @@ impl Reader {
             }
             _ => return Ok(()),
         };
-        let text = js_text(text);
+        let text = js_string(text);
         if key == "arguments" {
             self.limits.arguments(i, &text).map_err(Stop::Fail)?;
         }
@@ -335,7 +318,7 @@ impl Reader {
                         .and_then(|d| d.get("explanation"))
                         .filter(|e| truthy(e));
                     let text = match explanation {
-                        Some(e) => js_text(Some(e)),
+                        Some(e) => js_string(Some(e)),
                         None => "The model refused to complete the request".into(),
                     };
                     ("error", Some(text))
@@ -344,7 +327,7 @@ impl Reader {
                 _ => {
                     return Err(Stop::Fail(format!(
                         "Unhandled stop reason: {}",
-                        js_text(Some(reason))
+                        js_string(Some(reason))
                     )))
                 }
             };

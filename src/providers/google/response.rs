@@ -3,6 +3,7 @@
 
 use super::super::http::{self, Chunk, ErrorHead, Failure, RetryPolicy};
 use super::super::limits::truthy;
+use super::super::output::Stop;
 use super::super::output::{BlockKind, Output, Pushed, ToolCallLimits, Usage};
 use super::super::surrogates::SplitSurrogates;
 use super::super::Call;
@@ -195,18 +196,6 @@ struct Reader {
     raw_stop_reason: Option<Json>,
     stop_reason: Option<&'static str>,
     surrogates: SplitSurrogates,
-}
-
-/// Why a chunk ended the stream early.
-enum Stop {
-    Fail(String),
-    Closed(StreamClosed),
-}
-
-impl From<StreamClosed> for Stop {
-    fn from(closed: StreamClosed) -> Self {
-        Stop::Closed(closed)
-    }
 }
 
 pub(super) async fn run(call: Call, thinking: Thinking, out: Output) -> Pushed {

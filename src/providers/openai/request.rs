@@ -24,14 +24,9 @@ pub(crate) fn cache_retention(call: &Call) -> String {
     }
 }
 
-pub(super) fn build_request(call: &Call, compat: &Compat) -> HttpRequest {
-    let retention = cache_retention(call);
-    let session = call
-        .option("sessionId")
-        .and_then(Json::as_str)
-        .filter(|s| !s.is_empty());
-    let cache_session = session.filter(|_| retention != "none");
-    // Headers: SDK defaults, identity attribution, model headers, session affinity, options.
+/// The OpenAI SDK's headers (bearer key, user agent), identity attribution and the model's own
+/// headers: the start of every OpenAI request (chat completions and responses).
+pub(in crate::providers) fn sdk_headers(call: &Call) -> HeaderList {
     let mut headers = HeaderList::default();
     headers.set("accept", Some("application/json".into()));
     headers.set(
@@ -43,6 +38,18 @@ pub(super) fn build_request(call: &Call, compat: &Compat) -> HttpRequest {
         headers.set(&name, Some(value));
     }
     headers.merge(call.model.get("headers"));
+    headers
+}
+
+pub(super) fn build_request(call: &Call, compat: &Compat) -> HttpRequest {
+    let retention = cache_retention(call);
+    let session = call
+        .option("sessionId")
+        .and_then(Json::as_str)
+        .filter(|s| !s.is_empty());
+    let cache_session = session.filter(|_| retention != "none");
+    // Headers: SDK defaults, identity attribution, model headers, session affinity, options.
+    let mut headers = sdk_headers(call);
     if let Some(session) = cache_session.filter(|_| compat.send_session_affinity_headers) {
         if compat.session_affinity_format == "openrouter" {
             headers.set("x-session-id", Some(session.into()));

@@ -1,6 +1,7 @@
 //! The openai-completions response: HTTP error texts (kit README §8.6) and the mapping of the
 //! server-sent chunks onto the stream (§8.3).
 
+use super::super::output::Stop;
 use std::collections::HashMap;
 
 use super::super::http::{self, Chunk, Failure, HttpRequest};
@@ -163,20 +164,6 @@ pub(super) async fn run(call: Call, compat: Compat, request: HttpRequest, out: O
     }
     let reason = reader.stop_reason.clone();
     reader.out.done(&reason)
-}
-
-/// What ends the handling of a chunk early.
-enum Stop {
-    /// The stream fails with this text.
-    Fail(String),
-    /// The agent stopped consuming.
-    Closed(StreamClosed),
-}
-
-impl From<StreamClosed> for Stop {
-    fn from(closed: StreamClosed) -> Self {
-        Stop::Closed(closed)
-    }
 }
 
 pub(super) enum Step {

@@ -3,7 +3,7 @@
 
 use super::super::http::HttpRequest;
 use super::super::limits::{clamp_level, js_len, max_tokens, text_of, truthy};
-use super::super::openai::request::{cache_retention, short_hash, HeaderList};
+use super::super::openai::request::{cache_retention, sdk_headers, short_hash};
 use super::super::transcript::{is_role, request_tools, resolve, transform_with};
 use super::super::Call;
 use super::grammar::{self, InputProperties};
@@ -30,17 +30,7 @@ pub(super) fn build_request(
         .and_then(Json::as_str)
         .filter(|s| !s.is_empty() && retention != "none");
     // Headers: SDK defaults, identity, model headers, session affinity, options.
-    let mut headers = HeaderList::default();
-    headers.set("accept", Some("application/json".into()));
-    headers.set(
-        "authorization",
-        call.api_key.as_ref().map(|k| format!("Bearer {k}")),
-    );
-    headers.set("user-agent", Some(super::super::user_agent(call)));
-    for (name, value) in super::super::attribution_headers(call) {
-        headers.set(&name, Some(value));
-    }
-    headers.merge(call.model.get("headers"));
+    let mut headers = sdk_headers(call);
     if call.model_str("provider") == "github-copilot" {
         for (name, value) in copilot_headers(&messages) {
             headers.set(name, Some(value.into()));

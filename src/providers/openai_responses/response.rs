@@ -1,6 +1,8 @@
 //! The openai-responses response: HTTP error texts (kit README §8.12) and the mapping of the
 //! server-sent events onto the stream (§8.9).
 
+use super::super::output::js_string;
+use super::super::output::Stop;
 use std::collections::HashMap;
 
 use super::super::http::{self, Chunk, Failure, HttpRequest};
@@ -11,7 +13,6 @@ use super::super::surrogates::SplitSurrogates;
 use super::super::Call;
 use super::grammar::{InputProperties, InputStream};
 use crate::json::{json, now_ms, number, to_string, Json, JsonMap};
-use crate::stream::StreamClosed;
 
 /// The SDK's text for an SSE event whose data is not JSON.
 const MALFORMED: &str = "Error reading response: malformed server-sent event JSON.";
@@ -177,20 +178,6 @@ fn fail(out: Output, aborted: bool, text: &str) -> Pushed {
     out.fail(aborted, &format!("{text}{hint}"))
 }
 
-/// What ends the handling of an event early.
-enum Stop {
-    /// The stream fails with this text.
-    Fail(String),
-    /// The agent stopped consuming.
-    Closed(StreamClosed),
-}
-
-impl From<StreamClosed> for Stop {
-    fn from(closed: StreamClosed) -> Self {
-        Stop::Closed(closed)
-    }
-}
-
 enum Step {
     Continue,
     /// `data: [DONE]`: stop reading.
@@ -226,24 +213,6 @@ struct Reader {
     error_message: Option<String>,
     terminal: bool,
     has_tool_call: bool,
-}
-
-/// JavaScript's `String(value)` for the values a delta field can hold.
-fn js_string(value: Option<&Json>) -> String {
-    match value {
-        None => "undefined".into(),
-        Some(Json::String(text)) => text.clone(),
-        Some(Json::Object(_)) => "[object Object]".into(),
-        Some(Json::Array(items)) => items
-            .iter()
-            .map(|item| match item {
-                Json::Null => String::new(),
-                other => js_string(Some(other)),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Some(other) => to_string(other),
-    }
 }
 
 fn item_type(item: &Json) -> &str {
