@@ -484,15 +484,20 @@ impl Agent {
                 None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
         };
-        match self.dispatch(event, signal, 0) {
-            // A host-pumped run gives the host its frame back once the dispatch budget is spent.
-            Delivery::Now(result) if crate::dispatch::budget_spent() => {
-                Delivery::Later(Box::pin(async move {
+        let delivery = self.dispatch(event, signal, 0);
+        if !matches!(self.inner.executor, Executor::Dispatcher(_)) {
+            return delivery;
+        }
+        // A host-pumped run gives the host its frame back once the dispatch budget is spent.
+        match delivery {
+            Delivery::Now(result) if !crate::dispatch::budget_spent() => Delivery::Now(result),
+            delivery => Delivery::Later(Box::pin(async move {
+                let result = delivery.resolve().await;
+                if crate::dispatch::budget_spent() {
                     crate::dispatch::yield_now().await;
-                    result
-                }))
-            }
-            delivery => delivery,
+                }
+                result
+            })),
         }
     }
 

@@ -16,7 +16,7 @@ use agent::json::json;
 
 fn text_response(chunks: usize) -> agent::json::Json {
     let text: Vec<String> = (0..chunks).map(|i| format!("w{i} ")).collect();
-    json!({"content": [{"type": "text", "text": text.concat(), "chunks": text}]})
+    json!({"content": [{"type": "text", "text": text.concat(), "deltas": text}]})
 }
 
 #[test]

@@ -107,7 +107,7 @@ async fn without_any_key_the_stream_function_fails() {
             ..Default::default()
         },
         stream_fn: Some(agent::providers::stream_fn()),
-        settings: Default::default(),
+        ..Default::default()
     };
     options.initial_state.model.as_mut().unwrap()["provider"] = json!("no-such-provider");
     let agent = Agent::new(options).unwrap();

@@ -93,7 +93,7 @@ fn run_cost(events: Vec<Json>, lean: bool) -> Cost {
             ..Default::default()
         },
         stream_fn: Some(stream_fn),
-        settings: Default::default(),
+        ..Default::default()
     })
     .unwrap();
     let counter = seen.clone();

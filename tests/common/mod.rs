@@ -338,6 +338,7 @@ pub fn agent_from(
         },
         stream_fn: Some(stream_fn),
         settings,
+        ..Default::default()
     })
     .expect("agent")
 }

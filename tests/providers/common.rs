@@ -58,7 +58,7 @@ pub fn agent_for(model: Json) -> Agent {
             ..Default::default()
         },
         stream_fn: Some(agent::providers::stream_fn()),
-        settings: Default::default(),
+        ..Default::default()
     };
     let _ = options
         .settings
