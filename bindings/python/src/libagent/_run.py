@@ -79,7 +79,9 @@ class Run:
         self.handle = native.AgentRun()
         self._lock = threading.Lock()
         self._settled = threading.Event()
-        self._outcome: Optional[RunOutcome] = None
+        # The outcome's fields, not a RunOutcome (which refers to its run): no reference cycle,
+        # so a dropped Run frees its handle at once (and with it what libagent keeps for the run).
+        self._fields: Optional[tuple] = None
         self._messages: Optional[List[Message]] = None
         self._on_settle: List[Callable[[RunOutcome], None]] = []
 
@@ -91,10 +93,11 @@ class Run:
         return run
 
     def _settle(self, raw: Any) -> None:
-        outcome = RunOutcome(native.RUN_STATUSES.get(raw.status, "failed"), raw.stop_reason.text(),
-                             raw.error_message.text(), raw.message_count, self)
+        fields = (native.RUN_STATUSES.get(raw.status, "failed"), raw.stop_reason.text(), raw.error_message.text(),
+                  raw.message_count)
+        outcome = RunOutcome(*fields, self)
         with self._lock:
-            self._outcome = outcome
+            self._fields = fields
             callbacks, self._on_settle = self._on_settle, []
         self._settled.set()
         for callback in callbacks:
@@ -103,16 +106,16 @@ class Run:
     def on_settle(self, callback: Callable[[RunOutcome], None]) -> None:
         """Calls `callback(outcome)` when the run settled (at once when it has)."""
         with self._lock:
-            outcome = self._outcome
-            if outcome is None:
+            if self._fields is None:
                 self._on_settle.append(callback)
                 return
-        callback(outcome)
+        callback(RunOutcome(*self._fields, self))
 
     @property
     def outcome(self) -> Optional[RunOutcome]:
         """The outcome once the run settled, else None."""
-        return self._outcome
+        fields = self._fields
+        return None if fields is None else RunOutcome(*fields, self)
 
     @property
     def done(self) -> bool:
@@ -136,8 +139,9 @@ class Run:
             if deadline is not None and time.monotonic() >= deadline:
                 raise AgentTimeoutError(f"The run did not settle within {timeout} seconds.")
         self._settled.wait()  # `done` returned before waiters are released; this is at once
-        assert self._outcome is not None
-        return self._outcome
+        outcome = self.outcome
+        assert outcome is not None
+        return outcome
 
     def __await__(self):
         return self._future().__await__()
@@ -168,7 +172,7 @@ class Run:
         return messages
 
     def __repr__(self) -> str:
-        return f"Run({self._outcome.status if self._outcome else 'running'})"
+        return f"Run({self._fields[0] if self._fields else 'running'})"
 
     def __del__(self) -> None:
         try:
