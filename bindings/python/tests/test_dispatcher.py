@@ -7,7 +7,7 @@ import pytest
 
 import libagent
 from libagent import Agent, Dispatcher, tool
-from conftest import SAFETY_TIMEOUT, roles, text_reply, tool_call
+from conftest import SAFETY_TIMEOUT, roles, text_reply
 
 
 def _threads_of_every_callback():

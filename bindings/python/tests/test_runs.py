@@ -2,7 +2,6 @@
 events as structs with their JSON on request."""
 
 import asyncio
-import threading
 
 import pytest
 
@@ -181,3 +180,18 @@ def test_a_listener_on_another_thread_answers_later_and_the_loop_waits():
         agent.subscribe(lambda event: order.append(event.type) if event.type == "agent_start" else None)
         agent.prompt("go")
     assert order == ["slow", "agent_start"]
+
+
+def test_a_pulled_event_json_is_readable_until_the_next_take():
+    with Agent(scripted=[text_reply("pulled")]) as agent:
+        events = agent.events(until="agent_end")
+        agent.prompt("go")
+        first = events.get(timeout=0)
+        assert first.type == "agent_start" and first.json()["type"] == "agent_start"
+        second = events.get(timeout=0)
+        assert second.type == "turn_start"
+        assert first.json()["type"] == "agent_start"  # built while it was current: kept
+        with pytest.raises(libagent.InvalidArgumentError, match="no longer delivered"):
+            first.json("lean")  # not built then, and no longer current
+        assert second.json("lean")["type"] == "turn_start"
+        events.close()

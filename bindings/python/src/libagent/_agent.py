@@ -468,9 +468,10 @@ class Agent:
         return new_subscription(self, callback, shape, self._shared)
 
     def events(self, *, shape: str = "full", capacity: int = 1024, until: Optional[str] = None) -> EventStream:
-        """A lossless stream of every event from now on (the C pull queue): iterate it with
+        """A lossless stream of every `Event` from now on (the C pull queue): iterate it with
         `for` or `async for`; it ends when the agent is closed, after an event of type `until`,
-        or when closed (`close()`, `with`, `async with`)."""
+        or when closed (`close()`, `with`, `async with`). `shape` is the default of the
+        events' `json()`."""
         return EventStream(self._handle, shape=shape, capacity=capacity, until=until)
 
 
