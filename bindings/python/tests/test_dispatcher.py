@@ -109,3 +109,26 @@ def test_a_closed_dispatcher_reports_an_invalid_handle():
     dispatcher.close()  # idempotent
     with pytest.raises(libagent.InvalidHandleError):
         dispatcher.dispatch()
+
+
+def test_a_blocking_prompt_inside_a_dispatched_callback_is_refused_before_it_starts():
+    # libagent refuses a blocking wait inside a dispatch; the binding refuses the prompt before
+    # starting it, so no run goes on that nobody waits for.
+    caught = []
+    with Dispatcher() as dispatcher:
+        other = Agent(dispatcher=dispatcher, scripted=[text_reply("never")])
+        with other, Agent(dispatcher=dispatcher, scripted=[text_reply("x")]) as agent:
+            def listener(event):
+                if event.type == "agent_start":
+                    try:
+                        other.prompt("nested")
+                    except libagent.WouldDeadlockError as error:
+                        caught.append(error.status)
+            agent.subscribe(listener)
+            run = agent.start("go")
+            while not run.done:
+                dispatcher.wait(SAFETY_TIMEOUT)
+                dispatcher.dispatch()
+            assert run.outcome.completed
+            assert other.messages == []  # refused before it started
+    assert caught == [libagent.WouldDeadlockError.status]

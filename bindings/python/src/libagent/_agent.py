@@ -92,10 +92,10 @@ def _hook_kind(name: str) -> int:
 
 
 def _refuse_on_runtime_thread(what: str) -> None:
-    if native.on_runtime_thread():
+    if dispatch.in_callback():
         raise WouldDeadlockError(
-            f"{what} would block libagent's runtime thread (called inside a callback), where the run "
-            "can never finish: use the *_async variant or start it from another thread")
+            f"{what} would block libagent's runtime thread or a dispatch (called inside a callback), where the "
+            "run can never finish: use start() or the *_async variant, or call it from another thread")
 
 
 _LIVE: "weakref.WeakSet[Agent]" = weakref.WeakSet()
@@ -369,7 +369,8 @@ class Agent:
     def wait_for_idle(self, timeout: Optional[float] = None) -> None:
         """Blocks until no run is active (AgentTimeoutError after `timeout` seconds)."""
         result = ctypes.c_int32()
-        self._call("agent_wait_for_idle", -1 if timeout is None else int(timeout * 1000), ctypes.byref(result))
+        with dispatch.pumping():  # an agent built with a dispatcher is dispatched while it waits
+            self._call("agent_wait_for_idle", -1 if timeout is None else int(timeout * 1000), ctypes.byref(result))
         if result.value != native.WAIT_DONE:
             raise AgentTimeoutError(f"The agent did not become idle within {timeout} seconds.")
 

@@ -207,6 +207,26 @@ ABORT_TRAMPOLINE = native.AbortFn(_abort_trampoline)
 
 # -- host-pumped mode ----------------------------------------------------------------------------
 
+_PUMPING = threading.local()
+
+
+class pumping:
+    """Marks the calling thread as inside a dispatch or a blocking wait (which dispatches): a
+    blocking run started there, from a dispatched callback, could never be waited for (libagent
+    refuses the wait, the run would go on unwaited)."""
+
+    def __enter__(self) -> None:
+        _PUMPING.depth = getattr(_PUMPING, "depth", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _PUMPING.depth -= 1
+
+
+def in_callback() -> bool:
+    """Whether this thread runs libagent callbacks now: the runtime thread, or a dispatch."""
+    return native.on_runtime_thread() or getattr(_PUMPING, "depth", 0) > 0
+
+
 class Dispatcher:
     """Runs the callbacks of the agents built with it (`Agent(dispatcher=...)`) on the host's
     thread: their tools, stream functions, hooks, listeners and run endings run only inside
@@ -222,7 +242,8 @@ class Dispatcher:
         """Runs the callbacks that are ready, on this thread, until none is or `budget_ms`
         milliseconds passed (checked between callbacks; None: no limit). Returns how many ran."""
         ran = c_size_t()
-        native.check(native.lib.agent_dispatch(self.handle, -1 if budget_ms is None else budget_ms, byref(ran)))
+        with pumping():
+            native.check(native.lib.agent_dispatch(self.handle, -1 if budget_ms is None else budget_ms, byref(ran)))
         return ran.value
 
     def wait(self, timeout: Optional[float] = None) -> bool:

@@ -133,7 +133,9 @@ class Run:
         result = ctypes.c_int32(native.WAIT_TIMEOUT)
         while not self._settled.is_set() or result.value != native.WAIT_DONE:
             left_ms = _WAIT_SLICE_MS if deadline is None else int(max(0.0, deadline - time.monotonic()) * 1000)
-            native.check(native.lib.agent_run_wait(self.handle, min(left_ms, _WAIT_SLICE_MS), ctypes.byref(result)))
+            with dispatch.pumping():
+                native.check(native.lib.agent_run_wait(self.handle, min(left_ms, _WAIT_SLICE_MS),
+                                                       ctypes.byref(result)))
             if result.value == native.WAIT_DONE:
                 break
             if deadline is not None and time.monotonic() >= deadline:
