@@ -147,8 +147,7 @@ class Agent:
       `tool_execution`, `session_id`, `transport`, `thinking_budgets`, `max_retry_delay_ms`,
       `identity`, and for the providers `max_retries`, `max_retry_delay_ms`, `timeout_ms`,
       `connect_timeout_ms`, `idle_timeout_ms`, `ca_certificates`, `ca_certificate_file`
-      (an unknown one is a TypeError, as for any function).
-
+      (an unknown one is a TypeError, as for any function);
     - `dispatcher`: a `Dispatcher`: host-pumped mode, every callback of this agent runs inside
       `dispatcher.dispatch()` (or a blocking wait) on the calling thread.
 
