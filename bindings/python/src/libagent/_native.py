@@ -110,7 +110,6 @@ HookFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, AgentHookCall)
 FinalizerFn = CFUNCTYPE(None, c_void_p)
 StreamFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, AgentStream)
 AbortFn = CFUNCTYPE(None, c_void_p)
-ConsumedFn = CFUNCTYPE(None, c_void_p, AgentStream)
 ListenerFn = CFUNCTYPE(c_int32, c_void_p, POINTER(AgentEvent))
 ToolExecuteFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, AgentToolCall)
 PrepareArgumentsFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, AgentHookCall)
@@ -119,7 +118,6 @@ PrepareArgumentsFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, AgentHookCall
 
 VERSION_MAJOR = 1
 VERSION_MINOR = 0
-NTS = c_size_t(-1).value
 
 EVENT_SHAPE_FULL = 0
 EVENT_SHAPE_LEAN = 1

@@ -73,7 +73,8 @@ DONE_TRAMPOLINE = native.DoneFn(_done)
 
 class Run:
     """A started run (`Agent.start`, `Agent.start_continue`): `wait()` for its outcome (also
-    `await run`), `abort()` it, read `outcome` (None until it settled) and `messages()`."""
+    `await run`), `abort()` it, read `outcome` (None until it settled) and `messages()`. A run of
+    an agent built with a dispatcher goes on only while the host dispatches (`wait()` does)."""
 
     def __init__(self) -> None:
         self.handle = native.AgentRun()
