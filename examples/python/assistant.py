@@ -10,7 +10,7 @@ import os
 import sys
 
 from chat import api_key, model_from_env  # the LIBAGENT_* configuration (chat.py, beside this file)
-from libagent import Agent, ModelError, coding_tools, message_text
+from libagent import Agent, Event, ModelError, coding_tools, message_text
 
 DEMO = [{"content": [{"type": "toolCall", "id": "call_1", "name": "ls", "arguments": {}}]},
         {"content": [{"type": "text", "text": "Those are the files at the root (scripted demo model)."}]}]
@@ -29,13 +29,15 @@ def main() -> None:
         print(answer)
         return answer.lower().startswith("y") or f"the user declined: '{args['path']}' was not changed"
 
-    def show(event: dict) -> None:
-        if event["type"] == "tool_execution_start":
-            print(f"[tool] {event['toolName']} {json.dumps(event['args'], separators=(',', ':'))}")
-        elif event["type"] == "tool_execution_end":
-            print(("[error] " if event["isError"] else "[result] ") + message_text(event["result"]).split("\n")[0])
-        elif event["type"] == "message_end" and event["message"]["role"] == "assistant":
-            if text := message_text(event["message"]):
+    def show(event: Event) -> None:
+        if event.type == "tool_execution_start":
+            print(f"[tool] {event.tool_name} {json.dumps(event.json()['args'], separators=(',', ':'))}")
+        elif event.type == "tool_execution_end":
+            end = event.json()
+            print(("[error] " if end["isError"] else "[result] ") + message_text(end["result"]).split("\n")[0])
+        elif event.type == "message_end":
+            message = event.json()["message"]
+            if message["role"] == "assistant" and (text := message_text(message)):
                 print(text)
 
     if any(os.environ.get(name) for name in ("LIBAGENT_API", "LIBAGENT_BASE_URL", "LIBAGENT_MODEL")):

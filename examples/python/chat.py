@@ -51,8 +51,9 @@ def api_key(provider):
 
 
 def print_text(event):
-    if event["type"] == "message_update" and event["assistantMessageEvent"]["type"] == "text_delta":
-        print(event["assistantMessageEvent"]["delta"], end="", flush=True)
+    # The event's fields cost nothing: no JSON is built for a text delta.
+    if event.update == "text_delta":
+        print(event.delta, end="", flush=True)
 
 
 def main():

@@ -40,17 +40,16 @@ SCRIPT = [
 
 
 def on_event(event):
-    """Listener (runs on libagent's runtime thread: keep it quick)."""
-    kind = event["type"]
-    update = event.get("assistantMessageEvent", {})
-    if update.get("type") == "text_delta":
-        print(update["delta"], end="", flush=True)
-    elif kind == "tool_execution_start":
-        print(f"  -> {event['toolName']} {event['args']}")
-    elif kind == "tool_execution_end":
-        text = event["result"]["content"][0]["text"].replace("\n", " | ")
-        print(f"  <- {event['toolName']}: {text[:70]}...")
-    elif kind == "message_end" and event["message"]["role"] == "assistant":
+    """Listener (runs on libagent's runtime thread: keep it quick). The event's fields are free;
+    event.json() builds its JSON object when a listener needs more (the arguments, the result)."""
+    if event.update == "text_delta":
+        print(event.delta, end="", flush=True)
+    elif event.type == "tool_execution_start":
+        print(f"  -> {event.tool_name} {event.json()['args']}")
+    elif event.type == "tool_execution_end":
+        text = event.json()["result"]["content"][0]["text"].replace("\n", " | ")
+        print(f"  <- {event.tool_name}: {text[:70]}...")
+    elif event.type == "message_end" and event.json()["message"]["role"] == "assistant":
         print()
 
 

@@ -222,7 +222,7 @@ def test_a_failing_listener_fails_the_run():
         agent.subscribe(listener)
         with pytest.raises(libagent.RunFailedError) as info:
             agent.prompt("x")
-        assert info.value.status == -14
+        assert info.value.status == "failed"
         assert "listener exploded" in info.value.message
 
 

@@ -30,12 +30,14 @@ def test_prompt_async_runs_coroutines_on_the_callers_loop():
     async def main():
         script = [calls_reply(tool_call("c1", "lookup", {"key": "abc"})), text_reply("found")]
         with Agent(scripted=script, tools=[lookup], hooks={"before_tool_call": before_tool_call}) as agent:
-            new = await agent.prompt_async("find abc")
-        return asyncio.get_running_loop(), new
+            outcome = await agent.prompt_async("find abc")
+        return asyncio.get_running_loop(), outcome
 
-    loop, new = run(main())
+    loop, outcome = run(main())
     assert loops["tool"] is loop and loops["hook"] is loop
-    assert libagent.message_text(new[2]) == "ABC"
+    assert (outcome.status, outcome.stop_reason, outcome.error_message) == ("completed", "stop", "")
+    assert outcome.message_count == 4
+    assert libagent.message_text(outcome.messages[2]) == "ABC"
 
 
 def test_async_tool_with_blocking_prompt_runs_on_the_background_loop():
@@ -58,7 +60,7 @@ def test_async_generator_stream_function():
 
     async def main():
         with Agent(stream_fn=model) as agent:
-            return await agent.prompt_async("hi")
+            return (await agent.prompt_async("hi")).messages
 
     new = run(main())
     assert libagent.message_text(new[-1]) == "async streamed text"
@@ -93,9 +95,8 @@ def test_async_for_over_the_event_queue_matches_the_listener():
 
     pushed, pulled = run(main())
     assert pulled == pushed
-    assert pulled[-1]["type"] == "agent_end"
-    deltas = [e["assistantMessageEvent"]["delta"] for e in pulled
-              if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"]
+    assert pulled[-1].type == "agent_end"
+    deltas = [e.delta for e in pulled if e.update == "text_delta"]
     assert "".join(deltas) == "streamed answer"
 
 

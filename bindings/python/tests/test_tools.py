@@ -130,7 +130,7 @@ def test_result_forms_tool_result_dict_and_progress_updates():
     updates = []
     script = [calls_reply(tool_call("c1", "report", {}), tool_call("c2", "raw", {})), text_reply("ok")]
     with Agent(scripted=script, tools=[report, raw]) as agent:
-        agent.subscribe(lambda e: updates.append(e) if e["type"] == "tool_execution_update" else None)
+        agent.subscribe(lambda e: updates.append(e.json()) if e.type == "tool_execution_update" else None)
         new = agent.prompt("go")
     results = {m["toolCallId"]: m for m in new if m["role"] == "toolResult"}
     assert libagent.message_text(results["c1"]) == "all good"

@@ -23,7 +23,9 @@ from ._errors import (
     NoStreamFnError, NullPointerError, QueueClosedError, RunFailedError, StreamClosedError,
     WouldDeadlockError,
 )
-from ._events import EventStream, Subscription
+from ._dispatch import Dispatcher
+from ._events import Event, EventStream, Subscription
+from ._run import Run, RunOutcome
 from ._native import LIBRARY_PATH, configure_runtime, version
 from ._tools import Tool, ToolContext, ToolResult, tool
 
@@ -31,10 +33,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AbortedError", "ModelError", "PROVIDER_APIS", "set_default_providers", "Agent", "AgentError", "CodingTool",
-    "coding_tools", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "EventStream",
+    "coding_tools", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "Dispatcher", "Event", "EventStream",
     "FreedError", "InternalError", "InvalidArgumentError", "InvalidHandleError", "InvalidJsonError",
     "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NullPointerError",
-    "QueueClosedError", "RunFailedError", "StreamClosedError", "Subscription", "Tool", "ToolContext",
+    "QueueClosedError", "Run", "RunFailedError", "RunOutcome", "StreamClosedError", "Subscription", "Tool", "ToolContext",
     "ToolResult", "WouldDeadlockError", "configure_runtime", "message_text", "set_default_scripted_model",
     "set_default_stream_fn", "tool", "user_message", "version",
 ]

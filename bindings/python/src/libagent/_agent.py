@@ -13,8 +13,10 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from . import _dispatch as dispatch
 from . import _native as native
-from ._errors import NO_MODEL, OK, AgentError, InvalidJsonError, NoStreamFnError, WouldDeadlockError, error_for
-from ._events import EventStream, Subscription, new_subscription
+from ._dispatch import Dispatcher
+from ._errors import NO_MODEL, AgentError, AgentTimeoutError, InvalidJsonError, NoStreamFnError, WouldDeadlockError
+from ._events import Event, EventStream, Subscription, new_subscription
+from ._run import Run, RunOutcome
 from ._stream import STREAM_TRAMPOLINE, StreamSite
 from ._tools import Tool, new_native_tool
 
@@ -23,10 +25,12 @@ Message = Dict[str, Any]
 
 class _Shared:
     """State the trampolines of one agent need (never the Agent itself, so that an unreferenced
-    Agent can be collected): the event loop that runs its coroutines during an async run."""
+    Agent can be collected): the event loop that runs its coroutines during an async run, and
+    whether plain callbacks run inline (host-pumped: on the dispatching thread)."""
 
-    def __init__(self) -> None:
+    def __init__(self, inline: bool = False) -> None:
         self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.inline = inline
 
 
 def _camel(name: str) -> str:
@@ -64,30 +68,18 @@ def _hook_answer(value: Any) -> Optional[bytes]:
     return None if value is None else native.dumps(value)
 
 
-def _hook(user_data: Optional[int], input_json: bytes, call: int) -> None:
+def _hook(user_data: Optional[int], input_json: Optional[int], input_len: int, handle: Any) -> None:
+    call = dispatch.hook_call(handle)
     try:
-        native.mark_runtime_thread()
         site = native.REGISTRY.get(user_data)
-        value = native.loads(input_json)
+        value = native.loads(native.bytes_at(input_json, input_len))
         loop = site.shared.loop if site.shared is not None else None
         dispatch.run(site.fn, (value,), call, _hook_answer, inline=True, loop=loop)
     except BaseException as error:  # noqa: BLE001 - never propagate into libagent
         dispatch.fail(call, dispatch.error_text(error))
 
 
-def _done(user_data: Optional[int], status: int, error: Optional[bytes]) -> None:
-    # Not marked as a runtime thread: `done` also runs inside agent_free, on the caller's thread.
-    try:
-        callback = native.REGISTRY.get(user_data)
-        native.REGISTRY.release(user_data)
-        if callback is not None:
-            callback(status, (error or b"").decode("utf-8", "replace"))
-    except BaseException:  # noqa: BLE001
-        dispatch.log.exception("libagent: a done callback failed")
-
-
 HOOK_TRAMPOLINE = native.HookFn(_hook)
-DONE_TRAMPOLINE = native.DoneFn(_done)
 _NULL_HOOK = native.HookFn()
 _NULL_STREAM = native.StreamFn()
 
@@ -100,10 +92,10 @@ def _hook_kind(name: str) -> int:
 
 
 def _refuse_on_runtime_thread(what: str) -> None:
-    if threading.get_ident() in native.RUNTIME_THREADS:
+    if dispatch.in_callback():
         raise WouldDeadlockError(
-            f"{what} would block libagent's runtime thread (called inside a callback), where the run "
-            "can never finish: use the *_async variant or start it from another thread")
+            f"{what} would block libagent's runtime thread or a dispatch (called inside a callback), where the "
+            "run can never finish: use start() or the *_async variant, or call it from another thread")
 
 
 _LIVE: "weakref.WeakSet[Agent]" = weakref.WeakSet()
@@ -139,19 +131,6 @@ def _python_names(error: AgentError, names: Mapping[str, str]) -> AgentError:
     return type(error)(message) if message != error.message else error
 
 
-def _outcome(handle: Optional[int], status: int, error: str) -> "tuple[int, str]":
-    """A settled run's outcome: `done`'s status unless the run completed as the reference's
-    promise does, then how it really ended (agent_last_run_outcome: ModelError, AbortedError).
-    Called inside `done`, where the outcome belongs to this run."""
-    if status != OK or handle is None:
-        return status, error
-    ended, message = ctypes.c_int32(OK), ctypes.c_void_p()
-    if native.lib.agent_last_run_outcome(handle, ctypes.byref(ended), ctypes.byref(message)) != OK:
-        return status, error
-    text = native.take_string(message)
-    return ended.value, text
-
-
 class Agent:
     """An agent (SPEC §7). Options are keyword arguments:
 
@@ -168,7 +147,9 @@ class Agent:
       `tool_execution`, `session_id`, `transport`, `thinking_budgets`, `max_retry_delay_ms`,
       `identity`, and for the providers `max_retries`, `max_retry_delay_ms`, `timeout_ms`,
       `connect_timeout_ms`, `idle_timeout_ms`, `ca_certificates`, `ca_certificate_file`
-      (an unknown one is a TypeError, as for any function).
+      (an unknown one is a TypeError, as for any function);
+    - `dispatcher`: a `Dispatcher`: host-pumped mode, every callback of this agent runs inside
+      `dispatcher.dispatch()` (or a blocking wait) on the calling thread.
 
     A run that fails (stopReason "error") raises ModelError carrying the errorMessage; an aborted
     run raises AbortedError.
@@ -181,11 +162,11 @@ class Agent:
                  tools: Iterable[Union[Tool, Callable[..., Any]]] = (), stream_fn: Optional[Callable[[Any], Any]] = None,
                  scripted: Optional[Sequence[Mapping[str, Any]]] = None,
                  hooks: Optional[Mapping[str, Callable[[Any], Any]]] = None,
-                 use_providers: Optional[bool] = None, **settings: Any):
-        self._handle: Optional[int] = None
+                 use_providers: Optional[bool] = None, dispatcher: Optional[Dispatcher] = None, **settings: Any):
+        self._handle = native.AgentHandle()
         self._closed = False
         self._close_lock = threading.Lock()
-        self._shared = _Shared()
+        self._shared = _Shared(inline=dispatcher is not None)
         if stream_fn is not None and scripted is not None:
             raise ValueError("give either stream_fn or scripted, not both")
         if use_providers and (stream_fn is not None or scripted is not None):
@@ -203,55 +184,45 @@ class Agent:
         if initial:
             options_json["initialState"] = initial
         kinds = [(_hook_kind(name), fn) for name, fn in (hooks or {}).items()]
-        options = ctypes.c_void_p()
+        options = native.AgentOptions()
         try:
-            native.check(native.lib.agent_options_new(native.dumps(options_json), ctypes.byref(options)))
+            native.check(native.lib.agent_options_new(*native.text(native.dumps(options_json)), ctypes.byref(options)))
         except AgentError as error:
             raise _unknown_keyword(error, names, "Agent()") from None
         try:
             for item in tools:
                 tool_handle = new_native_tool(item, self._shared)
-                status = native.lib.agent_options_add_tool(options, tool_handle)
-                error = None if status == OK else native.error_for_last(status)
-                native.lib.agent_tool_free(tool_handle)
+                error = native.take_error(native.lib.agent_options_add_tool(options, tool_handle))
+                native.take_error(native.lib.agent_tool_free(tool_handle))
                 if error is not None:
                     raise error
             if stream_fn is not None:
-                self._register(lambda key: native.lib.agent_options_set_stream_fn(
-                    options, STREAM_TRAMPOLINE, key, native.FINALIZER), StreamSite(stream_fn, self._shared))
+                native.register(StreamSite(stream_fn, self._shared), lambda key: native.lib.agent_options_set_stream_fn(
+                    options, STREAM_TRAMPOLINE, key, native.FINALIZER))
             elif scripted is not None:
-                native.check(native.lib.agent_options_set_scripted_model(options, native.dumps(list(scripted))))
+                native.check(native.lib.agent_options_set_scripted_model(options, *native.text(native.dumps(list(scripted)))))
             elif use_providers:
                 native.check(native.lib.agent_options_use_providers(options))
             for kind, fn in kinds:
-                self._register(lambda key, kind=kind: native.lib.agent_options_set_hook(
-                    options, kind, HOOK_TRAMPOLINE, key, native.FINALIZER), _HookSite(fn, self._shared))
+                native.register(_HookSite(fn, self._shared), lambda key, kind=kind: native.lib.agent_options_set_hook(
+                    options, kind, HOOK_TRAMPOLINE, key, native.FINALIZER))
+            if dispatcher is not None:
+                native.check(native.lib.agent_options_set_dispatcher(options, dispatcher.handle))
         except BaseException:
-            native.lib.agent_options_free(options)
+            native.take_error(native.lib.agent_options_free(options))
             raise
-        handle = ctypes.c_void_p()
         try:
-            native.check(native.lib.agent_new(options, ctypes.byref(handle)))  # consumes the options
+            native.check(native.lib.agent_new(options, ctypes.byref(self._handle)))  # consumes the options
         except NoStreamFnError:
             raise NoStreamFnError(_NO_MODEL) from None
-        self._handle = handle.value
+        self.dispatcher = dispatcher
         _LIVE.add(self)
-
-    @staticmethod
-    def _register(register: Callable[[int], int], site: Any) -> None:
-        """Registers `site` under a new key and hands the key to libagent (released on failure)."""
-        key = native.REGISTRY.add(site)
-        status = register(key)
-        if status != OK:
-            error = native.error_for_last(status)
-            native.REGISTRY.release(key)
-            raise error
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
-    def handle(self) -> Optional[int]:
-        """The raw `AgentHandle*` (an int), for calling the C ABI directly."""
+    def handle(self) -> "native.AgentHandle":
+        """The `AgentHandle` (a ctypes struct), for calling the C ABI directly."""
         return self._handle
 
     @property
@@ -267,7 +238,7 @@ class Agent:
                 return
             self._closed = True
         _LIVE.discard(self)
-        if self._handle is not None:
+        if self._handle:
             native.check(native.lib.agent_free(self._handle))
 
     def __enter__(self) -> "Agent":
@@ -286,96 +257,75 @@ class Agent:
     def _call(self, name: str, *args: Any) -> None:
         native.check(getattr(native.lib, name)(self._handle, *args))
 
+    def _call_text(self, name: str, value: Any) -> None:
+        """Calls `name(handle, json, len)` with `value` as JSON."""
+        self._call(name, *native.text(native.dumps(value)))
+
     # -- runs ------------------------------------------------------------------------------------
 
-    def _start(self, starter: Callable[[int], int], on_done: Callable[[int, str], None]) -> None:
-        key = native.REGISTRY.add(on_done)
-        status = starter(key)
-        if status != OK:
-            error = native.error_for_last(status)
-            native.REGISTRY.release(key)  # done is not called for a run that did not start
-            raise error
-
-    def _prompt_starter(self, input: Any, images: Optional[Sequence[Mapping[str, Any]]]) -> Callable[[int], int]:
+    def _starter(self, input: Any, images: Optional[Sequence[Mapping[str, Any]]]) -> Callable[..., Any]:
+        """The C call that starts a prompt run: `starter(done, key, out_run)`."""
         handle = self._handle
         if isinstance(input, str):
             images_json = None if images is None else native.dumps(list(images))
             text = native.encode(input)
-            return lambda key: native.lib.agent_prompt_text(handle, text, images_json, DONE_TRAMPOLINE, key)
+            return lambda *run_args: native.lib.agent_prompt_text(handle, text, len(text), *native.text(images_json),
+                                                                  *run_args)
         if images is not None:
             raise TypeError("images go with a text prompt")
         if not isinstance(input, (dict, list, tuple)):
             raise TypeError("a prompt is a str, a message dict or a list of messages")
         data = native.dumps(list(input) if isinstance(input, tuple) else input)
-        return lambda key: native.lib.agent_prompt(handle, data, DONE_TRAMPOLINE, key)
+        return lambda *run_args: native.lib.agent_prompt(handle, data, len(data), *run_args)
 
-    def _continue_starter(self) -> Callable[[int], int]:
+    def _continue_starter(self) -> Callable[..., Any]:
         handle = self._handle
-        return lambda key: native.lib.agent_continue(handle, DONE_TRAMPOLINE, key)
+        return lambda *run_args: native.lib.agent_continue(handle, *run_args)
 
-    def _run_blocking(self, starter: Callable[[int], int], what: str) -> List[Message]:
+    def start(self, input: Union[str, Message, Sequence[Message]], *,
+              images: Optional[Sequence[Mapping[str, Any]]] = None) -> Run:
+        """Starts a prompt run and returns at once: the `Run` to `wait()` for (or `await`),
+        `abort()` or read the `outcome` of. BusyError while another run is active."""
+        return Run.start(self._starter(input, images))
+
+    def start_continue(self) -> Run:
+        """Starts a `continue()` run (see `start`)."""
+        return Run.start(self._continue_starter())
+
+    def _run_blocking(self, starter: Callable[..., Any], what: str) -> List[Message]:
         _refuse_on_runtime_thread(what)
-        settled = threading.Event()
-        outcome: Dict[str, Any] = {}
-        handle = self._handle
-
-        def on_done(status: int, error: str) -> None:
-            outcome["status"], outcome["error"] = _outcome(handle, status, error)
-            settled.set()
-
-        before = self._message_count()
-        self._start(starter, on_done)
+        run = Run.start(starter)
         try:
-            settled.wait()
-        except BaseException:
-            self.abort()  # KeyboardInterrupt: stop the run, let it settle
-            settled.wait()
+            outcome = run.wait()
+        except KeyboardInterrupt:
+            run.abort()  # stop the run, let it settle
+            run.wait()
             raise
-        return self._settled(outcome["status"], outcome["error"], before)
+        return outcome.check().messages
 
-    async def _run_async(self, starter: Callable[[int], int]) -> List[Message]:
+    async def _run_async(self, starter: Callable[..., Any]) -> RunOutcome:
         loop = asyncio.get_running_loop()
-        future: "asyncio.Future[Any]" = loop.create_future()
         shared = self._shared
-        handle = self._handle
-
-        def on_done(status: int, error: str) -> None:
-            if shared.loop is loop:
-                shared.loop = None
-            status, error = _outcome(handle, status, error)
-
-            def settle() -> None:
-                if not future.done():
-                    future.set_result((status, error))
-            try:
-                loop.call_soon_threadsafe(settle)
-            except RuntimeError:  # the caller's loop is closed: nobody waits any more
-                pass
-
-        before = self._message_count()
         # Coroutines of this run (tools, hooks, stream) run on the caller's loop. Set before the
         # start (its first callbacks may come at once); restored when the start is refused
         # (BusyError: the active run keeps its loop).
         previous, shared.loop = shared.loop, loop
         try:
-            self._start(starter, on_done)
+            run = Run.start(starter)
         except BaseException:
             shared.loop = previous
             raise
-        try:
-            status, error = await asyncio.shield(future)
-        except asyncio.CancelledError:
-            self.abort()
-            raise
-        return self._settled(status, error, before)
 
-    def _settled(self, status: int, error: str, before: int) -> List[Message]:
-        if status != OK:
-            failure = error_for(status, error)
-            if not self._closed:
-                failure.messages = self._messages_from(before)  # what the failed run appended
-            raise failure
-        return self._messages_from(before)
+        def release_loop(_outcome: RunOutcome) -> None:
+            if shared.loop is loop:
+                shared.loop = None
+        run.on_settle(release_loop)
+        try:
+            outcome = await asyncio.shield(run._future())
+        except asyncio.CancelledError:
+            run.abort()  # this run only: never one started later
+            raise
+        return outcome.check()
 
     def prompt(self, input: Union[str, Message, Sequence[Message]], *,
                images: Optional[Sequence[Mapping[str, Any]]] = None) -> List[Message]:
@@ -384,36 +334,44 @@ class Agent:
         when the run ended with an error (a failed model request: its `message` is the
         errorMessage, its `messages` what the run appended), AbortedError when it was aborted,
         BusyError while another run is active."""
-        return self._run_blocking(self._prompt_starter(input, images), "prompt()")
+        return self._run_blocking(self._starter(input, images), "prompt()")
 
     async def prompt_async(self, input: Union[str, Message, Sequence[Message]], *,
-                           images: Optional[Sequence[Mapping[str, Any]]] = None) -> List[Message]:
-        """`prompt` for asyncio: coroutine tools, hooks and stream functions of this run run on
-        the calling loop. Cancelling it aborts the run."""
-        return await self._run_async(self._prompt_starter(input, images))
+                           images: Optional[Sequence[Mapping[str, Any]]] = None) -> RunOutcome:
+        """`prompt` for asyncio: returns the run's `RunOutcome` (its `messages` are what the run
+        appended); raises as `prompt` does for a run that did not complete. Coroutine tools,
+        hooks and stream functions of this run run on the calling loop. Cancelling it aborts
+        the run."""
+        return await self._run_async(self._starter(input, images))
 
     def continue_(self) -> List[Message]:
         """`continue()` (SPEC §7.7): resumes from the transcript; waits until the run settled."""
         return self._run_blocking(self._continue_starter(), "continue_()")
 
-    async def continue_async(self) -> List[Message]:
+    async def continue_async(self) -> RunOutcome:
+        """`continue_` for asyncio (see `prompt_async`)."""
         return await self._run_async(self._continue_starter())
 
     def steer(self, message: Union[str, Message]) -> None:
         """Queues a steering message (a text becomes a user message)."""
-        self._call("agent_steer", native.dumps(user_message(message) if isinstance(message, str) else message))
+        self._call_text("agent_steer", user_message(message) if isinstance(message, str) else message)
 
     def follow_up(self, message: Union[str, Message]) -> None:
         """Queues a follow-up message (a text becomes a user message)."""
-        self._call("agent_follow_up", native.dumps(user_message(message) if isinstance(message, str) else message))
+        self._call_text("agent_follow_up", user_message(message) if isinstance(message, str) else message)
 
     def abort(self) -> None:
-        """Aborts the active run (nothing when idle)."""
+        """Aborts the active run, whichever it is (nothing when idle); `Run.abort()` aborts one
+        run only."""
         self._call("agent_abort")
 
     def wait_for_idle(self, timeout: Optional[float] = None) -> None:
         """Blocks until no run is active (AgentTimeoutError after `timeout` seconds)."""
-        self._call("agent_wait_for_idle", -1 if timeout is None else int(timeout * 1000))
+        result = ctypes.c_int32()
+        with dispatch.pumping():  # an agent built with a dispatcher is dispatched while it waits
+            self._call("agent_wait_for_idle", -1 if timeout is None else int(timeout * 1000), ctypes.byref(result))
+        if result.value != native.WAIT_DONE:
+            raise AgentTimeoutError(f"The agent did not become idle within {timeout} seconds.")
 
     def reset(self) -> None:
         """`reset()` (SPEC §7.16): clears the transcript, queues and error; BusyError during a run."""
@@ -421,10 +379,8 @@ class Agent:
 
     # -- state -----------------------------------------------------------------------------------
 
-    def _owned_json(self, name: str) -> Any:
-        out = ctypes.c_void_p()
-        self._call(name, ctypes.byref(out))
-        return native.loads(native.take_string(out))
+    def _owned_json(self, name: str, *args: Any) -> Any:
+        return native.take_json(getattr(native.lib, name), self._handle, *args)
 
     @property
     def state(self) -> Dict[str, Any]:
@@ -434,43 +390,27 @@ class Agent:
     @property
     def messages(self) -> List[Message]:
         """The transcript."""
-        return self._messages_from(0) if native.HAS_MESSAGE_READS else self.state["messages"]
-
-    def _message_count(self) -> int:
-        if native.HAS_MESSAGE_READS:
-            out = ctypes.c_size_t()
-            self._call("agent_get_message_count", ctypes.byref(out))
-            return out.value
-        return len(self.state["messages"])
-
-    def _messages_from(self, start: int) -> List[Message]:
-        """The transcript from `start` on, without reading the whole state when the library
-        has the cheap transcript reads."""
-        if native.HAS_MESSAGE_READS:
-            out = ctypes.c_void_p()
-            self._call("agent_get_messages", start, ctypes.c_size_t(-1).value, ctypes.byref(out))
-            return native.loads(native.take_string(out))
-        return self.messages[start:]
+        return self._owned_json("agent_get_messages", 0, ctypes.c_size_t(-1).value)
 
     def set_messages(self, messages: Sequence[Message]) -> None:
-        self._call("agent_set_messages", native.dumps(list(messages)))
+        self._call_text("agent_set_messages", list(messages))
 
     def set_tools(self, tools: Iterable[Union[Tool, Callable[..., Any]]]) -> None:
         """Replaces the tools (effective at the next run)."""
         handles = [new_native_tool(item, self._shared) for item in tools]
         try:
-            array = (ctypes.c_void_p * max(1, len(handles)))(*handles)
+            array = (native.AgentTool * max(1, len(handles)))(*handles)
             self._call("agent_set_tools", array, len(handles))
         finally:
             for tool_handle in handles:
-                native.lib.agent_tool_free(tool_handle)
+                native.take_error(native.lib.agent_tool_free(tool_handle))
 
     def configure(self, **fields: Any) -> None:
         """Changes reassignable settings (`model`, `thinking_level`, `steering_mode`,
         `follow_up_mode`, `tool_execution`, `session_id`, ...; None unsets the optional ones)."""
         names = {k: _camel(k) for k in fields}
         try:
-            self._call("agent_configure", native.dumps({names[k]: v for k, v in fields.items()}))
+            self._call_text("agent_configure", {names[k]: v for k, v in fields.items()})
         except AgentError as error:
             raise _unknown_keyword(error, names, "configure()") from None
 
@@ -480,19 +420,19 @@ class Agent:
         if fn is None:
             self._call("agent_set_hook", kind, _NULL_HOOK, None, native.NULL_FINALIZER)
             return
-        self._register(lambda key: native.lib.agent_set_hook(self._handle, kind, HOOK_TRAMPOLINE, key,
-                                                             native.FINALIZER), _HookSite(fn, self._shared))
+        native.register(_HookSite(fn, self._shared), lambda key: native.lib.agent_set_hook(
+            self._handle, kind, HOOK_TRAMPOLINE, key, native.FINALIZER))
 
     def set_stream_fn(self, fn: Optional[Callable[[Any], Any]]) -> None:
         """Replaces the model (None: the process-wide default)."""
         if fn is None:
             self._call("agent_set_stream_fn", _NULL_STREAM, None, native.NULL_FINALIZER)
             return
-        self._register(lambda key: native.lib.agent_set_stream_fn(self._handle, STREAM_TRAMPOLINE, key,
-                                                                  native.FINALIZER), StreamSite(fn, self._shared))
+        native.register(StreamSite(fn, self._shared), lambda key: native.lib.agent_set_stream_fn(
+            self._handle, STREAM_TRAMPOLINE, key, native.FINALIZER))
 
     def set_scripted_model(self, script: Sequence[Mapping[str, Any]]) -> None:
-        self._call("agent_set_scripted_model", native.dumps(list(script)))
+        self._call_text("agent_set_scripted_model", list(script))
 
     def use_providers(self) -> None:
         """Talks to the model through libagent's built-in providers from the next run on."""
@@ -519,16 +459,19 @@ class Agent:
 
     # -- events ----------------------------------------------------------------------------------
 
-    def subscribe(self, callback: Callable[[Dict[str, Any]], Any], *, shape: str = "full") -> Subscription:
-        """Calls `callback(event)` for every event, on libagent's runtime thread (keep it quick,
-        or make it `async def`: the loop waits for it either way). An exception fails the run
-        (SPEC §7.11). Returns a Subscription: call `.unsubscribe()` (or use it with `with`)."""
+    def subscribe(self, callback: Callable[[Event], Any], *, shape: str = "full") -> Subscription:
+        """Calls `callback(event)` for every `Event`, on libagent's runtime thread (keep it quick,
+        or make it `async def`: the loop waits for it either way). The event's fields cost
+        nothing; `event.json()` (in `shape`, "full" or "lean") builds its JSON when asked. An
+        exception fails the run (SPEC §7.11). Returns a Subscription: call `.unsubscribe()` (or
+        use it with `with`)."""
         return new_subscription(self, callback, shape, self._shared)
 
     def events(self, *, shape: str = "full", capacity: int = 1024, until: Optional[str] = None) -> EventStream:
-        """A lossless stream of every event from now on (the C pull queue): iterate it with
+        """A lossless stream of every `Event` from now on (the C pull queue): iterate it with
         `for` or `async for`; it ends when the agent is closed, after an event of type `until`,
-        or when closed (`close()`, `with`, `async with`)."""
+        or when closed (`close()`, `with`, `async with`). `shape` is the default of the
+        events' `json()`."""
         return EventStream(self._handle, shape=shape, capacity=capacity, until=until)
 
 
@@ -540,14 +483,14 @@ def set_default_stream_fn(fn: Optional[Callable[[Any], Any]]) -> None:
         native.check(native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, native.NULL_FINALIZER))
         _default_model_set = False
         return
-    Agent._register(lambda key: native.lib.agent_set_default_stream_fn(STREAM_TRAMPOLINE, key, native.FINALIZER),
-                    StreamSite(fn, None))
+    native.register(StreamSite(fn, None),
+                    lambda key: native.lib.agent_set_default_stream_fn(STREAM_TRAMPOLINE, key, native.FINALIZER))
     _default_model_set = True
 
 
 def set_default_scripted_model(script: Sequence[Mapping[str, Any]]) -> None:
     global _default_model_set
-    native.check(native.lib.agent_set_default_scripted_model(native.dumps(list(script))))
+    native.check(native.lib.agent_set_default_scripted_model(*native.text(native.dumps(list(script)))))
     _default_model_set = True
 
 
@@ -574,7 +517,7 @@ def _close_all() -> None:
         except BaseException:  # noqa: BLE001
             pass
     try:
-        native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, native.NULL_FINALIZER)
+        native.take_error(native.lib.agent_set_default_stream_fn(_NULL_STREAM, None, native.NULL_FINALIZER))
     except BaseException:  # noqa: BLE001
         pass
     if not native.REGISTRY.wait_empty(EXIT_DRAIN_SECONDS):

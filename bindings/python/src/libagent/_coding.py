@@ -34,24 +34,24 @@ class CodingTool:
     def __repr__(self) -> str:
         return f"CodingTool({self.name!r}, root={self.root!r})"
 
-    def new_native(self, shared: Any) -> int:
+    def new_native(self, shared: Any) -> "native.AgentTool":
         """Creates the libagent tool (the caller frees its reference after handing it on)."""
         from ._agent import HOOK_TRAMPOLINE, _HookSite
 
-        options = dict(self._options, tools=[self.name])
-        key = None
-        if self._consent is not None:
-            key = native.REGISTRY.add(_HookSite(_consent_hook(self._consent), shared))
-        tools = (ctypes.c_void_p * 1)()
+        options = native.dumps(dict(self._options, tools=[self.name]))
+        root = native.encode(self.root)
+        tools = (native.AgentTool * 1)()
         count = ctypes.c_size_t()
-        status = native.lib.agent_coding_tools_new(
-            self.root.encode(), native.dumps(options), HOOK_TRAMPOLINE if key else native.HookFn(), key,
-            native.FINALIZER if key else native.NULL_FINALIZER, tools, 1, ctypes.byref(count))
-        if status != native.OK:
-            error = native.error_for_last(status)
-            if key is not None:
-                native.REGISTRY.release(key)
-            raise error
+
+        def create(key: Optional[int]) -> Any:
+            return native.lib.agent_coding_tools_new(
+                root, len(root), options, len(options), HOOK_TRAMPOLINE if key else native.HookFn(), key,
+                native.FINALIZER if key else native.NULL_FINALIZER, tools, 1, ctypes.byref(count))
+
+        if self._consent is None:
+            native.check(create(None))
+        else:
+            native.register(_HookSite(_consent_hook(self._consent), shared), create)
         return tools[0]
 
 
@@ -87,11 +87,12 @@ def coding_tools(root: str, *, tools: Optional[Sequence[str]] = None, bash: bool
     names = list(tools) if tools is not None else [n for n in ALL_TOOLS if bash or n != "bash"]
     options = {"bash": bash, "bashTimeoutMs": bash_timeout_ms}
     # Checked now, so a wrong name or root fails here and not when an agent is made.
-    probe = (ctypes.c_void_p * len(ALL_TOOLS))()
+    probe = (native.AgentTool * len(ALL_TOOLS))()
     count = ctypes.c_size_t()
+    root_bytes, options_json = native.encode(str(root)), native.dumps(dict(options, tools=names))
     native.check(native.lib.agent_coding_tools_new(
-        str(root).encode(), native.dumps(dict(options, tools=names)), native.HookFn(), None,
+        root_bytes, len(root_bytes), options_json, len(options_json), native.HookFn(), None,
         native.NULL_FINALIZER, probe, len(ALL_TOOLS), ctypes.byref(count)))
     for i in range(count.value):
-        native.lib.agent_tool_free(probe[i])
+        native.take_error(native.lib.agent_tool_free(probe[i]))
     return [CodingTool(name, str(root), options, consent) for name in names]

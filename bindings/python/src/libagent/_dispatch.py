@@ -1,4 +1,5 @@
-"""Where host code runs, and how its outcome answers an `AgentCall`.
+"""Where host code runs, and how its outcome answers a call (a hook call, a tool call, a
+stream, a deferred listener).
 
 libagent calls back on its runtime thread, which every agent of the process shares: a callback
 must return quickly. So:
@@ -9,23 +10,26 @@ must return quickly. So:
 - listeners and plain hooks run inline on the runtime thread (they are expected to be quick;
   make them `async def` when they are not).
 
-Every outcome answers its call exactly once: a value through `agent_call_complete`, an exception
-(or a value libagent rejects) through `agent_call_fail`. Nothing here lets an exception escape
-into a ctypes trampoline.
+An agent built with a dispatcher (host-pumped mode) runs every plain callback inline, inside
+`Dispatcher.dispatch` on the pumping thread.
+
+Every outcome answers its call exactly once: a value through the kind's `*_complete` function, an
+exception (or a value libagent rejects) through its `*_fail`. Nothing here lets an exception
+escape into a ctypes trampoline.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import ctypes
 import inspect
 import logging
 import threading
+from ctypes import byref, c_bool, c_int32, c_size_t
 from typing import Any, Callable, Optional
 
 from . import _native as native
-from ._errors import ERR_INVALID_JSON, OK
+from ._errors import AlreadyCompletedError, InvalidJsonError, StreamClosedError
 
 log = logging.getLogger("libagent")
 
@@ -62,26 +66,83 @@ def error_text(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def fail(call: int, message: str) -> None:
-    status = native.lib.agent_call_fail(call, native.encode(message))
-    if status != OK and status not in (-7, -8):  # already answered / stream gone: nothing to do
-        log.warning("libagent: agent_call_fail returned %d: %s", status, native.last_error())
+class Call:
+    """A call libagent waits for an answer to: its handle and the C functions of its kind."""
+
+    def __init__(self, handle: Any, prefix: str, complete: str = "complete"):
+        self.handle = type(handle)(handle.id)  # a copy: the callback's argument is borrowed
+        self._complete = getattr(native.lib, f"{prefix}_{complete}")
+        self._fail = getattr(native.lib, f"{prefix}_fail")
+        self._prefix = prefix
+
+    def complete(self, data: Optional[bytes]) -> Any:
+        """Answers with `data` (JSON, or None); returns the error (an exception) or None."""
+        return native.take_error(self._complete(self.handle, *native.text(data)))
+
+    def fail(self, message: str) -> Any:
+        return native.take_error(self._fail(self.handle, *native.text(native.encode(message))))
+
+    def is_aborted(self) -> bool:
+        out = c_bool(False)
+        failure = native.take_error(getattr(native.lib, f"{self._prefix}_is_aborted")(self.handle, byref(out)))
+        return bool(out.value) if failure is None else False
+
+    def on_abort(self, callback: Callable[[], Any]) -> None:
+        """Calls `callback()` once when the call's run aborts (never inside the abort call)."""
+        register = getattr(native.lib, f"{self._prefix}_on_abort")
+        try:
+            native.register(callback, lambda key: register(self.handle, ABORT_TRAMPOLINE, key, native.FINALIZER))
+        except Exception:  # noqa: BLE001 - the call is over: nothing to abort any more
+            pass
 
 
-def finish(call: int, convert: Callable[[Any], Optional[bytes]], outcome: Callable[[], Any]) -> None:
+def hook_call(handle: Any) -> Call:
+    return Call(handle, "agent_hook_call")
+
+
+def tool_call(handle: Any) -> Call:
+    return Call(handle, "agent_tool_call")
+
+
+def stream_call(handle: Any) -> Call:
+    return Call(handle, "agent_stream", complete="end")
+
+
+class ReplyCall(Call):
+    """A deferred listener's answer: any value continues (the listener's return value is unused)."""
+
+    def __init__(self, handle: Any):
+        super().__init__(handle, "agent_reply", complete="continue")
+
+    def complete(self, data: Optional[bytes]) -> Any:
+        return native.take_error(self._complete(self.handle))
+
+
+_ANSWERED = (AlreadyCompletedError, StreamClosedError)  # answered before / stream gone: nothing to do
+
+
+def fail(call: Call, message: str) -> None:
+    failure = call.fail(message)
+    if failure is not None and not isinstance(failure, _ANSWERED):
+        log.warning("libagent: failing a call failed: %s", failure)
+
+
+def finish(call: Call, convert: Callable[[Any], Optional[bytes]], outcome: Callable[[], Any]) -> None:
     """Answers `call` with convert(outcome()) or with the failure it raised."""
     try:
         data = convert(outcome())
     except BaseException as error:  # noqa: BLE001 - becomes the call's failure
         fail(call, error_text(error))
         return
-    status = native.lib.agent_call_complete(call, data)
-    if status == ERR_INVALID_JSON:
+    failure = call.complete(data)
+    if isinstance(failure, InvalidJsonError):
         # libagent left the call unanswered: a wrongly shaped answer fails instead of hanging.
-        fail(call, native.last_error())
+        fail(call, failure.message)
+    elif failure is not None and not isinstance(failure, _ANSWERED):
+        log.warning("libagent: answering a call failed: %s", failure)
 
 
-def schedule(coro: Any, call: int, convert: Callable[[Any], Optional[bytes]],
+def schedule(coro: Any, call: Call, convert: Callable[[Any], Optional[bytes]],
              loop: Optional[asyncio.AbstractEventLoop], cancel_on_abort: bool = False) -> None:
     """Runs an awaitable on `loop` (or the background loop) and answers `call` with its result."""
     future = None
@@ -93,7 +154,7 @@ def schedule(coro: Any, call: int, convert: Callable[[Any], Optional[bytes]],
     if future is None:
         future = asyncio.run_coroutine_threadsafe(_awaited(coro), BACKGROUND.loop())
     if cancel_on_abort:
-        on_abort(call, future.cancel)
+        call.on_abort(future.cancel)
     future.add_done_callback(lambda done: finish(call, convert, done.result))
 
 
@@ -101,7 +162,7 @@ async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
 
-def run(fn: Callable[..., Any], args: tuple, call: int, convert: Callable[[Any], Optional[bytes]], *,
+def run(fn: Callable[..., Any], args: tuple, call: Call, convert: Callable[[Any], Optional[bytes]], *,
         inline: bool, loop: Optional[asyncio.AbstractEventLoop], cancel_on_abort: bool = False) -> None:
     """Calls fn(*args) inline or on a worker; a coroutine result is awaited on an event loop."""
     if inspect.iscoroutinefunction(fn):
@@ -134,7 +195,6 @@ def run(fn: Callable[..., Any], args: tuple, call: int, convert: Callable[[Any],
 
 def _abort_trampoline(user_data: Optional[int]) -> None:
     try:
-        native.mark_runtime_thread()
         callback = native.REGISTRY.get(user_data)
         if callback is not None:
             callback()
@@ -145,15 +205,68 @@ def _abort_trampoline(user_data: Optional[int]) -> None:
 ABORT_TRAMPOLINE = native.AbortFn(_abort_trampoline)
 
 
-def on_abort(call: int, callback: Callable[[], Any]) -> None:
-    """Calls `callback()` (on the runtime thread) when the run of `call` aborts."""
-    key = native.REGISTRY.add(callback)
-    status = native.lib.agent_call_on_abort(call, ABORT_TRAMPOLINE, key, native.FINALIZER)
-    if status != OK:
-        native.REGISTRY.release(key)
+# -- host-pumped mode ----------------------------------------------------------------------------
+
+_PUMPING = threading.local()
 
 
-def is_aborted(call: int) -> bool:
-    out = ctypes.c_bool(False)
-    status = native.lib.agent_call_is_aborted(call, ctypes.byref(out))
-    return bool(out.value) if status == OK else False
+class pumping:
+    """Marks the calling thread as inside a dispatch or a blocking wait (which dispatches): a
+    blocking run started there, from a dispatched callback, could never be waited for (libagent
+    refuses the wait, the run would go on unwaited)."""
+
+    def __enter__(self) -> None:
+        _PUMPING.depth = getattr(_PUMPING, "depth", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _PUMPING.depth -= 1
+
+
+def in_callback() -> bool:
+    """Whether this thread runs libagent callbacks now: the runtime thread, or a dispatch."""
+    return native.on_runtime_thread() or getattr(_PUMPING, "depth", 0) > 0
+
+
+class Dispatcher:
+    """Runs the callbacks of the agents built with it (`Agent(dispatcher=...)`) on the host's
+    thread: their tools, stream functions, hooks, listeners and run endings run only inside
+    `dispatch()` (and inside `Run.wait()`/`prompt()`, which dispatch while they wait), never on
+    libagent's runtime thread. Several agents may share one dispatcher."""
+
+    def __init__(self) -> None:
+        self.handle = native.AgentDispatcher()
+        native.check(native.lib.agent_dispatcher_new(byref(self.handle)))
+        self._closed = False
+
+    def dispatch(self, budget_ms: Optional[int] = None) -> int:
+        """Runs the callbacks that are ready, on this thread, until none is or `budget_ms`
+        milliseconds passed (checked between callbacks; None: no limit). Returns how many ran."""
+        ran = c_size_t()
+        with pumping():
+            native.check(native.lib.agent_dispatch(self.handle, -1 if budget_ms is None else budget_ms, byref(ran)))
+        return ran.value
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until a callback is ready to dispatch (True) or `timeout` seconds passed (False)."""
+        result = c_int32()
+        native.check(native.lib.agent_dispatcher_wait(self.handle, -1 if timeout is None else int(timeout * 1000),
+                                                     byref(result)))
+        return result.value == native.WAIT_DONE
+
+    def close(self) -> None:
+        """Drops this handle; agents built with the dispatcher keep theirs (free it after them)."""
+        if not self._closed:
+            self._closed = True
+            native.check(native.lib.agent_dispatcher_free(self.handle))
+
+    def __enter__(self) -> "Dispatcher":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except BaseException:  # noqa: BLE001
+            pass

@@ -1,4 +1,6 @@
-"""Exceptions raised for libagent status codes (include/agent.h, `AGENT_ERR_*`)."""
+"""Exceptions: one per libagent error code (include/libagent/agent.h, `AGENT_ERR_*`), and the
+Python exceptions for results that are not C errors (a run that ended with a model error, was
+aborted, failed or freed; a timed-out wait; a closed event stream)."""
 
 from __future__ import annotations
 
@@ -15,23 +17,20 @@ ERR_INVALID_STATE = -6
 ERR_ALREADY_COMPLETED = -7
 ERR_STREAM_CLOSED = -8
 ERR_WOULD_DEADLOCK = -9
-ERR_TIMEOUT = -10
-ERR_CLOSED = -11
-ERR_FREED = -12
 ERR_NO_STREAM_FN = -13
-ERR_RUN_FAILED = -14
 ERR_INVALID_ARGUMENT = -15
 ERR_INTERNAL = -16
-ERR_MODEL_ERROR = -17
-ERR_ABORTED = -18
 
 
 class AgentError(Exception):
-    """A libagent call failed: `status` is the `AGENT_ERR_*` code, `message` the library's text."""
+    """A libagent call failed: `status` is the `AGENT_ERR_*` code, `message` the library's text.
+    For the exceptions of results (ModelError, AbortedError, RunFailedError, FreedError,
+    AgentTimeoutError, QueueClosedError) `status` is a name: the run's `RunOutcome.status`
+    ("model_error", "aborted", "failed", "freed"), "timeout" or "closed"."""
 
-    status: int = 0
+    status: "int | str" = 0
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: "int | str | None" = None):
         super().__init__(message)
         self.message = message
         if status is not None:
@@ -88,17 +87,17 @@ class WouldDeadlockError(AgentError):
 
 
 class AgentTimeoutError(AgentError, TimeoutError):
-    status = ERR_TIMEOUT
+    status = "timeout"
 
 
 class QueueClosedError(AgentError):
-    status = ERR_CLOSED
+    status = "closed"
 
 
 class FreedError(AgentError):
     """The agent was closed while the run was active."""
 
-    status = ERR_FREED
+    status = "freed"
 
 
 class NoStreamFnError(AgentError):
@@ -110,7 +109,7 @@ class NoStreamFnError(AgentError):
 class RunFailedError(AgentError):
     """The run failed (a listener failed while the run was failing)."""
 
-    status = ERR_RUN_FAILED
+    status = "failed"
 
 
 class InvalidArgumentError(AgentError, ValueError):
@@ -128,22 +127,23 @@ class ModelError(AgentError):
     model request failed (wrong key, URL or model, a server error...), or the stream function
     or a hook raised. `message` is the run's errorMessage."""
 
-    status = ERR_MODEL_ERROR
+    status = "model_error"
 
 
 class AbortedError(AgentError):
     """The run was aborted (`abort()`, or a cancelled `prompt_async`)."""
 
-    status = ERR_ABORTED
+    status = "aborted"
 
 
-_BY_STATUS: Dict[int, Type[AgentError]] = {
+_BY_STATUS: Dict["int | str", Type[AgentError]] = {
     cls.status: cls
     for cls in (
         NullPointerError, InvalidHandleError, InvalidUtf8Error, InvalidJsonError, BusyError,
         InvalidStateError, AlreadyCompletedError, StreamClosedError, WouldDeadlockError,
-        AgentTimeoutError, QueueClosedError, FreedError, NoStreamFnError, RunFailedError,
-        InvalidArgumentError, InternalError, ModelError, AbortedError,
+        NoStreamFnError, InvalidArgumentError, InternalError,
+        # results: a run's outcome (RunOutcome.status) that raises
+        ModelError, AbortedError, RunFailedError, FreedError,
     )
 }
 
@@ -164,7 +164,7 @@ _C_NAMES = {
     "messages_json": "messages", "message_json": "the message", "images_json": "images",
     "input_json": "the prompt", "result_json": "the result", "partial_result_json": "the partial result",
     "event_json": "the stream event", "script_json": "scripted", "definition_json": "the tool definition",
-    "agent_wait_for_idle": "wait_for_idle()", "agent_events_next": "events()",
+    "agent_wait_for_idle": "wait_for_idle()", "agent_queue_next": "events()", "agent_run_wait": "wait()",
     "initialState.systemPrompt": "system_prompt", "initialState.thinkingLevel": "thinking_level",
     "initialState.messages": "messages", "initialState.model": "model", "initialState": "the initial state",
 }
@@ -189,7 +189,7 @@ def python_text(message: str) -> str:
     return _OPTION.sub(lambda m: _snake(m.group(1)), message)
 
 
-def error_for(status: int, message: str) -> AgentError:
+def error_for(status: "int | str", message: str) -> AgentError:
     """The exception for a status code (AgentError itself for an unknown code), its text in
     Python's names (python_text)."""
     message = python_text(message)

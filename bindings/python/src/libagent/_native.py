@@ -1,9 +1,12 @@
-"""The C ABI (include/agent.h) through ctypes: loading, signatures, status checks, JSON helpers
-and the registry that keeps host objects alive until libagent's finalizers release them.
+"""The C ABI 1.0 (include/libagent/agent.h) through ctypes: loading, handle and event structs,
+signatures, owned errors, text arguments, JSON helpers and the registry that keeps host objects
+alive until libagent's finalizers release them.
 
-libagent never holds a Python object: every `user_data` pointer it receives is an integer key
-into `REGISTRY`, and the one finalizer trampoline (`FINALIZER`) removes that key when the
-library drops its last reference. The ctypes callback objects themselves are module-level
+Every fallible C function returns an `AgentError *` (NULL on success) the caller owns: `check`
+turns one into the Python exception and frees it. Texts go in as (pointer, length) pairs
+(`text`). libagent never holds a Python object: every `user_data` pointer it receives is an
+integer key into `REGISTRY`, and the one finalizer trampoline (`FINALIZER`) removes that key when
+the library drops its last reference. The ctypes callback objects themselves are module-level
 singletons (one per callback type), alive for the life of the process.
 """
 
@@ -15,28 +18,125 @@ import json
 import os
 import sys
 import threading
-from ctypes import CFUNCTYPE, POINTER, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint32,
+                    c_uint64, c_void_p)
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import pydantic_core
 
-from ._errors import OK, error_for
+from ._errors import error_for
+
+# -- handles and structs -------------------------------------------------------------------------
+
+
+class _Handle(Structure):
+    """A generation-checked handle passed by value (`{uint64_t id}`); `{0}` is the null handle."""
+
+    _fields_ = [("id", c_uint64)]
+
+    def __bool__(self) -> bool:
+        return bool(self.id)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.id:#x})"
+
+
+class AgentHandle(_Handle):
+    pass
+
+
+class AgentRun(_Handle):
+    pass
+
+
+class AgentTool(_Handle):
+    pass
+
+
+class AgentOptions(_Handle):
+    pass
+
+
+class AgentQueue(_Handle):
+    pass
+
+
+class AgentStream(_Handle):
+    pass
+
+
+class AgentToolCall(_Handle):
+    pass
+
+
+class AgentHookCall(_Handle):
+    pass
+
+
+class AgentReply(_Handle):
+    pass
+
+
+class AgentDispatcher(_Handle):
+    pass
+
+
+class AgentStr(Structure):
+    """A borrowed text: `len` bytes of UTF-8 at `ptr`."""
+
+    _fields_ = [("ptr", c_void_p), ("len", c_size_t)]
+
+    def text(self) -> str:
+        return ctypes.string_at(self.ptr, self.len).decode("utf-8", "replace") if self.len else ""
+
+
+class AgentRunOutcome(Structure):
+    _fields_ = [("status", c_int32), ("stop_reason", AgentStr), ("error_message", AgentStr),
+                ("message_count", c_size_t)]
+
+
+class AgentEvent(Structure):
+    _fields_ = [("kind", c_int32), ("update", c_int32), ("content_index", c_size_t), ("delta", AgentStr),
+                ("tool_call_id", AgentStr), ("tool_name", AgentStr), ("source", c_uint64),
+                ("sequence", c_uint64)]
+
 
 # -- callback types ------------------------------------------------------------------------------
+# Texts given to callbacks are (pointer, length): c_void_p + c_size_t, read with `text_at`.
 
-DoneFn = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
-HookFn = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p)
+DoneFn = CFUNCTYPE(None, c_void_p, AgentRun, POINTER(AgentRunOutcome))
+HookFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, AgentHookCall)
 FinalizerFn = CFUNCTYPE(None, c_void_p)
-StreamFn = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p)
+StreamFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, AgentStream)
 AbortFn = CFUNCTYPE(None, c_void_p)
-ConsumedFn = CFUNCTYPE(None, c_void_p, c_void_p)
-ListenerFn = CFUNCTYPE(None, c_void_p, c_void_p, c_void_p)
-ToolExecuteFn = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p, c_void_p)
-PrepareArgumentsFn = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p)
+ListenerFn = CFUNCTYPE(c_int32, c_void_p, POINTER(AgentEvent))
+ToolExecuteFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, AgentToolCall)
+PrepareArgumentsFn = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, AgentHookCall)
+
+# -- constants (checked against the header by tests/bindings/check_ctypes.py) -------------------
+
+VERSION_MAJOR = 1
+VERSION_MINOR = 0
 
 EVENT_SHAPE_FULL = 0
 EVENT_SHAPE_LEAN = 1
+LISTENER_CONTINUE = 0
+LISTENER_LATER = 1
+NEXT_EVENT = 0
+NEXT_TIMEOUT = 1
+NEXT_CLOSED = 2
+WAIT_DONE = 0
+WAIT_TIMEOUT = 1
+BLOCK_TEXT = 0
+
+RUN_STATUSES = {0: "running", 1: "completed", 2: "model_error", 3: "aborted", 4: "failed", 5: "freed"}
+EVENT_TYPES = {0: "agent_start", 1: "agent_end", 2: "turn_start", 3: "turn_end", 4: "message_start",
+               5: "message_update", 6: "message_end", 7: "tool_execution_start", 8: "tool_execution_update",
+               9: "tool_execution_end"}
+UPDATE_TYPES = {0: None, 1: "start", 2: "text_start", 3: "text_delta", 4: "text_end", 5: "thinking_start",
+                6: "thinking_delta", 7: "thinking_end", 8: "toolcall_start", 9: "toolcall_delta",
+                10: "toolcall_end", 11: "other"}
 
 HOOK_KINDS = {
     "convert_to_llm": 0,
@@ -50,73 +150,94 @@ HOOK_KINDS = {
     "prepare_next_turn_with_context": 8,
 }
 
+_ERR = c_void_p  # AgentError *: NULL on success, else owned by the caller
+_TEXT = [c_char_p, c_size_t]  # a (pointer, length) text argument
+
 _SIGNATURES = {
-    "agent_last_error": (c_char_p, []),
+    "agent_error_code": (c_int32, [c_void_p]),
+    "agent_error_message": (c_char_p, [c_void_p, POINTER(c_size_t)]),
+    "agent_error_free": (None, [c_void_p]),
     "agent_string_free": (None, [c_void_p]),
     "agent_version": (c_char_p, []),
-    "agent_runtime_configure": (c_int32, [c_uint32]),
-    "agent_new": (c_int32, [c_void_p, POINTER(c_void_p)]),
-    "agent_free": (c_int32, [c_void_p]),
-    "agent_prompt": (c_int32, [c_void_p, c_char_p, DoneFn, c_void_p]),
-    "agent_prompt_text": (c_int32, [c_void_p, c_char_p, c_char_p, DoneFn, c_void_p]),
-    "agent_continue": (c_int32, [c_void_p, DoneFn, c_void_p]),
-    "agent_steer": (c_int32, [c_void_p, c_char_p]),
-    "agent_follow_up": (c_int32, [c_void_p, c_char_p]),
-    "agent_abort": (c_int32, [c_void_p]),
-    "agent_wait_for_idle": (c_int32, [c_void_p, c_int64]),
-    "agent_reset": (c_int32, [c_void_p]),
-    "agent_peek_queued_messages": (c_int32, [c_void_p, POINTER(c_void_p)]),
-    "agent_has_queued_messages": (c_int32, [c_void_p, POINTER(c_bool)]),
-    "agent_clear_steering_queue": (c_int32, [c_void_p]),
-    "agent_clear_follow_up_queue": (c_int32, [c_void_p]),
-    "agent_clear_all_queues": (c_int32, [c_void_p]),
-    "agent_get_state": (c_int32, [c_void_p, POINTER(c_void_p)]),
-    "agent_set_messages": (c_int32, [c_void_p, c_char_p]),
-    "agent_set_tools": (c_int32, [c_void_p, POINTER(c_void_p), c_size_t]),
-    "agent_configure": (c_int32, [c_void_p, c_char_p]),
-    "agent_set_hook": (c_int32, [c_void_p, c_int32, HookFn, c_void_p, FinalizerFn]),
-    "agent_set_stream_fn": (c_int32, [c_void_p, StreamFn, c_void_p, FinalizerFn]),
-    "agent_set_scripted_model": (c_int32, [c_void_p, c_char_p]),
-    "agent_call_complete": (c_int32, [c_void_p, c_char_p]),
-    "agent_call_fail": (c_int32, [c_void_p, c_char_p]),
-    "agent_call_is_aborted": (c_int32, [c_void_p, POINTER(c_bool)]),
-    "agent_call_on_abort": (c_int32, [c_void_p, AbortFn, c_void_p, FinalizerFn]),
-    "agent_tool_call_update": (c_int32, [c_void_p, c_char_p]),
-    "agent_stream_push": (c_int32, [c_void_p, c_char_p]),
-    "agent_stream_on_consumed": (c_int32, [c_void_p, ConsumedFn, c_void_p, FinalizerFn]),
-    "agent_subscribe": (c_int32, [c_void_p, ListenerFn, c_void_p, FinalizerFn, POINTER(c_uint64)]),
-    "agent_unsubscribe": (c_int32, [c_void_p, c_uint64]),
-    "agent_event_type": (c_int32, [c_void_p, POINTER(c_char_p)]),
-    "agent_event_json": (c_int32, [c_void_p, c_int32, POINTER(c_char_p)]),
-    "agent_event_update_type": (c_int32, [c_void_p, POINTER(c_char_p)]),
-    "agent_event_delta": (c_int32, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
-    "agent_events_open": (c_int32, [c_void_p, c_char_p, POINTER(c_void_p)]),
-    "agent_events_next": (c_int32, [c_void_p, c_int64, POINTER(c_void_p)]),
-    "agent_events_close": (c_int32, [c_void_p]),
-    "agent_options_new": (c_int32, [c_char_p, POINTER(c_void_p)]),
-    "agent_options_free": (c_int32, [c_void_p]),
-    "agent_options_add_tool": (c_int32, [c_void_p, c_void_p]),
-    "agent_options_set_stream_fn": (c_int32, [c_void_p, StreamFn, c_void_p, FinalizerFn]),
-    "agent_options_set_scripted_model": (c_int32, [c_void_p, c_char_p]),
-    "agent_options_set_hook": (c_int32, [c_void_p, c_int32, HookFn, c_void_p, FinalizerFn]),
-    "agent_set_default_stream_fn": (c_int32, [StreamFn, c_void_p, FinalizerFn]),
-    "agent_set_default_scripted_model": (c_int32, [c_char_p]),
-    "agent_tool_new": (c_int32, [c_char_p, ToolExecuteFn, c_void_p, FinalizerFn, POINTER(c_void_p)]),
-    "agent_tool_set_prepare_arguments": (c_int32, [c_void_p, PrepareArgumentsFn, c_void_p, FinalizerFn]),
-    "agent_tool_free": (c_int32, [c_void_p]),
-    "agent_last_run_outcome": (c_int32, [c_void_p, POINTER(c_int32), POINTER(c_void_p)]),
-    "agent_options_use_providers": (c_int32, [c_void_p]),
-    "agent_use_providers": (c_int32, [c_void_p]),
-    "agent_set_default_providers": (c_int32, []),
-    "agent_coding_tools_new": (c_int32, [c_char_p, c_char_p, HookFn, c_void_p, FinalizerFn, POINTER(c_void_p),
-                                         c_size_t, POINTER(c_size_t)]),
-}
-
-
-# Newer functions (cheap transcript reads): used when the loaded library has them.
-_OPTIONAL_SIGNATURES = {
-    "agent_get_message_count": (c_int32, [c_void_p, POINTER(c_size_t)]),
-    "agent_get_messages": (c_int32, [c_void_p, c_size_t, c_size_t, POINTER(c_void_p)]),
+    "agent_version_check": (_ERR, [c_uint32, c_uint32]),
+    "agent_is_runtime_thread": (c_bool, []),
+    "agent_runtime_configure": (_ERR, [c_uint32]),
+    "agent_new": (_ERR, [AgentOptions, POINTER(AgentHandle)]),
+    "agent_free": (_ERR, [AgentHandle]),
+    "agent_prompt": (_ERR, [AgentHandle, *_TEXT, DoneFn, c_void_p, POINTER(AgentRun)]),
+    "agent_prompt_text": (_ERR, [AgentHandle, *_TEXT, *_TEXT, DoneFn, c_void_p, POINTER(AgentRun)]),
+    "agent_continue": (_ERR, [AgentHandle, DoneFn, c_void_p, POINTER(AgentRun)]),
+    "agent_steer": (_ERR, [AgentHandle, *_TEXT]),
+    "agent_follow_up": (_ERR, [AgentHandle, *_TEXT]),
+    "agent_abort": (_ERR, [AgentHandle]),
+    "agent_wait_for_idle": (_ERR, [AgentHandle, c_int64, POINTER(c_int32)]),
+    "agent_reset": (_ERR, [AgentHandle]),
+    "agent_peek_queued_messages": (_ERR, [AgentHandle, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_has_queued_messages": (_ERR, [AgentHandle, POINTER(c_bool)]),
+    "agent_clear_steering_queue": (_ERR, [AgentHandle]),
+    "agent_clear_follow_up_queue": (_ERR, [AgentHandle]),
+    "agent_clear_all_queues": (_ERR, [AgentHandle]),
+    "agent_get_state": (_ERR, [AgentHandle, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_get_message_count": (_ERR, [AgentHandle, POINTER(c_size_t)]),
+    "agent_get_messages": (_ERR, [AgentHandle, c_size_t, c_size_t, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_set_messages": (_ERR, [AgentHandle, *_TEXT]),
+    "agent_set_tools": (_ERR, [AgentHandle, POINTER(AgentTool), c_size_t]),
+    "agent_configure": (_ERR, [AgentHandle, *_TEXT]),
+    "agent_set_hook": (_ERR, [AgentHandle, c_int32, HookFn, c_void_p, FinalizerFn]),
+    "agent_set_stream_fn": (_ERR, [AgentHandle, StreamFn, c_void_p, FinalizerFn]),
+    "agent_use_providers": (_ERR, [AgentHandle]),
+    "agent_set_scripted_model": (_ERR, [AgentHandle, *_TEXT]),
+    "agent_hook_call_complete": (_ERR, [AgentHookCall, *_TEXT]),
+    "agent_hook_call_fail": (_ERR, [AgentHookCall, *_TEXT]),
+    "agent_hook_call_is_aborted": (_ERR, [AgentHookCall, POINTER(c_bool)]),
+    "agent_hook_call_on_abort": (_ERR, [AgentHookCall, AbortFn, c_void_p, FinalizerFn]),
+    "agent_tool_call_complete": (_ERR, [AgentToolCall, *_TEXT]),
+    "agent_tool_call_fail": (_ERR, [AgentToolCall, *_TEXT]),
+    "agent_tool_call_is_aborted": (_ERR, [AgentToolCall, POINTER(c_bool)]),
+    "agent_tool_call_on_abort": (_ERR, [AgentToolCall, AbortFn, c_void_p, FinalizerFn]),
+    "agent_tool_call_update": (_ERR, [AgentToolCall, *_TEXT]),
+    "agent_stream_push": (_ERR, [AgentStream, *_TEXT]),
+    "agent_stream_push_text_delta": (_ERR, [AgentStream, c_size_t, *_TEXT]),
+    "agent_stream_push_block_start": (_ERR, [AgentStream, c_int32, c_size_t]),
+    "agent_stream_push_block_end": (_ERR, [AgentStream, c_int32, c_size_t]),
+    "agent_stream_end": (_ERR, [AgentStream, *_TEXT]),
+    "agent_stream_fail": (_ERR, [AgentStream, *_TEXT]),
+    "agent_stream_is_aborted": (_ERR, [AgentStream, POINTER(c_bool)]),
+    "agent_stream_on_abort": (_ERR, [AgentStream, AbortFn, c_void_p, FinalizerFn]),
+    "agent_coding_tools_new": (_ERR, [*_TEXT, *_TEXT, HookFn, c_void_p, FinalizerFn, POINTER(AgentTool), c_size_t,
+                                      POINTER(c_size_t)]),
+    "agent_dispatcher_new": (_ERR, [POINTER(AgentDispatcher)]),
+    "agent_options_set_dispatcher": (_ERR, [AgentOptions, AgentDispatcher]),
+    "agent_dispatch": (_ERR, [AgentDispatcher, c_int64, POINTER(c_size_t)]),
+    "agent_dispatcher_wait": (_ERR, [AgentDispatcher, c_int64, POINTER(c_int32)]),
+    "agent_dispatcher_free": (_ERR, [AgentDispatcher]),
+    "agent_subscribe": (_ERR, [AgentHandle, ListenerFn, c_void_p, FinalizerFn, POINTER(c_uint64)]),
+    "agent_unsubscribe": (_ERR, [AgentHandle, c_uint64]),
+    "agent_event_json": (_ERR, [POINTER(AgentEvent), c_int32, POINTER(AgentStr)]),
+    "agent_event_defer": (_ERR, [POINTER(AgentEvent), POINTER(AgentReply)]),
+    "agent_reply_continue": (_ERR, [AgentReply]),
+    "agent_reply_fail": (_ERR, [AgentReply, *_TEXT]),
+    "agent_queue_open": (_ERR, [AgentHandle, *_TEXT, POINTER(AgentQueue)]),
+    "agent_queue_next": (_ERR, [AgentQueue, c_int64, POINTER(AgentEvent), POINTER(c_int32)]),
+    "agent_queue_close": (_ERR, [AgentQueue]),
+    "agent_options_new": (_ERR, [*_TEXT, POINTER(AgentOptions)]),
+    "agent_options_free": (_ERR, [AgentOptions]),
+    "agent_options_add_tool": (_ERR, [AgentOptions, AgentTool]),
+    "agent_options_set_stream_fn": (_ERR, [AgentOptions, StreamFn, c_void_p, FinalizerFn]),
+    "agent_options_set_scripted_model": (_ERR, [AgentOptions, *_TEXT]),
+    "agent_options_use_providers": (_ERR, [AgentOptions]),
+    "agent_options_set_hook": (_ERR, [AgentOptions, c_int32, HookFn, c_void_p, FinalizerFn]),
+    "agent_run_abort": (_ERR, [AgentRun]),
+    "agent_run_wait": (_ERR, [AgentRun, c_int64, POINTER(c_int32)]),
+    "agent_run_outcome": (_ERR, [AgentRun, POINTER(AgentRunOutcome)]),
+    "agent_run_messages": (_ERR, [AgentRun, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_run_free": (_ERR, [AgentRun]),
+    "agent_set_default_stream_fn": (_ERR, [StreamFn, c_void_p, FinalizerFn]),
+    "agent_set_default_scripted_model": (_ERR, [*_TEXT]),
+    "agent_set_default_providers": (_ERR, []),
+    "agent_tool_new": (_ERR, [*_TEXT, ToolExecuteFn, c_void_p, FinalizerFn, POINTER(AgentTool)]),
+    "agent_tool_set_prepare_arguments": (_ERR, [AgentTool, PrepareArgumentsFn, c_void_p, FinalizerFn]),
+    "agent_tool_free": (_ERR, [AgentTool]),
 }
 
 
@@ -136,52 +257,72 @@ def _library_path() -> str:
 def _load() -> ctypes.CDLL:
     # CDLL (not PyDLL): every call releases the GIL, so blocking waits never stall Python threads.
     lib = ctypes.CDLL(_library_path())
+    if not hasattr(lib, "agent_version_check"):
+        raise ImportError(f"libagent: {lib._name} is a libagent 0.x library; this binding needs 1.x")
     for name, (restype, argtypes) in _SIGNATURES.items():
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes
-    for name, (restype, argtypes) in _OPTIONAL_SIGNATURES.items():
-        fn = getattr(lib, name, None)
-        if fn is not None:
-            fn.restype = restype
-            fn.argtypes = argtypes
     return lib
 
 
 lib = _load()
 LIBRARY_PATH = lib._name
-HAS_MESSAGE_READS = hasattr(lib, "agent_get_message_count")
 
 
-# -- status checks and strings -------------------------------------------------------------------
+# -- errors, texts and strings -------------------------------------------------------------------
 
-def last_error() -> str:
-    return (lib.agent_last_error() or b"").decode("utf-8", "replace")
-
-
-def check(status: int) -> None:
-    """Raises the AgentError for a failed call. Must run on the thread of that call, before any
-    other libagent call there (agent_last_error is per thread)."""
-    if status != OK:
-        raise error_for(status, last_error())
-
-
-def error_for_last(status: int):
-    """The exception for a failed call, read on the calling thread right after the call."""
-    return error_for(status, last_error())
-
-
-def mark_runtime_thread() -> None:
-    """Called first by every trampoline: remembers libagent's runtime thread(s)."""
-    RUNTIME_THREADS.add(threading.get_ident())
-
-
-def take_string(ptr: c_void_p) -> str:
-    """Copies and frees a `char *` returned by libagent."""
+def take_error(error: Optional[int]):
+    """The exception for a returned `AgentError *` (freed here), or None for NULL (success)."""
+    if not error:
+        return None
     try:
-        return ctypes.string_at(ptr.value).decode("utf-8")
+        size = c_size_t()
+        message = lib.agent_error_message(error, ctypes.byref(size)) or b""
+        return error_for(lib.agent_error_code(error), message[: size.value].decode("utf-8", "replace"))
     finally:
-        lib.agent_string_free(ptr)
+        lib.agent_error_free(error)
+
+
+def check(error: Optional[int]) -> None:
+    """Raises the exception of a returned `AgentError *` (nothing for NULL)."""
+    failure = take_error(error)
+    if failure is not None:
+        raise failure
+
+
+_check_version = take_error(lib.agent_version_check(VERSION_MAJOR, VERSION_MINOR))
+if _check_version is not None:
+    raise ImportError(f"libagent: {LIBRARY_PATH}: {_check_version.message}")
+
+
+def text(data: Optional[bytes]) -> Tuple[Optional[bytes], int]:
+    """The (pointer, length) arguments of a text; None is (NULL, 0)."""
+    return (None, 0) if data is None else (data, len(data))
+
+
+def text_at(ptr: Optional[int], length: int) -> str:
+    """A borrowed (pointer, length) text given to a callback."""
+    return ctypes.string_at(ptr, length).decode("utf-8") if length else ""
+
+
+def bytes_at(ptr: Optional[int], length: int) -> bytes:
+    return ctypes.string_at(ptr, length) if length else b""
+
+
+def on_runtime_thread() -> bool:
+    """Whether this thread is libagent's runtime thread (where blocking waits would deadlock)."""
+    return bool(lib.agent_is_runtime_thread())
+
+
+def take_json(fn: Any, *args: Any) -> Any:
+    """Calls `fn(*args, char **out, size_t *len)` and returns the parsed JSON it wrote (freed)."""
+    out, size = c_void_p(), c_size_t()
+    check(fn(*args, ctypes.byref(out), ctypes.byref(size)))
+    try:
+        return json.loads(ctypes.string_at(out.value, size.value))
+    finally:
+        lib.agent_string_free(out)
 
 
 def dumps(value: Any) -> bytes:
@@ -190,8 +331,8 @@ def dumps(value: Any) -> bytes:
     return pydantic_core.to_json(value)
 
 
-def encode(text: str) -> bytes:
-    return text.encode("utf-8")
+def encode(value: str) -> bytes:
+    return value.encode("utf-8")
 
 
 def loads(data: bytes) -> Any:
@@ -241,9 +382,15 @@ class Registry:
 
 REGISTRY = Registry()
 
-# Threads on which libagent has called us: its runtime thread(s). A blocking wait there would
-# never finish (the C ABI reports that only from its own waits, after a run was started).
-RUNTIME_THREADS: set = set()
+
+def register(site: Any, call: Any) -> None:
+    """Registers `site` under a new key and calls `call(key)`, a C function handing the key to
+    libagent with FINALIZER; the key is released again when that call fails."""
+    key = REGISTRY.add(site)
+    failure = take_error(call(key))
+    if failure is not None:
+        REGISTRY.release(key)
+        raise failure
 
 
 def _finalize(user_data: Optional[int]) -> None:

@@ -26,15 +26,16 @@ from typing import Any, Callable, Optional
 
 from . import _dispatch as dispatch
 from . import _native as native
-from ._errors import ERR_STREAM_CLOSED, OK
+from ._errors import AlreadyCompletedError, StreamClosedError
 
 ABORTED_EVENT = {"type": "error", "reason": "aborted", "errorMessage": "Request was aborted"}
 TERMINAL = ("done", "error")
 
 
 class _Pump:
-    def __init__(self, stream: int):
-        self.stream = stream
+    def __init__(self, stream: "native.AgentStream"):
+        self.call = dispatch.stream_call(stream)
+        self.stream = self.call.handle
         self.aborted = threading.Event()
         self.finished = False
         self.pushed = False
@@ -43,30 +44,41 @@ class _Pump:
 
     # -- pushing -------------------------------------------------------------------------------
 
-    def _push_raw(self, event: Any) -> bool:
-        status = native.lib.agent_stream_push(self.stream, native.dumps(event))
-        if status == ERR_STREAM_CLOSED:
+    def _pushed(self, error: Any, terminal: bool = False) -> bool:
+        """After a push: False once the stream no longer takes events."""
+        if isinstance(error, StreamClosedError):
             self.finished = True
             return False
-        if status != OK:
-            raise native.error_for_last(status)
+        if error is not None:
+            raise error
         self.pushed = True
-        if isinstance(event, dict) and event.get("type") in TERMINAL:
-            self.finished = True
+        self.finished = terminal
         return True
 
+    def _push_raw(self, event: Any) -> bool:
+        error = native.take_error(native.lib.agent_stream_push(self.stream, *native.text(native.dumps(event))))
+        return self._pushed(error, isinstance(event, dict) and event.get("type") in TERMINAL)
+
+    def _push_text(self, delta: str) -> bool:
+        data = native.encode(delta)
+        return self._pushed(native.take_error(native.lib.agent_stream_push_text_delta(self.stream, 0, data, len(data))))
+
+    def _push_block(self, fn: Any) -> bool:
+        return self._pushed(native.take_error(fn(self.stream, native.BLOCK_TEXT, 0)))
+
     def push(self, event: Any) -> bool:
-        """Pushes one produced item; False once the stream no longer takes events."""
+        """Pushes one produced item; False once the stream no longer takes events. Plain strings
+        stream one text block without JSON."""
         if self.finished:
             return False
         if isinstance(event, str):
             if not self.pushed:
                 self.text_mode = True
-                if not (self._push_raw({"type": "start"}) and self._push_raw({"type": "text_start", "contentIndex": 0})):
+                if not (self._push_raw({"type": "start"}) and self._push_block(native.lib.agent_stream_push_block_start)):
                     return False
             elif not self.text_mode:
                 raise TypeError("a stream function yielded a str after event dicts")
-            return self._push_raw({"type": "text_delta", "contentIndex": 0, "delta": event})
+            return self._push_text(event)
         if not isinstance(event, dict):
             raise TypeError(f"a stream function yielded {type(event).__name__}, not a dict or str")
         if self.text_mode:
@@ -82,13 +94,13 @@ class _Pump:
             self._push_raw(ABORTED_EVENT)
             return
         if self.text_mode:
-            if self._push_raw({"type": "text_end", "contentIndex": 0}):
+            if self._push_block(native.lib.agent_stream_push_block_end):
                 self._push_raw({"type": "done", "reason": "stop"})
             return
         self.finished = True
-        status = native.lib.agent_call_complete(self.stream, None if final is None else native.dumps(final))
-        if status not in (OK, ERR_STREAM_CLOSED, -7):
-            dispatch.fail(self.stream, native.last_error())
+        failure = self.call.complete(None if final is None else native.dumps(final))
+        if failure is not None and not isinstance(failure, (StreamClosedError, AlreadyCompletedError)):
+            dispatch.fail(self.call, failure.message)
 
     def fail(self, error: BaseException) -> None:
         if self.finished:
@@ -97,7 +109,7 @@ class _Pump:
             self.end()  # ends with stopReason "aborted"
             return
         self.finished = True
-        dispatch.fail(self.stream, dispatch.error_text(error))
+        dispatch.fail(self.call, dispatch.error_text(error))
 
     def abort(self) -> None:
         self.aborted.set()
@@ -181,28 +193,35 @@ class StreamSite:
         self.shared = shared
 
 
-def _stream(user_data: Optional[int], request_json: bytes, stream: int) -> None:
+def _stream(user_data: Optional[int], request_json: Optional[int], request_len: int, stream: Any) -> None:
+    pump = None
     try:
-        native.mark_runtime_thread()
         site = native.REGISTRY.get(user_data)
-        request = native.loads(request_json)
         pump = _Pump(stream)
-        dispatch.on_abort(stream, pump.abort)
-        loop = site.shared.loop if site.shared is not None else None
+        request = native.loads(native.bytes_at(request_json, request_len))
+        pump.call.on_abort(pump.abort)
+        shared = site.shared
+        loop = shared.loop if shared is not None else None
         fn = site.fn
         if inspect.isasyncgenfunction(fn) or inspect.iscoroutinefunction(fn):
             pump.start_async(fn(request), loop)
+            return
+
+        def body() -> None:
+            try:
+                produced = fn(request)
+            except BaseException as error:  # noqa: BLE001
+                pump.fail(error)
+                return
+            pump.consume(produced, loop)
+
+        if shared is not None and shared.inline:
+            body()  # host-pumped: on the dispatching thread
         else:
-            def body() -> None:
-                try:
-                    produced = fn(request)
-                except BaseException as error:  # noqa: BLE001
-                    pump.fail(error)
-                    return
-                pump.consume(produced, loop)
             dispatch.BACKGROUND.executor().submit(body)
     except BaseException as error:  # noqa: BLE001 - never propagate into libagent
-        dispatch.fail(stream, dispatch.error_text(error))
+        if pump is not None:
+            pump.fail(error)
 
 
 STREAM_TRAMPOLINE = native.StreamFn(_stream)

@@ -15,25 +15,25 @@ import pydantic_core
 
 from . import _dispatch as dispatch
 from . import _native as native
-from ._errors import OK
 
 
 class ToolContext:
     """Optional extra parameter of a tool (annotate a parameter with `ToolContext`): the call's
     id, whether the run was aborted, and progress updates."""
 
-    def __init__(self, call: int, tool_call_id: str):
+    def __init__(self, call: "dispatch.Call", tool_call_id: str):
         self._call = call
         self.tool_call_id = tool_call_id
 
     @property
     def aborted(self) -> bool:
         """True once the run that called the tool was aborted."""
-        return dispatch.is_aborted(self._call)
+        return self._call.is_aborted()
 
     def update(self, partial: Any) -> None:
         """Reports progress (`tool_execution_update`); a str becomes a text result."""
-        native.check(native.lib.agent_tool_call_update(self._call, native.dumps(tool_result(partial))))
+        data = native.dumps(tool_result(partial))
+        native.check(native.lib.agent_tool_call_update(self._call.handle, data, len(data)))
 
 
 @dataclasses.dataclass
@@ -178,13 +178,14 @@ class _ToolCallSite:
         self.shared = shared
 
 
-def _execute(user_data: Optional[int], tool_call_id: bytes, args_json: bytes, call: int) -> None:
+def _execute(user_data: Optional[int], tool_call_id: Optional[int], tool_call_id_len: int,
+             args_json: Optional[int], args_len: int, handle: Any) -> None:
+    call = dispatch.tool_call(handle)
     try:
-        native.mark_runtime_thread()
         site = native.REGISTRY.get(user_data)
         tool = site.tool
-        context = ToolContext(call, tool_call_id.decode())
-        args = native.loads(args_json)
+        context = ToolContext(call, native.text_at(tool_call_id, tool_call_id_len))
+        args = native.loads(native.bytes_at(args_json, args_len))
 
         def invoke() -> Any:
             return tool.fn(**tool.bind(args, context))
@@ -195,7 +196,7 @@ def _execute(user_data: Optional[int], tool_call_id: bytes, args_json: bytes, ca
             fn: Callable[..., Any] = invoke_async
         else:
             fn = invoke
-        dispatch.run(fn, (), call, _convert_result, inline=False, loop=site.shared.loop,
+        dispatch.run(fn, (), call, _convert_result, inline=site.shared.inline, loop=site.shared.loop,
                      cancel_on_abort=tool.is_async)
     except BaseException as error:  # noqa: BLE001 - never propagate into libagent
         dispatch.fail(call, dispatch.error_text(error))
@@ -205,12 +206,12 @@ def _convert_result(value: Any) -> bytes:
     return native.dumps(tool_result(value))
 
 
-def _prepare(user_data: Optional[int], args_json: bytes, call: int) -> None:
+def _prepare(user_data: Optional[int], args_json: Optional[int], args_len: int, handle: Any) -> None:
     # Synchronous by contract (SPEC §5.2): it answers before returning.
+    call = dispatch.hook_call(handle)
     try:
-        native.mark_runtime_thread()
         site = native.REGISTRY.get(user_data)
-        prepared = site.tool.prepare_arguments(native.loads(args_json))
+        prepared = site.tool.prepare_arguments(native.loads(native.bytes_at(args_json, args_len)))
         dispatch.finish(call, lambda value: None if value is None else native.dumps(value), lambda: prepared)
     except BaseException as error:  # noqa: BLE001
         dispatch.fail(call, dispatch.error_text(error))
@@ -220,7 +221,7 @@ EXECUTE_TRAMPOLINE = native.ToolExecuteFn(_execute)
 PREPARE_TRAMPOLINE = native.PrepareArgumentsFn(_prepare)
 
 
-def new_native_tool(tool: Any, shared: Any) -> int:
+def new_native_tool(tool: Any, shared: Any) -> "native.AgentTool":
     """Creates the libagent tool for `tool` (the caller frees its reference after handing it on)."""
     from ._coding import CodingTool
 
@@ -228,21 +229,15 @@ def new_native_tool(tool: Any, shared: Any) -> int:
         return tool.new_native(shared)
     if not isinstance(tool, Tool):
         tool = Tool(tool)
-    key = native.REGISTRY.add(_ToolCallSite(tool, shared))
-    out = ctypes.c_void_p()
-    status = native.lib.agent_tool_new(native.dumps(tool.definition()), EXECUTE_TRAMPOLINE, key,
-                                       native.FINALIZER, ctypes.byref(out))
-    if status != OK:
-        error = native.error_for_last(status)
-        native.REGISTRY.release(key)
-        raise error
+    out = native.AgentTool()
+    definition = native.dumps(tool.definition())
+    native.register(_ToolCallSite(tool, shared), lambda key: native.lib.agent_tool_new(
+        definition, len(definition), EXECUTE_TRAMPOLINE, key, native.FINALIZER, ctypes.byref(out)))
     if tool.prepare_arguments is not None:
-        prepare_key = native.REGISTRY.add(_ToolCallSite(tool, shared))
-        status = native.lib.agent_tool_set_prepare_arguments(out, PREPARE_TRAMPOLINE, prepare_key,
-                                                            native.FINALIZER)
-        if status != OK:
-            error = native.error_for_last(status)
-            native.REGISTRY.release(prepare_key)
-            native.lib.agent_tool_free(out)
-            raise error
-    return out.value
+        try:
+            native.register(_ToolCallSite(tool, shared), lambda key: native.lib.agent_tool_set_prepare_arguments(
+                out, PREPARE_TRAMPOLINE, key, native.FINALIZER))
+        except BaseException:
+            native.take_error(native.lib.agent_tool_free(out))
+            raise
+    return out
