@@ -194,7 +194,6 @@ func rawOrValue(v any) any {
 	return v
 }
 
-
 // New builds an agent.
 func New(opts Options) (*Agent, error) {
 	text, err := opts.json()
@@ -292,7 +291,6 @@ func (a *Agent) call(e *C.AgentError) error {
 // --- runs: see run.go ------------------------------------------------------------------------
 
 // --- queues ----------------------------------------------------------------------------------
-
 
 // Steer queues a steering message (any JSON-marshalable message object, e.g. UserMessage).
 func (a *Agent) Steer(message any) error {

@@ -45,7 +45,7 @@ func run(in io.Reader, out io.Writer, root, scriptPath string) error {
 		fmt.Fprint(out, map[string]string{"text_delta": e.Delta, "text_end": "\n"}[e.UpdateType]) // the answer
 	})
 	for err == nil && lines.Scan() {
-		err = a.Prompt(context.Background(), lines.Text()) // a failed request ends the session
+		_, err = a.Prompt(context.Background(), lines.Text()) // a failed request ends the session
 	}
 	return err
 }

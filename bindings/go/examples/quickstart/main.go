@@ -96,7 +96,7 @@ func main() {
 	})
 
 	fmt.Println("> What is this project?")
-	if err := a.Prompt(context.Background(), "What is this project?"); err != nil {
+	if _, err := a.Prompt(context.Background(), "What is this project?"); err != nil {
 		fmt.Fprintln(os.Stderr, "libagent error:", err)
 		os.Exit(1)
 	}
