@@ -1,9 +1,9 @@
 package agent_test
 
 import (
-	"fmt"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
