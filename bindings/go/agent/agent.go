@@ -1,11 +1,13 @@
 // Package agent is the Go binding of libagent, an embeddable agent runtime (the agent loop of
 // pi agent core) with a C ABI. An Agent runs a conversation with a model (a StreamFunc, or the
-// built-in scripted model) and Go tools; events arrive through Subscribe or Events.
+// built-in scripted model) and Go tools; events arrive through Subscribe or Events as Event
+// structs (JSON only on request); every run is a Run carrying its Outcome.
 //
 // Threading: libagent runs every agent on its own runtime thread. Listeners given to
 // Subscribe, Tool.PrepareArguments and Stream.OnConsumed callbacks run on that thread and must
-// return quickly; tools, hooks and stream functions run on goroutines of their own. Every
-// method may be called from any goroutine.
+// return quickly; tools, hooks and stream functions run on goroutines of their own. An agent
+// built with a Dispatcher runs all of them inside Dispatcher.Dispatch instead, on the host's
+// thread. Every method may be called from any goroutine.
 package agent
 
 // #include "shim.h"
@@ -194,8 +196,20 @@ func rawOrValue(v any) any {
 	return v
 }
 
+// CheckVersion reports whether the loaded libagent serves this binding, built against
+// <libagent/agent.h> 1.0: an error (ErrInvalidState, naming both versions) when the library's
+// major version differs or its minor version is older. New checks it once.
+func CheckVersion() error {
+	return check(C.agent_version_check(C.AGENT_VERSION_MAJOR, C.AGENT_VERSION_MINOR))
+}
+
+var versionChecked = sync.OnceValue(CheckVersion)
+
 // New builds an agent.
 func New(opts Options) (*Agent, error) {
+	if err := versionChecked(); err != nil {
+		return nil, err
+	}
 	text, err := opts.json()
 	if err != nil {
 		return nil, err

@@ -16,6 +16,9 @@ func TestVersionMatchesCrate(t *testing.T) {
 	if got, want := agent.Version(), cargoVersion(t); got != want {
 		t.Fatalf("Version() = %q, want %q", got, want)
 	}
+	if err := agent.CheckVersion(); err != nil {
+		t.Fatalf("CheckVersion: %v", err)
+	}
 }
 
 func TestPromptStreamsTextAndRecordsTranscript(t *testing.T) {
