@@ -70,13 +70,6 @@ func (s *Stream) Aborted() bool {
 	return bool(aborted)
 }
 
-// Backlog is how many pushed events the loop has not taken yet (0 once the stream is closed).
-func (s *Stream) Backlog() (int, error) {
-	var n C.size_t
-	err := check(C.agent_stream_backlog(s.h, &n))
-	return int(n), err
-}
-
 // OnConsumed registers fn, called on the runtime thread each time a pushed event was fully
 // processed (delivered to every listener): a lock-step producer pushes the next event from it.
 // fn must be quick.
