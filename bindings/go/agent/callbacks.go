@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 )
 
 func panicMessage(r any) string {
@@ -87,8 +88,14 @@ func goAgentAbort(ud C.uintptr_t) {
 			panicMessage(r)
 		}
 	}()
+	if observe := abortObserved.Load(); observe != nil {
+		(*observe)()
+	}
 	value(ud).(*abortEntry).cancel(ErrAborted)
 }
+
+// abortObserved, when set (by tests), is called by every abort notification.
+var abortObserved atomic.Pointer[func()]
 
 //export goAgentHook
 func goAgentHook(ud C.uintptr_t, input *C.char, inputLen C.size_t, call C.AgentHookCall) {

@@ -152,3 +152,61 @@ func TestDispatcherRunsEveryCallbackInsideDispatchOnItsThread(t *testing.T) {
 		t.Fatalf("callbacks outside Dispatch or off the pumping thread: %v", log.strays)
 	}
 }
+
+// Abort notifications of a host-pumped run run inside Dispatch too, on the pumping thread.
+func TestDispatcherRunsAbortNotificationsInsideDispatch(t *testing.T) {
+	log := &threadLog{calls: map[string]int{}}
+	agent.ObserveAborts(func() { log.record("abort") })
+	defer agent.ObserveAborts(nil)
+	d, err := agent.NewDispatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var run *agent.Run
+	var toolCause error
+	stop := agent.NewTool("stop", "", nil, func(ctx context.Context, c *agent.ToolCall) (agent.Result, error) {
+		log.record("tool")
+		run.Abort() // its notification comes later, never inside this call
+		toolCause = context.Cause(ctx)
+		return agent.TextResult("stopped"), nil
+	})
+	a := mustNew(t, agent.Options{Dispatcher: d, Tools: []*agent.Tool{stop},
+		ScriptedModel: script(toolCalls(call{"c1", "stop", map[string]any{}}), text("never", 1))})
+	failures := make(chan error, 1)
+	go func() {
+		defer close(failures)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		log.mu.Lock()
+		log.tid = syscall.Gettid()
+		log.mu.Unlock()
+		var err error
+		if run, err = a.PromptAsync("go"); err != nil {
+			failures <- err
+			return
+		}
+		for run.Outcome().Status == agent.RunRunning {
+			d.Wait(-1)
+			log.pump(true)
+			_, err := d.Dispatch(-1)
+			log.pump(false)
+			if err != nil {
+				failures <- err
+				return
+			}
+		}
+	}()
+	for err := range failures {
+		t.Fatal(err)
+	}
+	if out := run.Outcome(); out.Status != agent.RunAborted {
+		t.Fatalf("outcome %+v", out)
+	}
+	if toolCause != nil || log.count("tool") != 1 || log.count("abort") == 0 {
+		t.Fatalf("tool ctx %v, calls %v", toolCause, log.calls)
+	}
+	if len(log.strays) > 0 {
+		t.Fatalf("callbacks outside Dispatch or off the pumping thread: %v", log.strays)
+	}
+}
