@@ -37,7 +37,8 @@ type Event struct {
 }
 
 // Decode unmarshals the event's JSON into v. Without JSON (ShapeNone), a listener may still
-// decode the event it was given, before it returns: its full JSON is built on request.
+// decode the event it was given, before it returns: its full JSON is built on request (for a
+// message_update that costs the size of the partial message: read Delta instead).
 func (e Event) Decode(v any) error {
 	if e.JSON != nil {
 		return json.Unmarshal(e.JSON, v)
