@@ -23,7 +23,7 @@ func main() {
 			fmt.Print(e.Delta)
 		}
 	})
-	if err := a.Prompt(context.Background(), "hello"); err != nil {
+	if _, err := a.Prompt(context.Background(), "hello"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -1,25 +1,24 @@
 // Package agent is the Go binding of libagent, an embeddable agent runtime (the agent loop of
 // pi agent core) with a C ABI. An Agent runs a conversation with a model (a StreamFunc, or the
-// built-in scripted model) and Go tools; events arrive through Subscribe or Events.
+// built-in scripted model) and Go tools; events arrive through Subscribe or Events as Event
+// structs (JSON only on request); every run is a Run carrying its Outcome.
 //
 // Threading: libagent runs every agent on its own runtime thread. Listeners given to
 // Subscribe, Tool.PrepareArguments and Stream.OnConsumed callbacks run on that thread and must
-// return quickly; tools, hooks and stream functions run on goroutines of their own. Every
-// method may be called from any goroutine.
+// return quickly; tools, hooks and stream functions run on goroutines of their own. An agent
+// built with a Dispatcher runs all of them inside Dispatcher.Dispatch instead, on the host's
+// thread. Every method may be called from any goroutine.
 package agent
 
 // #include "shim.h"
 import "C"
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"runtime"
 	"strings"
 	"sync"
-	"time"
-	"unsafe"
 )
 
 // ThinkingLevel is the reasoning effort asked of the model.
@@ -108,19 +107,27 @@ type Options struct {
 	CACertificates    string
 	CACertificateFile string
 
-	// EventShape is the JSON of events given to Subscribe listeners and Events channels.
+	// EventShape asks for the JSON of every event given to Subscribe listeners and Events
+	// channels (Event.JSON); the zero value, ShapeNone, builds none (the Event's fields cost
+	// O(1); a listener may still Decode the event it is given).
 	EventShape EventShape
 	// EventQueueCapacity bounds the pull queue behind each Events channel (0: 1024); when it
 	// is full the loop waits for the reader.
 	EventQueueCapacity int
+
+	// Dispatcher builds the agent in host-pumped mode: its listeners, tools, hooks, stream
+	// functions and run completions run only inside Dispatcher.Dispatch, on the goroutine that
+	// calls it (see Dispatcher).
+	Dispatcher *Dispatcher
 }
 
 // Agent is one libagent agent. Close frees it; an Agent that becomes unreachable without
 // Close is freed by a runtime cleanup.
 type Agent struct {
-	h        C.uintptr_t
+	h        C.AgentHandle
 	shape    EventShape
 	capacity int
+	pumped   bool // built with a Dispatcher: callbacks run inline, inside Dispatch
 
 	closeOnce sync.Once
 	closeErr  error
@@ -189,326 +196,153 @@ func rawOrValue(v any) any {
 	return v
 }
 
+// CheckVersion reports whether the loaded libagent serves this binding, built against
+// <libagent/agent.h> 1.0: an error (ErrInvalidState, naming both versions) when the library's
+// major version differs or its minor version is older. New checks it once.
+func CheckVersion() error {
+	return check(C.agent_version_check(C.AGENT_VERSION_MAJOR, C.AGENT_VERSION_MINOR))
+}
+
+var versionChecked = sync.OnceValue(CheckVersion)
+
 // New builds an agent.
 func New(opts Options) (*Agent, error) {
+	if err := versionChecked(); err != nil {
+		return nil, err
+	}
 	text, err := opts.json()
 	if err != nil {
 		return nil, err
 	}
-	var options C.uintptr_t
-	var errText *C.char
-	p := cstr(text)
-	err = check(C.ga_options_new(p, &options, &errText), errText)
-	freeStr(p)
-	if err != nil {
+	var options C.AgentOptions
+	p, n := ctext(text)
+	if err := check(C.agent_options_new(p, n, &options)); err != nil {
 		return nil, goNames(err)
 	}
 	built := false
 	defer func() {
 		if !built {
-			C.ga_options_free(options, nil)
+			C.agent_options_free(options)
 		}
 	}()
+	pumped := opts.Dispatcher != nil
+	if pumped {
+		if err := check(C.agent_options_set_dispatcher(options, opts.Dispatcher.h)); err != nil {
+			return nil, err
+		}
+	}
 	for _, tool := range opts.Tools {
-		ct, err := tool.newC()
+		ct, err := tool.newC(pumped)
 		if err != nil {
 			return nil, err
 		}
-		err = check(C.ga_options_add_tool(options, ct, &errText), errText)
-		C.ga_tool_free(ct, nil) // the options hold their own reference
+		err = check(C.agent_options_add_tool(options, ct))
+		C.agent_tool_free(ct) // the options hold their own reference
 		if err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case opts.StreamFunc != nil:
-		ud := pin(&streamEntry{fn: opts.StreamFunc})
-		if err := check(C.ga_options_set_stream_fn(options, ud, &errText), errText); err != nil {
+		ud := pin(&streamEntry{fn: opts.StreamFunc, inline: pumped})
+		if err := check(C.agent_options_set_stream_fn(options, C.ga_stream, userData(ud), C.ga_finalize)); err != nil {
 			unpin(ud) // on failure the library took no reference
 			return nil, err
 		}
 	case opts.ScriptedModel != nil:
-		if err := withJSON(opts.ScriptedModel, func(s *C.char) error {
-			return check(C.ga_options_set_scripted_model(options, s, &errText), errText)
+		if err := withJSON(opts.ScriptedModel, func(s *C.char, n C.size_t) error {
+			return check(C.agent_options_set_scripted_model(options, s, n))
 		}); err != nil {
 			return nil, err
 		}
 	case opts.UseProviders:
-		if err := check(C.ga_options_use_providers(options, &errText), errText); err != nil {
+		if err := check(C.agent_options_use_providers(options)); err != nil {
 			return nil, err
 		}
 	}
 	for kind, fn := range opts.Hooks.byKind() {
-		ud := pin(&hookEntry{fn: fn})
-		if err := check(C.ga_options_set_hook(options, C.int32_t(kind), ud, &errText), errText); err != nil {
+		ud := pin(&hookEntry{fn: fn, inline: pumped})
+		if err := check(C.agent_options_set_hook(options, C.AgentHookKind(kind), C.ga_hook, userData(ud), C.ga_finalize)); err != nil {
 			unpin(ud)
 			return nil, err
 		}
 	}
-	var handle C.uintptr_t
+	var handle C.AgentHandle
 	built = true // agent_new consumes the options, also on failure
-	if err := check(C.ga_new(options, &handle, &errText), errText); err != nil {
+	if err := check(C.agent_new(options, &handle)); err != nil {
 		if errors.Is(err, ErrNoStreamFn) {
 			err = &Error{Status: ErrNoStreamFn, Message: noModel}
 		}
 		return nil, err
 	}
-	a := &Agent{h: handle, shape: opts.EventShape, capacity: opts.EventQueueCapacity}
-	a.cleanup = runtime.AddCleanup(a, func(h C.uintptr_t) {
+	a := &Agent{h: handle, shape: opts.EventShape, capacity: opts.EventQueueCapacity, pumped: pumped}
+	a.cleanup = runtime.AddCleanup(a, func(h C.AgentHandle) {
 		cleanupsRun.Add(1)
-		C.ga_free(h, nil)
+		C.agent_error_free(C.agent_free(h))
 	}, handle)
 	return a, nil
 }
 
 // Close frees the agent: an active run is cancelled (its Prompt returns an error matching
 // ErrFreed), Events channels close once drained, and everything the agent held is released.
-// Close never blocks on the run, is idempotent, and may be called from any goroutine,
-// including inside callbacks.
+// Close is idempotent and may be called from any goroutine, including inside callbacks.
 func (a *Agent) Close() error {
 	a.closeOnce.Do(func() {
 		a.cleanup.Stop()
-		var errText *C.char
-		a.closeErr = check(C.ga_free(a.h, &errText), errText)
+		a.closeErr = check(C.agent_free(a.h))
 	})
 	return a.closeErr
 }
 
-func (a *Agent) call(fn func(errText **C.char) C.AgentStatus) error {
-	var errText *C.char
-	err := check(fn(&errText), errText)
-	runtime.KeepAlive(a) // the cleanup must not free the agent during the call
+// call runs one libagent call on the agent; the runtime cleanup must not free the agent
+// during it.
+func (a *Agent) call(e *C.AgentError) error {
+	err := check(e)
+	runtime.KeepAlive(a)
 	return err
 }
 
-// --- runs ------------------------------------------------------------------------------------
-
-// ErrAborted is the cause of a callback's context when its run was aborted.
-var ErrAborted = errors.New("libagent: run aborted")
-
-type doneEntry struct {
-	ch    chan error
-	agent C.uintptr_t
-}
-
-// runOutcome is how the run whose `done` is being called ended (read inside `done`, where the
-// outcome is this run's): nil when it completed, an *Error with ErrModelError or ErrRunAborted
-// and the run's errorMessage otherwise.
-func runOutcome(agent C.uintptr_t) error {
-	var status C.int32_t
-	var message, errText *C.char
-	if check(C.ga_last_run_outcome(agent, &status, &message, &errText), errText) != nil {
-		return nil // the agent is being freed: `done` said what there is to say
-	}
-	text := takeString(message)
-	if status == 0 {
-		return nil
-	}
-	// e.g. a run without a model (SetStreamFunc(nil) and no default): the reference's text
-	// names JavaScript's streamFn.
-	return &Error{Status: Status(status), Message: goText(text)}
-}
-
-// Image is an image block of a prompt.
-type Image struct {
-	Data     string `json:"data"` // base64
-	MimeType string `json:"mimeType"`
-}
-
-// Prompt starts a run with a text prompt (and images) and returns when the run settled. A run
-// that ends with an error (stopReason "error": a failed model request, e.g. a wrong key or URL)
-// returns an *Error with Status ErrModelError and the run's errorMessage; an aborted run
-// (Abort) one with ErrRunAborted, which also matches errors.Is(err, ErrAborted). When ctx is
-// cancelled first, the run is aborted; Prompt still waits for it to settle and then returns an
-// error wrapping ctx's error.
-func (a *Agent) Prompt(ctx context.Context, text string, images ...Image) error {
-	return a.wait(ctx, a.promptStart(text, images))
-}
-
-// PromptMessages starts a run with messages (each a message object, JSON-marshalable) and
-// waits for it like Prompt.
-func (a *Agent) PromptMessages(ctx context.Context, messages ...any) error {
-	return a.wait(ctx, a.messagesStart(messages))
-}
-
-// Continue continues from the current transcript (SPEC 7.7) and waits like Prompt.
-func (a *Agent) Continue(ctx context.Context) error {
-	return a.wait(ctx, func(ud C.uintptr_t, errText **C.char) C.AgentStatus {
-		return C.ga_continue(a.h, ud, errText)
-	})
-}
-
-// PromptAsync starts a run like Prompt and returns at once: the channel receives the run's
-// outcome (nil on success, errors as Prompt returns them) when it settled. Errors starting the run are returned directly.
-func (a *Agent) PromptAsync(text string, images ...Image) (<-chan error, error) {
-	return a.start(a.promptStart(text, images))
-}
-
-// ContinueAsync is Continue without waiting.
-func (a *Agent) ContinueAsync() (<-chan error, error) {
-	return a.start(func(ud C.uintptr_t, errText **C.char) C.AgentStatus {
-		return C.ga_continue(a.h, ud, errText)
-	})
-}
-
-type starter func(ud C.uintptr_t, errText **C.char) C.AgentStatus
-
-func (a *Agent) promptStart(text string, images []Image) starter {
-	if len(images) == 0 {
-		encoded, _ := json.Marshal(text) // a JSON string: NUL bytes survive, escaped
-		return func(ud C.uintptr_t, errText **C.char) C.AgentStatus {
-			p := cstr(string(encoded))
-			defer freeStr(p)
-			return C.ga_prompt(a.h, p, ud, errText)
-		}
-	}
-	type block struct {
-		Type string `json:"type"`
-		Image
-	}
-	blocks := make([]block, len(images))
-	for i, img := range images {
-		blocks[i] = block{"image", img}
-	}
-	encoded, _ := json.Marshal(blocks)
-	return func(ud C.uintptr_t, errText **C.char) C.AgentStatus {
-		if strings.IndexByte(text, 0) >= 0 {
-			*errText = cstr("text contains a NUL byte (not representable with images).")
-			return C.AgentStatus(ErrInvalidArgument)
-		}
-		p, q := cstr(text), cstr(string(encoded))
-		defer freeStr(p)
-		defer freeStr(q)
-		return C.ga_prompt_text(a.h, p, q, ud, errText)
-	}
-}
-
-func (a *Agent) messagesStart(messages []any) starter {
-	values := make([]any, len(messages))
-	for i, m := range messages {
-		values[i] = rawOrValue(m)
-	}
-	encoded, err := json.Marshal(values)
-	return func(ud C.uintptr_t, errText **C.char) C.AgentStatus {
-		if err != nil {
-			*errText = cstr(err.Error())
-			return C.AgentStatus(ErrInvalidJSON)
-		}
-		p := cstr(string(encoded))
-		defer freeStr(p)
-		return C.ga_prompt(a.h, p, ud, errText)
-	}
-}
-
-func (a *Agent) start(fn starter) (<-chan error, error) {
-	ch := make(chan error, 1)
-	ud := pin(&doneEntry{ch: ch, agent: a.h})
-	if err := a.call(func(errText **C.char) C.AgentStatus { return fn(ud, errText) }); err != nil {
-		unpin(ud) // `done` is not called when the run did not start
-		return nil, err
-	}
-	return ch, nil
-}
-
-func (a *Agent) wait(ctx context.Context, fn starter) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// A blocking wait inside a callback on the runtime thread could never finish: the library
-	// reports that thread as AGENT_ERR_WOULD_DEADLOCK (a zero timeout never waits).
-	if err := a.call(func(errText **C.char) C.AgentStatus { return C.ga_wait_for_idle(a.h, 0, errText) }); errors.Is(err, ErrWouldDeadlock) {
-		return err
-	}
-	ch, err := a.start(fn)
-	if err != nil {
-		return err
-	}
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		a.Abort()
-		runErr := <-ch
-		if runErr != nil {
-			return errors.Join(context.Cause(ctx), runErr)
-		}
-		return context.Cause(ctx)
-	}
-}
-
-// Abort aborts the active run (nothing happens when idle). It does not wait.
-func (a *Agent) Abort() error {
-	return a.call(func(e **C.char) C.AgentStatus { return C.ga_abort(a.h, e) })
-}
-
-// WaitIdle returns when no run is active, or with ctx's error.
-func (a *Agent) WaitIdle(ctx context.Context) error {
-	const slice = 100 // ms per blocking wait, so that ctx is observed
-	for {
-		err := a.call(func(e **C.char) C.AgentStatus { return C.ga_wait_for_idle(a.h, slice, e) })
-		if !errors.Is(err, ErrTimeout) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-	}
-}
+// --- runs: see run.go ------------------------------------------------------------------------
 
 // --- queues ----------------------------------------------------------------------------------
 
-// UserMessage builds a user message with the current time.
-func UserMessage(text string) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"role": "user", "content": text, "timestamp": time.Now().UnixMilli()})
-	return b
-}
-
 // Steer queues a steering message (any JSON-marshalable message object, e.g. UserMessage).
 func (a *Agent) Steer(message any) error {
-	return withJSON(message, func(p *C.char) error {
-		return a.call(func(e **C.char) C.AgentStatus { return C.ga_steer(a.h, p, e) })
-	})
+	return withJSON(message, func(p *C.char, n C.size_t) error { return a.call(C.agent_steer(a.h, p, n)) })
 }
 
 // FollowUp queues a follow-up message, delivered when a run would otherwise stop.
 func (a *Agent) FollowUp(message any) error {
-	return withJSON(message, func(p *C.char) error {
-		return a.call(func(e **C.char) C.AgentStatus { return C.ga_follow_up(a.h, p, e) })
-	})
+	return withJSON(message, func(p *C.char, n C.size_t) error { return a.call(C.agent_follow_up(a.h, p, n)) })
 }
 
 // QueuedMessages returns what peekQueuedMessages() returns.
 func (a *Agent) QueuedMessages() ([]json.RawMessage, error) {
 	var out *C.char
-	if err := a.call(func(e **C.char) C.AgentStatus { return C.ga_peek_queued_messages(a.h, &out, e) }); err != nil {
+	var n C.size_t
+	if err := a.call(C.agent_peek_queued_messages(a.h, &out, &n)); err != nil {
 		return nil, err
 	}
 	var messages []json.RawMessage
-	err := json.Unmarshal([]byte(takeString(out)), &messages)
+	err := json.Unmarshal([]byte(takeString(out, n)), &messages)
 	return messages, err
 }
 
 // HasQueuedMessages says whether either queue holds messages.
 func (a *Agent) HasQueuedMessages() (bool, error) {
 	var has C.bool
-	err := a.call(func(e **C.char) C.AgentStatus { return C.ga_has_queued_messages(a.h, &has, e) })
+	err := a.call(C.agent_has_queued_messages(a.h, &has))
 	return bool(has), err
 }
 
 // ClearSteeringQueue drops the queued steering messages.
-func (a *Agent) ClearSteeringQueue() error {
-	return a.call(func(e **C.char) C.AgentStatus { return C.ga_clear_steering_queue(a.h, e) })
-}
+func (a *Agent) ClearSteeringQueue() error { return a.call(C.agent_clear_steering_queue(a.h)) }
 
 // ClearFollowUpQueue drops the queued follow-up messages.
-func (a *Agent) ClearFollowUpQueue() error {
-	return a.call(func(e **C.char) C.AgentStatus { return C.ga_clear_follow_up_queue(a.h, e) })
-}
+func (a *Agent) ClearFollowUpQueue() error { return a.call(C.agent_clear_follow_up_queue(a.h)) }
 
 // ClearAllQueues drops every queued message.
-func (a *Agent) ClearAllQueues() error {
-	return a.call(func(e **C.char) C.AgentStatus { return C.ga_clear_all_queues(a.h, e) })
-}
+func (a *Agent) ClearAllQueues() error { return a.call(C.agent_clear_all_queues(a.h)) }
 
 // --- state -----------------------------------------------------------------------------------
 
@@ -559,10 +393,11 @@ func (a *Agent) State() (*State, error) {
 // StateJSON returns the state snapshot as the library renders it.
 func (a *Agent) StateJSON() (json.RawMessage, error) {
 	var out *C.char
-	if err := a.call(func(e **C.char) C.AgentStatus { return C.ga_get_state(a.h, &out, e) }); err != nil {
+	var n C.size_t
+	if err := a.call(C.agent_get_state(a.h, &out, &n)); err != nil {
 		return nil, err
 	}
-	return json.RawMessage(takeString(out)), nil
+	return json.RawMessage(takeString(out, n)), nil
 }
 
 // SetMessages replaces the transcript.
@@ -570,40 +405,36 @@ func (a *Agent) SetMessages(messages []json.RawMessage) error {
 	if messages == nil {
 		messages = []json.RawMessage{}
 	}
-	return withJSON(messages, func(p *C.char) error {
-		return a.call(func(e **C.char) C.AgentStatus { return C.ga_set_messages(a.h, p, e) })
-	})
+	return withJSON(messages, func(p *C.char, n C.size_t) error { return a.call(C.agent_set_messages(a.h, p, n)) })
 }
 
 // SetTools replaces the executable tools (effective at the next run).
 func (a *Agent) SetTools(tools ...*Tool) error {
-	handles := make([]C.uintptr_t, 0, len(tools))
+	handles := make([]C.AgentTool, 0, len(tools))
 	defer func() {
 		for _, h := range handles {
-			C.ga_tool_free(h, nil) // the agent keeps its own references
+			C.agent_tool_free(h) // the agent keeps its own references
 		}
 	}()
 	for _, tool := range tools {
-		h, err := tool.newC()
+		h, err := tool.newC(a.pumped)
 		if err != nil {
 			return err
 		}
 		handles = append(handles, h)
 	}
-	var ptr *C.uintptr_t
+	var ptr *C.AgentTool
 	if len(handles) > 0 {
-		ptr = (*C.uintptr_t)(unsafe.Pointer(&handles[0]))
+		ptr = &handles[0] // Go memory without Go pointers, read during the call only
 	}
-	return a.call(func(e **C.char) C.AgentStatus { return C.ga_set_tools(a.h, ptr, C.size_t(len(handles)), e) })
+	return a.call(C.agent_set_tools(a.h, ptr, C.size_t(len(handles))))
 }
 
 // Configure changes reassignable fields at once (agent_configure): model, thinkingLevel,
 // steeringMode, followUpMode, toolExecution, sessionId, transport, thinkingBudgets,
 // maxRetryDelayMs, identity, abortGraceMs. patch is any JSON-marshalable object.
 func (a *Agent) Configure(patch any) error {
-	return withJSON(patch, func(p *C.char) error {
-		return a.call(func(e **C.char) C.AgentStatus { return C.ga_configure(a.h, p, e) })
-	})
+	return withJSON(patch, func(p *C.char, n C.size_t) error { return a.call(C.agent_configure(a.h, p, n)) })
 }
 
 // SetModel changes the model of the next run.
@@ -619,10 +450,10 @@ func (a *Agent) SetThinkingLevel(level ThinkingLevel) error {
 // SetStreamFunc replaces the model (nil: the process-wide default).
 func (a *Agent) SetStreamFunc(fn StreamFunc) error {
 	if fn == nil {
-		return a.call(func(e **C.char) C.AgentStatus { return C.ga_set_stream_fn(a.h, 0, e) })
+		return a.call(C.agent_set_stream_fn(a.h, nil, nil, nil))
 	}
-	ud := pin(&streamEntry{fn: fn})
-	err := a.call(func(e **C.char) C.AgentStatus { return C.ga_set_stream_fn(a.h, ud, e) })
+	ud := pin(&streamEntry{fn: fn, inline: a.pumped})
+	err := a.call(C.agent_set_stream_fn(a.h, C.ga_stream, userData(ud), C.ga_finalize))
 	if err != nil {
 		unpin(ud)
 	}
@@ -631,19 +462,17 @@ func (a *Agent) SetStreamFunc(fn StreamFunc) error {
 
 // UseProviders talks to the model through the built-in providers from the next run on.
 func (a *Agent) UseProviders() error {
-	return a.call(func(e **C.char) C.AgentStatus { return C.ga_use_providers(a.h, e) })
+	return a.call(C.agent_use_providers(a.h))
 }
 
 // SetScriptedModel uses the built-in scripted model with this script.
 func (a *Agent) SetScriptedModel(script any) error {
-	return withJSON(script, func(p *C.char) error {
-		return a.call(func(e **C.char) C.AgentStatus { return C.ga_set_scripted_model(a.h, p, e) })
-	})
+	return withJSON(script, func(p *C.char, n C.size_t) error { return a.call(C.agent_set_scripted_model(a.h, p, n)) })
 }
 
 // Reset clears the transcript (keeping the system baseline) and the queues (SPEC 7.16).
 func (a *Agent) Reset() error {
-	return a.call(func(e **C.char) C.AgentStatus { return C.ga_reset(a.h, e) })
+	return a.call(C.agent_reset(a.h))
 }
 
 // Version is the library's version.
@@ -652,8 +481,7 @@ func Version() string { return C.GoString(C.agent_version()) }
 // ConfigureRuntime chooses the runtime before first use: workers <= 1 runs every agent on one
 // runtime thread (the default), N > 1 on N worker threads.
 func ConfigureRuntime(workers int) error {
-	var errText *C.char
-	return check(C.ga_runtime_configure(C.uint32_t(workers), &errText), errText)
+	return check(C.agent_runtime_configure(C.uint32_t(workers)))
 }
 
 const referenceNoModel = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."

@@ -16,6 +16,9 @@ func TestVersionMatchesCrate(t *testing.T) {
 	if got, want := agent.Version(), cargoVersion(t); got != want {
 		t.Fatalf("Version() = %q, want %q", got, want)
 	}
+	if err := agent.CheckVersion(); err != nil {
+		t.Fatalf("CheckVersion: %v", err)
+	}
 }
 
 func TestPromptStreamsTextAndRecordsTranscript(t *testing.T) {
@@ -27,12 +30,20 @@ func TestPromptStreamsTextAndRecordsTranscript(t *testing.T) {
 		if e.UpdateType == "text_delta" {
 			deltas = append(deltas, e.Delta)
 		}
-		if !strings.HasPrefix(string(e.JSON), `{"type":"`+e.Type+`"`) {
-			t.Errorf("event JSON %q does not start with its type %q", e.JSON, e.Type)
+		if e.JSON != nil {
+			t.Errorf("event JSON %q built though no EventShape asked for it", e.JSON)
+		}
+		var head struct{ Type string }
+		if err := e.Decode(&head); err != nil || head.Type != e.Type { // JSON on request
+			t.Errorf("Decode in the listener: %v, type %q, want %q", err, head.Type, e.Type)
 		}
 	})
-	if err := a.Prompt(context.Background(), "hi"); err != nil {
+	outcome, err := a.Prompt(context.Background(), "hi")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if outcome != (agent.Outcome{Status: agent.RunCompleted, StopReason: "stop", MessageCount: 2}) {
+		t.Fatalf("outcome = %+v", outcome)
 	}
 	if len(deltas) != 4 || strings.Join(deltas, "") != "Hello there, human." {
 		t.Fatalf("deltas = %q", deltas)
@@ -79,7 +90,7 @@ func TestErrorValuesCarryStatusAndLibraryText(t *testing.T) {
 		{a.Steer(json.RawMessage(`{"content":"x"}`)), agent.ErrInvalidJSON, "the message must be a message"},
 		{a.FollowUp(json.RawMessage(`nope`)), agent.ErrInvalidJSON, "the message is not valid JSON"},
 		{a.SetMessages([]json.RawMessage{json.RawMessage(`{"role":1}`)}), agent.ErrInvalidJSON, "messages[0] must be a message"},
-		{a.Continue(context.Background()), agent.ErrInvalidState, "No messages to continue from"},
+		{errOf(a.Continue(context.Background())), agent.ErrInvalidState, "No messages to continue from"},
 		{a.SetHook(agent.HookKind(9), func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }),
 			agent.ErrInvalidArgument, "Unknown hook kind 9"},
 		{a.Configure(map[string]any{"bogus": 1}), agent.ErrInvalidJSON, "bogus"},
@@ -96,7 +107,7 @@ func TestErrorValuesCarryStatusAndLibraryText(t *testing.T) {
 	}
 }
 
-// The error text is thread-local in the library; goroutines move between OS threads. Many
+// Errors are owned per call; goroutines move between OS threads. Many
 // goroutines failing differently at once must each get their own message.
 func TestErrorTextBelongsToTheFailingCall(t *testing.T) {
 	a := mustNew(t, agent.Options{ScriptedModel: script()})
@@ -107,7 +118,7 @@ func TestErrorTextBelongsToTheFailingCall(t *testing.T) {
 		{func() error { return a.Steer(json.RawMessage(`{"content":"x"}`)) }, "the message must be a message"},
 		{func() error { return a.FollowUp(json.RawMessage(`[`)) }, "the message is not valid JSON"},
 		{func() error { return a.SetMessages([]json.RawMessage{json.RawMessage(`{"role":1}`)}) }, "messages[0] must be a message"},
-		{func() error { return a.Continue(context.Background()) }, "No messages to continue from"},
+		{func() error { return errOf(a.Continue(context.Background())) }, "No messages to continue from"},
 		{func() error { _, err := a.State(); return err }, ""}, // successes in between
 	}
 	var wg sync.WaitGroup
@@ -151,7 +162,7 @@ func TestBusyWhileARunIsActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	if err := a.Prompt(context.Background(), "second"); !errors.Is(err, agent.ErrBusy) ||
+	if _, err := a.Prompt(context.Background(), "second"); !errors.Is(err, agent.ErrBusy) ||
 		!strings.Contains(err.Error(), "Agent is already processing") {
 		t.Fatalf("second prompt: %v", err)
 	}
@@ -163,7 +174,7 @@ func TestBusyWhileARunIsActive(t *testing.T) {
 		t.Fatal("state: not streaming during the run")
 	}
 	close(release)
-	if err := <-done; !errors.Is(err, agent.ErrModelError) ||
+	if err := settled(done); !errors.Is(err, agent.ErrModelError) ||
 		!strings.Contains(err.Error(), "Stream ended without a done or error event") {
 		t.Fatalf("run = %v", err)
 	}
@@ -236,7 +247,7 @@ func TestQueuesSteerAndFollowUp(t *testing.T) {
 	if has, err := a.HasQueuedMessages(); err != nil || !has {
 		t.Fatalf("has queued: %v %v", has, err)
 	}
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	ms := transcript(t, a)
@@ -266,14 +277,14 @@ func TestContinueFromUserTail(t *testing.T) {
 	if err := a.SetMessages([]json.RawMessage{agent.UserMessage("pending question")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Continue(context.Background()); err != nil {
+	if _, err := a.Continue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ms := transcript(t, a)
 	if roles(ms) != "user,assistant" || ms[1].text() != "Continued." {
 		t.Fatalf("transcript %+v", ms)
 	}
-	err := a.Continue(context.Background())
+	_, err := a.Continue(context.Background())
 	if !errors.Is(err, agent.ErrInvalidState) || !strings.Contains(err.Error(), "Cannot continue from message role: assistant") {
 		t.Fatalf("continue from assistant: %v", err)
 	}
@@ -289,16 +300,16 @@ func TestPromptWithImagesAndMessages(t *testing.T) {
 		s.Push(map[string]any{"type": "start"})
 		return s.Push(map[string]any{"type": "done", "reason": "stop"})
 	}})
-	if err := a.Prompt(context.Background(), "look\x00here", agent.Image{Data: "aGk=", MimeType: "image/png"}); !errors.Is(err, agent.ErrInvalidArgument) {
+	if _, err := a.Prompt(context.Background(), "look\x00here", agent.Image{Data: "aGk=", MimeType: "image/png"}); !errors.Is(err, agent.ErrInvalidArgument) {
 		t.Fatalf("NUL with images: %v", err)
 	}
-	if err := a.Prompt(context.Background(), "look", agent.Image{Data: "aGk=", MimeType: "image/png"}); err != nil {
+	if _, err := a.Prompt(context.Background(), "look", agent.Image{Data: "aGk=", MimeType: "image/png"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Prompt(context.Background(), "nul\x00inside"); err != nil { // sent as a JSON string
+	if _, err := a.Prompt(context.Background(), "nul\x00inside"); err != nil { // sent as a JSON string
 		t.Fatal(err)
 	}
-	if err := a.PromptMessages(context.Background(), map[string]any{"role": "user", "content": "as a message", "timestamp": 5},
+	if _, err := a.PromptMessages(context.Background(), map[string]any{"role": "user", "content": "as a message", "timestamp": 5},
 		json.RawMessage(`{"role":"note","text":"custom","timestamp":6}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +325,7 @@ func TestPromptWithImagesAndMessages(t *testing.T) {
 
 func TestRuntimeIsConfiguredOnlyBeforeFirstUse(t *testing.T) {
 	a := mustNew(t, agent.Options{ScriptedModel: script(text("a", 1))})
-	if err := a.Prompt(context.Background(), "go"); err != nil { // the runtime is running now
+	if _, err := a.Prompt(context.Background(), "go"); err != nil { // the runtime is running now
 		t.Fatal(err)
 	}
 	err := agent.ConfigureRuntime(4)
@@ -347,8 +358,8 @@ func TestWaitIdleFollowsTheRunAndTheContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done: // settled before WaitIdle returned
-		if err != nil {
+	case <-done.Done(): // settled before WaitIdle returned
+		if err := done.Err(); err != nil {
 			t.Fatal(err)
 		}
 	default:

@@ -2,9 +2,10 @@ package agent
 
 // The exported Go side of every libagent callback. They run on the library's runtime thread
 // (a foreign thread for Go) and must return quickly: work that may block (tools, hooks, stream
-// functions) is handed to a goroutine, which answers the call later (agent_call_complete is
-// callable from any thread). Each one recovers from panics: a panic never unwinds into Rust; it
-// fails the call instead.
+// functions) is handed to a goroutine, which answers the call later (answers are callable from
+// any thread). For an agent built with a Dispatcher the callbacks run inside Dispatch, on the
+// host's thread, and that work runs inline there. Each one recovers from panics: a panic never
+// unwinds into Rust; it fails the call instead.
 
 // #include "shim.h"
 import "C"
@@ -13,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 )
 
 func panicMessage(r any) string {
@@ -20,22 +22,31 @@ func panicMessage(r any) string {
 	return fmt.Sprintf("panic in Go callback: %v", r)
 }
 
-// failCall answers a call with a failure, ignoring an answer that already happened.
-func failCall(call C.uintptr_t, message string) {
-	p := cstr(message)
-	defer freeStr(p)
-	C.ga_call_fail(call, p, nil)
+// spawn runs work on a goroutine of its own, or inline inside Dispatch for a host-pumped agent.
+func spawn(inline bool, work func()) {
+	if inline {
+		work()
+	} else {
+		go work()
+	}
 }
 
-// completeCall answers a call with JSON (nil: "returns nothing").
-func completeCall(call C.uintptr_t, result json.RawMessage) error {
-	var p *C.char
-	if result != nil {
-		p = cstr(string(result))
-		defer freeStr(p)
+// jsonArg is an answer for libagent: nil is "returns nothing" (a NULL pointer).
+func jsonArg(result json.RawMessage) (*C.char, C.size_t) {
+	if result == nil {
+		return nil, 0
 	}
-	var errText *C.char
-	return check(C.ga_call_complete(call, p, &errText), errText)
+	return ctext(string(result))
+}
+
+func failHook(call C.AgentHookCall, message string) {
+	p, n := ctext(message)
+	C.agent_error_free(C.agent_hook_call_fail(call, p, n)) // already answered: nothing to do
+}
+
+func completeHook(call C.AgentHookCall, result json.RawMessage) error {
+	p, n := jsonArg(result)
+	return check(C.agent_hook_call_complete(call, p, n))
 }
 
 //export goAgentFinalize
@@ -53,21 +64,21 @@ func goAgentFinalize(ud C.uintptr_t) {
 }
 
 //export goAgentDone
-func goAgentDone(ud C.uintptr_t, status C.int32_t, message *C.char) {
+func goAgentDone(ud C.uintptr_t, outcome *C.AgentRunOutcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			panicMessage(r)
 		}
 	}()
-	entry := value(ud).(*doneEntry)
+	run := value(ud).(*Run)
 	unpin(ud) // `done` has no finalizer: it is called exactly once, so it releases its handle
-	var err error
-	if status != 0 {
-		err = &Error{Status: Status(status), Message: C.GoString(message)}
-	} else {
-		err = runOutcome(entry.agent)
+	run.outcome = Outcome{
+		Status:       RunStatus(outcome.status),
+		StopReason:   goStr(outcome.stop_reason),
+		ErrorMessage: goStr(outcome.error_message),
+		MessageCount: int(outcome.message_count),
 	}
-	entry.ch <- err // buffered (1): never blocks
+	close(run.done)
 }
 
 //export goAgentAbort
@@ -77,124 +88,115 @@ func goAgentAbort(ud C.uintptr_t) {
 			panicMessage(r)
 		}
 	}()
+	if observe := abortObserved.Load(); observe != nil {
+		(*observe)()
+	}
 	value(ud).(*abortEntry).cancel(ErrAborted)
 }
 
+// abortObserved, when set (by tests), is called by every abort notification.
+var abortObserved atomic.Pointer[func()]
+
 //export goAgentHook
-func goAgentHook(ud C.uintptr_t, input *C.char, call C.uintptr_t) {
+func goAgentHook(ud C.uintptr_t, input *C.char, inputLen C.size_t, call C.AgentHookCall) {
 	defer func() {
 		if r := recover(); r != nil {
-			failCall(call, panicMessage(r))
+			failHook(call, panicMessage(r))
 		}
 	}()
-	fn := value(ud).(*hookEntry).fn
-	in := json.RawMessage(C.GoString(input))
-	ctx, cancel := callContext(call)
-	go func() {
+	entry := value(ud).(*hookEntry)
+	in := json.RawMessage(goString(input, inputLen))
+	ctx, cancel := callContext(func(ud C.uintptr_t) *C.AgentError {
+		return C.agent_hook_call_on_abort(call, C.ga_abort, userData(ud), C.ga_finalize)
+	})
+	spawn(entry.inline, func() {
 		defer cancel(nil)
 		defer func() {
 			if r := recover(); r != nil {
-				failCall(call, panicMessage(r))
+				failHook(call, panicMessage(r))
 			}
 		}()
-		out, err := fn(ctx, in)
+		out, err := entry.fn(ctx, in)
 		if err != nil {
-			failCall(call, err.Error())
+			failHook(call, err.Error())
 			return
 		}
-		if cerr := completeCall(call, out); cerr != nil {
-			failCall(call, "hook answer rejected: "+cerr.Error())
+		if cerr := completeHook(call, out); cerr != nil {
+			failHook(call, "hook answer rejected: "+cerr.Error())
 		}
-	}()
+	})
 }
 
 //export goAgentStream
-func goAgentStream(ud C.uintptr_t, request *C.char, stream C.uintptr_t) {
+func goAgentStream(ud C.uintptr_t, request *C.char, requestLen C.size_t, stream C.AgentStream) {
+	s := &Stream{h: stream}
 	defer func() {
 		if r := recover(); r != nil {
-			failCall(stream, panicMessage(r))
+			s.Fail(panicMessage(r))
 		}
 	}()
-	fn := value(ud).(*streamEntry).fn
-	raw := json.RawMessage(C.GoString(request))
-	s := &Stream{call: stream}
-	ctx, cancel := callContext(stream)
-	go func() {
+	entry := value(ud).(*streamEntry)
+	raw := json.RawMessage(goString(request, requestLen))
+	ctx, cancel := callContext(func(ud C.uintptr_t) *C.AgentError {
+		return C.agent_stream_on_abort(stream, C.ga_abort, userData(ud), C.ga_finalize)
+	})
+	spawn(entry.inline, func() {
 		defer cancel(nil)
 		defer func() {
 			if r := recover(); r != nil {
-				failCall(stream, panicMessage(r))
+				s.Fail(panicMessage(r))
 			}
 		}()
 		req := &StreamRequest{Raw: raw}
 		if err := json.Unmarshal(raw, req); err != nil {
-			failCall(stream, "decoding the request: "+err.Error())
+			s.Fail("decoding the request: " + err.Error())
 			return
 		}
-		if err := fn(ctx, req, s); err != nil {
-			failCall(stream, err.Error())
+		if err := entry.fn(ctx, req, s); err != nil {
+			s.Fail(err.Error())
 		}
-	}()
+	})
 }
 
 //export goAgentConsumed
-func goAgentConsumed(ud C.uintptr_t, stream C.uintptr_t) {
+func goAgentConsumed(ud C.uintptr_t, stream C.AgentStream) {
 	defer func() {
 		if r := recover(); r != nil {
-			failCall(stream, panicMessage(r))
+			(&Stream{h: stream}).Fail(panicMessage(r))
 		}
 	}()
 	value(ud).(func())()
 }
 
-//export goAgentListener
-func goAgentListener(ud C.uintptr_t, info *C.GaEventInfo, call C.uintptr_t) {
-	defer func() {
-		if r := recover(); r != nil {
-			failCall(call, panicMessage(r)) // a failing listener fails the run (SPEC 7.11)
-		}
-	}()
-	ev := Event{Type: C.GoString(info._type)}
-	if info.update_type != nil {
-		ev.UpdateType = C.GoString(info.update_type)
-	}
-	if info.delta != nil {
-		ev.Delta = C.GoStringN(info.delta, C.int(info.delta_len))
-	}
-	if info.json != nil {
-		ev.JSON = json.RawMessage(C.GoString(info.json))
-	}
-	value(ud).(*listenerEntry).fn(ev)
-	completeCall(call, nil)
-}
-
 //export goAgentToolExecute
-func goAgentToolExecute(ud C.uintptr_t, id *C.char, args *C.char, call C.uintptr_t) {
+func goAgentToolExecute(ud C.uintptr_t, id *C.char, idLen C.size_t, args *C.char, argsLen C.size_t, call C.AgentToolCall) {
+	tc := &ToolCall{ID: goString(id, idLen), Args: json.RawMessage(goString(args, argsLen)), h: call}
 	defer func() {
 		if r := recover(); r != nil {
-			failCall(call, panicMessage(r))
+			tc.fail(panicMessage(r))
 		}
 	}()
-	tool := value(ud).(*Tool)
-	tc := &ToolCall{ID: C.GoString(id), Args: json.RawMessage(C.GoString(args)), call: call}
-	ctx, cancel := callContext(call)
-	go tool.run(ctx, cancel, tc)
+	entry := value(ud).(*toolEntry)
+	ctx, cancel := callContext(func(ud C.uintptr_t) *C.AgentError {
+		return C.agent_tool_call_on_abort(call, C.ga_abort, userData(ud), C.ga_finalize)
+	})
+	spawn(entry.inline, func() { entry.tool.run(ctx, cancel, tc) })
 }
 
 //export goAgentPrepare
-func goAgentPrepare(ud C.uintptr_t, args *C.char, call C.uintptr_t) {
+func goAgentPrepare(ud C.uintptr_t, args *C.char, argsLen C.size_t, call C.AgentHookCall) {
 	defer func() {
 		if r := recover(); r != nil {
-			failCall(call, panicMessage(r))
+			failHook(call, panicMessage(r))
 		}
 	}()
 	// prepareArguments is synchronous: it answers before returning.
-	out, err := value(ud).(*Tool).PrepareArguments(json.RawMessage(C.GoString(args)))
+	out, err := value(ud).(*toolEntry).tool.PrepareArguments(json.RawMessage(goString(args, argsLen)))
 	if err != nil {
-		failCall(call, err.Error())
+		failHook(call, err.Error())
 		return
 	}
-	if cerr := completeCall(call, out); cerr != nil {
-		failCall(call, "prepareArguments answer rejected: "+cerr.Error())
+	if cerr := completeHook(call, out); cerr != nil {
+		failHook(call, "prepareArguments answer rejected: "+cerr.Error())
 	}
 }

@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"encoding/json"
+	"runtime"
 	"runtime/cgo"
 	"sync/atomic"
 	"unsafe"
@@ -39,34 +40,47 @@ func unpin(ud C.uintptr_t) {
 
 func value(ud C.uintptr_t) any { return cgo.Handle(ud).Value() }
 
-// check turns a status and the error text the shim copied into an error (nil on success).
-func check(status C.AgentStatus, errText *C.char) error {
-	if status == 0 {
+// userData is a pinned value as libagent's user_data.
+func userData(ud C.uintptr_t) unsafe.Pointer { return C.ga_ud(ud) }
+
+// check turns a libagent error into a Go error (nil for success) and frees it: the error is
+// the caller's, so its code and message belong to this call whatever thread it ran on.
+func check(e *C.AgentError) error {
+	if e == nil {
 		return nil
 	}
-	message := ""
-	if errText != nil {
-		message = C.GoString(errText)
-		C.free(unsafe.Pointer(errText))
-	}
-	return &Error{Status: Status(status), Message: goText(message)}
+	var n C.size_t
+	p := C.agent_error_message(e, &n)
+	err := &Error{Status: Status(C.agent_error_code(e)), Message: goText(C.GoStringN(p, C.int(n)))}
+	C.agent_error_free(e)
+	return err
 }
 
-// cstr copies s into C memory (nil for the empty string when nullable); free with freeStr.
-func cstr(s string) *C.char { return C.CString(s) }
-
-func freeStr(p *C.char) {
-	if p != nil {
-		C.free(unsafe.Pointer(p))
+// ctext passes s to libagent as (pointer, length) without copying: libagent copies what it
+// keeps, and Go string data holds no Go pointers.
+func ctext(s string) (*C.char, C.size_t) {
+	if len(s) == 0 {
+		return C.ga_empty(), 0
 	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
 }
+
+// goString copies a borrowed (pointer, length) text.
+func goString(p *C.char, n C.size_t) string {
+	if p == nil || n == 0 {
+		return ""
+	}
+	return C.GoStringN(p, C.int(n))
+}
+
+func goStr(s C.AgentStr) string { return goString(s.ptr, s.len) }
 
 // takeString copies and frees a string returned by libagent.
-func takeString(p *C.char) string {
+func takeString(p *C.char, n C.size_t) string {
 	if p == nil {
 		return ""
 	}
-	s := C.GoString(p)
+	s := goString(p, n)
 	C.agent_string_free(p)
 	return s
 }
@@ -87,13 +101,14 @@ func toJSON(v any) (string, error) {
 	return string(b), nil
 }
 
-// withJSON renders v and calls fn with it as a C string.
-func withJSON(v any, fn func(*C.char) error) error {
-	text, err := toJSON(v)
+// withJSON renders v and calls fn with it as a (pointer, length) text.
+func withJSON(v any, fn func(*C.char, C.size_t) error) error {
+	s, err := toJSON(v)
 	if err != nil {
 		return err
 	}
-	p := cstr(text)
-	defer freeStr(p)
-	return fn(p)
+	p, n := ctext(s)
+	err = fn(p, n)
+	runtime.KeepAlive(s)
+	return err
 }

@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"time"
 )
 
@@ -56,21 +57,22 @@ func CodingTools(root string, opts CodingOptions) ([]*Tool, error) {
 			spec.options[k] = v
 		}
 		// Made once now, so a wrong root, name or option fails here.
-		handle, err := (&codingTool{root: root, options: spec.options}).newC()
+		handle, err := (&codingTool{root: root, options: spec.options}).newC(false)
 		if err != nil {
 			return nil, err
 		}
-		C.ga_tool_free(handle, nil)
+		C.agent_tool_free(handle)
 		tools = append(tools, &Tool{Name: name, Label: name, coding: spec})
 	}
 	return tools, nil
 }
 
-func (c *codingTool) newC() (C.uintptr_t, error) {
+func (c *codingTool) newC(inline bool) (C.AgentTool, error) {
 	var ud C.uintptr_t
+	consent := C.AgentHookFn(nil)
 	if c.consent != nil {
-		consent := c.consent
-		ud = pin(&hookEntry{fn: func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
+		ask := c.consent
+		ud = pin(&hookEntry{inline: inline, fn: func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
 			var request struct {
 				Tool string          `json:"tool"`
 				Args json.RawMessage `json:"args"`
@@ -78,21 +80,26 @@ func (c *codingTool) newC() (C.uintptr_t, error) {
 			if err := json.Unmarshal(input, &request); err != nil {
 				return nil, err
 			}
-			return nil, consent(ctx, request.Tool, request.Args)
+			return nil, ask(ctx, request.Tool, request.Args)
 		}})
+		consent = C.ga_hook
 	}
-	rootText := cstr(c.root)
-	defer freeStr(rootText)
-	var handle C.uintptr_t
-	err := withJSON(c.options, func(p *C.char) error {
-		var errText *C.char
-		return check(C.ga_coding_tool_new(rootText, p, ud, &handle, &errText), errText)
+	var tools [1]C.AgentTool
+	var count C.size_t
+	root, rootLen := ctext(c.root)
+	err := withJSON(c.options, func(p *C.char, n C.size_t) error {
+		fin := C.AgentFinalizer(nil)
+		if ud != 0 {
+			fin = C.ga_finalize
+		}
+		return check(C.agent_coding_tools_new(root, rootLen, p, n, consent, userData(ud), fin, &tools[0], 1, &count))
 	})
+	runtime.KeepAlive(c)
 	if err != nil {
 		if ud != 0 {
 			unpin(ud)
 		}
-		return 0, err
+		return C.AgentTool{}, err
 	}
-	return handle, nil
+	return tools[0], nil
 }

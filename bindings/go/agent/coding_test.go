@@ -48,7 +48,7 @@ func TestCodingToolsAskBeforeWritingAndStayInTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := a.StateJSON()

@@ -46,7 +46,7 @@ func TestErrorTextsUseGoNames(t *testing.T) {
 	if err := b.SetStreamFunc(nil); err != nil {
 		t.Fatal(err)
 	}
-	collect("Prompt without a model", b.Prompt(context.Background(), "hi"))
+	collect("Prompt without a model", errOf(b.Prompt(context.Background(), "hi")))
 	if !strings.Contains(texts[len(texts)-1], "SetDefaultStreamFunc") {
 		t.Errorf("a run without a model: %q does not name SetDefaultStreamFunc", texts[len(texts)-1])
 	}

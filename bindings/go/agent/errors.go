@@ -10,7 +10,9 @@ import (
 // that status.
 type Status int32
 
-// The status codes of include/agent.h.
+// The error codes of <libagent/agent.h>, and the Go binding's own statuses of a run's outcome
+// and of waits (ErrTimeout, ErrClosed, ErrFreed, ErrRunFailed, ErrModelError, ErrRunAborted:
+// libagent reports those as results, the binding as errors).
 const (
 	OK                  Status = 0
 	ErrNull             Status = -1
@@ -69,8 +71,8 @@ func (s Status) String() string {
 // Error makes a Status usable as a sentinel error.
 func (s Status) Error() string { return "libagent: " + s.String() }
 
-// Error is a failed libagent call: its status and the library's message (agent_last_error,
-// read on the OS thread of the failing call), or the message a run failed with.
+// Error is a failed libagent call: its status and the library's message (the AgentError the
+// call returned), or the message a run failed with.
 type Error struct {
 	Status  Status
 	Message string
@@ -103,12 +105,12 @@ var (
 		"message_json": "the message", "images_json": "the images", "input_json": "the prompt",
 		"result_json": "the Result", "partial_result_json": "the partial Result", "event_json": "the stream event",
 		"script_json": "the ScriptedModel script", "definition_json": "the tool definition",
-		"agent_wait_for_idle": "WaitIdle", "agent_events_next": "Events",
+		"agent_wait_for_idle": "WaitIdle", "agent_queue_next": "Events", "agent_run_wait": "Run.Wait",
 		"initialState.systemPrompt": "Options.SystemPrompt", "initialState.thinkingLevel": "Options.ThinkingLevel",
 		"initialState.messages": "Options.Messages", "initialState.model": "Options.Model",
 		"initialState": "the initial state",
 	}
-	cName = regexp.MustCompile(`(^|[^\w.])(initialState\.\w+|initialState|\w+_json|agent_wait_for_idle|agent_events_next)\b`)
+	cName = regexp.MustCompile(`(^|[^\w.])(initialState\.\w+|initialState|\w+_json|agent_wait_for_idle|agent_queue_next|agent_run_wait)\b`)
 	// An option named in parentheses, as a run's error names the limit it hit: "(idleTimeoutMs)".
 	optionInParens = regexp.MustCompile(`\((\w+)\)`)
 )

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,7 @@ func drain(ch <-chan agent.Event) []agent.Event {
 func describe(events []agent.Event) string {
 	var parts []string
 	for _, e := range events {
-		parts = append(parts, e.Type+"/"+e.UpdateType+"/"+e.Delta)
+		parts = append(parts, fmt.Sprintf("%s/%s/%d/%s/%s/%s", e.Type, e.UpdateType, e.ContentIndex, e.Delta, e.ToolCallID, e.ToolName))
 	}
 	return strings.Join(parts, ",")
 }
@@ -37,7 +38,7 @@ func TestEventsChannelIsLosslessAndOrdered(t *testing.T) {
 		agent.Progress(ctx, agent.TextResult("half"))
 		return agent.TextResult("done"), nil
 	})
-	a := mustNew(t, agent.Options{Tools: []*agent.Tool{tool}, EventQueueCapacity: 2, ScriptedModel: script(
+	a := mustNew(t, agent.Options{Tools: []*agent.Tool{tool}, EventQueueCapacity: 2, EventShape: agent.ShapeFull, ScriptedModel: script(
 		text("one two three four five", 5), toolCalls(call{"c1", "t", map[string]any{}}, call{"c2", "t", map[string]any{}}),
 		text("six seven", 2))})
 	var seen []agent.Event
@@ -53,10 +54,10 @@ func TestEventsChannelIsLosslessAndOrdered(t *testing.T) {
 		got = append(got, drain(ch)...)
 		got = append(got, drain(ch)...)
 	}()
-	if err := a.Prompt(context.Background(), "first"); err != nil {
+	if _, err := a.Prompt(context.Background(), "first"); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Prompt(context.Background(), "second"); err != nil {
+	if _, err := a.Prompt(context.Background(), "second"); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -64,7 +65,9 @@ func TestEventsChannelIsLosslessAndOrdered(t *testing.T) {
 		t.Fatalf("channel:  %s\nlistener: %s", describe(got), describe(seen))
 	}
 	if strings.Count(describe(got), "agent_end") != 2 || strings.Count(describe(got), "tool_execution_update") != 2 ||
-		!strings.HasPrefix(describe(got), "agent_start//,turn_start//,message_start//") {
+		!strings.HasPrefix(describe(got), "agent_start//0///,turn_start//0///,message_start//0///") ||
+		!strings.Contains(describe(got), "tool_execution_start//0//c1/t,") ||
+		!strings.Contains(describe(got), "message_update/text_delta/0/one //,") {
 		t.Fatalf("events %s", describe(got))
 	}
 	for i := range got {
@@ -90,9 +93,12 @@ func TestEventShapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		pulled := drain(ch)
-		<-done
+		settled(done)
 		cancel()
 		for _, e := range pulled {
+			if (e.JSON == nil) != tc.listenerNil { // no JSON unless asked, on both paths
+				t.Fatalf("shape %d: channel JSON %q", tc.shape, e.JSON)
+			}
 			if e.Type == "message_update" && strings.Contains(string(e.JSON), `"partial":`) != tc.partial {
 				t.Fatalf("shape %d: channel event %s", tc.shape, e.JSON)
 			}
@@ -123,7 +129,7 @@ func TestEventsChannelClosesOnCancelAndOnClose(t *testing.T) {
 	}
 	// Events of a finished run stay readable after Close, then the channel closes.
 	kept := a.Events(context.Background())
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
@@ -170,7 +176,7 @@ func TestListenerPanicFailsTheRun(t *testing.T) {
 	})
 	// The failure path emits message_end again, the listener fails again: the run's promise
 	// rejects (AGENT_ERR_RUN_FAILED) with the panic's text.
-	err := a.Prompt(context.Background(), "go")
+	_, err := a.Prompt(context.Background(), "go")
 	var e *agent.Error
 	if !errors.As(err, &e) || e.Status != agent.ErrRunFailed || e.Message != "panic in Go callback: listener exploded" {
 		t.Fatalf("Prompt: %#v", err)
@@ -182,7 +188,7 @@ func TestListenerPanicFailsTheRun(t *testing.T) {
 			panic("late listener")
 		}
 	})
-	if err := b.Prompt(context.Background(), "go"); !errors.Is(err, agent.ErrRunFailed) {
+	if _, err := b.Prompt(context.Background(), "go"); !errors.Is(err, agent.ErrRunFailed) {
 		t.Fatalf("Prompt: %v", err)
 	}
 	if s, _ := b.State(); s.ErrorMessage != "panic in Go callback: late listener" {
@@ -197,11 +203,11 @@ func TestBlockingCallsInsideAListenerAreRefused(t *testing.T) {
 	a = mustNew(t, agent.Options{ScriptedModel: script(text("abc", 1))})
 	a.Subscribe(func(e agent.Event) {
 		if e.Type == "agent_start" {
-			promptErr = a.Prompt(context.Background(), "nested")
+			_, promptErr = a.Prompt(context.Background(), "nested")
 			waitErr = a.WaitIdle(context.Background())
 		}
 	})
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	if !errors.Is(promptErr, agent.ErrWouldDeadlock) || !errors.Is(waitErr, agent.ErrWouldDeadlock) {

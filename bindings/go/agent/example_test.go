@@ -40,7 +40,7 @@ func Example() {
 			fmt.Println("tool:", end.Result.Content[0].Text)
 		}
 	})
-	if err := a.Prompt(context.Background(), "Weather in Paris?"); err != nil {
+	if _, err := a.Prompt(context.Background(), "Weather in Paris?"); err != nil {
 		panic(err)
 	}
 	fmt.Println()
@@ -64,7 +64,7 @@ func ExampleAgent_Events() {
 			break
 		}
 	}
-	<-done
+	settled(done)
 	fmt.Println(strings.Join(types[:4], " "), "...", types[len(types)-1])
 	// Output: agent_start turn_start message_start message_end ... agent_end
 }

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"runtime"
@@ -141,4 +142,13 @@ func cargoVersion(t testing.TB) string {
 	}
 	t.Fatal("no version in Cargo.toml")
 	return ""
+}
+
+// errOf keeps the error of a run's (Outcome, error).
+func errOf(_ agent.Outcome, err error) error { return err }
+
+// settled waits for an asynchronous run and returns its error as Prompt would.
+func settled(r *agent.Run) error {
+	_, err := r.Wait(context.Background())
+	return err
 }

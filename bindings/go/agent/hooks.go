@@ -11,7 +11,7 @@ import (
 // HookKind names a hook (SPEC 7.1).
 type HookKind int32
 
-// The hook kinds of include/agent.h.
+// The hook kinds of <libagent/agent.h>.
 const (
 	HookConvertToLLM               HookKind = 0
 	HookTransformContext           HookKind = 1
@@ -30,7 +30,7 @@ const (
 type HookFunc func(ctx context.Context, input json.RawMessage) (json.RawMessage, error)
 
 // Hooks are the hooks of an agent; nil fields are not installed. The input and answer shapes
-// are those of include/agent.h (AGENT_HOOK_*).
+// are those of <libagent/agent.h> (AGENT_HOOK_*).
 type Hooks struct {
 	ConvertToLLM               HookFunc
 	TransformContext           HookFunc
@@ -59,15 +59,18 @@ func (h *Hooks) byKind() map[HookKind]HookFunc {
 	return all
 }
 
-type hookEntry struct{ fn HookFunc }
+type hookEntry struct {
+	fn     HookFunc
+	inline bool // the agent is host-pumped: fn runs inside Dispatch
+}
 
 // SetHook installs (nil fn: removes) a hook; the next run captures it.
 func (a *Agent) SetHook(kind HookKind, fn HookFunc) error {
 	if fn == nil {
-		return a.call(func(e **C.char) C.AgentStatus { return C.ga_clear_hook(a.h, C.int32_t(kind), e) })
+		return a.call(C.agent_set_hook(a.h, C.AgentHookKind(kind), nil, nil, nil))
 	}
-	ud := pin(&hookEntry{fn: fn})
-	err := a.call(func(e **C.char) C.AgentStatus { return C.ga_set_hook(a.h, C.int32_t(kind), ud, e) })
+	ud := pin(&hookEntry{fn: fn, inline: a.pumped})
+	err := a.call(C.agent_set_hook(a.h, C.AgentHookKind(kind), C.ga_hook, userData(ud), C.ga_finalize))
 	if err != nil {
 		unpin(ud)
 	}

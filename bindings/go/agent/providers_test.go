@@ -107,7 +107,7 @@ func TestProvidersReachTheEndpoint(t *testing.T) {
 			text.WriteString(e.Delta)
 		}
 	})
-	if err := a.Prompt(context.Background(), "hello"); err != nil {
+	if _, err := a.Prompt(context.Background(), "hello"); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
 	if text.String() != "Hello from Go's mock." {
@@ -124,7 +124,7 @@ func TestProvidersSpeakOpenAIResponses(t *testing.T) {
 	model.API = "openai-responses"
 	a := mustNew(t, agent.Options{Model: model, UseProviders: true,
 		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
-	if err := a.Prompt(context.Background(), "hello"); err != nil {
+	if _, err := a.Prompt(context.Background(), "hello"); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
 	last := lastMessage(t, a)
@@ -135,7 +135,10 @@ func TestProvidersSpeakOpenAIResponses(t *testing.T) {
 	if !strings.Contains(string(content), `"text":"Hello from Go's mock."`) {
 		t.Fatalf("content %s", content)
 	}
-	if path := mock.requests[0].URL.Path; path != "/v1/responses" {
+	mock.mu.Lock() // the handler's goroutine wrote it; the sync through libagent is invisible to -race
+	path := mock.requests[0].URL.Path
+	mock.mu.Unlock()
+	if path != "/v1/responses" {
 		t.Fatalf("path %q", path)
 	}
 }
@@ -144,7 +147,7 @@ func TestProvidersTakeTheKeyFromTheEnvironment(t *testing.T) {
 	mock := newMockEndpoint(t)
 	t.Setenv("OPENAI_API_KEY", goodKey)
 	a := mustNew(t, agent.Options{Model: mock.model("openai"), UseProviders: true})
-	if err := a.Prompt(context.Background(), "hello"); err != nil {
+	if _, err := a.Prompt(context.Background(), "hello"); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
 }
@@ -153,7 +156,7 @@ func TestAFailedRequestIsAnError(t *testing.T) {
 	mock := newMockEndpoint(t)
 	a := mustNew(t, agent.Options{Model: mock.model("acme-local"), UseProviders: true,
 		Hooks: agent.Hooks{GetAPIKey: keyHook("wrong-key")}})
-	err := a.Prompt(context.Background(), "hello")
+	_, err := a.Prompt(context.Background(), "hello")
 	var failed *agent.Error
 	if !errors.As(err, &failed) || failed.Status != agent.ErrModelError {
 		t.Fatalf("Prompt = %v, want an ErrModelError", err)
@@ -171,7 +174,7 @@ func TestAFailedRequestIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-ch; !errors.Is(err, agent.ErrModelError) {
+	if err := settled(ch); !errors.Is(err, agent.ErrModelError) {
 		t.Fatalf("PromptAsync = %v", err)
 	}
 	if mock.count() != 2 {
@@ -197,7 +200,7 @@ func TestAnAbortedRunIsDistinguishable(t *testing.T) {
 	}
 	<-started
 	a.Abort()
-	err = <-ch
+	err = settled(ch)
 	if !errors.Is(err, agent.ErrAborted) || !errors.Is(err, agent.ErrRunAborted) || errors.Is(err, agent.ErrModelError) {
 		t.Fatalf("aborted run = %v", err)
 	}
@@ -232,7 +235,7 @@ func TestARunWithoutAModelNamesGoOptions(t *testing.T) {
 	if err := a.SetStreamFunc(nil); err != nil { // no process-wide default: the run fails
 		t.Fatal(err)
 	}
-	err := a.Prompt(context.Background(), "hi")
+	_, err := a.Prompt(context.Background(), "hi")
 	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "Options.StreamFunc") ||
 		strings.Contains(err.Error(), "setDefaultStreamFn") {
 		t.Fatalf("Prompt = %v", err)
@@ -256,7 +259,7 @@ func TestProviderTransportOptions(t *testing.T) {
 		BaseURL: silent.URL + "/v1", ContextWindow: 32000, MaxTokens: 1000}
 	a := mustNew(t, agent.Options{Model: model, UseProviders: true, IdleTimeoutMs: &idle,
 		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
-	err := a.Prompt(context.Background(), "hello")
+	_, err := a.Prompt(context.Background(), "hello")
 	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "(Options.IdleTimeoutMs)") {
 		t.Fatalf("Prompt against a silent server = %v, want the idle timeout", err)
 	}
@@ -278,7 +281,7 @@ func TestProviderTransportOptions(t *testing.T) {
 	retries := 1
 	a = mustNew(t, agent.Options{Model: flakyModel, UseProviders: true, MaxRetries: &retries,
 		Hooks: agent.Hooks{GetAPIKey: keyHook(goodKey)}})
-	if err := a.Prompt(context.Background(), "hello"); err != nil {
+	if _, err := a.Prompt(context.Background(), "hello"); err != nil {
 		t.Fatalf("Prompt with MaxRetries 1 after a 503 = %v", err)
 	}
 	if attempts.Load() != 2 {

@@ -26,46 +26,46 @@ type StreamRequest struct {
 // after, an "error" event with that message.
 type StreamFunc func(ctx context.Context, req *StreamRequest, s *Stream) error
 
-type streamEntry struct{ fn StreamFunc }
+type streamEntry struct {
+	fn     StreamFunc
+	inline bool // the agent is host-pumped: fn runs inside Dispatch
+}
 
 // Stream is the response of one request.
-type Stream struct{ call C.uintptr_t }
+type Stream struct{ h C.AgentStream }
 
 // Push pushes one stream event: any JSON-marshalable object with a "type" (a map, a struct,
 // json.RawMessage). It never blocks; after the terminal event it returns ErrStreamClosed.
 func (s *Stream) Push(event any) error {
-	return withJSON(event, func(p *C.char) error {
-		var errText *C.char
-		return check(C.ga_stream_push(s.call, p, &errText), errText)
-	})
+	return withJSON(event, func(p *C.char, n C.size_t) error { return check(C.agent_stream_push(s.h, p, n)) })
+}
+
+// PushTextDelta pushes a text_delta without building JSON (see Push).
+func (s *Stream) PushTextDelta(contentIndex int, delta string) error {
+	p, n := ctext(delta)
+	return check(C.agent_stream_push_text_delta(s.h, C.size_t(contentIndex), p, n))
 }
 
 // Complete ends the stream with a final assistant message (nil: without one, which yields an
 // error message, SPEC 3.5).
 func (s *Stream) Complete(final any) error {
 	if final == nil {
-		return completeCall(s.call, nil)
+		return check(C.agent_stream_end(s.h, nil, 0))
 	}
-	text, err := toJSON(final)
-	if err != nil {
-		return err
-	}
-	return completeCall(s.call, json.RawMessage(text))
+	return withJSON(final, func(p *C.char, n C.size_t) error { return check(C.agent_stream_end(s.h, p, n)) })
 }
 
 // Fail ends the stream with a failure (see StreamFunc).
 func (s *Stream) Fail(message string) error {
-	p := cstr(message)
-	defer freeStr(p)
-	var errText *C.char
-	return check(C.ga_call_fail(s.call, p, &errText), errText)
+	p, n := ctext(message)
+	return check(C.agent_stream_fail(s.h, p, n))
 }
 
 // Aborted says whether the run of this request was aborted (false once the stream is over).
 func (s *Stream) Aborted() bool {
 	var aborted C.bool
-	if C.ga_call_is_aborted(s.call, &aborted, nil) != 0 {
-		return false // the call is over
+	if check(C.agent_stream_is_aborted(s.h, &aborted)) != nil {
+		return false // the stream is over
 	}
 	return bool(aborted)
 }
@@ -75,8 +75,7 @@ func (s *Stream) Aborted() bool {
 // fn must be quick.
 func (s *Stream) OnConsumed(fn func()) error {
 	ud := pin(fn)
-	var errText *C.char
-	err := check(C.ga_stream_on_consumed(s.call, ud, &errText), errText)
+	err := check(C.agent_stream_on_consumed(s.h, C.ga_consumed, userData(ud), C.ga_finalize))
 	if err != nil {
 		unpin(ud)
 	}
@@ -86,12 +85,11 @@ func (s *Stream) OnConsumed(fn func()) error {
 // SetDefaultStreamFunc sets (nil: clears) the process-wide default model (setDefaultStreamFn):
 // agents built afterwards without a StreamFunc or ScriptedModel use it.
 func SetDefaultStreamFunc(fn StreamFunc) error {
-	var errText *C.char
 	if fn == nil {
-		return check(C.ga_set_default_stream_fn(0, &errText), errText)
+		return check(C.agent_set_default_stream_fn(nil, nil, nil))
 	}
 	ud := pin(&streamEntry{fn: fn})
-	err := check(C.ga_set_default_stream_fn(ud, &errText), errText)
+	err := check(C.agent_set_default_stream_fn(C.ga_stream, userData(ud), C.ga_finalize))
 	if err != nil {
 		unpin(ud)
 	}
@@ -101,8 +99,5 @@ func SetDefaultStreamFunc(fn StreamFunc) error {
 // SetDefaultScriptedModel makes the built-in scripted model with this script the process-wide
 // default model.
 func SetDefaultScriptedModel(script any) error {
-	return withJSON(script, func(p *C.char) error {
-		var errText *C.char
-		return check(C.ga_set_default_scripted_model(p, &errText), errText)
-	})
+	return withJSON(script, func(p *C.char, n C.size_t) error { return check(C.agent_set_default_scripted_model(p, n)) })
 }

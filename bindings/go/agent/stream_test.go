@@ -59,7 +59,7 @@ func TestStreamFuncPushesFromAnotherGoroutineInLockStep(t *testing.T) {
 			text.WriteString(e.Delta)
 		}
 	})
-	if err := a.Prompt(context.Background(), "hello"); err != nil {
+	if _, err := a.Prompt(context.Background(), "hello"); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -89,7 +89,7 @@ func TestStreamFuncPushesFromAnotherGoroutineInLockStep(t *testing.T) {
 func TestStreamFuncFailures(t *testing.T) {
 	run := func(fn agent.StreamFunc) message {
 		a := mustNew(t, agent.Options{StreamFunc: fn})
-		err := a.Prompt(context.Background(), "go")
+		_, err := a.Prompt(context.Background(), "go")
 		ms := transcript(t, a)
 		last := ms[len(ms)-1]
 		var failed *agent.Error // a failed stream function fails the run with its message
@@ -155,7 +155,7 @@ func TestCtxCancellationAbortsStream(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	if err := a.Prompt(ctx, "go"); !errors.Is(err, context.Canceled) {
+	if _, err := a.Prompt(ctx, "go"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Prompt: %v", err)
 	}
 	if c, _ := cause.Load().(error); !errors.Is(c, agent.ErrAborted) {
@@ -166,7 +166,7 @@ func TestCtxCancellationAbortsStream(t *testing.T) {
 		t.Fatalf("last message %+v", last)
 	}
 	// A ctx that is already done starts nothing.
-	if err := a.Prompt(ctx, "not sent"); !errors.Is(err, context.Canceled) {
+	if _, err := a.Prompt(ctx, "not sent"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Prompt with a done ctx: %v", err)
 	}
 	if len(transcript(t, a)) != len(ms) {
@@ -213,7 +213,7 @@ func TestHooks(t *testing.T) {
 			},
 		},
 	})
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	ms := transcript(t, a)
@@ -228,7 +228,7 @@ func TestHooks(t *testing.T) {
 		requestOptions.Store(string(req.Options))
 		return s.Push(json.RawMessage(`{"type":"done","reason":"stop"}`))
 	})
-	if err := a.Prompt(context.Background(), "key?"); err != nil {
+	if _, err := a.Prompt(context.Background(), "key?"); err != nil {
 		t.Fatal(err)
 	}
 	if o, _ := requestOptions.Load().(string); !strings.Contains(o, `"apiKey":"key-123"`) {
@@ -239,7 +239,7 @@ func TestHooks(t *testing.T) {
 		return nil, errors.New("prepare failed")
 	})
 	calls := apiKeys.Load()
-	if err := a.Prompt(context.Background(), "again"); !errors.Is(err, agent.ErrModelError) ||
+	if _, err := a.Prompt(context.Background(), "again"); !errors.Is(err, agent.ErrModelError) ||
 		!strings.Contains(err.Error(), "prepare failed") {
 		t.Fatalf("Prompt = %v", err)
 	}
@@ -253,7 +253,7 @@ func TestHooks(t *testing.T) {
 	a.SetHook(agent.HookPrepareRequest, func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 		panic("hook exploded")
 	})
-	if err := a.Prompt(context.Background(), "panic"); !errors.Is(err, agent.ErrModelError) {
+	if _, err := a.Prompt(context.Background(), "panic"); !errors.Is(err, agent.ErrModelError) {
 		t.Fatalf("Prompt = %v", err)
 	}
 	if s, _ := a.State(); s.ErrorMessage != "panic in Go callback: hook exploded" {
@@ -263,7 +263,7 @@ func TestHooks(t *testing.T) {
 	a.SetHook(agent.HookPrepareRequest, func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`[1]`), nil
 	})
-	if err := a.Prompt(context.Background(), "malformed"); !errors.Is(err, agent.ErrModelError) {
+	if _, err := a.Prompt(context.Background(), "malformed"); !errors.Is(err, agent.ErrModelError) {
 		t.Fatalf("Prompt = %v", err)
 	}
 	if s, _ := a.State(); !strings.Contains(s.ErrorMessage, "hook answer rejected") || !strings.Contains(s.ErrorMessage, "JSON object") {
@@ -280,7 +280,7 @@ func TestProcessWideDefaultModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := mustNew(t, agent.Options{})
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	if ms := transcript(t, a); ms[1].text() != "from the default" {
@@ -291,7 +291,7 @@ func TestProcessWideDefaultModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := mustNew(t, agent.Options{}) // captures the Go default
-	if err := b.Prompt(context.Background(), "go"); err != nil {
+	if _, err := b.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	if ms := transcript(t, b); ms[1].text() != "ok" {

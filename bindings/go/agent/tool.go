@@ -78,7 +78,13 @@ func (r Result) json() (json.RawMessage, error) {
 type ToolCall struct {
 	ID   string          // the tool call id
 	Args json.RawMessage // the validated, coerced arguments
-	call C.uintptr_t
+	h    C.AgentToolCall
+}
+
+// fail answers the call with a failure (nothing happens once it was answered).
+func (c *ToolCall) fail(message string) {
+	p, n := ctext(message)
+	C.agent_error_free(C.agent_tool_call_fail(c.h, p, n))
 }
 
 // Update reports progress (onUpdate, SPEC 6.8). It fails with ErrAlreadyCompleted once the
@@ -88,10 +94,8 @@ func (c *ToolCall) Update(partial Result) error {
 	if err != nil {
 		return err
 	}
-	p := cstr(string(text))
-	defer freeStr(p)
-	var errText *C.char
-	return check(C.ga_tool_call_update(c.call, p, &errText), errText)
+	p, n := ctext(string(text))
+	return check(C.agent_tool_call_update(c.h, p, n))
 }
 
 type toolCallKey struct{}
@@ -167,13 +171,18 @@ func SchemaFor[T any]() json.RawMessage {
 	return b
 }
 
+type toolEntry struct {
+	tool   *Tool
+	inline bool // the agent is host-pumped: Execute runs inside Dispatch
+}
+
 // newC creates the library's tool object (its finalizer releases the pinned *Tool).
-func (t *Tool) newC() (C.uintptr_t, error) {
+func (t *Tool) newC(inline bool) (C.AgentTool, error) {
 	if t.coding != nil {
-		return t.coding.newC()
+		return t.coding.newC(inline)
 	}
 	if t.Execute == nil {
-		return 0, &Error{Status: ErrNull, Message: fmt.Sprintf("tool %q has no Execute function.", t.Name)}
+		return C.AgentTool{}, &Error{Status: ErrNull, Message: fmt.Sprintf("tool %q has no Execute function.", t.Name)}
 	}
 	label := t.Label
 	if label == "" {
@@ -191,26 +200,24 @@ func (t *Tool) newC() (C.uintptr_t, error) {
 	if t.ExecutionMode != "" {
 		def["executionMode"] = t.ExecutionMode
 	}
-	var handle C.uintptr_t
-	err := withJSON(def, func(p *C.char) error {
-		ud := pin(t)
-		var errText *C.char
-		err := check(C.ga_tool_new(p, ud, &handle, &errText), errText)
+	var handle C.AgentTool
+	err := withJSON(def, func(p *C.char, n C.size_t) error {
+		ud := pin(&toolEntry{tool: t, inline: inline})
+		err := check(C.agent_tool_new(p, n, C.ga_tool_execute, userData(ud), C.ga_finalize, &handle))
 		if err != nil {
 			unpin(ud)
 		}
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return C.AgentTool{}, err
 	}
 	if t.PrepareArguments != nil {
-		ud := pin(t)
-		var errText *C.char
-		if err := check(C.ga_tool_set_prepare_arguments(handle, ud, &errText), errText); err != nil {
+		ud := pin(&toolEntry{tool: t, inline: inline})
+		if err := check(C.agent_tool_set_prepare_arguments(handle, C.ga_prepare, userData(ud), C.ga_finalize)); err != nil {
 			unpin(ud)
-			C.ga_tool_free(handle, nil)
-			return 0, err
+			C.agent_tool_free(handle)
+			return C.AgentTool{}, err
 		}
 	}
 	return handle, nil
@@ -220,21 +227,22 @@ func (t *Tool) run(ctx context.Context, cancel context.CancelCauseFunc, tc *Tool
 	defer cancel(nil)
 	defer func() {
 		if r := recover(); r != nil {
-			failCall(tc.call, panicMessage(r))
+			tc.fail(panicMessage(r))
 		}
 	}()
 	result, err := t.Execute(context.WithValue(ctx, toolCallKey{}, tc), tc)
 	if err != nil {
-		failCall(tc.call, err.Error())
+		tc.fail(err.Error())
 		return
 	}
 	text, err := result.json()
 	if err != nil {
-		failCall(tc.call, "rendering the result: "+err.Error())
+		tc.fail("rendering the result: " + err.Error())
 		return
 	}
-	if err := completeCall(tc.call, text); err != nil {
-		failCall(tc.call, "result rejected: "+err.Error())
+	p, n := ctext(string(text))
+	if err := check(C.agent_tool_call_complete(tc.h, p, n)); err != nil {
+		tc.fail("result rejected: " + err.Error())
 	}
 }
 
@@ -242,11 +250,12 @@ func (t *Tool) run(ctx context.Context, cancel context.CancelCauseFunc, tc *Tool
 
 type abortEntry struct{ cancel context.CancelCauseFunc }
 
-// callContext is cancelled with ErrAborted when the call's run aborts (agent_call_on_abort).
-func callContext(call C.uintptr_t) (context.Context, context.CancelCauseFunc) {
+// callContext is cancelled with ErrAborted when the call's run aborts (register is the call's
+// agent_*_on_abort).
+func callContext(register func(ud C.uintptr_t) *C.AgentError) (context.Context, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ud := pin(&abortEntry{cancel: cancel})
-	if C.ga_call_on_abort(call, ud, nil) != 0 {
+	if check(register(ud)) != nil {
 		unpin(ud) // the call is already answered or gone: no registration
 	}
 	return ctx, cancel

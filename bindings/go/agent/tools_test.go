@@ -70,7 +70,7 @@ func TestTypedToolDecodesValidatedArguments(t *testing.T) {
 			call{"c3", "read", map[string]any{"path": "b.txt", "mode": "weird"}},
 		),
 		text("Done.", 1))})
-	if err := a.Prompt(context.Background(), "read"); err != nil {
+	if _, err := a.Prompt(context.Background(), "read"); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0] != (readArgs{Path: "a.txt", Limit: 5}) {
@@ -105,7 +105,7 @@ func TestToolErrorsAndPanicsBecomeErrorResults(t *testing.T) {
 		toolCalls(call{"c1", "failing", map[string]any{}}, call{"c2", "panicking", map[string]any{}},
 			call{"c3", "flagged", map[string]any{}}, call{"c4", "missing", map[string]any{}}),
 		text("Recovered.", 1))})
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	ms := transcript(t, a)
@@ -163,7 +163,7 @@ func TestToolProgressUpdates(t *testing.T) {
 			updates = append(updates, u.ToolCallID+":"+u.PartialResult.Content[0].Text)
 		}
 	})
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(updates, ",") != "c1:1/3,c1:2/3,c1:3/3" {
@@ -195,7 +195,7 @@ func TestPrepareArgumentsRewritesAndFails(t *testing.T) {
 	a := mustNew(t, agent.Options{Tools: []*agent.Tool{add}, ScriptedModel: script(
 		toolCalls(call{"c1", "add", map[string]any{"x": 1, "y": 2}}, call{"c2", "add", map[string]any{"y": 2}}),
 		text("ok", 1))})
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	ms := transcript(t, a)
@@ -218,7 +218,7 @@ func TestCtxCancellationAbortsRunningTool(t *testing.T) {
 		toolCalls(call{"c1", "block", map[string]any{}}), text("never", 1))})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-entered; cancel() }()
-	err := a.Prompt(ctx, "go")
+	_, err := a.Prompt(ctx, "go")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Prompt: %v", err)
 	}
@@ -243,7 +243,7 @@ func TestCtxCancellationAbortsRunningTool(t *testing.T) {
 	if err := a.SetScriptedModel(script(text("again", 1))); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Prompt(context.Background(), "again"); err != nil {
+	if _, err := a.Prompt(context.Background(), "again"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -259,7 +259,7 @@ func TestSetToolsReplacesTheToolSet(t *testing.T) {
 	if err := a.SetTools(mk("two")); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	ms := transcript(t, a)
@@ -280,7 +280,7 @@ func TestToolRunsASubAgent(t *testing.T) {
 	ask := agent.NewTypedTool("ask", "Ask the expert", func(ctx context.Context, a struct {
 		Question string `json:"question"`
 	}) (agent.Result, error) {
-		if err := sub.Prompt(ctx, a.Question); err != nil {
+		if _, err := sub.Prompt(ctx, a.Question); err != nil {
 			return agent.Result{}, err
 		}
 		ms := transcript(t, sub)
@@ -288,7 +288,7 @@ func TestToolRunsASubAgent(t *testing.T) {
 	})
 	a := mustNew(t, agent.Options{Tools: []*agent.Tool{ask}, ScriptedModel: script(
 		toolCalls(call{"c1", "ask", map[string]any{"question": "meaning of life?"}}), text("It is 42.", 1))})
-	if err := a.Prompt(context.Background(), "go"); err != nil {
+	if _, err := a.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
 	ms := transcript(t, a)

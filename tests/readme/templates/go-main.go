@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"runtime"
+	"time"
 
 	"github.com/libagent/libagent/bindings/go/agent"
 )
 
-var _, _, _ = errors.Is, fmt.Print, log.Fatal
+var _, _, _, _, _ = errors.Is, fmt.Print, log.Fatal, runtime.LockOSThread, time.Millisecond
 
 func main() {
 	ctx := context.Background()

@@ -39,13 +39,13 @@ func run(in io.Reader, out io.Writer, root, scriptPath string) error {
 	defer a.Close()
 	a.Subscribe(func(e agent.Event) {
 		var v struct{ Result agent.Result }
-		if _ = e.Decode(&v); e.Type == "tool_execution_end" && len(v.Result.Content) > 0 {
+		if e.Type == "tool_execution_end" && e.Decode(&v) == nil && len(v.Result.Content) > 0 { // JSON on request
 			fmt.Fprintf(out, "[result] %s\n", strings.SplitN(v.Result.Content[0].Text, "\n", 2)[0])
 		}
 		fmt.Fprint(out, map[string]string{"text_delta": e.Delta, "text_end": "\n"}[e.UpdateType]) // the answer
 	})
 	for err == nil && lines.Scan() {
-		err = a.Prompt(context.Background(), lines.Text()) // a failed request ends the session
+		_, err = a.Prompt(context.Background(), lines.Text()) // a failed request ends the session
 	}
 	return err
 }

@@ -43,7 +43,7 @@ func run() int {
 		if line == "" {
 			continue
 		}
-		err := bot.Prompt(context.Background(), line)
+		_, err := bot.Prompt(context.Background(), line)
 		var failed *agent.Error
 		switch {
 		case errors.Is(err, agent.ErrAborted):

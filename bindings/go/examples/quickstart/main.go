@@ -62,7 +62,6 @@ func main() {
 		Model:         agent.Model{ID: "scripted", API: "faux", Provider: "libagent"},
 		Tools:         []*agent.Tool{listDir, readFile},
 		ScriptedModel: script, // a real model: StreamFunc: realModel
-		EventShape:    agent.ShapeLean,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "libagent error:", err)
@@ -70,33 +69,37 @@ func main() {
 	}
 	defer a.Close()
 
-	// Listeners run on the library's thread, in order: keep them quick.
+	// Listeners run on the library's thread, in order: keep them quick. Events carry their
+	// type, delta and tool names as fields; Decode builds an event's JSON only when asked.
 	a.Subscribe(func(e agent.Event) {
 		switch {
 		case e.UpdateType == "text_delta":
 			fmt.Print(e.Delta)
 		case e.Type == "tool_execution_start":
 			var v struct {
-				ToolName string          `json:"toolName"`
-				Args     json.RawMessage `json:"args"`
+				Args json.RawMessage `json:"args"`
 			}
 			e.Decode(&v)
-			fmt.Printf("  -> %s %s\n", v.ToolName, v.Args)
+			fmt.Printf("  -> %s %s\n", e.ToolName, v.Args)
 		case e.Type == "tool_execution_end":
 			var v struct {
-				ToolName string       `json:"toolName"`
-				Result   agent.Result `json:"result"`
+				Result agent.Result `json:"result"`
 			}
 			e.Decode(&v)
 			text := strings.ReplaceAll(v.Result.Content[0].Text, "\n", " | ")
-			fmt.Printf("  <- %s: %.70s...\n", v.ToolName, text)
-		case e.Type == "message_end" && strings.Contains(string(e.JSON), `"role":"assistant"`):
-			fmt.Println()
+			fmt.Printf("  <- %s: %.70s...\n", e.ToolName, text)
+		case e.Type == "message_end":
+			var v struct {
+				Message struct{ Role string } `json:"message"`
+			}
+			if e.Decode(&v); v.Message.Role == "assistant" {
+				fmt.Println()
+			}
 		}
 	})
 
 	fmt.Println("> What is this project?")
-	if err := a.Prompt(context.Background(), "What is this project?"); err != nil {
+	if _, err := a.Prompt(context.Background(), "What is this project?"); err != nil {
 		fmt.Fprintln(os.Stderr, "libagent error:", err)
 		os.Exit(1)
 	}
