@@ -81,6 +81,23 @@ TEST(Exceptions, ThrownInAListenerFailsTheRun) {
     EXPECT_NE(state.find(R"("stopReason":"error","errorMessage":"listener exploded")"), std::string::npos) << state;
 }
 
+TEST(Exceptions, ThrownInAListenerHoldingItsReply) {
+    // The Reply was taken before the throw: the exception's text still wins over "destroyed
+    // without an answer".
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"hello"}]}])");
+    agent::Agent bot(std::move(options));
+    std::atomic<int> thrown{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() != agent::EventType::MessageEnd || thrown++ > 0) return;
+        agent::Reply reply = event.defer();
+        throw std::runtime_error("deferred listener broke");
+    });
+    agent::Outcome outcome = bot.prompt("go").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "deferred listener broke");
+}
+
 TEST(Exceptions, ThrownInEveryListenerCallRejectsTheBlockingPrompt) {
     agent::Options options(test::options_json());
     options.set_scripted_model(R"([{"content":[{"type":"text","text":"hello"}]}])");
@@ -159,6 +176,19 @@ TEST(Calls, DroppedToolCallFailsWithAClearMessage) {
     agent::Agent bot(std::move(options));
     bot.prompt("go").wait();
     EXPECT_NE(tool_result_of(bot.state()).find("agent::ToolCall destroyed without an answer."), std::string::npos);
+}
+
+TEST(Calls, DroppedReplyFailsTheRun) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"hello"}]}])");
+    agent::Agent bot(std::move(options));
+    std::atomic<int> dropped{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() == agent::EventType::MessageEnd && dropped++ == 0) event.defer();  // dropped at once
+    });
+    agent::Outcome outcome = bot.prompt("go").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "agent::Reply destroyed without an answer.");
 }
 
 TEST(Calls, ReleasedCallIsAnsweredThroughTheCApi) {

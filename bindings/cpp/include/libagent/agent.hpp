@@ -316,12 +316,13 @@ void destroy(void* user_data) noexcept {
 // The call whose trampoline runs on this thread, if any: lets a call object tell "unwinding
 // towards its own trampoline" (which fails the call with the exception's text) from "dropped".
 struct CallbackFrame {
-    std::uint64_t call;
+    std::uint64_t call;  // kListenerFrame: a listener that has not deferred (yet)
     int uncaught;
-    const CallbackFrame* outer;
+    CallbackFrame* outer;
 };
 
-inline thread_local const CallbackFrame* current_frame = nullptr;
+inline constexpr std::uint64_t kListenerFrame = ~std::uint64_t{0};
+inline thread_local CallbackFrame* current_frame = nullptr;
 
 class FrameScope {
 public:
@@ -367,8 +368,10 @@ void guarded(std::uint64_t call, Body&& body, Fail&& fail) noexcept {
 template <class Handle>
 void fail_raw(AgentError* (*fail)(Handle, const char*, std::size_t), Handle call, const char* message) noexcept {
     if (AgentError* error = fail(call, message, AGENT_NTS)) {
+        bool not_utf8 = agent_error_code(error) == AGENT_ERR_INVALID_UTF8;
         agent_error_free(error);
-        agent_error_free(fail(call, "A C++ callback failed with a message that is not valid UTF-8.", AGENT_NTS));
+        if (not_utf8)
+            agent_error_free(fail(call, "A C++ callback failed with a message that is not valid UTF-8.", AGENT_NTS));
     }
 }
 
@@ -690,6 +693,10 @@ public:
         AgentReply reply{0};
         LIBAGENT_CHECK_(agent_event_defer(&raw_, &reply));
         deferred_ = reply;
+        // The listener's frame now stands for its Reply: an exception unwinding through a Reply
+        // that lives in the listener fails the run with the exception's text.
+        if (detail::current_frame && detail::current_frame->call == detail::kListenerFrame)
+            detail::current_frame->call = reply.id;
         return Reply(reply);
     }
 
@@ -1013,7 +1020,7 @@ inline AgentListenerAnswer listener_trampoline(void* user_data, const AgentEvent
     bool failed = false;
     std::string message;
     guarded(
-        0, [&] { (*static_cast<ListenerFn*>(user_data))(event); },
+        kListenerFrame, [&] { (*static_cast<ListenerFn*>(user_data))(event); },
         [&](const char* what) {
             failed = true;
             message = what;
