@@ -244,6 +244,25 @@ TEST(Calls, BlockingCallsInsideACallbackThrowWouldDeadlock) {
     EXPECT_EQ(checked.load(), 1);
 }
 
+TEST(Calls, WaitingForItsOwnRunInsideACallbackThrowsWouldDeadlock) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"x"}]}])");
+    agent::Agent bot(std::move(options));
+    std::atomic<agent::Run*> current{nullptr};
+    std::atomic<int> checked{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() != agent::EventType::MessageEnd || checked.load() > 0) return;
+        ASSERT_TRUE(test::wait_until([&] { return current.load() != nullptr; }));
+        EXPECT_EQ(test::status_of([&] { current.load()->wait(); }), AGENT_ERR_WOULD_DEADLOCK);
+        EXPECT_EQ(current.load()->outcome().status, agent::RunStatus::Running);  // reading never blocks
+        checked++;
+    });
+    agent::Run run = bot.prompt("go");
+    current = &run;
+    EXPECT_TRUE(run.wait());
+    EXPECT_EQ(checked.load(), 1);
+}
+
 // Every std::function handed to libagent is deleted exactly once: by the finalizer when the
 // library drops it, or by the binding when the registration failed.
 TEST(Finalizers, DeleteEachFunctionExactlyOnce) {

@@ -289,6 +289,8 @@ TEST(Run, HostStreamFunctionPushingFromAThread) {
                     return e.status() == AGENT_ERR_STREAM_CLOSED;
                 }
             });
+            // The loop takes the terminal event: nothing is left behind.
+            EXPECT_TRUE(test::wait_until([&] { return stream.backlog() == 0u; }));
         });
     });
     agent::Agent bot(std::move(options));
