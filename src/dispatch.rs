@@ -267,6 +267,10 @@ impl Executor {
         }
     }
 
+    pub fn is_dispatcher(&self) -> bool {
+        matches!(self, Executor::Dispatcher(_))
+    }
+
     /// True where a blocking wait for this executor's work could never end: on the runtime
     /// thread, or, for a dispatcher, inside a dispatch (the work progresses only there).
     pub fn blocking_would_deadlock(&self) -> bool {

@@ -43,6 +43,9 @@ struct SignalInner {
     batches: crate::pending::Pending,
     /// Where abort callbacks run (the agent's executor).
     executor: crate::dispatch::Executor,
+    /// Batches queued on a dispatcher: cancelling the run drops them (nobody may be dispatching
+    /// any more, and a free waits for the batches).
+    queued_batches: Mutex<Vec<crate::dispatch::TaskHandle>>,
 }
 
 impl AbortSignal {
@@ -105,6 +108,10 @@ impl AbortSignal {
     pub fn cancel(&self) {
         self.0.cancelled.store(true, Ordering::SeqCst);
         self.abort();
+        let queued = std::mem::take(&mut *lock(&self.0.queued_batches));
+        for batch in queued {
+            batch.abort();
+        }
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -148,7 +155,7 @@ impl AbortSignal {
         }
         let batch = self.0.batches.enter();
         let signal = self.clone();
-        self.0.executor.spawn(async move {
+        let task = self.0.executor.spawn(async move {
             for callback in callbacks {
                 if signal.is_cancelled() {
                     drop(callback);
@@ -158,6 +165,16 @@ impl AbortSignal {
             }
             drop(batch);
         });
+        if self.0.executor.is_dispatcher() {
+            let mut queued = lock(&self.0.queued_batches);
+            queued.push(task);
+            if self.is_cancelled() {
+                // Cancelled meanwhile: `cancel` may have taken the list already.
+                for batch in std::mem::take(&mut *queued) {
+                    batch.abort();
+                }
+            }
+        }
     }
 
     /// Abort-callback batches not yet run.

@@ -68,20 +68,23 @@ int main() {
         });
         agent::Agent bot(std::move(options));
         bot.subscribe([](const agent::Event& e) {  // the answer's text (not thinking or tool arguments)
-            if (e.update_type() == "text_delta") std::cout << e.delta() << std::flush;
+            if (e.update() == agent::UpdateType::TextDelta) std::cout << e.delta() << std::flush;
         });
         std::string line;
         while (std::getline(std::cin, line)) {
             if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-            try {
-                bot.prompt(line);
-                std::cout << "\n";
-            } catch (const agent::Error& e) {
-                if (e.status() != AGENT_ERR_ABORTED) throw;
+            agent::Outcome outcome = bot.prompt(line).wait();
+            if (outcome.status == agent::RunStatus::Aborted) {
                 std::cerr << "\n(aborted)\n";
+                continue;
             }
+            if (!outcome) {  // ModelError: the request failed (wrong key, URL or model); the text says why
+                std::cerr << "\nerror: " << outcome.error_message << "\n";
+                return 1;
+            }
+            std::cout << "\n";
         }
-    } catch (const agent::Error& e) {  // AGENT_ERR_MODEL_ERROR: the request failed, what() says why
+    } catch (const agent::Error& e) {  // a call libagent refused (bad options, ...)
         std::cerr << "\nerror: " << e.what() << "\n";
         return 1;
     }

@@ -80,33 +80,44 @@ int main() try {
     options.add_tool(lister).add_tool(reader).set_scripted_model(kScript);
     agent::Agent guide(std::move(options));  // the agent keeps its own references to the tools
 
-    // Listeners run on libagent's runtime thread; this one continues when it returns.
-    guide.subscribe([](const agent::Event& event) {
-        if (event.update_type() == "text_delta") {
-            std::cout << event.delta() << std::flush;  // streamed text, no JSON built
-        } else if (event.type() == "tool_execution_start") {
-            std::string_view json = event.json(agent::EventShape::Lean);
-            std::cout << "  -> " << string_field(json, "toolName") << " " << string_field(json, "path") << "\n";
-        } else if (event.type() == "tool_execution_end") {
-            std::string_view json = event.json(agent::EventShape::Lean);
-            std::cout << "  <- " << string_field(json, "toolName") << ": " << string_field(json, "text").substr(0, 70)
-                      << "...\n";
-        } else if (event.type() == "message_end" &&
-                   event.json(agent::EventShape::Lean).find("\"role\":\"assistant\"") != std::string_view::npos) {
-            std::cout << "\n";
+    // Listeners run on libagent's runtime thread; this one continues when it returns. Events are
+    // structs (type, update, delta, tool ids): JSON is built only where it is asked for.
+    guide.subscribe([streaming = false](const agent::Event& event) mutable {
+        switch (event.type()) {
+        case agent::EventType::MessageUpdate:
+            if (event.update() == agent::UpdateType::TextDelta) {
+                std::cout << event.delta() << std::flush;
+                streaming = true;
+            }
+            break;
+        case agent::EventType::MessageEnd:
+            if (streaming) std::cout << "\n";
+            streaming = false;
+            break;
+        case agent::EventType::ToolExecutionStart:
+            std::cout << "  -> " << event.tool_name() << " "
+                      << string_field(event.json(agent::EventShape::Lean), "path") << "\n";
+            break;
+        case agent::EventType::ToolExecutionEnd:
+            std::cout << "  <- " << event.tool_name() << ": "
+                      << string_field(event.json(agent::EventShape::Lean), "text").substr(0, 70) << "...\n";
+            break;
+        default:
+            break;
         }
     });
 
     std::cout << "> What is this project?\n";
-    guide.prompt("What is this project?");  // blocks until the run settled
+    agent::Run run = guide.prompt("What is this project?");  // starts the run
+    agent::Outcome outcome = run.wait();                      // blocks until it settled
+    if (!outcome) {
+        std::cerr << "run ended: " << outcome.error_message << "\n";
+        return 1;
+    }
 
-    std::string state = guide.state();
-    int messages = 0;
-    for (auto at = state.find("\"role\":", state.find("\"messages\":")); at != std::string::npos;
-         at = state.find("\"role\":", at + 1))
-        messages++;
-    std::cout << "Transcript: " << messages
-              << " messages (system prompt, user, assistant with 2 tool calls, 2 tool results, assistant).\n";
+    std::cout << "Transcript: " << guide.message_count()
+              << " messages (system prompt, user, assistant with 2 tool calls, 2 tool results, assistant); this run added "
+              << outcome.message_count << ".\n";
     return 0;
 } catch (const agent::Error& e) {
     std::cerr << "libagent error " << e.status() << ": " << e.what() << "\n";

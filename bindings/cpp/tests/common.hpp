@@ -39,8 +39,8 @@ bool wait_until(Cond cond, std::chrono::seconds limit = std::chrono::seconds(30)
 }
 
 // The status of the agent::Error `run` throws (AGENT_OK when it returns), and its what().
-template <class Run>
-AgentStatus status_of(Run&& run, std::string* message = nullptr) {
+template <class Body>
+AgentErrorCode status_of(Body&& run, std::string* message = nullptr) {
     try {
         run();
     } catch (const agent::Error& e) {

@@ -32,7 +32,7 @@ TEST(Exceptions, ThrownInASyncToolBecomesAnErrorResult) {
     agent::Options options(test::options_json());
     options.add_tool(boom).set_scripted_model(tool_call_script("boom"));
     agent::Agent bot(std::move(options));
-    bot.prompt("go");  // the run itself succeeds: the tool failed
+    EXPECT_TRUE(bot.prompt("go").wait());  // the run itself succeeds: the tool failed
     std::string result = tool_result_of(bot.state());
     EXPECT_NE(result.find("disk on fire"), std::string::npos) << result;
     EXPECT_NE(result.find("\"isError\":true"), std::string::npos) << result;
@@ -50,7 +50,7 @@ TEST(Exceptions, ThrownInADeferredToolHoldingItsCall) {
     agent::Options options(test::options_json());
     options.add_tool(boom).set_scripted_model(tool_call_script("boom"));
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    bot.prompt("go").wait();
     std::string result = tool_result_of(bot.state());
     EXPECT_NE(result.find("deferred tool broke"), std::string::npos) << result;
     EXPECT_EQ(result.find("destroyed without an answer"), std::string::npos) << result;
@@ -61,7 +61,7 @@ TEST(Exceptions, NonStdExceptionInATool) {
     agent::Options options(test::options_json());
     options.add_tool(boom).set_scripted_model(tool_call_script("boom"));
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    bot.prompt("go").wait();
     EXPECT_NE(tool_result_of(bot.state()).find("not a std::exception"), std::string::npos);
 }
 
@@ -71,14 +71,31 @@ TEST(Exceptions, ThrownInAListenerFailsTheRun) {
     agent::Agent bot(std::move(options));
     std::atomic<int> thrown{0};
     bot.subscribe([&](const agent::Event& event) {
-        if (event.type() == "message_end" && thrown++ == 0) throw std::runtime_error("listener exploded");
+        if (event.type() == agent::EventType::MessageEnd && thrown++ == 0) throw std::runtime_error("listener exploded");
     });
     // The failure path ran cleanly (the run's promise resolved); the run ended with the error.
-    std::string message;
-    EXPECT_EQ(test::status_of([&] { bot.prompt("go"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_EQ(message, "listener exploded");
+    agent::Outcome outcome = bot.prompt("go").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "listener exploded");
     std::string state = bot.state();
     EXPECT_NE(state.find(R"("stopReason":"error","errorMessage":"listener exploded")"), std::string::npos) << state;
+}
+
+TEST(Exceptions, ThrownInAListenerHoldingItsReply) {
+    // The Reply was taken before the throw: the exception's text still wins over "destroyed
+    // without an answer".
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"hello"}]}])");
+    agent::Agent bot(std::move(options));
+    std::atomic<int> thrown{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() != agent::EventType::MessageEnd || thrown++ > 0) return;
+        agent::Reply reply = event.defer();
+        throw std::runtime_error("deferred listener broke");
+    });
+    agent::Outcome outcome = bot.prompt("go").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "deferred listener broke");
 }
 
 TEST(Exceptions, ThrownInEveryListenerCallRejectsTheBlockingPrompt) {
@@ -86,13 +103,9 @@ TEST(Exceptions, ThrownInEveryListenerCallRejectsTheBlockingPrompt) {
     options.set_scripted_model(R"([{"content":[{"type":"text","text":"hello"}]}])");
     agent::Agent bot(std::move(options));
     bot.subscribe([](const agent::Event&) { throw std::runtime_error("always failing listener"); });
-    try {
-        bot.prompt("go");
-        FAIL() << "prompt() must throw when the run's promise rejects";
-    } catch (const agent::Error& e) {
-        EXPECT_EQ(e.status(), AGENT_ERR_RUN_FAILED);
-        EXPECT_NE(std::string(e.what()).find("always failing listener"), std::string::npos) << e.what();
-    }
+    agent::Outcome outcome = bot.prompt("go").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::Failed);
+    EXPECT_NE(outcome.error_message.find("always failing listener"), std::string::npos) << outcome.error_message;
 }
 
 TEST(Exceptions, ThrownInAHook) {
@@ -107,7 +120,7 @@ TEST(Exceptions, ThrownInAHook) {
         throw std::runtime_error("hook refused");
     });
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    bot.prompt("go").wait();
     // A throwing beforeToolCall fails that tool call with its message; the tool never runs.
     std::string result = tool_result_of(bot.state());
     EXPECT_NE(result.find(R"("text":"hook refused"}],"details":{},"isError":true)"), std::string::npos) << result;
@@ -118,9 +131,9 @@ TEST(Exceptions, ThrownInAStreamFunctionFailsTheRequest) {
     agent::Options options(test::options_json());
     options.set_stream_fn([](std::string_view, agent::Stream) { throw std::runtime_error("no network"); });
     agent::Agent bot(std::move(options));
-    std::string message;
-    EXPECT_EQ(test::status_of([&] { bot.prompt("go"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_EQ(message, "no network");
+    agent::Outcome outcome = bot.prompt("go").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "no network");
     std::string state = bot.state();
     EXPECT_NE(state.find("no network"), std::string::npos) << state;
     EXPECT_NE(state.find("\"stopReason\":\"error\""), std::string::npos) << state;
@@ -141,7 +154,7 @@ TEST(Exceptions, ThrownInDoneAndAbortCallbacksIsContained) {
     });
     agent::Agent bot(std::move(options));
     std::atomic<int> done_calls{0};
-    bot.prompt_async("go", [&](AgentStatus, std::string_view) {
+    bot.prompt_async("go", [&](const agent::Outcome&) {
         done_calls++;
         throw std::runtime_error("done throws");
     });
@@ -152,7 +165,7 @@ TEST(Exceptions, ThrownInDoneAndAbortCallbacksIsContained) {
     EXPECT_TRUE(test::wait_until([&] { return on_abort_calls.load() == 1; })) << on_abort_calls.load();
     // The agent still works.
     bot.set_scripted_model(R"([{"content":[{"type":"text","text":"still alive"}]}])");
-    bot.prompt("again");
+    bot.prompt("again").wait();
     EXPECT_NE(bot.state().find("still alive"), std::string::npos);
 }
 
@@ -161,20 +174,33 @@ TEST(Calls, DroppedToolCallFailsWithAClearMessage) {
     agent::Options options(test::options_json());
     options.add_tool(forgetful).set_scripted_model(tool_call_script("forgetful"));
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    bot.prompt("go").wait();
     EXPECT_NE(tool_result_of(bot.state()).find("agent::ToolCall destroyed without an answer."), std::string::npos);
+}
+
+TEST(Calls, DroppedReplyFailsTheRun) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"hello"}]}])");
+    agent::Agent bot(std::move(options));
+    std::atomic<int> dropped{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() == agent::EventType::MessageEnd && dropped++ == 0) event.defer();  // dropped at once
+    });
+    agent::Outcome outcome = bot.prompt("go").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "agent::Reply destroyed without an answer.");
 }
 
 TEST(Calls, ReleasedCallIsAnsweredThroughTheCApi) {
     agent::Tool raw(tool_def("raw"), [](std::string_view, std::string_view, agent::ToolCall call) {
-        AgentToolCall* c = call.release();
+        AgentToolCall c = call.release();
         EXPECT_FALSE(call);
-        EXPECT_EQ(agent_call_complete(c, agent::text_result("from C").c_str()), AGENT_OK);
+        EXPECT_EQ(agent_tool_call_complete(c, agent::text_result("from C").c_str(), AGENT_NTS), nullptr);
     });
     agent::Options options(test::options_json());
     options.add_tool(raw).set_scripted_model(tool_call_script("raw"));
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    bot.prompt("go").wait();
     EXPECT_NE(tool_result_of(bot.state()).find("from C"), std::string::npos);
 }
 
@@ -195,7 +221,7 @@ TEST(Calls, InvalidAnswerLeavesTheCallOpen) {
         EXPECT_TRUE(call.answered());
     });
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    bot.prompt("go").wait();
     EXPECT_EQ(checks.load(), 1);
 }
 
@@ -203,24 +229,38 @@ TEST(Calls, BlockingCallsInsideACallbackThrowWouldDeadlock) {
     agent::Options options(test::options_json());
     options.set_scripted_model(R"([{"content":[{"type":"text","text":"x"}]}])");
     agent::Agent bot(std::move(options));
+    agent::EventQueue queue = bot.events();
     std::atomic<int> checked{0};
     bot.subscribe([&](const agent::Event& event) {
-        if (event.type() != "agent_start") return;
-        try {
-            bot.prompt("nested");
-        } catch (const agent::Error& e) {
-            EXPECT_EQ(e.status(), AGENT_ERR_WOULD_DEADLOCK);
-            checked++;
+        if (event.type() != agent::EventType::AgentStart) return;
+        EXPECT_EQ(test::status_of([&] { agent::Run nested = bot.prompt("nested"); }), AGENT_ERR_BUSY);
+        EXPECT_EQ(test::status_of([&] { bot.wait_for_idle(); }), AGENT_ERR_WOULD_DEADLOCK);
+        while (queue.try_next()) {
         }
-        try {
-            bot.wait_for_idle();
-        } catch (const agent::Error& e) {
-            EXPECT_EQ(e.status(), AGENT_ERR_WOULD_DEADLOCK);
-            checked++;
-        }
+        EXPECT_EQ(test::status_of([&] { queue.next(); }), AGENT_ERR_WOULD_DEADLOCK);
+        checked++;
     });
-    bot.prompt("go");
-    EXPECT_EQ(checked.load(), 2);
+    bot.prompt("go").wait();
+    EXPECT_EQ(checked.load(), 1);
+}
+
+TEST(Calls, WaitingForItsOwnRunInsideACallbackThrowsWouldDeadlock) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"x"}]}])");
+    agent::Agent bot(std::move(options));
+    std::atomic<agent::Run*> current{nullptr};
+    std::atomic<int> checked{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() != agent::EventType::MessageEnd || checked.load() > 0) return;
+        ASSERT_TRUE(test::wait_until([&] { return current.load() != nullptr; }));
+        EXPECT_EQ(test::status_of([&] { current.load()->wait(); }), AGENT_ERR_WOULD_DEADLOCK);
+        EXPECT_EQ(current.load()->outcome().status, agent::RunStatus::Running);  // reading never blocks
+        checked++;
+    });
+    agent::Run run = bot.prompt("go");
+    current = &run;
+    EXPECT_TRUE(run.wait());
+    EXPECT_EQ(checked.load(), 1);
 }
 
 // Every std::function handed to libagent is deleted exactly once: by the finalizer when the
@@ -241,9 +281,9 @@ TEST(Finalizers, DeleteEachFunctionExactlyOnce) {
         });
         agent::Agent bot(std::move(options));
         auto id = bot.subscribe([probe](const agent::Event&) {});
-        bot.subscribe([probe](const agent::Event&, agent::Call call) { call.complete(); });
+        bot.subscribe([probe](const agent::Event& event) { event.defer().resume(); });
         bot.set_hook(agent::HookKind::GetApiKey, [probe](std::string_view) { return std::string("\"k\""); });
-        bot.prompt_async("go", [probe](AgentStatus, std::string_view) {});
+        bot.prompt_async("go", [probe](const agent::Outcome&) {});
         EXPECT_TRUE(bot.wait_for_idle());
         bot.unsubscribe(id);
         // Replacing a hook drops the old function.
@@ -260,11 +300,11 @@ TEST(Finalizers, DeleteEachFunctionExactlyOnce) {
         agent::Options stalled_options(test::options_json());
         stalled_options.set_scripted_model(R"([{"content":[{"type":"text","text":"x"}],"waitForAbort":true}])");
         agent::Agent stalled(std::move(stalled_options));
-        stalled.prompt_async("wait", [probe, &freed](AgentStatus status, std::string_view) {
-            if (status == AGENT_ERR_FREED) freed++;
+        stalled.prompt_async("wait", [probe, &freed](const agent::Outcome& outcome) {
+            if (outcome.status == agent::RunStatus::Freed) freed++;
         });
         try {
-            stalled.prompt_async("busy", [probe](AgentStatus, std::string_view) { ADD_FAILURE() << "never called"; });
+            stalled.prompt_async("busy", [probe](const agent::Outcome&) { ADD_FAILURE() << "never called"; });
             ADD_FAILURE() << "a busy agent must refuse";
         } catch (const agent::Error& e) {
             EXPECT_EQ(e.status(), AGENT_ERR_BUSY);

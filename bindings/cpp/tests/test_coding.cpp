@@ -46,7 +46,7 @@ TEST(Coding, ThePackEditsAsksBeforeWritingAndStaysInTheRoot) {
             R"({"content":[{"type":"toolCall","id":"c3","name":"read","arguments":{"path":"../x"}}]},)"
             R"({"content":[{"type":"text","text":"done"}]}])");
         agent::Agent bot(std::move(options));
-        bot.prompt("go");
+        EXPECT_TRUE(bot.prompt("go").wait());
         std::string state = bot.state();
         EXPECT_NE(state.find("Not here."), std::string::npos) << state;
         EXPECT_NE(state.find("Successfully replaced 1 block(s) in a.txt."), std::string::npos) << state;

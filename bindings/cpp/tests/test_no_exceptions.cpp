@@ -39,9 +39,10 @@ TEST(NoExceptions, FactoriesReturnTheErrorTheConstructorsWouldThrow) {
     EXPECT_EQ(malformed.error().status(), AGENT_ERR_INVALID_JSON);
     EXPECT_STRNE(malformed.error().what(), "");
 
+    // Texts go to libagent as (data, size): a NUL byte is part of the text, here bad JSON.
     auto nul = agent::Options::create(std::string_view("{}\0", 3));
     ASSERT_FALSE(nul.ok());
-    EXPECT_EQ(nul.status(), AGENT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(nul.status(), AGENT_ERR_INVALID_JSON);
 
     auto no_model = agent::Agent::create(agent::Options());
     ASSERT_FALSE(no_model.ok());
@@ -57,7 +58,7 @@ TEST(NoExceptions, APromptReturnsOkAndTheListenerSeesTheAnswer) {
     std::mutex mutex;
     std::string text;
     auto id = bot.subscribe([&](const agent::Event& e) {
-        if (e.update_type() == "text_delta") {
+        if (e.update() == agent::UpdateType::TextDelta) {
             std::lock_guard<std::mutex> lock(mutex);
             text += e.delta();
         }
@@ -65,6 +66,9 @@ TEST(NoExceptions, APromptReturnsOkAndTheListenerSeesTheAnswer) {
     ASSERT_TRUE(id.ok());
     auto run = bot.prompt("hello");
     ASSERT_TRUE(run.ok()) << run.error().what();
+    auto outcome = run->wait();
+    ASSERT_TRUE(outcome.ok());
+    EXPECT_TRUE(outcome->completed());
     EXPECT_EQ(text, "Hi there!");
     auto state = bot.state();
     ASSERT_TRUE(state.ok());
@@ -73,19 +77,21 @@ TEST(NoExceptions, APromptReturnsOkAndTheListenerSeesTheAnswer) {
     EXPECT_EQ(bot.unsubscribe(*id).status(), AGENT_ERR_INVALID_ARGUMENT);  // no longer subscribed
 }
 
-TEST(NoExceptions, AFailedRunReturnsModelErrorWithItsMessage) {
+TEST(NoExceptions, AFailedRunIsAModelErrorOutcome) {
     agent::Agent bot = scripted(R"([{"content":[],"stopReason":"error","errorMessage":"401 invalid api key"}])");
     auto run = bot.prompt("hello");
-    ASSERT_FALSE(run.ok());
-    EXPECT_EQ(run.status(), AGENT_ERR_MODEL_ERROR);
-    EXPECT_STREQ(run.error().what(), "401 invalid api key");
+    ASSERT_TRUE(run.ok());  // a failed request is an outcome, not an error
+    auto outcome = run->wait();
+    ASSERT_TRUE(outcome.ok());
+    EXPECT_EQ(outcome->status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome->error_message, "401 invalid api key");
 }
 
 TEST(NoExceptions, BadInputIsAResultNotACrash) {
     agent::Agent bot = scripted("[]");
     EXPECT_EQ(bot.configure("{\"steeringMode\":5}").status(), AGENT_ERR_INVALID_JSON);
     EXPECT_EQ(bot.set_messages("[{\"no\":\"role\"}]").status(), AGENT_ERR_INVALID_JSON);
-    EXPECT_EQ(bot.steer(std::string_view("a\0b", 3)).status(), AGENT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(bot.steer(std::string_view("a\0b", 3)).status(), AGENT_ERR_INVALID_JSON);
     EXPECT_EQ(bot.continue_run().status(), AGENT_ERR_INVALID_STATE);  // nothing to continue from
     auto queued = bot.has_queued_messages();
     ASSERT_TRUE(queued.ok());
@@ -111,7 +117,9 @@ TEST(NoExceptions, SyncToolsAnswerAndAMalformedAnswerFailsTheCall) {
                     .ok());
     auto bot = agent::Agent::create(std::move(*options));
     ASSERT_TRUE(bot.ok());
-    ASSERT_TRUE(bot->prompt("go").ok());
+    auto run = bot->prompt("go");
+    ASSERT_TRUE(run.ok());
+    ASSERT_TRUE(run->wait().ok());
     std::string state = *bot->state();
     EXPECT_TRUE(contains(state, R"(echo {\"x\":1})")) << state;
     // The malformed answer became an error tool result naming the refusal.
@@ -138,8 +146,8 @@ TEST(NoExceptions, DeferredAnswersReportTheirOwnStatus) {
                     .ok());
     auto bot = agent::Agent::create(std::move(*options));
     ASSERT_TRUE(bot.ok());
-    std::atomic<AgentStatus> done_status{AGENT_ERR_INTERNAL};
-    ASSERT_TRUE(bot->prompt_async("go", [&](AgentStatus status, std::string_view) { done_status = status; }).ok());
+    std::atomic<agent::RunStatus> done_status{agent::RunStatus::Running};
+    ASSERT_TRUE(bot->prompt_async("go", [&](const agent::Outcome& outcome) { done_status = outcome.status; }).ok());
     // A second run while this one is active: busy.
     EXPECT_EQ(bot->prompt_async("again").status(), AGENT_ERR_BUSY);
     for (int i = 0; i < 30000; i++) {
@@ -157,36 +165,69 @@ TEST(NoExceptions, DeferredAnswersReportTheirOwnStatus) {
     auto idle = bot->wait_for_idle(std::chrono::milliseconds(60000));
     ASSERT_TRUE(idle.ok());
     EXPECT_TRUE(*idle);
-    EXPECT_EQ(done_status.load(), AGENT_OK);
+    EXPECT_EQ(done_status.load(), agent::RunStatus::Completed);
 }
 
 TEST(NoExceptions, BlockingCallsInsideACallbackReturnWouldDeadlock) {
     agent::Agent bot = scripted(R"([{"content":[{"type":"text","text":"x"}]}])");
-    std::atomic<AgentStatus> inner{AGENT_OK};
+    std::atomic<AgentErrorCode> inner{AGENT_OK}, busy{AGENT_OK};
     agent::Agent* self = &bot;
     ASSERT_TRUE(bot.subscribe([&](const agent::Event& e) {
-                       if (e.type() == "agent_start") inner = self->prompt("nested").status();
+                       if (e.type() != agent::EventType::AgentStart) return;
+                       inner = self->wait_for_idle().status();
+                       busy = self->prompt("nested").status();
                    })
                     .ok());
-    ASSERT_TRUE(bot.prompt("hello").ok());
+    auto run = bot.prompt("hello");
+    ASSERT_TRUE(run.ok());
+    ASSERT_TRUE(run->wait().ok());
     EXPECT_EQ(inner.load(), AGENT_ERR_WOULD_DEADLOCK);
+    EXPECT_EQ(busy.load(), AGENT_ERR_BUSY);
 }
 
 TEST(NoExceptions, TheEventQueueReturnsResults) {
     agent::Agent bot = scripted(R"([{"content":[{"type":"text","text":"queued"}]}])");
     auto queue = bot.events();
     ASSERT_TRUE(queue.ok());
-    ASSERT_TRUE(bot.prompt("hello").ok());
+    auto run = bot.prompt("hello");
+    ASSERT_TRUE(run.ok());
+    ASSERT_TRUE(run->wait().ok());
     std::string all;
     for (;;) {
         auto next = queue->try_next();
         ASSERT_TRUE(next.ok());
         if (!*next) break;
-        all += **next;
+        auto json = (*next)->json();
+        ASSERT_TRUE(json.ok());
+        all += *json;
     }
     EXPECT_TRUE(contains(all, "\"agent_end\""));
     EXPECT_TRUE(queue->close().ok());
     EXPECT_EQ(bot.events("{\"capacity\":\"many\"}").status(), AGENT_ERR_INVALID_JSON);
+}
+
+TEST(NoExceptions, HostPumpedRunsDispatchOnTheWaitingThread) {
+    auto dispatcher = agent::Dispatcher::create();
+    ASSERT_TRUE(dispatcher.ok());
+    auto options = agent::Options::create(kOptions);
+    ASSERT_TRUE(options.ok());
+    ASSERT_TRUE(options->set_scripted_model(R"([{"content":[{"type":"text","text":"pumped"}]}])").ok());
+    ASSERT_TRUE(options->set_dispatcher(*dispatcher).ok());
+    auto bot = agent::Agent::create(std::move(*options));
+    ASSERT_TRUE(bot.ok());
+    auto here = std::this_thread::get_id();
+    std::atomic<int> on_host{0}, elsewhere{0};
+    ASSERT_TRUE(bot->subscribe([&](const agent::Event&) { (std::this_thread::get_id() == here ? on_host : elsewhere)++; }).ok());
+    auto run = bot->prompt("go");
+    ASSERT_TRUE(run.ok());
+    auto outcome = run->wait();  // dispatches while it waits
+    ASSERT_TRUE(outcome.ok());
+    EXPECT_TRUE(outcome->completed());
+    EXPECT_GT(on_host.load(), 0);
+    EXPECT_EQ(elsewhere.load(), 0);
+    auto ran = dispatcher->dispatch(std::chrono::milliseconds(10));
+    ASSERT_TRUE(ran.ok());
+    EXPECT_EQ(*ran, 0u);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// How runs end, as the C++ error model reports it: a failed model request throws
-// Error(AGENT_ERR_MODEL_ERROR, errorMessage), an aborted run Error(AGENT_ERR_ABORTED, ...), the
-// async forms pass the same to `done`; and the built-in providers selected from C++.
+// How runs end: a run's Outcome says it (a failed model request is RunStatus::ModelError with
+// the errorMessage, an aborted run RunStatus::Aborted), never an exception; `done` gets the same;
+// and the built-in providers selected from C++.
 #include <future>
 
 #include "common.hpp"
@@ -17,56 +17,66 @@ agent::Agent scripted(const char* script) {
 
 }  // namespace
 
-TEST(Outcome, AFailedModelRequestThrowsModelError) {
+TEST(Outcome, AFailedModelRequestIsAModelErrorOutcome) {
     agent::Agent bot = scripted(R"([{"content":[],"stopReason":"error","errorMessage":"401 invalid api key"},
                                     {"content":[{"type":"text","text":"fine"}]}])");
-    std::string message;
-    EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_EQ(message, "401 invalid api key");
+    agent::Outcome failed = bot.prompt("hi").wait();
+    EXPECT_FALSE(failed);
+    EXPECT_EQ(failed.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(failed.stop_reason, "error");
+    EXPECT_EQ(failed.error_message, "401 invalid api key");
     EXPECT_NE(bot.state().find(R"("errorMessage":"401 invalid api key")"), std::string::npos);
-    EXPECT_EQ(status_of([&] { bot.prompt("again"); }), AGENT_OK);  // a completed run does not throw
+    agent::Outcome fine = bot.prompt("again").wait();
+    EXPECT_TRUE(fine);
+    EXPECT_EQ(fine.error_message, "");
 }
 
-TEST(Outcome, AThrowingStreamFunctionThrowsModelErrorWithItsMessage) {
+TEST(Outcome, AThrowingStreamFunctionIsAModelErrorWithItsMessage) {
     agent::Options options(test::options_json());
     options.set_stream_fn([](std::string_view, agent::Stream) { throw std::runtime_error("no route to host"); });
     agent::Agent bot(std::move(options));
-    std::string message;
-    EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_EQ(message, "no route to host");
+    agent::Outcome outcome = bot.prompt("hi").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "no route to host");
 }
 
-TEST(Outcome, AnAbortedRunThrowsAbortedNotModelError) {
+TEST(Outcome, AnAbortedRunIsAbortedNotModelError) {
     agent::Agent bot = scripted(R"([{"content":[],"waitForAbort":true}])");
     std::promise<void> started;
     bot.subscribe([&](const agent::Event& e) {
-        if (e.type() == "message_start") {
+        if (e.type() == agent::EventType::MessageStart) {
             try {
                 started.set_value();
             } catch (const std::future_error&) {
             }
         }
     });
-    std::promise<std::pair<AgentStatus, std::string>> ended;
-    bot.prompt_async("wait", [&](AgentStatus status, std::string_view error) {
-        ended.set_value({status, std::string(error)});
-    });
+    std::promise<agent::Outcome> ended;
+    agent::Run run = bot.prompt("wait", [&](const agent::Outcome& outcome) { ended.set_value(outcome); });
     started.get_future().wait();
-    bot.abort();
-    auto [status, error] = ended.get_future().get();
-    EXPECT_EQ(status, AGENT_ERR_ABORTED);
-    EXPECT_FALSE(error.empty());
+    run.abort();
+    agent::Outcome outcome = ended.get_future().get();
+    EXPECT_EQ(outcome.status, agent::RunStatus::Aborted);
+    EXPECT_FALSE(outcome.error_message.empty());
+    EXPECT_EQ(run.wait().status, agent::RunStatus::Aborted);
 }
 
 TEST(Outcome, AsyncDoneGetsModelError) {
     agent::Agent bot = scripted(R"([{"content":[],"stopReason":"error","errorMessage":"503 overloaded"}])");
-    std::promise<std::pair<AgentStatus, std::string>> ended;
-    bot.prompt_async("hi", [&](AgentStatus status, std::string_view error) {
-        ended.set_value({status, std::string(error)});
-    });
-    auto [status, error] = ended.get_future().get();
-    EXPECT_EQ(status, AGENT_ERR_MODEL_ERROR);
-    EXPECT_EQ(error, "503 overloaded");
+    std::promise<agent::Outcome> ended;
+    bot.prompt_async("hi", [&](const agent::Outcome& outcome) { ended.set_value(outcome); });
+    agent::Outcome outcome = ended.get_future().get();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "503 overloaded");
+}
+
+TEST(Outcome, FreeingTheAgentSettlesItsRunAsFreed) {
+    agent::Run run;
+    {
+        agent::Agent bot = scripted(R"([{"content":[],"waitForAbort":true}])");
+        run = bot.prompt("wait");
+    }
+    EXPECT_EQ(run.wait().status, agent::RunStatus::Freed);
 }
 
 TEST(Outcome, UseProvidersSelectsTheBuiltInProviders) {
@@ -74,26 +84,29 @@ TEST(Outcome, UseProvidersSelectsTheBuiltInProviders) {
     agent::Options options(test::options_json());
     options.use_providers();
     agent::Agent bot(std::move(options));
-    std::string message;
-    EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_EQ(message, "No API provider registered for api: faux");
+    agent::Outcome outcome = bot.prompt("hi").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(outcome.error_message, "No API provider registered for api: faux");
     // Per agent, with a key from the GetApiKey hook: a provider api without a reachable server.
     bot.set_scripted_model("[]");
     bot.use_providers();
     // A model the providers cannot use is refused when it is set, naming the field.
+    std::string message;
     EXPECT_NE(status_of([&] {
         bot.configure(R"({"model":{"id":"m","api":"openai-completions","provider":"acme","baseUrl":"not a url"}})");
     }, &message), AGENT_OK);
     EXPECT_NE(message.find("baseUrl"), std::string::npos) << message;
     bot.configure(R"({"model":{"id":"m","api":"openai-completions","provider":"acme","baseUrl":"http://127.0.0.1:9/v1"}})");
     bot.set_hook(agent::HookKind::GetApiKey, [](std::string_view) { return std::string(R"("k")"); });
-    EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_FALSE(message.empty());
+    outcome = bot.prompt("hi").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_FALSE(outcome.error_message.empty());
     // openai-responses is reached the same way: the request is made (and fails to connect).
     bot.configure(R"({"model":{"id":"m","api":"openai-responses","provider":"acme","baseUrl":"http://127.0.0.1:9/v1"}})");
-    EXPECT_EQ(status_of([&] { bot.prompt("hi"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_FALSE(message.empty());
-    EXPECT_EQ(message.find("No API provider"), std::string::npos) << message;
+    outcome = bot.prompt("hi").wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::ModelError);
+    EXPECT_FALSE(outcome.error_message.empty());
+    EXPECT_EQ(outcome.error_message.find("No API provider"), std::string::npos) << outcome.error_message;
 }
 
 TEST(Outcome, ProviderOptionsGoThroughTheOptionsJson) {

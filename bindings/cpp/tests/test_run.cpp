@@ -87,36 +87,44 @@ TEST(Run, ParallelToolsHooksSteeringFollowUp) {
     });
 
     agent::Agent bot(std::move(options));
-    EXPECT_EQ(options.get(), nullptr);  // consumed
+    EXPECT_FALSE(options);  // consumed
     bool steered = false;
     bot.subscribe([&](const agent::Event& event) {
         std::lock_guard<std::mutex> lock(mutex);
-        types.emplace_back(event.type());
-        EXPECT_EQ(event.json().substr(0, 9 + event.type().size()), "{\"type\":\"" + std::string(event.type()));
-        if (event.update_type() == "text_delta") {
+        types.emplace_back(event.type_name());
+        EXPECT_EQ(event.json().substr(0, 9 + event.type_name().size()), "{\"type\":\"" + std::string(event.type_name()));
+        if (event.type() == agent::EventType::ToolExecutionStart) {
+            EXPECT_TRUE(event.tool_call_id() == "call_add" || event.tool_call_id() == "call_slow") << event.tool_call_id();
+            EXPECT_EQ(event.tool_call_id() == "call_add" ? "add" : "slow", event.tool_name());
+        }
+        if (event.update() == agent::UpdateType::TextDelta) {
             deltas += event.delta();
             if (!steered) {
                 steered = true;
                 bot.steer(test::user("steer now", 2));  // steering from a listener
                 EXPECT_NE(bot.state().find("\"isStreaming\":true"), std::string::npos);
             }
-        } else if (event.update_type().empty()) {
-            EXPECT_TRUE(event.delta().empty());  // not a message_update
+        } else if (event.update() == agent::UpdateType::None) {
+            EXPECT_NE(event.type(), agent::EventType::MessageUpdate);
+            EXPECT_TRUE(event.delta().empty());
         }
     });
     bot.follow_up(test::user("and then?", 3));
     EXPECT_TRUE(bot.has_queued_messages());
 
     std::atomic<int> done_calls{0};
-    AgentStatus done_status = -100;
-    bot.prompt_async("compute 1+2", [&](AgentStatus status, std::string_view error) {
-        done_status = status;
-        EXPECT_EQ(error, "");
+    agent::RunStatus done_status = agent::RunStatus::Running;
+    agent::Run run = bot.prompt("compute 1+2", [&](const agent::Outcome& outcome) {
+        done_status = outcome.status;
+        EXPECT_EQ(outcome.error_message, "");
         done_calls++;
     });
-    EXPECT_TRUE(bot.wait_for_idle());
-    EXPECT_EQ(done_calls.load(), 1);
-    EXPECT_EQ(done_status, AGENT_OK);
+    agent::Outcome outcome = run.wait();
+    EXPECT_EQ(done_calls.load(), 1);  // done returned before wait() did
+    EXPECT_EQ(done_status, agent::RunStatus::Completed);
+    EXPECT_TRUE(outcome);
+    EXPECT_EQ(outcome.stop_reason, "stop");
+    EXPECT_EQ(outcome.message_count, static_cast<std::size_t>(test::count_of(run.messages(), "\"role\":")));
     {
         std::lock_guard<std::mutex> lock(mutex);
         for (auto& t : threads) t.join();
@@ -157,18 +165,18 @@ TEST(Run, BlockingPromptAndContinue) {
     options.set_scripted_model(R"([{"content":[{"type":"text","text":"One."}]},
                                    {"content":[{"type":"text","text":"Two."}]}])");
     agent::Agent bot(std::move(options));
-    bot.prompt("first");
+    EXPECT_TRUE(bot.prompt("first").wait());
     EXPECT_NE(bot.state().find("One."), std::string::npos);
     // From an assistant tail, continue() fails with the reference's text.
     try {
-        bot.continue_run();
+        agent::Run never = bot.continue_run();
         FAIL() << "continue from an assistant tail must throw";
     } catch (const agent::Error& e) {
         EXPECT_EQ(e.status(), AGENT_ERR_INVALID_STATE);
         EXPECT_NE(std::string(e.what()).find("Cannot continue from message role: assistant"), std::string::npos);
     }
     bot.set_messages("[" + test::user("again") + "]");
-    bot.continue_run();
+    EXPECT_TRUE(bot.continue_run().wait());
     std::string state = bot.state();
     EXPECT_NE(state.find("Two."), std::string::npos);
     EXPECT_EQ(state.find("One."), std::string::npos);
@@ -196,8 +204,8 @@ TEST(Run, AbortReachesADeferredTool) {
     options.add_tool(wait).set_scripted_model(script);
     agent::Agent bot(std::move(options));
     std::atomic<int> done_calls{0};
-    bot.prompt_async("wait for it", [&](AgentStatus status, std::string_view) {
-        EXPECT_EQ(status, AGENT_ERR_ABORTED);  // the run settled, aborted
+    bot.prompt_async("wait for it", [&](const agent::Outcome& outcome) {
+        EXPECT_EQ(outcome.status, agent::RunStatus::Aborted);  // the run settled, aborted
         done_calls++;
     });
     started.get_future().wait();
@@ -217,15 +225,17 @@ TEST(Run, AbortAStalledStream) {
     std::promise<void> streaming;
     bool signalled = false;
     bot.subscribe([&](const agent::Event& event) {
-        if (event.type() == "message_update" && !signalled) {
+        if (event.type() == agent::EventType::MessageUpdate && !signalled) {
             signalled = true;
             streaming.set_value();
         }
     });
-    bot.prompt_async("go");
+    agent::Run run = bot.prompt("go");
     streaming.get_future().wait();
-    bot.abort();
-    EXPECT_TRUE(bot.wait_for_idle());
+    run.abort();
+    agent::Outcome outcome = run.wait();
+    EXPECT_EQ(outcome.status, agent::RunStatus::Aborted);
+    EXPECT_EQ(outcome.stop_reason, "aborted");
     std::string state = bot.state();
     EXPECT_NE(state.find("\"stopReason\":\"aborted\""), std::string::npos) << state;
 }
@@ -279,47 +289,53 @@ TEST(Run, HostStreamFunctionPushingFromAThread) {
                     return e.status() == AGENT_ERR_STREAM_CLOSED;
                 }
             });
+            // The loop takes the terminal event: nothing is left behind.
+            EXPECT_TRUE(test::wait_until([&] { return stream.backlog() == 0u; }));
         });
     });
     agent::Agent bot(std::move(options));
-    bot.prompt("hi");
+    EXPECT_TRUE(bot.prompt("hi").wait());
     thread.join();
     EXPECT_EQ(requests.load(), 1);
     EXPECT_TRUE(closed_after_done.load());
     EXPECT_NE(bot.state().find("Hello from a thread"), std::string::npos);
 }
 
-// The pull queue read by a "frame loop": zero-timeout polls, never blocking.
+// The pull queue read by a "frame loop": zero-timeout polls, never blocking; events are structs,
+// their JSON built only when asked.
 TEST(Run, PullQueueFromAFrameLoop) {
     agent::Options options(test::options_json());
     options.set_scripted_model(R"([{"content":[{"type":"text","text":"Frame by frame.","chunks":4}]}])");
     agent::Agent bot(std::move(options));
-    agent::EventQueue queue = bot.events(R"({"shape":"lean","capacity":2})");
-    std::atomic<bool> done{false};
-    bot.prompt_async("draw", [&](AgentStatus, std::string_view) { done = true; });
-    std::vector<std::string> events;
+    agent::EventQueue queue = bot.events(R"({"capacity":2})");
+    agent::Run run = bot.prompt("draw");
+    std::vector<agent::EventType> types;
+    std::string text, lean_delta_json;
     int frames = 0;
     for (;;) {
         frames++;
-        bool settled = done.load();  // read before draining: everything up to agent_end is queued
-        while (auto event = queue.try_next()) events.push_back(std::move(*event));
-        if (settled && !events.empty() && events.back().find("{\"type\":\"agent_end\"") == 0) break;
+        bool settled = run.outcome().status != agent::RunStatus::Running;  // read before draining
+        while (auto event = queue.try_next()) {
+            types.push_back(event->type());
+            if (event->update() == agent::UpdateType::TextDelta) {
+                text += event->delta();
+                if (lean_delta_json.empty()) lean_delta_json = std::string(event->json(agent::EventShape::Lean));
+            }
+        }
+        if (settled && !types.empty() && types.back() == agent::EventType::AgentEnd) break;
         ASSERT_LT(frames, 100000000) << "the run never ended";
         std::this_thread::yield();  // the rest of the frame
     }
     EXPECT_FALSE(queue.try_next().has_value());
     EXPECT_FALSE(queue.closed());
-    ASSERT_GE(events.size(), 6u);
-    EXPECT_EQ(events.front().find("{\"type\":\"agent_start\""), 0u);
-    for (auto& e : events) {
-        if (e.find("\"text_delta\"") != std::string::npos) {
-            EXPECT_EQ(e.find("\"partial\":"), std::string::npos);  // the lean shape
-        }
-    }
-    EXPECT_EQ(test::count_of(events.back(), "\"type\":\"agent_end\""), 1);
+    ASSERT_GE(types.size(), 6u);
+    EXPECT_EQ(types.front(), agent::EventType::AgentStart);
+    EXPECT_EQ(text, "Frame by frame.");
+    EXPECT_EQ(lean_delta_json.find("{\"type\":\"message_update\""), 0u) << lean_delta_json;
+    EXPECT_EQ(lean_delta_json.find("\"partial\":"), std::string::npos) << lean_delta_json;  // the lean shape
     // Freeing the agent closes the queue: drained, next() reports closed instead of waiting.
     { agent::Agent gone = std::move(bot); }
-    EXPECT_EQ(bot.get(), nullptr);
+    EXPECT_FALSE(bot);
     EXPECT_FALSE(queue.next().has_value());
     EXPECT_TRUE(queue.closed());
 }
@@ -336,7 +352,7 @@ TEST(Run, StreamEndedByDoneIsNotFailedByItsDestructor) {
         stream.push(R"({"type":"done","reason":"stop"})");
     });
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    EXPECT_TRUE(bot.prompt("go").wait());
     std::string state = bot.state();
     EXPECT_NE(state.find(R"("text":"all at once"}],)"), std::string::npos) << state;
     EXPECT_NE(state.find(R"("stopReason":"stop")"), std::string::npos) << state;
@@ -359,11 +375,178 @@ TEST(Run, StreamCompleteAndFail) {
             "stopReason":"stop","timestamp":0})");
     });
     agent::Agent bot(std::move(options));
-    std::string message;
-    EXPECT_EQ(test::status_of([&] { bot.prompt("first"); }, &message), AGENT_ERR_MODEL_ERROR);
-    EXPECT_EQ(message, "provider unreachable");
+    agent::Outcome first = bot.prompt("first").wait();
+    EXPECT_EQ(first.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(first.error_message, "provider unreachable");
     std::string state = bot.state();
     EXPECT_NE(state.find(R"("errorMessage":"provider unreachable")"), std::string::npos) << state;
-    bot.prompt("second");
+    EXPECT_TRUE(bot.prompt("second").wait());
     EXPECT_NE(bot.state().find("final only"), std::string::npos) << bot.state();
+}
+
+// A Run names one run: aborting it after it settled does nothing, so it never reaches a later
+// run; its outcome and the messages it added stay readable until it is destroyed.
+TEST(Runs, AbortOfASettledRunNeverReachesALaterOne) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"first answer"}]},
+                                   {"content":[{"type":"text","text":"second"}],"waitForAbort":true}])");
+    agent::Agent bot(std::move(options));
+    agent::Run first = bot.prompt("one");
+    EXPECT_TRUE(first.wait());
+    agent::Run second = bot.prompt("two");
+    first.abort();  // settled: nothing happens
+    EXPECT_FALSE(second.wait(std::chrono::milliseconds(0)).has_value());  // still running: a result
+    EXPECT_EQ(second.outcome().status, agent::RunStatus::Running);
+    EXPECT_EQ(first.outcome().status, agent::RunStatus::Completed);
+    second.abort();
+    std::optional<agent::Outcome> ended = second.wait(std::chrono::minutes(1));
+    ASSERT_TRUE(ended.has_value());
+    EXPECT_EQ(ended->status, agent::RunStatus::Aborted);
+    // Each run reports its own messages (user + assistant).
+    std::string added = first.messages();
+    EXPECT_EQ(first.outcome().message_count, 2u);
+    EXPECT_NE(added.find("first answer"), std::string::npos) << added;
+    EXPECT_EQ(added.find("second"), std::string::npos) << added;
+    EXPECT_EQ(bot.message_count(), 5u) << bot.messages(0, 10);  // the system prompt's message first
+    EXPECT_NE(bot.message(2).find("first answer"), std::string::npos);
+    EXPECT_NE(bot.messages(3, 10).find("\"text\":\"two\""), std::string::npos);
+    EXPECT_EQ(test::status_of([&] { bot.message(5); }), AGENT_ERR_INVALID_ARGUMENT);
+    // A dropped Run does not stop its run; moving keeps the handle.
+    agent::Run moved = std::move(first);
+    EXPECT_FALSE(first);
+    EXPECT_TRUE(moved);
+    EXPECT_EQ(test::status_of([&] { first.abort(); }), AGENT_ERR_INVALID_HANDLE);
+}
+
+TEST(Runs, DroppingARunLetsItFinish) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"finished anyway"}]}])");
+    agent::Agent bot(std::move(options));
+    std::promise<agent::Outcome> done;
+    bot.prompt_async("go", [&](const agent::Outcome& outcome) { done.set_value(outcome); });
+    agent::Outcome outcome = done.get_future().get();
+    EXPECT_TRUE(outcome.completed());
+    EXPECT_TRUE(bot.wait_for_idle());
+    EXPECT_NE(bot.state().find("finished anyway"), std::string::npos);
+}
+
+// A listener that answers later: event.defer() gives a Reply; the loop waits for it.
+TEST(Listeners, DeferredReplyResumesOrFailsTheRun) {
+    agent::Options options(test::options_json());
+    options.set_scripted_model(R"([{"content":[{"type":"text","text":"a"}]},{"content":[{"type":"text","text":"b"}]}])");
+    agent::Agent bot(std::move(options));
+    std::vector<std::thread> threads;
+    std::atomic<int> fails_left{0};
+    std::atomic<int> deferred{0};
+    bot.subscribe([&](const agent::Event& event) {
+        if (event.type() != agent::EventType::MessageEnd) return;
+        agent::Reply reply = event.defer();
+        deferred++;
+        threads.emplace_back([reply = std::move(reply), &fails_left]() mutable {
+            if (fails_left-- > 0)
+                reply.fail("listener said no");
+            else
+                reply.resume();
+            EXPECT_TRUE(reply.answered());
+        });
+    });
+    EXPECT_TRUE(bot.prompt("one").wait());
+    fails_left = 1;
+    agent::Outcome second = bot.prompt("two").wait();
+    for (auto& t : threads) t.join();
+    threads.clear();
+    EXPECT_EQ(second.status, agent::RunStatus::ModelError);
+    EXPECT_EQ(second.error_message, "listener said no");
+    EXPECT_GE(deferred.load(), 4);
+    // A queue's event cannot be deferred.
+    agent::EventQueue queue = bot.events();
+    bot.set_scripted_model(R"([{"content":[{"type":"text","text":"c"}]}])");
+    EXPECT_TRUE(bot.prompt("three").wait());
+    for (auto& t : threads) t.join();
+    auto first = queue.try_next();
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(test::status_of([&] { agent::Reply r = first->defer(); }), AGENT_ERR_INVALID_STATE);
+}
+
+// Host-pumped mode: every callback of the agent runs on the thread that dispatches.
+TEST(Dispatcher, CallbacksRunOnlyInsideDispatch) {
+    agent::Dispatcher dispatcher;
+    std::atomic<int> on_host{0}, elsewhere{0};
+    auto here = std::this_thread::get_id();
+    auto where = [&] { (std::this_thread::get_id() == here ? on_host : elsewhere)++; };
+    agent::Tool tool(R"({"name":"t","parameters":{"type":"object"}})", [&](std::string_view, std::string_view) {
+        where();
+        return agent::text_result("pumped");
+    });
+    agent::Options options(test::options_json());
+    options.add_tool(tool).set_dispatcher(dispatcher);
+    options.set_scripted_model(R"([{"content":[{"type":"toolCall","id":"c1","name":"t","arguments":{}}]},
+                                   {"content":[{"type":"text","text":"done pumping"}]}])");
+    agent::Agent bot(std::move(options));
+    bot.subscribe([&](const agent::Event&) { where(); });
+    std::atomic<int> done_calls{0};
+    agent::Run run = bot.prompt("go", [&](const agent::Outcome&) {
+        where();
+        done_calls++;
+    });
+    // A frame loop: wait until something is ready, run it, until the run settled.
+    std::size_t ran = 0;
+    int frames = 0;
+    while (run.outcome().status == agent::RunStatus::Running || done_calls.load() == 0) {
+        ASSERT_LT(++frames, 1000000) << "the run never ended";
+        if (dispatcher.wait(std::chrono::seconds(30))) ran += dispatcher.dispatch(std::chrono::milliseconds(5));
+    }
+    EXPECT_GT(ran, 0u);
+    EXPECT_EQ(elsewhere.load(), 0);
+    EXPECT_GT(on_host.load(), 10);
+    EXPECT_TRUE(run.wait());  // settled: at once
+    EXPECT_NE(bot.state().find("done pumping"), std::string::npos);
+    // Run::wait on the host's thread dispatches while it waits.
+    bot.set_scripted_model(R"([{"content":[{"type":"text","text":"waited"}]}])");
+    int before = on_host.load();
+    EXPECT_TRUE(bot.prompt("again").wait());
+    EXPECT_GT(on_host.load(), before);
+    EXPECT_EQ(elsewhere.load(), 0);
+    EXPECT_EQ(dispatcher.dispatch(), 0u);  // nothing left
+}
+
+// JSON-free pushes, and texts passed as (data, size): a NUL byte is a character, not an end.
+TEST(Stream, JsonFreePushesAndTextsWithNulBytes) {
+    std::atomic<int> requests{0};
+    agent::Options options(test::options_json());
+    options.set_stream_fn([&](std::string_view request, agent::Stream stream) {
+        requests++;
+        EXPECT_NE(request.find(R"(a\u0000b)"), std::string_view::npos) << request;
+        EXPECT_FALSE(stream.is_aborted());
+        stream.push(R"({"type":"start"})");
+        stream.push_block_start(agent::BlockKind::Text, 0);
+        stream.push_text_delta(0, "no ");
+        stream.push_text_delta(0, std::string_view("json\0!", 6));
+        stream.push_block_end(agent::BlockKind::Text, 0);
+        stream.push_toolcall_start(1, "call_9", "t");
+        stream.push_toolcall_delta(1, R"({"k":)");
+        stream.push_toolcall_delta(1, "1}");
+        stream.push_block_end(agent::BlockKind::Toolcall, 1);
+        stream.push(R"({"type":"done","reason":"toolUse"})");
+    });
+    agent::Tool tool(R"({"name":"t","parameters":{"type":"object"}})", [](std::string_view id, std::string_view args) {
+        EXPECT_EQ(id, "call_9");
+        EXPECT_EQ(args, R"({"k":1})");
+        return agent::text_result("ok");
+    });
+    options.add_tool(tool);
+    agent::Agent bot(std::move(options));
+    std::string deltas;
+    bot.subscribe([&](const agent::Event& e) {
+        if (e.update() == agent::UpdateType::TextDelta) deltas += e.delta();
+        if (e.update() == agent::UpdateType::ToolcallDelta) {
+            EXPECT_EQ(e.content_index(), 1u);
+        }
+    });
+    bot.set_hook(agent::HookKind::FinishTurn, [](std::string_view) { return std::string(R"({"action":"end"})"); });
+    agent::Outcome outcome = bot.prompt(std::string_view("a\0b", 3)).wait();
+    EXPECT_TRUE(outcome) << outcome.error_message;
+    EXPECT_EQ(requests.load(), 1);
+    EXPECT_EQ(deltas, std::string("no json\0!", 9));
+    EXPECT_NE(bot.state().find(R"("text":"ok")"), std::string::npos) << bot.state();
 }

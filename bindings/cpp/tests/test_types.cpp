@@ -10,7 +10,14 @@ static_assert(!std::is_copy_constructible_v<agent::Options> && std::is_nothrow_m
 static_assert(!std::is_copy_constructible_v<agent::Tool> && std::is_nothrow_move_constructible_v<agent::Tool>);
 static_assert(!std::is_copy_constructible_v<agent::EventQueue> &&
               std::is_nothrow_move_constructible_v<agent::EventQueue>);
-static_assert(!std::is_copy_constructible_v<agent::Call> && std::is_nothrow_move_constructible_v<agent::Call>);
+static_assert(!std::is_copy_constructible_v<agent::HookCall> && std::is_nothrow_move_constructible_v<agent::HookCall>);
+static_assert(!std::is_copy_constructible_v<agent::Reply> && std::is_nothrow_move_constructible_v<agent::Reply>);
+static_assert(!std::is_copy_constructible_v<agent::Run> && std::is_nothrow_move_constructible_v<agent::Run>);
+static_assert(!std::is_copy_constructible_v<agent::Dispatcher> &&
+              std::is_nothrow_move_constructible_v<agent::Dispatcher>);
+static_assert(!std::is_copy_constructible_v<agent::Event> && std::is_nothrow_move_constructible_v<agent::Event>);
+// Distinct call types: a tool call is not a stream.
+static_assert(!std::is_convertible_v<agent::ToolCall, agent::Stream> && !std::is_convertible_v<agent::HookCall, agent::ToolCall>);
 static_assert(!std::is_copy_constructible_v<agent::ToolCall> && std::is_nothrow_move_constructible_v<agent::ToolCall>);
 static_assert(!std::is_copy_constructible_v<agent::Stream> && std::is_nothrow_move_constructible_v<agent::Stream>);
 static_assert(std::is_base_of_v<std::runtime_error, agent::Error>);
@@ -41,6 +48,10 @@ TEST(Version, MacrosMatchTheLibrary) {
     std::string expected = std::to_string(AGENT_VERSION_MAJOR) + "." + std::to_string(AGENT_VERSION_MINOR) + "." +
                            std::to_string(AGENT_VERSION_PATCH);
     EXPECT_EQ(agent::version(), expected);
+    agent::version_check();  // this header's version is served
+    agent::Error e = error_of([] { agent::detail::check(agent_version_check(AGENT_VERSION_MAJOR + 1, 0)); });
+    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_STATE);
+    EXPECT_NE(std::string(e.what()).find(std::to_string(AGENT_VERSION_MAJOR + 1)), std::string::npos) << e.what();
 }
 
 TEST(Errors, BadJsonCarriesStatusAndMessage) {
@@ -57,22 +68,16 @@ TEST(Errors, BadJsonCarriesStatusAndMessage) {
     EXPECT_NE(std::string(e.what()).find("message_json must be a message"), std::string::npos) << e.what();
     e = error_of([&] { bot.set_messages("{}"); });
     EXPECT_STREQ(e.what(), "messages_json must be a JSON array of messages.");
-    e = error_of([&] { bot.prompt_json("[1"); });
+    e = error_of([&] { agent::Run run = bot.prompt_json("[1"); });
     EXPECT_EQ(e.status(), AGENT_ERR_INVALID_JSON);
     // Nothing changed, nothing ran.
     EXPECT_EQ(test::count_of(bot.state(), "\"role\":"), 1);
 }
 
-TEST(Errors, NulBytesAreRejectedNotTruncated) {
-    agent::Agent bot(scripted());
-    agent::Error e = error_of([&] { bot.prompt(std::string_view("a\0b", 3)); });
-    EXPECT_EQ(e.status(), AGENT_ERR_INVALID_ARGUMENT);
-}
-
 TEST(Errors, BusyAgent) {
     agent::Agent bot(scripted(R"([{"content":[{"type":"text","text":"x"}],"waitForAbort":true}])"));
     bot.prompt_async("first");
-    agent::Error e = error_of([&] { bot.prompt("second"); });
+    agent::Error e = error_of([&] { agent::Run run = bot.prompt("second"); });
     EXPECT_EQ(e.status(), AGENT_ERR_BUSY);
     EXPECT_NE(std::string(e.what()).find("Agent is already processing"), std::string::npos) << e.what();
     e = error_of([&] { bot.reset(); });
@@ -101,39 +106,40 @@ TEST(Errors, UnknownHookAndSubscription) {
 
 TEST(Moves, AgentOptionsToolQueue) {
     agent::Tool tool(R"({"name":"t","parameters":{"type":"object"}})", [](std::string_view, std::string_view) { return agent::text_result("moved tool"); });
-    AgentTool* raw_tool = tool.get();
+    AgentTool raw_tool = tool.get();
     agent::Tool moved_tool = std::move(tool);
-    EXPECT_EQ(tool.get(), nullptr);
-    EXPECT_EQ(moved_tool.get(), raw_tool);
+    EXPECT_EQ(tool.get().id, 0u);
+    EXPECT_EQ(moved_tool.get().id, raw_tool.id);
     agent::Tool assigned_tool(R"({"name":"other"})", [](std::string_view, std::string_view) { return std::string(); });
     assigned_tool = std::move(moved_tool);  // frees "other"
-    EXPECT_EQ(assigned_tool.get(), raw_tool);
+    EXPECT_EQ(assigned_tool.get().id, raw_tool.id);
 
     agent::Options options = scripted(R"([{"content":[{"type":"toolCall","id":"c","name":"t","arguments":{}}]},
                                           {"content":[{"type":"text","text":"done"}]}])");
     agent::Options moved_options = std::move(options);
-    EXPECT_EQ(options.get(), nullptr);
+    EXPECT_FALSE(options);
     moved_options.add_tool(assigned_tool);
     // A moved-from builder reports the misuse as an error, not a crash.
     agent::Error e = error_of([&] { options.add_tool(assigned_tool); });
     EXPECT_EQ(e.status(), AGENT_ERR_INVALID_HANDLE);
 
     agent::Agent first(std::move(moved_options));
-    AgentHandle* raw_agent = first.get();
+    AgentHandle raw_agent = first.get();
     agent::Agent second = std::move(first);
-    EXPECT_EQ(first.get(), nullptr);
-    EXPECT_EQ(second.get(), raw_agent);
-    e = error_of([&] { first.prompt("moved-from"); });
+    EXPECT_FALSE(first);
+    EXPECT_EQ(second.get().id, raw_agent.id);
+    e = error_of([&] { agent::Run run = first.prompt("moved-from"); });
     EXPECT_EQ(e.status(), AGENT_ERR_INVALID_HANDLE);
 
     agent::EventQueue queue = second.events();
     agent::EventQueue moved_queue = std::move(queue);
-    EXPECT_EQ(queue.get(), nullptr);
-    second.prompt("go");
+    EXPECT_EQ(queue.get().id, 0u);
+    EXPECT_TRUE(second.prompt("go").wait());
     EXPECT_NE(second.state().find("moved tool"), std::string::npos) << second.state();
     auto first_event = moved_queue.try_next();
     ASSERT_TRUE(first_event.has_value());
-    EXPECT_EQ(first_event->find("{\"type\":\"agent_start\""), 0u);
+    EXPECT_EQ(first_event->type(), agent::EventType::AgentStart);
+    EXPECT_EQ(first_event->json().find("{\"type\":\"agent_start\""), 0u);
 
     // Move-assigning an agent frees the previous one (its queue closes).
     agent::Agent third(scripted());
@@ -142,7 +148,7 @@ TEST(Moves, AgentOptionsToolQueue) {
     }
     EXPECT_FALSE(moved_queue.next().has_value());
     EXPECT_TRUE(moved_queue.closed());
-    second.prompt("still works");
+    EXPECT_TRUE(second.prompt("still works").wait());
     EXPECT_NE(second.state().find("\"text\":\"ok\""), std::string::npos);
 }
 
@@ -151,21 +157,21 @@ TEST(Moves, CallObjects) {
     options.set_scripted_model(R"([{"content":[{"type":"text","text":"x"}]}])");
     std::atomic<int> checks{0};
     options.set_hook(agent::HookKind::PrepareRequest, [&](std::string_view, agent::Call call) {
-        AgentCall* raw = call.get();
+        AgentHookCall raw = call.get();
         agent::Call moved = std::move(call);
         EXPECT_FALSE(call);
-        EXPECT_EQ(moved.get(), raw);
+        EXPECT_EQ(moved.get().id, raw.id);
         agent::Error e = error_of([&] { call.complete(); });
-        EXPECT_EQ(e.status(), AGENT_ERR_NULL);
+        EXPECT_EQ(e.status(), AGENT_ERR_INVALID_HANDLE);
         agent::Call assigned;
         assigned = std::move(moved);
-        EXPECT_EQ(assigned.get(), raw);
+        EXPECT_EQ(assigned.get().id, raw.id);
         assigned.complete();
         EXPECT_TRUE(assigned.answered());
         checks++;
     });
     agent::Agent bot(std::move(options));
-    bot.prompt("go");
+    EXPECT_TRUE(bot.prompt("go").wait());
     EXPECT_EQ(checks.load(), 1);
 }
 
@@ -205,11 +211,11 @@ TEST(AgentApi, ToolsQueuesConfigureImagesPrepareArguments) {
     agent::Error e = error_of([&] { bot.configure(R"({"nope":1})"); });
     EXPECT_EQ(e.status(), AGENT_ERR_INVALID_JSON);
 
-    bot.prompt("add");
+    EXPECT_TRUE(bot.prompt("add").wait());
     EXPECT_EQ(prepared.load(), 1);
     EXPECT_NE(bot.state().find("sum done"), std::string::npos);
 
-    bot.prompt("look", R"([{"type":"image","data":"aGk=","mimeType":"image/png"}])");
+    EXPECT_TRUE(bot.prompt("look", R"([{"type":"image","data":"aGk=","mimeType":"image/png"}])").wait());
     state = bot.state();
     EXPECT_NE(state.find(R"({"type":"image","data":"aGk=","mimeType":"image/png"})"), std::string::npos) << state;
     EXPECT_NE(state.find("saw the image"), std::string::npos);
@@ -246,14 +252,14 @@ TEST(AgentApi, ProcessWideDefaultStreamFunction) {
     EXPECT_EQ(alive.load(), 1);  // held by libagent
     {
         agent::Agent bot{agent::Options(test::options_json())};  // captures the default
-        bot.prompt("hi");
+        EXPECT_TRUE(bot.prompt("hi").wait());
         EXPECT_NE(bot.state().find("from the default"), std::string::npos);
     }
     agent::set_default_scripted_model(R"([{"content":[{"type":"text","text":"scripted default"}]}])");
     EXPECT_TRUE(test::wait_until([&] { return alive.load() == 0; }));  // replaced: deleted
     {
         agent::Agent bot{agent::Options(test::options_json())};
-        bot.prompt("hi");
+        EXPECT_TRUE(bot.prompt("hi").wait());
         EXPECT_NE(bot.state().find("scripted default"), std::string::npos);
     }
     agent::clear_default_stream_fn();

@@ -1,4 +1,4 @@
-// libagent for C++17: a header-only binding of the C ABI (agent.h).
+// libagent for C++17: a header-only binding of the C ABI 1.x (libagent/agent.h).
 //
 //   #include <libagent/agent.hpp>        // CMake: target_link_libraries(app PRIVATE libagent::cpp)
 //
@@ -6,36 +6,43 @@
 //   options.set_scripted_model(R"([{"content":[{"type":"text","text":"Hi!"}]}])");
 //   agent::Agent bot(std::move(options));
 //   bot.subscribe([](const agent::Event& e) {      // only the answer's text, not tool arguments
-//       if (e.update_type() == "text_delta") std::cout << e.delta();
+//       if (e.update() == agent::UpdateType::TextDelta) std::cout << e.delta();
 //   });
-//   bot.prompt("hello");                           // blocks until the run settled
+//   agent::Outcome outcome = bot.prompt("hello").wait();   // a Run; wait() blocks until it settled
+//   if (!outcome) std::cerr << outcome.error_message;      // a failed request is a result
 //
-// Types. `Agent`, `Options`, `Tool` and `EventQueue` own a libagent handle: they are move-only
-// and free it in their destructor. `Call`, `ToolCall` and `Stream` own the answer of one
-// callback invocation (see "Deferred answers"). `Event` is borrowed for a listener's call.
+// Types. `Agent`, `Options`, `Tool`, `Run`, `EventQueue` and `Dispatcher` own a libagent handle:
+// they are move-only and free it in their destructor. `ToolCall`, `HookCall` (alias `Call`),
+// `Stream` and `Reply` own the answer of one callback invocation (see "Deferred answers").
+// `Event` is a view of libagent's event struct (O(1): no JSON unless `json()` is asked).
 //
-// JSON. Every JSON argument and result is text: `std::string_view` in, `std::string` out (no JSON
-// library needed; `agent::quote` and `agent::text_result` build the common small pieces). The C
-// ABI takes NUL-terminated strings, so a `string_view` argument is copied, and a string
-// containing a NUL byte is rejected with `AGENT_ERR_INVALID_ARGUMENT`.
+// Runs. `prompt` / `prompt_json` / `continue_run` start a run and return its `Run` at once
+// (`[[nodiscard]]`): `wait()` blocks until it settled and returns its `Outcome` (`status`,
+// `stop_reason`, `error_message`, `message_count`; true when it completed), `wait(timeout)`
+// returns std::nullopt when the time ran out, `abort()` aborts this run only (a settled run's
+// abort does nothing, so it never reaches a later run), `messages()` the messages it added. The
+// Run's destructor only drops the handle: the run goes on (abort it first to stop it).
+// `prompt_async(text, done)` starts a run without a handle; `done(const Outcome&)` is called once
+// it settled.
+//
+// JSON and texts. Every JSON argument and result is text: `std::string_view` in (passed to
+// libagent as pointer + length, never copied), `std::string` out (no JSON library needed;
+// `agent::quote` and `agent::text_result` build the common small pieces).
 //
 // Errors: ONE model. Every failing libagent call throws `agent::Error` (a `std::runtime_error`)
-// carrying the status code (`status()`, an `AGENT_ERR_*` value) and the library's message
-// (`what()`). Expected outcomes are not errors: `wait_for_idle` returns false on a timeout and
-// `EventQueue::next` returns `std::nullopt` (see there). A run that does not complete makes the
-// blocking `prompt()` / `continue_run()` throw: `Error(AGENT_ERR_MODEL_ERROR, errorMessage)` when
-// it ended with stopReason "error" (a failed model request — wrong key, URL or model — or a
-// failed stream function or hook), `Error(AGENT_ERR_ABORTED, ...)` when it was aborted,
-// `Error(AGENT_ERR_RUN_FAILED, why)` when a listener failed while it was failing. The async forms
-// pass the same status and message to their `done` callback instead.
+// carrying the code (`status()`, an `AGENT_ERR_*` value) and the library's message (`what()`);
+// the C error object is read and freed at once. Outcomes are not errors: a run that ended with a
+// model error or was aborted is an `Outcome`, `wait_for_idle` returns false on a timeout and
+// `EventQueue::next` returns `std::nullopt` (see there). Blocking calls inside a callback of the
+// same agent (or inside a dispatch) throw `AGENT_ERR_WOULD_DEADLOCK`.
 //
 // Callbacks are `std::function`s (any callable converts). Each is moved to the heap, its pointer
 // is passed to libagent as user_data, and libagent's finalizer deletes it exactly once, when the
 // library drops its last reference (a `done` callback is deleted after its single call). If a
 // registration fails, the binding deletes it before throwing. Callbacks run on libagent's runtime
-// thread (concurrently only with `agent::runtime_configure(n > 1)`), must return quickly, and may
-// call any libagent function except the blocking ones (`prompt`, `continue_run`, `wait_for_idle`
-// and a waiting `EventQueue::next` throw `AGENT_ERR_WOULD_DEADLOCK` there).
+// thread (concurrently only with `agent::runtime_configure(n > 1)`), or, for an agent built with
+// a `Dispatcher` (host-pumped mode), only inside `Dispatcher::dispatch` on the host's thread. They
+// must return quickly and may call any libagent function.
 //
 // Exceptions never unwind into libagent: each trampoline catches everything. An exception thrown
 // by a callback that has a call fails that call with the exception's `what()` (a tool call
@@ -48,27 +55,28 @@
 // returns an `agent::Result<T>` instead (`agent::Result<void>` for void ones): `if (!r)` /
 // `r.ok()`, then `r.value()` (or `*r`, `r->`), or `r.error()`, the `agent::Error` the other mode
 // throws. The constructors that can fail have factories returning a Result (`Options::create`,
-// `Agent::create`, `Tool::create`; they exist in both modes), the Options setters return
-// `Result<void>` instead of `Options&`, and `Event`'s accessors give an empty view for an invalid
-// event. A callback answers its call through `complete` / `fail`, or by returning its answer; a
-// synchronous answer libagent refuses (malformed JSON) fails the call with the refusal's text.
+// `Agent::create`, `Tool::create`, `Dispatcher::create`; they exist in both modes), and the
+// Options setters return `Result<void>` instead of `Options&`. A callback answers its call
+// through `complete` / `fail`, or by returning its answer; a synchronous answer libagent refuses
+// (malformed JSON) fails the call with the refusal's text.
 //
 //   auto options = agent::Options::create(R"({"initialState":{"systemPrompt":"Be brief."}})");
 //   if (!options) return report(options.error());          // .status(), .what()
 //   auto bot = agent::Agent::create(std::move(*options));
 //   if (auto run = bot->prompt("hello"); !run) report(run.error());
 //
-// Deferred answers. Callbacks that answer (tools, hooks, listeners, stream functions) come in
-// two forms. The synchronous form returns the answer (`std::string` JSON, `std::optional` for
-// "returns nothing", or void) and the binding answers for it. The deferred form receives the
-// call object by value: answer it now, or move it to another thread and answer it later
-// (`complete` / `fail`; `is_aborted` / `on_abort` observe the run's abort). A call object that is
-// destroyed unanswered fails its call ("... destroyed without an answer"), so a forgotten answer
-// never stalls a run; `release()` hands the raw `AgentCall*` over to C code instead.
+// Deferred answers. Tools, hooks and stream functions come in two forms. The synchronous form
+// returns the answer (`std::string` JSON, `std::optional` for "returns nothing", or void) and the
+// binding answers for it. The deferred form receives the call object by value: answer it now, or
+// move it to another thread and answer it later (`complete` / `fail`; `is_aborted` / `on_abort`
+// observe the run's abort). A call object that is destroyed unanswered fails its call ("...
+// destroyed without an answer"), so a forgotten answer never stalls a run; `release()` hands the
+// raw handle over to C code instead. A listener continues when it returns; to answer later it
+// calls `event.defer()` and answers the returned `agent::Reply` (`resume()` / `fail(message)`).
 #ifndef LIBAGENT_AGENT_HPP
 #define LIBAGENT_AGENT_HPP
 
-#include <agent.h>
+#include <libagent/agent.h>
 
 #include <chrono>
 #include <cstdint>
@@ -78,7 +86,6 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -94,11 +101,18 @@ namespace agent {
 // The one error type: a failed libagent call (status = an AGENT_ERR_* code, what() = its message).
 class Error : public std::runtime_error {
 public:
-    Error(AgentStatus status, const std::string& message) : std::runtime_error(message), status_(status) {}
-    AgentStatus status() const noexcept { return status_; }
+    Error(AgentErrorCode status, const std::string& message) : std::runtime_error(message), status_(status) {}
+    // Reads and frees a C error (which must not be NULL).
+    static Error take(AgentError* error) {
+        std::unique_ptr<AgentError, void (*)(AgentError*)> owner(error, agent_error_free);
+        std::size_t len = 0;
+        const char* text = agent_error_message(error, &len);
+        return Error(agent_error_code(error), std::string(text, len));
+    }
+    AgentErrorCode status() const noexcept { return status_; }
 
 private:
-    AgentStatus status_;
+    AgentErrorCode status_;
 };
 
 // Whether this translation unit can throw; LIBAGENT_NO_EXCEPTIONS (set by the host, or here
@@ -130,7 +144,7 @@ public:
     bool ok() const noexcept { return value_.has_value(); }
     explicit operator bool() const noexcept { return ok(); }
     // AGENT_OK, or the failure's AGENT_ERR_* code.
-    AgentStatus status() const noexcept { return ok() ? AGENT_OK : error_->status(); }
+    AgentErrorCode status() const noexcept { return ok() ? AGENT_OK : error_->status(); }
     // The failure (only when !ok()).
     const Error& error() const noexcept { return *error_; }
 
@@ -138,8 +152,10 @@ public:
     const T& value() const& noexcept { return checked(), *value_; }
     T&& value() && noexcept { return checked(), std::move(*value_); }
     T& operator*() & noexcept { return value(); }
+    const T& operator*() const& noexcept { return value(); }
     T&& operator*() && noexcept { return std::move(*this).value(); }
     T* operator->() noexcept { return &value(); }
+    const T* operator->() const noexcept { return &value(); }
 
 private:
     void checked() const noexcept {
@@ -157,7 +173,7 @@ public:
 
     bool ok() const noexcept { return !error_.has_value(); }
     explicit operator bool() const noexcept { return ok(); }
-    AgentStatus status() const noexcept { return ok() ? AGENT_OK : error_->status(); }
+    AgentErrorCode status() const noexcept { return ok() ? AGENT_OK : error_->status(); }
     const Error& error() const noexcept { return *error_; }
 
 private:
@@ -168,19 +184,17 @@ private:
 #ifdef LIBAGENT_NO_EXCEPTIONS
 template <class T>
 using Returned = Result<T>;
-// Fails the enclosing function with an Error.
 #define LIBAGENT_FAIL_(status, message) return ::agent::Error((status), (message))
 // Fails the enclosing function when a C call failed.
-#define LIBAGENT_CHECK_(expr)                                                                    \
-    do {                                                                                         \
-        AgentStatus libagent_status_ = (expr);                                                   \
-        if (libagent_status_ != AGENT_OK) return ::agent::Error(libagent_status_, agent_last_error()); \
+#define LIBAGENT_CHECK_(expr)                                                         \
+    do {                                                                              \
+        if (AgentError* libagent_error_ = (expr)) return ::agent::Error::take(libagent_error_); \
     } while (0)
 // Fails the enclosing function when a Returned<...> of the binding failed.
-#define LIBAGENT_TRY_(expr)                                                \
-    do {                                                                   \
-        auto libagent_result_ = (expr);                                    \
-        if (!libagent_result_) return libagent_result_.error();            \
+#define LIBAGENT_TRY_(expr)                                     \
+    do {                                                        \
+        auto libagent_result_ = (expr);                         \
+        if (!libagent_result_) return libagent_result_.error(); \
     } while (0)
 #define LIBAGENT_OK_ return {}
 #else
@@ -188,14 +202,9 @@ template <class T>
 using Returned = T;
 #define LIBAGENT_FAIL_(status, message) throw ::agent::Error((status), (message))
 #define LIBAGENT_CHECK_(expr) ::agent::detail::check(expr)
-#define LIBAGENT_TRY_(expr) (expr)
+#define LIBAGENT_TRY_(expr) static_cast<void>(expr)
 #define LIBAGENT_OK_ return
 #endif
-// `std::string var` = a NUL-terminated copy of a string argument; one with a NUL byte fails.
-#define LIBAGENT_C_STR_(var, text)                                                                        \
-    if ((text).find('\0') != std::string_view::npos)                                                      \
-        LIBAGENT_FAIL_(AGENT_ERR_INVALID_ARGUMENT, "A string passed to libagent contains a NUL byte."); \
-    std::string var(text)
 
 // Which hook (SPEC §7.1).
 enum class HookKind : AgentHookKind {
@@ -210,21 +219,93 @@ enum class HookKind : AgentHookKind {
     PrepareNextTurnWithContext = AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT,
 };
 
-// Which JSON shape of an event.
+// Which JSON shape of an event (see AgentEventShape for what each costs).
 enum class EventShape : AgentEventShape { Full = AGENT_EVENT_SHAPE_FULL, Lean = AGENT_EVENT_SHAPE_LEAN };
+
+// Which event (SPEC §2.7). A newer library may send values not listed here: ignore them.
+enum class EventType : AgentEventType {
+    AgentStart = AGENT_EVENT_AGENT_START,
+    AgentEnd = AGENT_EVENT_AGENT_END,
+    TurnStart = AGENT_EVENT_TURN_START,
+    TurnEnd = AGENT_EVENT_TURN_END,
+    MessageStart = AGENT_EVENT_MESSAGE_START,
+    MessageUpdate = AGENT_EVENT_MESSAGE_UPDATE,
+    MessageEnd = AGENT_EVENT_MESSAGE_END,
+    ToolExecutionStart = AGENT_EVENT_TOOL_EXECUTION_START,
+    ToolExecutionUpdate = AGENT_EVENT_TOOL_EXECUTION_UPDATE,
+    ToolExecutionEnd = AGENT_EVENT_TOOL_EXECUTION_END,
+};
+
+// The assistant stream event of a message_update (None for other events).
+enum class UpdateType : AgentUpdateType {
+    None = AGENT_UPDATE_NONE,
+    Start = AGENT_UPDATE_START,
+    TextStart = AGENT_UPDATE_TEXT_START,
+    TextDelta = AGENT_UPDATE_TEXT_DELTA,
+    TextEnd = AGENT_UPDATE_TEXT_END,
+    ThinkingStart = AGENT_UPDATE_THINKING_START,
+    ThinkingDelta = AGENT_UPDATE_THINKING_DELTA,
+    ThinkingEnd = AGENT_UPDATE_THINKING_END,
+    ToolcallStart = AGENT_UPDATE_TOOLCALL_START,
+    ToolcallDelta = AGENT_UPDATE_TOOLCALL_DELTA,
+    ToolcallEnd = AGENT_UPDATE_TOOLCALL_END,
+    Other = AGENT_UPDATE_OTHER,
+};
+
+// A streamed content block's type (Stream::push_block_start / push_block_end).
+enum class BlockKind : AgentBlockKind {
+    Text = AGENT_BLOCK_TEXT,
+    Thinking = AGENT_BLOCK_THINKING,
+    Toolcall = AGENT_BLOCK_TOOLCALL,
+};
+
+// How a run ended.
+enum class RunStatus : AgentRunStatus {
+    Running = AGENT_RUN_RUNNING,      // not settled yet
+    Completed = AGENT_RUN_COMPLETED,  // its last assistant message did not stop with error/aborted
+    ModelError = AGENT_RUN_MODEL_ERROR,  // stopReason "error": the request, stream function or a hook failed
+    Aborted = AGENT_RUN_ABORTED,      // stopReason "aborted"
+    Failed = AGENT_RUN_FAILED,        // a listener failed while the run was failing
+    Freed = AGENT_RUN_FREED,          // the agent was freed while the run was active
+};
+
+// What a run did (copied out of libagent: valid after the Run is gone).
+struct Outcome {
+    RunStatus status = RunStatus::Running;
+    std::string stop_reason;    // the last assistant message's stopReason ("" when none)
+    std::string error_message;  // why the run did not complete ("" when it did)
+    std::size_t message_count = 0;  // how many messages the run added (Run::messages returns them)
+
+    bool completed() const noexcept { return status == RunStatus::Completed; }
+    explicit operator bool() const noexcept { return completed(); }
+};
 
 namespace detail {
 
 #ifndef LIBAGENT_NO_EXCEPTIONS
-inline void check(AgentStatus status) {
-    if (status != AGENT_OK) throw Error(status, agent_last_error());
+inline void check(AgentError* error) {
+    if (error) throw Error::take(error);
 }
 #endif
 
+// A string_view's bytes for libagent (an empty view may have no data pointer).
+inline const char* ptr(std::string_view text) noexcept { return text.data() ? text.data() : ""; }
+// An optional JSON argument: empty means NULL (the defaults).
+inline const char* opt(std::string_view text) noexcept { return text.empty() ? nullptr : text.data(); }
+inline std::string_view view(AgentStr s) noexcept { return s.len ? std::string_view(s.ptr, s.len) : std::string_view(); }
+inline std::string_view view(const char* p, std::size_t len) noexcept {
+    return len ? std::string_view(p, len) : std::string_view();
+}
+
 // Takes a string returned by libagent.
-inline std::string take(char* text) {
+inline std::string take(char* text, std::size_t len) {
     std::unique_ptr<char, void (*)(char*)> owner(text, agent_string_free);
-    return text ? std::string(text) : std::string();
+    return text ? std::string(text, len) : std::string();
+}
+
+inline Outcome outcome_of(const AgentRunOutcome& raw) {
+    return Outcome{static_cast<RunStatus>(raw.status), std::string(view(raw.stop_reason)),
+                   std::string(view(raw.error_message)), raw.message_count};
 }
 
 template <class T>
@@ -232,20 +313,20 @@ void destroy(void* user_data) noexcept {
     delete static_cast<T*>(user_data);
 }
 
-// The binding callback running on this thread, if any: lets blocking calls refuse to deadlock
-// and lets a call object tell "unwinding towards its own trampoline" from "dropped".
+// The call whose trampoline runs on this thread, if any: lets a call object tell "unwinding
+// towards its own trampoline" (which fails the call with the exception's text) from "dropped".
 struct CallbackFrame {
-    AgentCall* call;
+    std::uint64_t call;  // kListenerFrame: a listener that has not deferred (yet)
     int uncaught;
-    const CallbackFrame* outer;
+    CallbackFrame* outer;
 };
 
-inline thread_local const CallbackFrame* current_frame = nullptr;
+inline constexpr std::uint64_t kListenerFrame = ~std::uint64_t{0};
+inline thread_local CallbackFrame* current_frame = nullptr;
 
 class FrameScope {
 public:
-    explicit FrameScope(AgentCall* call) noexcept
-        : frame_{call, std::uncaught_exceptions(), current_frame} {
+    explicit FrameScope(std::uint64_t call) noexcept : frame_{call, std::uncaught_exceptions(), current_frame} {
         current_frame = &frame_;
     }
     ~FrameScope() { current_frame = frame_.outer; }
@@ -256,46 +337,42 @@ private:
     CallbackFrame frame_;
 };
 
-inline bool in_callback() noexcept { return current_frame != nullptr; }
-
-inline Returned<void> refuse_blocking(const char* what) {
-    if (in_callback())
-        LIBAGENT_FAIL_(AGENT_ERR_WOULD_DEADLOCK,
-                       std::string(what) + " was called inside a libagent callback (the runtime thread), where it "
-                                           "could never finish.");
-    LIBAGENT_OK_;
-}
-
 // True while an exception thrown inside the trampoline of `call` unwinds towards it.
-inline bool unwinding_to_trampoline_of(AgentCall* call) noexcept {
+inline bool unwinding_to_trampoline_of(std::uint64_t call) noexcept {
     for (const CallbackFrame* f = current_frame; f; f = f->outer)
         if (f->call == call) return std::uncaught_exceptions() > f->uncaught;
     return false;
 }
 
-// Fails `call` with `message`; a message libagent refuses (not UTF-8) falls back to a fixed one.
-inline void fail_raw(AgentCall* call, const char* message) noexcept {
-    AgentStatus status = agent_call_fail(call, message);
-    if (status == AGENT_ERR_INVALID_UTF8 || status == AGENT_ERR_NULL)
-        agent_call_fail(call, "A C++ callback threw an exception whose message is not valid UTF-8.");
-}
-
-// Runs a callback body: the thread is marked as inside a callback, and any exception fails
-// `call` (when there is one) with its what(). Nothing escapes.
-template <class Body>
-void guarded(AgentCall* call, Body&& body) noexcept {
+// Runs a callback body; any exception fails the call through `fail(const char*)` (nothing for a
+// callback without a call). Nothing escapes.
+template <class Body, class Fail>
+void guarded(std::uint64_t call, Body&& body, Fail&& fail) noexcept {
     FrameScope scope(call);
 #if LIBAGENT_HAS_EXCEPTIONS_
     try {
         body();
     } catch (const std::exception& e) {
-        if (call) fail_raw(call, e.what());
+        fail(e.what());
     } catch (...) {
-        if (call) fail_raw(call, "A C++ callback threw an exception that is not a std::exception.");
+        fail("A C++ callback threw an exception that is not a std::exception.");
     }
 #else
+    (void)fail;
     body();
 #endif
+}
+
+// Fails a call with `message` (a C failing function of the call's kind); a message libagent
+// refuses (not UTF-8) falls back to a fixed one. Errors (already answered) are dropped.
+template <class Handle>
+void fail_raw(AgentError* (*fail)(Handle, const char*, std::size_t), Handle call, const char* message) noexcept {
+    if (AgentError* error = fail(call, message, AGENT_NTS)) {
+        bool not_utf8 = agent_error_code(error) == AGENT_ERR_INVALID_UTF8;
+        agent_error_free(error);
+        if (not_utf8)
+            agent_error_free(fail(call, "A C++ callback failed with a message that is not valid UTF-8.", AGENT_NTS));
+    }
 }
 
 // Moves `fn` to the heap and registers it through `reg(user_data, finalizer)`; on failure the
@@ -303,10 +380,14 @@ void guarded(AgentCall* call, Body&& body) noexcept {
 template <class Fn, class Register>
 Returned<void> install(Fn fn, Register&& reg) {
     auto owned = std::make_unique<Fn>(std::move(fn));
-    AgentStatus status = reg(static_cast<void*>(owned.get()), &destroy<Fn>);
-    if (status == AGENT_OK) owned.release();
-    LIBAGENT_CHECK_(status);
+    AgentError* error = reg(static_cast<void*>(owned.get()), &destroy<Fn>);
+    if (!error) owned.release();
+    LIBAGENT_CHECK_(error);
     LIBAGENT_OK_;
+}
+
+inline void notify_trampoline(void* user_data) {
+    guarded(0, [&] { (*static_cast<std::function<void()>*>(user_data))(); }, [](const char*) {});
 }
 
 }  // namespace detail
@@ -349,8 +430,15 @@ inline std::string text_result(std::string_view text, bool is_error = false) {
 
 // ---- process-wide ------------------------------------------------------------------------------
 
-// The library's version at run time, e.g. "0.1.0" (AGENT_VERSION_STRING is the header's).
+// The library's version at run time, e.g. "1.0.0" (AGENT_VERSION_STRING is the header's).
 inline std::string_view version() { return agent_version(); }
+
+// Checks that the loaded library serves this header's version (AGENT_ERR_INVALID_STATE, naming
+// both versions, when its major differs or its minor is older).
+inline Returned<void> version_check() {
+    LIBAGENT_CHECK_(agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR));
+    LIBAGENT_OK_;
+}
 
 // Chooses the runtime before first use (see agent_runtime_configure).
 inline Returned<void> runtime_configure(std::uint32_t workers) {
@@ -360,265 +448,484 @@ inline Returned<void> runtime_configure(std::uint32_t workers) {
 
 // ---- call objects ------------------------------------------------------------------------------
 
-// The pending answer of one callback invocation. Move-only; answer it exactly once, from any
-// thread. Destroyed unanswered, it fails the call.
-class Call {
+namespace detail {
+
+// The shared part of the call objects: a move-only owner of one call handle (`Handle`), answered
+// at most once; destroyed unanswered, it fails the call with `Derived::kDropped`.
+template <class Derived, class Handle, AgentError* (*Fail)(Handle, const char*, std::size_t)>
+class Answer {
 public:
-    Call() noexcept = default;
-    explicit Call(AgentCall* raw) noexcept : raw_(raw) {}
-    Call(Call&& other) noexcept
-        : raw_(std::exchange(other.raw_, nullptr)), answered_(other.answered_), dropped_(other.dropped_) {}
-    Call& operator=(Call&& other) noexcept {
+    Answer() noexcept = default;
+    explicit Answer(Handle raw) noexcept : raw_(raw) {}
+    Answer(Answer&& other) noexcept : raw_(std::exchange(other.raw_, Handle{0})), answered_(other.answered_) {}
+    Answer& operator=(Answer&& other) noexcept {
         if (this != &other) {
             drop();
-            raw_ = std::exchange(other.raw_, nullptr);
+            raw_ = std::exchange(other.raw_, Handle{0});
             answered_ = other.answered_;
-            dropped_ = other.dropped_;
         }
         return *this;
     }
-    Call(const Call&) = delete;
-    Call& operator=(const Call&) = delete;
-    ~Call() { drop(); }
+    Answer(const Answer&) = delete;
+    Answer& operator=(const Answer&) = delete;
+    ~Answer() { drop(); }
 
-    // Answers with a JSON result (fails with Error: AGENT_ERR_INVALID_JSON leaves the call open;
-    // AGENT_ERR_ALREADY_COMPLETED when it was answered already).
-    Returned<void> complete(std::string_view result_json) {
-        LIBAGENT_C_STR_(result, result_json);
-        return settle(agent_call_complete(raw_, result.c_str()));
-    }
-    // Answers "returns nothing" (NULL).
-    Returned<void> complete() { return settle(agent_call_complete(raw_, nullptr)); }
     // Answers with a failure (a JavaScript throw with this message).
-    Returned<void> fail(std::string_view message) {
-        LIBAGENT_C_STR_(text, message);
-        return settle(agent_call_fail(raw_, text.c_str()));
-    }
-
-    // Whether the run that made this call is aborted.
-    Returned<bool> is_aborted() const {
-        bool aborted = false;
-        LIBAGENT_CHECK_(agent_call_is_aborted(raw_, &aborted));
-        return aborted;
-    }
-
-    // Calls `fn` once, on the runtime thread, when the run aborts (at once if it already has).
-    Returned<void> on_abort(std::function<void()> fn) {
-        using Fn = std::function<void()>;
-        return detail::install(Fn(std::move(fn)), [&](void* data, AgentFinalizer fin) {
-            return agent_call_on_abort(raw_, &abort_trampoline, data, fin);
-        });
-    }
+    Returned<void> fail(std::string_view message) { return settle(Fail(raw_, ptr(message), message.size())); }
 
     // Whether this object answered its call (or found it answered).
     bool answered() const noexcept { return answered_; }
-    explicit operator bool() const noexcept { return raw_ != nullptr; }
-    AgentCall* get() const noexcept { return raw_; }
+    explicit operator bool() const noexcept { return raw_.id != 0; }
+    Handle get() const noexcept { return raw_; }
     // Gives up ownership: the caller answers through the C API; nothing happens on destruction.
-    AgentCall* release() noexcept { return std::exchange(raw_, nullptr); }
+    Handle release() noexcept { return std::exchange(raw_, Handle{0}); }
 
 protected:
-    // `dropped`: the failure message used when the object is destroyed unanswered.
-    Call(AgentCall* raw, const char* dropped) noexcept : raw_(raw), dropped_(dropped) {}
-
-    Returned<void> settle(AgentStatus status) {
-        if (status == AGENT_OK || status == AGENT_ERR_ALREADY_COMPLETED) answered_ = true;
-        LIBAGENT_CHECK_(status);
+    // Records an answer (AGENT_ERR_ALREADY_COMPLETED: someone answered already) and fails with it.
+    Returned<void> settle(AgentError* error) {
+        if (!error || agent_error_code(error) == AGENT_ERR_ALREADY_COMPLETED) answered_ = true;
+        LIBAGENT_CHECK_(error);
         LIBAGENT_OK_;
     }
     void mark_answered() noexcept { answered_ = true; }
 
-private:
-    static void abort_trampoline(void* user_data) {
-        detail::guarded(nullptr, [&] { (*static_cast<std::function<void()>*>(user_data))(); });
-    }
-
-    void drop() noexcept {
-        if (!raw_ || answered_) return;
-        // An exception unwinding towards this call's own trampoline: it fails the call with
-        // the exception's text.
-        if (!detail::unwinding_to_trampoline_of(raw_)) detail::fail_raw(raw_, dropped_);
-        raw_ = nullptr;
-    }
-
-    AgentCall* raw_ = nullptr;
-    bool answered_ = false;
-    const char* dropped_ = "agent::Call destroyed without an answer.";
-};
-
-// A tool execution's call: also reports progress.
-class ToolCall : public Call {
-public:
-    ToolCall() noexcept = default;
-    explicit ToolCall(AgentToolCall* raw) noexcept : Call(raw, "agent::ToolCall destroyed without an answer.") {}
-
-    // Reports progress (an AgentToolResult-shaped partial result); never blocks.
-    Returned<void> update(std::string_view partial_result_json) {
-        LIBAGENT_C_STR_(partial, partial_result_json);
-        LIBAGENT_CHECK_(agent_tool_call_update(get(), partial.c_str()));
-        LIBAGENT_OK_;
-    }
-};
-
-// A stream function's call: push assistant stream events, end with a `done`/`error` event,
-// `complete(final_message)` or `fail(message)`. Destroyed unanswered, it fails the stream, which
-// libagent ignores when a pushed terminal event already ended it (the failure queues behind it).
-class Stream : public Call {
-public:
-    Stream() noexcept = default;
-    explicit Stream(AgentStream* raw) noexcept : Call(raw, "agent::Stream destroyed before it ended.") {}
-
-    // Pushes one event (never blocks). Fails with Error(AGENT_ERR_STREAM_CLOSED) once the agent
-    // stopped consuming the stream.
-    Returned<void> push(std::string_view event_json) {
-        LIBAGENT_C_STR_(event, event_json);
-        AgentStatus status = agent_stream_push(get(), event.c_str());
-        if (status == AGENT_ERR_STREAM_CLOSED) mark_answered();  // nothing left to fail
-        LIBAGENT_CHECK_(status);
-        LIBAGENT_OK_;
-    }
-
-    // Calls `fn` on the runtime thread each time a pushed event was fully processed (lock step).
-    Returned<void> on_consumed(std::function<void()> fn) {
-        using Fn = std::function<void()>;
-        return detail::install(Fn(std::move(fn)), [&](void* data, AgentFinalizer fin) {
-            return agent_stream_on_consumed(get(), &consumed_trampoline, data, fin);
+    // Registers `fn` through `reg(handle, trampoline, user_data, finalizer)`.
+    template <class Register>
+    Returned<void> install_abort(std::function<void()> fn, Register reg) {
+        Handle raw = raw_;
+        return install(std::move(fn), [&](void* data, AgentFinalizer fin) {
+            return reg(raw, &notify_trampoline, data, fin);
         });
     }
 
 private:
-    static void consumed_trampoline(void* user_data, AgentStream*) {
-        detail::guarded(nullptr, [&] { (*static_cast<std::function<void()>*>(user_data))(); });
+    void drop() noexcept {
+        if (!raw_.id || answered_) return;
+        // An exception unwinding towards this call's own trampoline: it fails the call with the
+        // exception's text.
+        if (!unwinding_to_trampoline_of(raw_.id)) fail_raw(Fail, raw_, Derived::kDropped);
+        raw_ = Handle{0};
     }
+
+    Handle raw_{0};
+    bool answered_ = false;
+};
+
+}  // namespace detail
+
+// A hook's call (also prepareArguments and the coding pack's consent). Move-only; answer it
+// exactly once, from any thread. Destroyed unanswered, it fails the call.
+class HookCall : public detail::Answer<HookCall, AgentHookCall, agent_hook_call_fail> {
+public:
+    static constexpr const char* kDropped = "agent::HookCall destroyed without an answer.";
+    using Answer::Answer;
+
+    // Answers with a JSON result (fails with Error: AGENT_ERR_INVALID_JSON leaves the call open;
+    // AGENT_ERR_ALREADY_COMPLETED when it was answered already).
+    Returned<void> complete(std::string_view result_json) {
+        return settle(agent_hook_call_complete(get(), detail::ptr(result_json), result_json.size()));
+    }
+    // Answers "returns nothing" (NULL).
+    Returned<void> complete() { return settle(agent_hook_call_complete(get(), nullptr, 0)); }
+    // Whether the run that made this call is aborted.
+    Returned<bool> is_aborted() const {
+        bool aborted = false;
+        LIBAGENT_CHECK_(agent_hook_call_is_aborted(get(), &aborted));
+        return aborted;
+    }
+    // Calls `fn` once when the run aborts (at once, later, if it already has).
+    Returned<void> on_abort(std::function<void()> fn) { return install_abort(std::move(fn), agent_hook_call_on_abort); }
+};
+// The 0.x name of a hook's call.
+using Call = HookCall;
+
+// A tool execution's call: also reports progress.
+class ToolCall : public detail::Answer<ToolCall, AgentToolCall, agent_tool_call_fail> {
+public:
+    static constexpr const char* kDropped = "agent::ToolCall destroyed without an answer.";
+    using Answer::Answer;
+
+    // Answers with an AgentToolResult (`{"content":[...],"details":...}`; see agent::text_result).
+    Returned<void> complete(std::string_view result_json) {
+        return settle(agent_tool_call_complete(get(), detail::ptr(result_json), result_json.size()));
+    }
+    // Answers "returned nothing" (the tool call fails with `Tool <name> returned no result`).
+    Returned<void> complete() { return settle(agent_tool_call_complete(get(), nullptr, 0)); }
+    // Reports progress (an AgentToolResult-shaped partial result); never blocks.
+    Returned<void> update(std::string_view partial_result_json) {
+        LIBAGENT_CHECK_(agent_tool_call_update(get(), detail::ptr(partial_result_json), partial_result_json.size()));
+        LIBAGENT_OK_;
+    }
+    Returned<bool> is_aborted() const {
+        bool aborted = false;
+        LIBAGENT_CHECK_(agent_tool_call_is_aborted(get(), &aborted));
+        return aborted;
+    }
+    Returned<void> on_abort(std::function<void()> fn) { return install_abort(std::move(fn), agent_tool_call_on_abort); }
+};
+
+// A stream function's call: push assistant stream events, end with a `done`/`error` event,
+// `complete(final_message)` or `fail(message)`. Destroyed unanswered, it fails the stream (which
+// does nothing once a pushed terminal event ended it).
+class Stream : public detail::Answer<Stream, AgentStream, agent_stream_fail> {
+public:
+    static constexpr const char* kDropped = "agent::Stream destroyed before it ended.";
+    using Answer::Answer;
+
+    // Pushes one event (never blocks). Fails with Error(AGENT_ERR_STREAM_CLOSED) once the agent
+    // stopped consuming the stream or after its terminal event.
+    Returned<void> push(std::string_view event_json) {
+        return pushed(agent_stream_push(get(), detail::ptr(event_json), event_json.size()));
+    }
+    // The JSON-free pushes of the common events (same rules as push).
+    Returned<void> push_text_delta(std::size_t content_index, std::string_view text) {
+        return pushed(agent_stream_push_text_delta(get(), content_index, text.data(), text.size()));
+    }
+    Returned<void> push_thinking_delta(std::size_t content_index, std::string_view text) {
+        return pushed(agent_stream_push_thinking_delta(get(), content_index, text.data(), text.size()));
+    }
+    // The next piece of a tool call's arguments JSON text.
+    Returned<void> push_toolcall_delta(std::size_t content_index, std::string_view text) {
+        return pushed(agent_stream_push_toolcall_delta(get(), content_index, text.data(), text.size()));
+    }
+    Returned<void> push_block_start(BlockKind kind, std::size_t content_index) {
+        return pushed(agent_stream_push_block_start(get(), static_cast<AgentBlockKind>(kind), content_index));
+    }
+    Returned<void> push_toolcall_start(std::size_t content_index, std::string_view id, std::string_view tool_name) {
+        return pushed(agent_stream_push_toolcall_start(get(), content_index, detail::ptr(id), id.size(),
+                                                       detail::ptr(tool_name), tool_name.size()));
+    }
+    Returned<void> push_block_end(BlockKind kind, std::size_t content_index) {
+        return pushed(agent_stream_push_block_end(get(), static_cast<AgentBlockKind>(kind), content_index));
+    }
+    // Ends the stream with its final message (AGENT_ERR_ALREADY_COMPLETED after a terminal event).
+    Returned<void> complete(std::string_view final_message_json) {
+        return settle(agent_stream_end(get(), detail::ptr(final_message_json), final_message_json.size()));
+    }
+    // Ends the stream without a final message (an error message, SPEC §3.5).
+    Returned<void> complete() { return settle(agent_stream_end(get(), nullptr, 0)); }
+
+    Returned<bool> is_aborted() const {
+        bool aborted = false;
+        LIBAGENT_CHECK_(agent_stream_is_aborted(get(), &aborted));
+        return aborted;
+    }
+    Returned<void> on_abort(std::function<void()> fn) { return install_abort(std::move(fn), agent_stream_on_abort); }
+    // How many pushed events the loop has not taken yet (0 once the stream is closed).
+    Returned<std::size_t> backlog() const {
+        std::size_t count = 0;
+        LIBAGENT_CHECK_(agent_stream_backlog(get(), &count));
+        return count;
+    }
+    // Calls `fn` each time a pushed event was fully processed (a lock-step producer pushes the
+    // next one from there). Replaces the previous one.
+    Returned<void> on_consumed(std::function<void()> fn) {
+        AgentStream raw = get();
+        return detail::install(std::move(fn), [&](void* data, AgentFinalizer fin) {
+            return agent_stream_on_consumed(raw, &consumed_trampoline, data, fin);
+        });
+    }
+
+private:
+    Returned<void> pushed(AgentError* error) {
+        if (error && agent_error_code(error) == AGENT_ERR_STREAM_CLOSED) mark_answered();  // nothing left to fail
+        LIBAGENT_CHECK_(error);
+        LIBAGENT_OK_;
+    }
+    static void consumed_trampoline(void* user_data, AgentStream) { detail::notify_trampoline(user_data); }
+};
+
+// A listener's deferred answer (Event::defer): answer it once, from any thread. Destroyed
+// unanswered, it fails the run.
+class Reply : public detail::Answer<Reply, AgentReply, agent_reply_fail> {
+public:
+    static constexpr const char* kDropped = "agent::Reply destroyed without an answer.";
+    using Answer::Answer;
+
+    // The listener is done with the event: the next listener and the loop go on.
+    Returned<void> resume() { return settle(agent_reply_continue(get())); }
 };
 
 // ---- events ------------------------------------------------------------------------------------
 
 namespace detail {
-// Event accessors fail only for an invalid event, never one the binding passes: they throw
-// then, or, without exceptions, give an empty view.
-inline bool event_ok(AgentStatus status) {
-#ifdef LIBAGENT_NO_EXCEPTIONS
-    return status == AGENT_OK;
-#else
-    check(status);
-    return true;
-#endif
+struct EventAccess;
 }
-}  // namespace detail
 
-// An event borrowed by a listener: valid during the listener's call only (copy what you keep).
+// One event: a view of libagent's event struct. From a listener it is valid during the call
+// only; from an EventQueue until the next call on that queue (copy what you keep). Every
+// accessor is O(1) but json(), which builds the event's JSON on request.
 class Event {
 public:
-    explicit Event(const AgentEvent* raw) noexcept : raw_(raw) {}
+    explicit Event(const AgentEvent& raw) noexcept : raw_(raw) {}
+    Event(Event&&) noexcept = default;
+    Event& operator=(Event&&) noexcept = default;
     Event(const Event&) = delete;
     Event& operator=(const Event&) = delete;
 
-    // "agent_start", "message_update", ...
-    std::string_view type() const {
-        const char* type = nullptr;
-        if (!detail::event_ok(agent_event_type(raw_, &type)) || !type) return {};
-        return type;
+    EventType type() const noexcept { return static_cast<EventType>(raw_.kind); }
+    // message_update: which assistant stream event; else UpdateType::None.
+    UpdateType update() const noexcept { return static_cast<UpdateType>(raw_.update); }
+    // message_update: the stream event's contentIndex.
+    std::size_t content_index() const noexcept { return raw_.content_index; }
+    // *_delta updates: the new text (toolcall_delta: the next piece of the arguments' JSON); else "".
+    std::string_view delta() const noexcept { return detail::view(raw_.delta); }
+    // tool_execution_*: the tool call's id and the tool's name; else "".
+    std::string_view tool_call_id() const noexcept { return detail::view(raw_.tool_call_id); }
+    std::string_view tool_name() const noexcept { return detail::view(raw_.tool_name); }
+    // "agent_start", "message_update", ... ("" for a type this header does not know).
+    std::string_view type_name() const noexcept;
+    // "text_delta", ... for a message_update; else "".
+    std::string_view update_name() const noexcept;
+
+    // The event's JSON (built once per shape, shared with the other listeners; valid as long as
+    // the event).
+    Returned<std::string_view> json(EventShape shape = EventShape::Full) const {
+        AgentStr out{nullptr, 0};
+        LIBAGENT_CHECK_(agent_event_json(&raw_, static_cast<AgentEventShape>(shape), &out));
+        return detail::view(out);
     }
-    // The event's JSON, built once per shape and shared with the other listeners.
-    std::string_view json(EventShape shape = EventShape::Full) const {
-        const char* json = nullptr;
-        if (!detail::event_ok(agent_event_json(raw_, static_cast<AgentEventShape>(shape), &json)) || !json) return {};
-        return json;
+
+    // Inside a listener: answer this event later through the returned Reply (the next listener
+    // and the loop wait for it). Fails with AGENT_ERR_INVALID_STATE for a queue's event and when
+    // called twice.
+    Returned<Reply> defer() const {
+        AgentReply reply{0};
+        LIBAGENT_CHECK_(agent_event_defer(&raw_, &reply));
+        deferred_ = reply;
+        // The listener's frame now stands for its Reply: an exception unwinding through a Reply
+        // that lives in the listener fails the run with the exception's text.
+        if (detail::current_frame && detail::current_frame->call == detail::kListenerFrame)
+            detail::current_frame->call = reply.id;
+        return Reply(reply);
     }
-    // For a message_update: the assistant stream event type ("text_delta", ...); else empty.
-    std::string_view update_type() const {
-        const char* type = nullptr;
-        if (!detail::event_ok(agent_event_update_type(raw_, &type))) return {};
-        return type ? std::string_view(type) : std::string_view();
-    }
-    // For a message_update carrying a *_delta: the delta text (no JSON built); else empty.
-    std::string_view delta() const {
-        const char* text = nullptr;
-        std::size_t len = 0;
-        if (!detail::event_ok(agent_event_delta(raw_, &text, &len))) return {};
-        return text ? std::string_view(text, len) : std::string_view();
-    }
-    const AgentEvent* get() const noexcept { return raw_; }
+
+    const AgentEvent& get() const noexcept { return raw_; }
 
 private:
-    const AgentEvent* raw_;
+    friend struct detail::EventAccess;
+    AgentEvent raw_;
+    mutable AgentReply deferred_{0};
 };
 
-// A pull queue of every event of an agent as JSON (see Agent::events). Move-only; closes on
-// destruction. Poll it from any thread, e.g. a frame loop with `try_next()`.
+inline std::string_view Event::type_name() const noexcept {
+    static constexpr const char* names[] = {"agent_start",   "agent_end",     "turn_start",          "turn_end",
+                                            "message_start", "message_update", "message_end",        "tool_execution_start",
+                                            "tool_execution_update", "tool_execution_end"};
+    auto i = static_cast<std::size_t>(raw_.kind);
+    return raw_.kind >= 0 && i < sizeof names / sizeof *names ? names[i] : "";
+}
+
+inline std::string_view Event::update_name() const noexcept {
+    static constexpr const char* names[] = {"",           "start",          "text_start",     "text_delta",
+                                            "text_end",   "thinking_start", "thinking_delta", "thinking_end",
+                                            "toolcall_start", "toolcall_delta", "toolcall_end", "other"};
+    auto i = static_cast<std::size_t>(raw_.update);
+    return raw_.update >= 0 && i < sizeof names / sizeof *names ? names[i] : "";
+}
+
+// Reads what a listener did with its event (the trampoline's side).
+struct detail::EventAccess {
+    static AgentReply deferred(const Event& event) noexcept { return event.deferred_; }
+};
+
+// A pull queue of every event of an agent (see Agent::events). Move-only; closes on destruction.
+// Poll it from any thread, e.g. a frame loop with `try_next()`.
 class EventQueue {
 public:
     EventQueue() noexcept = default;
-    explicit EventQueue(AgentEventQueue* raw) noexcept : raw_(raw) {}
-    EventQueue(EventQueue&& other) noexcept
-        : raw_(std::exchange(other.raw_, nullptr)), closed_(other.closed_) {}
+    explicit EventQueue(AgentQueue raw) noexcept : raw_(raw) {}
+    EventQueue(EventQueue&& other) noexcept : raw_(std::exchange(other.raw_, AgentQueue{0})), closed_(other.closed_) {}
     EventQueue& operator=(EventQueue&& other) noexcept {
         if (this != &other) {
-            reset();
-            raw_ = std::exchange(other.raw_, nullptr);
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentQueue{0});
             closed_ = other.closed_;
         }
         return *this;
     }
     EventQueue(const EventQueue&) = delete;
     EventQueue& operator=(const EventQueue&) = delete;
-    ~EventQueue() { reset(); }
+    ~EventQueue() { free_handle(); }
 
-    // The next event's JSON, waiting up to `timeout` (negative: forever). std::nullopt when none
-    // arrived in time, or when the queue is closed (its agent was freed) and drained: `closed()`
-    // tells which.
-    Returned<std::optional<std::string>> next(std::chrono::milliseconds timeout) {
-        char* json = nullptr;
-        AgentStatus status = agent_events_next(raw_, static_cast<std::int64_t>(timeout.count()), &json);
-        if (status == AGENT_ERR_TIMEOUT) return std::optional<std::string>();
-        if (status == AGENT_ERR_CLOSED) {
-            closed_ = true;
-            return std::optional<std::string>();
-        }
-        LIBAGENT_CHECK_(status);
-        return std::optional<std::string>(detail::take(json));
+    // The next event, waiting up to `timeout` (negative: forever); valid until the next call on
+    // this queue. std::nullopt when none arrived in time, or when the queue is closed (its agent
+    // was freed) and drained: `closed()` tells which.
+    Returned<std::optional<Event>> next(std::chrono::milliseconds timeout) {
+        AgentEvent event{};
+        AgentNext next = AGENT_NEXT_TIMEOUT;
+        LIBAGENT_CHECK_(agent_queue_next(raw_, static_cast<std::int64_t>(timeout.count()), &event, &next));
+        if (next == AGENT_NEXT_CLOSED) closed_ = true;
+        if (next != AGENT_NEXT_EVENT) return std::optional<Event>();
+        return std::optional<Event>(Event(event));
     }
     // Waits forever.
-    Returned<std::optional<std::string>> next() { return next(std::chrono::milliseconds(-1)); }
+    Returned<std::optional<Event>> next() { return next(std::chrono::milliseconds(-1)); }
     // Never waits (for a frame loop).
-    Returned<std::optional<std::string>> try_next() { return next(std::chrono::milliseconds(0)); }
+    Returned<std::optional<Event>> try_next() { return next(std::chrono::milliseconds(0)); }
     // True once the agent was freed and every event was taken.
     bool closed() const noexcept { return closed_; }
     // Closes the queue now (its subscription ends).
     Returned<void> close() {
-        if (raw_) LIBAGENT_CHECK_(agent_events_close(std::exchange(raw_, nullptr)));
+        if (raw_.id) LIBAGENT_CHECK_(agent_queue_close(std::exchange(raw_, AgentQueue{0})));
         LIBAGENT_OK_;
     }
-    AgentEventQueue* get() const noexcept { return raw_; }
+    AgentQueue get() const noexcept { return raw_; }
 
 private:
-    void reset() noexcept {
-        if (raw_) agent_events_close(std::exchange(raw_, nullptr));
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_queue_close(std::exchange(raw_, AgentQueue{0})));
     }
 
-    AgentEventQueue* raw_ = nullptr;
+    AgentQueue raw_{0};
     bool closed_ = false;
+};
+
+// ---- runs --------------------------------------------------------------------------------------
+
+// One run (prompt or continue). Move-only; the destructor drops the handle only: the run goes on
+// (abort() first to stop it). Aborting or waiting on a settled run is harmless, so a late abort
+// never reaches a later run.
+class [[nodiscard]] Run {
+public:
+    Run() noexcept = default;
+    explicit Run(AgentRun raw) noexcept : raw_(raw) {}
+    Run(Run&& other) noexcept : raw_(std::exchange(other.raw_, AgentRun{0})) {}
+    Run& operator=(Run&& other) noexcept {
+        if (this != &other) {
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentRun{0});
+        }
+        return *this;
+    }
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
+    ~Run() { free_handle(); }
+
+    // Blocks until the run settled (and its `done` returned); its outcome. For an agent built
+    // with a Dispatcher, dispatches its callbacks on this thread while waiting. Throws
+    // AGENT_ERR_WOULD_DEADLOCK inside a callback of the same agent.
+    Returned<Outcome> wait() {
+        AgentWaitResult result = AGENT_WAIT_TIMEOUT;
+        LIBAGENT_CHECK_(agent_run_wait(raw_, -1, &result));
+        return outcome();
+    }
+    // The same, giving up after `timeout`: std::nullopt when the run has not settled by then.
+    Returned<std::optional<Outcome>> wait(std::chrono::milliseconds timeout) {
+        AgentWaitResult result = AGENT_WAIT_TIMEOUT;
+        LIBAGENT_CHECK_(agent_run_wait(raw_, static_cast<std::int64_t>(timeout.count()), &result));
+        if (result != AGENT_WAIT_DONE) return std::optional<Outcome>();
+        AgentRunOutcome raw{};
+        LIBAGENT_CHECK_(agent_run_outcome(raw_, &raw));
+        return std::optional<Outcome>(detail::outcome_of(raw));
+    }
+    // Aborts this run (nothing when it settled). Abort callbacks run later, never inside.
+    Returned<void> abort() {
+        LIBAGENT_CHECK_(agent_run_abort(raw_));
+        LIBAGENT_OK_;
+    }
+    // The outcome so far (status RunStatus::Running until the run settled). O(1).
+    Returned<Outcome> outcome() const {
+        AgentRunOutcome raw{};
+        LIBAGENT_CHECK_(agent_run_outcome(raw_, &raw));
+        return detail::outcome_of(raw);
+    }
+    // A JSON array of the messages the run added so far (costs their size only).
+    Returned<std::string> messages() const {
+        char* json = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_run_messages(raw_, &json, &len));
+        return detail::take(json, len);
+    }
+
+    explicit operator bool() const noexcept { return raw_.id != 0; }
+    AgentRun get() const noexcept { return raw_; }
+    // Gives up ownership (the caller frees the handle with agent_run_free).
+    AgentRun release() noexcept { return std::exchange(raw_, AgentRun{0}); }
+
+private:
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_run_free(std::exchange(raw_, AgentRun{0})));
+    }
+    AgentRun raw_{0};
+};
+
+// ---- host-pumped mode --------------------------------------------------------------------------
+
+// A dispatcher: agents built with it (Options::set_dispatcher) call host code (listeners, tools,
+// hooks, stream functions, done, notifications) only inside dispatch() or a Run::wait /
+// Agent::wait_for_idle on the dispatching thread, never on libagent's runtime thread. Network and
+// timers keep running there. Move-only; several agents may share one. Destroy it after them.
+// Known issue (library 1.0.0): destroying such an agent on the dispatching thread right after
+// aborting its run can block forever; let the aborted run settle first (`run.wait()`).
+class Dispatcher {
+public:
+    static Returned<Dispatcher> create() {
+        AgentDispatcher raw{0};
+        LIBAGENT_CHECK_(agent_dispatcher_new(&raw));
+        return Dispatcher(raw);
+    }
+#ifndef LIBAGENT_NO_EXCEPTIONS
+    Dispatcher() : Dispatcher(create()) {}
+#endif
+    Dispatcher(Dispatcher&& other) noexcept : raw_(std::exchange(other.raw_, AgentDispatcher{0})) {}
+    Dispatcher& operator=(Dispatcher&& other) noexcept {
+        if (this != &other) {
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentDispatcher{0});
+        }
+        return *this;
+    }
+    Dispatcher(const Dispatcher&) = delete;
+    Dispatcher& operator=(const Dispatcher&) = delete;
+    ~Dispatcher() { free_handle(); }
+
+    // Runs the callbacks that are ready, on this thread, until none is or `budget` has passed
+    // (checked between callbacks, after at least one); returns how many ran (0 at once when
+    // nothing was ready). A frame loop calls it once per frame.
+    Returned<std::size_t> dispatch(std::chrono::milliseconds budget) {
+        std::size_t ran = 0;
+        LIBAGENT_CHECK_(agent_dispatch(raw_, static_cast<std::int64_t>(budget.count()), &ran));
+        return ran;
+    }
+    // Runs every ready callback (no budget).
+    Returned<std::size_t> dispatch() { return dispatch(std::chrono::milliseconds(-1)); }
+    // Blocks until a callback is ready (true) or `timeout` passed (false; negative: no limit).
+    Returned<bool> wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1)) {
+        AgentWaitResult result = AGENT_WAIT_TIMEOUT;
+        LIBAGENT_CHECK_(agent_dispatcher_wait(raw_, static_cast<std::int64_t>(timeout.count()), &result));
+        return result == AGENT_WAIT_DONE;
+    }
+    AgentDispatcher get() const noexcept { return raw_; }
+
+private:
+    explicit Dispatcher(AgentDispatcher raw) noexcept : raw_(raw) {}
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_dispatcher_free(std::exchange(raw_, AgentDispatcher{0})));
+    }
+    AgentDispatcher raw_{0};
 };
 
 // ---- callback types and adapters ---------------------------------------------------------------
 
 // The deferred forms every callback is stored as.
 using ToolFn = std::function<void(std::string_view tool_call_id, std::string_view args_json, ToolCall call)>;
-using HookFn = std::function<void(std::string_view input_json, Call call)>;
-using ListenerFn = std::function<void(const Event& event, Call call)>;
+using HookFn = std::function<void(std::string_view input_json, HookCall call)>;
+// A listener continues when it returns (or answers later through event.defer()).
+using ListenerFn = std::function<void(const Event& event)>;
 using StreamFn = std::function<void(std::string_view request_json, Stream stream)>;
 using PrepareArgumentsFn = std::function<std::optional<std::string>(std::string_view args_json)>;
-// `status` is AGENT_OK, AGENT_ERR_RUN_FAILED (`error` says why) or AGENT_ERR_FREED.
-using DoneFn = std::function<void(AgentStatus status, std::string_view error)>;
+// Called once when the run settled, with its outcome.
+using DoneFn = std::function<void(const Outcome& outcome)>;
 
 namespace detail {
 
 // Answers `call` (`answer` is one of its complete calls). Without exceptions, an answer libagent
 // refused (e.g. malformed JSON) fails the call with the refusal's text, as the thrown Error would.
 #ifdef LIBAGENT_NO_EXCEPTIONS
-inline void settle_with(Call& call, Result<void> answered) {
-    if (!answered) fail_raw(call.get(), answered.error().what());
+template <class C>
+void settle_with(C& call, Result<void> answered) {
+    if (!answered) (void)call.fail(answered.error().what());
 }
 #define LIBAGENT_SETTLE_(call, answer) ::agent::detail::settle_with((call), (answer))
 #else
@@ -626,9 +933,9 @@ inline void settle_with(Call& call, Result<void> answered) {
 #endif
 
 // Answers `call` with what a synchronous callback returned.
-template <class Answer>
-void answer_with(Call& call, Answer&& result) {
-    using R = std::decay_t<Answer>;
+template <class C, class A>
+void answer_with(C& call, A&& result) {
+    using R = std::decay_t<A>;
     if constexpr (std::is_same_v<R, std::optional<std::string>>) {
         if (result)
             LIBAGENT_SETTLE_(call, call.complete(*result));
@@ -641,8 +948,8 @@ void answer_with(Call& call, Answer&& result) {
     }
 }
 
-template <class F, class... Args>
-void run_sync(F& f, Call& call, Args&&... args) {
+template <class F, class C, class... Args>
+void run_sync(F& f, C& call, Args&&... args) {
     if constexpr (std::is_void_v<std::invoke_result_t<F&, Args...>>) {
         f(std::forward<Args>(args)...);
         LIBAGENT_SETTLE_(call, call.complete());
@@ -665,69 +972,83 @@ ToolFn to_tool_fn(F&& f) {
     }
 }
 
-// A hook: `(input, Call)` (deferred) or `(input) -> std::string | std::optional<std::string> |
-// void` (sync; nullopt and void answer "returns nothing").
+// A hook: `(input, HookCall)` (deferred) or `(input) -> std::string | std::optional<std::string>
+// | void` (sync; nullopt and void answer "returns nothing").
 template <class F>
 HookFn to_hook_fn(F&& f) {
-    if constexpr (std::is_invocable_v<std::decay_t<F>&, std::string_view, Call>) {
+    if constexpr (std::is_invocable_v<std::decay_t<F>&, std::string_view, HookCall>) {
         return HookFn(std::forward<F>(f));
     } else {
         static_assert(std::is_invocable_v<std::decay_t<F>&, std::string_view>,
-                      "a hook is callable as (input_json, agent::Call) or (input_json) -> answer");
-        return [f = std::forward<F>(f)](std::string_view input, Call call) mutable { run_sync(f, call, input); };
+                      "a hook is callable as (input_json, agent::HookCall) or (input_json) -> answer");
+        return [f = std::forward<F>(f)](std::string_view input, HookCall call) mutable { run_sync(f, call, input); };
     }
 }
 
-// A listener: `(const Event&, Call)` (deferred) or `(const Event&)` (continues on return).
-template <class F>
-ListenerFn to_listener_fn(F&& f) {
-    if constexpr (std::is_invocable_v<std::decay_t<F>&, const Event&, Call>) {
-        return ListenerFn(std::forward<F>(f));
-    } else {
-        static_assert(std::is_invocable_v<std::decay_t<F>&, const Event&>,
-                      "a listener is callable as (const agent::Event&, agent::Call) or (const agent::Event&)");
-        return [f = std::forward<F>(f)](const Event& event, Call call) mutable {
-            f(event);
-            LIBAGENT_SETTLE_(call, call.complete());
-        };
+inline void tool_trampoline(void* user_data, const char* id, std::size_t id_len, const char* args,
+                            std::size_t args_len, AgentToolCall call) {
+    guarded(
+        call.id,
+        [&] { (*static_cast<ToolFn*>(user_data))(view(id, id_len), view(args, args_len), ToolCall(call)); },
+        [&](const char* message) { fail_raw(agent_tool_call_fail, call, message); });
+}
+
+inline void hook_trampoline(void* user_data, const char* input, std::size_t input_len, AgentHookCall call) {
+    guarded(
+        call.id, [&] { (*static_cast<HookFn*>(user_data))(view(input, input_len), HookCall(call)); },
+        [&](const char* message) { fail_raw(agent_hook_call_fail, call, message); });
+}
+
+inline void stream_trampoline(void* user_data, const char* request, std::size_t request_len, AgentStream stream) {
+    guarded(
+        stream.id, [&] { (*static_cast<StreamFn*>(user_data))(view(request, request_len), Stream(stream)); },
+        [&](const char* message) { fail_raw(agent_stream_fail, stream, message); });
+}
+
+inline void prepare_trampoline(void* user_data, const char* args, std::size_t args_len, AgentHookCall call) {
+    guarded(
+        call.id,
+        [&] {
+            HookCall answer(call);
+            answer_with(answer, (*static_cast<PrepareArgumentsFn*>(user_data))(view(args, args_len)));
+        },
+        [&](const char* message) { fail_raw(agent_hook_call_fail, call, message); });
+}
+
+// A listener answers by returning; one that deferred answers through its Reply. An exception
+// fails the run with its text: through the listener's Reply, or one deferred for the purpose.
+inline AgentListenerAnswer listener_trampoline(void* user_data, const AgentEvent* raw) {
+    Event event(*raw);
+    bool failed = false;
+    std::string message;
+    guarded(
+        kListenerFrame, [&] { (*static_cast<ListenerFn*>(user_data))(event); },
+        [&](const char* what) {
+            failed = true;
+            message = what;
+        });
+    AgentReply reply = EventAccess::deferred(event);
+    if (!failed) return reply.id ? AGENT_LISTENER_LATER : AGENT_LISTENER_CONTINUE;
+    if (!reply.id) {
+        if (AgentError* error = agent_event_defer(raw, &reply)) {
+            agent_error_free(error);
+            return AGENT_LISTENER_CONTINUE;  // cannot happen for a listener's event
+        }
     }
-}
-
-inline void tool_trampoline(void* user_data, const char* id, const char* args, AgentToolCall* call) {
-    guarded(call, [&] { (*static_cast<ToolFn*>(user_data))(id, args, ToolCall(call)); });
-}
-
-inline void hook_trampoline(void* user_data, const char* input, AgentCall* call) {
-    guarded(call, [&] { (*static_cast<HookFn*>(user_data))(input, Call(call)); });
-}
-
-inline void listener_trampoline(void* user_data, const AgentEvent* event, AgentCall* call) {
-    guarded(call, [&] {
-        Event view(event);
-        (*static_cast<ListenerFn*>(user_data))(view, Call(call));
-    });
-}
-
-inline void stream_trampoline(void* user_data, const char* request, AgentStream* stream) {
-    guarded(stream, [&] { (*static_cast<StreamFn*>(user_data))(request, Stream(stream)); });
-}
-
-inline void prepare_trampoline(void* user_data, const char* args, AgentCall* call) {
-    guarded(call, [&] {
-        Call answer(call);
-        answer_with(answer, (*static_cast<PrepareArgumentsFn*>(user_data))(args));
-    });
+    fail_raw(agent_reply_fail, reply, message.c_str());
+    return AGENT_LISTENER_LATER;
 }
 
 // `done` has no finalizer: libagent calls it exactly once, and it is deleted after that call.
-inline void done_trampoline(void* user_data, AgentStatus status, const char* error) {
+inline void done_trampoline(void* user_data, AgentRun, const AgentRunOutcome* outcome) {
     std::unique_ptr<DoneFn> fn(static_cast<DoneFn*>(user_data));
-    guarded(nullptr, [&] { (*fn)(status, error ? error : ""); });
+    guarded(0, [&] { (*fn)(outcome_of(*outcome)); }, [](const char*) {});
 }
 
+using HookSetter = AgentError* (*)(void* target, AgentHookKind, AgentHookFn, void*, AgentFinalizer);
+
 template <class F>
-Returned<void> install_hook(HookKind kind, F&& f,
-                            AgentStatus (*reg)(void*, AgentHookKind, AgentHookFn, void*, AgentFinalizer), void* target) {
+Returned<void> install_hook(HookKind kind, F&& f, HookSetter reg, void* target) {
     return install(to_hook_fn(std::forward<F>(f)), [&](void* data, AgentFinalizer fin) {
         return reg(target, static_cast<AgentHookKind>(kind), &hook_trampoline, data, fin);
     });
@@ -747,10 +1068,10 @@ public:
     // AgentToolResult JSON (see agent::text_result). An exception becomes an error tool result.
     template <class F>
     static Returned<Tool> create(std::string_view definition_json, F&& execute) {
-        LIBAGENT_C_STR_(definition, definition_json);
-        AgentTool* raw = nullptr;
+        AgentTool raw{0};
         LIBAGENT_TRY_(detail::install(detail::to_tool_fn(std::forward<F>(execute)), [&](void* data, AgentFinalizer fin) {
-            return agent_tool_new(definition.c_str(), &detail::tool_trampoline, data, fin, &raw);
+            return agent_tool_new(detail::ptr(definition_json), definition_json.size(), &detail::tool_trampoline, data,
+                                  fin, &raw);
         }));
         return Tool(raw);
     }
@@ -758,19 +1079,17 @@ public:
     template <class F>
     Tool(std::string_view definition_json, F&& execute) : Tool(create(definition_json, std::forward<F>(execute))) {}
 #endif
-    Tool(Tool&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
+    Tool(Tool&& other) noexcept : raw_(std::exchange(other.raw_, AgentTool{0})) {}
     Tool& operator=(Tool&& other) noexcept {
         if (this != &other) {
-            if (raw_) agent_tool_free(raw_);
-            raw_ = std::exchange(other.raw_, nullptr);
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentTool{0});
         }
         return *this;
     }
     Tool(const Tool&) = delete;
     Tool& operator=(const Tool&) = delete;
-    ~Tool() {
-        if (raw_) agent_tool_free(raw_);
-    }
+    ~Tool() { free_handle(); }
 
     // The synchronous prepareArguments shim: `(args_json) -> std::optional<std::string>` (nullopt
     // keeps the arguments); an exception fails the call.
@@ -784,22 +1103,25 @@ public:
         LIBAGENT_OK_;
     }
 
-    AgentTool* get() const noexcept { return raw_; }
+    AgentTool get() const noexcept { return raw_; }
     // Takes ownership of a raw tool reference (e.g. one of agent_coding_tools_new's).
-    static Tool adopt(AgentTool* raw) noexcept { return Tool(raw); }
+    static Tool adopt(AgentTool raw) noexcept { return Tool(raw); }
 
 private:
-    explicit Tool(AgentTool* raw) noexcept : raw_(raw) {}
-    AgentTool* raw_ = nullptr;
+    explicit Tool(AgentTool raw) noexcept : raw_(raw) {}
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_tool_free(std::exchange(raw_, AgentTool{0})));
+    }
+    AgentTool raw_{0};
 };
 
 // ---- the coding tool pack ----------------------------------------------------------------------
 
 namespace detail {
-inline std::vector<Tool> adopt_all(AgentTool** raw, size_t count) {
+inline std::vector<Tool> adopt_all(const AgentTool* raw, std::size_t count) {
     std::vector<Tool> tools;
     tools.reserve(count);
-    for (size_t i = 0; i < count; i++) tools.push_back(Tool::adopt(raw[i]));
+    for (std::size_t i = 0; i < count; i++) tools.push_back(Tool::adopt(raw[i]));
     return tools;
 }
 }  // namespace detail
@@ -808,29 +1130,25 @@ inline std::vector<Tool> adopt_all(AgentTool** raw, size_t count) {
 // every path they use stays inside it. `options_json`: `{"tools"?: [...], "bash"?: bool,
 // "bashTimeoutMs"?: number|null}` (see agent_coding_tools_new; bash is off by default). They are
 // ordinary tools: add them with Options::add_tool, alone or with your own.
-inline Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view options_json = "{}") {
-    AgentTool* raw[8] = {};
-    size_t count = 0;
-    LIBAGENT_C_STR_(root_text, root);
-    LIBAGENT_C_STR_(options_text, options_json);
-    LIBAGENT_CHECK_(
-        agent_coding_tools_new(root_text.c_str(), options_text.c_str(), nullptr, nullptr, nullptr, raw, 8, &count));
+inline Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view options_json = {}) {
+    AgentTool raw[8] = {};
+    std::size_t count = 0;
+    LIBAGENT_CHECK_(agent_coding_tools_new(detail::ptr(root), root.size(), detail::opt(options_json), options_json.size(),
+                                           nullptr, nullptr, nullptr, raw, 8, &count));
     return detail::adopt_all(raw, count);
 }
 
 // The same with a consent hook, asked before write, edit and bash change anything, with
 // `{"toolCallId", "tool", "args"}`: `(input_json) -> answer` (an empty answer or "true" allows;
 // `{"allow":false,"reason":"..."}` or a thrown exception refuses, and the model sees the reason)
-// or `(input_json, agent::Call)` answering later.
+// or `(input_json, agent::HookCall)` answering later.
 template <class F>
 Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view options_json, F&& consent) {
-    AgentTool* raw[8] = {};
-    size_t count = 0;
-    LIBAGENT_C_STR_(root_text, root);
-    LIBAGENT_C_STR_(options_text, options_json);
+    AgentTool raw[8] = {};
+    std::size_t count = 0;
     LIBAGENT_TRY_(detail::install(detail::to_hook_fn(std::forward<F>(consent)), [&](void* data, AgentFinalizer fin) {
-        return agent_coding_tools_new(root_text.c_str(), options_text.c_str(), &detail::hook_trampoline, data, fin,
-                                      raw, 8, &count);
+        return agent_coding_tools_new(detail::ptr(root), root.size(), detail::opt(options_json), options_json.size(),
+                                      &detail::hook_trampoline, data, fin, raw, 8, &count);
     }));
     return detail::adopt_all(raw, count);
 }
@@ -848,38 +1166,35 @@ Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view
 #endif
 class Options {
 public:
-    // All defaults (without exceptions, allocation failure leaves it empty: every use then fails).
+    // All defaults (without exceptions, a failure leaves it empty: every use then fails).
     Options() {
-        AgentStatus status = agent_options_new(nullptr, &raw_);
+        AgentError* error = agent_options_new(nullptr, 0, &raw_);
 #ifndef LIBAGENT_NO_EXCEPTIONS
-        detail::check(status);
+        detail::check(error);
 #else
-        (void)status;
+        agent_error_free(error);
 #endif
     }
     // `{"initialState": {...}, "steeringMode"?, ...}` (see agent_options_new).
     static Returned<Options> create(std::string_view options_json) {
-        LIBAGENT_C_STR_(text, options_json);
-        AgentOptions* raw = nullptr;
-        LIBAGENT_CHECK_(agent_options_new(text.c_str(), &raw));
+        AgentOptions raw{0};
+        LIBAGENT_CHECK_(agent_options_new(detail::ptr(options_json), options_json.size(), &raw));
         return Options(raw);
     }
 #ifndef LIBAGENT_NO_EXCEPTIONS
     explicit Options(std::string_view options_json) : Options(create(options_json)) {}
 #endif
-    Options(Options&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
+    Options(Options&& other) noexcept : raw_(std::exchange(other.raw_, AgentOptions{0})) {}
     Options& operator=(Options&& other) noexcept {
         if (this != &other) {
-            if (raw_) agent_options_free(raw_);
-            raw_ = std::exchange(other.raw_, nullptr);
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentOptions{0});
         }
         return *this;
     }
     Options(const Options&) = delete;
     Options& operator=(const Options&) = delete;
-    ~Options() {
-        if (raw_) agent_options_free(raw_);
-    }
+    ~Options() { free_handle(); }
 
     LIBAGENT_SELF_ add_tool(const Tool& tool) {
         LIBAGENT_CHECK_(agent_options_add_tool(raw_, tool.get()));
@@ -894,8 +1209,7 @@ public:
     }
     // The built-in scripted model (see agent_options_set_scripted_model).
     LIBAGENT_SELF_ set_scripted_model(std::string_view script_json) {
-        LIBAGENT_C_STR_(script, script_json);
-        LIBAGENT_CHECK_(agent_options_set_scripted_model(raw_, script.c_str()));
+        LIBAGENT_CHECK_(agent_options_set_scripted_model(raw_, detail::ptr(script_json), script_json.size()));
         LIBAGENT_RETURN_SELF_;
     }
     // The built-in providers: HTTP to the endpoint that `initialState.model` describes (`api`
@@ -906,135 +1220,144 @@ public:
         LIBAGENT_CHECK_(agent_options_use_providers(raw_));
         LIBAGENT_RETURN_SELF_;
     }
-    // A hook: `(input_json, agent::Call)` or `(input_json) -> answer` (see agent::Agent::set_hook).
+    // A hook: `(input_json, agent::HookCall)` or `(input_json) -> answer` (see Agent::set_hook).
     template <class F>
     LIBAGENT_SELF_ set_hook(HookKind kind, F&& hook) {
+        AgentOptions raw = raw_;
         LIBAGENT_TRY_(detail::install_hook(
             kind, std::forward<F>(hook),
             [](void* target, AgentHookKind k, AgentHookFn fn, void* data, AgentFinalizer fin) {
-                return agent_options_set_hook(static_cast<AgentOptions*>(target), k, fn, data, fin);
+                return agent_options_set_hook(*static_cast<AgentOptions*>(target), k, fn, data, fin);
             },
-            raw_));
+            &raw));
+        LIBAGENT_RETURN_SELF_;
+    }
+    // Host-pumped mode: the agent's callbacks run only inside `dispatcher.dispatch()` (and in a
+    // Run::wait / Agent::wait_for_idle on the dispatching thread), on the host's thread.
+    LIBAGENT_SELF_ set_dispatcher(const Dispatcher& dispatcher) {
+        LIBAGENT_CHECK_(agent_options_set_dispatcher(raw_, dispatcher.get()));
         LIBAGENT_RETURN_SELF_;
     }
 
-    AgentOptions* get() const noexcept { return raw_; }
+    AgentOptions get() const noexcept { return raw_; }
+    explicit operator bool() const noexcept { return raw_.id != 0; }
     // Gives up ownership (the caller frees or consumes the raw options).
-    AgentOptions* release() noexcept { return std::exchange(raw_, nullptr); }
+    AgentOptions release() noexcept { return std::exchange(raw_, AgentOptions{0}); }
 
 private:
-    explicit Options(AgentOptions* raw) noexcept : raw_(raw) {}
-    AgentOptions* raw_ = nullptr;
+    explicit Options(AgentOptions raw) noexcept : raw_(raw) {}
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_options_free(std::exchange(raw_, AgentOptions{0})));
+    }
+    AgentOptions raw_{0};
 };
 #undef LIBAGENT_SELF_
 #undef LIBAGENT_RETURN_SELF_
 
 // ---- the agent ---------------------------------------------------------------------------------
 
-// An agent. Move-only; its destructor frees it (never blocks: a running run is cancelled and its
-// `done` gets AGENT_ERR_FREED). Every method may be called from any thread.
+// An agent. Move-only; its destructor frees it (a running run is cancelled and settles with
+// RunStatus::Freed). Every method may be called from any thread.
 class Agent {
 public:
     // Consumes `options` (also on failure). Fails with AGENT_ERR_NO_STREAM_FN without a model.
     static Returned<Agent> create(Options options) {
-        AgentHandle* raw = nullptr;
-        AgentStatus status = agent_new(options.release(), &raw);
-        if (status == AGENT_ERR_NO_STREAM_FN)  // the reference's text names JavaScript's API
-            LIBAGENT_FAIL_(status,
+        AgentHandle raw{0};
+        AgentError* error = agent_new(options.release(), &raw);
+        if (error && agent_error_code(error) == AGENT_ERR_NO_STREAM_FN) {  // the reference's text names JavaScript's API
+            agent_error_free(error);
+            LIBAGENT_FAIL_(AGENT_ERR_NO_STREAM_FN,
                            "No model to talk to: call Options::set_stream_fn, set_scripted_model or use_providers "
                            "(the built-in providers, for a model with api openai-completions, anthropic-messages, "
                            "openai-responses or google-generative-ai), "
                            "or set a process-wide default with agent::set_default_stream_fn.");
-        LIBAGENT_CHECK_(status);
+        }
+        LIBAGENT_CHECK_(error);
         return Agent(raw);
     }
 #ifndef LIBAGENT_NO_EXCEPTIONS
     explicit Agent(Options options) : Agent(create(std::move(options))) {}
 #endif
     // Takes ownership of a raw handle.
-    explicit Agent(AgentHandle* raw) noexcept : raw_(raw) {}
-    Agent(Agent&& other) noexcept : raw_(std::exchange(other.raw_, nullptr)) {}
+    explicit Agent(AgentHandle raw) noexcept : raw_(raw) {}
+    Agent(Agent&& other) noexcept : raw_(std::exchange(other.raw_, AgentHandle{0})) {}
     Agent& operator=(Agent&& other) noexcept {
         if (this != &other) {
-            if (raw_) agent_free(raw_);
-            raw_ = std::exchange(other.raw_, nullptr);
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentHandle{0});
         }
         return *this;
     }
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
-    ~Agent() {
-        if (raw_) agent_free(raw_);
-    }
+    ~Agent() { free_handle(); }
 
-    // -- runs. The blocking forms wait until the run settled and throw Error(AGENT_ERR_RUN_FAILED)
-    // when it failed (and AGENT_ERR_WOULD_DEADLOCK, before starting, inside a callback); the
-    // async forms return at once and call `done` (optional) on the runtime thread. All throw
-    // AGENT_ERR_BUSY while a run is active (then `done` is never called).
+    // -- runs. Each starts a run and returns its Run at once (wait() for the outcome); `done`
+    // (optional) is called once with the outcome when it settled. While a run is active they fail
+    // with AGENT_ERR_BUSY and the reference's text (then `done` is never called).
 
     // prompt(text).
-    Returned<void> prompt(std::string_view text) {
-        LIBAGENT_TRY_(detail::refuse_blocking("Agent::prompt"));
-        return block([&](DoneFn done) { return prompt_async(text, std::move(done)); });
+    Returned<Run> prompt(std::string_view text, DoneFn done = {}) {
+        return start(std::move(done), [&](AgentDoneFn fn, void* data, AgentRun* run) {
+            return agent_prompt_text(raw_, detail::ptr(text), text.size(), nullptr, 0, fn, data, run);
+        });
     }
     // prompt(text, images): `images_json` is a JSON array of image blocks.
-    Returned<void> prompt(std::string_view text, std::string_view images_json) {
-        LIBAGENT_TRY_(detail::refuse_blocking("Agent::prompt"));
-        return block([&](DoneFn done) { return prompt_async(text, images_json, std::move(done)); });
+    Returned<Run> prompt(std::string_view text, std::string_view images_json, DoneFn done = {}) {
+        return start(std::move(done), [&](AgentDoneFn fn, void* data, AgentRun* run) {
+            return agent_prompt_text(raw_, detail::ptr(text), text.size(), detail::opt(images_json),
+                                     images_json.size(), fn, data, run);
+        });
     }
     // prompt(input): a JSON string, one message object, or an array of messages.
-    Returned<void> prompt_json(std::string_view input_json) {
-        LIBAGENT_TRY_(detail::refuse_blocking("Agent::prompt_json"));
-        return block([&](DoneFn done) { return prompt_json_async(input_json, std::move(done)); });
+    Returned<Run> prompt_json(std::string_view input_json, DoneFn done = {}) {
+        return start(std::move(done), [&](AgentDoneFn fn, void* data, AgentRun* run) {
+            return agent_prompt(raw_, detail::ptr(input_json), input_json.size(), fn, data, run);
+        });
     }
     // continue().
-    Returned<void> continue_run() {
-        LIBAGENT_TRY_(detail::refuse_blocking("Agent::continue_run"));
-        return block([&](DoneFn done) { return continue_async(std::move(done)); });
+    Returned<Run> continue_run(DoneFn done = {}) {
+        return start(std::move(done), [&](AgentDoneFn fn, void* data, AgentRun* run) {
+            return agent_continue(raw_, fn, data, run);
+        });
     }
 
+    // The same without a Run: fire and forget, `done` reports how the run ended.
     Returned<void> prompt_async(std::string_view text, DoneFn done = {}) {
-        LIBAGENT_C_STR_(t, text);
-        return start(std::move(done), [&](AgentDoneFn fn, void* data) {
-            return agent_prompt_text(raw_, t.c_str(), nullptr, fn, data);
-        });
+        LIBAGENT_TRY_(prompt(text, std::move(done)));
+        LIBAGENT_OK_;
     }
     Returned<void> prompt_async(std::string_view text, std::string_view images_json, DoneFn done = {}) {
-        LIBAGENT_C_STR_(t, text);
-        LIBAGENT_C_STR_(images, images_json);
-        return start(std::move(done), [&](AgentDoneFn fn, void* data) {
-            return agent_prompt_text(raw_, t.c_str(), images.c_str(), fn, data);
-        });
+        LIBAGENT_TRY_(prompt(text, images_json, std::move(done)));
+        LIBAGENT_OK_;
     }
     Returned<void> prompt_json_async(std::string_view input_json, DoneFn done = {}) {
-        LIBAGENT_C_STR_(input, input_json);
-        return start(std::move(done),
-                     [&](AgentDoneFn fn, void* data) { return agent_prompt(raw_, input.c_str(), fn, data); });
+        LIBAGENT_TRY_(prompt_json(input_json, std::move(done)));
+        LIBAGENT_OK_;
     }
     Returned<void> continue_async(DoneFn done = {}) {
-        return start(std::move(done), [&](AgentDoneFn fn, void* data) { return agent_continue(raw_, fn, data); });
+        LIBAGENT_TRY_(continue_run(std::move(done)));
+        LIBAGENT_OK_;
     }
 
-    // Waits until the active run finished its cleanup; false when `timeout` ran out (nullopt:
-    // forever).
+    // Waits until the active run (if any) finished its cleanup; false when `timeout` ran out
+    // (nullopt: forever). Throws AGENT_ERR_WOULD_DEADLOCK inside a callback of this agent.
     Returned<bool> wait_for_idle(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
-        LIBAGENT_TRY_(detail::refuse_blocking("Agent::wait_for_idle"));
-        AgentStatus status = agent_wait_for_idle(raw_, timeout ? static_cast<std::int64_t>(timeout->count()) : -1);
-        if (status == AGENT_ERR_TIMEOUT) return false;
-        LIBAGENT_CHECK_(status);
-        return true;
+        AgentWaitResult result = AGENT_WAIT_TIMEOUT;
+        LIBAGENT_CHECK_(
+            agent_wait_for_idle(raw_, timeout ? static_cast<std::int64_t>(timeout->count()) : -1, &result));
+        return result == AGENT_WAIT_DONE;
     }
 
     Returned<void> steer(std::string_view message_json) {
-        LIBAGENT_C_STR_(message, message_json);
-        LIBAGENT_CHECK_(agent_steer(raw_, message.c_str()));
+        LIBAGENT_CHECK_(agent_steer(raw_, detail::ptr(message_json), message_json.size()));
         LIBAGENT_OK_;
     }
     Returned<void> follow_up(std::string_view message_json) {
-        LIBAGENT_C_STR_(message, message_json);
-        LIBAGENT_CHECK_(agent_follow_up(raw_, message.c_str()));
+        LIBAGENT_CHECK_(agent_follow_up(raw_, detail::ptr(message_json), message_json.size()));
         LIBAGENT_OK_;
     }
+    // Aborts whatever run is active (Run::abort aborts one run only).
     Returned<void> abort() {
         LIBAGENT_CHECK_(agent_abort(raw_));
         LIBAGENT_OK_;
@@ -1045,37 +1368,59 @@ public:
     }
 
     // -- state
+    // The whole state as JSON (costs the transcript's size: per-frame readers use message_count /
+    // message / messages).
     Returned<std::string> state() const {
         char* json = nullptr;
-        LIBAGENT_CHECK_(agent_get_state(raw_, &json));
-        return detail::take(json);
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_get_state(raw_, &json, &len));
+        return detail::take(json, len);
+    }
+    // The number of messages in the transcript (O(1)).
+    Returned<std::size_t> message_count() const {
+        std::size_t count = 0;
+        LIBAGENT_CHECK_(agent_get_message_count(raw_, &count));
+        return count;
+    }
+    // The message at `index` (AGENT_ERR_INVALID_ARGUMENT out of range).
+    Returned<std::string> message(std::size_t index) const {
+        char* json = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_get_message(raw_, index, &json, &len));
+        return detail::take(json, len);
+    }
+    // A JSON array of the messages `start .. start + count`, clamped to the transcript.
+    Returned<std::string> messages(std::size_t start, std::size_t count) const {
+        char* json = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_get_messages(raw_, start, count, &json, &len));
+        return detail::take(json, len);
     }
     Returned<void> set_messages(std::string_view messages_json) {
-        LIBAGENT_C_STR_(messages, messages_json);
-        LIBAGENT_CHECK_(agent_set_messages(raw_, messages.c_str()));
+        LIBAGENT_CHECK_(agent_set_messages(raw_, detail::ptr(messages_json), messages_json.size()));
         LIBAGENT_OK_;
     }
     Returned<void> set_tools(std::initializer_list<std::reference_wrapper<const Tool>> tools) {
         return set_tools(std::vector<std::reference_wrapper<const Tool>>(tools));
     }
     Returned<void> set_tools(const std::vector<std::reference_wrapper<const Tool>>& tools) {
-        std::vector<AgentTool*> raw;
+        std::vector<AgentTool> raw;
         raw.reserve(tools.size());
         for (const Tool& tool : tools) raw.push_back(tool.get());
         LIBAGENT_CHECK_(agent_set_tools(raw_, raw.data(), raw.size()));
         LIBAGENT_OK_;
     }
     Returned<void> configure(std::string_view patch_json) {
-        LIBAGENT_C_STR_(patch, patch_json);
-        LIBAGENT_CHECK_(agent_configure(raw_, patch.c_str()));
+        LIBAGENT_CHECK_(agent_configure(raw_, detail::ptr(patch_json), patch_json.size()));
         LIBAGENT_OK_;
     }
 
     // -- queues
     Returned<std::string> peek_queued_messages() const {
         char* json = nullptr;
-        LIBAGENT_CHECK_(agent_peek_queued_messages(raw_, &json));
-        return detail::take(json);
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_peek_queued_messages(raw_, &json, &len));
+        return detail::take(json, len);
     }
     Returned<bool> has_queued_messages() const {
         bool has = false;
@@ -1096,7 +1441,7 @@ public:
     }
 
     // -- host functions
-    // A hook: deferred `(std::string_view input_json, agent::Call call)`, or synchronous
+    // A hook: deferred `(std::string_view input_json, agent::HookCall call)`, or synchronous
     // `(input_json) -> std::string | std::optional<std::string> | void` (nullopt/void: "returns
     // nothing"). Captured when the next run starts.
     template <class F>
@@ -1104,9 +1449,9 @@ public:
         return detail::install_hook(
             kind, std::forward<F>(hook),
             [](void* target, AgentHookKind k, AgentHookFn fn, void* data, AgentFinalizer fin) {
-                return agent_set_hook(static_cast<AgentHandle*>(target), k, fn, data, fin);
+                return agent_set_hook(*static_cast<AgentHandle*>(target), k, fn, data, fin);
             },
-            raw_);
+            &raw_);
     }
     Returned<void> remove_hook(HookKind kind) {
         LIBAGENT_CHECK_(agent_set_hook(raw_, static_cast<AgentHookKind>(kind), nullptr, nullptr, nullptr));
@@ -1118,8 +1463,7 @@ public:
         });
     }
     Returned<void> set_scripted_model(std::string_view script_json) {
-        LIBAGENT_C_STR_(script, script_json);
-        LIBAGENT_CHECK_(agent_set_scripted_model(raw_, script.c_str()));
+        LIBAGENT_CHECK_(agent_set_scripted_model(raw_, detail::ptr(script_json), script_json.size()));
         LIBAGENT_OK_;
     }
     // The built-in providers from the next run on (see Options::use_providers).
@@ -1129,16 +1473,14 @@ public:
     }
 
     // -- events
-    // A listener: `(const agent::Event&)` (continues when it returns) or deferred
-    // `(const agent::Event&, agent::Call call)` (the loop waits until `call` is answered).
+    // A listener `(const agent::Event&)`, called for every event; the loop goes on when it returns
+    // (or, after `event.defer()`, when the Reply is answered). An exception fails the run.
     // Returns the subscription id for `unsubscribe`.
-    template <class F>
-    Returned<std::uint64_t> subscribe(F&& listener) {
+    Returned<std::uint64_t> subscribe(ListenerFn listener) {
         std::uint64_t id = 0;
-        LIBAGENT_TRY_(detail::install(detail::to_listener_fn(std::forward<F>(listener)),
-                                      [&](void* data, AgentFinalizer fin) {
-                                          return agent_subscribe(raw_, &detail::listener_trampoline, data, fin, &id);
-                                      }));
+        LIBAGENT_TRY_(detail::install(std::move(listener), [&](void* data, AgentFinalizer fin) {
+            return agent_subscribe(raw_, &detail::listener_trampoline, data, fin, &id);
+        }));
         return id;
     }
     Returned<void> unsubscribe(std::uint64_t id) {
@@ -1146,68 +1488,38 @@ public:
         LIBAGENT_OK_;
     }
 
-    // A pull queue of every event (`{"capacity": N, "shape": "full"|"lean"}`; empty = defaults).
+    // A pull queue of every event (`{"capacity": N}`; empty = defaults).
     Returned<EventQueue> events(std::string_view options_json = {}) {
-        LIBAGENT_C_STR_(options, options_json);
-        AgentEventQueue* queue = nullptr;
-        LIBAGENT_CHECK_(agent_events_open(raw_, options_json.empty() ? nullptr : options.c_str(), &queue));
+        AgentQueue queue{0};
+        LIBAGENT_CHECK_(agent_queue_open(raw_, detail::opt(options_json), options_json.size(), &queue));
         return EventQueue(queue);
     }
 
-    AgentHandle* get() const noexcept { return raw_; }
-    AgentHandle* release() noexcept { return std::exchange(raw_, nullptr); }
+    AgentHandle get() const noexcept { return raw_; }
+    explicit operator bool() const noexcept { return raw_.id != 0; }
+    AgentHandle release() noexcept { return std::exchange(raw_, AgentHandle{0}); }
 
 private:
-    // Starts a run with an optional `done`, deleting it when the run did not start. `done` gets
-    // how the run ended: a run that settled as the reference's promise resolves may still have
-    // failed or been aborted (agent_last_run_outcome, read inside `done`, where it is this run's).
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_free(std::exchange(raw_, AgentHandle{0})));
+    }
+
+    // Starts a run with an optional `done`, deleting it when the run did not start.
     template <class Starter>
-    Returned<void> start(DoneFn done, Starter&& starter) {
+    Returned<Run> start(DoneFn done, Starter&& starter) {
+        AgentRun run{0};
         if (!done) {
-            LIBAGENT_CHECK_(starter(nullptr, nullptr));
-            LIBAGENT_OK_;
+            LIBAGENT_CHECK_(starter(nullptr, nullptr, &run));
+            return Run(run);
         }
-        auto owned = std::make_unique<DoneFn>([raw = raw_, done = std::move(done)](AgentStatus status,
-                                                                                   std::string_view error) {
-            AgentStatus ended = AGENT_OK;
-            char* message = nullptr;
-            if (status != AGENT_OK || agent_last_run_outcome(raw, &ended, &message) != AGENT_OK) {
-                done(status, error);
-                return;
-            }
-            std::string text = detail::take(message);
-            done(ended, text);
-        });
-        AgentStatus status = starter(&detail::done_trampoline, owned.get());
-        if (status == AGENT_OK) owned.release();
-        LIBAGENT_CHECK_(status);
-        LIBAGENT_OK_;
+        auto owned = std::make_unique<DoneFn>(std::move(done));
+        AgentError* error = starter(&detail::done_trampoline, owned.get(), &run);
+        if (!error) owned.release();
+        LIBAGENT_CHECK_(error);
+        return Run(run);
     }
 
-    // Runs `start_with(done)` and waits until the run settled; fails with the run's failure.
-    template <class StartWith>
-    Returned<void> block(StartWith&& start_with) {
-        struct Outcome {
-            std::mutex mutex;
-            bool settled = false;
-            AgentStatus status = AGENT_OK;
-            std::string error;
-        };
-        auto outcome = std::make_shared<Outcome>();
-        LIBAGENT_TRY_(start_with([outcome](AgentStatus status, std::string_view error) {
-            std::lock_guard<std::mutex> lock(outcome->mutex);
-            outcome->settled = true;
-            outcome->status = status;
-            outcome->error = std::string(error);
-        }));
-        LIBAGENT_CHECK_(agent_wait_for_idle(raw_, -1));
-        std::lock_guard<std::mutex> lock(outcome->mutex);
-        // `done` runs before agent_wait_for_idle returns.
-        if (outcome->settled && outcome->status != AGENT_OK) LIBAGENT_FAIL_(outcome->status, outcome->error);
-        LIBAGENT_OK_;
-    }
-
-    AgentHandle* raw_ = nullptr;
+    AgentHandle raw_{0};
 };
 
 // ---- process-wide stream function --------------------------------------------------------------
@@ -1223,8 +1535,7 @@ inline Returned<void> clear_default_stream_fn() {
     LIBAGENT_OK_;
 }
 inline Returned<void> set_default_scripted_model(std::string_view script_json) {
-    LIBAGENT_C_STR_(script, script_json);
-    LIBAGENT_CHECK_(agent_set_default_scripted_model(script.c_str()));
+    LIBAGENT_CHECK_(agent_set_default_scripted_model(detail::ptr(script_json), script_json.size()));
     LIBAGENT_OK_;
 }
 
@@ -1234,7 +1545,6 @@ inline Returned<void> set_default_scripted_model(std::string_view script_json) {
 #undef LIBAGENT_CHECK_
 #undef LIBAGENT_TRY_
 #undef LIBAGENT_OK_
-#undef LIBAGENT_C_STR_
 #undef LIBAGENT_SETTLE_
 #undef LIBAGENT_HAS_EXCEPTIONS_
 
