@@ -227,7 +227,7 @@ fn lookup(call: u64, closed_status: AgentErrorCode) -> FfiResult<Arc<CallState>>
             "The stream is closed: the agent no longer consumes it.",
         ),
         Lookup::Retired => err(closed_status, "The call was already answered."),
-        Lookup::Invalid if call == 0 => err(AGENT_ERR_NULL, "call is the null handle."),
+        Lookup::Invalid if call == 0 => err(AGENT_ERR_INVALID_HANDLE, "call is the null handle."),
         Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, "call is not a valid call object."),
     }
 }
