@@ -370,8 +370,20 @@ fn call_of(call: u64, kind: Kind) -> FfiResult<Arc<CallState>> {
     Ok(state)
 }
 
+/// The call to answer: a stream already ended (or failed) refuses a second end or failure as a
+/// second answer, as the header says, not as a push into a closed stream.
+fn answerable(call: u64, kind: Kind) -> FfiResult<Arc<CallState>> {
+    if kind == Kind::Stream && matches!(CALLS.lookup(call), Lookup::Retired) {
+        return err(
+            AGENT_ERR_ALREADY_COMPLETED,
+            "The call was already answered.",
+        );
+    }
+    call_of(call, kind)
+}
+
 fn complete(call: u64, kind: Kind, json: *const c_char, len: usize, name: &str) -> FfiResult {
-    let state = call_of(call, kind)?;
+    let state = answerable(call, kind)?;
     let value = opt_json_arg(json, len, name)?;
     match &state.reply {
         Reply::Value { slot, shape } => {
@@ -399,7 +411,7 @@ fn complete(call: u64, kind: Kind, json: *const c_char, len: usize, name: &str) 
 }
 
 fn fail(call: u64, kind: Kind, message: *const c_char, len: usize) -> FfiResult {
-    let state = call_of(call, kind)?;
+    let state = answerable(call, kind)?;
     let message = str_arg(message, len, "message")?.to_string();
     match &state.reply {
         Reply::Value { slot, .. } | Reply::Tool { slot, .. } => settle(call, slot, Err(message)),
