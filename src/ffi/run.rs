@@ -201,7 +201,11 @@ pub(crate) fn start_run(
 #[no_mangle]
 pub extern "C" fn agent_run_abort(run: AgentRun) -> *mut AgentError {
     boundary(|| {
-        run_arg(run)?.completion()?.abort();
+        let ffi_run = run_arg(run)?;
+        if ffi_run.recorded.get().is_some() {
+            return Ok(()); // settled: nothing to abort (also inside `done` of a run that settled at once)
+        }
+        ffi_run.completion()?.abort();
         Ok(())
     })
 }
@@ -258,10 +262,14 @@ pub unsafe extern "C" fn agent_run_outcome(
     boundary(|| {
         check_out(out_outcome, "out_outcome")?;
         let ffi_run = run_arg(run)?;
-        let completion = ffi_run.completion()?;
-        let outcome = ffi_run
-            .recorded(completion)
-            .map_or(RUNNING, Recorded::outcome);
+        // Recorded before `done` runs, which may be before `start_run` stored the completion
+        // (a run that settles at once): inside `done` the outcome is already there.
+        let outcome = match ffi_run.recorded.get() {
+            Some(recorded) => recorded.outcome(),
+            None => ffi_run
+                .recorded(ffi_run.completion()?)
+                .map_or(RUNNING, Recorded::outcome),
+        };
         write_out(out_outcome, outcome);
         Ok(())
     })
