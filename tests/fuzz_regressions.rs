@@ -88,7 +88,10 @@ unsafe fn queue_open_racing_free() {
                 let queue = AgentQueue { id };
                 let mut event = std::mem::MaybeUninit::<AgentEvent>::zeroed().assume_init();
                 let mut next: AgentNext = -1;
-                assert_eq!(code(agent_queue_next(queue, 0, &mut event, &mut next)), AGENT_OK);
+                assert_eq!(
+                    code(agent_queue_next(queue, 0, &mut event, &mut next)),
+                    AGENT_OK
+                );
                 assert_ne!(
                     next, AGENT_NEXT_TIMEOUT,
                     "a queue of a freed agent never closes"
