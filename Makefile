@@ -84,8 +84,8 @@ example-rust:
 c-test: build tools
 	bash tests/c/run.sh
 	@# The header compiles on its own as C99 and as C++; the demo links statically too.
-	@printf '#include "agent.h"\n' | cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude -xc -
-	@printf '#include "agent.h"\n' | c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude -xc++ -
+	@printf '#include <libagent/agent.h>\n' | cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude -xc -
+	@printf '#include <libagent/agent.h>\n' | c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude -xc++ -
 	@mkdir -p build
 	@cc $(CFLAGS) examples/c/quickstart.c target/debug/libagent.a -lpthread -ldl -lm -o build/quickstart-static
 	@./build/quickstart-static > build/quickstart-static.out && grep -q "Transcript: 6 messages" build/quickstart-static.out
@@ -144,7 +144,7 @@ install:
 	install -m 755 target/$(INSTALL_PROFILE)/libagent.so $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION)
 	ln -sfn libagent.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION_MAJOR)
 	ln -sfn libagent.so.$(VERSION_MAJOR) $(DESTDIR)$(PREFIX)/lib/libagent.so
-	install -m 644 include/agent.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/libagent/agent.h $(DESTDIR)$(PREFIX)/include/libagent/
 	install -m 644 bindings/cpp/include/libagent/agent.hpp $(DESTDIR)$(PREFIX)/include/libagent/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' \
 		libagent.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libagent.pc
@@ -250,7 +250,7 @@ fuzz-build:
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/campaign.sh
 
-build/soak: tests/soak/soak.c include/agent.h
+build/soak: tests/soak/soak.c include/libagent/agent.h
 	cargo build --release --quiet
 	@mkdir -p build
 	cc -Wall -Wextra -Werror -std=c11 -O2 -g -Iinclude tests/soak/soak.c -L$(CURDIR)/target/release -lagent \

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include <libagent/agent.h>
 
 /* The reference's MODEL and a zero usage, as JSON. */
 #define MODEL_JSON                                                                                  \
@@ -42,13 +42,14 @@
 enum { MODE_TYPE, MODE_LEAN, MODE_FULL };
 static const char *MODE_NAMES[] = {"type", "lean", "full"};
 
-static void die(const char *what) {
-    fprintf(stderr, "bench: %s: %s\n", what, agent_last_error());
+static void die(const char *what, AgentError *error) {
+    fprintf(stderr, "bench: %s%s%s\n", what, error ? ": " : "", error ? agent_error_message(error, NULL) : "");
     exit(1);
 }
 #define CHECK(expr)                                                                                 \
     do {                                                                                            \
-        if ((expr) != AGENT_OK) die(#expr);                                                         \
+        AgentError *e_ = (expr);                                                                    \
+        if (e_) die(#expr, e_);                                                                     \
     } while (0)
 
 static long arg(int argc, char **argv, const char *name, long fallback) {
@@ -116,11 +117,12 @@ static void latch_wait(void) {
     }
 }
 
-static void on_done(void *ud, AgentStatus status, const char *error) {
-    (void)ud;
+static void on_done(void *ud, AgentRun run, const AgentRunOutcome *outcome) {
+    (void)ud, (void)run;
     pthread_mutex_lock(&latch.lock);
-    if (status != AGENT_OK) {
-        fprintf(stderr, "bench: run failed (%d): %s\n", status, error);
+    if (outcome->status == AGENT_RUN_FAILED || outcome->status == AGENT_RUN_FREED) {
+        fprintf(stderr, "bench: run failed (%d): %.*s\n", outcome->status, (int)outcome->error_message.len,
+                outcome->error_message.ptr);
         latch.failed = 1;
     }
     if (--latch.pending == 0) pthread_cond_signal(&latch.cond);
@@ -141,12 +143,12 @@ typedef struct {
 
 static int typed_push = 1; /* --push typed (default) or json */
 
-static void push(AgentStream *stream, const char *event) {
-    if (agent_stream_push(stream, event) != AGENT_OK) die("agent_stream_push");
+static void push(AgentStream stream, const char *event) {
+    CHECK(agent_stream_push(stream, event, AGENT_NTS));
 }
 
 /* A text block of `count` deltas at `index` through the typed pushes. */
-static void push_text_typed(AgentStream *stream, int index, long count) {
+static void push_text_typed(AgentStream stream, int index, long count) {
     CHECK(agent_stream_push_block_start(stream, AGENT_BLOCK_TEXT, (size_t)index));
     char delta[8] = {'d', '0', '0', '0', '0', '0', '0', '0'};
     for (long k = 0; k < count; k++) {
@@ -158,7 +160,7 @@ static void push_text_typed(AgentStream *stream, int index, long count) {
 }
 
 /* A text block of `count` deltas at `index`: text_start, count x text_delta, text_end. */
-static void push_text(AgentStream *stream, int index, long count) {
+static void push_text(AgentStream stream, int index, long count) {
     if (typed_push) {
         push_text_typed(stream, index, count);
         return;
@@ -179,14 +181,14 @@ static void push_text(AgentStream *stream, int index, long count) {
 }
 
 /* A tool-call block: toolcall_start, one toolcall_delta with the whole arguments, toolcall_end. */
-static void push_tool_call(AgentStream *stream, int index, const char *id, const char *name, const char *args_literal) {
+static void push_tool_call(AgentStream stream, int index, const char *id, const char *name, const char *args_literal) {
     if (typed_push) {
         /* The same arguments text, unescaped from the JSON string literal (only \" occurs). */
         char args[96];
         size_t n = 0;
         for (const char *p = args_literal; *p && n < sizeof args; p++)
             if (!(p[0] == '\\' && p[1] == '"')) args[n++] = *p;
-        CHECK(agent_stream_push_toolcall_start(stream, (size_t)index, id, name));
+        CHECK(agent_stream_push_toolcall_start(stream, (size_t)index, id, AGENT_NTS, name, AGENT_NTS));
         CHECK(agent_stream_push_toolcall_delta(stream, (size_t)index, args, n));
         CHECK(agent_stream_push_block_end(stream, AGENT_BLOCK_TOOLCALL, (size_t)index));
         return;
@@ -201,7 +203,8 @@ static void push_tool_call(AgentStream *stream, int index, const char *id, const
     push(stream, event);
 }
 
-static void stream_fn(void *ud, const char *request_json, AgentStream *stream) {
+static void stream_fn(void *ud, const char *request_json, size_t request_json_len, AgentStream stream) {
+    (void)request_json_len;
     (void)request_json;
     Model *m = ud;
     long request = m->request++;
@@ -246,12 +249,13 @@ static const char *member(const char *json, const char *key) {
     return at ? at + strlen(pattern) : NULL;
 }
 
-static void echo_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+static void echo_tool(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)id_len, (void)args_len;
     (void)ud;
     (void)id;
     const char *text = member(args, "text");
     if (!text || *text != '"') {
-        agent_call_fail(call, "text is required");
+        agent_tool_call_fail(call, "text is required", AGENT_NTS);
         return;
     }
     /* Copy the string literal as it is (still escaped): it goes back into JSON. */
@@ -261,18 +265,19 @@ static void echo_tool(void *ud, const char *id, const char *args, AgentToolCall 
     int n = snprintf(result, sizeof result, "{\"content\":[{\"type\":\"text\",\"text\":%.*s\"}],\"details\":{}}",
                      (int)(end - text), text);
     if (n < 0 || (size_t)n >= sizeof result) {
-        agent_call_fail(call, "text too long");
+        agent_tool_call_fail(call, "text too long", AGENT_NTS);
         return;
     }
-    agent_call_complete(call, result);
+    agent_tool_call_complete(call, result, AGENT_NTS);
 }
 
-static void add_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+static void add_tool(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)id_len, (void)args_len;
     (void)ud;
     (void)id;
     const char *a = member(args, "a"), *b = member(args, "b");
     if (!a || !b) {
-        agent_call_fail(call, "a and b are required");
+        agent_tool_call_fail(call, "a and b are required", AGENT_NTS);
         return;
     }
     double sum = strtod(a, NULL) + strtod(b, NULL);
@@ -283,19 +288,19 @@ static void add_tool(void *ud, const char *id, const char *args, AgentToolCall *
     else
         snprintf(number, sizeof number, "%.17g", sum);
     snprintf(result, sizeof result, "{\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"details\":{}}", number);
-    agent_call_complete(call, result);
+    agent_tool_call_complete(call, result, AGENT_NTS);
 }
 
-static AgentTool *tools[2];
+static AgentTool tools[2];
 
 static void make_tools(void) {
     CHECK(agent_tool_new("{\"name\":\"echo\",\"label\":\"Echo\",\"description\":\"Echo the text back.\","
                          "\"parameters\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
-                         "\"required\":[\"text\"]}}",
+                         "\"required\":[\"text\"]}}", AGENT_NTS,
                          echo_tool, NULL, NULL, &tools[0]));
     CHECK(agent_tool_new("{\"name\":\"add\",\"label\":\"Add\",\"description\":\"Add two numbers.\","
                          "\"parameters\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
-                         "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}}",
+                         "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}}", AGENT_NTS,
                          add_tool, NULL, NULL, &tools[1]));
 }
 
@@ -309,37 +314,35 @@ typedef struct {
 
 static int trace; /* BENCH_TRACE=1: print every event (lean JSON) to stderr, to check the runs */
 
-static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
+static AgentListenerAnswer listener(void *ud, const AgentEvent *event) {
     Counter *c = ud;
-    const char *type = NULL;
-    if (agent_event_type(event, &type) == AGENT_OK && type && *type) c->events++;
+    if (event->kind >= AGENT_EVENT_AGENT_START && event->kind <= AGENT_EVENT_TOOL_EXECUTION_END) c->events++;
     if (c->mode != MODE_TYPE) {
-        const char *json = NULL;
-        if (agent_event_json(event, c->mode == MODE_FULL ? AGENT_EVENT_SHAPE_FULL : AGENT_EVENT_SHAPE_LEAN, &json) ==
-                AGENT_OK &&
-            json)
-            c->json_bytes += strlen(json);
+        AgentStr json;
+        CHECK(agent_event_json(event, c->mode == MODE_FULL ? AGENT_EVENT_SHAPE_FULL : AGENT_EVENT_SHAPE_LEAN, &json));
+        c->json_bytes += json.len;
     }
     if (trace) {
-        const char *json = NULL;
-        if (agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) fprintf(stderr, "%s\n", json);
+        AgentStr json;
+        CHECK(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json));
+        fprintf(stderr, "%s\n", json.ptr);
     }
-    agent_call_complete(call, NULL);
+    return AGENT_LISTENER_CONTINUE;
 }
 
 /* ---- W1-W3: one agent, prompts one after another ---------------------------------------------- */
 
-static AgentHandle *one_agent(Model *model, int with_tools, Counter *counter) {
-    AgentOptions *options = NULL;
+static AgentHandle one_agent(Model *model, int with_tools, Counter *counter) {
+    AgentOptions options = {0};
     CHECK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"You are a benchmark.\",\"model\":" MODEL_JSON "},"
-                            "\"toolExecution\":\"parallel\"}",
+                            "\"toolExecution\":\"parallel\"}", AGENT_NTS,
                             &options));
     if (with_tools) {
         CHECK(agent_options_add_tool(options, tools[0]));
         CHECK(agent_options_add_tool(options, tools[1]));
     }
     CHECK(agent_options_set_stream_fn(options, stream_fn, model, NULL));
-    AgentHandle *agent = NULL;
+    AgentHandle agent = {0};
     CHECK(agent_new(options, &agent));
     uint64_t id;
     CHECK(agent_subscribe(agent, listener, counter, NULL, &id));
@@ -347,7 +350,7 @@ static AgentHandle *one_agent(Model *model, int with_tools, Counter *counter) {
 }
 
 /* Sends the prompts one after another, each once the previous run settled (its done callback). */
-static void prompt_sequence(AgentHandle *agent, long prompts, const char *fixed) {
+static void prompt_sequence(AgentHandle agent, long prompts, const char *fixed) {
     char input[64];
     for (long p = 0; p < prompts; p++) {
         if (fixed)
@@ -355,7 +358,7 @@ static void prompt_sequence(AgentHandle *agent, long prompts, const char *fixed)
         else
             snprintf(input, sizeof input, "\"prompt %ld\"", p);
         latch_arm(1);
-        CHECK(agent_prompt(agent, input, on_done, NULL));
+        CHECK(agent_prompt(agent, input, AGENT_NTS, on_done, NULL, NULL));
         latch_wait();
     }
 }
@@ -388,7 +391,7 @@ static void run_single(const char *workload, int argc, char **argv, int mode) {
         fixed = "one long answer";
         snprintf(params, sizeof params, "{\"deltas\":%ld,\"mode\":\"%s\"}", model.deltas, MODE_NAMES[mode]);
     }
-    AgentHandle *agent = one_agent(&model, model.plan == PLAN_W2, &counter);
+    AgentHandle agent = one_agent(&model, model.plan == PLAN_W2, &counter);
     long rss0 = rss_bytes();
     Sample t0 = now();
     prompt_sequence(agent, prompts, fixed);
@@ -409,10 +412,10 @@ static void run_single(const char *workload, int argc, char **argv, int mode) {
 static void run_w4(int argc, char **argv) {
     long count = arg(argc, argv, "agents", 10000);
     long concurrency = arg(argc, argv, "concurrency", 100);
-    if (count < 1 || concurrency < 1) die("--agents and --concurrency must be positive");
-    AgentHandle **agents = calloc((size_t)count, sizeof *agents);
+    if (count < 1 || concurrency < 1) die("--agents and --concurrency must be positive", NULL);
+    AgentHandle *agents = calloc((size_t)count, sizeof *agents);
     Model *models = calloc((size_t)count, sizeof *models);
-    if (!agents || !models) die("out of memory");
+    if (!agents || !models) die("out of memory", NULL);
     char options_json[1536];
 
     long rss0 = rss_bytes();
@@ -426,8 +429,8 @@ static void run_w4(int argc, char **argv) {
                  "\"provider\":\"bench\",\"model\":\"bench-model\",\"usage\":" USAGE_JSON ",\"stopReason\":\"stop\","
                  "\"timestamp\":2}]},\"toolExecution\":\"parallel\"}",
                  i);
-        AgentOptions *options = NULL;
-        CHECK(agent_options_new(options_json, &options));
+        AgentOptions options = {0};
+        CHECK(agent_options_new(options_json, AGENT_NTS, &options));
         CHECK(agent_options_add_tool(options, tools[0])); /* the same two tool objects for all */
         CHECK(agent_options_add_tool(options, tools[1]));
         CHECK(agent_options_set_stream_fn(options, stream_fn, &models[i], NULL));
@@ -441,7 +444,7 @@ static void run_w4(int argc, char **argv) {
     for (long start = 0; start < count; start += concurrency) {
         long end = start + concurrency < count ? start + concurrency : count;
         latch_arm(end - start);
-        for (long i = start; i < end; i++) CHECK(agent_prompt(agents[i], "\"go\"", on_done, NULL));
+        for (long i = start; i < end; i++) CHECK(agent_prompt(agents[i], "\"go\"", AGENT_NTS, on_done, NULL, NULL));
         latch_wait();
     }
     Sample r1 = now();
@@ -456,7 +459,7 @@ static void run_w4(int argc, char **argv) {
     fflush(stdout);
     if (trace) { /* W4 has no listener: show the last agent's transcript instead */
         char *state = NULL;
-        CHECK(agent_get_state(agents[count - 1], &state));
+        CHECK(agent_get_state(agents[count - 1], &state, NULL));
         fprintf(stderr, "%s\n", state);
         agent_string_free(state);
     }
@@ -471,7 +474,7 @@ static void run_w4(int argc, char **argv) {
  * callback (as a host reading a network socket would): start, text_start, then one delta at a
  * time, each once the subscriber saw the previous one, so that every figure is the latency of an
  * idle agent (the runtime thread asleep when the delta arrives), not a queue. */
-static _Atomic(AgentStream *) lat_stream;
+static _Atomic uint64_t lat_stream; /* an AgentStream */
 static atomic_long lat_received; /* deltas the subscriber has seen */
 static double *lat_pushed_at;    /* per delta: monotonic µs when pushed */
 static double *lat_latency;      /* per delta: µs from push to the subscriber */
@@ -482,22 +485,21 @@ static double now_us(void) {
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static void lat_stream_fn(void *ud, const char *request_json, AgentStream *stream) {
+static void lat_stream_fn(void *ud, const char *request_json, size_t request_json_len, AgentStream stream) {
+    (void)request_json_len;
     (void)ud;
     (void)request_json;
-    atomic_store(&lat_stream, stream);
+    atomic_store(&lat_stream, stream.id);
 }
 
-static void lat_listener(void *ud, const AgentEvent *event, AgentCall *call) {
+static AgentListenerAnswer lat_listener(void *ud, const AgentEvent *event) {
     (void)ud;
-    const char *text = NULL;
-    size_t len = 0;
-    if (agent_event_delta(event, &text, &len) == AGENT_OK && text) {
+    if (event->update == AGENT_UPDATE_TEXT_DELTA) {
         long k = atomic_load(&lat_received);
         lat_latency[k] = now_us() - lat_pushed_at[k];
         atomic_store(&lat_received, k + 1);
     }
-    agent_call_complete(call, NULL);
+    return AGENT_LISTENER_CONTINUE;
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -507,22 +509,22 @@ static int compare_doubles(const void *a, const void *b) {
 
 static void run_latency(int argc, char **argv) {
     long deltas = arg(argc, argv, "deltas", 20000);
-    if (deltas < 1) die("--deltas must be positive");
+    if (deltas < 1) die("--deltas must be positive", NULL);
     lat_pushed_at = calloc((size_t)deltas, sizeof *lat_pushed_at);
     lat_latency = calloc((size_t)deltas, sizeof *lat_latency);
-    if (!lat_pushed_at || !lat_latency) die("out of memory");
-    AgentOptions *options = NULL;
-    CHECK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"You are a benchmark.\",\"model\":" MODEL_JSON "}}",
+    if (!lat_pushed_at || !lat_latency) die("out of memory", NULL);
+    AgentOptions options = {0};
+    CHECK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"You are a benchmark.\",\"model\":" MODEL_JSON "}}", AGENT_NTS,
                             &options));
     CHECK(agent_options_set_stream_fn(options, lat_stream_fn, NULL, NULL));
-    AgentHandle *agent = NULL;
+    AgentHandle agent = {0};
     CHECK(agent_new(options, &agent));
     uint64_t id;
     CHECK(agent_subscribe(agent, lat_listener, NULL, NULL, &id));
     latch_arm(1);
-    CHECK(agent_prompt(agent, "\"latency\"", on_done, NULL));
-    AgentStream *stream;
-    while (!(stream = atomic_load(&lat_stream))) sched_yield();
+    CHECK(agent_prompt(agent, "\"latency\"", AGENT_NTS, on_done, NULL, NULL));
+    AgentStream stream;
+    while (!(stream.id = atomic_load(&lat_stream))) sched_yield();
     push(stream, "{\"type\":\"start\"}");
     CHECK(agent_stream_push_block_start(stream, AGENT_BLOCK_TEXT, 0));
     char delta[8] = {'d', '0', '0', '0', '0', '0', '0', '0'};

@@ -1,53 +1,63 @@
 //! Regressions found by the fuzz targets in fuzz/ (see RELIABILITY.md), replayed through the C ABI.
 
-use std::ffi::{c_char, CString};
-use std::ptr::null_mut;
+use std::ffi::c_char;
+use std::ptr::{null, null_mut};
 use std::sync::{Arc, Barrier};
 
 use agent::ffi::agent::{agent_free, agent_new, AgentHandle};
 use agent::ffi::events::{
-    agent_events_close, agent_events_next, agent_events_open, AgentEventQueue,
+    agent_queue_close, agent_queue_next, agent_queue_open, AgentEvent, AgentNext, AgentQueue,
+    AGENT_NEXT_CLOSED, AGENT_NEXT_EVENT, AGENT_NEXT_TIMEOUT,
 };
-use agent::ffi::options::{agent_options_new, agent_options_set_scripted_model};
+use agent::ffi::options::{agent_options_new, agent_options_set_scripted_model, AgentOptions};
 use agent::ffi::{
-    agent_string_free, AGENT_ERR_CLOSED, AGENT_ERR_INVALID_HANDLE, AGENT_ERR_TIMEOUT, AGENT_OK,
+    agent_error_code, agent_error_free, AgentError, AgentErrorCode, AGENT_ERR_INVALID_HANDLE,
+    AGENT_OK,
 };
+
+/// The code of a returned error (AGENT_OK for none); the error is freed.
+unsafe fn code(error: *mut AgentError) -> AgentErrorCode {
+    let code = agent_error_code(error);
+    agent_error_free(error);
+    code
+}
+
+/// Text arguments as (pointer, length).
+fn text(s: &str) -> (*const c_char, usize) {
+    (s.as_ptr().cast(), s.len())
+}
 
 /// # Safety
 /// Calls the C ABI with valid pointers only.
-unsafe fn new_agent() -> *mut AgentHandle {
-    let mut options = null_mut();
-    assert_eq!(agent_options_new(std::ptr::null(), &mut options), AGENT_OK);
-    let script = CString::new(r#"[{"content":[{"type":"text","text":"x"}]}]"#).unwrap();
+unsafe fn new_agent() -> AgentHandle {
+    let mut options = AgentOptions { id: 0 };
+    assert_eq!(code(agent_options_new(null(), 0, &mut options)), AGENT_OK);
+    let (script, len) = text(r#"[{"content":[{"type":"text","text":"x"}]}]"#);
     assert_eq!(
-        agent_options_set_scripted_model(options, script.as_ptr()),
+        code(agent_options_set_scripted_model(options, script, len)),
         AGENT_OK
     );
-    let mut agent = null_mut();
-    assert_eq!(agent_new(options, &mut agent), AGENT_OK);
+    let mut agent = AgentHandle { id: 0 };
+    assert_eq!(code(agent_new(options, &mut agent)), AGENT_OK);
     agent
 }
 
-/// fuzz/regressions/api_sequences/events-open-racing-free-never-closes: `agent_events_open`
-/// racing `agent_free` on another thread could register its queue after the free closed the
-/// agent's queues, returning a queue that never closes (`agent_events_next` then answered
-/// AGENT_ERR_TIMEOUT forever instead of AGENT_ERR_CLOSED). Whatever the interleaving, a queue
-/// that was opened must be closed once the free returned; otherwise the open must fail.
+/// fuzz/regressions/api_sequences/events-open-racing-free-never-closes: opening a queue racing
+/// `agent_free` on another thread could register it after the free closed the agent's queues,
+/// returning a queue that never closes (`agent_queue_next` then answered TIMEOUT forever instead
+/// of CLOSED). Whatever the interleaving, a queue that was opened must be closed once the free
+/// returned; otherwise the open must fail.
 #[test]
-fn events_open_racing_free_yields_a_closed_queue_or_an_error() {
+fn queue_open_racing_free_yields_a_closed_queue_or_an_error() {
     // SAFETY: every pointer passed below is valid (or a handle token the library checks).
-    unsafe { events_open_racing_free() }
+    unsafe { queue_open_racing_free() }
 }
 
-unsafe fn events_open_racing_free() {
+unsafe fn queue_open_racing_free() {
     // Big option texts widen the window between the handle lookup and the registration.
-    let options = CString::new(format!(
-        r#"{{"capacity":4,"shape":"lean"{}}}"#,
-        r#","capacity":4"#.repeat(2000)
-    ))
-    .unwrap();
+    let options = format!(r#"{{"capacity":4{}}}"#, r#","capacity":4"#.repeat(2000));
     for _ in 0..200 {
-        let agent = new_agent() as usize;
+        let agent = new_agent();
         let start = Arc::new(Barrier::new(3));
         let openers: Vec<_> = (0..2)
             .map(|_| {
@@ -57,13 +67,10 @@ unsafe fn events_open_racing_free() {
                     start.wait();
                     let mut opened = Vec::new();
                     loop {
-                        let mut queue: *mut AgentEventQueue = null_mut();
-                        match agent_events_open(
-                            agent as *mut AgentHandle,
-                            options.as_ptr(),
-                            &mut queue,
-                        ) {
-                            AGENT_OK => opened.push(queue as usize),
+                        let mut queue = AgentQueue { id: 0 };
+                        let (ptr, len) = text(&options);
+                        match code(agent_queue_open(agent, ptr, len, &mut queue)) {
+                            AGENT_OK => opened.push(queue.id),
                             status => {
                                 assert_eq!(status, AGENT_ERR_INVALID_HANDLE);
                                 return opened;
@@ -75,22 +82,22 @@ unsafe fn events_open_racing_free() {
             .collect();
         start.wait();
         std::thread::yield_now();
-        assert_eq!(agent_free(agent as *mut AgentHandle), AGENT_OK);
+        assert_eq!(code(agent_free(agent)), AGENT_OK);
         for opener in openers {
-            for queue in opener.join().unwrap() {
-                let queue = queue as *mut AgentEventQueue;
-                let mut event: *mut c_char = null_mut();
-                let next = agent_events_next(queue, 0, &mut event);
+            for id in opener.join().unwrap() {
+                let queue = AgentQueue { id };
+                let mut event = std::mem::MaybeUninit::<AgentEvent>::zeroed().assume_init();
+                let mut next: AgentNext = -1;
+                assert_eq!(
+                    code(agent_queue_next(queue, 0, &mut event, &mut next)),
+                    AGENT_OK
+                );
                 assert_ne!(
-                    next, AGENT_ERR_TIMEOUT,
+                    next, AGENT_NEXT_TIMEOUT,
                     "a queue of a freed agent never closes"
                 );
-                if next == AGENT_OK {
-                    agent_string_free(event);
-                } else {
-                    assert_eq!(next, AGENT_ERR_CLOSED);
-                }
-                assert_eq!(agent_events_close(queue), AGENT_OK);
+                assert!(next == AGENT_NEXT_EVENT || next == AGENT_NEXT_CLOSED);
+                assert_eq!(code(agent_queue_close(queue)), AGENT_OK);
             }
         }
     }
@@ -110,16 +117,17 @@ fn prompt_racing_free_answers_invalid_handle() {
 
 unsafe fn prompt_racing_free() {
     use agent::ffi::agent::agent_prompt;
+    use agent::ffi::run::{agent_run_free, AgentRun};
     use agent::ffi::AGENT_ERR_INVALID_STATE;
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
     use std::time::Duration;
 
     // About 2 MB of messages: parsing them keeps the prompt busy well past the free.
     let message = r#"{"role":"user","content":[{"type":"text","text":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}],"timestamp":1}"#;
-    let input = CString::new(format!("[{}]", vec![message; 20_000].join(","))).unwrap();
+    let input = format!("[{}]", vec![message; 20_000].join(","));
     let mut freed_during_prompt = 0;
     for _ in 0..10 {
-        let agent = new_agent() as usize;
+        let agent = new_agent();
         let entering = Arc::new(Barrier::new(2));
         let freed = Arc::new(AtomicBool::new(false));
         let freer = {
@@ -127,12 +135,14 @@ unsafe fn prompt_racing_free() {
             std::thread::spawn(move || {
                 entering.wait();
                 std::thread::sleep(Duration::from_millis(2));
-                assert_eq!(agent_free(agent as *mut AgentHandle), AGENT_OK);
+                assert_eq!(unsafe { code(agent_free(agent)) }, AGENT_OK);
                 freed.store(true, SeqCst);
             })
         };
         entering.wait();
-        let status = agent_prompt(agent as *mut AgentHandle, input.as_ptr(), None, null_mut());
+        let mut run = AgentRun { id: 0 };
+        let (ptr, len) = text(&input);
+        let status = code(agent_prompt(agent, ptr, len, None, null_mut(), &mut run));
         let free_returned_first = freed.load(SeqCst);
         freer.join().unwrap();
         assert_ne!(
@@ -145,6 +155,7 @@ unsafe fn prompt_racing_free() {
         } else {
             // The prompt won: it started a run, which the free then cancelled.
             assert_eq!(status, AGENT_OK);
+            assert_eq!(code(agent_run_free(run)), AGENT_OK);
         }
     }
     assert!(

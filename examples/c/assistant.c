@@ -25,11 +25,11 @@
  *   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
  *   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
  *
- * How it uses libagent: the model's stream events and the consent questions arrive as callbacks
- * on libagent's runtime thread, which must not block. The listener only prints. The consent hook
- * does no work in its callback: it queues the question, and the main thread, which waits for the
- * run to finish, asks the user and answers later with agent_call_complete (the deferred-reply
- * rule). So the question before a change never holds up the runtime thread.
+ * How it uses libagent: the agent is host-pumped (a dispatcher): its callbacks (the listener
+ * that prints, the consent hook that asks the user) run only on the main thread, inside
+ * agent_run_wait, while the network keeps going on libagent's own thread. So the consent hook
+ * simply asks and answers before it returns, nothing is shared between threads but the run to
+ * abort on Ctrl-C, and no locks or queues are needed.
  */
 #define _XOPEN_SOURCE 700 /* realpath, getline, sigwait */
 #include <errno.h>
@@ -43,7 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include <libagent/agent.h>
 
 /* ---- growable strings ------------------------------------------------------------------------ */
 
@@ -261,26 +261,25 @@ static int json_string(const char *p, Buf *b) {
 /* ---- the application ------------------------------------------------------------------------- */
 
 /* A change (write or edit) waiting for the user's answer on the main thread. */
-typedef struct Job {
-    AgentCall *call;
-    char *input; /* {"toolCallId", "tool", "args"} */
-    struct Job *next;
-} Job;
-
 typedef struct {
     char root[PATH_MAX];
     int auto_yes, no_write;
-    AgentHandle *agent;
+    AgentHandle agent;
     FILE *tty_in, *tty_out; /* the terminal, for approvals (NULL: stdin and stdout) */
+    int midline;            /* the last thing printed to stdout did not end a line */
 
-    pthread_mutex_t mu; /* guards everything below */
-    pthread_cond_t cv;
-    Job *jobs, **jobs_tail;
-    int running, done, quitting;
-    AgentStatus run_status;
-    char *run_error;
-    int midline; /* the last thing printed to stdout did not end a line */
+    pthread_mutex_t mu; /* guards the two below (the signal thread reads them) */
+    AgentRun run;       /* the answer in progress ({0}: none) */
+    int quitting;
 } App;
+
+/* Prints a libagent error and frees it; returns whether there was one. */
+static int failed(AgentError *error, const char *doing) {
+    if (!error) return 0;
+    fprintf(stderr, "error: %s%s%s\n", doing ? doing : "", doing ? ": " : "", agent_error_message(error, NULL));
+    agent_error_free(error);
+    return 1;
+}
 
 static void end_line(App *app) {
     if (app->midline) { fputc('\n', stdout); app->midline = 0; }
@@ -368,7 +367,7 @@ static void preview_edit(FILE *tty, const char *path, const char *args) {
 }
 
 /* Answers a consent question: allowed, or refused with the reason the model will see. */
-static void answer(AgentCall *call, int allow, const char *reason) {
+static void answer(AgentHookCall call, int allow, const char *reason) {
     Buf out = {0};
     if (allow) {
         buf_puts(&out, "true");
@@ -377,23 +376,25 @@ static void answer(AgentCall *call, int allow, const char *reason) {
         buf_json_str(&out, reason);
         buf_puts(&out, "}");
     }
-    if (agent_call_complete(call, out.data) != AGENT_OK)
-        fprintf(stderr, "error: answering a consent question: %s\n", agent_last_error());
+    failed(agent_hook_call_complete(call, out.data, out.len), "answering a consent question");
     free(out.data);
 }
 
-/* Asks the user about a queued write or edit and answers libagent's consent hook. */
-static void run_job(App *app, Job *job) {
+/* The consent hook (on the main thread, inside agent_run_wait): asks the user about a write or
+ * an edit, `input_json` = {"toolCallId", "tool", "args"}, and answers before returning. */
+static void on_consent(void *ud, const char *input_json, size_t input_len, AgentHookCall call) {
+    (void)input_len;
+    App *app = ud;
     Buf tool = {0}, path = {0}, reason = {0};
-    json_string(json_get(job->input, "tool"), &tool);
-    const char *args = json_get(job->input, "args");
+    json_string(json_get(input_json, "tool"), &tool);
+    const char *args = json_get(input_json, "args");
     json_string(json_get(args, "path"), &path);
     int is_write = strcmp(tool.data ? tool.data : "", "write") == 0;
     const char *verb = is_write ? "written" : "changed";
     bool aborted = false;
     FILE *tty = app->tty_out ? app->tty_out : stdout;
     int allow = 0;
-    if (agent_call_is_aborted(job->call, &aborted) == AGENT_OK && aborted) {
+    if (!agent_hook_call_is_aborted(call, &aborted) && aborted) {
         buf_puts(&reason, "Operation aborted"); /* e.g. Ctrl-C: don't ask */
         goto done;
     }
@@ -416,43 +417,19 @@ static void run_job(App *app, Job *job) {
             goto done;
         }
     }
-    if (agent_call_is_aborted(job->call, &aborted) == AGENT_OK && aborted) { /* Ctrl-C while asking */
+    if (!agent_hook_call_is_aborted(call, &aborted) && aborted) { /* Ctrl-C while asking */
         buf_printf(&reason, "aborted: '%s' was not %s", path.data, verb);
         goto done;
     }
     allow = 1;
 done:
-    answer(job->call, allow, reason.data);
+    answer(call, allow, reason.data);
     free(tool.data);
     free(path.data);
     free(reason.data);
 }
 
-/* ---- callbacks (on libagent's runtime thread: they only queue, print and signal) ------------- */
-
-/* The consent hook: queues the question for the main thread (which answers it later). */
-static void on_consent(void *ud, const char *input_json, AgentCall *call) {
-    App *app = ud;
-    Job *job = calloc(1, sizeof *job);
-    if (!job || !(job->input = strdup(input_json))) out_of_memory();
-    job->call = call;
-    pthread_mutex_lock(&app->mu);
-    *app->jobs_tail = job;
-    app->jobs_tail = &job->next;
-    pthread_cond_signal(&app->cv);
-    pthread_mutex_unlock(&app->mu);
-}
-
-static void on_done(void *ud, AgentStatus status, const char *error) {
-    App *app = ud;
-    pthread_mutex_lock(&app->mu);
-    app->done = 1;
-    app->run_status = status;
-    free(app->run_error);
-    if (!(app->run_error = strdup(error ? error : ""))) out_of_memory();
-    pthread_cond_signal(&app->cv);
-    pthread_mutex_unlock(&app->mu);
-}
+/* ---- callbacks (host-pumped: on the main thread, inside agent_run_wait) ----------------------- */
 
 /* Prints `text` on one line, at most `max` bytes of it. */
 static void print_brief(const char *text, size_t max) {
@@ -462,32 +439,26 @@ static void print_brief(const char *text, size_t max) {
 }
 
 /* The listener: streamed text, tool calls and their results, errors. */
-static void on_event(void *ud, const AgentEvent *event, AgentCall *call) {
+static AgentListenerAnswer on_event(void *ud, const AgentEvent *event) {
     App *app = ud;
-    const char *type = "", *update = NULL, *json = NULL, *delta = NULL;
-    size_t len = 0;
-    agent_event_type(event, &type);
-    agent_event_update_type(event, &update);
-    pthread_mutex_lock(&app->mu);
-    if (update && strcmp(update, "text_delta") == 0 && agent_event_delta(event, &delta, &len) == AGENT_OK && len) {
-        fwrite(delta, 1, len, stdout);
-        app->midline = delta[len - 1] != '\n';
-    } else if (strcmp(type, "tool_execution_start") == 0 &&
-               agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) {
-        Buf name = {0};
-        json_string(json_get(json, "toolName"), &name);
+    AgentStr event_json;
+    const char *json = NULL;
+    if (event->kind != AGENT_EVENT_MESSAGE_UPDATE && !agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &event_json))
+        json = event_json.ptr;
+    if (event->update == AGENT_UPDATE_TEXT_DELTA && event->delta.len) {
+        fwrite(event->delta.ptr, 1, event->delta.len, stdout);
+        app->midline = event->delta.ptr[event->delta.len - 1] != '\n';
+    } else if (event->kind == AGENT_EVENT_TOOL_EXECUTION_START && json) {
         const char *args = json_get(json, "args"), *args_end = json_skip(args ? args : "", 0);
         end_line(app);
-        printf("[tool] %s ", name.data);
+        printf("[tool] %.*s ", (int)event->tool_name.len, event->tool_name.ptr);
         if (args && args_end) {
             size_t n = (size_t)(args_end - args);
             print_clean(stdout, args, n > 160 ? 160 : n);
             if (n > 160) fputs(" ...", stdout);
         }
         fputc('\n', stdout);
-        free(name.data);
-    } else if (strcmp(type, "tool_execution_end") == 0 &&
-               agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) {
+    } else if (event->kind == AGENT_EVENT_TOOL_EXECUTION_END && json) {
         Buf text = {0};
         json_string(json_get(json_at(json_get(json_get(json, "result"), "content"), 0), "text"), &text);
         int is_error = strncmp(json_ws(json_get(json, "isError") ? json_get(json, "isError") : ""), "true", 4) == 0;
@@ -499,7 +470,7 @@ static void on_event(void *ud, const AgentEvent *event, AgentCall *call) {
         if (!is_error && lines > 1) printf(" (%ld lines)", lines);
         fputc('\n', stdout);
         free(text.data);
-    } else if (strcmp(type, "message_end") == 0 && agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json) == AGENT_OK) {
+    } else if (event->kind == AGENT_EVENT_MESSAGE_END && json) {
         const char *message = json_get(json, "message");
         Buf role = {0}, reason = {0}, error = {0};
         json_string(json_get(message, "role"), &role);
@@ -517,17 +488,16 @@ static void on_event(void *ud, const AgentEvent *event, AgentCall *call) {
         free(error.data);
     }
     fflush(stdout);
-    pthread_mutex_unlock(&app->mu);
-    agent_call_complete(call, NULL);
+    return AGENT_LISTENER_CONTINUE;
 }
 
 /* getApiKey(provider): LIBAGENT_API_KEY when set, else the provider's own variable. */
-static void on_get_api_key(void *ud, const char *provider_json, AgentCall *call) {
-    (void)provider_json;
+static void on_get_api_key(void *ud, const char *provider_json, size_t provider_len, AgentHookCall call) {
+    (void)provider_json, (void)provider_len;
     const char *key = ud;
     Buf answer = {0};
     buf_json_str(&answer, key);
-    agent_call_complete(call, answer.data);
+    failed(agent_hook_call_complete(call, answer.data, answer.len), "answering getApiKey");
     free(answer.data);
 }
 
@@ -541,11 +511,13 @@ static void *signal_thread(void *ud) {
         int sig;
         if (sigwait(&set, &sig) != 0) continue;
         pthread_mutex_lock(&app->mu);
-        int quitting = app->quitting, running = app->running;
+        int quitting = app->quitting;
+        AgentRun run = app->run;
+        /* The run handle names this answer: a late Ctrl-C can never abort a later one. */
+        if (run.id) agent_error_free(agent_run_abort(run));
         pthread_mutex_unlock(&app->mu);
         if (quitting) return NULL;
-        if (running) {
-            agent_abort(app->agent);
+        if (run.id) {
             fputs("\n[interrupt: aborting the answer]\n", stderr);
         } else {
             fputs("\n", stderr);
@@ -690,8 +662,6 @@ int main(int argc, char **argv) {
     sigaddset(&sigint, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigint, NULL);
     pthread_mutex_init(&app.mu, NULL);
-    pthread_cond_init(&app.cv, NULL);
-    app.jobs_tail = &app.jobs;
     pthread_t sig_thread;
     int have_sig_thread = pthread_create(&sig_thread, NULL, signal_thread, &app) == 0;
     int status = 1;
@@ -706,28 +676,35 @@ int main(int argc, char **argv) {
     buf_json_str(&options_json, prompt.data);
     buf_printf(&options_json, ",\"model\":%s}}", model.data);
 
-    AgentOptions *options = NULL;
-    AgentTool *tools[8] = {0};
+    AgentOptions options = {0};
+    AgentDispatcher dispatcher = {0};
+    AgentTool tools[8] = {{0}};
     size_t tool_count = 0;
-    if (agent_options_new(options_json.data, &options) != AGENT_OK) goto fail;
+    if (failed(agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR), NULL)) goto fail;
+    if (failed(agent_options_new(options_json.data, options_json.len, &options), NULL)) goto fail;
+    /* Host-pumped: every callback of the agent runs on this thread, inside agent_run_wait. */
+    if (failed(agent_dispatcher_new(&dispatcher), NULL)) goto fail;
+    if (failed(agent_options_set_dispatcher(options, dispatcher), NULL)) goto fail;
     /* The coding tools for the root; write and edit ask on_consent first. */
-    if (agent_coding_tools_new(app.root, TOOL_OPTIONS, on_consent, &app, NULL, tools, 8, &tool_count) != AGENT_OK)
+    if (failed(agent_coding_tools_new(app.root, AGENT_NTS, TOOL_OPTIONS, AGENT_NTS, on_consent, &app, NULL, tools, 8,
+                                      &tool_count), NULL))
         goto fail;
     for (size_t i = 0; i < tool_count; i++)
-        if (agent_options_add_tool(options, tools[i]) != AGENT_OK) goto fail;
+        if (failed(agent_options_add_tool(options, tools[i]), NULL)) goto fail;
     if (real) {
-        if (agent_options_use_providers(options) != AGENT_OK) goto fail;
+        if (failed(agent_options_use_providers(options), NULL)) goto fail;
         const char *key = getenv("LIBAGENT_API_KEY");
-        if (key && *key && agent_options_set_hook(options, AGENT_HOOK_GET_API_KEY, on_get_api_key, (void *)key, NULL) != AGENT_OK)
+        if (key && *key &&
+            failed(agent_options_set_hook(options, AGENT_HOOK_GET_API_KEY, on_get_api_key, (void *)key, NULL), NULL))
             goto fail;
-    } else if (agent_options_set_scripted_model(options, script ? script : DEMO_SCRIPT) != AGENT_OK) {
+    } else if (failed(agent_options_set_scripted_model(options, script ? script : DEMO_SCRIPT, AGENT_NTS), NULL)) {
         goto fail;
     }
-    AgentStatus s = agent_new(options, &app.agent); /* consumes options */
-    options = NULL;
-    if (s != AGENT_OK) goto fail;
+    AgentError *error = agent_new(options, &app.agent); /* consumes options */
+    options = (AgentOptions){0};
+    if (failed(error, NULL)) goto fail;
     uint64_t subscription;
-    if (agent_subscribe(app.agent, on_event, &app, NULL, &subscription) != AGENT_OK) goto fail;
+    if (failed(agent_subscribe(app.agent, on_event, &app, NULL, &subscription), NULL)) goto fail;
 
     if ((app.tty_in = fopen("/dev/tty", "r")) && !(app.tty_out = fopen("/dev/tty", "w"))) {
         fclose(app.tty_in);
@@ -749,42 +726,34 @@ int main(int argc, char **argv) {
         if (!interactive) printf("> %s\n", line);
         fflush(stdout);
 
+        AgentRun run;
+        if (failed(agent_prompt_text(app.agent, line, (size_t)len, NULL, 0, NULL, NULL, &run), NULL)) continue;
         pthread_mutex_lock(&app.mu);
-        app.running = 1;
-        app.done = 0;
+        app.run = run;
         pthread_mutex_unlock(&app.mu);
-        if (agent_prompt_text(app.agent, line, NULL, on_done, &app) != AGENT_OK) {
-            fprintf(stderr, "error: %s\n", agent_last_error());
-            pthread_mutex_lock(&app.mu);
-            app.running = 0;
-            pthread_mutex_unlock(&app.mu);
-            continue;
-        }
-        /* Answer the consent questions the agent queues until the run is over. */
+        /* Runs the agent's callbacks here (printing, consent questions) until the answer is over. */
+        AgentWaitResult waited;
+        AgentRunOutcome outcome;
+        if (!failed(agent_run_wait(run, -1, &waited), NULL) && !failed(agent_run_outcome(run, &outcome), NULL) &&
+            (outcome.status == AGENT_RUN_FAILED || outcome.status == AGENT_RUN_FREED))
+            fprintf(stderr, "error: the run failed: %.*s\n", (int)outcome.error_message.len, outcome.error_message.ptr);
         pthread_mutex_lock(&app.mu);
-        while (!app.done || app.jobs) {
-            if (!app.jobs) { pthread_cond_wait(&app.cv, &app.mu); continue; }
-            Job *job = app.jobs;
-            if (!(app.jobs = job->next)) app.jobs_tail = &app.jobs;
-            pthread_mutex_unlock(&app.mu);
-            run_job(&app, job);
-            free(job->input);
-            free(job);
-            pthread_mutex_lock(&app.mu);
-        }
-        app.running = 0;
-        if (app.run_status != AGENT_OK) fprintf(stderr, "error: the run failed: %s\n", app.run_error);
+        app.run = (AgentRun){0};
         pthread_mutex_unlock(&app.mu);
+        agent_error_free(agent_run_free(run));
     }
     if (interactive) fputc('\n', stdout);
     free(line);
     status = 0;
 
 fail:
-    if (status) fprintf(stderr, "error: %s\n", agent_last_error());
-    if (app.agent) agent_free(app.agent);
-    for (size_t i = 0; i < tool_count; i++) agent_tool_free(tools[i]);
-    if (options) agent_options_free(options);
+    if (app.agent.id) failed(agent_free(app.agent), NULL);
+    for (size_t i = 0; i < tool_count; i++) failed(agent_tool_free(tools[i]), NULL);
+    if (options.id) failed(agent_options_free(options), NULL);
+    if (dispatcher.id) {
+        agent_error_free(agent_dispatch(dispatcher, -1, NULL)); /* finalizers queued by the free */
+        failed(agent_dispatcher_free(dispatcher), NULL);
+    }
     if (app.tty_in) fclose(app.tty_in);
     if (app.tty_out) fclose(app.tty_out);
     if (have_sig_thread) {
@@ -794,7 +763,6 @@ fail:
         pthread_kill(sig_thread, SIGINT);
         pthread_join(sig_thread, NULL);
     }
-    free(app.run_error);
     free(script);
     free(model.data);
     free(about.data);

@@ -13,7 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include <libagent/agent.h>
+
+/* Every fallible call returns NULL or an error the caller owns: print it, free it, give up. */
+#define TRY(call)                                                                          \
+    do {                                                                                   \
+        AgentError *error_ = (call);                                                       \
+        if (error_) {                                                                      \
+            fprintf(stderr, "libagent error: %s\n", agent_error_message(error_, NULL));   \
+            agent_error_free(error_);                                                      \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
 
 /* Appends `text` to `out` as a JSON string literal. */
 static void json_string(char *out, size_t cap, const char *text) {
@@ -44,19 +55,19 @@ static int arg_string(const char *args, const char *key, char *out, size_t cap) 
     return 1;
 }
 
-static void complete_text(AgentToolCall *call, const char *text, int is_error) {
+static void complete_text(AgentToolCall call, const char *text, int is_error) {
     static char result[16384];
     snprintf(result, sizeof result, "{\"content\":[{\"type\":\"text\",\"text\":");
     json_string(result, sizeof result - 64, text);
     strcat(result, is_error ? "}],\"details\":{},\"isError\":true}" : "}],\"details\":{}}");
-    agent_call_complete(call, result);
+    TRY(agent_tool_call_complete(call, result, AGENT_NTS));
 }
 
 /* Tool: list the entries of a directory. Answers at once (it could also answer later). */
-static void list_dir(void *ud, const char *id, const char *args, AgentToolCall *call) {
-    (void)ud; (void)id;
+static void list_dir(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)ud; (void)id; (void)id_len; (void)args_len;
     char path[512], listing[8192] = "";
-    if (!arg_string(args, "path", path, sizeof path)) { agent_call_fail(call, "path is required"); return; }
+    if (!arg_string(args, "path", path, sizeof path)) { TRY(agent_tool_call_fail(call, "path is required", AGENT_NTS)); return; }
     DIR *dir = opendir(path);
     if (!dir) { complete_text(call, "cannot open directory", 1); return; }
     struct dirent *entry;
@@ -71,10 +82,10 @@ static void list_dir(void *ud, const char *id, const char *args, AgentToolCall *
 }
 
 /* Tool: read the first lines of a file. */
-static void read_file(void *ud, const char *id, const char *args, AgentToolCall *call) {
-    (void)ud; (void)id;
+static void read_file(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)ud; (void)id; (void)id_len; (void)args_len;
     char path[512], text[4096] = "";
-    if (!arg_string(args, "path", path, sizeof path)) { agent_call_fail(call, "path is required"); return; }
+    if (!arg_string(args, "path", path, sizeof path)) { TRY(agent_tool_call_fail(call, "path is required", AGENT_NTS)); return; }
     FILE *file = fopen(path, "r");
     if (!file) { complete_text(call, "cannot open file", 1); return; }
     char line[512];
@@ -109,32 +120,28 @@ static void json_field(const char *json, const char *key, char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* Listener: print text deltas as they arrive, and the tool calls with their results. */
-static void on_event(void *ud, const AgentEvent *event, AgentCall *call) {
+/* Listener: print text deltas as they arrive, and the tool calls with their results. One call
+ * per event: the struct says what it is; JSON is built only when asked for. */
+static AgentListenerAnswer on_event(void *ud, const AgentEvent *event) {
     (void)ud;
-    const char *type = NULL, *update = NULL, *json = NULL, *delta = NULL;
-    size_t len = 0;
-    char name[64], detail[96];
-    agent_event_type(event, &type);
-    agent_event_update_type(event, &update);
-    if (update && strcmp(update, "text_delta") == 0 && agent_event_delta(event, &delta, &len) == AGENT_OK) {
-        printf("%.*s", (int)len, delta); /* streamed text, read without building JSON */
+    AgentStr json;
+    char detail[96];
+    if (event->update == AGENT_UPDATE_TEXT_DELTA) {
+        printf("%.*s", (int)event->delta.len, event->delta.ptr); /* streamed text, no JSON built */
         fflush(stdout);
-    } else if (strcmp(type, "tool_execution_start") == 0) {
-        agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json);
-        json_field(json, "toolName", name, sizeof name);
-        json_field(json, "args", detail, sizeof detail);
-        printf("  -> %s %s\n", name, detail);
-    } else if (strcmp(type, "tool_execution_end") == 0) {
-        agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json);
-        json_field(json, "toolName", name, sizeof name);
-        json_field(json, "text", detail, sizeof detail);
-        printf("  <- %s: %.70s...\n", name, detail);
-    } else if (strcmp(type, "message_end") == 0 && update == NULL) {
-        agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json);
-        if (strstr(json, "\"role\":\"assistant\"")) printf("\n");
+    } else if (event->kind == AGENT_EVENT_TOOL_EXECUTION_START) {
+        TRY(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json));
+        json_field(json.ptr, "args", detail, sizeof detail);
+        printf("  -> %.*s %s\n", (int)event->tool_name.len, event->tool_name.ptr, detail);
+    } else if (event->kind == AGENT_EVENT_TOOL_EXECUTION_END) {
+        TRY(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json));
+        json_field(json.ptr, "text", detail, sizeof detail);
+        printf("  <- %.*s: %.70s...\n", (int)event->tool_name.len, event->tool_name.ptr, detail);
+    } else if (event->kind == AGENT_EVENT_MESSAGE_END) {
+        TRY(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json));
+        if (strstr(json.ptr, "\"role\":\"assistant\"")) printf("\n");
     }
-    agent_call_complete(call, NULL); /* listeners answer too: the loop waits for them */
+    return AGENT_LISTENER_CONTINUE; /* answered by returning: the loop goes on */
 }
 
 static const char *SCRIPT =
@@ -152,46 +159,48 @@ static const char *SCRIPT =
 static const char *PARAMS = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}";
 
 int main(void) {
+    TRY(agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR));
     char definition[1024];
-    AgentTool *tools[2];
+    AgentTool tools[2];
     snprintf(definition, sizeof definition,
              "{\"name\":\"list_dir\",\"label\":\"List\",\"description\":\"List a directory\",\"parameters\":%s}", PARAMS);
-    if (agent_tool_new(definition, list_dir, NULL, NULL, &tools[0]) != AGENT_OK) goto fail;
+    TRY(agent_tool_new(definition, AGENT_NTS, list_dir, NULL, NULL, &tools[0]));
     snprintf(definition, sizeof definition,
              "{\"name\":\"read_file\",\"label\":\"Read\",\"description\":\"Read a file\",\"parameters\":%s}", PARAMS);
-    if (agent_tool_new(definition, read_file, NULL, NULL, &tools[1]) != AGENT_OK) goto fail;
+    TRY(agent_tool_new(definition, AGENT_NTS, read_file, NULL, NULL, &tools[1]));
 
-    AgentOptions *options = NULL;
-    if (agent_options_new("{\"initialState\": {\"systemPrompt\": \"You are a helpful project guide.\","
+    AgentOptions options;
+    TRY(agent_options_new("{\"initialState\": {\"systemPrompt\": \"You are a helpful project guide.\","
                           " \"model\": {\"id\": \"scripted\", \"api\": \"faux\", \"provider\": \"libagent\"}}}",
-                          &options) != AGENT_OK) goto fail;
-    agent_options_add_tool(options, tools[0]);
-    agent_options_add_tool(options, tools[1]);
-    if (agent_options_set_scripted_model(options, SCRIPT) != AGENT_OK) goto fail;
+                          AGENT_NTS, &options));
+    TRY(agent_options_add_tool(options, tools[0]));
+    TRY(agent_options_add_tool(options, tools[1]));
+    TRY(agent_options_set_scripted_model(options, SCRIPT, AGENT_NTS));
 
-    AgentHandle *agent = NULL;
-    if (agent_new(options, &agent) != AGENT_OK) goto fail;
-    agent_tool_free(tools[0]); /* the agent keeps its own references */
-    agent_tool_free(tools[1]);
+    AgentHandle agent;
+    TRY(agent_new(options, &agent));
+    TRY(agent_tool_free(tools[0])); /* the agent keeps its own references */
+    TRY(agent_tool_free(tools[1]));
     uint64_t subscription;
-    agent_subscribe(agent, on_event, NULL, NULL, &subscription);
+    TRY(agent_subscribe(agent, on_event, NULL, NULL, &subscription));
 
     printf("> What is this project?\n");
-    if (agent_prompt_text(agent, "What is this project?", NULL, NULL, NULL) != AGENT_OK) goto fail;
-    agent_wait_for_idle(agent, -1);
+    AgentRun run;
+    TRY(agent_prompt_text(agent, "What is this project?", AGENT_NTS, NULL, 0, NULL, NULL, &run));
+    AgentWaitResult waited;
+    TRY(agent_run_wait(run, -1, &waited));
+    AgentRunOutcome outcome;
+    TRY(agent_run_outcome(run, &outcome));
+    if (outcome.status != AGENT_RUN_COMPLETED)
+        fprintf(stderr, "the run did not complete: %.*s\n", (int)outcome.error_message.len, outcome.error_message.ptr);
+    TRY(agent_run_free(run));
 
-    char *state = NULL;
-    agent_get_state(agent, &state);
-    int messages = 0;
-    for (const char *p = strstr(state, "\"messages\":"); p && (p = strstr(p + 1, "\"role\":")); ) messages++;
-    printf("Transcript: %d messages (system prompt, user, assistant with 2 tool calls, 2 tool results, assistant).\n",
+    size_t messages = 0;
+    TRY(agent_get_message_count(agent, &messages));
+    printf("Transcript: %zu messages (system prompt, user, assistant with 2 tool calls, 2 tool results, assistant).\n",
            messages);
-    agent_string_free(state);
-    agent_free(agent);
+    TRY(agent_free(agent));
     return 0;
-fail:
-    fprintf(stderr, "libagent error: %s\n", agent_last_error());
-    return 1;
 }
 
 /*
@@ -199,14 +208,15 @@ fail:
  * {messages}, options}) and pushes assistant stream events from any thread, for example as an
  * HTTP response streams in:
  *
- *   static void my_model_stream(void *client, const char *request_json, AgentStream *stream) {
- *       start_http_request(client, request_json, stream);   // returns at once
+ *   static void my_model_stream(void *client, const char *request_json, size_t len, AgentStream stream) {
+ *       start_http_request(client, request_json, len, stream);   // returns at once
  *   }
  *   // ...then, on the HTTP thread, for each chunk of the provider's response:
- *   agent_stream_push(stream, "{\"type\":\"start\"}");
- *   agent_stream_push(stream, "{\"type\":\"text_start\",\"contentIndex\":0}");
- *   agent_stream_push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"Hel\"}");
- *   agent_stream_push(stream, "{\"type\":\"text_end\",\"contentIndex\":0}");
- *   agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}");
+ *   agent_stream_push(stream, "{\"type\":\"start\"}", AGENT_NTS);
+ *   agent_stream_push_block_start(stream, AGENT_BLOCK_TEXT, 0);
+ *   agent_stream_push_text_delta(stream, 0, chunk, chunk_len);   // no JSON needed for deltas
+ *   agent_stream_push_block_end(stream, AGENT_BLOCK_TEXT, 0);
+ *   agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}", AGENT_NTS);
+ *   // (each returns NULL or an AgentError* to check and free)
  *   // Provider errors end the stream with {"type":"error","reason":"error","errorMessage":"..."}.
  */

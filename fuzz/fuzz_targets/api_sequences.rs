@@ -18,7 +18,7 @@
 //!   pending ends all activity (bounded waits; a hang is reported by libFuzzer's -timeout).
 //!
 //! `FUZZ_STRICT_DONE=0` relaxes the done-before-return checks to "exactly once, eventually".
-//! `FUZZ_WORKERS=N` runs the library on a multi-thread runtime (`agent_runtime_configure(N)`).
+//! `FUZZ_WORKERS=N` runs the library on a multi-thread runtime (`st(agent_runtime_configure(N))`).
 #![no_main]
 
 mod common;
@@ -115,8 +115,10 @@ struct AgentRec {
 }
 
 impl AgentRec {
-    fn ptr(&self) -> *mut AgentHandle {
-        self.handle as *mut AgentHandle
+    fn ptr(&self) -> AgentHandle {
+        AgentHandle {
+            id: self.handle as u64,
+        }
     }
     /// A callback of this agent starts: count it if the agent was already freed.
     fn callback(&self) {
@@ -149,7 +151,8 @@ impl Ctx {
 
 #[derive(Clone, Copy)]
 enum PendingKind {
-    Value,
+    Hook,
+    Reply,
     Tool,
     Stream,
 }
@@ -195,10 +198,10 @@ unsafe extern "C" fn finalize(user_data: *mut c_void) {
     if *REENTRANT.get().unwrap() {
         if let Some(rec) = &ctx.rec {
             // A finalizer may call back into its agent (dead or alive).
-            documented(agent_abort(rec.ptr()), "agent_abort in a finalizer");
+            documented(st(agent_abort(rec.ptr())), "agent_abort in a finalizer");
             let mut has = false;
             documented(
-                agent_has_queued_messages(rec.ptr(), &mut has),
+                st(agent_has_queued_messages(rec.ptr(), &mut has)),
                 "has_queued in a finalizer",
             );
         }
@@ -253,11 +256,11 @@ fn tool_events(tool: u8) -> Vec<String> {
 
 const PUSH_OK: [AgentStatus; 2] = [AGENT_OK, AGENT_ERR_STREAM_CLOSED];
 
-unsafe fn push_all(stream: *mut AgentStream, events: &[String]) {
+unsafe fn push_all(stream: AgentStream, events: &[String]) {
     for event in events {
         let text = cs(event);
         if expect(
-            agent_stream_push(stream, text.as_ptr()),
+            st(agent_stream_push(stream, text.as_ptr(), NTS)),
             &PUSH_OK,
             "agent_stream_push",
         ) != AGENT_OK
@@ -274,7 +277,8 @@ fn text_events() -> Vec<String> {
 unsafe extern "C" fn host_stream(
     user_data: *mut c_void,
     request: *const c_char,
-    stream: *mut AgentStream,
+    _request_len: usize,
+    stream: AgentStream,
 ) {
     let ctx = &*(user_data as *const Ctx);
     if let Some(rec) = &ctx.rec {
@@ -299,12 +303,12 @@ unsafe extern "C" fn host_stream(
             .pending
             .lock()
             .unwrap()
-            .push((stream as usize, PendingKind::Stream)),
+            .push((stream.id as usize, PendingKind::Stream)),
         // HostThread
         17 => {
-            let token = stream as usize;
+            let token = stream.id;
             let handle = std::thread::spawn(move || unsafe {
-                push_all(token as *mut AgentStream, &text_events())
+                push_all(AgentStream { id: token }, &text_events())
             });
             world().helpers.lock().unwrap().push(handle);
         }
@@ -312,7 +316,7 @@ unsafe extern "C" fn host_stream(
         _ => {
             let message = cs("provider down");
             expect(
-                agent_call_fail(stream, message.as_ptr()),
+                st(agent_stream_fail(stream, message.as_ptr(), NTS)),
                 &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED],
                 "fail",
             );
@@ -339,8 +343,10 @@ const RESULT: &str = r#"{"content":[{"type":"text","text":"r"}],"details":{}}"#;
 unsafe extern "C" fn tool_exec(
     user_data: *mut c_void,
     _: *const c_char,
+    _: usize,
     args: *const c_char,
-    call: *mut AgentToolCall,
+    _: usize,
+    call: AgentToolCall,
 ) {
     let ctx = &*(user_data as *const Ctx);
     assert!(!args.is_null());
@@ -349,7 +355,7 @@ unsafe extern "C" fn tool_exec(
     match ctx.tool {
         0 => {
             expect(
-                agent_call_complete(call, result.as_ptr()),
+                st(agent_tool_call_complete(call, result.as_ptr(), NTS)),
                 &answered,
                 "tool answer",
             );
@@ -357,7 +363,7 @@ unsafe extern "C" fn tool_exec(
         1 => {
             let message = cs("tool failed");
             expect(
-                agent_call_fail(call, message.as_ptr()),
+                st(agent_tool_call_fail(call, message.as_ptr(), NTS)),
                 &answered,
                 "tool fail",
             );
@@ -366,13 +372,17 @@ unsafe extern "C" fn tool_exec(
             .pending
             .lock()
             .unwrap()
-            .push((call as usize, PendingKind::Tool)),
+            .push((call.id as usize, PendingKind::Tool)),
         3 => {
-            let token = call as usize;
+            let token = call.id;
             let handle = std::thread::spawn(move || unsafe {
                 let result = cs(RESULT);
                 expect(
-                    agent_call_complete(token as *mut AgentCall, result.as_ptr()),
+                    st(agent_tool_call_complete(
+                        AgentToolCall { id: token },
+                        result.as_ptr(),
+                        NTS,
+                    )),
                     &answered,
                     "late tool answer",
                 );
@@ -382,17 +392,17 @@ unsafe extern "C" fn tool_exec(
         _ => {
             let update = cs(r#"{"content":[{"type":"text","text":"50%"}],"details":{}}"#);
             expect(
-                agent_tool_call_update(call, update.as_ptr()),
+                st(agent_tool_call_update(call, update.as_ptr(), NTS)),
                 &answered,
                 "tool update",
             );
             expect(
-                agent_call_complete(call, result.as_ptr()),
+                st(agent_tool_call_complete(call, result.as_ptr(), NTS)),
                 &answered,
                 "tool answer",
             );
             expect(
-                agent_tool_call_update(call, update.as_ptr()),
+                st(agent_tool_call_update(call, update.as_ptr(), NTS)),
                 &[AGENT_ERR_ALREADY_COMPLETED],
                 "update after answer",
             );
@@ -402,77 +412,86 @@ unsafe extern "C" fn tool_exec(
 
 unsafe extern "C" fn listener(
     user_data: *mut c_void,
-    event: *const CAgentEvent,
-    call: *mut AgentCall,
-) {
+    event: *const AgentEvent,
+) -> AgentListenerAnswer {
     let ctx = &*(user_data as *const Ctx);
     let rec = ctx.rec.as_ref().unwrap();
     rec.callback();
-    let mut kind: *const c_char = std::ptr::null();
+    let kind = (*event).kind;
+    assert!((AGENT_EVENT_AGENT_START..=AGENT_EVENT_TOOL_EXECUTION_END).contains(&kind));
+    let mut json = AgentStr {
+        ptr: std::ptr::null(),
+        len: 0,
+    };
     expect(
-        agent_event_type(event, &mut kind),
-        &[AGENT_OK],
-        "agent_event_type",
-    );
-    let kind = CStr::from_ptr(kind).to_str().unwrap();
-    let mut json: *const c_char = std::ptr::null();
-    expect(
-        agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &mut json),
+        st(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &mut json)),
         &[AGENT_OK],
         "agent_event_json",
     );
-    let answered = [AGENT_OK];
     match ctx.listener {
         ListenerKind::Continue => {}
         ListenerKind::Defer => {
+            let mut reply = AgentReply { id: 0 };
+            expect(
+                st(agent_event_defer(event, &mut reply)),
+                &[AGENT_OK],
+                "agent_event_defer",
+            );
             world()
                 .pending
                 .lock()
                 .unwrap()
-                .push((call as usize, PendingKind::Value));
-            return;
+                .push((reply.id as usize, PendingKind::Reply));
+            return AGENT_LISTENER_LATER;
         }
         ListenerKind::Fail => {
-            if kind == "message_end" {
+            if kind == AGENT_EVENT_MESSAGE_END {
+                let mut reply = AgentReply { id: 0 };
+                expect(
+                    st(agent_event_defer(event, &mut reply)),
+                    &[AGENT_OK],
+                    "agent_event_defer",
+                );
                 let message = cs("listener failed");
                 expect(
-                    agent_call_fail(call, message.as_ptr()),
-                    &answered,
+                    st(agent_reply_fail(reply, message.as_ptr(), NTS)),
+                    &[AGENT_OK],
                     "listener fail",
                 );
-                return;
+                return AGENT_LISTENER_LATER;
             }
         }
         ListenerKind::FreeAgent => {
-            if kind == "turn_start" {
+            if kind == AGENT_EVENT_TURN_START {
                 free_slot_of(rec);
             }
         }
         ListenerKind::AbortAgent => {
-            documented(agent_abort(rec.ptr()), "abort inside a listener");
+            documented(st(agent_abort(rec.ptr())), "abort inside a listener");
         }
         ListenerKind::SubscribeAnother => {
-            if kind == "agent_start" {
+            if kind == AGENT_EVENT_AGENT_START {
                 subscribe(rec, ListenerKind::Continue);
             }
         }
         ListenerKind::Steer => {
             let message = cs(r#"{"role":"user","content":"more","timestamp":1}"#);
             expect(
-                agent_steer(rec.ptr(), message.as_ptr()),
+                st(agent_steer(rec.ptr(), message.as_ptr(), NTS)),
                 &[AGENT_OK, AGENT_ERR_INVALID_HANDLE],
                 "steer inside",
             );
         }
     }
-    expect(
-        agent_call_complete(call, std::ptr::null()),
-        &answered,
-        "listener answer",
-    );
+    AGENT_LISTENER_CONTINUE
 }
 
-unsafe extern "C" fn hook(user_data: *mut c_void, input: *const c_char, call: *mut AgentCall) {
+unsafe extern "C" fn hook(
+    user_data: *mut c_void,
+    input: *const c_char,
+    _input_len: usize,
+    call: AgentHookCall,
+) {
     let ctx = &*(user_data as *const Ctx);
     if let Some(rec) = &ctx.rec {
         rec.callback();
@@ -483,18 +502,18 @@ unsafe extern "C" fn hook(user_data: *mut c_void, input: *const c_char, call: *m
             .pending
             .lock()
             .unwrap()
-            .push((call as usize, PendingKind::Value)),
+            .push((call.id as usize, PendingKind::Hook)),
         HookKindSel::Fail => {
             let message = cs("hook failed");
             expect(
-                agent_call_fail(call, message.as_ptr()),
+                st(agent_hook_call_fail(call, message.as_ptr(), NTS)),
                 &[AGENT_OK],
                 "hook fail",
             );
         }
         _ => {
             expect(
-                agent_call_complete(call, std::ptr::null()),
+                st(agent_hook_call_complete(call, std::ptr::null(), 0)),
                 &[AGENT_OK],
                 "hook answer",
             );
@@ -507,7 +526,13 @@ unsafe fn subscribe(rec: &Arc<AgentRec>, kind: ListenerKind) {
     ctx.listener = kind;
     let mut id = 0u64;
     let status = with_ctx(ctx, |ud| {
-        agent_subscribe(rec.ptr(), Some(listener), ud, Some(finalize), &mut id)
+        st(agent_subscribe(
+            rec.ptr(),
+            Some(listener),
+            ud,
+            Some(finalize),
+            &mut id,
+        ))
     });
     if expect(
         status,
@@ -521,28 +546,38 @@ unsafe fn subscribe(rec: &Arc<AgentRec>, kind: ListenerKind) {
 
 // ---- agents ----------------------------------------------------------------------------------
 
-unsafe fn install_stream(rec: &Arc<AgentRec>, options: *mut CAgentOptions, kind: StreamKind) {
+unsafe fn install_stream(rec: &Arc<AgentRec>, options: Option<AgentOptions>, kind: StreamKind) {
     let status = match stream_code(kind) {
         None => {
             let script = cs(SCRIPTS[match kind {
                 StreamKind::Scripted(i) => i as usize,
                 _ => 0,
             } % SCRIPTS.len()]);
-            if options.is_null() {
-                agent_set_scripted_model(rec.ptr(), script.as_ptr())
-            } else {
-                agent_options_set_scripted_model(options, script.as_ptr())
+            match options {
+                None => st(agent_set_scripted_model(rec.ptr(), script.as_ptr(), NTS)),
+                Some(options) => st(agent_options_set_scripted_model(
+                    options,
+                    script.as_ptr(),
+                    NTS,
+                )),
             }
         }
         Some(code) => {
             let mut ctx = Ctx::new(Some(rec.clone()));
             ctx.tool = code;
-            with_ctx(ctx, |ud| {
-                if options.is_null() {
-                    agent_set_stream_fn(rec.ptr(), Some(host_stream), ud, Some(finalize))
-                } else {
-                    agent_options_set_stream_fn(options, Some(host_stream), ud, Some(finalize))
-                }
+            with_ctx(ctx, |ud| match options {
+                None => st(agent_set_stream_fn(
+                    rec.ptr(),
+                    Some(host_stream),
+                    ud,
+                    Some(finalize),
+                )),
+                Some(options) => st(agent_options_set_stream_fn(
+                    options,
+                    Some(host_stream),
+                    ud,
+                    Some(finalize),
+                )),
             })
         }
     };
@@ -569,18 +604,26 @@ unsafe fn new_agent_in(index: usize, kind: StreamKind) {
     };
     if let Some(script) = &script {
         expect(
-            agent_options_set_scripted_model(options, script.as_ptr()),
+            st(agent_options_set_scripted_model(
+                options,
+                script.as_ptr(),
+                NTS,
+            )),
             &[AGENT_OK],
             "options scripted",
         );
     } else {
         expect(
-            agent_options_set_scripted_model(options, cs(SCRIPTS[0]).as_ptr()),
+            st(agent_options_set_scripted_model(
+                options,
+                cs(SCRIPTS[0]).as_ptr(),
+                NTS,
+            )),
             &[AGENT_OK],
             "options scripted",
         );
     }
-    let handle = common::new_agent(options) as usize;
+    let handle = common::new_agent(options).id as usize;
     let rec = Arc::new(AgentRec {
         handle,
         freed: AtomicBool::new(false),
@@ -591,7 +634,7 @@ unsafe fn new_agent_in(index: usize, kind: StreamKind) {
         subscriptions: Mutex::new(Vec::new()),
     });
     if script.is_none() {
-        install_stream(&rec, null_mut(), kind);
+        install_stream(&rec, None, kind);
     }
     slots[index] = Some(rec.clone());
     drop(slots);
@@ -615,7 +658,7 @@ unsafe fn free_slot_of(rec: &Arc<AgentRec>) {
 unsafe fn free_rec(rec: &Arc<AgentRec>) {
     // Runs whose prompt returned before the free started must have had their `done` when it returns.
     let settled_before = rec.dones.lock().unwrap().len();
-    expect(agent_free(rec.ptr()), &[AGENT_OK], "agent_free");
+    expect(st(agent_free(rec.ptr())), &[AGENT_OK], "agent_free");
     rec.freed.store(true, SeqCst);
     if strict_done() {
         for (i, (count, expected)) in rec
@@ -634,29 +677,42 @@ unsafe fn free_rec(rec: &Arc<AgentRec>) {
         }
     }
     expect(
-        agent_free(rec.ptr()),
+        st(agent_free(rec.ptr())),
         &[AGENT_ERR_INVALID_HANDLE],
         "agent_free twice",
     );
     let mut out: *mut c_char = null_mut();
     expect(
-        agent_get_state(rec.ptr(), &mut out),
+        st(agent_get_state(rec.ptr(), &mut out, null_mut())),
         &[AGENT_ERR_INVALID_HANDLE],
         "state after free",
     );
     let go = cs("\"go\"");
     expect(
-        agent_prompt(rec.ptr(), go.as_ptr(), None, null_mut()),
+        st(agent_prompt(
+            rec.ptr(),
+            go.as_ptr(),
+            NTS,
+            None,
+            null_mut(),
+            null_mut(),
+        )),
         &[AGENT_ERR_INVALID_HANDLE],
         "prompt after free",
     );
 }
 
-unsafe extern "C" fn on_done(user_data: *mut c_void, status: AgentStatus, error: *const c_char) {
-    assert!(!error.is_null());
+unsafe extern "C" fn on_done(
+    user_data: *mut c_void,
+    _run: AgentRun,
+    outcome: *const AgentRunOutcome,
+) {
+    let outcome = &*outcome;
+    assert!(!outcome.error_message.ptr.is_null());
     assert!(
-        [AGENT_OK, AGENT_ERR_RUN_FAILED, AGENT_ERR_FREED].contains(&status),
-        "done status {status}"
+        outcome.status != AGENT_RUN_RUNNING,
+        "done status {}",
+        outcome.status
     );
     (*(user_data as *const AtomicU32)).fetch_add(1, SeqCst);
 }
@@ -666,11 +722,11 @@ unsafe fn start_run(rec: &Arc<AgentRec>, how: u8) {
     let ud = Arc::into_raw(count.clone()) as *mut c_void;
     rec.starts_begun.fetch_add(1, SeqCst);
     let status = match how % 5 {
-        0 => agent_prompt(rec.ptr(), cs("\"go\"").as_ptr(), Some(on_done), ud),
-        1 => agent_prompt(rec.ptr(), cs(r#"{"role":"user","content":"hi","timestamp":1}"#).as_ptr(), Some(on_done), ud),
-        2 => agent_prompt(rec.ptr(), cs(r#"[{"role":"user","content":[{"type":"text","text":"a"}],"timestamp":1},{"role":"user","content":"b","timestamp":2}]"#).as_ptr(), Some(on_done), ud),
-        3 => agent_prompt_text(rec.ptr(), cs("look").as_ptr(), cs(r#"[{"type":"image","data":"AAAA","mimeType":"image/png"}]"#).as_ptr(), Some(on_done), ud),
-        _ => agent_continue(rec.ptr(), Some(on_done), ud),
+        0 => st(agent_prompt(rec.ptr(), cs("\"go\"").as_ptr(), NTS, Some(on_done), ud, null_mut())),
+        1 => st(agent_prompt(rec.ptr(), cs(r#"{"role":"user","content":"hi","timestamp":1}"#).as_ptr(), NTS, Some(on_done), ud, null_mut())),
+        2 => st(agent_prompt(rec.ptr(), cs(r#"[{"role":"user","content":[{"type":"text","text":"a"}],"timestamp":1},{"role":"user","content":"b","timestamp":2}]"#).as_ptr(), NTS, Some(on_done), ud, null_mut())),
+        3 => st(agent_prompt_text(rec.ptr(), cs("look").as_ptr(), NTS, cs(r#"[{"type":"image","data":"AAAA","mimeType":"image/png"}]"#).as_ptr(), NTS, Some(on_done), ud, null_mut())),
+        _ => st(agent_continue(rec.ptr(), Some(on_done), ud, null_mut())),
     };
     // A prompt racing agent_free answers AGENT_ERR_INVALID_HANDLE (F3, fixed); only continue
     // has an INVALID_STATE of its own (nothing to continue from).
@@ -706,62 +762,95 @@ unsafe fn answer_pending(index: u8, mode: AnswerMode) {
     answer(item, mode);
 }
 
+/// Answers a pending call of its kind: `mode` Ok / Null complete it, Fail fails it.
+unsafe fn answer_with(
+    token: u64,
+    kind: PendingKind,
+    fail: bool,
+    result: Option<&CString>,
+) -> AgentStatus {
+    let message = cs("host failure");
+    let (json, len) = result.map_or((std::ptr::null(), 0), |r| (r.as_ptr(), NTS));
+    match (kind, fail) {
+        (PendingKind::Hook, false) => st(agent_hook_call_complete(
+            AgentHookCall { id: token },
+            json,
+            len,
+        )),
+        (PendingKind::Hook, true) => st(agent_hook_call_fail(
+            AgentHookCall { id: token },
+            message.as_ptr(),
+            NTS,
+        )),
+        (PendingKind::Reply, false) => st(agent_reply_continue(AgentReply { id: token })),
+        (PendingKind::Reply, true) => st(agent_reply_fail(
+            AgentReply { id: token },
+            message.as_ptr(),
+            NTS,
+        )),
+        (PendingKind::Tool, false) => st(agent_tool_call_complete(
+            AgentToolCall { id: token },
+            json,
+            len,
+        )),
+        (PendingKind::Tool, true) => st(agent_tool_call_fail(
+            AgentToolCall { id: token },
+            message.as_ptr(),
+            NTS,
+        )),
+        (PendingKind::Stream, false) => st(agent_stream_end(AgentStream { id: token }, json, len)),
+        (PendingKind::Stream, true) => st(agent_stream_fail(
+            AgentStream { id: token },
+            message.as_ptr(),
+            NTS,
+        )),
+    }
+}
+
 unsafe fn answer((token, kind): (usize, PendingKind), mode: AnswerMode) {
-    let call = token as *mut AgentCall;
+    let token = token as u64;
     let first_allowed = [
         AGENT_OK,
         AGENT_ERR_ALREADY_COMPLETED,
         AGENT_ERR_STREAM_CLOSED,
     ];
-    let message = cs("host failure");
     match (kind, mode) {
         (PendingKind::Stream, AnswerMode::Ok) => {
-            push_all(call, &text_events());
-            // The done event ended the stream; completing it again is refused (the announced
-            // issue-7 behaviour; `FUZZ_ALLOW_COMPLETE_AFTER_DONE=1` accepts today's AGENT_OK).
-            let allow_ok = std::env::var("FUZZ_ALLOW_COMPLETE_AFTER_DONE").is_ok_and(|v| v == "1");
-            let after_done: &[AgentStatus] = if allow_ok {
-                &first_allowed
-            } else {
-                &first_allowed[1..]
-            };
+            push_all(AgentStream { id: token }, &text_events());
+            // The done event ended the stream; ending it again is refused.
             expect(
-                agent_call_complete(call, std::ptr::null()),
-                after_done,
-                "complete after done",
+                answer_with(token, kind, false, None),
+                &first_allowed[1..],
+                "end after done",
             );
         }
         (_, AnswerMode::Fail) => {
-            expect(
-                agent_call_fail(call, message.as_ptr()),
-                &first_allowed,
-                "agent_call_fail",
-            );
+            expect(answer_with(token, kind, true, None), &first_allowed, "fail");
         }
         (PendingKind::Tool, _) => {
             let result = cs(RESULT);
             expect(
-                agent_call_complete(call, result.as_ptr()),
+                answer_with(token, kind, false, Some(&result)),
                 &first_allowed,
                 "tool answer",
             );
         }
         _ => {
             expect(
-                agent_call_complete(call, std::ptr::null()),
+                answer_with(token, kind, false, None),
                 &first_allowed,
-                "agent_call_complete",
+                "answer",
             );
         }
     }
     // Answering twice is refused.
     expect(
-        agent_call_complete(call, std::ptr::null()),
+        answer_with(token, kind, false, None),
         &[AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_STREAM_CLOSED],
         "second answer",
     );
     expect(
-        agent_call_fail(call, message.as_ptr()),
+        answer_with(token, kind, true, None),
         &[AGENT_ERR_ALREADY_COMPLETED, AGENT_ERR_STREAM_CLOSED],
         "second fail",
     );
@@ -797,19 +886,38 @@ unsafe fn run_op(op: Op) {
                 }
                 queues[q as usize % queues.len()]
             };
-            let mut out: *mut c_char = null_mut();
-            let status =
-                agent_events_next(queue as *mut AgentEventQueue, (ms % 8) as i64, &mut out);
-            let allowed = [
-                AGENT_OK,
-                AGENT_ERR_TIMEOUT,
-                AGENT_ERR_CLOSED,
-                AGENT_ERR_INVALID_HANDLE,
-            ];
-            if expect(status, &allowed, "agent_events_next") == AGENT_OK {
-                let text = unsafe { CStr::from_ptr(out) }.to_str().unwrap().to_owned();
-                unsafe { agent_string_free(out) };
-                assert!(::agent::json::parse(&text).is_ok());
+            let queue = AgentQueue { id: queue as u64 };
+            let mut event = std::mem::MaybeUninit::<AgentEvent>::zeroed().assume_init();
+            let mut next: AgentNext = -1;
+            let status = st(agent_queue_next(
+                queue,
+                (ms % 8) as i64,
+                &mut event,
+                &mut next,
+            ));
+            // Another thread may close the queue meanwhile: a freed queue.
+            if expect(
+                status,
+                &[AGENT_OK, AGENT_ERR_INVALID_HANDLE],
+                "agent_queue_next",
+            ) == AGENT_OK
+                && next == AGENT_NEXT_EVENT
+            {
+                let mut json = AgentStr {
+                    ptr: std::ptr::null(),
+                    len: 0,
+                };
+                let status = st(agent_event_json(&event, AGENT_EVENT_SHAPE_FULL, &mut json));
+                // Another thread's next on the same queue replaces the event: no longer valid.
+                if expect(
+                    status,
+                    &[AGENT_OK, AGENT_ERR_INVALID_ARGUMENT],
+                    "agent_event_json",
+                ) == AGENT_OK
+                {
+                    let text = unsafe { CStr::from_ptr(json.ptr) }.to_str().unwrap();
+                    assert!(::agent::json::parse(text).is_ok());
+                }
             }
         }
         Op::EventsClose(q) => {
@@ -821,13 +929,14 @@ unsafe fn run_op(op: Op) {
                 let at = q as usize % queues.len();
                 queues.swap_remove(at)
             };
+            let queue = AgentQueue { id: queue as u64 };
             expect(
-                agent_events_close(queue as *mut AgentEventQueue),
+                st(agent_queue_close(queue)),
                 &[AGENT_OK],
-                "agent_events_close",
+                "agent_queue_close",
             );
             expect(
-                agent_events_close(queue as *mut AgentEventQueue),
+                st(agent_queue_close(queue)),
                 &[AGENT_ERR_INVALID_HANDLE],
                 "close twice",
             );
@@ -860,14 +969,14 @@ unsafe fn run_op(op: Op) {
                 Op::Steer(_) | Op::FollowUp(_) => {
                     let message = cs(r#"{"role":"user","content":"queued","timestamp":1}"#);
                     let status = if matches!(op, Op::Steer(_)) {
-                        agent_steer(agent, message.as_ptr())
+                        st(agent_steer(agent, message.as_ptr(), NTS))
                     } else {
-                        agent_follow_up(agent, message.as_ptr())
+                        st(agent_follow_up(agent, message.as_ptr(), NTS))
                     };
                     expect(status, &handle_ok, "steer/follow_up");
                 }
                 Op::Abort(_) => {
-                    expect(agent_abort(agent), &handle_ok, "agent_abort");
+                    expect(st(agent_abort(agent)), &handle_ok, "agent_abort");
                 }
                 Op::Wait(_, ms) => {
                     let (begun, ended, len) = (
@@ -875,14 +984,15 @@ unsafe fn run_op(op: Op) {
                         rec.starts_ended.load(SeqCst),
                         rec.dones.lock().unwrap().len(),
                     );
-                    let status = agent_wait_for_idle(agent, (ms % 16) as i64);
+                    let mut waited: AgentWaitResult = -1;
+                    let status = st(agent_wait_for_idle(agent, (ms % 16) as i64, &mut waited));
                     expect(
                         status,
-                        &[AGENT_OK, AGENT_ERR_TIMEOUT, AGENT_ERR_INVALID_HANDLE],
+                        &[AGENT_OK, AGENT_ERR_INVALID_HANDLE],
                         "agent_wait_for_idle",
                     );
                     let quiet = begun == ended && rec.starts_begun.load(SeqCst) == begun;
-                    if status == AGENT_OK && quiet && strict_done() {
+                    if status == AGENT_OK && waited == AGENT_WAIT_DONE && quiet && strict_done() {
                         for (k, (count, expected)) in
                             rec.dones.lock().unwrap().iter().take(len).enumerate()
                         {
@@ -893,7 +1003,7 @@ unsafe fn run_op(op: Op) {
                 }
                 Op::Reset(_) => {
                     expect(
-                        agent_reset(agent),
+                        st(agent_reset(agent)),
                         &[AGENT_OK, AGENT_ERR_BUSY, AGENT_ERR_INVALID_HANDLE],
                         "agent_reset",
                     );
@@ -901,7 +1011,7 @@ unsafe fn run_op(op: Op) {
                 Op::GetState(_) => {
                     let mut out: *mut c_char = null_mut();
                     if expect(
-                        agent_get_state(agent, &mut out),
+                        st(agent_get_state(agent, &mut out, null_mut())),
                         &handle_ok,
                         "agent_get_state",
                     ) == AGENT_OK
@@ -912,18 +1022,18 @@ unsafe fn run_op(op: Op) {
                     }
                     let mut has = false;
                     expect(
-                        agent_has_queued_messages(agent, &mut has),
+                        st(agent_has_queued_messages(agent, &mut has)),
                         &handle_ok,
                         "has_queued",
                     );
                 }
                 Op::ClearQueues(_) => {
                     expect(
-                        agent_clear_steering_queue(agent),
+                        st(agent_clear_steering_queue(agent)),
                         &handle_ok,
                         "clear steering",
                     );
-                    expect(agent_clear_all_queues(agent), &handle_ok, "clear all");
+                    expect(st(agent_clear_all_queues(agent)), &handle_ok, "clear all");
                 }
                 Op::Subscribe(_, kind) => subscribe(&rec, kind),
                 Op::Unsubscribe(_, k) => {
@@ -936,38 +1046,38 @@ unsafe fn run_op(op: Op) {
                         ids.swap_remove(at)
                     };
                     expect(
-                        agent_unsubscribe(agent, id),
+                        st(agent_unsubscribe(agent, id)),
                         &handle_ok,
                         "agent_unsubscribe",
                     );
                     expect(
-                        agent_unsubscribe(agent, id),
+                        st(agent_unsubscribe(agent, id)),
                         &[AGENT_ERR_INVALID_ARGUMENT, AGENT_ERR_INVALID_HANDLE],
                         "unsubscribe twice",
                     );
                 }
                 Op::SetTools(_, mask) => {
                     let tools = world().tools.lock().unwrap();
-                    let chosen: Vec<*mut CAgentTool> = tools
+                    let chosen: Vec<AgentTool> = tools
                         .iter()
                         .enumerate()
                         .filter(|(k, _)| mask & (1 << k) != 0)
-                        .map(|(_, &t)| t as *mut CAgentTool)
+                        .map(|(_, &t)| AgentTool { id: t as u64 })
                         .collect();
                     drop(tools);
-                    let status = unsafe { agent_set_tools(agent, chosen.as_ptr(), chosen.len()) };
+                    let status = st(agent_set_tools(agent, chosen.as_ptr(), chosen.len()));
                     expect(status, &handle_ok, "agent_set_tools");
                 }
-                Op::SetStreamFn(_, kind) => install_stream(&rec, null_mut(), kind),
+                Op::SetStreamFn(_, kind) => install_stream(&rec, None, kind),
                 Op::SetHook(_, kind, sel) => {
                     let kind = (kind % 9) as i32;
                     let status = if let HookKindSel::Remove = sel {
-                        agent_set_hook(agent, kind, None, null_mut(), None)
+                        st(agent_set_hook(agent, kind, None, null_mut(), None))
                     } else {
                         let mut ctx = Ctx::new(Some(rec.clone()));
                         ctx.hook = sel;
                         with_ctx(ctx, |ud| {
-                            agent_set_hook(agent, kind, Some(hook), ud, Some(finalize))
+                            st(agent_set_hook(agent, kind, Some(hook), ud, Some(finalize)))
                         })
                     };
                     expect(status, &handle_ok, "agent_set_hook");
@@ -980,25 +1090,21 @@ unsafe fn run_op(op: Op) {
                         &handle_ok
                     };
                     expect(
-                        agent_configure(agent, cs(patch).as_ptr()),
+                        st(agent_configure(agent, cs(patch).as_ptr(), NTS)),
                         allowed,
                         "agent_configure",
                     );
                 }
                 Op::EventsOpen(_, cap) => {
-                    let options = cs(&format!(
-                        r#"{{"capacity":{},"shape":"{}"}}"#,
-                        1 + cap % 4,
-                        if cap & 8 == 0 { "full" } else { "lean" }
-                    ));
-                    let mut queue = null_mut();
+                    let options = cs(&format!(r#"{{"capacity":{}}}"#, 1 + cap % 4));
+                    let mut queue = AgentQueue { id: 0 };
                     if expect(
-                        agent_events_open(agent, options.as_ptr(), &mut queue),
+                        st(agent_queue_open(agent, options.as_ptr(), NTS, &mut queue)),
                         &handle_ok,
-                        "agent_events_open",
+                        "agent_queue_open",
                     ) == AGENT_OK
                     {
-                        world().queues.lock().unwrap().push(queue as usize);
+                        world().queues.lock().unwrap().push(queue.id as usize);
                     }
                 }
                 _ => unreachable!(),
@@ -1031,18 +1137,19 @@ unsafe fn make_tools() {
         ));
         let mut ctx = Ctx::new(None);
         ctx.tool = code as u8;
-        let mut tool = null_mut();
+        let mut tool = AgentTool { id: 0 };
         let status = with_ctx(ctx, |ud| {
-            agent_tool_new(
+            st(agent_tool_new(
                 definition.as_ptr(),
+                NTS,
                 Some(tool_exec),
                 ud,
                 Some(finalize),
                 &mut tool,
-            )
+            ))
         });
         expect(status, &[AGENT_OK], "agent_tool_new");
-        tools.push(tool as usize);
+        tools.push(tool.id as usize);
     }
 }
 
@@ -1053,7 +1160,7 @@ fuzz_target!(|input: Input| unsafe {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1usize);
         expect(
-            agent_runtime_configure(n as u32),
+            st(agent_runtime_configure(n as u32)),
             &[AGENT_OK],
             "agent_runtime_configure",
         );
@@ -1103,28 +1210,33 @@ fuzz_target!(|input: Input| unsafe {
     }
     drain_pending();
     for queue in world().queues.lock().unwrap().drain(..) {
-        let mut out: *mut c_char = null_mut();
-        // A freed agent's queue is closed: what is left drains, then AGENT_ERR_CLOSED.
+        let queue = AgentQueue { id: queue as u64 };
+        // A freed agent's queue is closed: what is left drains, then AGENT_NEXT_CLOSED.
         let mut drained = 0;
-        while expect(
-            agent_events_next(queue as *mut AgentEventQueue, 0, &mut out),
-            &[AGENT_OK, AGENT_ERR_CLOSED],
-            "next after free",
-        ) == AGENT_OK
-        {
-            agent_string_free(out);
+        loop {
+            let mut event = std::mem::MaybeUninit::<AgentEvent>::zeroed().assume_init();
+            let mut next: AgentNext = -1;
+            expect(
+                st(agent_queue_next(queue, 0, &mut event, &mut next)),
+                &[AGENT_OK],
+                "next after free",
+            );
+            if next != AGENT_NEXT_EVENT {
+                assert_eq!(next, AGENT_NEXT_CLOSED, "a freed agent's queue closes");
+                break;
+            }
             drained += 1;
             assert!(drained < 100_000);
         }
         expect(
-            agent_events_close(queue as *mut AgentEventQueue),
+            st(agent_queue_close(queue)),
             &[AGENT_OK],
-            "agent_events_close",
+            "agent_queue_close",
         );
     }
     for tool in world().tools.lock().unwrap().drain(..) {
         expect(
-            agent_tool_free(tool as *mut CAgentTool),
+            st(agent_tool_free(AgentTool { id: tool as u64 })),
             &[AGENT_OK],
             "agent_tool_free",
         );

@@ -8,15 +8,22 @@ pub use ::agent::ffi::agent::*;
 pub use ::agent::ffi::call::*;
 pub use ::agent::ffi::events::*;
 pub use ::agent::ffi::options::*;
+pub use ::agent::ffi::run::*;
 pub use ::agent::ffi::stream::*;
 pub use ::agent::ffi::tool::*;
 pub use ::agent::ffi::*;
 
-/// Every status the header documents, except AGENT_ERR_INTERNAL (a caught libagent bug).
+/// An error's code (`AGENT_OK` for success): what the targets compare.
+pub type AgentStatus = AgentErrorCode;
+
+/// Every code the header documents, except AGENT_ERR_INTERNAL (a caught libagent bug).
 pub const DOCUMENTED: std::ops::RangeInclusive<AgentStatus> = AGENT_ERR_INVALID_ARGUMENT..=AGENT_OK;
 
 /// Hang guard for waits that must finish (not a timing assertion: a settled run returns at once).
 pub const SETTLE_MS: i64 = 30_000;
+
+/// The length argument of a NUL-terminated text.
+pub const NTS: usize = AGENT_NTS;
 
 /// A C string made from arbitrary bytes the way a C caller would pass them: up to the first NUL.
 pub fn c(bytes: &[u8]) -> CString {
@@ -24,11 +31,36 @@ pub fn c(bytes: &[u8]) -> CString {
     CString::new(&bytes[..end]).unwrap()
 }
 
+thread_local! {
+    /// The message of the last error `st` saw on this thread (for failure reports).
+    static LAST: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 pub fn last_error() -> String {
-    // SAFETY: agent_last_error never returns NULL and the text lives until the next call.
-    unsafe { CStr::from_ptr(agent_last_error()) }
-        .to_string_lossy()
-        .into_owned()
+    LAST.with(|last| last.borrow().clone())
+}
+
+/// The code of an error returned by libagent (AGENT_OK for NULL), which is freed; an error must
+/// carry a message, and its code is never AGENT_ERR_INTERNAL.
+#[track_caller]
+pub fn st(error: *mut AgentError) -> AgentStatus {
+    if error.is_null() {
+        return AGENT_OK;
+    }
+    // SAFETY: an error libagent returned, read and freed once.
+    let (code, message) = unsafe {
+        let mut len = 0;
+        let text = agent_error_message(error, &mut len);
+        let message = CStr::from_ptr(text).to_string_lossy().into_owned();
+        assert_eq!(message.len(), len, "the message length is its length");
+        let code = agent_error_code(error);
+        agent_error_free(error);
+        (code, message)
+    };
+    assert!(!message.is_empty(), "an error ({code}) without a message");
+    assert_ne!(code, AGENT_OK, "an error with the code AGENT_OK: {message}");
+    LAST.with(|last| *last.borrow_mut() = message);
+    code
 }
 
 /// Asserts that `status` is one of `allowed` (and never AGENT_ERR_INTERNAL).
@@ -38,12 +70,6 @@ pub fn expect(status: AgentStatus, allowed: &[AgentStatus], what: &str) -> Agent
         panic!(
             "{what} returned {status} (allowed {allowed:?}): {}",
             last_error()
-        );
-    }
-    if status != AGENT_OK {
-        assert!(
-            !last_error().is_empty(),
-            "{what} failed ({status}) without a message"
         );
     }
     status
@@ -65,57 +91,65 @@ pub const JSON_ERRORS: [AgentStatus; 3] =
 /// A `done` counter: user_data is a `*const AtomicU32`.
 pub unsafe extern "C" fn count_done(
     user_data: *mut c_void,
-    status: AgentStatus,
-    error: *const c_char,
+    _run: AgentRun,
+    outcome: *const AgentRunOutcome,
 ) {
-    assert!(!error.is_null());
+    let outcome = &*outcome;
+    assert!(!outcome.error_message.ptr.is_null());
     assert!(
-        [AGENT_OK, AGENT_ERR_RUN_FAILED, AGENT_ERR_FREED].contains(&status),
-        "done got status {status}"
+        outcome.status != AGENT_RUN_RUNNING,
+        "done got a running outcome"
     );
     (*(user_data as *const AtomicU32)).fetch_add(1, Ordering::SeqCst);
 }
 
-/// A listener that continues at once.
+/// A listener that continues at once (after building the lean JSON).
 pub unsafe extern "C" fn continue_listener(
     _: *mut c_void,
-    event: *const CAgentEvent,
-    call: *mut AgentCall,
-) {
-    let mut kind: *const c_char = std::ptr::null();
+    event: *const AgentEvent,
+) -> AgentListenerAnswer {
+    assert!((AGENT_EVENT_AGENT_START..=AGENT_EVENT_TOOL_EXECUTION_END).contains(&(*event).kind));
+    let mut text = AgentStr {
+        ptr: std::ptr::null(),
+        len: 0,
+    };
     expect(
-        agent_event_type(event, &mut kind),
-        &[AGENT_OK],
-        "agent_event_type",
-    );
-    let mut text: *const c_char = std::ptr::null();
-    expect(
-        agent_event_json(event, 1, &mut text),
+        st(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &mut text)),
         &[AGENT_OK],
         "agent_event_json lean",
     );
-    expect(
-        agent_call_complete(call, std::ptr::null()),
-        &[AGENT_OK],
-        "listener answer",
-    );
+    AGENT_LISTENER_CONTINUE
 }
 
-pub unsafe fn new_options(json: &str) -> *mut CAgentOptions {
-    let mut options = std::ptr::null_mut();
-    let text = CString::new(json).unwrap();
+pub unsafe fn new_options(json: &str) -> AgentOptions {
+    let mut options = AgentOptions { id: 0 };
     expect(
-        agent_options_new(text.as_ptr(), &mut options),
+        st(agent_options_new(
+            json.as_ptr().cast(),
+            json.len(),
+            &mut options,
+        )),
         &[AGENT_OK],
         "agent_options_new",
     );
     options
 }
 
-pub unsafe fn new_agent(options: *mut CAgentOptions) -> *mut AgentHandle {
-    let mut agent = std::ptr::null_mut();
-    expect(agent_new(options, &mut agent), &[AGENT_OK], "agent_new");
+pub unsafe fn new_agent(options: AgentOptions) -> AgentHandle {
+    let mut agent = AgentHandle { id: 0 };
+    expect(st(agent_new(options, &mut agent)), &[AGENT_OK], "agent_new");
     agent
+}
+
+/// Waits up to `timeout_ms` for the agent to be idle; whether it is.
+pub unsafe fn idle(agent: AgentHandle, timeout_ms: i64) -> bool {
+    let mut result = -1;
+    expect(
+        st(agent_wait_for_idle(agent, timeout_ms, &mut result)),
+        &[AGENT_OK],
+        "agent_wait_for_idle",
+    );
+    result == AGENT_WAIT_DONE
 }
 
 /// Whether `done` must already have run when `agent_wait_for_idle`/`agent_free` return (what the
@@ -141,11 +175,10 @@ pub fn wait_until(what: &str, cond: impl Fn() -> bool) {
 
 /// Waits for the run to settle (it must) and checks `done` ran exactly once.
 #[track_caller]
-pub unsafe fn settle(agent: *mut AgentHandle, done: &AtomicU32) {
-    expect(
-        agent_wait_for_idle(agent, SETTLE_MS),
-        &[AGENT_OK],
-        "agent_wait_for_idle (the run must settle)",
+pub unsafe fn settle(agent: AgentHandle, done: &AtomicU32) {
+    assert!(
+        idle(agent, SETTLE_MS),
+        "agent_wait_for_idle: the run must settle"
     );
     if !strict_done() {
         wait_until("done", || done.load(Ordering::SeqCst) >= 1);
@@ -158,10 +191,10 @@ pub unsafe fn settle(agent: *mut AgentHandle, done: &AtomicU32) {
 }
 
 /// The agent's state JSON (checked to be JSON).
-pub unsafe fn state(agent: *mut AgentHandle) -> String {
+pub unsafe fn state(agent: AgentHandle) -> String {
     let mut out: *mut c_char = std::ptr::null_mut();
     expect(
-        agent_get_state(agent, &mut out),
+        st(agent_get_state(agent, &mut out, std::ptr::null_mut())),
         &[AGENT_OK],
         "agent_get_state",
     );
@@ -175,10 +208,10 @@ pub unsafe fn state(agent: *mut AgentHandle) -> String {
     text
 }
 
-pub unsafe fn free_agent(agent: *mut AgentHandle) {
-    expect(agent_free(agent), &[AGENT_OK], "agent_free");
+pub unsafe fn free_agent(agent: AgentHandle) {
+    expect(st(agent_free(agent)), &[AGENT_OK], "agent_free");
     expect(
-        agent_free(agent),
+        st(agent_free(agent)),
         &[AGENT_ERR_INVALID_HANDLE],
         "agent_free twice",
     );
@@ -190,12 +223,17 @@ pub const FINAL_MESSAGE: &str = r#"{"role":"assistant","content":[{"type":"text"
 pub unsafe extern "C" fn final_stream(
     _: *mut c_void,
     request: *const c_char,
-    stream: *mut AgentStream,
+    request_len: usize,
+    stream: AgentStream,
 ) {
-    assert!(::agent::json::parse(CStr::from_ptr(request).to_str().unwrap()).is_ok());
-    let message = CString::new(FINAL_MESSAGE).unwrap();
+    let request = std::slice::from_raw_parts(request.cast::<u8>(), request_len);
+    assert!(::agent::json::parse(std::str::from_utf8(request).unwrap()).is_ok());
     expect(
-        agent_call_complete(stream, message.as_ptr()),
+        st(agent_stream_end(
+            stream,
+            FINAL_MESSAGE.as_ptr().cast(),
+            FINAL_MESSAGE.len(),
+        )),
         &[AGENT_OK],
         "stream complete",
     );

@@ -26,11 +26,16 @@ fn split(payload: &[u8]) -> (&[u8], Option<&[u8]>) {
 }
 
 /// An agent answering every request with a final message.
-unsafe fn host_agent() -> *mut AgentHandle {
+unsafe fn host_agent() -> AgentHandle {
     let options =
         new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}}}"#);
     expect(
-        agent_options_set_stream_fn(options, Some(final_stream), null_mut(), None),
+        st(agent_options_set_stream_fn(
+            options,
+            Some(final_stream),
+            null_mut(),
+            None,
+        )),
         &[AGENT_OK],
         "set_stream_fn",
     );
@@ -38,11 +43,15 @@ unsafe fn host_agent() -> *mut AgentHandle {
 }
 
 /// An agent running TOOL_SCRIPT (calls tool `t`, then answers).
-unsafe fn scripted_agent() -> *mut AgentHandle {
+unsafe fn scripted_agent() -> AgentHandle {
     let options = new_options("{}");
     let script = CString::new(TOOL_SCRIPT).unwrap();
     expect(
-        agent_options_set_scripted_model(options, script.as_ptr()),
+        st(agent_options_set_scripted_model(
+            options,
+            script.as_ptr(),
+            NTS,
+        )),
         &[AGENT_OK],
         "scripted",
     );
@@ -50,36 +59,40 @@ unsafe fn scripted_agent() -> *mut AgentHandle {
 }
 
 /// Prompts "go" and waits for the run to settle.
-unsafe fn run(agent: *mut AgentHandle) {
+unsafe fn run(agent: AgentHandle) {
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
-    let status = agent_prompt(
+    let status = st(agent_prompt(
         agent,
         go.as_ptr(),
+        NTS,
         Some(count_done),
         &done as *const _ as *mut c_void,
-    );
+        null_mut(),
+    ));
     expect(status, &[AGENT_OK], "agent_prompt");
     settle(agent, &done);
 }
 
 /// Like `run`, for scripts that may stall (`delayMs`): a run that does not finish in a while
 /// is aborted, and then it must settle.
-unsafe fn run_aborting_stalls(agent: *mut AgentHandle) {
+unsafe fn run_aborting_stalls(agent: AgentHandle) {
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
     expect(
-        agent_prompt(
+        st(agent_prompt(
             agent,
             go.as_ptr(),
+            NTS,
             Some(count_done),
             &done as *const _ as *mut c_void,
-        ),
+            null_mut(),
+        )),
         &[AGENT_OK],
         "prompt",
     );
-    if agent_wait_for_idle(agent, 2_000) == AGENT_ERR_TIMEOUT {
-        expect(agent_abort(agent), &[AGENT_OK], "agent_abort");
+    if !idle(agent, 2_000) {
+        expect(st(agent_abort(agent)), &[AGENT_OK], "agent_abort");
     }
     settle(agent, &done);
 }
@@ -93,23 +106,25 @@ struct Answer {
 unsafe extern "C" fn answer_hook(
     user_data: *mut c_void,
     input: *const c_char,
-    call: *mut AgentCall,
+    input_len: usize,
+    call: AgentHookCall,
 ) {
     let answer = &*(user_data as *const Answer);
+    assert_eq!(CStr::from_ptr(input).to_bytes().len(), input_len);
     assert!(
         ::agent::json::parse(CStr::from_ptr(input).to_str().unwrap()).is_ok(),
         "hook input is not JSON"
     );
-    let status = agent_call_complete(call, answer.json.as_ptr());
+    let status = st(agent_hook_call_complete(call, answer.json.as_ptr(), NTS));
     if expect(status, &JSON_ERRORS, "hook answer") != AGENT_OK {
         expect(
-            agent_call_complete(call, std::ptr::null()),
+            st(agent_hook_call_complete(call, std::ptr::null(), 0)),
             &[AGENT_OK],
             "hook answer NULL",
         );
     }
     expect(
-        agent_call_complete(call, std::ptr::null()),
+        st(agent_hook_call_complete(call, std::ptr::null(), 0)),
         &[AGENT_ERR_ALREADY_COMPLETED],
         "second answer",
     );
@@ -118,8 +133,10 @@ unsafe extern "C" fn answer_hook(
 unsafe extern "C" fn answer_tool(
     user_data: *mut c_void,
     id: *const c_char,
+    _id_len: usize,
     args: *const c_char,
-    call: *mut AgentToolCall,
+    _args_len: usize,
+    call: AgentToolCall,
 ) {
     let answer = &*(user_data as *const Answer);
     assert!(!id.is_null());
@@ -128,17 +145,17 @@ unsafe extern "C" fn answer_tool(
         "tool args are not JSON"
     );
     documented(
-        agent_tool_call_update(call, answer.json.as_ptr()),
+        st(agent_tool_call_update(call, answer.json.as_ptr(), NTS)),
         "agent_tool_call_update",
     );
     if answer.kind & 1 == 1 {
         expect(
-            agent_call_fail(call, answer.json.as_ptr()),
+            st(agent_tool_call_fail(call, answer.json.as_ptr(), NTS)),
             &[AGENT_OK, AGENT_ERR_INVALID_UTF8],
             "tool fail",
         );
     }
-    let status = agent_call_complete(call, answer.json.as_ptr());
+    let status = st(agent_tool_call_complete(call, answer.json.as_ptr(), NTS));
     if expect(
         status,
         &[
@@ -154,13 +171,13 @@ unsafe extern "C" fn answer_tool(
         let fallback =
             CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{}}"#).unwrap();
         expect(
-            agent_call_complete(call, fallback.as_ptr()),
+            st(agent_tool_call_complete(call, fallback.as_ptr(), NTS)),
             &[AGENT_OK],
             "tool fallback answer",
         );
     }
     expect(
-        agent_tool_call_update(call, answer.json.as_ptr()),
+        st(agent_tool_call_update(call, answer.json.as_ptr(), NTS)),
         &[
             AGENT_ERR_ALREADY_COMPLETED,
             AGENT_ERR_INVALID_JSON,
@@ -173,18 +190,19 @@ unsafe extern "C" fn answer_tool(
 unsafe extern "C" fn answer_prepare(
     user_data: *mut c_void,
     args: *const c_char,
-    call: *mut AgentCall,
+    _args_len: usize,
+    call: AgentHookCall,
 ) {
     let answer = &*(user_data as *const Answer);
     assert!(!args.is_null());
     if expect(
-        agent_call_complete(call, answer.json.as_ptr()),
+        st(agent_hook_call_complete(call, answer.json.as_ptr(), NTS)),
         &JSON_ERRORS,
         "prepare answer",
     ) != AGENT_OK
     {
         expect(
-            agent_call_complete(call, std::ptr::null()),
+            st(agent_hook_call_complete(call, std::ptr::null(), 0)),
             &[AGENT_OK],
             "prepare NULL",
         );
@@ -194,12 +212,14 @@ unsafe extern "C" fn answer_prepare(
 unsafe extern "C" fn plain_tool(
     _: *mut c_void,
     _: *const c_char,
+    _: usize,
     _: *const c_char,
-    call: *mut AgentToolCall,
+    _: usize,
+    call: AgentToolCall,
 ) {
     let result = CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{}}"#).unwrap();
     expect(
-        agent_call_complete(call, result.as_ptr()),
+        st(agent_tool_call_complete(call, result.as_ptr(), NTS)),
         &[AGENT_OK],
         "tool answer",
     );
@@ -214,12 +234,13 @@ struct Pushes {
 unsafe extern "C" fn push_stream(
     user_data: *mut c_void,
     _: *const c_char,
-    stream: *mut AgentStream,
+    _: usize,
+    stream: AgentStream,
 ) {
     let pushes = &*(user_data as *const Pushes);
     let mut terminal_pushed = false;
     for event in &pushes.events {
-        let status = agent_stream_push(stream, event.as_ptr());
+        let status = st(agent_stream_push(stream, event.as_ptr(), NTS));
         expect(
             status,
             &[
@@ -256,12 +277,12 @@ unsafe extern "C" fn push_stream(
         )
     };
     let end = pushes.end.as_ref().map_or(std::ptr::null(), |e| e.as_ptr());
-    let status = agent_call_complete(stream, end);
+    let status = st(agent_stream_end(stream, end, NTS));
     if expect(status, allowed, "stream complete") == AGENT_ERR_INVALID_JSON
         || status == AGENT_ERR_INVALID_UTF8
     {
         expect(
-            agent_call_complete(stream, std::ptr::null()),
+            st(agent_stream_end(stream, std::ptr::null(), 0)),
             after_refusal,
             "stream complete NULL",
         );
@@ -278,8 +299,8 @@ fn is_terminal(event: &CStr) -> bool {
     matches!(kind.as_deref(), Some("done" | "error"))
 }
 
-unsafe fn tool_t(definition: &str, answer: *const Answer) -> *mut CAgentTool {
-    let mut tool = null_mut();
+unsafe fn tool_t(definition: &str, answer: *const Answer) -> AgentTool {
+    let mut tool = AgentTool { id: 0 };
     let text = CString::new(definition).unwrap();
     let execute = if answer.is_null() {
         plain_tool as _
@@ -287,26 +308,27 @@ unsafe fn tool_t(definition: &str, answer: *const Answer) -> *mut CAgentTool {
         answer_tool as _
     };
     expect(
-        agent_tool_new(
+        st(agent_tool_new(
             text.as_ptr(),
+            NTS,
             Some(execute),
             answer as *mut c_void,
             None,
             &mut tool,
-        ),
+        )),
         &[AGENT_OK],
         "tool_new",
     );
     tool
 }
 
-unsafe fn set_tool(agent: *mut AgentHandle, tool: *mut CAgentTool) {
+unsafe fn set_tool(agent: AgentHandle, tool: AgentTool) {
     expect(
-        unsafe { agent_set_tools(agent, &tool, 1) },
+        st(agent_set_tools(agent, &tool, 1)),
         &[AGENT_OK],
         "agent_set_tools",
     );
-    expect(agent_tool_free(tool), &[AGENT_OK], "agent_tool_free");
+    expect(st(agent_tool_free(tool)), &[AGENT_OK], "agent_tool_free");
 }
 
 const T_DEF: &str = r#"{"name":"t","parameters":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string"}}}}"#;
@@ -319,8 +341,8 @@ fuzz_target!(|data: &[u8]| unsafe {
     let p = text.as_ptr();
     match selector % 16 {
         0 => {
-            let mut options = null_mut();
-            let status = agent_options_new(p, &mut options);
+            let mut options = AgentOptions { id: 0 };
+            let status = st(agent_options_new(p, NTS, &mut options));
             if expect(
                 status,
                 &[
@@ -333,7 +355,12 @@ fuzz_target!(|data: &[u8]| unsafe {
             ) == AGENT_OK
             {
                 expect(
-                    agent_options_set_stream_fn(options, Some(final_stream), null_mut(), None),
+                    st(agent_options_set_stream_fn(
+                        options,
+                        Some(final_stream),
+                        null_mut(),
+                        None,
+                    )),
                     &[AGENT_OK],
                     "set_stream_fn",
                 );
@@ -347,11 +374,18 @@ fuzz_target!(|data: &[u8]| unsafe {
         1 => {
             let agent = host_agent();
             let done = AtomicU32::new(0);
-            let status = agent_prompt(agent, p, Some(count_done), &done as *const _ as *mut c_void);
+            let status = st(agent_prompt(
+                agent,
+                p,
+                NTS,
+                Some(count_done),
+                &done as *const _ as *mut c_void,
+                null_mut(),
+            ));
             if expect(status, &JSON_ERRORS, "agent_prompt") == AGENT_OK {
                 settle(agent, &done);
             } else {
-                assert_eq!(agent_wait_for_idle(agent, 0), AGENT_OK);
+                assert!(idle(agent, 0), "a refused prompt starts no run");
                 assert_eq!(
                     done.load(Ordering::SeqCst),
                     0,
@@ -367,13 +401,16 @@ fuzz_target!(|data: &[u8]| unsafe {
             let agent = host_agent();
             let done = AtomicU32::new(0);
             let images_ptr = images.as_ref().map_or(std::ptr::null(), |i| i.as_ptr());
-            let status = agent_prompt_text(
+            let status = st(agent_prompt_text(
                 agent,
                 prompt.as_ptr(),
+                NTS,
                 images_ptr,
+                if images.is_some() { NTS } else { 0 },
                 Some(count_done),
                 &done as *const _ as *mut c_void,
-            );
+                null_mut(),
+            ));
             if expect(status, &JSON_ERRORS, "agent_prompt_text") == AGENT_OK {
                 settle(agent, &done);
             }
@@ -383,35 +420,39 @@ fuzz_target!(|data: &[u8]| unsafe {
         3 | 4 => {
             let agent = host_agent();
             let status = if selector % 16 == 3 {
-                agent_steer(agent, p)
+                st(agent_steer(agent, p, NTS))
             } else {
-                agent_follow_up(agent, p)
+                st(agent_follow_up(agent, p, NTS))
             };
             expect(status, &JSON_ERRORS, "agent_steer/follow_up");
             let mut queued: *mut c_char = null_mut();
             expect(
-                agent_peek_queued_messages(agent, &mut queued),
+                st(agent_peek_queued_messages(agent, &mut queued, null_mut())),
                 &[AGENT_OK],
                 "peek",
             );
             agent_string_free(queued);
             run(agent);
             state(agent);
-            expect(agent_clear_all_queues(agent), &[AGENT_OK], "clear");
+            expect(st(agent_clear_all_queues(agent)), &[AGENT_OK], "clear");
             free_agent(agent);
         }
         5 => {
             let agent = host_agent();
             if expect(
-                agent_set_messages(agent, p),
+                st(agent_set_messages(agent, p, NTS)),
                 &JSON_ERRORS,
                 "agent_set_messages",
             ) == AGENT_OK
             {
                 state(agent);
                 let done = AtomicU32::new(0);
-                let status =
-                    agent_continue(agent, Some(count_done), &done as *const _ as *mut c_void);
+                let status = st(agent_continue(
+                    agent,
+                    Some(count_done),
+                    &done as *const _ as *mut c_void,
+                    null_mut(),
+                ));
                 if expect(
                     status,
                     &[AGENT_OK, AGENT_ERR_INVALID_STATE],
@@ -427,7 +468,7 @@ fuzz_target!(|data: &[u8]| unsafe {
         }
         6 => {
             let agent = host_agent();
-            let status = agent_configure(agent, p);
+            let status = st(agent_configure(agent, p, NTS));
             expect(
                 status,
                 &[
@@ -443,8 +484,15 @@ fuzz_target!(|data: &[u8]| unsafe {
             free_agent(agent);
         }
         7 => {
-            let mut tool = null_mut();
-            let status = agent_tool_new(p, Some(plain_tool), null_mut(), None, &mut tool);
+            let mut tool = AgentTool { id: 0 };
+            let status = st(agent_tool_new(
+                p,
+                NTS,
+                Some(plain_tool),
+                null_mut(),
+                None,
+                &mut tool,
+            ));
             if expect(
                 status,
                 &[
@@ -467,7 +515,7 @@ fuzz_target!(|data: &[u8]| unsafe {
         8 | 9 => {
             let agent = if selector % 16 == 8 {
                 let agent = host_agent();
-                let status = agent_set_scripted_model(agent, p);
+                let status = st(agent_set_scripted_model(agent, p, NTS));
                 if expect(
                     status,
                     &[
@@ -485,7 +533,7 @@ fuzz_target!(|data: &[u8]| unsafe {
                 agent
             } else {
                 let options = new_options("{}");
-                let status = agent_options_set_scripted_model(options, p);
+                let status = st(agent_options_set_scripted_model(options, p, NTS));
                 if expect(
                     status,
                     &[
@@ -497,7 +545,7 @@ fuzz_target!(|data: &[u8]| unsafe {
                     "agent_options_set_scripted_model",
                 ) != AGENT_OK
                 {
-                    expect(agent_options_free(options), &[AGENT_OK], "options_free");
+                    expect(st(agent_options_free(options)), &[AGENT_OK], "options_free");
                     return;
                 }
                 new_agent(options)
@@ -509,8 +557,8 @@ fuzz_target!(|data: &[u8]| unsafe {
         }
         10 => {
             let agent = host_agent();
-            let mut queue = null_mut();
-            let status = agent_events_open(agent, p, &mut queue);
+            let mut queue = AgentQueue { id: 0 };
+            let status = st(agent_queue_open(agent, p, NTS, &mut queue));
             if expect(
                 status,
                 &[
@@ -519,45 +567,66 @@ fuzz_target!(|data: &[u8]| unsafe {
                     AGENT_ERR_INVALID_UTF8,
                     AGENT_ERR_INVALID_ARGUMENT,
                 ],
-                "agent_events_open",
+                "agent_queue_open",
             ) == AGENT_OK
             {
                 let done = AtomicU32::new(0);
                 let go = CString::new("\"go\"").unwrap();
                 expect(
-                    agent_prompt(
+                    st(agent_prompt(
                         agent,
                         go.as_ptr(),
+                        NTS,
                         Some(count_done),
                         &done as *const _ as *mut c_void,
-                    ),
+                        null_mut(),
+                    )),
                     &[AGENT_OK],
                     "prompt",
                 );
                 // Drain while the run goes (a small capacity makes the loop wait for us).
                 let mut seen = 0;
                 loop {
-                    let mut event: *mut c_char = null_mut();
-                    let status = agent_events_next(queue, 50, &mut event);
-                    if expect(status, &[AGENT_OK, AGENT_ERR_TIMEOUT], "agent_events_next")
-                        == AGENT_OK
-                    {
-                        let text = CStr::from_ptr(event).to_str().unwrap().to_owned();
-                        agent_string_free(event);
-                        assert!(::agent::json::parse(&text).is_ok());
+                    let mut event = std::mem::MaybeUninit::<AgentEvent>::zeroed().assume_init();
+                    let mut next: AgentNext = -1;
+                    expect(
+                        st(agent_queue_next(queue, 50, &mut event, &mut next)),
+                        &[AGENT_OK],
+                        "agent_queue_next",
+                    );
+                    if next == AGENT_NEXT_EVENT {
+                        let mut json = AgentStr {
+                            ptr: std::ptr::null(),
+                            len: 0,
+                        };
+                        expect(
+                            st(agent_event_json(&event, AGENT_EVENT_SHAPE_FULL, &mut json)),
+                            &[AGENT_OK],
+                            "agent_event_json",
+                        );
+                        let text = CStr::from_ptr(json.ptr).to_str().unwrap();
+                        assert_eq!(text.len(), json.len);
+                        assert!(::agent::json::parse(text).is_ok());
                         seen += 1;
-                        if text.contains("\"type\":\"agent_end\"") {
+                        if event.kind == AGENT_EVENT_AGENT_END {
                             break;
                         }
-                    } else if agent_wait_for_idle(agent, 0) == AGENT_OK {
-                        break;
+                    } else {
+                        assert_eq!(next, AGENT_NEXT_TIMEOUT);
+                        if idle(agent, 0) {
+                            break;
+                        }
                     }
                     assert!(seen < 10_000);
                 }
                 settle(agent, &done);
-                expect(agent_events_close(queue), &[AGENT_OK], "agent_events_close");
                 expect(
-                    agent_events_close(queue),
+                    st(agent_queue_close(queue)),
+                    &[AGENT_OK],
+                    "agent_queue_close",
+                );
+                expect(
+                    st(agent_queue_close(queue)),
                     &[AGENT_ERR_INVALID_HANDLE],
                     "close twice",
                 );
@@ -577,12 +646,12 @@ fuzz_target!(|data: &[u8]| unsafe {
             };
             let options = new_options("{}");
             expect(
-                agent_options_set_stream_fn(
+                st(agent_options_set_stream_fn(
                     options,
                     Some(push_stream),
                     &pushes as *const _ as *mut c_void,
                     None,
-                ),
+                )),
                 &[AGENT_OK],
                 "set_stream_fn",
             );
@@ -602,13 +671,13 @@ fuzz_target!(|data: &[u8]| unsafe {
             };
             let agent = scripted_agent();
             set_tool(agent, tool_t(T_DEF, std::ptr::null()));
-            let status = agent_set_hook(
+            let status = st(agent_set_hook(
                 agent,
                 (kind % 9) as i32,
                 Some(answer_hook),
                 &answer as *const _ as *mut c_void,
                 None,
-            );
+            ));
             expect(status, &[AGENT_OK], "agent_set_hook");
             run(agent);
             state(agent);
@@ -627,12 +696,12 @@ fuzz_target!(|data: &[u8]| unsafe {
                 set_tool(agent, tool_t(T_DEF, &answer));
             } else {
                 let tool = tool_t(T_DEF, std::ptr::null());
-                let status = agent_tool_set_prepare_arguments(
+                let status = st(agent_tool_set_prepare_arguments(
                     tool,
                     Some(answer_prepare),
                     &answer as *const _ as *mut c_void,
                     None,
-                );
+                ));
                 expect(status, &[AGENT_OK], "set_prepare_arguments");
                 set_tool(agent, tool);
             }
@@ -641,7 +710,7 @@ fuzz_target!(|data: &[u8]| unsafe {
             free_agent(agent);
         }
         _ => {
-            let status = agent_set_default_scripted_model(p);
+            let status = st(agent_set_default_scripted_model(p, NTS));
             let allowed = [
                 AGENT_OK,
                 AGENT_ERR_INVALID_JSON,
@@ -649,9 +718,9 @@ fuzz_target!(|data: &[u8]| unsafe {
                 AGENT_ERR_INVALID_ARGUMENT,
             ];
             if expect(status, &allowed, "agent_set_default_scripted_model") == AGENT_OK {
-                let agent = new_agent(null_mut());
+                let agent = new_agent(AgentOptions { id: 0 });
                 expect(
-                    agent_set_default_stream_fn(None, null_mut(), None),
+                    st(agent_set_default_stream_fn(None, null_mut(), None)),
                     &[AGENT_OK],
                     "clear default",
                 );

@@ -1,5 +1,5 @@
 //! Random sequences of assistant stream events (SPEC §3.2) pushed into a host stream function
-//! of a real agent (through `agent_stream_push` / `agent_call_complete` / `agent_call_fail`),
+//! of a real agent (through `agent_stream_push` / `agent_stream_end` / `agent_stream_fail`),
 //! inside the callback or from another thread, one response per request, with tools that
 //! succeed or fail, a listener that renders every event in both shapes, and streams left open
 //! (the host ends them when the run aborts, as SPEC §3.1 asks of a stream function; a stream
@@ -159,11 +159,11 @@ impl Ev {
 
 #[derive(Arbitrary, Debug)]
 enum End {
-    /// `agent_call_complete(stream, NULL)`.
+    /// `agent_stream_end(stream, NULL)`.
     CompleteNull,
-    /// `agent_call_complete(stream, <final message>)`.
+    /// `agent_stream_end(stream, <final message>)`.
     CompleteFinal,
-    /// `agent_call_complete(stream, <any text>)`, falling back to NULL when refused.
+    /// `agent_stream_end(stream, <any text>)`, falling back to NULL when refused.
     CompleteWith(String),
     Fail(String),
     /// Nothing: the stream stays open until the run aborts; the host then fails it.
@@ -194,11 +194,11 @@ struct Shared {
 const PUSH_ALLOWED: [AgentStatus; 3] = [AGENT_OK, AGENT_ERR_INVALID_JSON, AGENT_ERR_STREAM_CLOSED];
 
 unsafe fn play(response: Response, stream: usize, shared: &Shared) {
-    let stream = stream as *mut AgentStream;
+    let stream = AgentStream { id: stream as u64 };
     for event in response.events.iter().take(256) {
         let text = CString::new(event.render()).unwrap();
         expect(
-            agent_stream_push(stream, text.as_ptr()),
+            st(agent_stream_push(stream, text.as_ptr(), NTS)),
             &PUSH_ALLOWED,
             "agent_stream_push",
         );
@@ -211,7 +211,7 @@ unsafe fn play(response: Response, stream: usize, shared: &Shared) {
     match response.end {
         End::CompleteNull => {
             expect(
-                agent_call_complete(stream, std::ptr::null()),
+                st(agent_stream_end(stream, std::ptr::null(), 0)),
                 &end_allowed,
                 "complete NULL",
             );
@@ -219,7 +219,7 @@ unsafe fn play(response: Response, stream: usize, shared: &Shared) {
         End::CompleteFinal => {
             let message = CString::new(FINAL_MESSAGE).unwrap();
             expect(
-                agent_call_complete(stream, message.as_ptr()),
+                st(agent_stream_end(stream, message.as_ptr(), NTS)),
                 &end_allowed,
                 "complete final",
             );
@@ -229,13 +229,13 @@ unsafe fn play(response: Response, stream: usize, shared: &Shared) {
             let mut allowed = end_allowed.to_vec();
             allowed.push(AGENT_ERR_INVALID_JSON);
             if expect(
-                agent_call_complete(stream, text.as_ptr()),
+                st(agent_stream_end(stream, text.as_ptr(), NTS)),
                 &allowed,
                 "complete with",
             ) == AGENT_ERR_INVALID_JSON
             {
                 expect(
-                    agent_call_complete(stream, std::ptr::null()),
+                    st(agent_stream_end(stream, std::ptr::null(), 0)),
                     &end_allowed,
                     "complete NULL",
                 );
@@ -244,18 +244,22 @@ unsafe fn play(response: Response, stream: usize, shared: &Shared) {
         End::Fail(message) => {
             let message = c(message.as_bytes());
             expect(
-                agent_call_fail(stream, message.as_ptr()),
+                st(agent_stream_fail(stream, message.as_ptr(), NTS)),
                 &end_allowed,
-                "agent_call_fail",
+                "agent_stream_fail",
             );
         }
         End::OnAbort => {
-            let status =
-                agent_call_on_abort(stream, Some(fail_on_abort), stream as *mut c_void, None);
+            let status = st(agent_stream_on_abort(
+                stream,
+                Some(fail_on_abort),
+                stream.id as usize as *mut c_void,
+                None,
+            ));
             expect(
                 status,
                 &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED],
-                "agent_call_on_abort",
+                "agent_stream_on_abort",
             );
             shared.parked.fetch_add(1, Ordering::SeqCst);
         }
@@ -264,7 +268,10 @@ unsafe fn play(response: Response, stream: usize, shared: &Shared) {
 
 unsafe extern "C" fn fail_on_abort(stream: *mut c_void) {
     let message = CString::new("aborted by the host").unwrap();
-    let status = agent_call_fail(stream as *mut AgentCall, message.as_ptr());
+    let stream = AgentStream {
+        id: stream as usize as u64,
+    };
+    let status = st(agent_stream_fail(stream, message.as_ptr(), NTS));
     expect(
         status,
         &[
@@ -279,7 +286,8 @@ unsafe extern "C" fn fail_on_abort(stream: *mut c_void) {
 unsafe extern "C" fn stream_fn(
     user_data: *mut c_void,
     request: *const c_char,
-    stream: *mut AgentStream,
+    _request_len: usize,
+    stream: AgentStream,
 ) {
     let shared = &*(user_data as *const Shared);
     assert!(::agent::json::parse(CStr::from_ptr(request).to_str().unwrap()).is_ok());
@@ -287,43 +295,45 @@ unsafe extern "C" fn stream_fn(
     let Some(response) = next else {
         let message = CString::new(FINAL_MESSAGE).unwrap();
         expect(
-            agent_call_complete(stream, message.as_ptr()),
+            st(agent_stream_end(stream, message.as_ptr(), NTS)),
             &[AGENT_OK],
             "final answer",
         );
         return;
     };
     if response.threaded {
-        let token = stream as usize;
+        let token = stream.id as usize;
         let shared_ptr = user_data as usize;
         let handle = std::thread::spawn(move || unsafe {
             play(response, token, &*(shared_ptr as *const Shared))
         });
         shared.threads.lock().unwrap().push(handle);
     } else {
-        play(response, stream as usize, shared);
+        play(response, stream.id as usize, shared);
     }
 }
 
 unsafe extern "C" fn tool_fn(
     user_data: *mut c_void,
     _: *const c_char,
+    _: usize,
     args: *const c_char,
-    call: *mut AgentToolCall,
+    _: usize,
+    call: AgentToolCall,
 ) {
     assert!(::agent::json::parse(CStr::from_ptr(args).to_str().unwrap()).is_ok());
     if user_data.is_null() {
         let result =
             CString::new(r#"{"content":[{"type":"text","text":"r"}],"details":{"n":1}}"#).unwrap();
         expect(
-            agent_call_complete(call, result.as_ptr()),
+            st(agent_tool_call_complete(call, result.as_ptr(), NTS)),
             &[AGENT_OK],
             "tool answer",
         );
     } else {
         let message = CString::new("tool failed").unwrap();
         expect(
-            agent_call_fail(call, message.as_ptr()),
+            st(agent_tool_call_fail(call, message.as_ptr(), NTS)),
             &[AGENT_OK],
             "tool fail",
         );
@@ -332,57 +342,54 @@ unsafe extern "C" fn tool_fn(
 
 unsafe extern "C" fn render_listener(
     _: *mut c_void,
-    event: *const CAgentEvent,
-    call: *mut AgentCall,
-) {
+    event: *const AgentEvent,
+) -> AgentListenerAnswer {
     for shape in [AGENT_EVENT_SHAPE_FULL, AGENT_EVENT_SHAPE_LEAN] {
-        let mut text: *const c_char = std::ptr::null();
+        let mut text = AgentStr {
+            ptr: std::ptr::null(),
+            len: 0,
+        };
         expect(
-            agent_event_json(event, shape, &mut text),
+            st(agent_event_json(event, shape, &mut text)),
             &[AGENT_OK],
             "agent_event_json",
         );
         assert!(
-            ::agent::json::parse(CStr::from_ptr(text).to_str().unwrap()).is_ok(),
+            ::agent::json::parse(CStr::from_ptr(text.ptr).to_str().unwrap()).is_ok(),
             "event JSON is not JSON"
         );
     }
-    let mut update: *const c_char = std::ptr::null();
-    expect(
-        agent_event_update_type(event, &mut update),
-        &[AGENT_OK],
-        "update_type",
-    );
-    let (mut delta, mut len): (*const c_char, usize) = (std::ptr::null(), 0);
-    expect(
-        agent_event_delta(event, &mut delta, &mut len),
-        &[AGENT_OK],
-        "agent_event_delta",
-    );
-    if !delta.is_null() {
-        let bytes = std::slice::from_raw_parts(delta as *const u8, len);
+    let event = &*event;
+    if event.kind != AGENT_EVENT_MESSAGE_UPDATE {
+        assert_eq!(event.update, AGENT_UPDATE_NONE);
+    }
+    if event.delta.len > 0 {
+        let bytes = std::slice::from_raw_parts(event.delta.ptr as *const u8, event.delta.len);
         assert!(std::str::from_utf8(bytes).is_ok(), "delta is not UTF-8");
     }
-    expect(
-        agent_call_complete(call, std::ptr::null()),
-        &[AGENT_OK],
-        "listener answer",
-    );
+    AGENT_LISTENER_CONTINUE
 }
 
-unsafe fn tool(name: &str, failing: bool) -> *mut CAgentTool {
+unsafe fn tool(name: &str, failing: bool) -> AgentTool {
     let definition = CString::new(format!(
         r#"{{"name":"{name}","parameters":{{"type":"object","properties":{{"a":{{"type":"number"}}}}}}}}"#
     ))
     .unwrap();
-    let mut tool = null_mut();
+    let mut tool = AgentTool { id: 0 };
     let data = if failing {
         std::ptr::dangling_mut::<c_void>()
     } else {
         null_mut()
     };
     expect(
-        agent_tool_new(definition.as_ptr(), Some(tool_fn), data, None, &mut tool),
+        st(agent_tool_new(
+            definition.as_ptr(),
+            NTS,
+            Some(tool_fn),
+            data,
+            None,
+            &mut tool,
+        )),
         &[AGENT_OK],
         "tool_new",
     );
@@ -400,26 +407,32 @@ fuzz_target!(|input: Input| unsafe {
 
     let options =
         new_options(r#"{"initialState":{"model":{"id":"m1","api":"faux","provider":"test"}}}"#);
-    let status = agent_options_set_stream_fn(
+    let status = st(agent_options_set_stream_fn(
         options,
         Some(stream_fn),
         &shared as *const _ as *mut c_void,
         None,
-    );
+    ));
     expect(status, &[AGENT_OK], "set_stream_fn");
     let agent = new_agent(options);
     let tools = [tool("t", false), tool("f", true)];
     expect(
-        agent_set_tools(agent, tools.as_ptr(), 2),
+        st(agent_set_tools(agent, tools.as_ptr(), 2)),
         &[AGENT_OK],
         "set_tools",
     );
     tools.iter().for_each(|&t| {
-        expect(agent_tool_free(t), &[AGENT_OK], "tool_free");
+        expect(st(agent_tool_free(t)), &[AGENT_OK], "tool_free");
     });
     let mut id = 0u64;
     expect(
-        agent_subscribe(agent, Some(render_listener), null_mut(), None, &mut id),
+        st(agent_subscribe(
+            agent,
+            Some(render_listener),
+            null_mut(),
+            None,
+            &mut id,
+        )),
         &[AGENT_OK],
         "subscribe",
     );
@@ -428,26 +441,32 @@ fuzz_target!(|input: Input| unsafe {
             r#"{{"role":"user","content":"steer {i}","timestamp":1}}"#
         ))
         .unwrap();
-        expect(agent_steer(agent, message.as_ptr()), &[AGENT_OK], "steer");
+        expect(
+            st(agent_steer(agent, message.as_ptr(), NTS)),
+            &[AGENT_OK],
+            "steer",
+        );
     }
 
     let done = AtomicU32::new(0);
     let go = CString::new("\"go\"").unwrap();
     expect(
-        agent_prompt(
+        st(agent_prompt(
             agent,
             go.as_ptr(),
+            NTS,
             Some(count_done),
             &done as *const _ as *mut c_void,
-        ),
+            null_mut(),
+        )),
         &[AGENT_OK],
         "prompt",
     );
     // Streams the host left open are ended by aborting the run, as a host's cancel would.
     let mut rounds = 0;
-    while agent_wait_for_idle(agent, 20) == AGENT_ERR_TIMEOUT {
+    while !idle(agent, 20) {
         if shared.parked.load(Ordering::SeqCst) > 0 {
-            expect(agent_abort(agent), &[AGENT_OK], "agent_abort");
+            expect(st(agent_abort(agent)), &[AGENT_OK], "agent_abort");
         }
         rounds += 1;
         assert!(rounds < 1500, "the run did not settle (30 s)");

@@ -400,6 +400,8 @@ pub extern "C" fn agent_version() -> *const c_char {
 /// with `AGENT_ERR_INVALID_STATE`, naming both versions, when the library's major differs or its
 /// minor is older (call it as `agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR)`).
 #[no_mangle]
+// `minor <= AGENT_VERSION_MINOR` is `minor == 0` while the minor is 0; it is the rule for 1.x.
+#[allow(clippy::absurd_extreme_comparisons)]
 pub extern "C" fn agent_version_check(major: u32, minor: u32) -> *mut AgentError {
     boundary(|| {
         if major == AGENT_VERSION_MAJOR && minor <= AGENT_VERSION_MINOR {

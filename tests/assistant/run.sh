@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds examples/c/assistant.c against include/agent.h and target/debug/libagent.so, then runs
+# Builds examples/c/assistant.c against include/libagent/agent.h and target/debug/libagent.so, then runs
 # tests/assistant/test_assistant.py against it: once as is, once under valgrind (when installed).
 # Run from anywhere (make assistant-test does, after cargo build). Loopback only.
 set -u

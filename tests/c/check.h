@@ -1,24 +1,25 @@
-/* Tiny assertion helpers for the C tests of libagent: each failure prints where and why, with
- * agent_last_error(), and exits non-zero. */
+/* Tiny assertion helpers for the C tests of libagent (ABI 1.x): each failure prints where and
+ * why, with the returned error's code and text, and exits non-zero. */
 #ifndef LIBAGENT_TEST_CHECK_H
 #define LIBAGENT_TEST_CHECK_H
 
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "agent.h"
+#include <libagent/agent.h>
 
 #define FAIL(...)                                                                  \
     do {                                                                           \
         fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);                    \
         fprintf(stderr, __VA_ARGS__);                                              \
-        fprintf(stderr, "\n  (agent_last_error: \"%s\")\n", agent_last_error());   \
+        fprintf(stderr, "\n");                                                     \
         exit(1);                                                                   \
     } while (0)
 
@@ -27,22 +28,35 @@
         if (!(cond)) FAIL("%s", #cond);                                            \
     } while (0)
 
-/* `expr` must return AGENT_OK. */
+/* `expr` (an AgentError*) must be NULL: success. */
 #define CHECK_OK(expr)                                                             \
     do {                                                                           \
-        AgentStatus s_ = (expr);                                                   \
-        if (s_ != AGENT_OK) FAIL("%s returned %d, expected AGENT_OK", #expr, s_);  \
+        AgentError *e_ = (expr);                                                   \
+        if (e_) FAIL("%s failed with %d: \"%s\"", #expr, agent_error_code(e_),     \
+                     agent_error_message(e_, NULL));                               \
     } while (0)
 
-/* `expr` must return `code`, and agent_last_error() must contain `text`. */
+/* `expr` must fail with `code`, its message containing `text`; the error is freed. */
 #define CHECK_ERR(expr, code, text)                                                \
     do {                                                                           \
-        AgentStatus s_ = (expr);                                                   \
-        if (s_ != (code)) FAIL("%s returned %d, expected %s (%d)", #expr, s_, #code, (code)); \
+        AgentError *e_ = (expr);                                                   \
+        if (!e_) FAIL("%s succeeded, expected %s (%d)", #expr, #code, (code));     \
+        const char *m_ = agent_error_message(e_, NULL);                            \
+        if (agent_error_code(e_) != (code))                                        \
+            FAIL("%s failed with %d (\"%s\"), expected %s (%d)", #expr,            \
+                 agent_error_code(e_), m_, #code, (code));                         \
         if (!*(text)) FAIL("CHECK_ERR(%s): an empty expected text matches anything", #expr); \
-        if (!strstr(agent_last_error(), (text)))                                   \
-            FAIL("%s: error text does not contain \"%s\"", #expr, (text));         \
+        if (!strstr(m_, (text)))                                                   \
+            FAIL("%s: error text \"%s\" does not contain \"%s\"", #expr, m_, (text)); \
+        agent_error_free(e_);                                                      \
     } while (0)
+
+/* The code of `expr`'s error (AGENT_OK on success); the error is freed. */
+static inline AgentErrorCode code_of(AgentError *error) {
+    AgentErrorCode code = agent_error_code(error);
+    agent_error_free(error);
+    return code;
+}
 
 /* `haystack` (a string) must contain `needle`. */
 #define CHECK_HAS(haystack, needle)                                                \
@@ -66,6 +80,16 @@
         if (a_ != e_) FAIL("%s == %lld, expected %lld", #actual, a_, e_);          \
     } while (0)
 
+/* An AgentStr must equal the NUL-terminated `expected`. */
+#define CHECK_STR(agent_str, expected)                                             \
+    do {                                                                           \
+        AgentStr s_ = (agent_str);                                                 \
+        const char *x_ = (expected);                                               \
+        if (s_.len != strlen(x_) || memcmp(s_.ptr, x_, s_.len) != 0)               \
+            FAIL("%s == \"%.*s\", expected \"%s\"", #agent_str, (int)s_.len,       \
+                 s_.ptr ? s_.ptr : "", x_);                                        \
+    } while (0)
+
 /* Generous timeouts: they only keep a broken test from hanging. */
 #define WAIT_MS 30000
 
@@ -87,6 +111,22 @@ static inline void sleep_ms(long ms) { sleep_us(ms * 1000); }
         }                                                                          \
     } while (0)
 
+/* Waits (generously) until the agent is idle; a timeout fails the test. */
+#define WAIT_IDLE(agent)                                                           \
+    do {                                                                           \
+        AgentWaitResult w_ = -1;                                                   \
+        CHECK_OK(agent_wait_for_idle((agent), WAIT_MS, &w_));                      \
+        if (w_ != AGENT_WAIT_DONE) FAIL("agent_wait_for_idle(%s) timed out", #agent); \
+    } while (0)
+
+/* Waits (generously) until the run settled; a timeout fails the test. */
+#define WAIT_RUN(run)                                                              \
+    do {                                                                           \
+        AgentWaitResult w_ = -1;                                                   \
+        CHECK_OK(agent_run_wait((run), WAIT_MS, &w_));                             \
+        if (w_ != AGENT_WAIT_DONE) FAIL("agent_run_wait(%s) timed out", #run);     \
+    } while (0)
+
 /* A finalizer that counts its calls in the atomic_int user_data points to. */
 static inline void count_finalizer(void *user_data) { atomic_fetch_add((atomic_int *)user_data, 1); }
 
@@ -98,27 +138,37 @@ static inline int count_of(const char *haystack, const char *needle) {
 }
 
 /* The agent's state JSON (caller frees with agent_string_free). */
-static inline char *state_of(AgentHandle *agent) {
+static inline char *state_of(AgentHandle agent) {
     char *state = NULL;
-    if (agent_get_state(agent, &state) != AGENT_OK) FAIL("agent_get_state failed");
+    CHECK_OK(agent_get_state(agent, &state, NULL));
     return state;
 }
 
 /* A listener that only continues. */
-static inline void continue_listener(void *ud, const AgentEvent *event, AgentCall *call) {
+static inline AgentListenerAnswer continue_listener(void *ud, const AgentEvent *event) {
     (void)ud;
     (void)event;
-    agent_call_complete(call, NULL);
+    return AGENT_LISTENER_CONTINUE;
 }
 
-/* A done callback storing its status in the atomic_int user_data points to (+1000 so that
- * 0 means "not called"); it also counts calls in the next atomic_int. */
-static inline void record_done(void *ud, AgentStatus status, const char *error) {
-    (void)error;
+/* A done callback storing the run's status in the atomic_int user_data points to (+1000 so
+ * that 0 means "not called"); it also counts calls in the next atomic_int. */
+static inline void record_done(void *ud, AgentRun run, const AgentRunOutcome *outcome) {
+    (void)run;
     atomic_int *slots = ud;
-    atomic_store(&slots[0], 1000 + status);
+    atomic_store(&slots[0], 1000 + outcome->status);
     atomic_fetch_add(&slots[1], 1);
 }
+
+/* The outcome of a settled run. */
+static inline AgentRunOutcome outcome_of(AgentRun run) {
+    AgentRunOutcome outcome;
+    CHECK_OK(agent_run_outcome(run, &outcome));
+    return outcome;
+}
+
+/* NUL-terminated text arguments: most tests pass literals. */
+#define NTS AGENT_NTS
 
 #define MODEL_JSON "{\"id\":\"m1\",\"api\":\"faux\",\"provider\":\"test\"}"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds every tests/c/test_*.c against include/agent.h and target/debug/libagent.so, runs each,
+# Builds every tests/c/test_*.c against include/libagent/agent.h and target/debug/libagent.so, runs each,
 # then runs each again under valgrind. Prints "c-tests: N passed, M failed"; exits non-zero on
 # any failure. Run from the repository root (make c-test does, after cargo build).
 set -u
@@ -21,6 +21,18 @@ record() { # name status
     if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "ok    $1"
     else failed=$((failed + 1)); failures+=("$1"); echo "FAIL  $1 (exit $2)"; fi
 }
+
+# Distinct handle types: passing a tool call where a stream is expected must not compile; the
+# control, with a stream, must.
+if $CC $CFLAGS -fsyntax-only tests/c/compile/stream_as_stream.c; then record "compile: a stream is a stream" 0
+else record "compile: a stream is a stream" 1; fi
+if $CC $CFLAGS -fsyntax-only tests/c/compile/tool_call_as_stream.c 2>"$OUT/tool_call_as_stream.log"; then
+    record "compile: a tool call is not a stream (it compiled)" 1
+elif grep -q "incompatible type" "$OUT/tool_call_as_stream.log"; then
+    record "compile: a tool call is not a stream" 0
+else
+    cat "$OUT/tool_call_as_stream.log"; record "compile: a tool call is not a stream (another error)" 1
+fi
 
 tests=()
 for src in tests/c/test_*.c; do

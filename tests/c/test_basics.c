@@ -5,15 +5,16 @@
 static atomic_int default_fn_calls, default_fn_finalized;
 
 /* A host stream function that answers with one final text message at once. */
-static void answer_stream(void *ud, const char *request, AgentStream *stream) {
+static void answer_stream(void *ud, const char *request, size_t request_len, AgentStream stream) {
     (void)ud;
+    CHECK(strlen(request) == request_len);
     atomic_fetch_add(&default_fn_calls, 1);
     CHECK_HAS(request, "\"context\":{");
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_start\",\"contentIndex\":0}"));
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"from host\"}"));
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_end\",\"contentIndex\":0}"));
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}"));
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}", NTS));
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_start\",\"contentIndex\":0}", NTS));
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"from host\"}", NTS));
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"text_end\",\"contentIndex\":0}", NTS));
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}", NTS));
 }
 
 static void count_finalizer_default(void *ud) {
@@ -23,74 +24,79 @@ static void count_finalizer_default(void *ud) {
 
 static void *other_thread_error(void *arg) {
     (void)arg;
-    CHECK(strcmp(agent_last_error(), "") == 0);
-    CHECK_ERR(agent_tool_free(NULL), AGENT_ERR_INVALID_HANDLE, "tool is NULL.");
+    CHECK_ERR(agent_tool_free((AgentTool){0}), AGENT_ERR_INVALID_HANDLE, "tool is the null handle.");
     return NULL;
 }
 
 static const char *SCRIPT = "[{\"content\":[{\"type\":\"text\",\"text\":\"scripted one\"}]},"
                             " {\"content\":[{\"type\":\"text\",\"text\":\"scripted two\"}]}]";
 
-static void run_prompt(AgentHandle *agent, const char *text) {
+/* Runs a prompt to its end; returns its status (done got the same). */
+static AgentRunStatus run_prompt(AgentHandle agent, const char *text) {
     atomic_int done[2] = {0, 0};
-    CHECK_OK(agent_prompt_text(agent, text, NULL, record_done, done));
-    CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
-    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_OK);
+    AgentRun run;
+    CHECK_OK(agent_prompt_text(agent, text, NTS, NULL, 0, record_done, done, &run));
+    WAIT_RUN(run);
+    AgentRunStatus status = outcome_of(run).status;
+    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + status);
     CHECK_EQ_INT(atomic_load(&done[1]), 1);
+    CHECK_OK(agent_run_free(run));
+    return status;
 }
 
 int main(void) {
-    /* Version and last error. */
+    /* Version. */
     const char *version = agent_version();
     CHECK(version && strchr(version, '.'));
-    CHECK(agent_last_error() != NULL);
+    CHECK_OK(agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR));
 
-    /* agent_last_error is per thread and cleared by a success. */
-    CHECK(agent_options_free(NULL) == AGENT_ERR_INVALID_HANDLE);
-    CHECK(strcmp(agent_last_error(), "options is NULL.") == 0);
+    /* An error belongs to the caller: another thread's failure and a later success leave it. */
+    AgentError *error = agent_options_free((AgentOptions){0});
+    CHECK_EQ_INT(agent_error_code(error), AGENT_ERR_INVALID_HANDLE);
+    CHECK(strcmp(agent_error_message(error, NULL), "options is the null handle.") == 0);
     pthread_t other;
     CHECK(pthread_create(&other, NULL, other_thread_error, NULL) == 0);
     pthread_join(other, NULL);
-    CHECK(strcmp(agent_last_error(), "options is NULL.") == 0);
-    AgentOptions *scratch = NULL;
-    CHECK_OK(agent_options_new(NULL, &scratch));
-    CHECK(strcmp(agent_last_error(), "") == 0);
+    AgentOptions scratch;
+    CHECK_OK(agent_options_new(NULL, 0, &scratch));
     CHECK_OK(agent_options_free(scratch));
+    CHECK(strcmp(agent_error_message(error, NULL), "options is the null handle.") == 0);
+    agent_error_free(error);
 
     /* The runtime can be configured before first use, and not once it runs. */
     CHECK_OK(agent_runtime_configure(1));
 
     /* Options: defaults, every field, and each kind of bad input. */
-    AgentOptions *options = NULL;
-    CHECK_OK(agent_options_new(NULL, &options));
+    AgentOptions options = {0};
+    CHECK_OK(agent_options_new(NULL, 0, &options));
     CHECK_OK(agent_options_free(options));
     CHECK_ERR(agent_options_free(options), AGENT_ERR_INVALID_HANDLE, "options is a freed options object");
-    CHECK_ERR(agent_options_new("{", &options), AGENT_ERR_INVALID_JSON, "options_json is not valid JSON");
-    CHECK_ERR(agent_options_new("[]", &options), AGENT_ERR_INVALID_JSON, "options_json must be a JSON object");
-    CHECK_ERR(agent_options_new("{\"initialState\":1}", &options), AGENT_ERR_INVALID_JSON,
+    CHECK_ERR(agent_options_new("{", NTS, &options), AGENT_ERR_INVALID_JSON, "options_json is not valid JSON");
+    CHECK_ERR(agent_options_new("[]", NTS, &options), AGENT_ERR_INVALID_JSON, "options_json must be a JSON object");
+    CHECK_ERR(agent_options_new("{\"initialState\":1}", NTS, &options), AGENT_ERR_INVALID_JSON,
               "initialState must be a JSON object");
-    CHECK_ERR(agent_options_new("{\"initialState\":{\"model\":\"x\"}}", &options), AGENT_ERR_INVALID_JSON,
+    CHECK_ERR(agent_options_new("{\"initialState\":{\"model\":\"x\"}}", NTS, &options), AGENT_ERR_INVALID_JSON,
               "initialState.model must be an object");
-    CHECK_ERR(agent_options_new("{\"initialState\":{\"systemPrompt\":3}}", &options), AGENT_ERR_INVALID_JSON,
+    CHECK_ERR(agent_options_new("{\"initialState\":{\"systemPrompt\":3}}", NTS, &options), AGENT_ERR_INVALID_JSON,
               "initialState.systemPrompt must be a string");
-    CHECK_ERR(agent_options_new("{\"initialState\":{\"tools\":[]}}", &options), AGENT_ERR_INVALID_JSON,
+    CHECK_ERR(agent_options_new("{\"initialState\":{\"tools\":[]}}", NTS, &options), AGENT_ERR_INVALID_JSON,
               "agent_options_add_tool");
-    CHECK_ERR(agent_options_new("{\"initialState\":{\"messages\":[{\"content\":1}]}}", &options),
+    CHECK_ERR(agent_options_new("{\"initialState\":{\"messages\":[{\"content\":1}]}}", NTS, &options),
               AGENT_ERR_INVALID_JSON, "initialState.messages[0] must be a message");
-    CHECK_ERR(agent_options_new("{\"initialState\":{\"bogus\":1}}", &options), AGENT_ERR_INVALID_JSON,
+    CHECK_ERR(agent_options_new("{\"initialState\":{\"bogus\":1}}", NTS, &options), AGENT_ERR_INVALID_JSON,
               "Unknown field initialState.bogus");
-    CHECK_ERR(agent_options_new("{\"bogus\":1}", &options), AGENT_ERR_INVALID_JSON, "bogus");
-    CHECK_ERR(agent_options_new("{\"steeringMode\":5}", &options), AGENT_ERR_INVALID_JSON, "steeringMode");
-    CHECK_ERR(agent_options_new("{\"initialState\":{\"systemPrompt\":\"\xff\"}}", &options),
+    CHECK_ERR(agent_options_new("{\"bogus\":1}", NTS, &options), AGENT_ERR_INVALID_JSON, "bogus");
+    CHECK_ERR(agent_options_new("{\"steeringMode\":5}", NTS, &options), AGENT_ERR_INVALID_JSON, "steeringMode");
+    CHECK_ERR(agent_options_new("{\"initialState\":{\"systemPrompt\":\"\xff\"}}", NTS, &options),
               AGENT_ERR_INVALID_UTF8, "options_json is not valid UTF-8");
-    CHECK_ERR(agent_options_new(NULL, NULL), AGENT_ERR_NULL, "out_options is NULL");
+    CHECK_ERR(agent_options_new(NULL, 0, NULL), AGENT_ERR_NULL, "out_options is NULL");
 
     /* Without a stream function and without a default, construction fails; options are consumed. */
-    AgentHandle *agent = NULL;
-    CHECK_ERR(agent_new(NULL, &agent), AGENT_ERR_NO_STREAM_FN,
+    AgentHandle agent = {0};
+    CHECK_ERR(agent_new((AgentOptions){0}, &agent), AGENT_ERR_NO_STREAM_FN,
               "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().");
-    CHECK(agent == NULL);
-    CHECK_OK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"sys\"}}", &options));
+    CHECK(agent.id == 0);
+    CHECK_OK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"sys\"}}", NTS, &options));
     CHECK_ERR(agent_new(options, &agent), AGENT_ERR_NO_STREAM_FN, "No default stream function configured");
     CHECK_ERR(agent_options_free(options), AGENT_ERR_INVALID_HANDLE, "freed");
     CHECK_ERR(agent_options_set_hook(options, AGENT_HOOK_FINISH_TURN, NULL, NULL, NULL), AGENT_ERR_INVALID_HANDLE,
@@ -100,15 +106,15 @@ int main(void) {
     CHECK_OK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"be brief\",\"model\":" MODEL_JSON
                                ",\"thinkingLevel\":\"low\",\"messages\":[]},\"steeringMode\":\"all\","
                                "\"followUpMode\":\"all\",\"toolExecution\":\"sequential\",\"sessionId\":\"s1\","
-                               "\"transport\":\"sse\",\"maxRetryDelayMs\":5,\"identity\":{\"user\":\"u\"}}",
+                               "\"transport\":\"sse\",\"maxRetryDelayMs\":5,\"identity\":{\"user\":\"u\"}}", NTS,
                                &options));
-    CHECK_ERR(agent_options_set_scripted_model(options, "{}"), AGENT_ERR_INVALID_JSON, "The script must be a JSON array");
-    CHECK_ERR(agent_options_set_scripted_model(options, "[{\"content\":5}]"), AGENT_ERR_INVALID_JSON,
+    CHECK_ERR(agent_options_set_scripted_model(options, "{}", NTS), AGENT_ERR_INVALID_JSON, "The script must be a JSON array");
+    CHECK_ERR(agent_options_set_scripted_model(options, "[{\"content\":5}]", NTS), AGENT_ERR_INVALID_JSON,
               "Response 0 of the script is invalid");
-    CHECK_ERR(agent_options_set_scripted_model(options, "[{"), AGENT_ERR_INVALID_JSON, "script_json is not valid JSON");
+    CHECK_ERR(agent_options_set_scripted_model(options, "[{", NTS), AGENT_ERR_INVALID_JSON, "script_json is not valid JSON");
     CHECK_ERR(agent_options_set_hook(options, 99, NULL, NULL, NULL), AGENT_ERR_INVALID_ARGUMENT, "Unknown hook kind 99");
     CHECK_ERR(agent_options_set_hook(options, -1, NULL, NULL, NULL), AGENT_ERR_INVALID_ARGUMENT, "Unknown hook kind -1");
-    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT));
+    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT, NTS));
     CHECK_ERR(agent_new(options, NULL), AGENT_ERR_NULL, "out_agent is NULL");
     /* ...which consumed the options: */
     CHECK_ERR(agent_new(options, &agent), AGENT_ERR_INVALID_HANDLE, "options is a freed options object");
@@ -116,9 +122,9 @@ int main(void) {
     CHECK_OK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"be brief\",\"model\":" MODEL_JSON
                                ",\"thinkingLevel\":\"low\"},\"steeringMode\":\"all\",\"followUpMode\":\"all\","
                                "\"toolExecution\":\"sequential\",\"sessionId\":\"s1\",\"transport\":\"sse\","
-                               "\"maxRetryDelayMs\":5,\"identity\":{\"user\":\"u\"}}",
+                               "\"maxRetryDelayMs\":5,\"identity\":{\"user\":\"u\"}}", NTS,
                                &options));
-    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT));
+    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT, NTS));
     CHECK_OK(agent_new(options, &agent));
     char *state = state_of(agent);
     CHECK_HAS(state, "\"systemPrompt\":\"be brief\"");
@@ -139,40 +145,40 @@ int main(void) {
 
     /* agent_configure: fields change at once; bad patches change nothing. */
     CHECK_OK(agent_configure(agent, "{\"thinkingLevel\":\"high\",\"steeringMode\":\"one-at-a-time\","
-                                    "\"sessionId\":null,\"model\":{\"id\":\"m2\",\"api\":\"faux\",\"provider\":\"p2\"}}"));
+                                    "\"sessionId\":null,\"model\":{\"id\":\"m2\",\"api\":\"faux\",\"provider\":\"p2\"}}", NTS));
     state = state_of(agent);
     CHECK_HAS(state, "\"thinkingLevel\":\"high\"");
     CHECK_HAS(state, "\"steeringMode\":\"one-at-a-time\"");
     CHECK_HAS(state, "\"id\":\"m2\"");
     CHECK_NOT_HAS(state, "\"sessionId\"");
     agent_string_free(state);
-    CHECK_ERR(agent_configure(agent, "{\"bogus\":1,\"thinkingLevel\":\"off\"}"), AGENT_ERR_INVALID_JSON, "bogus");
-    CHECK_ERR(agent_configure(agent, "{\"model\":3}"), AGENT_ERR_INVALID_JSON, "model");
-    CHECK_ERR(agent_configure(agent, "[1]"), AGENT_ERR_INVALID_JSON, "The configuration patch must be a JSON object.");
-    CHECK_ERR(agent_configure(agent, "{\"thinkingLevel\":"), AGENT_ERR_INVALID_JSON, "patch_json is not valid JSON");
-    CHECK_ERR(agent_configure(agent, NULL), AGENT_ERR_NULL, "patch_json is NULL");
+    CHECK_ERR(agent_configure(agent, "{\"bogus\":1,\"thinkingLevel\":\"off\"}", NTS), AGENT_ERR_INVALID_JSON, "bogus");
+    CHECK_ERR(agent_configure(agent, "{\"model\":3}", NTS), AGENT_ERR_INVALID_JSON, "model");
+    CHECK_ERR(agent_configure(agent, "[1]", NTS), AGENT_ERR_INVALID_JSON, "The configuration patch must be a JSON object.");
+    CHECK_ERR(agent_configure(agent, "{\"thinkingLevel\":", NTS), AGENT_ERR_INVALID_JSON, "patch_json is not valid JSON");
+    CHECK_ERR(agent_configure(agent, NULL, NTS), AGENT_ERR_NULL, "patch_json is NULL");
     state = state_of(agent);
     CHECK_HAS(state, "\"thinkingLevel\":\"high\"");
     agent_string_free(state);
 
     /* agent_set_scripted_model replaces the stream function. */
-    CHECK_ERR(agent_set_scripted_model(agent, "[{\"content\":5}]"), AGENT_ERR_INVALID_JSON, "Response 0");
-    CHECK_OK(agent_set_scripted_model(agent, "[{\"content\":[{\"type\":\"text\",\"text\":\"replaced\"}]}]"));
+    CHECK_ERR(agent_set_scripted_model(agent, "[{\"content\":5}]", NTS), AGENT_ERR_INVALID_JSON, "Response 0");
+    CHECK_OK(agent_set_scripted_model(agent, "[{\"content\":[{\"type\":\"text\",\"text\":\"replaced\"}]}]", NTS));
     run_prompt(agent, "again");
     state = state_of(agent);
     CHECK_HAS(state, "replaced");
     agent_string_free(state);
 
     /* The default stream function: captured at agent_new. */
-    CHECK_ERR(agent_set_default_scripted_model("{"), AGENT_ERR_INVALID_JSON, "script_json is not valid JSON");
-    CHECK_OK(agent_set_default_scripted_model("[{\"content\":[{\"type\":\"text\",\"text\":\"default scripted\"}]}]"));
-    AgentHandle *with_scripted = NULL, *with_host = NULL;
-    CHECK_OK(agent_new(NULL, &with_scripted));
+    CHECK_ERR(agent_set_default_scripted_model("{", NTS), AGENT_ERR_INVALID_JSON, "script_json is not valid JSON");
+    CHECK_OK(agent_set_default_scripted_model("[{\"content\":[{\"type\":\"text\",\"text\":\"default scripted\"}]}]", NTS));
+    AgentHandle with_scripted = {0}, with_host = {0};
+    CHECK_OK(agent_new((AgentOptions){0}, &with_scripted));
     CHECK_OK(agent_set_default_stream_fn(answer_stream, &default_fn_calls, count_finalizer_default));
-    CHECK_OK(agent_new(NULL, &with_host));
+    CHECK_OK(agent_new((AgentOptions){0}, &with_host));
     CHECK_OK(agent_set_default_stream_fn(NULL, NULL, NULL)); /* cleared: agents keep theirs */
-    AgentHandle *none = NULL;
-    CHECK_ERR(agent_new(NULL, &none), AGENT_ERR_NO_STREAM_FN, "setDefaultStreamFn()");
+    AgentHandle none = {0};
+    CHECK_ERR(agent_new((AgentOptions){0}, &none), AGENT_ERR_NO_STREAM_FN, "setDefaultStreamFn()");
     run_prompt(with_scripted, "a");
     run_prompt(with_host, "b");
     CHECK_EQ_INT(atomic_load(&default_fn_calls), 1);
@@ -190,7 +196,7 @@ int main(void) {
 
     /* agent_set_stream_fn(NULL): the next run looks up the (now absent) default and fails. */
     CHECK_OK(agent_set_stream_fn(agent, NULL, NULL, NULL));
-    run_prompt(agent, "no model");
+    CHECK_EQ_INT(run_prompt(agent, "no model"), AGENT_RUN_MODEL_ERROR);
     state = state_of(agent);
     CHECK_HAS(state, "\"errorMessage\":\"No default stream function configured");
     agent_string_free(state);

@@ -32,26 +32,30 @@ static char *read_file(const char *rel) {
 static atomic_int consent_calls;
 static atomic_int finalized;
 
-static void *allow_later(void *call) {
+static AgentHookCall later_call;
+
+static void *allow_later(void *arg) {
+    (void)arg;
     sleep_ms(20);
-    CHECK_OK(agent_call_complete((AgentCall *)call, "{\"allow\":true}"));
+    CHECK_OK(agent_hook_call_complete(later_call, "{\"allow\":true}", NTS));
     return NULL;
 }
 
 /* Refuses `write` at once; allows `edit` later, from another thread (the deferred reply). */
-static void consent(void *user_data, const char *input_json, AgentCall *call) {
-    (void)user_data;
+static void consent(void *user_data, const char *input_json, size_t input_len, AgentHookCall call) {
+    (void)user_data, (void)input_len;
     atomic_fetch_add(&consent_calls, 1);
     CHECK_HAS(input_json, "\"toolCallId\":\"call_");
     if (strstr(input_json, "\"tool\":\"write\"")) {
         CHECK_HAS(input_json, "\"path\":\"x.txt\"");
         CHECK_HAS(input_json, "\"content\":\"new\"");
-        CHECK_OK(agent_call_fail(call, "The user said no."));
+        CHECK_OK(agent_hook_call_fail(call, "The user said no.", NTS));
         return;
     }
     CHECK_HAS(input_json, "\"tool\":\"edit\"");
+    later_call = call;
     pthread_t thread;
-    CHECK(pthread_create(&thread, NULL, allow_later, call) == 0);
+    CHECK(pthread_create(&thread, NULL, allow_later, NULL) == 0);
     pthread_detach(thread);
 }
 
@@ -61,26 +65,26 @@ static void on_finalize(void *user_data) {
 }
 
 static void argument_checks(void) {
-    AgentTool *tools[8];
+    AgentTool tools[8];
     size_t count = 99;
-    CHECK_ERR(agent_coding_tools_new(NULL, NULL, NULL, NULL, NULL, tools, 8, &count), AGENT_ERR_NULL,
+    CHECK_ERR(agent_coding_tools_new(NULL, NTS, NULL, 0, NULL, NULL, NULL, tools, 8, &count), AGENT_ERR_NULL,
               "root");
-    CHECK_ERR(agent_coding_tools_new("/nonexistent/libagent/root", NULL, NULL, NULL, NULL, tools, 8,
+    CHECK_ERR(agent_coding_tools_new("/nonexistent/libagent/root", NTS, NULL, 0, NULL, NULL, NULL, tools, 8,
                                      &count),
               AGENT_ERR_INVALID_ARGUMENT, "Cannot open the coding root");
-    CHECK_ERR(agent_coding_tools_new(root, "{\"bash\":1}", NULL, NULL, NULL, tools, 8, &count),
+    CHECK_ERR(agent_coding_tools_new(root, NTS, "{\"bash\":1}", NTS, NULL, NULL, NULL, tools, 8, &count),
               AGENT_ERR_INVALID_JSON, "\"bash\" must be true or false");
-    CHECK_ERR(agent_coding_tools_new(root, "{\"tools\":[\"bash\"]}", NULL, NULL, NULL, tools, 8, &count),
+    CHECK_ERR(agent_coding_tools_new(root, NTS, "{\"tools\":[\"bash\"]}", NTS, NULL, NULL, NULL, tools, 8, &count),
               AGENT_ERR_INVALID_ARGUMENT, "bash tool is disabled");
-    CHECK_ERR(agent_coding_tools_new(root, "{not json", NULL, NULL, NULL, tools, 8, &count),
+    CHECK_ERR(agent_coding_tools_new(root, NTS, "{not json", NTS, NULL, NULL, NULL, tools, 8, &count),
               AGENT_ERR_INVALID_JSON, "options_json");
-    CHECK_ERR(agent_coding_tools_new(root, NULL, NULL, NULL, NULL, tools, 3, &count),
+    CHECK_ERR(agent_coding_tools_new(root, NTS, NULL, 0, NULL, NULL, NULL, tools, 3, &count),
               AGENT_ERR_INVALID_ARGUMENT, "the pack has 6");
-    CHECK_ERR(agent_coding_tools_new(root, NULL, NULL, NULL, NULL, NULL, 8, &count), AGENT_ERR_NULL,
+    CHECK_ERR(agent_coding_tools_new(root, NTS, NULL, 0, NULL, NULL, NULL, NULL, 8, &count), AGENT_ERR_NULL,
               "out_tools");
     CHECK_EQ_INT(count, 99);
 
-    CHECK_OK(agent_coding_tools_new(root, "{\"bash\":true}", NULL, NULL, NULL, tools, 8, &count));
+    CHECK_OK(agent_coding_tools_new(root, NTS, "{\"bash\":true}", NTS, NULL, NULL, NULL, tools, 8, &count));
     CHECK_EQ_INT(count, 7);
     CHECK_ERR(agent_tool_set_prepare_arguments(tools[0], NULL, NULL, NULL), AGENT_ERR_INVALID_ARGUMENT,
               "built-in");
@@ -93,14 +97,14 @@ int main(void) {
     write_file("a.txt", "hello\n");
     argument_checks();
 
-    AgentTool *tools[8];
+    AgentTool tools[8];
     size_t count = 0;
-    CHECK_OK(agent_coding_tools_new(root, "{\"tools\":[\"read\",\"write\",\"edit\"]}", consent, NULL,
+    CHECK_OK(agent_coding_tools_new(root, NTS, "{\"tools\":[\"read\",\"write\",\"edit\"]}", NTS, consent, NULL,
                                     on_finalize, tools, 8, &count));
     CHECK_EQ_INT(count, 3);
 
-    AgentOptions *options = NULL;
-    CHECK_OK(agent_options_new("{\"toolExecution\":\"sequential\"}", &options));
+    AgentOptions options = {0};
+    CHECK_OK(agent_options_new("{\"toolExecution\":\"sequential\"}", NTS, &options));
     for (size_t i = 0; i < count; i++) {
         CHECK_OK(agent_options_add_tool(options, tools[i]));
         CHECK_OK(agent_tool_free(tools[i]));
@@ -113,14 +117,18 @@ int main(void) {
         "\"stopReason\":\"toolUse\"},"
         "{\"content\":[{\"type\":\"toolCall\",\"id\":\"call_3\",\"name\":\"read\","
         "\"arguments\":{\"path\":\"../escape.txt\"}}],\"stopReason\":\"toolUse\"},"
-        "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}]"));
-    AgentHandle *agent = NULL;
+        "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}]", NTS));
+    AgentHandle agent = {0};
     CHECK_OK(agent_new(options, &agent));
-    CHECK_OK(agent_prompt_text(agent, "go", NULL, NULL, NULL));
-    CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
+    AgentRun run;
+    CHECK_OK(agent_prompt_text(agent, "go", NTS, NULL, 0, NULL, NULL, &run));
+    WAIT_RUN(run);
+    CHECK_EQ_INT(outcome_of(run).status, AGENT_RUN_COMPLETED);
+    CHECK_EQ_INT(outcome_of(run).message_count, 8);
+    CHECK_OK(agent_run_free(run));
 
     char *messages = NULL;
-    CHECK_OK(agent_get_messages(agent, 0, 100, &messages));
+    CHECK_OK(agent_get_messages(agent, 0, 100, &messages, NULL));
     CHECK_HAS(messages, "\"toolName\":\"write\",\"content\":[{\"type\":\"text\",\"text\":\"The user said no.\"}]");
     CHECK_HAS(messages, "Successfully replaced 1 block(s) in a.txt.");
     CHECK_HAS(messages, "Path ../escape.txt is outside the root directory");

@@ -1,16 +1,16 @@
 /* A full run from C: parallel tools (one answering later from another thread, with progress
- * updates), prepareArguments, every hook kind, a listener using the lazy event views and
+ * updates), prepareArguments, every hook kind, a listener reading the event struct (JSON on request) and
  * steering, a follow-up, then state reads, agent_set_messages, agent_set_tools, queues,
  * agent_continue, agent_reset, and finalizer counts. */
 #include "check.h"
 
-static AgentHandle *g_agent;
+static AgentHandle g_agent;
 static atomic_int hook_calls[9];
 static atomic_int hook_finalized, tool_finalized, listener_finalized, prepare_finalized;
 static atomic_int exec_add, exec_slow, prepare_calls, steered, deltas;
 static char types[8192];
 static char delta_text[1024];
-static const AgentEvent *saved_event;
+static AgentEvent saved_event; /* a copy, used after its callback */
 static pthread_t slow_thread;
 static int slow_thread_started;
 
@@ -24,53 +24,60 @@ static const char *SCRIPT =
 
 /* --- tools ---------------------------------------------------------------------------------- */
 
-static void prepare_add(void *ud, const char *args, AgentCall *call) {
+static void prepare_add(void *ud, const char *args, size_t args_len, AgentHookCall call) {
+    (void)args_len;
     (void)ud;
     atomic_fetch_add(&prepare_calls, 1);
     CHECK_HAS(args, "\"x\":1");
     /* Renames x/y to a/b; wrong JSON first, which leaves the call open. */
-    CHECK_ERR(agent_call_complete(call, "{\"a\":"), AGENT_ERR_INVALID_JSON, "result_json is not valid JSON");
-    CHECK_OK(agent_call_complete(call, "{\"a\":1,\"b\":2}"));
-    CHECK_ERR(agent_call_complete(call, NULL), AGENT_ERR_ALREADY_COMPLETED, "already answered");
+    CHECK_ERR(agent_hook_call_complete(call, "{\"a\":", NTS), AGENT_ERR_INVALID_JSON, "result_json is not valid JSON");
+    CHECK_OK(agent_hook_call_complete(call, "{\"a\":1,\"b\":2}", NTS));
+    CHECK_ERR(agent_hook_call_complete(call, NULL, 0), AGENT_ERR_ALREADY_COMPLETED, "already answered");
 }
 
-static void exec_add_fn(void *ud, const char *id, const char *args, AgentToolCall *call) {
+static void exec_add_fn(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)id_len, (void)args_len;
     (void)ud;
     atomic_fetch_add(&exec_add, 1);
     CHECK(strcmp(id, "call_add") == 0);
     CHECK_HAS(args, "\"a\":1");
     CHECK_HAS(args, "\"b\":2");
     bool aborted = true;
-    CHECK_OK(agent_call_is_aborted(call, &aborted));
+    CHECK_OK(agent_tool_call_is_aborted(call, &aborted));
     CHECK(!aborted);
-    CHECK_OK(agent_tool_call_update(call, "{\"content\":[{\"type\":\"text\",\"text\":\"adding\"}],\"details\":{}}"));
-    CHECK_ERR(agent_tool_call_update(call, "{"), AGENT_ERR_INVALID_JSON, "partial_result_json is not valid JSON");
-    CHECK_ERR(agent_call_complete(call, "[1]"), AGENT_ERR_INVALID_JSON, "The answer must be a JSON object");
-    CHECK_OK(agent_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"3\"}],\"details\":{\"sum\":3}}"));
-    CHECK_ERR(agent_tool_call_update(call, "{}"), AGENT_ERR_ALREADY_COMPLETED, "already answered");
-    CHECK_ERR(agent_call_fail(call, "late"), AGENT_ERR_ALREADY_COMPLETED, "already answered");
+    CHECK_OK(agent_tool_call_update(call, "{\"content\":[{\"type\":\"text\",\"text\":\"adding\"}],\"details\":{}}", NTS));
+    CHECK_ERR(agent_tool_call_update(call, "{", NTS), AGENT_ERR_INVALID_JSON, "partial_result_json is not valid JSON");
+    CHECK_ERR(agent_tool_call_complete(call, "[1]", NTS), AGENT_ERR_INVALID_JSON, "The answer must be a JSON object");
+    CHECK_OK(agent_tool_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"3\"}],\"details\":{\"sum\":3}}", NTS));
+    CHECK_ERR(agent_tool_call_update(call, "{}", NTS), AGENT_ERR_ALREADY_COMPLETED, "already answered");
+    CHECK_ERR(agent_tool_call_fail(call, "late", NTS), AGENT_ERR_ALREADY_COMPLETED, "already answered");
 }
 
 /* The slow tool answers from its own thread, after progress updates. */
+static AgentToolCall slow_call;
+
 static void *slow_worker(void *arg) {
-    AgentToolCall *call = arg;
+    (void)arg;
+    AgentToolCall call = slow_call;
     sleep_ms(20);
-    CHECK_OK(agent_tool_call_update(call, "{\"content\":[{\"type\":\"text\",\"text\":\"50%\"}],\"details\":{}}"));
-    CHECK_OK(agent_tool_call_update(call, "{\"content\":[{\"type\":\"text\",\"text\":\"99%\"}],\"details\":{}}"));
-    CHECK_OK(agent_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"slept\"}],\"details\":{}}"));
-    CHECK_ERR(agent_call_complete(call, NULL), AGENT_ERR_ALREADY_COMPLETED, "The call was already answered.");
-    CHECK_ERR(agent_tool_call_update(call, "{}"), AGENT_ERR_ALREADY_COMPLETED, "already answered");
+    CHECK_OK(agent_tool_call_update(call, "{\"content\":[{\"type\":\"text\",\"text\":\"50%\"}],\"details\":{}}", NTS));
+    CHECK_OK(agent_tool_call_update(call, "{\"content\":[{\"type\":\"text\",\"text\":\"99%\"}],\"details\":{}}", NTS));
+    CHECK_OK(agent_tool_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"slept\"}],\"details\":{}}", NTS));
+    CHECK_ERR(agent_tool_call_complete(call, NULL, 0), AGENT_ERR_ALREADY_COMPLETED, "The call was already answered.");
+    CHECK_ERR(agent_tool_call_update(call, "{}", NTS), AGENT_ERR_ALREADY_COMPLETED, "already answered");
     return NULL;
 }
 
-static void exec_slow_fn(void *ud, const char *id, const char *args, AgentToolCall *call) {
+static void exec_slow_fn(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)id_len, (void)args_len;
     (void)ud;
     (void)args;
     atomic_fetch_add(&exec_slow, 1);
     CHECK(strcmp(id, "call_slow") == 0);
     /* Parallel mode: every execute starts before any completion is processed. */
     CHECK_EQ_INT(atomic_load(&exec_add), 1);
-    CHECK(pthread_create(&slow_thread, NULL, slow_worker, call) == 0);
+    slow_call = call;
+    CHECK(pthread_create(&slow_thread, NULL, slow_worker, NULL) == 0);
     slow_thread_started = 1;
 }
 
@@ -81,59 +88,60 @@ static void count_finalizer_hook(void *ud) {
 
 /* --- hooks ---------------------------------------------------------------------------------- */
 
-static void hook(void *ud, const char *input, AgentCall *call) {
+static void hook(void *ud, const char *input, size_t input_len, AgentHookCall call) {
+    (void)input_len;
     int kind = (int)(intptr_t)ud;
     int n = atomic_fetch_add(&hook_calls[kind], 1);
     switch (kind) {
     case AGENT_HOOK_CONVERT_TO_LLM:
         CHECK(input[0] == '[');
-        if (n == 0) CHECK_ERR(agent_call_complete(call, "{}"), AGENT_ERR_INVALID_JSON,
+        if (n == 0) CHECK_ERR(agent_hook_call_complete(call, "{}", NTS), AGENT_ERR_INVALID_JSON,
                               "The answer must be a JSON array of messages.");
-        if (n == 0) CHECK_ERR(agent_call_complete(call, "[{\"content\":\"x\"}]"), AGENT_ERR_INVALID_JSON,
+        if (n == 0) CHECK_ERR(agent_hook_call_complete(call, "[{\"content\":\"x\"}]", NTS), AGENT_ERR_INVALID_JSON,
                               "The answer[0] must be a message");
-        CHECK_OK(agent_call_complete(call, NULL)); /* the default conversion */
+        CHECK_OK(agent_hook_call_complete(call, NULL, 0)); /* the default conversion */
         break;
     case AGENT_HOOK_TRANSFORM_CONTEXT:
         CHECK(input[0] == '[');
         if (n == 1) CHECK_HAS(input, "steer now"); /* the steering message reached request 2 */
-        CHECK_OK(agent_call_complete(call, input)); /* unchanged, answered as an array */
+        CHECK_OK(agent_hook_call_complete(call, input, NTS)); /* unchanged, answered as an array */
         break;
     case AGENT_HOOK_GET_API_KEY:
         CHECK(strcmp(input, "\"test\"") == 0);
-        CHECK_ERR(agent_call_complete(call, "5"), AGENT_ERR_INVALID_JSON, "The answer must be a JSON string or NULL.");
-        CHECK_OK(agent_call_complete(call, "\"key-123\""));
+        CHECK_ERR(agent_hook_call_complete(call, "5", NTS), AGENT_ERR_INVALID_JSON, "The answer must be a JSON string or NULL.");
+        CHECK_OK(agent_hook_call_complete(call, "\"key-123\"", NTS));
         break;
     case AGENT_HOOK_BEFORE_TOOL_CALL:
         CHECK_HAS(input, "\"toolCall\":");
         CHECK_HAS(input, "\"assistantMessage\":");
-        CHECK_ERR(agent_call_complete(call, "[1]"), AGENT_ERR_INVALID_JSON, "The answer must be a JSON object or NULL.");
-        CHECK_OK(agent_call_complete(call, NULL));
+        CHECK_ERR(agent_hook_call_complete(call, "[1]", NTS), AGENT_ERR_INVALID_JSON, "The answer must be a JSON object or NULL.");
+        CHECK_OK(agent_hook_call_complete(call, NULL, 0));
         break;
     case AGENT_HOOK_AFTER_TOOL_CALL:
         CHECK_HAS(input, "\"result\":");
         CHECK_HAS(input, "\"isError\":false");
         if (strstr(input, "\"id\":\"call_add\""))
-            CHECK_OK(agent_call_complete(call, "{\"details\":{\"after\":true}}"));
+            CHECK_OK(agent_hook_call_complete(call, "{\"details\":{\"after\":true}}", NTS));
         else
-            CHECK_OK(agent_call_complete(call, "null"));
+            CHECK_OK(agent_hook_call_complete(call, "null", NTS));
         break;
     case AGENT_HOOK_FINISH_TURN:
         CHECK_HAS(input, "\"toolResults\":");
         CHECK_HAS(input, "\"newMessages\":");
-        CHECK_OK(agent_call_complete(call, NULL));
+        CHECK_OK(agent_hook_call_complete(call, NULL, 0));
         break;
     case AGENT_HOOK_PREPARE_REQUEST:
         CHECK_HAS(input, "\"context\":");
         CHECK_HAS(input, "\"model\":");
-        CHECK_OK(agent_call_complete(call, NULL));
+        CHECK_OK(agent_hook_call_complete(call, NULL, 0));
         break;
     case AGENT_HOOK_PREPARE_NEXT_TURN:
         CHECK(strcmp(input, "null") == 0);
-        CHECK_OK(agent_call_complete(call, NULL));
+        CHECK_OK(agent_hook_call_complete(call, NULL, 0));
         break;
     case AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT:
         CHECK(input[0] == '{');
-        CHECK_OK(agent_call_complete(call, "{}"));
+        CHECK_OK(agent_hook_call_complete(call, "{}", NTS));
         break;
     default:
         FAIL("unknown hook kind %d", kind);
@@ -142,17 +150,20 @@ static void hook(void *ud, const char *input, AgentCall *call) {
 
 /* --- listener ------------------------------------------------------------------------------- */
 
-static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
+static AgentListenerAnswer listener(void *ud, const AgentEvent *event) {
     (void)ud;
-    const char *type = NULL, *update = NULL, *full = NULL, *lean = NULL, *again = NULL, *delta = NULL;
-    size_t len = 99;
-    CHECK_OK(agent_event_type(event, &type));
-    CHECK_OK(agent_event_update_type(event, &update));
-    CHECK_OK(agent_event_delta(event, &delta, &len));
-    CHECK_OK(agent_event_json(event, AGENT_EVENT_SHAPE_FULL, &full));
-    CHECK_OK(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &lean));
+    static const char *names[] = {"agent_start", "agent_end", "turn_start", "turn_end", "message_start",
+                                  "message_update", "message_end", "tool_execution_start",
+                                  "tool_execution_update", "tool_execution_end"};
+    CHECK(event->kind >= 0 && event->kind <= AGENT_EVENT_TOOL_EXECUTION_END);
+    const char *type = names[event->kind];
+    AgentStr full_json, lean_json, again;
+    CHECK_OK(agent_event_json(event, AGENT_EVENT_SHAPE_FULL, &full_json));
+    CHECK_OK(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &lean_json));
     CHECK_OK(agent_event_json(event, AGENT_EVENT_SHAPE_FULL, &again));
-    CHECK(full == again); /* built once */
+    CHECK(full_json.ptr == again.ptr); /* built once */
+    const char *full = full_json.ptr, *lean = lean_json.ptr, *delta = event->delta.ptr;
+    size_t len = event->delta.len;
     CHECK_ERR(agent_event_json(event, 7, &again), AGENT_ERR_INVALID_ARGUMENT, "Unknown event shape 7");
     char expected[64];
     snprintf(expected, sizeof expected, "{\"type\":\"%s\"", type);
@@ -160,12 +171,12 @@ static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
     CHECK(strncmp(lean, expected, strlen(expected)) == 0);
     strncat(types, type, sizeof types - strlen(types) - 2);
     strcat(types, ",");
-    if (strcmp(type, "message_update") == 0) {
-        CHECK(update != NULL);
+    if (event->kind == AGENT_EVENT_MESSAGE_UPDATE) {
+        CHECK(event->update != AGENT_UPDATE_NONE);
         CHECK_HAS(full, "\"assistantMessageEvent\":");
         CHECK_HAS(full, "\"message\":");
         CHECK_NOT_HAS(lean, "\"partial\":");
-        if (strcmp(update, "text_delta") == 0) {
+        if (event->update == AGENT_UPDATE_TEXT_DELTA) {
             CHECK(delta != NULL && len > 0);
             strncat(delta_text, delta, len < 100 ? len : 100);
             char quoted[128];
@@ -174,7 +185,7 @@ static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
             atomic_fetch_add(&deltas, 1);
             if (atomic_fetch_add(&steered, 1) == 0) {
                 /* Steering from a listener, and a state read during the run. */
-                CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"steer now\",\"timestamp\":1}"));
+                CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"steer now\",\"timestamp\":1}", NTS));
                 char *state = state_of(g_agent);
                 CHECK_HAS(state, "\"isStreaming\":true");
                 CHECK_HAS(state, "\"streamingMessage\":");
@@ -182,31 +193,31 @@ static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
             }
         }
     } else {
-        CHECK(update == NULL);
-        CHECK(delta == NULL && len == 0);
+        CHECK_EQ_INT(event->update, AGENT_UPDATE_NONE);
+        CHECK_EQ_INT(len, 0);
     }
-    saved_event = event;
-    CHECK_OK(agent_call_complete(call, NULL));
+    if (saved_event.source == 0) saved_event = *event; /* agent_start */
+    return AGENT_LISTENER_CONTINUE;
 }
 
-static AgentTool *make_tool(const char *name, AgentToolExecuteFn fn) {
+static AgentTool make_tool(const char *name, AgentToolExecuteFn fn) {
     char definition[512];
     snprintf(definition, sizeof definition,
              "{\"name\":\"%s\",\"label\":\"%s\",\"description\":\"test tool\",\"parameters\":{\"type\":\"object\"}}",
              name, name);
-    AgentTool *tool = NULL;
-    CHECK_OK(agent_tool_new(definition, fn, &tool_finalized, count_finalizer, &tool));
+    AgentTool tool = {0};
+    CHECK_OK(agent_tool_new(definition, NTS, fn, &tool_finalized, count_finalizer, &tool));
     return tool;
 }
 
 int main(void) {
-    AgentTool *add = make_tool("add", exec_add_fn), *slow = make_tool("slow", exec_slow_fn);
+    AgentTool add = make_tool("add", exec_add_fn), slow = make_tool("slow", exec_slow_fn);
     CHECK_OK(agent_tool_set_prepare_arguments(add, prepare_add, &prepare_finalized, count_finalizer));
-    AgentOptions *options = NULL;
-    CHECK_OK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"sys\",\"model\":" MODEL_JSON "}}", &options));
+    AgentOptions options = {0};
+    CHECK_OK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"sys\",\"model\":" MODEL_JSON "}}", NTS, &options));
     CHECK_OK(agent_options_add_tool(options, add));
     CHECK_OK(agent_options_add_tool(options, slow));
-    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT));
+    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT, NTS));
     for (int kind = 0; kind <= AGENT_HOOK_PREPARE_NEXT_TURN; kind++)
         CHECK_OK(agent_options_set_hook(options, kind, hook, (void *)(intptr_t)kind, count_finalizer_hook));
     CHECK_OK(agent_new(options, &g_agent));
@@ -214,15 +225,19 @@ int main(void) {
     CHECK_OK(agent_subscribe(g_agent, listener, &listener_finalized, count_finalizer, &id));
 
     /* A follow-up queued before the run: delivered when it would otherwise stop. */
-    CHECK_OK(agent_follow_up(g_agent, "{\"role\":\"user\",\"content\":\"and then?\",\"timestamp\":2}"));
+    CHECK_OK(agent_follow_up(g_agent, "{\"role\":\"user\",\"content\":\"and then?\",\"timestamp\":2}", NTS));
     bool has = false;
     CHECK_OK(agent_has_queued_messages(g_agent, &has));
     CHECK(has);
 
     atomic_int done[2] = {0, 0};
-    CHECK_OK(agent_prompt(g_agent, "\"compute 1+2\"", record_done, done));
-    CHECK_OK(agent_wait_for_idle(g_agent, WAIT_MS));
-    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_OK);
+    AgentRun run;
+    CHECK_OK(agent_prompt(g_agent, "\"compute 1+2\"", NTS, record_done, done, &run));
+    WAIT_RUN(run);
+    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_RUN_COMPLETED);
+    /* user, assistant, 2 results, steering, assistant, follow-up, assistant */
+    CHECK_EQ_INT(outcome_of(run).message_count, 8);
+    CHECK_OK(agent_run_free(run));
     CHECK_EQ_INT(atomic_load(&done[1]), 1);
     if (slow_thread_started) pthread_join(slow_thread, NULL);
 
@@ -249,9 +264,10 @@ int main(void) {
     CHECK_EQ_INT(count_of(types, "tool_execution_end,"), 2);
     CHECK_EQ_INT(count_of(types, "agent_end,"), 1);
     CHECK(strcmp(types + strlen(types) - 19, "turn_end,agent_end,") == 0);
-    /* An event outlives its callback only as a freed handle. */
-    const char *type = NULL;
-    CHECK_ERR(agent_event_type(saved_event, &type), AGENT_ERR_INVALID_HANDLE, "event is a freed event");
+    /* An event does not outlive its callback (once later events came). */
+    AgentStr json;
+    CHECK_ERR(agent_event_json(&saved_event, AGENT_EVENT_SHAPE_FULL, &json), AGENT_ERR_INVALID_ARGUMENT,
+              "event is no longer valid");
 
     /* The transcript: system, user, assistant+2 tool calls, 2 results, steering, assistant,
      * follow-up, assistant. */
@@ -268,14 +284,14 @@ int main(void) {
     CHECK(!has);
 
     /* continue(): from an assistant tail it fails with the reference text. */
-    CHECK_ERR(agent_continue(g_agent, NULL, NULL), AGENT_ERR_INVALID_STATE,
+    CHECK_ERR(agent_continue(g_agent, NULL, NULL, NULL), AGENT_ERR_INVALID_STATE,
               "Cannot continue from message role: assistant");
 
     /* agent_set_messages, then continue from a user tail, with a hook set after construction. */
-    CHECK_ERR(agent_set_messages(g_agent, "{}"), AGENT_ERR_INVALID_JSON, "messages_json must be a JSON array of messages.");
-    CHECK_ERR(agent_set_messages(g_agent, "[{\"role\":1}]"), AGENT_ERR_INVALID_JSON, "messages_json[0] must be a message");
-    CHECK_ERR(agent_set_messages(g_agent, "[\"\xc3\x28\"]"), AGENT_ERR_INVALID_UTF8, "messages_json is not valid UTF-8");
-    CHECK_OK(agent_set_messages(g_agent, "[{\"role\":\"user\",\"content\":\"only me\",\"timestamp\":3}]"));
+    CHECK_ERR(agent_set_messages(g_agent, "{}", NTS), AGENT_ERR_INVALID_JSON, "messages_json must be a JSON array of messages.");
+    CHECK_ERR(agent_set_messages(g_agent, "[{\"role\":1}]", NTS), AGENT_ERR_INVALID_JSON, "messages_json[0] must be a message");
+    CHECK_ERR(agent_set_messages(g_agent, "[\"\xc3\x28\"]", NTS), AGENT_ERR_INVALID_UTF8, "messages_json is not valid UTF-8");
+    CHECK_OK(agent_set_messages(g_agent, "[{\"role\":\"user\",\"content\":\"only me\",\"timestamp\":3}]", NTS));
     state = state_of(g_agent);
     CHECK_HAS(state, "only me");
     CHECK_NOT_HAS(state, "steer now");
@@ -286,7 +302,7 @@ int main(void) {
     /* Removing a hook: getApiKey is no longer called. */
     CHECK_OK(agent_set_hook(g_agent, AGENT_HOOK_GET_API_KEY, NULL, NULL, NULL));
     /* agent_set_tools: only `add` from now on. */
-    AgentTool *only_add[1] = {add};
+    AgentTool only_add[1] = {add};
     CHECK_ERR(agent_set_tools(g_agent, NULL, 1), AGENT_ERR_NULL, "tools is NULL");
     CHECK_OK(agent_set_tools(g_agent, only_add, 1));
     state = state_of(g_agent);
@@ -296,9 +312,17 @@ int main(void) {
     int api_key_calls = atomic_load(&hook_calls[AGENT_HOOK_GET_API_KEY]);
     done[0] = 0;
     done[1] = 0;
-    CHECK_OK(agent_continue(g_agent, record_done, done));
-    CHECK_OK(agent_wait_for_idle(g_agent, -1));
-    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_OK);
+    CHECK_OK(agent_continue(g_agent, record_done, done, &run));
+    WAIT_RUN(run);
+    /* The run added the declaration of the changed tools (SPEC 4.7) and the answer. */
+    CHECK_EQ_INT(outcome_of(run).message_count, 2);
+    char *added = NULL;
+    CHECK_OK(agent_run_messages(run, &added, NULL));
+    CHECK_HAS(added, "\"toolsAdded\":[{\"name\":\"add\"");
+    CHECK_HAS(added, "Continued.");
+    agent_string_free(added);
+    CHECK_OK(agent_run_free(run));
+    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_RUN_COMPLETED);
     CHECK_EQ_INT(atomic_load(&hook_calls[AGENT_HOOK_GET_API_KEY]), api_key_calls);
     state = state_of(g_agent);
     CHECK_HAS(state, "Continued.");
@@ -306,32 +330,32 @@ int main(void) {
     CHECK_OK(agent_set_tools(g_agent, NULL, 0));
 
     /* Queues: peek / has / clear. */
-    CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"s1\",\"timestamp\":4}"));
-    CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"s2\",\"timestamp\":5}"));
-    CHECK_OK(agent_follow_up(g_agent, "{\"role\":\"user\",\"content\":\"f1\",\"timestamp\":6}"));
+    CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"s1\",\"timestamp\":4}", NTS));
+    CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"s2\",\"timestamp\":5}", NTS));
+    CHECK_OK(agent_follow_up(g_agent, "{\"role\":\"user\",\"content\":\"f1\",\"timestamp\":6}", NTS));
     char *peek = NULL;
-    CHECK_OK(agent_peek_queued_messages(g_agent, &peek));
+    CHECK_OK(agent_peek_queued_messages(g_agent, &peek, NULL));
     CHECK_HAS(peek, "s1");
     CHECK_NOT_HAS(peek, "f1");
     agent_string_free(peek);
     CHECK_OK(agent_clear_steering_queue(g_agent));
-    CHECK_OK(agent_peek_queued_messages(g_agent, &peek));
+    CHECK_OK(agent_peek_queued_messages(g_agent, &peek, NULL));
     CHECK_HAS(peek, "f1");
     CHECK_NOT_HAS(peek, "s1");
     agent_string_free(peek);
     CHECK_OK(agent_clear_follow_up_queue(g_agent));
     CHECK_OK(agent_has_queued_messages(g_agent, &has));
     CHECK(!has);
-    CHECK_OK(agent_peek_queued_messages(g_agent, &peek));
+    CHECK_OK(agent_peek_queued_messages(g_agent, &peek, NULL));
     CHECK(strcmp(peek, "[]") == 0);
     agent_string_free(peek);
-    CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"s3\",\"timestamp\":7}"));
-    CHECK_OK(agent_follow_up(g_agent, "{\"role\":\"user\",\"content\":\"f2\",\"timestamp\":8}"));
+    CHECK_OK(agent_steer(g_agent, "{\"role\":\"user\",\"content\":\"s3\",\"timestamp\":7}", NTS));
+    CHECK_OK(agent_follow_up(g_agent, "{\"role\":\"user\",\"content\":\"f2\",\"timestamp\":8}", NTS));
     CHECK_OK(agent_clear_all_queues(g_agent));
     CHECK_OK(agent_has_queued_messages(g_agent, &has));
     CHECK(!has);
-    CHECK_ERR(agent_steer(g_agent, "{\"content\":\"x\"}"), AGENT_ERR_INVALID_JSON, "message_json must be a message");
-    CHECK_ERR(agent_follow_up(g_agent, "nope"), AGENT_ERR_INVALID_JSON, "message_json is not valid JSON");
+    CHECK_ERR(agent_steer(g_agent, "{\"content\":\"x\"}", NTS), AGENT_ERR_INVALID_JSON, "message_json must be a message");
+    CHECK_ERR(agent_follow_up(g_agent, "nope", NTS), AGENT_ERR_INVALID_JSON, "message_json is not valid JSON");
 
     /* reset() keeps the system baseline only; continue then has nothing to continue from. */
     CHECK_OK(agent_reset(g_agent));
@@ -340,9 +364,9 @@ int main(void) {
     CHECK_HAS(state, "\"messages\":[{\"role\":\"system\"");
     CHECK_EQ_INT(count_of(state, "\"role\":"), 1);
     agent_string_free(state);
-    CHECK_ERR(agent_continue(g_agent, NULL, NULL), AGENT_ERR_INVALID_STATE, "No messages to continue from");
-    CHECK_OK(agent_set_messages(g_agent, "[]"));
-    CHECK_ERR(agent_continue(g_agent, NULL, NULL), AGENT_ERR_INVALID_STATE, "No messages to continue from");
+    CHECK_ERR(agent_continue(g_agent, NULL, NULL, NULL), AGENT_ERR_INVALID_STATE, "No messages to continue from");
+    CHECK_OK(agent_set_messages(g_agent, "[]", NTS));
+    CHECK_ERR(agent_continue(g_agent, NULL, NULL, NULL), AGENT_ERR_INVALID_STATE, "No messages to continue from");
 
     /* Unsubscribe: the listener's finalizer runs; a second unsubscribe fails. */
     CHECK_OK(agent_unsubscribe(g_agent, id));

@@ -28,25 +28,27 @@ static const char *EVENTS[] = {
  * the loop makes a second request, answered with an empty response. */
 static atomic_int requests;
 
-static int follow_up_request(AgentStream *stream) {
+static int follow_up_request(AgentStream stream) {
     if (atomic_fetch_add(&requests, 1) == 0) return 0;
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}"));
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}", NTS));
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}", NTS));
     return 1;
 }
 
-static void json_stream(void *ud, const char *request, AgentStream *stream) {
+static void json_stream(void *ud, const char *request, size_t request_len, AgentStream stream) {
+    (void)request_len;
     (void)ud;
     (void)request;
     if (follow_up_request(stream)) return;
-    for (int i = 0; i < EVENT_COUNT; i++) CHECK_OK(agent_stream_push(stream, EVENTS[i]));
+    for (int i = 0; i < EVENT_COUNT; i++) CHECK_OK(agent_stream_push(stream, EVENTS[i], NTS));
 }
 
-static void typed_stream(void *ud, const char *request, AgentStream *stream) {
+static void typed_stream(void *ud, const char *request, size_t request_len, AgentStream stream) {
+    (void)request_len;
     (void)ud;
     (void)request;
     if (follow_up_request(stream)) return;
-    CHECK_OK(agent_stream_push(stream, EVENTS[0]));
+    CHECK_OK(agent_stream_push(stream, EVENTS[0], NTS));
     CHECK_OK(agent_stream_push_block_start(stream, AGENT_BLOCK_THINKING, 0));
     CHECK_OK(agent_stream_push_thinking_delta(stream, 0, "Plan", 4));
     CHECK_OK(agent_stream_push_block_end(stream, AGENT_BLOCK_THINKING, 0));
@@ -55,29 +57,30 @@ static void typed_stream(void *ud, const char *request, AgentStream *stream) {
     CHECK_OK(agent_stream_push_text_delta(stream, 1, "ing \xc3\xa9.", 7));
     CHECK_OK(agent_stream_push_text_delta(stream, 1, NULL, 0)); /* an empty delta: still an event */
     CHECK_OK(agent_stream_push_block_end(stream, AGENT_BLOCK_TEXT, 1));
-    CHECK_OK(agent_stream_push_toolcall_start(stream, 2, "call_1", "read"));
+    CHECK_OK(agent_stream_push_toolcall_start(stream, 2, "call_1", NTS, "read", NTS));
     CHECK_OK(agent_stream_push_toolcall_delta(stream, 2, "{\"pa", 4));
     CHECK_OK(agent_stream_push_toolcall_delta(stream, 2, "th\": \"a\"}", 9));
     CHECK_OK(agent_stream_push_block_end(stream, AGENT_BLOCK_TOOLCALL, 2));
     CHECK_OK(agent_stream_push_block_start(stream, AGENT_BLOCK_TOOLCALL, 3));
     CHECK_OK(agent_stream_push_block_end(stream, AGENT_BLOCK_TOOLCALL, 3));
-    CHECK_OK(agent_stream_push(stream, EVENTS[EVENT_COUNT - 1]));
+    CHECK_OK(agent_stream_push(stream, EVENTS[EVENT_COUNT - 1], NTS));
     /* The terminal event closed the stream for typed pushes too. */
     CHECK_ERR(agent_stream_push_text_delta(stream, 1, "x", 1), AGENT_ERR_STREAM_CLOSED, "closed");
     CHECK_ERR(agent_stream_push_block_end(stream, AGENT_BLOCK_TEXT, 1), AGENT_ERR_STREAM_CLOSED, "closed");
 }
 
 /* Misuse first (each leaves the stream as it was), then a text delta into a thinking block. */
-static void mismatched_stream(void *ud, const char *request, AgentStream *stream) {
+static void mismatched_stream(void *ud, const char *request, size_t request_len, AgentStream stream) {
+    (void)request_len;
     (void)ud;
     (void)request;
-    CHECK_ERR(agent_stream_push_text_delta(NULL, 0, "x", 1), AGENT_ERR_NULL, "call is NULL");
+    CHECK_ERR(agent_stream_push_text_delta((AgentStream){0}, 0, "x", 1), AGENT_ERR_INVALID_HANDLE, "call is the null handle");
     CHECK_ERR(agent_stream_push_text_delta(stream, 0, NULL, 3), AGENT_ERR_NULL, "text is NULL");
     CHECK_ERR(agent_stream_push_text_delta(stream, 0, "\xff\xfe", 2), AGENT_ERR_INVALID_UTF8, "not valid UTF-8");
     CHECK_ERR(agent_stream_push_block_start(stream, 7, 0), AGENT_ERR_INVALID_ARGUMENT, "Unknown block kind 7");
     CHECK_ERR(agent_stream_push_block_end(stream, -1, 0), AGENT_ERR_INVALID_ARGUMENT, "Unknown block kind -1");
-    CHECK_ERR(agent_stream_push_toolcall_start(stream, 0, "\xff", NULL), AGENT_ERR_INVALID_UTF8, "id is not valid UTF-8");
-    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}"));
+    CHECK_ERR(agent_stream_push_toolcall_start(stream, 0, "\xff", NTS, NULL, 0), AGENT_ERR_INVALID_UTF8, "id is not valid UTF-8");
+    CHECK_OK(agent_stream_push(stream, "{\"type\":\"start\"}", NTS));
     CHECK_OK(agent_stream_push_block_start(stream, AGENT_BLOCK_THINKING, 0));
     CHECK_OK(agent_stream_push_text_delta(stream, 0, "oops", 4));
 }
@@ -86,39 +89,44 @@ static void mismatched_stream(void *ud, const char *request, AgentStream *stream
 static char updates[8192];
 static size_t updates_len;
 
-static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
+static AgentListenerAnswer listener(void *ud, const AgentEvent *event) {
     (void)ud;
-    const char *type = NULL, *json = NULL;
-    CHECK_OK(agent_event_type(event, &type));
-    if (strcmp(type, "message_update") == 0) {
+    if (event->kind == AGENT_EVENT_MESSAGE_UPDATE) {
+        AgentStr json;
         CHECK_OK(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json));
-        size_t n = strlen(json);
-        if (updates_len + n + 2 >= sizeof updates) FAIL("updates overflow: %zu + %zu: %.300s", updates_len, n, json);
-        memcpy(updates + updates_len, json, n);
+        size_t n = json.len;
+        if (updates_len + n + 2 >= sizeof updates) FAIL("updates overflow: %zu + %zu: %.300s", updates_len, n, json.ptr);
+        memcpy(updates + updates_len, json.ptr, n);
         updates_len += n;
         updates[updates_len++] = '\n';
         updates[updates_len] = '\0';
+        /* The struct carries the delta itself, NULs included (pointer + length). */
+        if (event->update == AGENT_UPDATE_TEXT_DELTA && event->delta.len == 5)
+            CHECK(memcmp(event->delta.ptr, "Re\0ad", 5) == 0);
     }
-    CHECK_OK(agent_call_complete(call, NULL));
+    return AGENT_LISTENER_CONTINUE;
 }
 
 /* Runs one prompt against `fn`; returns the updates seen (malloc'd) and the final state in
  * `*out_state`. */
-static char *run_with(AgentStreamFn fn, char **out_state) {
+static char *run_with(AgentStreamFn fn, AgentRunStatus expected, char **out_state) {
     updates_len = 0;
     updates[0] = '\0';
     atomic_store(&requests, 0);
-    AgentOptions *options = NULL;
-    CHECK_OK(agent_options_new("{\"initialState\":{\"model\":" MODEL_JSON "}}", &options));
+    AgentOptions options = {0};
+    CHECK_OK(agent_options_new("{\"initialState\":{\"model\":" MODEL_JSON "}}", NTS, &options));
     CHECK_OK(agent_options_set_stream_fn(options, fn, NULL, NULL));
-    AgentHandle *agent = NULL;
+    AgentHandle agent = {0};
     CHECK_OK(agent_new(options, &agent));
     uint64_t id;
     CHECK_OK(agent_subscribe(agent, listener, NULL, NULL, &id));
     atomic_int done[2] = {0, 0};
-    CHECK_OK(agent_prompt(agent, "\"go\"", record_done, done));
-    CHECK_OK(agent_wait_for_idle(agent, WAIT_MS));
-    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + AGENT_OK);
+    AgentRun run;
+    CHECK_OK(agent_prompt(agent, "\"go\"", NTS, record_done, done, &run));
+    WAIT_RUN(run);
+    CHECK_EQ_INT(atomic_load(&done[0]), 1000 + expected);
+    CHECK_EQ_INT(outcome_of(run).status, expected);
+    CHECK_OK(agent_run_free(run));
     *out_state = state_of(agent);
     CHECK_OK(agent_free(agent));
     return strdup(updates);
@@ -126,8 +134,8 @@ static char *run_with(AgentStreamFn fn, char **out_state) {
 
 int main(void) {
     char *json_state = NULL, *typed_state = NULL, *mismatch_state = NULL;
-    char *json_updates = run_with(json_stream, &json_state);
-    char *typed_updates = run_with(typed_stream, &typed_state);
+    char *json_updates = run_with(json_stream, AGENT_RUN_COMPLETED, &json_state);
+    char *typed_updates = run_with(typed_stream, AGENT_RUN_COMPLETED, &typed_state);
     /* 14 updates: every event but start and done of the first response. */
     CHECK_EQ_INT(count_of(json_updates, "\n"), 14);
     if (strcmp(json_updates, typed_updates) != 0)
@@ -139,7 +147,7 @@ int main(void) {
     CHECK_EQ_INT(atomic_load(&requests), 2);
     CHECK_HAS(typed_state, "\"stopReason\":\"stop\"");
 
-    char *mismatch_updates = run_with(mismatched_stream, &mismatch_state);
+    char *mismatch_updates = run_with(mismatched_stream, AGENT_RUN_MODEL_ERROR, &mismatch_state);
     CHECK_EQ_INT(count_of(mismatch_updates, "\n"), 1); /* thinking_start only */
     CHECK_HAS(mismatch_state, "\"errorMessage\":\"Received text_delta for non-text content\"");
     CHECK_HAS(mismatch_state, "\"stopReason\":\"error\"");

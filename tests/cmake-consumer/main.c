@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent.h"
+#include <libagent/agent.h>
 
 int main(void) {
     char expected[32];
@@ -12,19 +12,29 @@ int main(void) {
         fprintf(stderr, "version mismatch: library %s, header %s (%s)\n", agent_version(), AGENT_VERSION_STRING, expected);
         return 1;
     }
-    AgentOptions *options = NULL;
-    AgentHandle *agent = NULL;
+    AgentError *error = agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR);
+    AgentOptions options = {0};
+    AgentHandle agent = {0};
+    AgentRun run = {0};
+    AgentWaitResult waited = AGENT_WAIT_TIMEOUT;
+    AgentRunOutcome outcome;
     char *state = NULL;
-    if (agent_options_new("{\"initialState\":{\"systemPrompt\":\"Be brief.\"}}", &options) != AGENT_OK ||
-        agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"packaged ok\"}]}]") != AGENT_OK ||
-        agent_new(options, &agent) != AGENT_OK || agent_prompt_text(agent, "hi", NULL, NULL, NULL) != AGENT_OK ||
-        agent_wait_for_idle(agent, -1) != AGENT_OK || agent_get_state(agent, &state) != AGENT_OK) {
-        fprintf(stderr, "libagent error: %s\n", agent_last_error());
+    if (!error) error = agent_options_new("{\"initialState\":{\"systemPrompt\":\"Be brief.\"}}", AGENT_NTS, &options);
+    if (!error) error = agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"packaged ok\"}]}]", AGENT_NTS);
+    if (!error) error = agent_new(options, &agent);
+    if (!error) error = agent_prompt_text(agent, "hi", AGENT_NTS, NULL, 0, NULL, NULL, &run);
+    if (!error) error = agent_run_wait(run, -1, &waited);
+    if (!error) error = agent_run_outcome(run, &outcome);
+    if (!error) error = agent_get_state(agent, &state, NULL);
+    if (error) {
+        fprintf(stderr, "libagent error: %s\n", agent_error_message(error, NULL));
+        agent_error_free(error);
         return 1;
     }
-    int ok = strstr(state, "packaged ok") != NULL;
+    agent_error_free(agent_run_free(run));
+    int ok = waited == AGENT_WAIT_DONE && outcome.status == AGENT_RUN_COMPLETED && strstr(state, "packaged ok") != NULL;
     agent_string_free(state);
-    agent_free(agent);
+    agent_error_free(agent_free(agent));
     printf("consumer: libagent %s, run %s\n", agent_version(), ok ? "ok" : "FAILED");
     return ok ? 0 : 1;
 }

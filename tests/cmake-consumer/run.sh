@@ -27,7 +27,7 @@ readelf -d "$LIB/libagent.so.$VERSION" | grep -q "(SONAME).*\[libagent.so.$MAJOR
 for f in libagentConfig.cmake libagentConfigVersion.cmake libagentTargets.cmake; do
     [ -f "$LIB/cmake/libagent/$f" ] || fail "missing lib/cmake/libagent/$f"
 done
-[ -f "$INSTALLED/include/agent.h" ] && [ -f "$INSTALLED/include/libagent/agent.hpp" ] || fail "headers"
+[ -f "$INSTALLED/include/libagent/agent.h" ] && [ -f "$INSTALLED/include/libagent/agent.hpp" ] || fail "headers"
 grep -q "^Version: $VERSION\$" "$LIB/pkgconfig/libagent.pc" || fail "libagent.pc version"
 grep -q "^prefix=$PREFIX\$" "$LIB/pkgconfig/libagent.pc" || fail "libagent.pc prefix"
 

@@ -17,65 +17,62 @@
 #include <stdlib.h>
 #include <string.h>
 #include <valgrind/callgrind.h>
-#include "agent.h"
+#include <libagent/agent.h>
 
 static const char *scenario;
 static int deltas;
 static int requests;
 
-static void check(AgentStatus status, const char *what) {
-    if (status != AGENT_OK) {
-        fprintf(stderr, "stream_work: %s failed (%d): %s\n", what, status, agent_last_error());
+static void check(AgentError *error, const char *what) {
+    if (error) {
+        fprintf(stderr, "stream_work: %s failed (%d): %s\n", what, agent_error_code(error), agent_error_message(error, NULL));
         exit(1);
     }
 }
 
-static void stream(void *ud, const char *request, AgentStream *s) {
-    (void)ud, (void)request;
-    check(agent_stream_push(s, "{\"type\":\"start\"}"), "start");
+static void stream(void *ud, const char *request, size_t request_len, AgentStream s) {
+    (void)ud, (void)request, (void)request_len;
+    check(agent_stream_push(s, "{\"type\":\"start\"}", AGENT_NTS), "start");
     if (requests++ > 0 || !strcmp(scenario, "transcript")) { /* the turn after the tool call */
-        check(agent_stream_push(s, "{\"type\":\"done\",\"reason\":\"stop\"}"), "done");
+        check(agent_stream_push(s, "{\"type\":\"done\",\"reason\":\"stop\"}", AGENT_NTS), "done");
         return;
     }
     int tool = !strncmp(scenario, "toolcall", 8), json = strstr(scenario, "json") != NULL;
     AgentBlockKind kind = tool ? AGENT_BLOCK_TOOLCALL : !strcmp(scenario, "thinking") ? AGENT_BLOCK_THINKING : AGENT_BLOCK_TEXT;
     if (tool) {
-        check(agent_stream_push_toolcall_start(s, 0, "call_1", "note"), "toolcall_start");
-        if (json) check(agent_stream_push(s, "{\"type\":\"toolcall_delta\",\"contentIndex\":0,\"delta\":\"{\\\"text\\\": \\\"\"}"), "delta");
+        check(agent_stream_push_toolcall_start(s, 0, "call_1", AGENT_NTS, "note", AGENT_NTS), "toolcall_start");
+        if (json) check(agent_stream_push(s, "{\"type\":\"toolcall_delta\",\"contentIndex\":0,\"delta\":\"{\\\"text\\\": \\\"\"}", AGENT_NTS), "delta");
         else check(agent_stream_push_toolcall_delta(s, 0, "{\"text\": \"", 10), "delta");
     } else {
         check(agent_stream_push_block_start(s, kind, 0), "block_start");
     }
     for (int i = 0; i < deltas; i++) {
-        if (json && tool) check(agent_stream_push(s, "{\"type\":\"toolcall_delta\",\"contentIndex\":0,\"delta\":\"abcdefgh\"}"), "delta");
-        else if (json) check(agent_stream_push(s, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"abcdefgh\"}"), "delta");
+        if (json && tool) check(agent_stream_push(s, "{\"type\":\"toolcall_delta\",\"contentIndex\":0,\"delta\":\"abcdefgh\"}", AGENT_NTS), "delta");
+        else if (json) check(agent_stream_push(s, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"abcdefgh\"}", AGENT_NTS), "delta");
         else if (tool) check(agent_stream_push_toolcall_delta(s, 0, "abcdefgh", 8), "delta");
         else if (kind == AGENT_BLOCK_THINKING) check(agent_stream_push_thinking_delta(s, 0, "abcdefgh", 8), "delta");
         else check(agent_stream_push_text_delta(s, 0, "abcdefgh", 8), "delta");
     }
     if (tool) check(agent_stream_push_toolcall_delta(s, 0, "\"}", 2), "delta");
     check(agent_stream_push_block_end(s, kind, 0), "block_end");
-    check(agent_stream_push(s, tool ? "{\"type\":\"done\",\"reason\":\"toolUse\"}" : "{\"type\":\"done\",\"reason\":\"stop\"}"), "done");
+    check(agent_stream_push(s, tool ? "{\"type\":\"done\",\"reason\":\"toolUse\"}" : "{\"type\":\"done\",\"reason\":\"stop\"}", AGENT_NTS), "done");
 }
 
-static void note_tool(void *ud, const char *id, const char *args, AgentToolCall *call) {
+static void note_tool(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)id_len, (void)args_len;
     (void)ud, (void)id;
     if (strlen(args) < (size_t)deltas * 8) {
         fprintf(stderr, "stream_work: the tool got %zu bytes of arguments\n", strlen(args));
         exit(1);
     }
-    check(agent_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"details\":{}}"), "tool answer");
+    check(agent_tool_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"details\":{}}", AGENT_NTS), "tool answer");
 }
 
 static size_t seen;
-static void listener(void *ud, const AgentEvent *e, AgentCall *call) {
+static AgentListenerAnswer listener(void *ud, const AgentEvent *e) {
     (void)ud;
-    const char *type, *update, *delta;
-    size_t len;
-    check(agent_event_type(e, &type), "agent_event_type");
-    check(agent_event_update_type(e, &update), "agent_event_update_type");
-    if (update && agent_event_delta(e, &delta, &len) == AGENT_OK) seen += len;
-    check(agent_call_complete(call, NULL), "listener answer");
+    seen += e->delta.len; /* one call per event: the struct carries the delta */
+    return AGENT_LISTENER_CONTINUE;
 }
 
 /* The options, with `cycles` remove/re-add cycles of tool declarations as the initial messages. */
@@ -105,22 +102,23 @@ static void run(const char *name, int n) {
     deltas = transcript ? 0 : n;
     requests = 0;
     seen = 0;
-    AgentOptions *options;
+    AgentOptions options;
     char *json = options_json(transcript ? n : 0);
-    check(agent_options_new(json, &options), "options");
+    check(agent_options_new(json, AGENT_NTS, &options), "options");
     free(json);
     check(agent_options_set_stream_fn(options, stream, NULL, NULL), "stream fn");
-    AgentTool *tool;
-    check(agent_tool_new("{\"name\":\"note\",\"parameters\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}}",
+    AgentTool tool;
+    check(agent_tool_new("{\"name\":\"note\",\"parameters\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}}", AGENT_NTS,
                          note_tool, NULL, NULL, &tool), "tool");
     check(agent_options_add_tool(options, tool), "add tool");
     check(agent_tool_free(tool), "tool free");
-    AgentHandle *agent;
+    AgentHandle agent;
     check(agent_new(options, &agent), "agent");
     uint64_t id;
     check(agent_subscribe(agent, listener, NULL, NULL, &id), "subscribe");
-    check(agent_prompt(agent, "\"go\"", NULL, NULL), "prompt");
-    check(agent_wait_for_idle(agent, -1), "wait");
+    check(agent_prompt(agent, "\"go\"", AGENT_NTS, NULL, NULL, NULL), "prompt");
+    AgentWaitResult waited;
+    check(agent_wait_for_idle(agent, -1, &waited), "wait");
     check(agent_free(agent), "free");
     if (seen < (size_t)deltas * 8) {
         fprintf(stderr, "stream_work: %s: the listener saw %zu bytes of deltas\n", name, seen);

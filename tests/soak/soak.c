@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include <libagent/agent.h>
 
 #define AGENTS_PER_THREAD 3
 #define MAX_THREADS 16
@@ -42,14 +42,21 @@ static uint32_t workers = 1;
     do {                                                                            \
         fprintf(stderr, "soak: FAILED at %s:%d: ", __FILE__, __LINE__);             \
         fprintf(stderr, __VA_ARGS__);                                               \
-        fprintf(stderr, " (agent_last_error: %s)\n", agent_last_error());           \
+        fprintf(stderr, "\n");                                                      \
         exit(1);                                                                    \
     } while (0)
 #define CHECK_OK(expr)                                                              \
     do {                                                                            \
-        AgentStatus s_ = (expr);                                                    \
-        if (s_ != AGENT_OK) FAIL("%s returned %d", #expr, s_);                      \
+        AgentError *e_ = (expr);                                                    \
+        if (e_) FAIL("%s failed with %d: %s", #expr, agent_error_code(e_), agent_error_message(e_, NULL)); \
     } while (0)
+
+/* The code of an error (AGENT_OK for none); the error is freed. */
+static AgentErrorCode code_of(AgentError *error) {
+    AgentErrorCode code = agent_error_code(error);
+    agent_error_free(error);
+    return code;
+}
 
 static unsigned next_rand(unsigned *state) {
     *state = *state * 1103515245u + 12345u;
@@ -60,7 +67,7 @@ static unsigned next_rand(unsigned *state) {
 
 /* user_data of every registration: the agent it belongs to (for reentrant finalizers). */
 typedef struct {
-    AgentHandle *agent;
+    AgentHandle agent;
     int kind;
     atomic_int finalized;
 } Reg;
@@ -68,17 +75,17 @@ typedef struct {
 static void finalize(void *ud) {
     Reg *reg = ud;
     if (atomic_fetch_add(&reg->finalized, 1) != 0) FAIL("a finalizer ran twice");
-    if (reentrant && reg->agent) {
+    if (reentrant && reg->agent.id) {
         /* A finalizer may call back into its agent, alive or freed. */
         bool has = false;
-        AgentStatus s = agent_has_queued_messages(reg->agent, &has);
+        AgentErrorCode s = code_of(agent_has_queued_messages(reg->agent, &has));
         if (s != AGENT_OK && s != AGENT_ERR_INVALID_HANDLE) FAIL("reentrant finalizer got %d", s);
     }
     atomic_fetch_add(&finalized, 1);
     free(reg);
 }
 
-static Reg *new_reg(AgentHandle *agent, int kind) {
+static Reg *new_reg(AgentHandle agent, int kind) {
     Reg *reg = calloc(1, sizeof *reg);
     reg->agent = agent;
     reg->kind = kind;
@@ -92,9 +99,9 @@ static Reg *new_reg(AgentHandle *agent, int kind) {
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    AgentCall *calls[LATE_CAP];
+    AgentToolCall calls[LATE_CAP];
     int head, tail, stop;
-} late = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0};
+} late = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {{0}}, 0, 0, 0};
 
 static const char *RESULT = "{\"content\":[{\"type\":\"text\",\"text\":\"r\"}],\"details\":{}}";
 
@@ -107,17 +114,17 @@ static void *late_answerer(void *arg) {
             pthread_mutex_unlock(&late.mu);
             return NULL;
         }
-        AgentCall *call = late.calls[late.head % LATE_CAP];
+        AgentToolCall call = late.calls[late.head % LATE_CAP];
         late.head++;
         pthread_mutex_unlock(&late.mu);
         sched_yield();
-        AgentStatus s = agent_call_complete(call, RESULT);
+        AgentErrorCode s = code_of(agent_tool_call_complete(call, RESULT, AGENT_NTS));
         if (s != AGENT_OK && s != AGENT_ERR_ALREADY_COMPLETED) FAIL("late answer got %d", s);
         atomic_fetch_add(&late_answers, 1);
     }
 }
 
-static void late_push(AgentCall *call) {
+static void late_push(AgentToolCall call) {
     pthread_mutex_lock(&late.mu);
     if (late.tail - late.head >= LATE_CAP) FAIL("late queue full");
     late.calls[late.tail % LATE_CAP] = call;
@@ -132,11 +139,11 @@ typedef struct {
     int index;
     unsigned seed;
     long warm_runs, runs;
-    AgentHandle *agents[AGENTS_PER_THREAD];
-    AgentTool *tools[4];
+    AgentHandle agents[AGENTS_PER_THREAD];
+    AgentTool tools[4];
     atomic_int needs_abort;                 /* a tool that never answers was called */
     pthread_mutex_t hang_mu;
-    AgentCall *hanging[64];                 /* calls of tools that never answer (answered later) */
+    AgentToolCall hanging[64];                 /* calls of tools that never answer (answered later) */
     int hanging_count;
 } Driver;
 
@@ -144,7 +151,8 @@ typedef struct {
 static Driver *drivers[MAX_THREADS];
 static pthread_barrier_t phase_barrier;
 
-static void tool_exec(void *ud, const char *id, const char *args, AgentToolCall *call) {
+static void tool_exec(void *ud, const char *id, size_t id_len, const char *args, size_t args_len, AgentToolCall call) {
+    (void)id_len, (void)args_len;
     (void)id, (void)args;
     Reg *reg = ud;
     int kind = reg->kind % 100;
@@ -152,11 +160,11 @@ static void tool_exec(void *ud, const char *id, const char *args, AgentToolCall 
     atomic_fetch_add(&tool_calls, 1);
     switch (kind) {
     case 0:
-        CHECK_OK(agent_tool_call_update(call, RESULT));
-        CHECK_OK(agent_call_complete(call, RESULT));
+        CHECK_OK(agent_tool_call_update(call, RESULT, AGENT_NTS));
+        CHECK_OK(agent_tool_call_complete(call, RESULT, AGENT_NTS));
         break;
     case 1:
-        CHECK_OK(agent_call_fail(call, "tool failed"));
+        CHECK_OK(agent_tool_call_fail(call, "tool failed", AGENT_NTS));
         break;
     case 2:
         late_push(call);
@@ -176,8 +184,8 @@ static void tool_exec(void *ud, const char *id, const char *args, AgentToolCall 
 }
 
 /* Pushes an event; false once the stream is closed (the agent was freed meanwhile). */
-static bool push(AgentStream *stream, const char *event) {
-    AgentStatus s = agent_stream_push(stream, event);
+static bool push(AgentStream stream, const char *event) {
+    AgentErrorCode s = code_of(agent_stream_push(stream, event, AGENT_NTS));
     if (s == AGENT_ERR_STREAM_CLOSED) return false;
     if (s != AGENT_OK) FAIL("agent_stream_push returned %d", s);
     return true;
@@ -187,11 +195,12 @@ static const char *TOOL_NAMES[4] = {"t_ok", "t_fail", "t_late", "t_hang"};
 
 /* A host stream function: a tool call on the first request of a turn pair, text after a tool
  * result; honours the abort signal. user_data is a Reg whose kind carries the driver. */
-static void host_stream(void *ud, const char *request, AgentStream *stream) {
+static void host_stream(void *ud, const char *request, size_t request_len, AgentStream stream) {
+    (void)request_len;
     Reg *reg = ud;
     Driver *d = drivers[reg->kind / 100 - 1];
     bool aborted = false;
-    AgentStatus st = agent_call_is_aborted(stream, &aborted);
+    AgentErrorCode st = code_of(agent_stream_is_aborted(stream, &aborted));
     if (st != AGENT_OK && st != AGENT_ERR_STREAM_CLOSED && st != AGENT_ERR_ALREADY_COMPLETED) FAIL("is_aborted returned %d", st);
     if (aborted) {
         if (push(stream, "{\"type\":\"start\"}"))
@@ -211,7 +220,7 @@ static void host_stream(void *ud, const char *request, AgentStream *stream) {
         return;
     }
     if (r % 7 == 1) {
-        AgentStatus s = agent_call_fail(stream, "provider unavailable");
+        AgentErrorCode s = code_of(agent_stream_fail(stream, "provider unavailable", AGENT_NTS));
         if (s != AGENT_OK && s != AGENT_ERR_STREAM_CLOSED && s != AGENT_ERR_ALREADY_COMPLETED) FAIL("fail returned %d", s);
         atomic_fetch_add(&failures_seen, 1);
         return;
@@ -232,11 +241,10 @@ static void host_stream(void *ud, const char *request, AgentStream *stream) {
     push(stream, "{\"type\":\"done\",\"reason\":\"toolUse\"}");
 }
 
-static void listener(void *ud, const AgentEvent *event, AgentCall *call) {
+static AgentListenerAnswer listener(void *ud, const AgentEvent *event) {
     (void)ud;
-    const char *type = NULL;
-    CHECK_OK(agent_event_type(event, &type));
-    CHECK_OK(agent_call_complete(call, NULL));
+    if (event->kind < AGENT_EVENT_AGENT_START || event->kind > AGENT_EVENT_TOOL_EXECUTION_END) FAIL("event kind %d", event->kind);
+    return AGENT_LISTENER_CONTINUE;
 }
 
 /* One run's done record. */
@@ -244,10 +252,10 @@ typedef struct {
     atomic_int calls;
 } Done;
 
-static void on_done(void *ud, AgentStatus status, const char *error) {
-    (void)error;
+static void on_done(void *ud, AgentRun run, const AgentRunOutcome *outcome) {
+    (void)run;
     Done *done = ud;
-    if (status != AGENT_OK && status != AGENT_ERR_RUN_FAILED && status != AGENT_ERR_FREED) FAIL("done status %d", status);
+    if (outcome->status == AGENT_RUN_RUNNING) FAIL("done status %d", outcome->status);
     if (atomic_fetch_add(&done->calls, 1) != 0) atomic_fetch_add(&double_dones, 1);
     atomic_fetch_add(&dones, 1);
 }
@@ -256,14 +264,14 @@ static const char *SCRIPT =
     "[{\"content\":[{\"type\":\"thinking\",\"thinking\":\"plan\"},{\"type\":\"toolCall\",\"id\":\"s1\",\"name\":\"t_ok\","
     "\"arguments\":{\"n\":1},\"chunks\":3}]},{\"content\":[{\"type\":\"text\",\"text\":\"scripted answer\",\"chunks\":4}]}]";
 
-static AgentHandle *build_agent(Driver *d) {
-    AgentOptions *options = NULL;
-    CHECK_OK(agent_options_new("{\"initialState\":{\"model\":{\"id\":\"m1\",\"api\":\"faux\",\"provider\":\"test\"}}}", &options));
+static AgentHandle build_agent(Driver *d) {
+    AgentOptions options = {0};
+    CHECK_OK(agent_options_new("{\"initialState\":{\"model\":{\"id\":\"m1\",\"api\":\"faux\",\"provider\":\"test\"}}}", AGENT_NTS, &options));
     for (int t = 0; t < 4; t++) CHECK_OK(agent_options_add_tool(options, d->tools[t]));
-    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT));
-    AgentHandle *agent = NULL;
+    CHECK_OK(agent_options_set_scripted_model(options, SCRIPT, AGENT_NTS));
+    AgentHandle agent = {0};
     CHECK_OK(agent_new(options, &agent));
-    CHECK_OK(agent_configure(agent, "{\"abortGraceMs\":2}"));
+    CHECK_OK(agent_configure(agent, "{\"abortGraceMs\":2}", AGENT_NTS));
     /* A host stream function (replacing the script) on two agents out of three. */
     if (next_rand(&d->seed) % 3 != 0) {
         Reg *reg = new_reg(agent, (d->index + 1) * 100);
@@ -278,7 +286,7 @@ static AgentHandle *build_agent(Driver *d) {
 static void answer_hanging(Driver *d) {
     pthread_mutex_lock(&d->hang_mu);
     for (int i = 0; i < d->hanging_count; i++) {
-        AgentStatus s = agent_call_complete(d->hanging[i], RESULT);
+        AgentErrorCode s = code_of(agent_tool_call_complete(d->hanging[i], RESULT, AGENT_NTS));
         if (s != AGENT_OK && s != AGENT_ERR_ALREADY_COMPLETED) FAIL("answer after grace got %d", s);
     }
     d->hanging_count = 0;
@@ -305,8 +313,8 @@ static void *drive(void *arg) {
     for (int t = 0; t < 4; t++) {
         char def[200];
         snprintf(def, sizeof def, "{\"name\":\"%s\",\"parameters\":{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"number\"}}}}", TOOL_NAMES[t]);
-        Reg *reg = new_reg(NULL, (d->index + 1) * 100 + t);
-        CHECK_OK(agent_tool_new(def, tool_exec, reg, finalize, &d->tools[t]));
+        Reg *reg = new_reg((AgentHandle){0}, (d->index + 1) * 100 + t);
+        CHECK_OK(agent_tool_new(def, AGENT_NTS, tool_exec, reg, finalize, &d->tools[t]));
     }
     for (int a = 0; a < AGENTS_PER_THREAD; a++) d->agents[a] = build_agent(d);
 
@@ -317,16 +325,16 @@ static void *drive(void *arg) {
             pthread_barrier_wait(&phase_barrier);
         }
         int a = (int)(run % AGENTS_PER_THREAD);
-        AgentHandle *agent = d->agents[a];
+        AgentHandle agent = d->agents[a];
         unsigned r = next_rand(&d->seed) % 100;
         Done *done = calloc(1, sizeof *done);
-        if (r < 5) CHECK_OK(agent_configure(agent, (r & 1) ? "{\"toolExecution\":\"sequential\"}" : "{\"toolExecution\":\"parallel\"}"));
-        AgentEventQueue *queue = NULL;
-        if (r == 50) CHECK_OK(agent_events_open(agent, "{\"capacity\":4,\"shape\":\"lean\"}", &queue));
+        if (r < 5) CHECK_OK(agent_configure(agent, (r & 1) ? "{\"toolExecution\":\"sequential\"}" : "{\"toolExecution\":\"parallel\"}", AGENT_NTS));
+        AgentQueue queue = {0};
+        if (r == 50) CHECK_OK(agent_queue_open(agent, "{\"capacity\":4}", AGENT_NTS, &queue));
         uint64_t extra_id = 0;
         if (r >= 90) {
             Reg *reg = new_reg(agent, 0);
-            if (agent_subscribe(agent, listener, reg, finalize, &extra_id) != AGENT_OK) FAIL("subscribe");
+            CHECK_OK(agent_subscribe(agent, listener, reg, finalize, &extra_id));
         }
         if (r >= 38 && r < 41) {
             /* Replace the stream function of the idle agent: the old one's finalizer runs (and,
@@ -334,13 +342,13 @@ static void *drive(void *arg) {
             Reg *reg = new_reg(agent, (d->index + 1) * 100);
             CHECK_OK(agent_set_stream_fn(agent, host_stream, reg, finalize));
         }
-        CHECK_OK(agent_prompt(agent, "\"go\"", on_done, done));
+        CHECK_OK(agent_prompt(agent, "\"go\"", AGENT_NTS, on_done, done, NULL));
         atomic_fetch_add(&accepted, 1);
         if (r >= 10 && r < 20) {
-            CHECK_OK(agent_steer(agent, "{\"role\":\"user\",\"content\":\"also this\",\"timestamp\":1}"));
+            CHECK_OK(agent_steer(agent, "{\"role\":\"user\",\"content\":\"also this\",\"timestamp\":1}", AGENT_NTS));
             atomic_fetch_add(&steers, 1);
         } else if (r >= 20 && r < 25) {
-            CHECK_OK(agent_follow_up(agent, "{\"role\":\"user\",\"content\":\"and then\",\"timestamp\":1}"));
+            CHECK_OK(agent_follow_up(agent, "{\"role\":\"user\",\"content\":\"and then\",\"timestamp\":1}", AGENT_NTS));
         }
         if (r >= 25 && r < 35) {
             for (unsigned y = next_rand(&d->seed) % 50; y > 0; y--) sched_yield();
@@ -350,9 +358,9 @@ static void *drive(void *arg) {
         if (r >= 35 && r < 38) {
             /* Free mid-run, then rebuild the agent. */
             for (unsigned y = next_rand(&d->seed) % 20; y > 0; y--) sched_yield();
-            if (queue) {
-                CHECK_OK(agent_events_close(queue));
-                queue = NULL;
+            if (queue.id) {
+                CHECK_OK(agent_queue_close(queue));
+                queue.id = 0;
             }
             CHECK_OK(agent_free(agent));
             check_done(done, "agent_free");
@@ -362,20 +370,21 @@ static void *drive(void *arg) {
         } else {
             long waited = 0;
             for (;;) {
-                if (queue) {
-                    char *event = NULL;
-                    while (agent_events_next(queue, 0, &event) == AGENT_OK) agent_string_free(event);
+                if (queue.id) {
+                    AgentEvent event;
+                    AgentNext next = AGENT_NEXT_EVENT;
+                    while (next == AGENT_NEXT_EVENT) CHECK_OK(agent_queue_next(queue, 0, &event, &next));
                 }
-                AgentStatus s = agent_wait_for_idle(agent, 5);
-                if (s == AGENT_OK) break;
-                if (s != AGENT_ERR_TIMEOUT) FAIL("agent_wait_for_idle returned %d", s);
+                AgentWaitResult waited_for;
+                CHECK_OK(agent_wait_for_idle(agent, 5, &waited_for));
+                if (waited_for == AGENT_WAIT_DONE) break;
                 if (atomic_load(&d->needs_abort)) CHECK_OK(agent_abort(agent));
                 if ((waited += 5) > HANG_GUARD_MS) FAIL("run %ld did not settle", run);
             }
             check_done(done, "agent_wait_for_idle");
             answer_hanging(d);
             if (extra_id) CHECK_OK(agent_unsubscribe(agent, extra_id));
-            if (queue) CHECK_OK(agent_events_close(queue));
+            if (queue.id) CHECK_OK(agent_queue_close(queue));
             CHECK_OK(agent_reset(agent));
         }
         /* Records of runs whose done may still come are kept (non-strict mode): never freed. */

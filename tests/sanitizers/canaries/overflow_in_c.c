@@ -2,7 +2,7 @@
  * C. It must be reported ("AddressSanitizer: heap-buffer-overflow"). */
 #include <stdio.h>
 #include <stdlib.h>
-#include "agent.h"
+#include <libagent/agent.h>
 
 int main(void) {
     printf("libagent %s\n", agent_version());

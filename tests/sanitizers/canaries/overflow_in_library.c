@@ -4,13 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "agent.h"
+#include <libagent/agent.h>
 
 int main(void) {
     char *text = malloc(2);
     memcpy(text, "{}", 2); /* no NUL on purpose */
-    AgentOptions *options = NULL;
-    if (agent_options_new(text, &options) == AGENT_OK) agent_options_free(options);
+    AgentOptions options = {0};
+    AgentError *error = agent_options_new(text, AGENT_NTS, &options);
+    if (!error) error = agent_options_free(options);
+    agent_error_free(error);
     free(text);
     puts("no report");
     return 0;

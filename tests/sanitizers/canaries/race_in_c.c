@@ -4,7 +4,7 @@
 #define _POSIX_C_SOURCE 200809L /* pthread barriers under -std=c11 */
 #include <pthread.h>
 #include <stdio.h>
-#include "agent.h"
+#include <libagent/agent.h>
 
 static int shared_counter;
 static pthread_barrier_t start;

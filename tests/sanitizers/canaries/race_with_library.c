@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "agent.h"
+#include <libagent/agent.h>
 
 static char options_text[4096];
 static pthread_barrier_t start;
@@ -22,8 +22,10 @@ static void *parse(void *arg) {
     (void)arg;
     pthread_barrier_wait(&start);
     for (int i = 0; i < 20; i++) {
-        AgentOptions *options = NULL;
-        if (agent_options_new(options_text, &options) == AGENT_OK) agent_options_free(options);
+        AgentOptions options = {0};
+        AgentError *error = agent_options_new(options_text, AGENT_NTS, &options);
+        if (!error) error = agent_options_free(options);
+        agent_error_free(error);
     }
     return NULL;
 }
