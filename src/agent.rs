@@ -805,7 +805,7 @@ thread_local! {
 }
 
 /// Calls a run's `done` callback, marking the thread as inside it.
-fn call_done(done: DoneFn, run: &RunCompletion, outcome: Result<(), String>) {
+fn call_done(done: DoneFn, run: &Arc<RunCompletion>, outcome: Result<(), String>) {
     let outer = IN_DONE.with(|flag| flag.replace(true));
     // A panicking Rust callback must not leave the run settling forever.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(run, outcome)));

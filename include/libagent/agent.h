@@ -217,6 +217,8 @@ typedef struct AgentEvent {
   // `tool_execution_*`: the tool call's id and tool name; else empty.
   struct AgentStr tool_call_id;
   struct AgentStr tool_name;
+  // `tool_execution_start` and `_update`: the tool call's arguments as JSON; else empty.
+  struct AgentStr args_json;
   // Internal: where the event lives (for `agent_event_json` and `agent_event_defer`).
   uint64_t source;
   // Internal: which event of its source this is.
@@ -962,9 +964,9 @@ struct AgentError *agent_run_abort(struct AgentRun run);
 
 // Blocks until the run settled and its `done` returned (at once when it has), or `timeout_ms`
 // passed (< 0: no limit); writes `AGENT_WAIT_DONE` or `AGENT_WAIT_TIMEOUT`. A host-pumped run is
-// dispatched on the calling thread while it waits. Fails with `AGENT_ERR_WOULD_DEADLOCK` inside
-// a callback of the run's agent (on the runtime thread, or inside a dispatch) for a run that has
-// not settled.
+// dispatched on the calling thread while it waits. Fails with `AGENT_ERR_WOULD_DEADLOCK` for a run
+// that has not settled when called inside a callback: on the runtime thread, or (for a
+// host-pumped run) inside any `agent_dispatch` on this thread.
 struct AgentError *agent_run_wait(struct AgentRun run,
                                   int64_t timeout_ms,
                                   AgentWaitResult *out_result);

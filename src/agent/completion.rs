@@ -1,6 +1,6 @@
 //! Completion of a run: what `prompt()`/`continue()` and `waitForIdle()` wait for.
 
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::dispatch::Executor;
@@ -120,7 +120,7 @@ impl RunCompletion {
 
 /// Called after a run's cleanup, before `waitForIdle` waiters are released, with the run (its
 /// ending is recorded) and the outcome of its promise.
-pub type DoneFn = Box<dyn FnOnce(&RunCompletion, Result<(), String>) + Send>;
+pub type DoneFn = Box<dyn FnOnce(&Arc<RunCompletion>, Result<(), String>) + Send>;
 
 /// What a turn's assistant message says about the run's outcome: `Err(ModelError)` for
 /// stopReason "error", `Err(Aborted)` for "aborted" (with the `errorMessage`), else `Ok`.

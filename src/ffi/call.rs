@@ -45,6 +45,8 @@ pub type AgentAbortFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 /// What a JSON answer must look like.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Shape {
+    /// A deferred listener's reply (answered without JSON; not a hook call).
+    Reply,
     Any,
     Object,
     Messages,
@@ -56,6 +58,7 @@ impl Shape {
         let ok = match self {
             Shape::Any => true,
             Shape::Object => value.is_object(),
+            Shape::Reply => value.is_null(),
             Shape::StringOrNull => value.is_string() || value.is_null(),
             Shape::Messages => {
                 return messages_arg(value.clone(), "The answer").map(|_| ());
@@ -343,6 +346,7 @@ fn end_stream(ended: &AtomicBool) -> FfiResult {
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Hook,
+    Reply,
     Tool,
     Stream,
 }
@@ -355,6 +359,10 @@ fn call_of(call: u64, kind: Kind) -> FfiResult<Arc<CallState>> {
     };
     let state = lookup(call, closed)?;
     let actual = match state.reply {
+        Reply::Value {
+            shape: Shape::Reply,
+            ..
+        } => Kind::Reply,
         Reply::Value { .. } => Kind::Hook,
         Reply::Tool { .. } => Kind::Tool,
         Reply::Stream { .. } => Kind::Stream,
@@ -362,6 +370,7 @@ fn call_of(call: u64, kind: Kind) -> FfiResult<Arc<CallState>> {
     if actual != kind {
         let name = match kind {
             Kind::Hook => "a hook call",
+            Kind::Reply => "a listener's reply",
             Kind::Tool => "a tool call",
             Kind::Stream => "a stream",
         };
@@ -452,7 +461,7 @@ fn on_abort(
 
 /// Answers a deferred listener (`AgentReply`).
 pub(crate) fn answer_reply(reply: u64, result: Result<(), String>) -> FfiResult {
-    let state = call_of(reply, Kind::Hook)?;
+    let state = call_of(reply, Kind::Reply)?;
     let Reply::Value { slot, .. } = &state.reply else {
         return err(AGENT_ERR_INVALID_HANDLE, "reply is not a listener's reply.");
     };

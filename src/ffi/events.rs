@@ -83,6 +83,8 @@ pub struct AgentEvent {
     /// `tool_execution_*`: the tool call's id and tool name; else empty.
     pub tool_call_id: AgentStr,
     pub tool_name: AgentStr,
+    /// `tool_execution_start` and `_update`: the tool call's arguments as JSON; else empty.
+    pub args_json: AgentStr,
     /// Internal: where the event lives (for `agent_event_json` and `agent_event_defer`).
     pub source: u64,
     /// Internal: which event of its source this is.
@@ -132,8 +134,8 @@ pub(crate) struct EventView {
     event: Arc<CoreEvent>,
     sequence: u64,
     json: [OnceLock<CString>; 2],
-    /// Extra texts the struct borrows (tool call id and name).
-    texts: OnceLock<(CString, CString)>,
+    /// Extra texts the struct borrows (tool call id, name and arguments).
+    texts: OnceLock<(CString, CString, CString)>,
     /// The run's signal while listeners run (a deferred reply observes it).
     signal: Option<AbortSignal>,
     deferred: Mutex<Option<PendingCall>>,
@@ -167,32 +169,24 @@ impl EventView {
             _ => (AGENT_UPDATE_NONE, 0),
         };
         let delta = event.delta().map_or(AgentStr::EMPTY, AgentStr::of);
-        let (tool_call_id, tool_name) = match event {
+        let (tool_call_id, tool_name, args_json) = match event {
             CoreEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
-                ..
+                args,
             }
             | CoreEvent::ToolExecutionUpdate {
                 tool_call_id,
                 tool_name,
+                args,
                 ..
-            }
-            | CoreEvent::ToolExecutionEnd {
+            } => self.tool_texts(tool_call_id, tool_name, Some(args)),
+            CoreEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 ..
-            } => {
-                let (id, name) = self.texts.get_or_init(|| {
-                    let text = |v: &Json| {
-                        CString::new(v.as_str().unwrap_or("").replace('\0', " "))
-                            .unwrap_or_default()
-                    };
-                    (text(tool_call_id), text(tool_name))
-                });
-                (c_text(id), c_text(name))
-            }
-            _ => (AgentStr::EMPTY, AgentStr::EMPTY),
+            } => self.tool_texts(tool_call_id, tool_name, None),
+            _ => (AgentStr::EMPTY, AgentStr::EMPTY, AgentStr::EMPTY),
         };
         AgentEvent {
             kind: event_type(event),
@@ -201,9 +195,28 @@ impl EventView {
             delta,
             tool_call_id,
             tool_name,
+            args_json,
             source,
             sequence: self.sequence,
         }
+    }
+
+    /// A tool event's id, name and (rendered once) arguments, borrowed from this view.
+    fn tool_texts(
+        &self,
+        id: &Json,
+        name: &Json,
+        args: Option<&Json>,
+    ) -> (AgentStr, AgentStr, AgentStr) {
+        let (id, name, args) = self.texts.get_or_init(|| {
+            let text = |v: &str| CString::new(v.replace('\0', " ")).unwrap_or_default();
+            (
+                text(id.as_str().unwrap_or("")),
+                text(name.as_str().unwrap_or("")),
+                text(&args.map(crate::json::to_string).unwrap_or_default()),
+            )
+        });
+        (c_text(id), c_text(name), c_text(args))
     }
 }
 
@@ -440,7 +453,7 @@ pub unsafe extern "C" fn agent_event_defer(
                 "agent_event_defer was already called for this event.",
             );
         }
-        let pending = new_value_call(Shape::Any, signal);
+        let pending = new_value_call(Shape::Reply, signal);
         write_out(out_reply, AgentReply { id: pending.token });
         *deferred = Some(pending);
         Ok(())

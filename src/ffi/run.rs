@@ -167,6 +167,8 @@ pub(crate) fn start_run(
     let data = HostData::new(user_data, None);
     let this = ffi_run.clone();
     let on_done: crate::agent::DoneFn = Box::new(move |completion, _promise| {
+        // A run may settle before `start` returned: its handle gets the completion here.
+        let _ = this.completion.set(completion.clone());
         let outcome = this.recorded(completion).map_or(RUNNING, Recorded::outcome);
         if let Some(callback) = done {
             // SAFETY: the host registered this callback for this user_data.

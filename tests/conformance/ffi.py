@@ -59,7 +59,7 @@ class AgentRunOutcome(Structure):
 
 class AgentEvent(Structure):
     _fields_ = [("kind", c_int32), ("update", c_int32), ("content_index", c_size_t),
-                ("delta", AgentStr), ("tool_call_id", AgentStr), ("tool_name", AgentStr),
+                ("delta", AgentStr), ("tool_call_id", AgentStr), ("tool_name", AgentStr), ("args_json", AgentStr),
                 ("source", c_uint64), ("sequence", c_uint64)]
 
 
