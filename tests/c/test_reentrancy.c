@@ -25,7 +25,7 @@ static void check_reentry(int where) {
     CHECK_ERR(agent_reset(g_agent), AGENT_ERR_BUSY, BUSY_RESET);
     AgentWaitResult waited;
     CHECK_ERR(agent_wait_for_idle(g_agent, -1, &waited), AGENT_ERR_WOULD_DEADLOCK,
-              "agent_wait_for_idle was called on the runtime thread, where the run cannot finish.");
+              "agent_wait_for_idle was called inside a callback (on the runtime thread, or inside agent_dispatch), where the run cannot finish.");
     CHECK_ERR(agent_wait_for_idle(g_agent, 10, &waited), AGENT_ERR_WOULD_DEADLOCK, "runtime thread");
     CHECK_EQ_INT(atomic_load(&done[1]), 0); /* failed starts never call done */
     char *state = state_of(g_agent);
