@@ -147,8 +147,8 @@ test: tools lint rust-test check-header c-test assistant-test conformance confor
 
 # Installed libraries are stripped. The shared library's debug info (line tables) goes to
 # lib/.debug/libagent.so.VERSION.debug, named by the library's .gnu_debuglink, where gdb and perf
-# look for it; INSTALL_DEBUG=0 leaves it out. The static library loses its debug sections only
-# (its symbols are what a program links against).
+# look for it; INSTALL_DEBUG=0 leaves it out. The static library loses its debug sections and
+# embedded bitcode only (its symbols are what a program links against).
 INSTALL_DEBUG ?= 1
 INSTALL_STAGE := build/install-$(INSTALL_PROFILE)
 install:
@@ -156,7 +156,8 @@ install:
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/libagent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/lib/cmake/libagent
 	@rm -rf $(INSTALL_STAGE) && mkdir -p $(INSTALL_STAGE)
-	strip --strip-debug -o $(INSTALL_STAGE)/libagent.a target/$(INSTALL_PROFILE)/libagent.a
+	@# .llvmbc/.llvmcmd: LLVM bitcode rustc embeds for LTO, of no use to a C linker (85 % of the file).
+	strip --strip-debug -R .llvmbc -R .llvmcmd -o $(INSTALL_STAGE)/libagent.a target/$(INSTALL_PROFILE)/libagent.a
 	install -m 644 $(INSTALL_STAGE)/libagent.a $(DESTDIR)$(PREFIX)/lib/
 	objcopy --only-keep-debug target/$(INSTALL_PROFILE)/libagent.so $(INSTALL_STAGE)/libagent.so.$(VERSION).debug
 	cd $(INSTALL_STAGE) && objcopy --strip-unneeded --add-gnu-debuglink=libagent.so.$(VERSION).debug \
