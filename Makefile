@@ -1,4 +1,6 @@
 # libagent — build, test, demo, install.
+#   make release   the one release build of the library as shipped (target/release): make demo,
+#                  make install, the examples, the Python wheel and the benchmarks all use it
 #   make demo      builds the library and runs examples/c/quickstart.c
 #   make example-assistant   builds examples/c/assistant.c (a terminal coding assistant) and runs
 #                  it with the scripted model on a canned request
@@ -24,9 +26,16 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
 INSTALL_PROFILE ?= release
+# The release build as shipped to C hosts (shared, static, wheel, Go): the default features plus
+# mimalloc, which a Rust program depending on the crate does not get unless it asks (README,
+# "Allocator"). Every release build below uses exactly this feature set, so nothing builds twice.
+RELEASE_FEATURES ?= mimalloc
+# No --quiet: a cold release build takes minutes, and cargo's progress shows it is working.
+CARGO_RELEASE = cargo build --release --features "$(RELEASE_FEATURES)"
+RELEASE_LIBDIR := $(CURDIR)/target/release
 
 .PHONY: provider-conformance provider-conformance-extra
-.PHONY: all build header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install bench-quick tools clean bench example-rust \
+.PHONY: all build release header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install bench-quick tools clean bench example-rust \
 	example-assistant assistant-test
 
 all: build
@@ -37,7 +46,10 @@ tools:
 	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind >/dev/null)
 
 build:
-	cargo build --quiet
+	cargo build
+
+release:
+	$(CARGO_RELEASE)
 
 header:
 	cbindgen --quiet --config cbindgen.toml --crate libagent --output include/libagent/agent.h
@@ -49,16 +61,16 @@ check-header: tools
 	@diff -u include/libagent/agent.h build/agent.h || (echo "include/libagent/agent.h is stale: run 'make header'"; exit 1)
 	@echo "header: include/libagent/agent.h is current"
 
-demo: build
+demo: release
 	@mkdir -p build
-	cc $(CFLAGS) examples/c/quickstart.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -o build/quickstart
+	cc $(CFLAGS) examples/c/quickstart.c -L$(RELEASE_LIBDIR) -lagent -Wl,-rpath,$(RELEASE_LIBDIR) -o build/quickstart
 	./build/quickstart
 
 # The terminal assistant (examples/c/assistant.c) with the offline scripted model; a real model:
 # LIBAGENT_API, LIBAGENT_BASE_URL, LIBAGENT_MODEL (README, "A real assistant").
-example-assistant: build
+example-assistant: release
 	@mkdir -p build
-	cc $(CFLAGS) examples/c/assistant.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -lpthread -o build/assistant
+	cc $(CFLAGS) examples/c/assistant.c -L$(RELEASE_LIBDIR) -lagent -Wl,-rpath,$(RELEASE_LIBDIR) -lpthread -o build/assistant
 	printf 'What is in this directory?\n' | ./build/assistant --root .
 
 # The assistant against the scripted model and mock openai-completions / anthropic-messages endpoints on loopback
@@ -77,9 +89,9 @@ rust-test:
 	@mkdir -p build && cargo run --quiet --example quickstart > build/quickstart-rust.out && \
 		grep -q "Transcript: 6 messages" build/quickstart-rust.out && echo "rust example: ok"
 
-# The Rust quickstart (examples/rust/quickstart.rs).
+# The Rust quickstart (examples/rust/quickstart.rs), on the release build's library.
 example-rust:
-	cargo run --quiet --example quickstart
+	cargo run --release --features "$(RELEASE_FEATURES)" --example quickstart
 
 c-test: build tools
 	bash tests/c/run.sh
@@ -134,14 +146,28 @@ test: tools lint rust-test check-header c-test assistant-test conformance confor
 	readme-test ctypes-check wheel-test \
 	check-memory soak-short fuzz-replay cost-test examples-test coding-conformance coding-conformance-extra
 
+# Installed libraries are stripped. The shared library's debug info (line tables) goes to
+# lib/.debug/libagent.so.VERSION.debug, named by the library's .gnu_debuglink, where gdb and perf
+# look for it; INSTALL_DEBUG=0 leaves it out. The static library loses its debug sections and
+# embedded bitcode only (its symbols are what a program links against).
+INSTALL_DEBUG ?= 1
+INSTALL_STAGE := build/install-$(INSTALL_PROFILE)
 install:
-	cargo build $(if $(filter release,$(INSTALL_PROFILE)),--release) --quiet
+	$(if $(filter release,$(INSTALL_PROFILE)),$(CARGO_RELEASE),cargo build)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/libagent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/lib/cmake/libagent
-	install -m 644 target/$(INSTALL_PROFILE)/libagent.a $(DESTDIR)$(PREFIX)/lib/
+	@rm -rf $(INSTALL_STAGE) && mkdir -p $(INSTALL_STAGE)
+	@# .llvmbc/.llvmcmd: LLVM bitcode rustc embeds for LTO, of no use to a C linker (85 % of the file).
+	strip --strip-debug -R .llvmbc -R .llvmcmd -o $(INSTALL_STAGE)/libagent.a target/$(INSTALL_PROFILE)/libagent.a
+	install -m 644 $(INSTALL_STAGE)/libagent.a $(DESTDIR)$(PREFIX)/lib/
+	objcopy --only-keep-debug target/$(INSTALL_PROFILE)/libagent.so $(INSTALL_STAGE)/libagent.so.$(VERSION).debug
+	cd $(INSTALL_STAGE) && objcopy --strip-unneeded --add-gnu-debuglink=libagent.so.$(VERSION).debug \
+		$(CURDIR)/target/$(INSTALL_PROFILE)/libagent.so libagent.so.$(VERSION)
 	@# The shared library under its full version; the soname (libagent.so.MAJOR) and the
 	@# development name (libagent.so) are symlinks.
-	install -m 755 target/$(INSTALL_PROFILE)/libagent.so $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION)
+	install -m 755 $(INSTALL_STAGE)/libagent.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION)
+	$(if $(filter 0,$(INSTALL_DEBUG)),,install -d $(DESTDIR)$(PREFIX)/lib/.debug && \
+		install -m 644 $(INSTALL_STAGE)/libagent.so.$(VERSION).debug $(DESTDIR)$(PREFIX)/lib/.debug/)
 	ln -sfn libagent.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libagent.so.$(VERSION_MAJOR)
 	ln -sfn libagent.so.$(VERSION_MAJOR) $(DESTDIR)$(PREFIX)/lib/libagent.so
 	install -m 644 include/libagent/agent.h $(DESTDIR)$(PREFIX)/include/libagent/
@@ -198,11 +224,11 @@ example-go: build go-pc
 
 # Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
 bench: coding-bench
-	bash bench/run.sh
+	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
 # The coding pack's grep and find over 100 000 generated files, beside rg and fd when installed.
-coding-bench: ; cargo run --release --quiet --example coding-bench
+coding-bench: ; cargo run --release --features "$(RELEASE_FEATURES)" --example coding-bench
 # The same table on small sizes, in under a minute.
-bench-quick: ; QUICK=1 bash bench/run.sh
+bench-quick: ; QUICK=1 RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
 
 # ---- Hardening (issue 7): fuzzing, sanitizers, soak (see RELIABILITY.md) -----------------------
 #   make check-memory  (part of `make test`) the C tests and the conformance runner against an
@@ -251,14 +277,14 @@ fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/campaign.sh
 
 build/soak: tests/soak/soak.c include/libagent/agent.h
-	cargo build --release --quiet
+	$(CARGO_RELEASE)
 	@mkdir -p build
 	cc -Wall -Wextra -Werror -std=c11 -O2 -g -Iinclude tests/soak/soak.c -L$(CURDIR)/target/release -lagent \
 		-Wl,-rpath,$(CURDIR)/target/release -lpthread -o build/soak
 
 # `timeout`: a deadlock (e.g. a finalizer re-entering its agent under a lock) must not hang make.
 soak: build/soak
-	cargo build --release --quiet
+	$(CARGO_RELEASE)
 	SOAK_RUNS=$$(( $(SOAK_RUNS) / 2 )) timeout 900 ./build/soak 1
 	SOAK_RUNS=$$(( $(SOAK_RUNS) - $(SOAK_RUNS) / 2 )) timeout 900 ./build/soak 4
 
@@ -283,7 +309,7 @@ soak-short: build
 # cpp-test: GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
 #           target/debug/libagent.so), then the packaging test (tests/cmake-consumer/run.sh:
 #           make install into a temporary DESTDIR, find_package from an outside CMake project).
-# example-cpp: builds and runs examples/cpp/quickstart.cpp.
+# example-cpp: builds and runs examples/cpp/quickstart.cpp (against the release build).
 CPP_BUILD ?= build/cpp
 
 .PHONY: cpp-deps cpp-build cpp-test cpp-unit-test cmake-consumer-test example-cpp
@@ -309,24 +335,29 @@ cmake-consumer-test: build cpp-deps
 
 cpp-test: cpp-unit-test cmake-consumer-test
 
-example-cpp: cpp-build
-	./$(CPP_BUILD)/quickstart-cpp
+# The example links the release build (the tests above link the debug build).
+example-cpp: release cpp-deps
+	cmake -S bindings/cpp -B build/cpp-example -G Ninja -DLIBAGENT_ROOT=$(CURDIR) \
+		-DLIBAGENT_LIBDIR=$(RELEASE_LIBDIR) -DLIBAGENT_CPP_SANITIZE=OFF >/dev/null
+	cmake --build build/cpp-example --target quickstart-cpp
+	./build/cpp-example/quickstart-cpp
 # ---- end of C++ binding and packaging ---------------------------------------------------------
 
 # ---- Python binding (bindings/python) ------------------------------------------------------------
 # py-test: a venv under build/, `pip install ./bindings/python[test]` (its build hook runs
-# `cargo build --release --lib` in target/ and bundles libagent.so), then pytest against the
-# installed package (never the sources, never LIBAGENT_LIBRARY).
+# `cargo build --release --lib --features mimalloc` in target/, which `make release` has already
+# done with its progress shown, and bundles libagent.so), then pytest against the installed
+# package (never the sources, never LIBAGENT_LIBRARY).
 PY_VENV := build/py-venv
 PY := $(PY_VENV)/bin/python
 
 .PHONY: py-venv py-test example-python
 
-py-venv:
+py-venv: release
 	@# Debian's python3 lacks ensurepip until python3-venv is installed.
 	@test -x $(PY) || python3 -m venv $(PY_VENV) || (rm -rf $(PY_VENV) && apt-get update -qq && \
 		apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(PY_VENV))
-	$(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
+	LIBAGENT_CARGO_FEATURES="$(RELEASE_FEATURES)" $(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
 
 py-test: py-venv
 	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH ../../$(PY) -m pytest -q -p no:cacheprovider
@@ -423,3 +454,31 @@ wheel:
 wheel-test: wheel
 	bash tests/wheel/run.sh
 # ---- end of distribution ---------------------------------------------------------------------
+
+# ---- Windows cross build (issue 17; ../shared/platforms/WINDOWS.md) ------------------------------
+# windows: agent.dll, its import library libagent.dll.a and libagent.a for x86_64-pc-windows-gnu,
+#          built on this Linux machine: nightly cargo with -Zbuild-std (no prebuilt Windows std
+#          here), mingw-w64 as the linker. Providers in, coding pack out (its bash tool and
+#          confined file access are POSIX-only). Installs mingw-w64, wine and rust-src if missing.
+# windows-test: the C tests against that DLL under wine (tests/windows/run.sh). Not part of
+#          `make test`: the first build takes many minutes (std and every dependency).
+WINDOWS_TARGET := x86_64-pc-windows-gnu
+WINDOWS_PROFILE ?= release
+WINDOWS_FEATURES ?= providers
+.PHONY: windows-deps windows windows-test
+
+windows-deps:
+	@command -v x86_64-w64-mingw32-gcc-posix >/dev/null && command -v wine >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq gcc-mingw-w64-x86-64 wine64 >/dev/null)
+	@rustup component list --toolchain nightly --installed | grep -q '^rust-src' || \
+		rustup component add rust-src --toolchain nightly
+
+windows: windows-deps
+	CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
+		cargo +nightly build $(if $(filter release,$(WINDOWS_PROFILE)),--release) --lib \
+		-Zbuild-std=std,panic_unwind --target $(WINDOWS_TARGET) --target-dir target/windows \
+		--no-default-features --features "$(WINDOWS_FEATURES)"
+
+windows-test: windows
+	WINDOWS_PROFILE=$(WINDOWS_PROFILE) bash tests/windows/run.sh
+# ---- end of Windows ---------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ REPEAT=${REPEAT:-1}
 mkdir -p "$OUT" "$REF"
 
 echo "== building libagent (release)" >&2
-cargo build --release --quiet
+# The Makefile's release build (same features: one build serves both).
+cargo build --release --features "${RELEASE_FEATURES:-mimalloc}"
 cc -O2 -std=c11 -Wall -Wextra -Werror -Iinclude bench/bench.c -Ltarget/release -lagent -lpthread \
     -Wl,-rpath,"$ROOT/target/release" -o "$OUT/bench"
 

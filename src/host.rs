@@ -3,8 +3,10 @@
 //! Everything here is expressed with Rust closures and futures; the C ABI (`ffi/`) implements
 //! these types on top of C callbacks and the deferred-reply rule.
 
+#[cfg(feature = "typed")]
 mod typed;
 
+#[cfg(feature = "typed")]
 pub use typed::{parameters_schema, text_result, typed_tool, ToolContext};
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -182,8 +182,9 @@ pub mod transcript; // system-prompt replay, tool declarations and tool-state di
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-/// Release builds allocate with mimalloc (feature `mimalloc`, on by default); debug builds keep the
-/// system allocator so valgrind sees every allocation.
+/// Release builds with the feature `mimalloc` (the C library as the Makefile builds it; not a
+/// default, so a Rust program keeps its own allocator) allocate with mimalloc; debug builds keep
+/// the system allocator so valgrind sees every allocation.
 #[cfg(all(feature = "mimalloc", not(debug_assertions)))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,6 +1,6 @@
 //! The built-in providers inside a real `Agent`: a tool-using conversation over loopback HTTP
 //! (the kit's mock server), the API key from the getApiKey hook, and request failures.
-#![cfg(feature = "providers")]
+#![cfg(all(feature = "providers", feature = "typed"))]
 
 #[path = "providers/common.rs"]
 #[allow(dead_code)]

@@ -5,12 +5,18 @@ py3-none-<platform>: the library is loaded with ctypes, so it depends on the pla
 the Python version or ABI.
 
 Environment: CARGO (the cargo binary), CARGO_TARGET_DIR (where cargo builds; default: the
-repository's target/), LIBAGENT_PREBUILT (a libagent shared library to bundle instead of
+repository's target/), LIBAGENT_CARGO_FEATURES (cargo features of the build; default
+"mimalloc", the feature set of the Makefile's release build, so `make release` and this hook
+share one build), LIBAGENT_PREBUILT (a libagent shared library to bundle instead of
 building one), LIBAGENT_KEEP_DEBUG (bundle the library with its debug info).
+
+pip captures a build backend's output (shown only with `pip install -v`), and a cold cargo
+build takes minutes: when pip runs from a terminal, cargo's progress goes to that terminal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -70,10 +76,31 @@ class CargoBuildHook(BuildHookInterface):
         target = Path(os.environ.get("CARGO_TARGET_DIR", repo / "target"))
         if not target.is_absolute():
             target = repo / target
-        self.app.display_info(f"libagent: cargo build --release --lib (target dir {target})")
-        subprocess.run([cargo, "build", "--release", "--lib", "--quiet"], cwd=repo, check=True,
-                       env={**os.environ, "CARGO_TARGET_DIR": str(target)})
+        features = os.environ.get("LIBAGENT_CARGO_FEATURES", "mimalloc")
+        command = [cargo, "build", "--release", "--lib", "--features", features]
+        self.app.display_info(f"libagent: {' '.join(command[1:])} (target dir {target})")
+        with _progress_stream() as progress:
+            subprocess.run(command, cwd=repo, check=True, stderr=progress,
+                           env={**os.environ, "CARGO_TARGET_DIR": str(target)})
         library = target / "release" / LIBRARY
         if not library.is_file():
             raise RuntimeError(f"libagent: cargo did not produce {library}")
         return library
+
+
+@contextlib.contextmanager
+def _progress_stream():
+    """Where cargo's progress goes: the terminal pip runs in when pip captures our output,
+    otherwise (pip -v, a plain build, no terminal) our own stderr."""
+    if sys.stderr.isatty():
+        yield None
+        return
+    try:
+        tty = open("/dev/tty", "w")
+    except OSError:
+        yield None
+        return
+    with tty:
+        tty.write("libagent: building the Rust library (a cold build takes a few minutes)\n")
+        tty.flush()
+        yield tty

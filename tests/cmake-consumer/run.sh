@@ -24,6 +24,16 @@ LIB="$INSTALLED/lib"
 [ "$(readlink "$LIB/libagent.so.$MAJOR")" = "libagent.so.$VERSION" ] || fail "libagent.so.$MAJOR link"
 [ "$(readlink "$LIB/libagent.so")" = "libagent.so.$MAJOR" ] || fail "libagent.so link"
 readelf -d "$LIB/libagent.so.$VERSION" | grep -q "(SONAME).*\[libagent.so.$MAJOR\]" || fail "SONAME is not libagent.so.$MAJOR"
+# Stripped libraries; the shared library's debug info in lib/.debug/, named by its debuglink.
+# (readelf's output is captured first, as ldd's below.)
+SECTIONS="$(readelf -S -W "$LIB/libagent.so.$VERSION")"
+DEBUG_INFO=' \.debug_(info|line|str|abbrev|ranges|loc)'
+if grep -qE "$DEBUG_INFO" <<<"$SECTIONS"; then fail "libagent.so.$VERSION keeps debug sections"; fi
+grep -q '\.gnu_debuglink' <<<"$SECTIONS" || fail "libagent.so.$VERSION has no .gnu_debuglink"
+grep -q "\] *libagent.so.$VERSION.debug\$" <<<"$(readelf -p .gnu_debuglink "$LIB/libagent.so.$VERSION")" ||
+    fail "the debuglink does not name libagent.so.$VERSION.debug"
+grep -q '\.debug_line' <<<"$(readelf -S -W "$LIB/.debug/libagent.so.$VERSION.debug")" || fail "lib/.debug/libagent.so.$VERSION.debug has no line tables"
+if grep -qE "$DEBUG_INFO" <<<"$(readelf -S -W "$LIB/libagent.a")"; then fail "libagent.a keeps debug sections"; fi
 for f in libagentConfig.cmake libagentConfigVersion.cmake libagentTargets.cmake; do
     [ -f "$LIB/cmake/libagent/$f" ] || fail "missing lib/cmake/libagent/$f"
 done
