@@ -1,6 +1,6 @@
 /* A C snippet of file scope (a callback): it must have the type the header declares. */
 #include <stdio.h>
-#include "agent.h"
+#include <libagent/agent.h>
 
 /* SNIPPET */
 
