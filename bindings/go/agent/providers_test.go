@@ -135,7 +135,10 @@ func TestProvidersSpeakOpenAIResponses(t *testing.T) {
 	if !strings.Contains(string(content), `"text":"Hello from Go's mock."`) {
 		t.Fatalf("content %s", content)
 	}
-	if path := mock.requests[0].URL.Path; path != "/v1/responses" {
+	mock.mu.Lock() // the handler's goroutine wrote it; the sync through libagent is invisible to -race
+	path := mock.requests[0].URL.Path
+	mock.mu.Unlock()
+	if path != "/v1/responses" {
 		t.Fatalf("path %q", path)
 	}
 }
