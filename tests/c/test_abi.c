@@ -35,7 +35,8 @@ static void *fail_elsewhere(void *arg) {
 
 static void stalled_stream(void *ud, const char *request, size_t len, AgentStream stream) {
     (void)request, (void)len;
-    *(AgentStream *)ud = stream; /* answered by the test, later */
+    /* Handed to the test's thread (atomically: it polls for it), which answers later. */
+    __atomic_store_n(&((AgentStream *)ud)->id, stream.id, __ATOMIC_RELEASE);
 }
 
 static void test_errors_owned(void) {
@@ -78,7 +79,7 @@ static void test_errors_owned(void) {
     CHECK_OK(agent_queue_open(agent, NULL, 0, &queue));
     AgentRun run;
     CHECK_OK(agent_prompt(agent, "\"hi\"", NTS, NULL, NULL, &run));
-    WAIT_UNTIL(stream.id != 0);
+    WAIT_UNTIL(__atomic_load_n(&stream.id, __ATOMIC_ACQUIRE) != 0);
     AgentWaitResult wait = -1;
     CHECK(agent_run_wait(run, 0, &wait) == NULL);
     CHECK_EQ_INT(wait, AGENT_WAIT_TIMEOUT);
@@ -214,7 +215,7 @@ static void test_run_handles(void) {
     DoneRecord later = {0};
     AgentRun fourth;
     CHECK_OK(agent_prompt_text(agent, "four", NTS, NULL, 0, record_outcome, &later, &fourth));
-    WAIT_UNTIL(stream.id != 0);
+    WAIT_UNTIL(__atomic_load_n(&stream.id, __ATOMIC_ACQUIRE) != 0);
     CHECK_OK(agent_run_abort(first));
     CHECK_OK(agent_run_abort(third));
     bool is_aborted = true;
