@@ -21,9 +21,9 @@ use crate::host::{
     default_stream_fn, AbortSignal, AgentTool, Delivery, Hook, HostFuture, ImmediateListener,
     Listener, StreamFn,
 };
-use crate::json::Json;
+use crate::json::{intern::intern, Json};
 use crate::message::{
-    failure_message, from_json_vec, placeholder_model, role, tool_declaration, user_text_message,
+    failure_message, placeholder_model, role, stored_vec, tool_declaration, user_text_message,
     Message,
 };
 use crate::pending::Pending;
@@ -109,7 +109,8 @@ struct State {
     tools: Vec<AgentTool>,
     /// Every tool ever given to the agent: hook results may name them (SPEC A17).
     tool_registry: Vec<AgentTool>,
-    model: Json,
+    /// Interned: agents given the same model share it.
+    model: Arc<Json>,
     thinking_level: String,
     streaming_message: Option<Arc<AgentEvent>>,
     pending_tool_calls: Vec<String>,
@@ -180,9 +181,9 @@ impl Agent {
             state::check_model_for(Some(&stream_fn), model)
                 .map_err(Error::of(ErrorKind::InvalidInput))?;
         }
-        let model = initial.model.unwrap_or_else(placeholder_model);
+        let model = intern(initial.model.unwrap_or_else(placeholder_model));
         let state = State {
-            messages: from_json_vec(messages),
+            messages: stored_vec(messages),
             tool_registry: initial.tools.clone(),
             tools: initial.tools,
             model,
@@ -414,7 +415,7 @@ impl Agent {
             Box::pin(async move { Ok(messages) }) as HostFuture<_>
         });
         LoopConfig {
-            model: state.model.clone(),
+            model: (*state.model).clone(),
             reasoning: (state.thinking_level != "off").then(|| state.thinking_level.clone()),
             tool_execution: Some(settings.tool_execution.clone()),
             convert_to_llm: hooks.convert_to_llm.clone(),
@@ -547,7 +548,7 @@ impl Agent {
         error: &str,
         aborted: bool,
     ) -> Result<(), String> {
-        let model = self.state().model.clone();
+        let model = Arc::clone(&self.state().model);
         let failure = failure_message(&model, error, aborted);
         let failure = Message::new(failure);
         let events = [
@@ -742,7 +743,7 @@ impl Agent {
             return Err(Error::new(ErrorKind::Busy, errors::RESET_WHILE_RUNNING));
         }
         state.messages = current_system_message(state.messages.iter().map(Message::json))
-            .map(Message::new)
+            .map(Message::stored)
             .into_iter()
             .collect();
         state.streaming_message = None;

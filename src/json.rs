@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+pub mod intern;
 pub mod shared;
 
 pub use serde_json::json;
@@ -123,7 +124,7 @@ impl<'de> serde::de::Visitor<'de> for ExactVisitor {
 }
 
 /// The deepest bracket nesting of `text`, ignoring brackets inside strings.
-fn nesting_depth(text: &str) -> usize {
+pub fn nesting_depth(text: &str) -> usize {
     let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
     for &b in text.as_bytes() {
         if in_string {

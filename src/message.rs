@@ -231,12 +231,14 @@ mod tests {
 
 /// A committed message: immutable and shared (a clone is a reference count), so the agent
 /// state, a run's working context, `newMessages`, events and requests hold the same value
-/// instead of copies. Its `JSON.stringify` text is rendered at most once.
+/// instead of copies. It holds its `JSON.stringify` text, its tree, or both: each is built from
+/// the other at most once, on first use. A stored message ([`Message::stored`]) keeps only its
+/// text until something reads the tree, which is what an idle agent's transcript costs.
 #[derive(Clone)]
 pub struct Message(std::sync::Arc<MessageInner>);
 
 struct MessageInner {
-    json: Json,
+    json: std::sync::OnceLock<Json>,
     text: std::sync::OnceLock<String>,
     /// `role` is `"system"` (read once: the per-request scans then cost a flag test).
     system: bool,
@@ -244,13 +246,55 @@ struct MessageInner {
     llm: bool,
 }
 
+/// What a message's `role` says, read once.
+struct Roles {
+    system: bool,
+    llm: bool,
+}
+
+impl Roles {
+    fn of(message: &Json) -> Roles {
+        let role = role(message);
+        Roles {
+            system: role == "system",
+            llm: is_llm_role(role),
+        }
+    }
+}
+
 impl Message {
     pub fn new(json: Json) -> Self {
-        let role = role(&json);
-        let (system, llm) = (role == "system", is_llm_role(role));
+        let roles = Roles::of(&json);
+        Self::with_parts(
+            roles,
+            std::sync::OnceLock::from(json),
+            std::sync::OnceLock::new(),
+        )
+    }
+
+    /// A message kept in text form: its tree is dropped now and parsed again only when read
+    /// (a text is a fraction of a tree's bytes: no per-key allocation, hash index or slack).
+    /// A tree nested beyond what [`crate::json::parse`] accepts stays a tree.
+    pub fn stored(json: Json) -> Self {
+        let text = crate::json::to_string(&json);
+        if crate::json::nesting_depth(&text) > crate::json::MAX_PARSE_DEPTH {
+            return Self::new(json);
+        }
+        let text = std::sync::OnceLock::from(text);
+        Self::with_parts(Roles::of(&json), std::sync::OnceLock::new(), text)
+    }
+
+    fn with_parts(
+        Roles { system, llm }: Roles,
+        json: std::sync::OnceLock<Json>,
+        mut text: std::sync::OnceLock<String>,
+    ) -> Self {
+        if let Some(text) = text.get_mut() {
+            text.shrink_to_fit();
+        }
         Message(std::sync::Arc::new(MessageInner {
             json,
-            text: std::sync::OnceLock::new(),
+            text,
             system,
             llm,
         }))
@@ -267,21 +311,25 @@ impl Message {
     }
 
     pub fn json(&self) -> &Json {
-        &self.0.json
+        self.0.json.get_or_init(|| {
+            // The text is this library's own rendering of a tree within the depth limit.
+            crate::json::parse(self.text()).unwrap_or(Json::Null)
+        })
     }
 
     /// `crate::json::to_string` of the message, rendered on first use and kept.
     pub fn text(&self) -> &str {
         self.0
             .text
-            .get_or_init(|| crate::json::to_string(&self.0.json))
+            .get_or_init(|| crate::json::to_string(self.json()))
     }
 
     /// The JSON value: moved out when this is the only holder, copied otherwise.
     pub fn into_json(self) -> Json {
         match std::sync::Arc::try_unwrap(self.0) {
-            Ok(inner) => inner.json,
-            Err(shared) => shared.json.clone(),
+            Ok(inner) if inner.json.get().is_some() => inner.json.into_inner().unwrap_or_default(),
+            Ok(inner) => Message(std::sync::Arc::new(inner)).json().clone(),
+            Err(shared) => Message(shared).json().clone(),
         }
     }
 
@@ -314,22 +362,27 @@ pub fn from_json_vec(messages: Vec<Json>) -> Vec<Message> {
     messages.into_iter().map(Message::new).collect()
 }
 
+/// Wraps plain JSON values as stored messages (text form, for a transcript kept between runs).
+pub fn stored_vec(messages: Vec<Json>) -> Vec<Message> {
+    messages.into_iter().map(Message::stored).collect()
+}
+
 impl std::ops::Deref for Message {
     type Target = Json;
     fn deref(&self) -> &Json {
-        &self.0.json
+        self.json()
     }
 }
 
 impl std::borrow::Borrow<Json> for Message {
     fn borrow(&self) -> &Json {
-        &self.0.json
+        self.json()
     }
 }
 
 impl AsRef<Json> for Message {
     fn as_ref(&self) -> &Json {
-        &self.0.json
+        self.json()
     }
 }
 
@@ -347,24 +400,24 @@ impl From<Message> for Json {
 
 impl std::fmt::Debug for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.json.fmt(f)
+        self.json().fmt(f)
     }
 }
 
 impl PartialEq for Message {
     fn eq(&self, other: &Message) -> bool {
-        self.ptr_eq(other) || self.0.json == other.0.json
+        self.ptr_eq(other) || self.json() == other.json()
     }
 }
 
 impl PartialEq<Json> for Message {
     fn eq(&self, other: &Json) -> bool {
-        self.0.json == *other
+        self.json() == other
     }
 }
 
 impl PartialEq<Message> for Json {
     fn eq(&self, other: &Message) -> bool {
-        *self == other.0.json
+        self == other.json()
     }
 }

@@ -9,8 +9,8 @@ use super::{Agent, Settings, State, StateSnapshot};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{AgentTool, StreamFn};
-use crate::json::{json, Json, JsonMap};
-use crate::message::{from_json_vec, role, to_json_vec, Message};
+use crate::json::{intern::intern, json, Json, JsonMap};
+use crate::message::{role, stored_vec, to_json_vec, Message};
 use crate::transcript::current_system_prompt;
 
 /// A FIFO queue of messages (SPEC §7.13); the mode is read at every drain.
@@ -103,7 +103,7 @@ impl Agent {
 
     /// Replaces the transcript with a copy of `messages`.
     pub fn set_messages(&self, messages: Vec<Json>) {
-        self.state().messages = from_json_vec(messages);
+        self.state().messages = stored_vec(messages);
     }
 
     /// Appends to the live transcript (the reference's in-place edit of `state.messages`).
@@ -138,13 +138,13 @@ impl Agent {
     }
 
     pub fn model(&self) -> Json {
-        self.state().model.clone()
+        (*self.state().model).clone()
     }
 
     /// Replaces the model as given (the built-in providers check it when a run streams;
     /// `configure` checks it at once for an agent on them).
     pub fn set_model(&self, model: Json) {
-        self.state().model = model;
+        self.state().model = intern(model);
     }
 
     pub fn thinking_level(&self) -> String {
@@ -226,7 +226,7 @@ impl Agent {
         }
         state.settings.apply(&options);
         if let Some(model) = model {
-            state.model = model;
+            state.model = intern(model);
         }
         if let Some(Json::String(level)) = thinking_level {
             state.thinking_level = level;
@@ -251,7 +251,7 @@ impl Agent {
                 state.messages.iter().map(Message::json)
             )),
         );
-        out.insert("model".into(), state.model.clone());
+        out.insert("model".into(), (*state.model).clone());
         out.insert("thinkingLevel".into(), json!(state.thinking_level));
         let tools: Vec<Json> = state
             .tools
