@@ -20,7 +20,8 @@ def test_library_is_bundled_in_the_package():
     if os.environ.get("LIBAGENT_LIBRARY"):
         pytest.skip("LIBAGENT_LIBRARY overrides the bundled library")
     assert Path(libagent.LIBRARY_PATH).parent == Path(libagent.__file__).parent
-    assert libagent.version() == "1.0.0"
+    # The package is versioned with the library it bundles.
+    assert libagent.version() == libagent.__version__ == "1.0.0"
 
 
 def test_prompt_returns_the_new_messages_and_state_reflects_them():

@@ -29,7 +29,7 @@ from ._run import Run, RunOutcome
 from ._native import LIBRARY_PATH, configure_runtime, version
 from ._tools import Tool, ToolContext, ToolResult, tool
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 __all__ = [
     "AbortedError", "ModelError", "PROVIDER_APIS", "set_default_providers", "Agent", "AgentError", "CodingTool",
