@@ -256,9 +256,15 @@ unsafe fn play(response: Response, stream: usize, shared: &Shared) {
                 stream.id as usize as *mut c_void,
                 None,
             ));
+            // A stream the agent stopped consuming (a terminal event among the pushes, or the
+            // run already ended) refuses the registration as closed.
             expect(
                 status,
-                &[AGENT_OK, AGENT_ERR_ALREADY_COMPLETED],
+                &[
+                    AGENT_OK,
+                    AGENT_ERR_STREAM_CLOSED,
+                    AGENT_ERR_ALREADY_COMPLETED,
+                ],
                 "agent_stream_on_abort",
             );
             shared.parked.fetch_add(1, Ordering::SeqCst);

@@ -775,7 +775,8 @@ struct AgentError *agent_stream_fail(struct AgentStream stream,
 // Writes whether the run that requested this stream is aborted.
 struct AgentError *agent_stream_is_aborted(struct AgentStream stream, bool *out_aborted);
 
-// Registers `on_abort(user_data)` for the stream's run (see `agent_tool_call_on_abort`).
+// Registers `on_abort(user_data)` for the stream's run (see `agent_tool_call_on_abort`). Fails
+// with `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream.
 struct AgentError *agent_stream_on_abort(struct AgentStream stream,
                                          AgentAbortFn on_abort_fn,
                                          void *user_data,

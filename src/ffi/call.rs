@@ -659,7 +659,8 @@ pub unsafe extern "C" fn agent_stream_is_aborted(
     boundary(|| is_aborted(stream.id, Kind::Stream, out_aborted))
 }
 
-/// Registers `on_abort(user_data)` for the stream's run (see `agent_tool_call_on_abort`).
+/// Registers `on_abort(user_data)` for the stream's run (see `agent_tool_call_on_abort`). Fails
+/// with `AGENT_ERR_STREAM_CLOSED` once the agent stopped consuming the stream.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_on_abort(
     stream: AgentStream,

@@ -30,6 +30,7 @@ type Event struct {
 	Delta        string // for a *_delta update: the delta text
 	ToolCallID   string // for tool_execution_*: the tool call's id
 	ToolName     string // for tool_execution_*: the tool's name
+	ArgsJSON     string // for tool_execution_start: the arguments as JSON text
 	// JSON is the whole event, when Options.EventShape asked for it (nil with ShapeNone).
 	JSON json.RawMessage
 
@@ -87,6 +88,7 @@ func newEvent(e *C.AgentEvent, shape EventShape) (Event, error) {
 		Delta:        goStr(e.delta),
 		ToolCallID:   goStr(e.tool_call_id),
 		ToolName:     goStr(e.tool_name),
+		ArgsJSON:     goStr(e.args_json),
 	}
 	if k := int(e.kind); k >= 0 && k < len(eventTypes) {
 		ev.Type = eventTypes[k]

@@ -26,7 +26,7 @@ func drain(ch <-chan agent.Event) []agent.Event {
 func describe(events []agent.Event) string {
 	var parts []string
 	for _, e := range events {
-		parts = append(parts, fmt.Sprintf("%s/%s/%d/%s/%s/%s", e.Type, e.UpdateType, e.ContentIndex, e.Delta, e.ToolCallID, e.ToolName))
+		parts = append(parts, fmt.Sprintf("%s/%s/%d/%s/%s/%s%s", e.Type, e.UpdateType, e.ContentIndex, e.Delta, e.ToolCallID, e.ToolName, e.ArgsJSON))
 	}
 	return strings.Join(parts, ",")
 }
@@ -66,7 +66,7 @@ func TestEventsChannelIsLosslessAndOrdered(t *testing.T) {
 	}
 	if strings.Count(describe(got), "agent_end") != 2 || strings.Count(describe(got), "tool_execution_update") != 2 ||
 		!strings.HasPrefix(describe(got), "agent_start//0///,turn_start//0///,message_start//0///") ||
-		!strings.Contains(describe(got), "tool_execution_start//0//c1/t,") ||
+		!strings.Contains(describe(got), "tool_execution_start//0//c1/t{},") ||
 		!strings.Contains(describe(got), "message_update/text_delta/0/one //,") {
 		t.Fatalf("events %s", describe(got))
 	}

@@ -147,7 +147,7 @@ def test_events_are_structs_with_their_json_on_request():
     assert [e.delta for e in deltas] == ["a", "b", "c"] and {e.content_index for e in deltas} == {0}
     assert all(e.type == "message_update" for e in deltas)
     starts = [e for e in seen if e.type == "tool_execution_start"]
-    assert [(e.tool_call_id, e.tool_name) for e in starts] == [("c1", "echo")]
+    assert [(e.tool_call_id, e.tool_name, e.args_json) for e in starts] == [("c1", "echo", '{"text":"hi"}')]
     assert seen[0].type == "agent_start" and seen[0].update is None and seen[0].delta == ""
     assert json_of_end[0]["type"] == "tool_execution_end" and json_of_end[0]["toolCallId"] == "c1"
     with pytest.raises(libagent.InvalidArgumentError, match="no longer delivered"):

@@ -673,6 +673,8 @@ public:
     // tool_execution_*: the tool call's id and the tool's name; else "".
     std::string_view tool_call_id() const noexcept { return detail::view(raw_.tool_call_id); }
     std::string_view tool_name() const noexcept { return detail::view(raw_.tool_name); }
+    // tool_execution_start: the arguments as JSON text; else "".
+    std::string_view args_json() const noexcept { return detail::view(raw_.args_json); }
     // "agent_start", "message_update", ... ("" for a type this header does not know).
     std::string_view type_name() const noexcept;
     // "text_delta", ... for a message_update; else "".

@@ -32,14 +32,15 @@ class Event:
       ..., "other"); else None;
     - `delta`: the new text of a *_delta update (a toolcall_delta's next piece of argument JSON);
     - `content_index`: a message_update's contentIndex;
-    - `tool_call_id`, `tool_name`: for tool_execution_* events.
+    - `tool_call_id`, `tool_name`: for tool_execution_* events;
+    - `args_json`: for tool_execution_start, the arguments as JSON text (`json.loads` it).
 
     `json()` (or `event["key"]`) reads the whole event object, built once and only when asked.
     It is available while the event is delivered: inside the listener (also an `async`
     listener, until it returns), or for a stream's event until the next one is taken.
     """
 
-    __slots__ = ("type", "update", "content_index", "delta", "tool_call_id", "tool_name", "_raw", "_shape",
+    __slots__ = ("type", "update", "content_index", "delta", "tool_call_id", "tool_name", "args_json", "_raw", "_shape",
                  "_json")
 
     def __init__(self, raw: "native.AgentEvent", shape: int = native.EVENT_SHAPE_FULL):
@@ -51,6 +52,7 @@ class Event:
         self.delta: str = raw.delta.text()
         self.tool_call_id: str = raw.tool_call_id.text()
         self.tool_name: str = raw.tool_name.text()
+        self.args_json: str = raw.args_json.text()
         self._shape = shape
         self._json: Dict[int, Dict[str, Any]] = {}
 
@@ -80,7 +82,8 @@ class Event:
         return self.json().get(key, default)
 
     def _fields(self) -> tuple:
-        return (self.type, self.update, self.content_index, self.delta, self.tool_call_id, self.tool_name)
+        return (self.type, self.update, self.content_index, self.delta, self.tool_call_id, self.tool_name,
+                self.args_json)
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, Event) and self._fields() == other._fields()
