@@ -620,6 +620,75 @@ static void test_host_pumped(void) {
     CHECK_ERR(agent_dispatch(dispatcher, 0, NULL), AGENT_ERR_INVALID_HANDLE, "dispatcher");
 }
 
+/* A host-pumped agent freed right after its run was aborted, with callbacks of the run still
+ * queued for the next frame: the free neither hangs nor lets a queued callback run later; `done`
+ * comes once, on this thread, and the finalizers run. */
+static atomic_int freed_events, freed_done, freed_done_status, freed_finalized;
+
+static AgentListenerAnswer count_freed_event(void *ud, const AgentEvent *event) {
+    (void)ud, (void)event;
+    if (!pthread_equal(pthread_self(), pump_thread)) atomic_fetch_add(&off_pump, 1);
+    atomic_fetch_add(&freed_events, 1);
+    return AGENT_LISTENER_CONTINUE;
+}
+
+static void freed_done_fn(void *ud, AgentRun run, const AgentRunOutcome *outcome) {
+    (void)ud, (void)run;
+    if (!pthread_equal(pthread_self(), pump_thread)) atomic_fetch_add(&off_pump, 1);
+    atomic_store(&freed_done_status, outcome->status);
+    atomic_fetch_add(&freed_done, 1);
+}
+
+static void freed_finalizer(void *ud) {
+    (void)ud;
+    if (!pthread_equal(pthread_self(), pump_thread)) atomic_fetch_add(&off_pump, 1);
+    atomic_fetch_add(&freed_finalized, 1);
+}
+
+static void test_host_pumped_free_after_abort(void) {
+    pump_thread = pthread_self();
+    atomic_store(&off_pump, 0);
+    AgentDispatcher dispatcher;
+    CHECK_OK(agent_dispatcher_new(&dispatcher));
+    AgentOptions options;
+    CHECK_OK(agent_options_new(NULL, 0, &options));
+    CHECK_OK(agent_options_set_dispatcher(options, dispatcher));
+    CHECK_OK(agent_options_set_scripted_model(
+        options, "[{\"content\":[{\"type\":\"text\",\"text\":\"abcdef\",\"chunks\":3}],\"waitForAbort\":true}]",
+        NTS));
+    AgentHandle agent;
+    CHECK_OK(agent_new(options, &agent));
+    uint64_t sub;
+    CHECK_OK(agent_subscribe(agent, count_freed_event, NULL, freed_finalizer, &sub));
+    AgentRun run;
+    CHECK_OK(agent_prompt_text(agent, "x", NTS, NULL, 0, freed_done_fn, NULL, &run));
+    /* Pump until the model streams (it then waits for the abort). */
+    for (int i = 0; i < 500 && atomic_load(&freed_events) < 5; i++) {
+        AgentWaitResult ready;
+        CHECK_OK(agent_dispatcher_wait(dispatcher, 10, &ready));
+        CHECK_OK(agent_dispatch(dispatcher, -1, NULL));
+    }
+    CHECK(atomic_load(&freed_events) >= 5);
+    CHECK_OK(agent_run_abort(run));
+    sleep_ms(20); /* the abort's callbacks are queued for the next frame by now */
+    int events_before_free = atomic_load(&freed_events);
+    CHECK_OK(agent_free(agent));
+    CHECK_EQ_INT(atomic_load(&freed_done), 1);
+    /* The run had not settled (its abort's callbacks were still queued): freed, as the header says. */
+    CHECK_EQ_INT(atomic_load(&freed_done_status), AGENT_RUN_FREED);
+    for (int i = 0; i < 50; i++) {
+        CHECK_OK(agent_dispatch(dispatcher, -1, NULL));
+        if (atomic_load(&freed_finalized) == 0) sleep_ms(2);
+    }
+    CHECK_EQ_INT(atomic_load(&freed_events), events_before_free); /* nothing ran after the free */
+    CHECK_EQ_INT(atomic_load(&freed_done), 1);
+    CHECK_EQ_INT(atomic_load(&freed_finalized), 1);
+    CHECK_EQ_INT(atomic_load(&off_pump), 0);
+    WAIT_RUN(run);
+    CHECK_OK(agent_run_free(run));
+    CHECK_OK(agent_dispatcher_free(dispatcher));
+}
+
 /* ---------------------------------------------------------------- ptr + len texts -------- */
 
 static void slice_stream(void *ud, const char *request, size_t len, AgentStream stream) {
@@ -691,6 +760,7 @@ int main(void) {
     test_run_handles();
     test_events();
     test_host_pumped();
+    test_host_pumped_free_after_abort();
     test_texts();
     printf("test_abi: ok\n");
     return 0;
