@@ -96,7 +96,9 @@ TEST(Run, ParallelToolsHooksSteeringFollowUp) {
         if (event.type() == agent::EventType::ToolExecutionStart) {
             EXPECT_TRUE(event.tool_call_id() == "call_add" || event.tool_call_id() == "call_slow") << event.tool_call_id();
             EXPECT_EQ(event.tool_call_id() == "call_add" ? "add" : "slow", event.tool_name());
-            if (event.tool_call_id() == "call_add") EXPECT_EQ(event.args_json(), R"({"x":1,"y":2})");
+            if (event.tool_call_id() == "call_add") {
+                EXPECT_EQ(event.args_json(), R"({"x":1,"y":2})");
+            }
         }
         if (event.update() == agent::UpdateType::TextDelta) {
             deltas += event.delta();
