@@ -140,6 +140,14 @@ done
 # shellcheck disable=SC2086
 run libagent "IDLE $IDLE" "$OUT/bench" IDLE $IDLE
 
+# The server must never be the bottleneck: its own CPU time over the whole run, for the record.
+python3 -c '
+import os, sys
+fields = open(f"/proc/{sys.argv[1]}/stat").read().rsplit(")", 1)[1].split()
+ms = (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+print(f"== SSE server CPU over the whole run: {ms:.0f} ms", file=sys.stderr)
+' "$SERVER" || true
+
 python3 - "$RESULTS" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
@@ -166,8 +174,6 @@ for r in rows:
         other = f"{r['events']} events"
         if r["workload"] == "W5":
             other += f", {r['us_per_delta']} us/delta (CPU)"
-            if r is not q:
-                other += f" (ref/lib: {ratio(q['us_per_delta'], r['us_per_delta'])})"
         if r["workload"] == "W3":
             other += f", {r['us_per_delta']} us/delta"
         if r.get("json_bytes"):
