@@ -10,7 +10,8 @@ result (it holds a tool message) is answered with the text "ok".
 
 It must never be the bottleneck: every response (head and body) is built once per (format, N,
 answer) and written with one write; requests are read with large reads and never parsed as JSON.
-HTTP/1.1 with keep-alive, Content-Length or chunked request bodies.
+HTTP/1.1 with keep-alive; responses are chunked (one chunk per SSE event), request bodies may be
+either.
 
     python3 bench/sse_server.py [--port 0]     prints the port it listens on, then serves
 """
@@ -67,7 +68,7 @@ def openai_body(n, follow_up):
         parts.append(openai_chunk({}, "tool_calls"))
         parts.append(openai_usage(20, n + 5))
     parts.append("data: [DONE]\n\n")
-    return "".join(parts)
+    return parts
 
 
 # ---- Anthropic messages ---------------------------------------------------------------------------
@@ -110,7 +111,7 @@ def anthropic_body(n, follow_up):
                       "type": "input_json_delta", "partial_json": '{"a":1,"b":2}'}}),
                   sse("content_block_stop", {"type": "content_block_stop", "index": 1}),
                   message_delta("tool_use", n + 5), stop]
-    return "".join(parts)
+    return parts
 
 
 # ---- HTTP -----------------------------------------------------------------------------------------
@@ -119,13 +120,15 @@ _responses = {}
 
 
 def response(kind, n, follow_up):
-    """The whole HTTP response (head and body), built once per (kind, N, answer)."""
+    """The whole HTTP response (head and body), built once per (kind, N, answer). The body is
+    chunked, one chunk per SSE event, as a real server flushes each event."""
     key = (kind, n, follow_up)
     if key not in _responses:
-        body = (openai_body if kind == "openai" else anthropic_body)(n, follow_up).encode()
-        head = ("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\n"
-                "content-length: %d\r\n\r\n" % len(body)).encode()
-        _responses[key] = head + body
+        events = (openai_body if kind == "openai" else anthropic_body)(n, follow_up)
+        chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in (event.encode() for event in events)]
+        head = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\n"
+                b"transfer-encoding: chunked\r\n\r\n")
+        _responses[key] = head + b"".join(chunks) + b"0\r\n\r\n"
     return _responses[key]
 
 
