@@ -45,7 +45,12 @@ const ADD = {
 // Reads each event's type, as the other workloads' listener; also counts what shows that the
 // response really streamed (text deltas) and that the tool ran.
 const counter = { events: 0, text_deltas: 0, tool_runs: 0, errors: 0 };
+const trace = !!process.env.BENCH_TRACE; // print every event to stderr, to check the runs
 function listener(event) {
+  if (trace) {
+    const { partial: _partial, ...update } = event.assistantMessageEvent ?? {};
+    console.error(JSON.stringify({ ...event, assistantMessageEvent: event.assistantMessageEvent && update }));
+  }
   if (event.type) counter.events++;
   if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") counter.text_deltas++;
   if (event.type === "tool_execution_end") counter.tool_runs++;
