@@ -1,6 +1,7 @@
 /*
  * libagent's side of the shared benchmark workloads (../shared/bench/README.md): the same four
- * workloads as the reference's bench.mjs, driven through the C ABI. Prints one JSON line per run.
+ * workloads as the reference's bench.mjs, and W5 as bench/w5.mjs (BENCHMARKS.md), driven through
+ * the C ABI; LAT and IDLE are libagent only. Prints one JSON line per run.
  *
  *   bench W1 [--prompts 200] [--deltas 100] [--mode type|lean|full]
  *   bench W2 [--prompts 100] [--mode type|lean|full]
