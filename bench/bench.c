@@ -1,13 +1,22 @@
 /*
  * libagent's side of the shared benchmark workloads (../shared/bench/README.md): the same four
- * workloads as the reference's bench.mjs, driven through the C ABI. Prints one JSON line per run.
+ * workloads as the reference's bench.mjs, and W5 as bench/w5.mjs (BENCHMARKS.md), driven through
+ * the C ABI; LAT and IDLE are libagent only. Prints one JSON line per run.
  *
  *   bench W1 [--prompts 200] [--deltas 100] [--mode type|lean|full]
  *   bench W2 [--prompts 100] [--mode type|lean|full]
  *   bench W3 [--deltas 20000] [--mode type|lean|full]
  *   bench W4 [--agents 10000] [--concurrency 100]
- *   bench LAT [--deltas 20000]   latency probe: p50/p99 from a host thread pushing a delta (outside
- *                                any callback) to the subscriber receiving it, one delta at a time
+ *   bench W5 --port P [--api openai-completions|anthropic-messages] [--deltas 2000] [--agents 1]
+ *                                the real-model path: the built-in providers against the loopback
+ *                                SSE server bench/sse_server.py listening on port P
+ *   bench LAT [--deltas 20000] [--threading runtime|pumped] [--pump wait|spin]
+ *                                latency probe: p50/p99 from a host thread pushing a delta (outside
+ *                                any callback) to the subscriber receiving it, one delta at a time;
+ *                                pumped: the listener runs inside agent_dispatch on that thread
+ *   bench IDLE [--agents 10000] [--calls 10000]
+ *                                W4's agents on one dispatcher, idle: bytes per agent, and the CPU
+ *                                cost of one agent_dispatch with nothing queued
  *   (any workload: [--workers N] = agent_runtime_configure(N) before first use; default 1)
  *   (any workload: [--push typed|json]: block starts, deltas and ends through the typed pushes
  *    agent_stream_push_text_delta & co. (default), or as JSON events through agent_stream_push)
@@ -409,6 +418,25 @@ static void run_single(const char *workload, int argc, char **argv, int mode) {
 
 /* ---- W4: many agents -------------------------------------------------------------------------- */
 
+/* The options of W4's agent i: system prompt "You are agent i.", the two shared tools, the
+ * hi/hello transcript, answered by the scripted model `model`. */
+static AgentOptions w4_options(long i, Model *model) {
+    char options_json[1536];
+    snprintf(options_json, sizeof options_json,
+             "{\"initialState\":{\"systemPrompt\":\"You are agent %ld.\",\"model\":" MODEL_JSON ","
+             "\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1},"
+             "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}],\"api\":\"bench\","
+             "\"provider\":\"bench\",\"model\":\"bench-model\",\"usage\":" USAGE_JSON ",\"stopReason\":\"stop\","
+             "\"timestamp\":2}]},\"toolExecution\":\"parallel\"}",
+             i);
+    AgentOptions options = {0};
+    CHECK(agent_options_new(options_json, AGENT_NTS, &options));
+    CHECK(agent_options_add_tool(options, tools[0])); /* the same two tool objects for all */
+    CHECK(agent_options_add_tool(options, tools[1]));
+    CHECK(agent_options_set_stream_fn(options, stream_fn, model, NULL));
+    return options;
+}
+
 static void run_w4(int argc, char **argv) {
     long count = arg(argc, argv, "agents", 10000);
     long concurrency = arg(argc, argv, "concurrency", 100);
@@ -416,25 +444,11 @@ static void run_w4(int argc, char **argv) {
     AgentHandle *agents = calloc((size_t)count, sizeof *agents);
     Model *models = calloc((size_t)count, sizeof *models);
     if (!agents || !models) die("out of memory", NULL);
-    char options_json[1536];
-
     long rss0 = rss_bytes();
     Sample c0 = now();
     for (long i = 0; i < count; i++) {
         models[i] = (Model){PLAN_W4, 0, i, 0, 0};
-        snprintf(options_json, sizeof options_json,
-                 "{\"initialState\":{\"systemPrompt\":\"You are agent %ld.\",\"model\":" MODEL_JSON ","
-                 "\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1},"
-                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}],\"api\":\"bench\","
-                 "\"provider\":\"bench\",\"model\":\"bench-model\",\"usage\":" USAGE_JSON ",\"stopReason\":\"stop\","
-                 "\"timestamp\":2}]},\"toolExecution\":\"parallel\"}",
-                 i);
-        AgentOptions options = {0};
-        CHECK(agent_options_new(options_json, AGENT_NTS, &options));
-        CHECK(agent_options_add_tool(options, tools[0])); /* the same two tool objects for all */
-        CHECK(agent_options_add_tool(options, tools[1]));
-        CHECK(agent_options_set_stream_fn(options, stream_fn, &models[i], NULL));
-        CHECK(agent_new(options, &agents[i]));
+        CHECK(agent_new(w4_options(i, &models[i]), &agents[i]));
     }
     Sample c1 = now();
     long rss1 = rss_bytes();
@@ -468,6 +482,61 @@ static void run_w4(int argc, char **argv) {
     free(models);
 }
 
+/* ---- IDLE: many host-pumped agents at rest ------------------------------------------------------ */
+
+static double cpu_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* W4's agents, all on one dispatcher, never prompted: what they cost in memory, and what one
+ * agent_dispatch with nothing queued costs (a host pumps every frame, with or without work). */
+static void run_idle(int argc, char **argv) {
+    long count = arg(argc, argv, "agents", 10000);
+    long calls = arg(argc, argv, "calls", 10000);
+    if (count < 1 || calls < 1) die("--agents and --calls must be positive", NULL);
+    AgentHandle *agents = calloc((size_t)count, sizeof *agents);
+    Model *models = calloc((size_t)count, sizeof *models);
+    if (!agents || !models) die("out of memory", NULL);
+    AgentDispatcher dispatcher = {0};
+    CHECK(agent_dispatcher_new(&dispatcher));
+    long rss0 = rss_bytes();
+    Sample c0 = now();
+    for (long i = 0; i < count; i++) {
+        models[i] = (Model){PLAN_W4, 0, i, 0, 0};
+        AgentOptions options = w4_options(i, &models[i]);
+        CHECK(agent_options_set_dispatcher(options, dispatcher));
+        CHECK(agent_new(options, &agents[i]));
+    }
+    Sample c1 = now();
+    long rss1 = rss_bytes();
+
+    size_t ran = 0, total_ran = 0;
+    do CHECK(agent_dispatch(dispatcher, -1, &ran)); /* whatever building queued, if anything */
+    while (ran > 0);
+    Sample d0 = now();
+    double cpu0 = cpu_us();
+    for (long k = 0; k < calls; k++) {
+        CHECK(agent_dispatch(dispatcher, -1, &ran));
+        total_ran += ran;
+    }
+    double cpu1 = cpu_us();
+    Sample d1 = now();
+    if (total_ran) die("IDLE: agent_dispatch ran callbacks of idle agents", NULL);
+
+    printf("{\"workload\":\"IDLE\",\"params\":{\"agents\":%ld,\"calls\":%ld},\"create_wall_ms\":%.3f,"
+           "\"create_cpu_ms\":%.3f,\"bytes_per_agent\":%ld,\"dispatch_cpu_us\":%.4f,\"dispatch_wall_us\":%.4f}\n",
+           count, calls, c1.wall_ms - c0.wall_ms, c1.cpu_ms - c0.cpu_ms, (rss1 - rss0) / count,
+           (cpu1 - cpu0) / (double)calls, (d1.wall_ms - d0.wall_ms) * 1000.0 / (double)calls);
+    fflush(stdout);
+    for (long i = 0; i < count; i++) CHECK(agent_free(agents[i]));
+    CHECK(agent_dispatch(dispatcher, -1, NULL)); /* finalizers queued by the frees */
+    CHECK(agent_dispatcher_free(dispatcher));
+    free(agents);
+    free(models);
+}
+
 /* ---- LAT: push-to-subscriber latency ------------------------------------------------------- */
 
 /* The stream function hands its stream to the host thread, which pushes from outside any
@@ -475,6 +544,7 @@ static void run_w4(int argc, char **argv) {
  * time, each once the subscriber saw the previous one, so that every figure is the latency of an
  * idle agent (the runtime thread asleep when the delta arrives), not a queue. */
 static _Atomic uint64_t lat_stream; /* an AgentStream */
+static atomic_long lat_started;  /* 1 once the stream function handed its stream over */
 static atomic_long lat_received; /* deltas the subscriber has seen */
 static double *lat_pushed_at;    /* per delta: monotonic µs when pushed */
 static double *lat_latency;      /* per delta: µs from push to the subscriber */
@@ -490,6 +560,7 @@ static void lat_stream_fn(void *ud, const char *request_json, size_t request_jso
     (void)ud;
     (void)request_json;
     atomic_store(&lat_stream, stream.id);
+    atomic_store(&lat_started, 1);
 }
 
 static AgentListenerAnswer lat_listener(void *ud, const AgentEvent *event) {
@@ -507,9 +578,27 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Host-pumped mode: runs the agent's callbacks on this thread until `*until` > `seen`, blocking
+ * in agent_dispatcher_wait while nothing is ready (a host waiting for its agent), or, with
+ * --pump spin, calling agent_dispatch in a loop (a host polling every frame). */
+static void pump_until(AgentDispatcher dispatcher, int spin, atomic_long *until, long seen) {
+    while (atomic_load(until) <= seen) {
+        if (!spin) {
+            AgentWaitResult ready;
+            CHECK(agent_dispatcher_wait(dispatcher, -1, &ready));
+        }
+        CHECK(agent_dispatch(dispatcher, -1, NULL));
+    }
+}
+
 static void run_latency(int argc, char **argv) {
     long deltas = arg(argc, argv, "deltas", 20000);
+    const char *threading = arg_text(argc, argv, "threading", "runtime");
+    const char *pump = arg_text(argc, argv, "pump", "wait");
+    int pumped = strcmp(threading, "pumped") == 0, spin = strcmp(pump, "spin") == 0;
     if (deltas < 1) die("--deltas must be positive", NULL);
+    if (!pumped && strcmp(threading, "runtime")) die("--threading must be runtime or pumped", NULL);
+    if (strcmp(pump, "wait") && !spin) die("--pump must be wait or spin", NULL);
     lat_pushed_at = calloc((size_t)deltas, sizeof *lat_pushed_at);
     lat_latency = calloc((size_t)deltas, sizeof *lat_latency);
     if (!lat_pushed_at || !lat_latency) die("out of memory", NULL);
@@ -517,12 +606,19 @@ static void run_latency(int argc, char **argv) {
     CHECK(agent_options_new("{\"initialState\":{\"systemPrompt\":\"You are a benchmark.\",\"model\":" MODEL_JSON "}}", AGENT_NTS,
                             &options));
     CHECK(agent_options_set_stream_fn(options, lat_stream_fn, NULL, NULL));
+    /* Pumped: the stream function, the listener and done run inside agent_dispatch on this thread. */
+    AgentDispatcher dispatcher = {0};
+    if (pumped) {
+        CHECK(agent_dispatcher_new(&dispatcher));
+        CHECK(agent_options_set_dispatcher(options, dispatcher));
+    }
     AgentHandle agent = {0};
     CHECK(agent_new(options, &agent));
     uint64_t id;
     CHECK(agent_subscribe(agent, lat_listener, NULL, NULL, &id));
-    latch_arm(1);
-    CHECK(agent_prompt(agent, "\"latency\"", AGENT_NTS, on_done, NULL, NULL));
+    AgentRun run = {0};
+    CHECK(agent_prompt(agent, "\"latency\"", AGENT_NTS, NULL, NULL, &run));
+    if (pumped) pump_until(dispatcher, spin, &lat_started, 0);
     AgentStream stream;
     while (!(stream.id = atomic_load(&lat_stream))) sched_yield();
     push(stream, "{\"type\":\"start\"}");
@@ -538,19 +634,142 @@ static void run_latency(int argc, char **argv) {
         } else {
             push(stream, "{\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"d0000000\"}");
         }
-        while (atomic_load(&lat_received) <= k) sched_yield();
+        if (pumped)
+            pump_until(dispatcher, spin, &lat_received, k);
+        else
+            while (atomic_load(&lat_received) <= k) sched_yield();
     }
     CHECK(agent_stream_push_block_end(stream, AGENT_BLOCK_TEXT, 0));
     push(stream, "{\"type\":\"done\",\"reason\":\"stop\"}");
-    latch_wait();
+    AgentWaitResult waited;
+    CHECK(agent_run_wait(run, -1, &waited)); /* dispatches a pumped run's rest while it waits */
+    AgentRunOutcome outcome;
+    CHECK(agent_run_outcome(run, &outcome));
+    if (outcome.status != AGENT_RUN_COMPLETED) die("the latency run did not complete", NULL);
+    CHECK(agent_run_free(run));
     qsort(lat_latency, (size_t)deltas, sizeof *lat_latency, compare_doubles);
     double p50 = lat_latency[deltas / 2], p99 = lat_latency[(long)(deltas * 0.99)], max = lat_latency[deltas - 1];
-    printf("{\"workload\":\"LAT\",\"params\":{\"deltas\":%ld},\"push\":\"%s\",\"p50_us\":%.1f,\"p99_us\":%.1f,"
-           "\"max_us\":%.1f}\n",
-           deltas, typed_push ? "typed" : "json", p50, p99, max);
+    printf("{\"workload\":\"LAT\",\"params\":{\"deltas\":%ld,\"threading\":\"%s\"%s},\"push\":\"%s\",\"p50_us\":%.1f,"
+           "\"p99_us\":%.1f,\"max_us\":%.1f}\n",
+           deltas, pumped ? "pumped" : "runtime", pumped && spin ? ",\"pump\":\"spin\"" : "",
+           typed_push ? "typed" : "json", p50, p99, max);
     CHECK(agent_free(agent));
+    if (pumped) {
+        CHECK(agent_dispatch(dispatcher, -1, NULL)); /* finalizers queued by the free */
+        CHECK(agent_dispatcher_free(dispatcher));
+    }
     free(lat_pushed_at);
     free(lat_latency);
+}
+
+/* ---- W5: the built-in providers against the loopback SSE server ----------------------------- */
+
+/* What one W5 agent's listener saw: shows that the response really streamed and the tool ran. */
+typedef struct {
+    long events, text_deltas, tool_runs;
+} W5Counter;
+
+static AgentListenerAnswer w5_listener(void *ud, const AgentEvent *event) {
+    W5Counter *c = ud;
+    c->events++; /* reads the event type, as the other workloads' listener */
+    if (event->update == AGENT_UPDATE_TEXT_DELTA) c->text_deltas++;
+    if (event->kind == AGENT_EVENT_TOOL_EXECUTION_END) c->tool_runs++;
+    if (trace) {
+        AgentStr json;
+        CHECK(agent_event_json(event, AGENT_EVENT_SHAPE_LEAN, &json));
+        fprintf(stderr, "%s\n", json.ptr);
+    }
+    return AGENT_LISTENER_CONTINUE;
+}
+
+/* The get-API-key hook: any key does for the loopback server (the reference's getApiKey). */
+static void w5_api_key(void *ud, const char *input_json, size_t input_json_len, AgentHookCall call) {
+    (void)ud, (void)input_json, (void)input_json_len;
+    CHECK(agent_hook_call_complete(call, "\"bench-key\"", AGENT_NTS));
+}
+
+/* A run that did not complete (a model error included) fails the benchmark. */
+static void w5_done(void *ud, AgentRun run, const AgentRunOutcome *outcome) {
+    (void)ud, (void)run;
+    pthread_mutex_lock(&latch.lock);
+    if (outcome->status != AGENT_RUN_COMPLETED) {
+        if (!latch.failed)
+            fprintf(stderr, "bench: W5 run ended with status %d: %.*s\n", outcome->status,
+                    (int)outcome->error_message.len, outcome->error_message.ptr);
+        latch.failed = 1;
+    }
+    if (--latch.pending == 0) pthread_cond_signal(&latch.cond);
+    pthread_mutex_unlock(&latch.lock);
+}
+
+/* An agent on the built-in providers (the process-wide default: no stream function given) whose
+ * model streams `deltas` text deltas from the server (which reads N from the path). */
+static AgentHandle w5_agent(const char *api, long port, long deltas, W5Counter *counter) {
+    int openai = strcmp(api, "openai-completions") == 0;
+    char options_json[1024];
+    snprintf(options_json, sizeof options_json,
+             "{\"initialState\":{\"systemPrompt\":\"You are a benchmark.\",\"model\":{\"id\":\"bench-model\","
+             "\"name\":\"bench-model\",\"api\":\"%s\",\"provider\":\"%s\",\"baseUrl\":\"http://127.0.0.1:%ld/n%ld%s\","
+             "\"reasoning\":false,\"input\":[\"text\"],\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,"
+             "\"cacheWrite\":0},\"contextWindow\":1000000,\"maxTokens\":100000}},\"toolExecution\":\"parallel\"}",
+             api, openai ? "openai" : "anthropic", port, deltas, openai ? "/v1" : "");
+    AgentOptions options = {0};
+    CHECK(agent_options_new(options_json, AGENT_NTS, &options));
+    CHECK(agent_options_add_tool(options, tools[1])); /* add */
+    CHECK(agent_options_set_hook(options, AGENT_HOOK_GET_API_KEY, w5_api_key, NULL, NULL));
+    AgentHandle agent = {0};
+    CHECK(agent_new(options, &agent));
+    if (counter) {
+        uint64_t id;
+        CHECK(agent_subscribe(agent, w5_listener, counter, NULL, &id));
+    }
+    return agent;
+}
+
+static void run_w5(int argc, char **argv) {
+    const char *api = arg_text(argc, argv, "api", "openai-completions");
+    long deltas = arg(argc, argv, "deltas", 2000);
+    long count = arg(argc, argv, "agents", 1);
+    long port = arg(argc, argv, "port", 0);
+    if (strcmp(api, "openai-completions") && strcmp(api, "anthropic-messages"))
+        die("--api must be openai-completions or anthropic-messages", NULL);
+    if (deltas < 1 || count < 1 || port < 1) die("--deltas, --agents and --port must be positive", NULL);
+    CHECK(agent_set_default_providers());
+
+    /* One prompt first, not measured (nor on the reference): one-time setup (runtime and HTTP
+     * client start, the reference's lazy provider module load) is not a per-delta cost. */
+    AgentHandle warm = w5_agent(api, port, 1, NULL);
+    latch_arm(1);
+    CHECK(agent_prompt(warm, "\"go\"", AGENT_NTS, w5_done, NULL, NULL));
+    latch_wait();
+    CHECK(agent_free(warm));
+
+    AgentHandle *agents = calloc((size_t)count, sizeof *agents);
+    W5Counter *counters = calloc((size_t)count, sizeof *counters);
+    if (!agents || !counters) die("out of memory", NULL);
+    for (long i = 0; i < count; i++) agents[i] = w5_agent(api, port, deltas, &counters[i]);
+
+    Sample t0 = now();
+    latch_arm(count);
+    for (long i = 0; i < count; i++) CHECK(agent_prompt(agents[i], "\"go\"", AGENT_NTS, w5_done, NULL, NULL));
+    latch_wait();
+    Sample t1 = now();
+
+    W5Counter total = {0, 0, 0};
+    for (long i = 0; i < count; i++) {
+        total.events += counters[i].events;
+        total.text_deltas += counters[i].text_deltas;
+        total.tool_runs += counters[i].tool_runs;
+    }
+    double cpu_ms = t1.cpu_ms - t0.cpu_ms;
+    printf("{\"workload\":\"W5\",\"params\":{\"api\":\"%s\",\"deltas\":%ld,\"agents\":%ld},\"wall_ms\":%.3f,"
+           "\"cpu_ms\":%.3f,\"events\":%ld,\"text_deltas\":%ld,\"tool_runs\":%ld,\"us_per_delta\":%.3f}\n",
+           api, deltas, count, t1.wall_ms - t0.wall_ms, cpu_ms, total.events, total.text_deltas, total.tool_runs,
+           cpu_ms * 1000.0 / ((double)count * (double)deltas));
+    fflush(stdout);
+    for (long i = 0; i < count; i++) CHECK(agent_free(agents[i]));
+    free(agents);
+    free(counters);
 }
 
 int main(int argc, char **argv) {
@@ -561,10 +780,12 @@ int main(int argc, char **argv) {
     const char *push_name = arg_text(argc, argv, "push", "typed");
     typed_push = strcmp(push_name, "json") != 0;
     int known = strcmp(workload, "W1") == 0 || strcmp(workload, "W2") == 0 || strcmp(workload, "W3") == 0 ||
-                strcmp(workload, "W4") == 0 || strcmp(workload, "LAT") == 0;
+                strcmp(workload, "W4") == 0 || strcmp(workload, "LAT") == 0 || strcmp(workload, "W5") == 0 ||
+                strcmp(workload, "IDLE") == 0;
     if (!known || (strcmp(mode_name, "type") && strcmp(mode_name, "lean") && strcmp(mode_name, "full"))) {
-        fprintf(stderr, "usage: bench W1|W2|W3|W4|LAT [--prompts N] [--deltas N] [--agents N] [--concurrency N]"
-                        " [--mode type|lean|full] [--workers N] [--push typed|json]\n");
+        fprintf(stderr, "usage: bench W1|W2|W3|W4|W5|LAT|IDLE [--prompts N] [--deltas N] [--agents N] [--concurrency N]"
+                        " [--mode type|lean|full] [--workers N] [--push typed|json] [--api openai-completions|"
+                        "anthropic-messages] [--port N] [--threading runtime|pumped] [--pump wait|spin] [--calls N]\n");
         return 2;
     }
     if (workers > 0) CHECK(agent_runtime_configure((uint32_t)workers));
@@ -574,6 +795,10 @@ int main(int argc, char **argv) {
         run_w4(argc, argv);
     else if (strcmp(workload, "LAT") == 0)
         run_latency(argc, argv);
+    else if (strcmp(workload, "W5") == 0)
+        run_w5(argc, argv);
+    else if (strcmp(workload, "IDLE") == 0)
+        run_idle(argc, argv);
     else
         run_single(workload, argc, argv, mode);
     CHECK(agent_tool_free(tools[0]));

@@ -6,7 +6,9 @@
 #
 #   bash bench/run.sh            (or: make bench)
 #   REPEAT=3 bash bench/run.sh   (best of 3 per cell; default 1)
-#   QUICK=1 bash bench/run.sh    (small sizes, under a minute: make bench-quick)
+#   QUICK=1 bash bench/run.sh    (small sizes, a few minutes: make bench-quick)
+#   LIBAGENT_PREBUILT=DIR bash bench/run.sh   (use DIR/libagent.so, with its libagent.so.1
+#                                link, instead of building target/release: no cargo at all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -16,15 +18,22 @@ REF=$ROOT/build/bench-reference
 REPEAT=${REPEAT:-1}
 mkdir -p "$OUT" "$REF"
 
-echo "== building libagent (release)" >&2
-# The Makefile's release build (same features: one build serves both).
-cargo build --release --features "${RELEASE_FEATURES:-mimalloc}"
-cc -O2 -std=c11 -Wall -Wextra -Werror -Iinclude bench/bench.c -Ltarget/release -lagent -lpthread \
-    -Wl,-rpath,"$ROOT/target/release" -o "$OUT/bench"
+if [ -n "${LIBAGENT_PREBUILT:-}" ]; then
+    LIBDIR=$(cd "$LIBAGENT_PREBUILT" && pwd)
+    echo "== using the prebuilt libagent in $LIBDIR" >&2
+else
+    echo "== building libagent (release)" >&2
+    # The Makefile's release build (same features: one build serves both).
+    cargo build --release --features "${RELEASE_FEATURES:-mimalloc}"
+    LIBDIR=$ROOT/target/release
+fi
+cc -O2 -std=c11 -Wall -Wextra -Werror -Iinclude bench/bench.c -L"$LIBDIR" -lagent -lpthread \
+    -Wl,-rpath,"$LIBDIR" -o "$OUT/bench"
 
 echo "== installing the reference side" >&2
 # A copy: /work/shared stays read-only.
 cp "$SHARED/bench/reference/bench.mjs" "$SHARED/bench/reference/package.json" "$REF/"
+cp bench/w5.mjs "$REF/" # W5's reference side (pi-ai's providers), beside bench.mjs
 if [ ! -d "$REF/node_modules/@earendil-works/pi-agent-core" ]; then
     (cd "$REF" && npm install --no-audit --no-fund --loglevel=error >&2)
 fi
@@ -32,10 +41,23 @@ fi
 if [ -n "${QUICK:-}" ]; then
     W1="--prompts 20 --deltas 100"; W2="--prompts 10"; W3A="--deltas 2000"; W3B="--deltas 200"
     W4="--agents 500 --concurrency 100"; LAT="--deltas 2000"
+    W5N=(200 2000); W5A=(1 20); IDLE="--agents 1000"
 else
     W1="--prompts 200 --deltas 100"; W2="--prompts 100"; W3A="--deltas 20000"; W3B="--deltas 2000"
     W4="--agents 10000 --concurrency 100"; LAT="--deltas 20000"
+    W5N=(2000 20000); W5A=(1 200); IDLE="--agents 10000"
 fi
+
+# W5's model: the loopback SSE server, a process of its own (its CPU counts on neither side).
+python3 bench/sse_server.py >"$OUT/sse-server.port" 2>"$OUT/sse-server.log" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+    [ -s "$OUT/sse-server.port" ] && break
+    sleep 0.1
+done
+PORT=$(head -n1 "$OUT/sse-server.port")
+[ -n "$PORT" ] || { echo "the SSE server did not start: $(cat "$OUT/sse-server.log")" >&2; exit 1; }
 
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
@@ -49,7 +71,8 @@ run() {
         best=$(printf '%s\n%s\n' "$best" "$line" | python3 -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
-key = lambda r: r["run_wall_ms"] if r["workload"] == "W4" else r.get("p99_us", r.get("wall_ms"))
+key = lambda r: {"W4": r.get("run_wall_ms"), "IDLE": r.get("dispatch_cpu_us")}.get(
+    r["workload"], r.get("p99_us", r.get("wall_ms")))
 print(json.dumps(min(rows, key=key)))')
     done
     echo "$best" | python3 -c '
@@ -72,11 +95,13 @@ for cell in "${cells[@]}"; do
     # shellcheck disable=SC2086
     run reference "$label" bash -c "cd '$REF' && node --expose-gc bench.mjs $w $params"
     if [ "$w" = W4 ]; then
-        # The default runtime (one thread), then a multi-thread runtime with 2 workers.
+        # The default runtime (one thread), then multi-thread runtimes with 2 and 4 workers.
         # shellcheck disable=SC2086
         run libagent "$label" "$OUT/bench" $w $params --workers 1
-        # shellcheck disable=SC2086
-        run libagent-2workers "$label" "$OUT/bench" $w $params --workers 2
+        for workers in 2 4; do
+            # shellcheck disable=SC2086
+            run "libagent-${workers}workers" "$label" "$OUT/bench" $w $params --workers $workers
+        done
     else
         # The model pushes through the typed pushes (agent_stream_push_text_delta & co.);
         # `type-jsonpush` is the type-mode listener with every event pushed as JSON text.
@@ -88,11 +113,40 @@ for cell in "${cells[@]}"; do
         run libagent-type-jsonpush "$label" "$OUT/bench" $w $params --mode type --push json
     fi
 done
-# Latency probe (libagent only): host thread push -> subscriber, one delta at a time.
-for push in typed json; do
-    # shellcheck disable=SC2086
-    run "libagent-$push" "LAT $LAT" "$OUT/bench" LAT $LAT --push $push
+# W5, the real-model path: the built-in providers (libagent) and pi-ai's streamSimple (reference)
+# against the SSE server; the type-mode listener; A agents prompted at once.
+for api in openai-completions anthropic-messages; do
+    for n in "${W5N[@]}"; do
+        for a in "${W5A[@]}"; do
+            params="--api $api --deltas $n --agents $a"
+            # shellcheck disable=SC2086
+            run reference "W5 $params" bash -c "cd '$REF' && node --expose-gc w5.mjs W5 $params --port $PORT"
+            # shellcheck disable=SC2086
+            run libagent "W5 $params" "$OUT/bench" W5 $params --port "$PORT"
+        done
+    done
 done
+# Latency probe (libagent only): host thread push -> subscriber, one delta at a time; with the
+# listener on the runtime thread, then host-pumped (inside agent_dispatch on the pushing thread).
+for threading in runtime pumped; do
+    for push in typed json; do
+        side="libagent-$push"
+        [ "$threading" = pumped ] && side="$side-pumped"
+        # shellcheck disable=SC2086
+        run "$side" "LAT $LAT" "$OUT/bench" LAT $LAT --push $push --threading $threading
+    done
+done
+# Idle agents on one dispatcher (libagent only): memory and an empty agent_dispatch's cost.
+# shellcheck disable=SC2086
+run libagent "IDLE $IDLE" "$OUT/bench" IDLE $IDLE
+
+# The server must never be the bottleneck: its own CPU time over the whole run, for the record.
+python3 -c '
+import os, sys
+fields = open(f"/proc/{sys.argv[1]}/stat").read().rsplit(")", 1)[1].split()
+ms = (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+print(f"== SSE server CPU over the whole run: {ms:.0f} ms", file=sys.stderr)
+' "$SERVER" || true
 
 python3 - "$RESULTS" <<'EOF'
 import json, sys
@@ -106,7 +160,7 @@ print()
 print("| workload | side | wall ms | cpu ms | ref/lib wall | ref/lib cpu | other |")
 print("|---|---|---:|---:|---:|---:|---|")
 for r in rows:
-    if r["workload"] == "LAT":
+    if r["workload"] in ("LAT", "IDLE"):
         continue
     q = ref[r["label"]]
     if r["workload"] == "W4":
@@ -118,6 +172,8 @@ for r in rows:
     else:
         wall, cpu, rw, rc = r["wall_ms"], r["cpu_ms"], q["wall_ms"], q["cpu_ms"]
         other = f"{r['events']} events"
+        if r["workload"] == "W5":
+            other += f", {r['us_per_delta']} us/delta (CPU)"
         if r["workload"] == "W3":
             other += f", {r['us_per_delta']} us/delta"
         if r.get("json_bytes"):
@@ -133,4 +189,21 @@ print("|---|---|---:|---:|---:|")
 for r in rows:
     if r["workload"] == "LAT":
         print(f"| {r['label']} | {r['side']} | {r['p50_us']} | {r['p99_us']} | {r['max_us']} |")
+print()
+print("| idle agents (one dispatcher) | side | create ms | B/agent | empty agent_dispatch us (CPU) |")
+print("|---|---|---:|---:|---:|")
+for r in rows:
+    if r["workload"] == "IDLE":
+        print(f"| {r['label']} | {r['side']} | {f(r['create_wall_ms'])} | {r['bytes_per_agent']}"
+              f" | {r['dispatch_cpu_us']:.3f} |")
+# W5: both sides must have streamed the same response and run the tool (the same event counts).
+for r in rows:
+    q = ref.get(r["label"])
+    if r["workload"] != "W5" or r is q or q is None:
+        continue
+    for key in ("events", "text_deltas", "tool_runs"):
+        if r.get(key) != q.get(key):
+            print(f"WARNING: {r['label']}: {key} differ: reference {q.get(key)}, libagent {r.get(key)}",
+                  file=sys.stderr)
+            print(f"\nWARNING: {r['label']}: {key} differ: reference {q.get(key)}, libagent {r.get(key)}")
 EOF
