@@ -314,27 +314,6 @@ pub fn to_string(value: &Json) -> String {
     out
 }
 
-/// Drops the spare capacity of every array and object in `value` (parsers and builders grow
-/// them by doubling): for values kept long, such as committed messages and models.
-pub fn compact(value: &mut Json) {
-    match value {
-        Json::Array(items) => {
-            items.shrink_to_fit();
-            items.iter_mut().for_each(compact);
-        }
-        Json::Object(map) => {
-            let mut exact = JsonMap::with_capacity(map.len());
-            for (key, mut item) in std::mem::take(map) {
-                compact(&mut item);
-                exact.insert(key, item);
-            }
-            *map = exact;
-        }
-        Json::String(text) => text.shrink_to_fit(),
-        _ => {}
-    }
-}
-
 /// `value.get(key)` that compares keys instead of hashing for small objects: a message, block,
 /// tool or schema object has a handful of keys, and SipHash costs more than scanning them.
 pub fn field<'a>(value: &'a Json, key: &str) -> Option<&'a Json> {
@@ -628,26 +607,6 @@ mod tests {
         );
         assert_eq!(value["a"], 2);
         let Json::Array(items) = &value["b"] else {
-            panic!("an array");
-        };
-        assert_eq!(items.capacity(), items.len());
-    }
-
-    /// Compacting keeps the value and its key order and leaves no spare array capacity.
-    #[test]
-    fn compact_keeps_the_value_without_spare_capacity() {
-        let mut value: Json = serde_json::from_str(
-            r#"{"z":1,"a":[1,2,3,4,5],"m":{"y":[{"k":"v","b":null}],"x":"s"},"e":[],"o":{}}"#,
-        )
-        .unwrap();
-        if let Json::Array(items) = &mut value["a"] {
-            items.reserve(100);
-        }
-        let before = value.clone();
-        compact(&mut value);
-        assert_eq!(value, before);
-        assert_eq!(to_string(&value), to_string(&before));
-        let Json::Array(items) = &value["a"] else {
             panic!("an array");
         };
         assert_eq!(items.capacity(), items.len());

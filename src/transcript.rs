@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::json::{
-    compact, field, is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap,
+    field, is_array_index, now_ms, number_to_string, same_text, set_key, Json, JsonMap,
 };
 use crate::message::{declaration_fields, role, tool_declaration};
 
@@ -104,11 +104,9 @@ pub fn create_initial_system_message(system_prompt: Option<&str>, tools: &[Json]
         m.insert("toolsAdded".into(), Json::Array(declared));
     }
     m.insert("timestamp".into(), Json::from(0));
-    // Kept for the agent's life: without the spare capacity of the declarations' cloned schemas
-    // (a map clone keeps its hash table's capacity; ~1.2 KB per agent with two small tools).
-    let mut message = Json::Object(m);
-    compact(&mut message);
-    Some(message)
+    // Not compacted: an agent keeps it as text (`Message::stored`), so spare capacity in the
+    // declarations' cloned schemas dies with this tree.
+    Some(Json::Object(m))
 }
 
 /// Replays tool declarations (§4.3) without copying them. Removal leaves a tombstone so that
