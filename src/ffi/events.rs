@@ -307,12 +307,30 @@ fn view_for(cache: &EventCache, event: &Arc<CoreEvent>, signal: &AbortSignal) ->
     view
 }
 
-/// The view an event struct refers to, if it is still the current event of its source.
+thread_local! {
+    /// The event a listener on this thread is being called with (its source and view): inside
+    /// its callback the event stays readable even when another thread frees the agent meanwhile
+    /// (the handle lookup would fail; the view itself is alive).
+    static DELIVERING: std::cell::RefCell<Option<(u64, Arc<EventView>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The view an event struct refers to: the event being delivered on this thread, or the
+/// current event of its source.
 fn view_of(event: *const AgentEvent) -> FfiResult<Arc<EventView>> {
     // SAFETY: the caller passes NULL or a readable event struct.
     let Some(event) = (unsafe { event.as_ref() }) else {
         return err(AGENT_ERR_NULL, "event is NULL.");
     };
+    let delivering = DELIVERING.with(|slot| {
+        slot.borrow()
+            .as_ref()
+            .filter(|(source, view)| *source == event.source && view.sequence == event.sequence)
+            .map(|(_, view)| view.clone())
+    });
+    if let Some(view) = delivering {
+        return Ok(view);
+    }
     let view = match AGENTS.lookup(event.source) {
         Lookup::Live(agent) => lock(&agent.event_cache.current).clone(),
         _ => match QUEUES.lookup(event.source) {
@@ -340,8 +358,11 @@ fn host_listener(
         let view = view_for(&cache, &event, &signal);
         let c_event = view.to_c(source);
         let mut answer_given = AGENT_LISTENER_CONTINUE;
+        // Restored after the call: a listener's callback may run another agent's listeners.
+        let outer = DELIVERING.with(|slot| slot.replace(Some((source, view.clone()))));
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
+        DELIVERING.with(|slot| slot.replace(outer));
         let deferred = lock(&view.deferred).take();
         drop(view);
         match (answer_given, deferred) {

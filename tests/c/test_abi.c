@@ -689,6 +689,57 @@ static void test_host_pumped_free_after_abort(void) {
     CHECK_OK(agent_dispatcher_free(dispatcher));
 }
 
+/* An event stays readable for its whole callback even when another thread frees the agent
+ * meanwhile: agent_free drops the handle at once and then waits for the callback to return. */
+static AgentHandle racing_agent;
+static atomic_int racing_stage; /* 1: the listener is inside its callback; 2: the handle is gone */
+static atomic_int racing_json_ok;
+
+static void *free_racing_agent(void *arg) {
+    (void)arg;
+    while (atomic_load(&racing_stage) < 1) sleep_ms(1);
+    CHECK_OK(agent_free(racing_agent));
+    return NULL;
+}
+
+static AgentListenerAnswer read_while_freed(void *ud, const AgentEvent *event) {
+    (void)ud;
+    if (event->kind != AGENT_EVENT_MESSAGE_START || atomic_load(&racing_stage) != 0) return AGENT_LISTENER_CONTINUE;
+    atomic_store(&racing_stage, 1);
+    /* Wait (bounded) until the other thread's agent_free has dropped the handle. */
+    for (int i = 0; i < 2000; i++) {
+        size_t count = 0;
+        AgentError *error = agent_get_message_count(racing_agent, &count);
+        if (error) {
+            CHECK_EQ_INT(agent_error_code(error), AGENT_ERR_INVALID_HANDLE);
+            agent_error_free(error);
+            atomic_store(&racing_stage, 2);
+            break;
+        }
+        sleep_ms(1);
+    }
+    AgentStr json = {0};
+    AgentError *error = agent_event_json(event, AGENT_EVENT_SHAPE_FULL, &json);
+    if (!error && json.len > 0 && strstr(json.ptr, "\"type\":\"message_start\"")) atomic_store(&racing_json_ok, 1);
+    agent_error_free(error);
+    return AGENT_LISTENER_CONTINUE;
+}
+
+static void test_event_readable_while_agent_freed(void) {
+    AgentOptions options;
+    CHECK_OK(agent_options_new(NULL, 0, &options));
+    CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]", NTS));
+    CHECK_OK(agent_new(options, &racing_agent));
+    uint64_t sub;
+    CHECK_OK(agent_subscribe(racing_agent, read_while_freed, NULL, NULL, &sub));
+    pthread_t freer;
+    CHECK(pthread_create(&freer, NULL, free_racing_agent, NULL) == 0);
+    CHECK_OK(agent_prompt_text(racing_agent, "x", NTS, NULL, 0, NULL, NULL, NULL));
+    pthread_join(freer, NULL);
+    CHECK_EQ_INT(atomic_load(&racing_stage), 2);
+    CHECK_EQ_INT(atomic_load(&racing_json_ok), 1);
+}
+
 /* ---------------------------------------------------------------- ptr + len texts -------- */
 
 static void slice_stream(void *ud, const char *request, size_t len, AgentStream stream) {
@@ -761,6 +812,7 @@ int main(void) {
     test_events();
     test_host_pumped();
     test_host_pumped_free_after_abort();
+    test_event_readable_while_agent_freed();
     test_texts();
     printf("test_abi: ok\n");
     return 0;
