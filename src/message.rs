@@ -203,6 +203,42 @@ mod tests {
         );
     }
 
+    /// A stored message reads back the same tree and text: escapes, non-ASCII text, fractions,
+    /// key order (index keys first) and custom fields survive the text form.
+    #[test]
+    fn a_stored_message_reads_back_what_was_stored() {
+        let json = crate::json::parse(
+            r#"{"role":"user","content":[{"type":"text","text":"a \"q\"\n\u00e9 \ud83d\ude00"}],"x":{"b":1.5,"a":-0.25,"2":[null,true]},"timestamp":1}"#,
+        )
+        .unwrap();
+        let stored = Message::stored(json.clone());
+        assert_eq!(stored.text(), crate::json::to_string(&json));
+        assert!(!stored.is_system() && stored.is_llm());
+        assert_eq!(*stored.json(), json);
+        assert_eq!(stored.text(), crate::json::to_string(stored.json()));
+        assert_eq!(stored.into_json(), json);
+        // -0 reads back as 0, as `JSON.parse(JSON.stringify(-0))` does: the text is the same.
+        let minus_zero = crate::json::parse(r#"{"role":"user","n":-0}"#).unwrap();
+        let stored = Message::stored(minus_zero.clone());
+        assert_eq!(to_string(stored.json()), to_string(&minus_zero));
+        assert_eq!(stored.text(), r#"{"role":"user","n":0}"#);
+    }
+
+    /// A tree nested beyond what the parser accepts stays a tree (its text could not be read
+    /// back), and is still rendered and read like any message.
+    #[test]
+    fn a_message_too_deep_to_parse_back_is_kept_as_a_tree() {
+        let mut deep = json!("bottom");
+        for _ in 0..crate::json::MAX_PARSE_DEPTH + 10 {
+            deep = json!([deep]);
+        }
+        let json = json!({"role": "system", "content": "", "deep": deep});
+        let stored = Message::stored(json.clone());
+        assert!(stored.is_system());
+        assert_eq!(*stored.json(), json);
+        assert!(crate::json::parse(stored.text()).is_err());
+    }
+
     #[test]
     fn tool_result_message_key_order_and_absent_fields() {
         let call = json!({"type": "toolCall", "id": "c1", "name": "t", "arguments": {}});
