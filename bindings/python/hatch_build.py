@@ -7,7 +7,8 @@ the Python version or ABI.
 Environment: CARGO (the cargo binary), CARGO_TARGET_DIR (where cargo builds; default: the
 repository's target/), LIBAGENT_CARGO_FEATURES (cargo features of the build; default
 "mimalloc", the feature set of the Makefile's release build, so `make release` and this hook
-share one build), LIBAGENT_PREBUILT (a libagent shared library to bundle instead of
+share one build), LIBAGENT_CARGO_PROFILE (cargo profile; default "release", the shipped build;
+the test suite uses "suite", thin LTO), LIBAGENT_PREBUILT (a libagent shared library to bundle instead of
 building one), LIBAGENT_KEEP_DEBUG (bundle the library with its debug info).
 
 pip captures a build backend's output (shown only with `pip install -v`), and a cold cargo
@@ -77,12 +78,13 @@ class CargoBuildHook(BuildHookInterface):
         if not target.is_absolute():
             target = repo / target
         features = os.environ.get("LIBAGENT_CARGO_FEATURES", "mimalloc")
-        command = [cargo, "build", "--release", "--lib", "--features", features]
+        profile = os.environ.get("LIBAGENT_CARGO_PROFILE", "release")
+        command = [cargo, "build", "--profile", profile, "--lib", "--features", features]
         self.app.display_info(f"libagent: {' '.join(command[1:])} (target dir {target})")
         with _progress_stream() as progress:
             subprocess.run(command, cwd=repo, check=True, stderr=progress,
                            env={**os.environ, "CARGO_TARGET_DIR": str(target)})
-        library = target / "release" / LIBRARY
+        library = target / ("debug" if profile == "dev" else profile) / LIBRARY
         if not library.is_file():
             raise RuntimeError(f"libagent: cargo did not produce {library}")
         return library

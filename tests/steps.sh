@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the steps of a test tier (make check, make test) one after another, each a make target under
+# a time limit: `tests/steps.sh TIER TARGET:SECONDS...`. A step that fails, or runs past its limit
+# (a hang would otherwise burn CI's whole budget without a word), stops the tier with a sentence
+# naming it. Each step's wall time is printed at the end (the README's figures come from here).
+set -u -o pipefail
+tier="$1"; shift
+make="${MAKE:-make}"
+start=$(date +%s)
+times=()
+
+summary() {
+    echo "---- make $tier: wall time per step"
+    for line in "${times[@]+"${times[@]}"}"; do echo "$line"; done
+    local total=$(( $(date +%s) - start ))
+    printf '%6s  %s\n' "$(( total / 60 ))m$(( total % 60 ))s" "total"
+}
+
+for spec in "$@"; do
+    step="${spec%%:*}" limit="${spec##*:}"
+    echo "==== make $tier: $step (time limit ${limit} s)"
+    t0=$(date +%s)
+    # timeout signals its whole process group: make and everything it started.
+    timeout --kill-after=30 "$limit" "$make" --no-print-directory "$step"
+    status=$?
+    t=$(( $(date +%s) - t0 ))
+    times+=("$(printf '%6s  %s' "$(( t / 60 ))m$(( t % 60 ))s" "$step")")
+    if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+        summary
+        echo "make $tier: step '$step' ran past its time limit of $limit s and was stopped (a hang?)"
+        exit 1
+    elif [ "$status" -ne 0 ]; then
+        summary
+        echo "make $tier: step '$step' failed (exit $status); rerun it alone with 'make $step'"
+        exit 1
+    fi
+done
+summary
+echo "make $tier: all ${#times[@]} steps passed"
