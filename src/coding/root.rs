@@ -1,4 +1,5 @@
-//! The root directory every path is confined to.
+//! The root directory every path of the file tools is confined to (bash's commands are not:
+//! they run with the host process's rights).
 //!
 //! Paths are resolved the reference's way (relative to the root, `~` and absolute paths allowed,
 //! a leading `@` dropped), then checked lexically against the root, then opened relative to the
