@@ -10,8 +10,9 @@
  *   read, ls, find, grep   read files and search them
  *   write, edit            change files; each asks first: y/n from /dev/tty (else stdin); --yes
  *                          approves every change, --no-write refuses them
- * The pack keeps every path inside the root: "..", absolute paths outside it and symbolic links
- * leading out of it are refused.
+ * The pack keeps every path of these tools inside the root: paths that lead out of it ("..",
+ * absolute paths, symbolic links) are refused. bash is left off: it is not confined (its commands
+ * run with this process's rights; consent would be its only gate).
  *
  * The model: the built-in scripted model (an offline demo: one tool call, then an answer; --script
  * FILE replaces its script), or a real endpoint when these are set:

@@ -2,7 +2,10 @@
 //! the original file, with the reference's normalized fallback match, CRLF and BOM preserved,
 //! and a numbered diff, a unified patch and the first changed line in `details`.
 
+use std::io::Read;
+
 use super::diff::edit_details;
+use super::open::{open_regular, OpenError, Use};
 use super::root::{node_code, Root};
 use super::write::write_atomically;
 use super::{check_abort, string, text_result};
@@ -78,24 +81,30 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal, max_bytes: u64) -> Re
     let path = string(args, "path").unwrap_or_default();
     let resolved = root.resolve(path)?;
     check_abort(signal)?;
-    // An edit holds the file in memory: beyond the limit it is refused, not loaded.
-    if let Ok(metadata) = root.dir().metadata(&resolved.rel) {
-        if metadata.is_file() && metadata.len() > max_bytes {
-            return Err(format!(
-                "Could not edit file: {path}. It has {} bytes; the edit limit is {max_bytes} bytes.",
-                metadata.len()
-            ));
-        }
-    }
-    let bytes = root.dir().read(&resolved.rel).map_err(|error| {
-        if super::root::is_escape(&error) {
+    let could_not_edit = |error: &std::io::Error| {
+        if super::root::is_escape(error) {
             return super::root::link_outside(path);
         }
         format!(
             "Could not edit file: {path}. Error code: {}.",
-            node_code(&error).0
+            node_code(error).0
         )
-    })?;
+    };
+    let (mut file, metadata) =
+        open_regular(root, &resolved.rel, path, Use::Edit).map_err(|error| match error {
+            OpenError::Refused(message) => message,
+            OpenError::Io(error) => could_not_edit(&error),
+        })?;
+    // An edit holds the file in memory: beyond the limit it is refused, not loaded.
+    if metadata.len() > max_bytes {
+        return Err(format!(
+            "Could not edit file: {path}. It has {} bytes; the edit limit is {max_bytes} bytes.",
+            metadata.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|error| could_not_edit(&error))?;
     check_abort(signal)?;
     let raw = String::from_utf8_lossy(&bytes);
     let (bom, content) = match raw.strip_prefix('\u{feff}') {

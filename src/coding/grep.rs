@@ -1,6 +1,7 @@
 //! `grep`: lines matching a regex (or a literal) in a file or a tree, with ripgrep's own matcher
 //! and searcher, in path order. Honours `.gitignore` inside a git repository only (as ripgrep
-//! does), shows hidden files, never follows links; every file is opened through the root handle.
+//! does), shows hidden files, never follows links; every file is opened through the root handle,
+//! without blocking, and only regular files are searched (special files are skipped in a tree).
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use ignore::overrides::OverrideBuilder;
 use ignore::WalkBuilder;
 
+use super::open::{open_regular, OpenError, Use};
 use super::root::{is_escape, link_outside, Root};
 use super::truncate::{
     truncate_head, truncate_line, ListingResult, GREP_MAX_LINE_LENGTH, MAX_BYTES, NO_LINE_LIMIT,
@@ -163,17 +165,22 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         trailing_end: 0,
         done: false,
     };
+    // Opened through the root handle (a link swapped in mid-run cannot lead out) and never
+    // blocking. A file that cannot be searched is skipped in a tree, as ripgrep skips special
+    // files; named on its own, libagent's refusal (a special file, several links) is the result.
     let mut search_file = |rel: &Path, shown: &str, out: &mut Output| -> Result<(), String> {
-        // Opened through the root handle: a link swapped in mid-run cannot lead out.
-        let Ok(file) = root.dir().open(rel) else {
-            return Ok(());
+        let named = if is_directory { shown } else { search };
+        let file = match open_regular(root, rel, named, Use::Search) {
+            Ok((file, _)) => file,
+            Err(OpenError::Refused(message)) if !is_directory => return Err(message),
+            Err(_) => return Ok(()),
         };
         let sink = FileSink {
             path: shown,
             out,
             signal,
         };
-        let _ = searcher.search_file(&matcher, &file.into_std(), sink);
+        let _ = searcher.search_file(&matcher, &file, sink);
         check_abort(signal)
     };
     if is_directory {

@@ -1,11 +1,15 @@
 //! The coding tool pack: pi-coding-agent 1.6.0's `read`, `write`, `edit`, `ls`, `find`, `grep`
-//! and `bash`, as ordinary agent tools confined to one root directory.
+//! and `bash`, as ordinary agent tools working on one root directory.
 //!
 //! Names, schemas, descriptions, result texts, notices and error messages follow the reference
-//! (the conformance kit in `shared/coding` pins them). Beyond the reference, every path stays
-//! inside the root (opened relative to a root directory handle, so `..` and symbolic links that
-//! lead out are refused without a check-then-use race), mutating tools can ask the host for
-//! consent first, `bash` is off unless enabled and has a default timeout, and writes are atomic.
+//! (the conformance kit in `shared/coding` pins them). Beyond the reference, every path the file
+//! tools use stays inside the root (opened relative to a root directory handle, so paths that
+//! lead out of it, through `..` or symbolic links, are refused without a check-then-use race),
+//! special files (pipes, sockets, devices) are refused without blocking, files with several hard
+//! links can be refused (`refuse_hard_links`: a hard link from outside is invisible to path
+//! checks), mutating tools can ask the host for consent first, and writes are atomic. `bash` is
+//! not confined: its commands run with the host process's rights, anywhere the process can read
+//! and write; it is off unless enabled, consent is its only gate, and it has a default timeout.
 //!
 //! ```
 //! use agent::agent::{Agent, AgentOptions, InitialState};
@@ -29,6 +33,7 @@ mod edit;
 mod find;
 mod grep;
 mod ls;
+mod open;
 mod read;
 mod root;
 mod truncate;
@@ -73,6 +78,9 @@ pub struct CodingOptions {
     pub consent: Option<ConsentFn>,
     /// The largest file `edit` loads (it holds the file in memory).
     pub max_edit_bytes: u64,
+    /// `read`, `edit` and `grep` refuse files with more than one hard link (one may be outside
+    /// the root, which no path check can see); `grep` skips them in a tree. Off by default.
+    pub refuse_hard_links: bool,
 }
 
 /// The default bash timeout: two minutes.
@@ -88,13 +96,14 @@ impl Default for CodingOptions {
             bash_timeout_ms: Some(DEFAULT_BASH_TIMEOUT_MS),
             consent: None,
             max_edit_bytes: DEFAULT_MAX_EDIT_BYTES,
+            refuse_hard_links: false,
         }
     }
 }
 
 impl CodingOptions {
     /// Options from JSON: `{"tools"?: [names], "bash"?: bool, "bashTimeoutMs"?: number|null,
-    /// "maxEditBytes"?: number}`.
+    /// "maxEditBytes"?: number, "refuseHardLinks"?: bool}`.
     pub fn from_json(value: &Json) -> Result<Self, String> {
         let mut options = CodingOptions::default();
         let Some(object) = value.as_object() else {
@@ -136,6 +145,11 @@ impl CodingOptions {
                         .filter(|n| *n > 0)
                         .ok_or("The coding option \"maxEditBytes\" must be a positive whole number of bytes.")?;
                 }
+                "refuseHardLinks" => {
+                    options.refuse_hard_links = value
+                        .as_bool()
+                        .ok_or("The coding option \"refuseHardLinks\" must be true or false.")?;
+                }
                 other => return Err(format!("Unknown coding option \"{other}\".")),
             }
         }
@@ -176,7 +190,7 @@ pub fn coding_tools(root: &str, options: CodingOptions) -> Result<Vec<AgentTool>
         }
     }
     let pack = Arc::new(Pack {
-        root: Root::open(root)?,
+        root: Root::open(root)?.refusing_hard_links(options.refuse_hard_links),
         options,
         mutations: Arc::new(tokio::sync::Mutex::new(())),
     });

@@ -1,9 +1,11 @@
 //! `read`: a file's lines (1-based offset/limit), cut at 2000 lines or 50 KB with a notice that
 //! says how to continue; images as attachments. The file is read in chunks: only the lines that
-//! can be shown are kept, the rest are counted, so memory does not grow with the file.
+//! can be shown are kept, the rest are counted, so memory does not grow with the file. Only
+//! regular files are read (a named pipe or a device is refused without blocking).
 
 use std::io::Read;
 
+use super::open::{open_regular, OpenError, Use};
 use super::root::{node_code, node_error, Root};
 use super::truncate::{format_size, truncate_head, MAX_BYTES, MAX_LINES};
 use super::{check_abort, number, string};
@@ -24,10 +26,11 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
     if metadata.is_dir() {
         return Err("EISDIR: illegal operation on a directory, read".into());
     }
-    let mut file = root
-        .dir()
-        .open(&resolved.rel)
-        .map_err(|error| node_error(&error, "open", path, &resolved.display))?;
+    let (mut file, metadata) =
+        open_regular(root, &resolved.rel, path, Use::Read).map_err(|error| match error {
+            OpenError::Refused(message) => message,
+            OpenError::Io(error) => node_error(&error, "open", path, &resolved.display),
+        })?;
     let mut head = [0u8; 16];
     let head_len = read_up_to(&mut file, &mut head).map_err(|e| e.to_string())?;
     if let Some(mime) = image_mime(&head[..head_len]) {

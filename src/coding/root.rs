@@ -1,9 +1,12 @@
-//! The root directory every path is confined to.
+//! The root directory every path of the file tools is confined to (bash's commands are not:
+//! they run with the host process's rights).
 //!
 //! Paths are resolved the reference's way (relative to the root, `~` and absolute paths allowed,
 //! a leading `@` dropped), then checked lexically against the root, then opened relative to the
 //! root's directory handle (`cap-std`), which refuses symbolic links whose target leaves the
-//! root at the moment of use: a link that appears mid-run cannot let a path out.
+//! root at the moment of use: a link that appears mid-run cannot let a path out. A hard link
+//! made from outside is a file inside the root to every check; a root can refuse files with
+//! more than one link (`refuseHardLinks`, applied where files are opened to be read).
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -17,6 +20,8 @@ pub struct Root {
     path: PathBuf,
     /// Its real path (links resolved), also accepted as the prefix of absolute paths.
     real: PathBuf,
+    /// Files with more than one hard link are not read.
+    refuse_hard_links: bool,
 }
 
 /// A path inside the root.
@@ -43,7 +48,21 @@ impl Root {
             dir,
             path: absolute,
             real,
+            refuse_hard_links: false,
         })
+    }
+
+    /// The same root, refusing (or not) to read files with more than one hard link.
+    pub fn refusing_hard_links(self, refuse: bool) -> Root {
+        Root {
+            refuse_hard_links: refuse,
+            ..self
+        }
+    }
+
+    /// Whether files with more than one hard link are refused.
+    pub fn refuses_hard_links(&self) -> bool {
+        self.refuse_hard_links
     }
 
     /// The root directory handle.

@@ -1,13 +1,16 @@
 //! `write`: creates or replaces a file (and its parent directories) atomically: the content goes
 //! to a temporary file beside it, which is then renamed over the target, so an abort or a crash
-//! never leaves a half-written file.
+//! never leaves a half-written file. An existing named pipe, socket or device is refused, not
+//! replaced; a file with several hard links is replaced by a new file (the other links keep the
+//! old content).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::{Dir, MetadataExt as _, OpenOptions};
 
+use super::open::{refuse_special, Use};
 use super::root::{is_escape, link_outside, node_error, Root};
 use super::{check_abort, string, text_result};
 use crate::host::AbortSignal;
@@ -27,6 +30,11 @@ pub fn run(root: &Root, args: &Json, signal: &AbortSignal) -> Result<Json, Strin
         root.dir()
             .create_dir_all(parent)
             .map_err(|error| node_error(&error, "mkdir", path, &root.display(parent)))?;
+    }
+    // A named pipe, socket or device is not replaced by a regular file: the write is refused
+    // (nothing is opened, so nothing blocks).
+    if let Ok(metadata) = root.dir().metadata(&resolved.rel) {
+        refuse_special(metadata.mode(), path, Use::Write)?;
     }
     check_abort(signal)?;
     write_atomically(root, &resolved.rel, content.as_bytes(), signal)

@@ -12,12 +12,19 @@ use crate::host::{call_hook, Hook};
 use crate::json::{json, Json};
 
 /// Creates the coding tool pack (pi-coding-agent's `read`, `write`, `edit`, `ls`, `find`,
-/// `grep`, `bash`) for the directory `root`; every path the tools use stays inside it.
+/// `grep`, `bash`) for the directory `root`. Every path the file tools (all but `bash`) use
+/// stays inside it: paths that lead out of the root (`..`, absolute paths, symbolic links) are
+/// refused, and named pipes, sockets and devices are refused without blocking. `bash` is not
+/// confined: its commands run with the host process's rights and can read and write anywhere the
+/// process can; it is off unless enabled, and `consent` is its only gate. A file hard-linked into
+/// the root from outside is read like any other unless `refuseHardLinks` is set.
 ///
 /// `options_json` (NULL = defaults): `{"tools"?: ["read", ...] (default: all but bash, or all
 /// seven with bash on), "bash"?: bool (default false: bash is off unless enabled),
 /// "bashTimeoutMs"?: number|null (default 120000; null: no default timeout), "maxEditBytes"?:
-/// number (default 64 MiB: `edit` holds the file in memory and refuses larger ones)}`.
+/// number (default 64 MiB: `edit` holds the file in memory and refuses larger ones),
+/// "refuseHardLinks"?: bool (default false; true: `read`, `edit` and `grep` refuse files with
+/// more than one hard link, and `grep` skips them in a tree)}`.
 ///
 /// `consent` (may be NULL) is asked before `write`, `edit` and `bash` change anything, on the
 /// runtime thread, with `{"toolCallId", "tool", "args"}`. Answer through `call` once (now or

@@ -18,6 +18,10 @@ type CodingOptions struct {
 	Bash bool
 	// BashTimeout is bash's default timeout (0: two minutes; negative: none).
 	BashTimeout time.Duration
+	// RefuseHardLinks makes read, edit and grep refuse files with more than one hard link (grep
+	// skips them in a tree): a file hard-linked into the root from outside looks like any other
+	// file of the root to every path check.
+	RefuseHardLinks bool
 	// Consent, when set, is asked before write, edit and bash change anything: return nil to
 	// allow the call, an error to refuse it (the model sees the error's text).
 	Consent func(ctx context.Context, tool string, args json.RawMessage) error
@@ -32,8 +36,12 @@ type codingTool struct {
 }
 
 // CodingTools returns pi-coding-agent's tools (read, write, edit, ls, find, grep, bash) for the
-// directory root: every path they use stays inside it. They are ordinary tools: pass them in
-// Options.Tools, alone or with your own.
+// directory root. Every path the file tools use stays inside it: paths that lead out of the root
+// are refused, and named pipes, sockets and devices are refused without blocking. Bash is not
+// confined: its commands run with the process's rights and can read and write anywhere the
+// process can; it is off unless opts.Bash, and Consent is its only gate. A file hard-linked into
+// the root from outside is read like any other unless opts.RefuseHardLinks. They are ordinary
+// tools: pass them in Options.Tools, alone or with your own.
 func CodingTools(root string, opts CodingOptions) ([]*Tool, error) {
 	names := opts.Tools
 	if names == nil {
@@ -43,7 +51,7 @@ func CodingTools(root string, opts CodingOptions) ([]*Tool, error) {
 			}
 		}
 	}
-	options := map[string]any{"bash": opts.Bash}
+	options := map[string]any{"bash": opts.Bash, "refuseHardLinks": opts.RefuseHardLinks}
 	switch {
 	case opts.BashTimeout < 0:
 		options["bashTimeoutMs"] = nil

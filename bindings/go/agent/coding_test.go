@@ -114,3 +114,44 @@ func TestCodingToolsCheckTheirOptions(t *testing.T) {
 		t.Errorf("with bash: %v %v", len(tools), err)
 	}
 }
+
+// A file hard-linked into the root from outside is read by default; RefuseHardLinks refuses it.
+func TestCodingToolsRefuseHardLinksWhenAsked(t *testing.T) {
+	outer := t.TempDir()
+	root := filepath.Join(outer, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(outer, "secret.txt")
+	if err := os.WriteFile(secret, []byte("secret needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(secret, filepath.Join(root, "linked.txt")); err != nil {
+		t.Fatal(err)
+	}
+	readLinked := func(refuse bool) message {
+		tools, err := agent.CodingTools(root, agent.CodingOptions{Tools: []string{"read"}, RefuseHardLinks: refuse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := mustNew(t, agent.Options{Tools: tools, ScriptedModel: script(
+			toolCalls(call{"c1", "read", map[string]any{"path": "linked.txt"}}), text("done", 1))})
+		if _, err := a.Prompt(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range transcript(t, a) {
+			if m.Role == "toolResult" {
+				return m
+			}
+		}
+		t.Fatal("no tool result")
+		return message{}
+	}
+	if got := readLinked(false); got.IsError || got.text() != "secret needle\n" {
+		t.Errorf("default: %v %q", got.IsError, got.text())
+	}
+	got := readLinked(true)
+	if !got.IsError || !strings.Contains(got.text(), "linked.txt has 2 hard links") || strings.Contains(got.text(), "secret") {
+		t.Errorf("refused: %v %q", got.IsError, got.text())
+	}
+}

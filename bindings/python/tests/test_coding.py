@@ -61,6 +61,22 @@ def test_bash_is_off_unless_enabled_and_bad_arguments_fail_early(tmp_path):
     assert (tmp_path / "made.txt").read_text() == "hi\n"
 
 
+def test_a_hard_link_from_outside_is_read_unless_refused(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("secret needle\n")
+    os.link(tmp_path / "secret.txt", root / "linked.txt")
+
+    def read_linked(**options):
+        script = [calls_reply(tool_call("c1", "read", {"path": "linked.txt"})), text_reply("done")]
+        with Agent(tools=coding_tools(root, tools=["read"], **options), scripted=script) as agent:
+            return results(agent.prompt("go"))["c1"]
+
+    assert read_linked() == (False, "secret needle\n")
+    refused, text = read_linked(refuse_hard_links=True)
+    assert refused and "linked.txt has 2 hard links" in text and "secret" not in text
+
+
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 ASSISTANT = os.path.join(REPO, "examples", "python", "assistant.py")
 MODEL_VARIABLES = ("LIBAGENT_API", "LIBAGENT_BASE_URL", "LIBAGENT_MODEL", "LIBAGENT_PROVIDER",

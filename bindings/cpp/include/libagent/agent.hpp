@@ -1128,9 +1128,13 @@ inline std::vector<Tool> adopt_all(const AgentTool* raw, std::size_t count) {
 }
 }  // namespace detail
 
-// pi-coding-agent's tools (read, write, edit, ls, find, grep, bash) for the directory `root`;
-// every path they use stays inside it. `options_json`: `{"tools"?: [...], "bash"?: bool,
-// "bashTimeoutMs"?: number|null}` (see agent_coding_tools_new; bash is off by default). They are
+// pi-coding-agent's tools (read, write, edit, ls, find, grep, bash) for the directory `root`.
+// Every path the file tools use stays inside it (paths that lead out of the root are refused;
+// pipes, sockets and devices too, without blocking). bash is not confined: its commands run with
+// the host process's rights, anywhere the process can read and write; it is off by default and
+// consent is its only gate. A file hard-linked in from outside is read unless refuseHardLinks is
+// set. `options_json`: `{"tools"?: [...], "bash"?: bool, "bashTimeoutMs"?: number|null,
+// "maxEditBytes"?: number, "refuseHardLinks"?: bool}` (see agent_coding_tools_new). They are
 // ordinary tools: add them with Options::add_tool, alone or with your own.
 inline Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view options_json = {}) {
     AgentTool raw[8] = {};

@@ -1,5 +1,6 @@
 """The coding tool pack: pi-coding-agent's read, write, edit, ls, find, grep and bash, built into
-libagent and confined to one root directory.
+libagent and working on one root directory. The file tools stay inside it; bash (off unless
+enabled) runs with the process's rights and can read and write anywhere the process can.
 
     from libagent import Agent, coding_tools
 
@@ -75,17 +76,25 @@ def _consent_hook(consent: Consent) -> Callable[[Dict[str, Any]], Any]:
 
 
 def coding_tools(root: str, *, tools: Optional[Sequence[str]] = None, bash: bool = False,
-                 bash_timeout_ms: Optional[int] = 120_000,
+                 bash_timeout_ms: Optional[int] = 120_000, refuse_hard_links: bool = False,
                  consent: Optional[Consent] = None) -> List[CodingTool]:
-    """The coding tools for `root` (an existing directory): every path they use stays inside it.
+    """The coding tools for `root` (an existing directory).
+
+    Every path the file tools use stays inside `root`: paths that lead out of it are refused, and
+    named pipes, sockets and devices are refused without blocking. bash is not confined: its
+    commands run with this process's rights and can read and write anywhere the process can;
+    `consent` is its only gate. A file hard-linked into `root` from outside is read like any
+    other unless `refuse_hard_links`.
 
     - `tools`: which tools, in order (default: all but bash, or all seven with `bash=True`);
     - `bash`: bash is off unless enabled; `bash_timeout_ms`: its default timeout (None: none);
+    - `refuse_hard_links`: read, edit and grep refuse files with more than one hard link (grep
+      skips them when searching a directory);
     - `consent(tool, args)`: asked before write, edit and bash change anything; return True or
       None to allow, False or a reason (str) to refuse.
     """
     names = list(tools) if tools is not None else [n for n in ALL_TOOLS if bash or n != "bash"]
-    options = {"bash": bash, "bashTimeoutMs": bash_timeout_ms}
+    options = {"bash": bash, "bashTimeoutMs": bash_timeout_ms, "refuseHardLinks": refuse_hard_links}
     # Checked now, so a wrong name or root fails here and not when an agent is made.
     probe = (native.AgentTool * len(ALL_TOOLS))()
     count = ctypes.c_size_t()
