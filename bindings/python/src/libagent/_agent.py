@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from . import _dispatch as dispatch
 from . import _native as native
 from ._dispatch import Dispatcher
-from ._errors import NO_MODEL, AgentError, AgentTimeoutError, InvalidJsonError, NoStreamFnError, WouldDeadlockError
+from ._errors import (NO_MODEL, PROVIDER_APIS, AgentError, AgentTimeoutError, InvalidJsonError, NoStreamFnError,
+                      WouldDeadlockError)
 from ._events import Event, EventStream, Subscription, new_subscription
 from ._run import Run, RunOutcome
 from ._stream import STREAM_TRAMPOLINE, StreamSite
@@ -104,8 +105,6 @@ def _refuse_on_runtime_thread(what: str) -> None:
 
 _LIVE: "weakref.WeakSet[Agent]" = weakref.WeakSet()
 
-# The APIs libagent's built-in providers speak (pi-ai's streamSimple).
-PROVIDER_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai")
 
 # Whether a process-wide default model was set through this module: it then takes precedence
 # over choosing the built-in providers from the model's api.
