@@ -23,7 +23,9 @@ def main() -> None:
     parser.add_argument("--yes", action="store_true", help="approve every write and edit")
     options = parser.parse_args()
 
-    def consent(tool: str, args: dict):  # before write and edit: True allows, a str refuses (says why)
+    # Asked before write and edit: True allows, a str refuses (says why). It runs on a worker
+    # thread, so waiting for the user here holds up this run only.
+    def consent(tool: str, args: dict):
         print(f"{tool.capitalize()} {args['path']}? [y/N] ", end="", flush=True)
         answer = "y (--yes)" if options.yes else sys.stdin.readline().strip()
         print(answer)

@@ -4,7 +4,7 @@
 #  2. a C program built with `pkg-config --cflags --libs libagent`;
 #  3. a Go program in a module of its own (go.mod + `replace` of the binding's module to this
 #     checkout), built with PKG_CONFIG_PATH=<prefix>/lib/pkgconfig;
-# both then run with no LD_LIBRARY_PATH: they must find the installed libagent.so.0 through the
+# both then run with no LD_LIBRARY_PATH: they must find the installed libagent.so.1 through the
 # run path libagent.pc gives them, and nothing of the checkout (no target/ path in the binary).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,6 +18,13 @@ make --no-print-directory install INSTALL_PROFILE=debug PREFIX="$PREFIX" >"$WORK
     { cat "$WORK/install.log"; fail "make install"; }
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
 unset LD_LIBRARY_PATH
+
+# libagent.pc names the library by its soname.
+SONAME="$(readelf -d "$PREFIX/lib/libagent.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
+[ -n "$SONAME" ] || fail "the installed libagent.so has no soname"
+if grep -o 'libagent\.so\.[0-9][0-9.]*' "$PREFIX/lib/pkgconfig/libagent.pc" | grep -vqx "${SONAME//./\\.}"; then
+    fail "libagent.pc names another library than $SONAME"
+fi
 
 # Nothing in the binaries may point into the checkout.
 no_checkout() {

@@ -9,7 +9,8 @@ Default files: README.md and bindings/*/README.md. A block may be preceded by a 
 
 - `template=NAME`: the block is a fragment, put in tests/readme/templates/NAME.<ext> in place of
   the line `// SNIPPET` (or `/* SNIPPET */`); otherwise it is a complete program or file.
-- `run`: the program is run (it must exit with 0); `expect`: its output must contain the text.
+- `run`: the program is run (it must exit with 0); `expect`: its output must contain the text
+  (`\n` in it stands for a newline).
 - `flags="..."`: more compiler flags (c, cpp), e.g. -fno-exceptions.
 
 Per language: c and cpp are compiled with -Werror against include/ and the C++ binding, linked to
@@ -136,7 +137,7 @@ class Checker:
         if "run" not in block.options:
             return
         output = run(binary, block, "running it", cwd=cwd or ROOT, env=env)
-        expect = block.options.get("expect")
+        expect = block.options.get("expect", "").replace("\\n", "\n")
         if expect and expect not in output:
             raise SnippetError(f"{block.name}: its output lacks {expect!r}:\n{output}")
 

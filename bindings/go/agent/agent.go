@@ -16,7 +16,9 @@ import "C"
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -213,6 +215,11 @@ func New(opts Options) (*Agent, error) {
 	text, err := opts.json()
 	if err != nil {
 		return nil, err
+	}
+	if opts.StreamFunc == nil && opts.ScriptedModel == nil && opts.UseProviders {
+		if err := checkProviderAPI(opts.Model); err != nil {
+			return nil, err
+		}
 	}
 	var options C.AgentOptions
 	p, n := ctext(text)
@@ -482,6 +489,32 @@ func Version() string { return C.GoString(C.agent_version()) }
 // runtime thread (the default), N > 1 on N worker threads.
 func ConfigureRuntime(workers int) error {
 	return check(C.agent_runtime_configure(C.uint32_t(workers)))
+}
+
+// providerAPIs are the APIs libagent's built-in providers speak (src/providers).
+var providerAPIs = []string{"openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"}
+
+// checkProviderAPI refuses a model for the built-in providers whose API none of them speaks
+// (libagent itself would accept it and fail the first run). A model without an API is left to
+// libagent, whose error names the missing field.
+func checkProviderAPI(model any) error {
+	if model == nil {
+		return nil
+	}
+	data, err := json.Marshal(rawOrValue(model))
+	if err != nil {
+		return nil // opts.json reported it
+	}
+	var fields struct {
+		API string `json:"api"`
+	}
+	if json.Unmarshal(data, &fields) != nil || fields.API == "" || slices.Contains(providerAPIs, fields.API) {
+		return nil
+	}
+	last := len(providerAPIs) - 1
+	return &Error{Status: ErrInvalidArgument, Message: fmt.Sprintf(
+		"Model.API %q is not an API the built-in providers speak: use %s or %s, or set Options.StreamFunc.",
+		fields.API, strings.Join(providerAPIs[:last], ", "), providerAPIs[last])}
 }
 
 const referenceNoModel = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn()."

@@ -23,7 +23,9 @@ type CodingOptions struct {
 	// file of the root to every path check.
 	RefuseHardLinks bool
 	// Consent, when set, is asked before write, edit and bash change anything: return nil to
-	// allow the call, an error to refuse it (the model sees the error's text).
+	// allow the call, an error to refuse it (the model sees the error's text). It runs on a
+	// goroutine of its own (inside Dispatch for a host-pumped agent), so it may wait for a user;
+	// ctx is cancelled when the run aborts.
 	Consent func(ctx context.Context, tool string, args json.RawMessage) error
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/libagent/libagent/bindings/go/agent"
 )
@@ -153,5 +154,50 @@ func TestCodingToolsRefuseHardLinksWhenAsked(t *testing.T) {
 	got := readLinked(true)
 	if !got.IsError || !strings.Contains(got.text(), "linked.txt has 2 hard links") || strings.Contains(got.text(), "secret") {
 		t.Errorf("refused: %v %q", got.IsError, got.text())
+	}
+}
+
+// A consent waiting for its user runs on a goroutine of its own: another agent's prompt
+// finishes meanwhile, while the consent still waits.
+func TestABlockingConsentLeavesOtherAgentsRunning(t *testing.T) {
+	asking, answer, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	tools, err := agent.CodingTools(t.TempDir(), agent.CodingOptions{
+		Consent: func(ctx context.Context, tool string, args json.RawMessage) error {
+			defer close(returned)
+			close(asking)
+			select {
+			case <-answer:
+			case <-time.After(2 * time.Second):
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := mustNew(t, agent.Options{Tools: tools, ScriptedModel: script(
+		toolCalls(call{"w1", "write", map[string]any{"path": "a.txt", "content": "a"}}), text("written", 1))})
+	other := mustNew(t, agent.Options{ScriptedModel: script(text("warm", 1), text("quick", 1))})
+	if _, err := other.Prompt(context.Background(), "warm up"); err != nil {
+		t.Fatal(err)
+	}
+	run, err := blocked.PromptAsync("write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-asking
+	began := time.Now()
+	if _, err := other.Prompt(context.Background(), "meanwhile"); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(began)
+	select {
+	case <-returned:
+		t.Fatalf("another agent's prompt waited for the consent (%v)", elapsed)
+	default:
+	}
+	close(answer)
+	if err := settled(run); err != nil {
+		t.Fatal(err)
 	}
 }

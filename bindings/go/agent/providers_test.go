@@ -78,9 +78,10 @@ func (m *mockEndpoint) model(provider string) agent.Model {
 		BaseURL: m.URL + "/v1", ContextWindow: 32000, MaxTokens: 1000}
 }
 
-func keyHook(key string) agent.HookFunc {
-	return func(ctx context.Context, provider json.RawMessage) (json.RawMessage, error) {
-		return json.Marshal(key)
+// keyHook answers the key as plain text, as a host would.
+func keyHook(key string) agent.APIKeyFunc {
+	return func(ctx context.Context, provider string) (string, error) {
+		return key, nil
 	}
 }
 
@@ -116,6 +117,72 @@ func TestProvidersReachTheEndpoint(t *testing.T) {
 	if last := lastMessage(t, a); last["stopReason"] != "stop" {
 		t.Fatalf("last message %v", last)
 	}
+}
+
+// GetAPIKey takes the provider's name and answers the key as plain text; "" leaves the key to
+// the provider's environment variable. SetHook takes the same function through Hook.
+func TestGetAPIKeyTakesAndAnswersPlainText(t *testing.T) {
+	mock := newMockEndpoint(t)
+	var providers []string
+	var mu sync.Mutex
+	key := ""
+	hook := agent.APIKeyFunc(func(ctx context.Context, provider string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		providers = append(providers, provider)
+		return key, nil
+	})
+	t.Setenv("OPENAI_API_KEY", goodKey)
+	a := mustNew(t, agent.Options{Model: mock.model("openai"), UseProviders: true, Hooks: agent.Hooks{GetAPIKey: hook}})
+	if _, err := a.Prompt(context.Background(), "no key from the hook"); err != nil {
+		t.Fatalf("Prompt with the environment's key: %v", err)
+	}
+	t.Setenv("OPENAI_API_KEY", "wrong-key")
+	key = goodKey
+	if _, err := a.Prompt(context.Background(), "the hook's key"); err != nil {
+		t.Fatalf("Prompt with the hook's plain key: %v", err)
+	}
+	if err := a.SetHook(agent.HookGetAPIKey, agent.APIKeyFunc(func(ctx context.Context, provider string) (string, error) {
+		return `sk-"quoted"\key`, nil
+	}).Hook()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.Prompt(context.Background(), "a key JSON would mangle")
+	if !errors.Is(err, agent.ErrModelError) || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("Prompt with a wrong key = %v, want the server's 401", err)
+	}
+	mock.mu.Lock()
+	got := []string{}
+	for _, r := range mock.requests {
+		got = append(got, r.Header.Get("Authorization"))
+	}
+	mock.mu.Unlock()
+	want := []string{"Bearer " + goodKey, "Bearer " + goodKey, `Bearer sk-"quoted"\key`}
+	if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(providers) != "[openai openai]" {
+		t.Fatalf("authorization %q, want %q; providers %q", got, want, providers)
+	}
+}
+
+// An api the built-in providers do not speak fails at New, naming the ones they do.
+func TestNewRefusesAnAPIThatNoProviderSpeaks(t *testing.T) {
+	for _, model := range []any{
+		agent.Model{ID: "m", API: "faux", Provider: "p", BaseURL: "http://127.0.0.1:1/v1"},
+		map[string]any{"id": "m", "api": "faux", "provider": "p"},
+		json.RawMessage(`{"id":"m","api":"faux","provider":"p"}`),
+	} {
+		_, err := agent.New(agent.Options{Model: model, UseProviders: true})
+		if !errors.Is(err, agent.ErrInvalidArgument) {
+			t.Fatalf("New(%T) = %v, want ErrInvalidArgument", model, err)
+		}
+		for _, api := range []string{`"faux"`, "openai-completions", "anthropic-messages", "openai-responses",
+			"google-generative-ai", "Model.API"} {
+			if !strings.Contains(err.Error(), api) {
+				t.Fatalf("New(%T) = %v, does not name %s", model, err, api)
+			}
+		}
+	}
+	// Another model (a stream function's own) may name any api.
+	mustNew(t, agent.Options{Model: agent.Model{ID: "m", API: "faux", Provider: "p"}, ScriptedModel: []any{}})
 }
 
 func TestProvidersSpeakOpenAIResponses(t *testing.T) {
@@ -223,7 +290,8 @@ func TestProviderOptionErrorsNameTheGoField(t *testing.T) {
 		t.Fatalf("New = %v", err)
 	}
 	delay := int64(250)
-	a := mustNew(t, agent.Options{UseProviders: true, MaxRetryDelayMs: &delay})
+	a := mustNew(t, agent.Options{Model: agent.Model{ID: "m", API: "anthropic-messages", Provider: "anthropic"}, UseProviders: true,
+		MaxRetryDelayMs: &delay})
 	state, err := a.State()
 	if err != nil || state.MaxRetryDelayMs == nil || *state.MaxRetryDelayMs != 250 {
 		t.Fatalf("state %+v, %v", state, err)

@@ -187,12 +187,12 @@ func TestHooks(t *testing.T) {
 		Tools:         []*agent.Tool{danger, safe},
 		ScriptedModel: script(toolCalls(call{"c1", "danger", map[string]any{}}, call{"c2", "safe", map[string]any{}}), text("ok", 1)),
 		Hooks: agent.Hooks{
-			GetAPIKey: func(ctx context.Context, provider json.RawMessage) (json.RawMessage, error) {
+			GetAPIKey: func(ctx context.Context, provider string) (string, error) {
 				apiKeys.Add(1)
-				if string(provider) != `"test"` {
-					return nil, errors.New("unexpected provider " + string(provider))
+				if provider != "test" {
+					return "", errors.New("unexpected provider " + provider)
 				}
-				return json.RawMessage(`"key-123"`), nil
+				return "key-123", nil
 			},
 			TransformContext: func(ctx context.Context, messages json.RawMessage) (json.RawMessage, error) {
 				transforms.Add(1)

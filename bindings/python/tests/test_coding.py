@@ -3,12 +3,14 @@
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 import libagent
 from libagent import Agent, coding_tools, tool
-from conftest import calls_reply, text_reply, tool_call
+from conftest import SAFETY_TIMEOUT, Gate, calls_reply, text_reply, tool_call
 
 
 def results(messages):
@@ -47,6 +49,42 @@ def test_the_pack_reads_edits_and_asks_before_writing(tmp_path):
     assert got["c5"] == (False, "OK")
     assert asked == [("write", "b.txt"), ("edit", "a.txt")]
     assert not (tmp_path / "b.txt").exists()
+
+
+def test_a_consent_that_blocks_leaves_other_agents_running(tmp_path):
+    """A consent waiting for its user (here an Event, 2 s at most) runs off libagent's runtime
+    thread: other agents' prompts meanwhile finish at once, while it still waits."""
+    asking, answer, answered = Gate(), threading.Event(), threading.Event()
+    asked_on = []
+
+    def consent(tool_name, args):
+        asked_on.append(threading.current_thread().name)
+        asking.open()
+        answer.wait(2.0)
+        answered.set()
+        return True
+
+    script = [calls_reply(tool_call("w1", "write", {"path": "a.txt", "content": "a"})), text_reply("written")]
+    replies = [text_reply(f"quick {i}") for i in range(4)]
+    with Agent(tools=coding_tools(tmp_path, consent=consent), scripted=script) as blocked, \
+            Agent(scripted=replies) as other:
+        other.prompt("warm up")
+        run = blocked.start("write")
+        asking.wait()
+        times, texts = [], []
+        for i in range(3):
+            began = time.monotonic()
+            texts.append(libagent.message_text(other.prompt(f"meanwhile {i}")[-1]))
+            times.append(time.monotonic() - began)
+        still_waiting = not answered.is_set()
+        answer.set()
+        outcome = run.wait(SAFETY_TIMEOUT)
+    assert texts == ["quick 1", "quick 2", "quick 3"]
+    assert still_waiting, f"the other agent's prompts waited for the consent ({times})"
+    assert min(times) < 0.05, f"the other agent's prompts took {times} s while a consent was blocked"
+    assert results(outcome.messages)["w1"] == (False, "Successfully wrote to a.txt")
+    assert asked_on and asked_on[0].startswith("libagent-py-worker")
+    assert (tmp_path / "a.txt").read_text() == "a"
 
 
 def test_bash_is_off_unless_enabled_and_bad_arguments_fail_early(tmp_path):

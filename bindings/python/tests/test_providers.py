@@ -112,6 +112,15 @@ def test_use_providers_false_keeps_the_old_requirement_with_python_names(mock):
         libagent.Agent(scripted=[], use_providers=True)
 
 
+def test_an_unknown_api_names_every_api_the_providers_speak():
+    with pytest.raises(libagent.NoStreamFnError) as raised:
+        libagent.Agent(model={"id": "x", "api": "faux", "provider": "p"})
+    assert libagent.PROVIDER_APIS == ("openai-completions", "anthropic-messages", "openai-responses",
+                                      "google-generative-ai")
+    for api in libagent.PROVIDER_APIS:
+        assert api in raised.value.message
+
+
 def test_use_providers_true_and_the_method_select_them(mock):
     get_api_key, _ = key_hook(GOOD_KEY)
     with libagent.Agent(model={"id": "x", "api": "faux", "provider": "p"}, use_providers=True) as agent:

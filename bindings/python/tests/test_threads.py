@@ -1,7 +1,8 @@
-"""Threads: many threads on one agent, several agents at once, the runtime-thread rule, close
-during a run, aborting a streaming model."""
+"""Threads: many threads on one agent, several agents at once, the runtime-thread rule, where
+plain hooks and listeners run, close during a run, aborting a streaming model."""
 
 import threading
+import time
 
 import pytest
 
@@ -81,6 +82,41 @@ def test_blocking_calls_inside_a_callback_raise_would_deadlock():
         agent.subscribe(listener)
         agent.prompt("go")
     assert caught == [-9, -9]
+
+
+def test_a_plain_hook_runs_off_the_runtime_thread_and_a_listener_on_it():
+    """A plain hook that blocks holds up its own run only: another agent's prompt finishes
+    meanwhile. Listeners stay on the runtime thread (they answer by returning)."""
+    entered, release, released = Gate(), threading.Event(), threading.Event()
+    where = {}
+
+    def transform_context(value):
+        where["hook"] = libagent._native.on_runtime_thread()
+        entered.open()
+        release.wait(2.0)
+        released.set()
+        return None
+
+    def listener(event):
+        if event.type == "agent_start":
+            where["listener"] = libagent._native.on_runtime_thread()
+
+    with Agent(scripted=[text_reply("slow")], hooks={"transform_context": transform_context}) as slow, \
+            Agent(scripted=[text_reply("warm"), text_reply("quick")]) as other:
+        slow.subscribe(listener)
+        other.prompt("warm up")
+        run = slow.start("go")
+        entered.wait()
+        began = time.monotonic()
+        quick = other.prompt("meanwhile")
+        elapsed = time.monotonic() - began
+        still_waiting = not released.is_set()
+        release.set()
+        outcome = run.wait(SAFETY_TIMEOUT)
+    assert libagent.message_text(quick[-1]) == "quick"
+    assert still_waiting, f"the other agent's prompt waited for the hook ({elapsed:.3f} s)"
+    assert libagent.message_text(outcome.messages[-1]) == "slow"
+    assert where == {"hook": False, "listener": True}
 
 
 def test_closing_the_agent_during_a_run_raises_freed_in_the_waiting_thread():

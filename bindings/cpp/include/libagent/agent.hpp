@@ -1147,7 +1147,8 @@ inline Returned<std::vector<Tool>> coding_tools(std::string_view root, std::stri
 // The same with a consent hook, asked before write, edit and bash change anything, with
 // `{"toolCallId", "tool", "args"}`: `(input_json) -> answer` (an empty answer or "true" allows;
 // `{"allow":false,"reason":"..."}` or a thrown exception refuses, and the model sees the reason)
-// or `(input_json, agent::HookCall)` answering later.
+// or `(input_json, agent::HookCall)` answering later. It runs on the runtime thread, which every
+// agent shares: to wait for a user, take the second form and answer from another thread.
 template <class F>
 Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view options_json, F&& consent) {
     AgentTool raw[8] = {};

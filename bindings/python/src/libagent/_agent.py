@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from . import _dispatch as dispatch
 from . import _native as native
 from ._dispatch import Dispatcher
-from ._errors import NO_MODEL, AgentError, AgentTimeoutError, InvalidJsonError, NoStreamFnError, WouldDeadlockError
+from ._errors import (NO_MODEL, PROVIDER_APIS, AgentError, AgentTimeoutError, InvalidJsonError, NoStreamFnError,
+                      WouldDeadlockError)
 from ._events import Event, EventStream, Subscription, new_subscription
 from ._run import Run, RunOutcome
 from ._stream import STREAM_TRAMPOLINE, StreamSite
@@ -69,12 +70,16 @@ def _hook_answer(value: Any) -> Optional[bytes]:
 
 
 def _hook(user_data: Optional[int], input_json: Optional[int], input_len: int, handle: Any) -> None:
+    # A plain hook may block (a consent asks its user): it runs on a worker, as a plain tool does,
+    # so that the runtime thread every agent shares goes on; the run waits for its answer.
     call = dispatch.hook_call(handle)
     try:
         site = native.REGISTRY.get(user_data)
         value = native.loads(native.bytes_at(input_json, input_len))
-        loop = site.shared.loop if site.shared is not None else None
-        dispatch.run(site.fn, (value,), call, _hook_answer, inline=True, loop=loop)
+        shared = site.shared
+        loop = shared.loop if shared is not None else None
+        inline = shared is not None and shared.inline
+        dispatch.run(site.fn, (value,), call, _hook_answer, inline=inline, loop=loop)
     except BaseException as error:  # noqa: BLE001 - never propagate into libagent
         dispatch.fail(call, dispatch.error_text(error))
 
@@ -100,8 +105,6 @@ def _refuse_on_runtime_thread(what: str) -> None:
 
 _LIVE: "weakref.WeakSet[Agent]" = weakref.WeakSet()
 
-# The APIs libagent's built-in providers speak (pi-ai's streamSimple).
-PROVIDER_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai")
 
 # Whether a process-wide default model was set through this module: it then takes precedence
 # over choosing the built-in providers from the model's api.
@@ -142,7 +145,9 @@ class Agent:
       `model["api"]` is one of PROVIDER_APIS and no process-wide default was set with
       `set_default_stream_fn` & co. (`use_providers=True` forces them, False never);
       the API key comes from a `get_api_key` hook or the provider's environment variable;
-    - `hooks`: `{"before_tool_call": fn, ...}` (SPEC §7.1 names, snake_case or camelCase);
+    - `hooks`: `{"before_tool_call": fn, ...}` (SPEC §7.1 names, snake_case or camelCase); a
+      plain hook runs on a worker thread (it may block: only its run waits), an `async def` one
+      on an event loop;
     - any other agent option in snake_case: `steering_mode`, `follow_up_mode`,
       `tool_execution`, `session_id`, `transport`, `thinking_budgets`, `max_retry_delay_ms`,
       `identity`, and for the providers `max_retries`, `max_retry_delay_ms`, `timeout_ms`,
@@ -460,8 +465,9 @@ class Agent:
     # -- events ----------------------------------------------------------------------------------
 
     def subscribe(self, callback: Callable[[Event], Any], *, shape: str = "full") -> Subscription:
-        """Calls `callback(event)` for every `Event`, on libagent's runtime thread (keep it quick,
-        or make it `async def`: the loop waits for it either way). The event's fields cost
+        """Calls `callback(event)` for every `Event`, on libagent's runtime thread, which every
+        agent shares: a plain callback must not block (make it `async def` for slow work: its
+        run waits for it, other agents do not). The event's fields cost
         nothing; `event.json()` (in `shape`, "full" or "lean") builds its JSON when asked. An
         exception fails the run (SPEC §7.11). Returns a Subscription: call `.unsubscribe()` (or
         use it with `with`)."""

@@ -91,7 +91,8 @@ def coding_tools(root: str, *, tools: Optional[Sequence[str]] = None, bash: bool
     - `refuse_hard_links`: read, edit and grep refuse files with more than one hard link (grep
       skips them when searching a directory);
     - `consent(tool, args)`: asked before write, edit and bash change anything; return True or
-      None to allow, False or a reason (str) to refuse.
+      None to allow, False or a reason (str) to refuse. A plain function runs on a worker thread,
+      so it may wait for the user (`input()`): only its own run waits; `async def` works too.
     """
     names = list(tools) if tools is not None else [n for n in ALL_TOOLS if bash or n != "bash"]
     options = {"bash": bash, "bashTimeoutMs": bash_timeout_ms, "refuseHardLinks": refuse_hard_links}

@@ -4,11 +4,13 @@ stream, a deferred listener).
 libagent calls back on its runtime thread, which every agent of the process shares: a callback
 must return quickly. So:
 
-- plain functions that may block (tools, stream functions) run on a worker thread pool;
+- plain functions that may block (tools, hooks, the coding pack's consent, stream functions) run
+  on a worker thread pool; only their own run waits for them;
 - coroutines run on an event loop: the caller's loop while `prompt_async`/`continue_async` is
   awaited there, otherwise a loop the binding owns in a background thread;
-- listeners and plain hooks run inline on the runtime thread (they are expected to be quick;
-  make them `async def` when they are not).
+- plain listeners and a tool's `prepare_arguments` run inline on the runtime thread: they answer
+  by returning (a listener's event is readable only then), so they must not block (make a
+  listener `async def`, or read `Agent.events()`, for slow work).
 
 An agent built with a dispatcher (host-pumped mode) runs every plain callback inline, inside
 `Dispatcher.dispatch` on the pumping thread.

@@ -148,12 +148,15 @@ _BY_STATUS: Dict["int | str", Type[AgentError]] = {
 }
 
 
+# The APIs libagent's built-in providers speak (src/providers: pi-ai's streamSimple).
+PROVIDER_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai")
+
 # libagent's texts name what a C caller passed (`patch_json`, `agent_wait_for_idle`), the options'
 # JSON keys (`initialState.systemPrompt`, `maxRetryDelayMs`) and, where the reference's text is kept,
 # JavaScript functions (`streamFn`, `setDefaultStreamFn()`); a Python caller wrote other names.
 NO_MODEL = ("No model to talk to: pass stream_fn=..., scripted=[...], or a model whose api the built-in "
-            "providers speak (openai-completions or anthropic-messages, or use_providers=True); or set a "
-            "process-wide default with libagent.set_default_stream_fn().")
+            f"providers speak ({', '.join(PROVIDER_APIS[:-1])} or {PROVIDER_APIS[-1]}; or use_providers=True); "
+            "or set a process-wide default with libagent.set_default_stream_fn().")
 _WHOLE_TEXTS = {
     "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().": NO_MODEL,
     "initialState.tools cannot be JSON: tools carry code (agent_options_add_tool in C, InitialState::tools in Rust).":

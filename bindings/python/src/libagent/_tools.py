@@ -74,7 +74,9 @@ def tool_result(value: Any) -> Dict[str, Any]:
 
 class Tool:
     """An executable tool. Usually made with `@tool`; `parameters` given explicitly (a JSON Schema)
-    skips the derivation and calls the function with the raw arguments as keyword arguments."""
+    skips the derivation and calls the function with the raw arguments as keyword arguments.
+    A plain function runs on a worker thread, an `async def` one on an event loop;
+    `prepare_arguments(args)` runs on libagent's runtime thread and must not block."""
 
     def __init__(self, fn: Callable[..., Any], *, name: Optional[str] = None, description: Optional[str] = None,
                  label: Optional[str] = None, parameters: Optional[Dict[str, Any]] = None,

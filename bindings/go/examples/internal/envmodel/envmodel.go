@@ -13,7 +13,6 @@ package envmodel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -79,10 +78,7 @@ func envNumber(name string, fallback int) int {
 	return fallback
 }
 
-// apiKey is the GetAPIKey hook: LIBAGENT_API_KEY when set, else null (the provider's variable).
-func apiKey(ctx context.Context, provider json.RawMessage) (json.RawMessage, error) {
-	if key := os.Getenv("LIBAGENT_API_KEY"); key != "" {
-		return json.Marshal(key)
-	}
-	return nil, nil
+// apiKey is the GetAPIKey hook: LIBAGENT_API_KEY when set, else none (the provider's variable).
+func apiKey(ctx context.Context, provider string) (string, error) {
+	return os.Getenv("LIBAGENT_API_KEY"), nil
 }
