@@ -396,21 +396,28 @@ async fn the_default_timeout_kills_the_whole_process_group() {
         &t.root,
         CodingOptions {
             bash: true,
-            bash_timeout_ms: Some(300),
+            // Long enough for bash to start and print on a loaded machine; the command itself
+            // would run for 1000 s, so only the timeout can end it.
+            bash_timeout_ms: Some(2500),
             ..Default::default()
         },
     );
+    let started = std::time::Instant::now();
     let outcome = call(
         &tools,
         "bash",
         json!({"command": "sleep 1000 & echo $! > bg.pid; echo started; wait"}),
     )
     .await;
+    let took = started.elapsed();
     assert!(outcome.is_error);
     assert_eq!(
         outcome.text,
-        "started\n\n\nCommand timed out after 0.3 seconds"
+        "started\n\n\nCommand timed out after 2.5 seconds"
     );
+    // Not before the timeout, and not much after it (a generous bound for a loaded machine).
+    assert!(took >= std::time::Duration::from_millis(2500), "{took:?}");
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
     let pid: i32 = std::fs::read_to_string(t.root.join("bg.pid"))
         .unwrap()
         .trim()

@@ -106,13 +106,37 @@ unsafe fn queue_open_racing_free() {
 /// F3 (fuzz/regressions/api_sequences/prompt-racing-free-returns-invalid-state): `agent_prompt`
 /// racing `agent_free` answered AGENT_ERR_INVALID_STATE ("The agent was freed.") instead of the
 /// documented AGENT_ERR_INVALID_HANDLE. The race is forced: the prompt's input is large enough
-/// that parsing it takes milliseconds after the handle was looked up, and the free runs in that
-/// window. Rounds where the free provably returned while the prompt was still inside
+/// that parsing it takes milliseconds after the handle was looked up, and the free starts once
+/// the prompting thread has spent 2 ms of CPU time inside `agent_prompt` (the lookup takes
+/// microseconds; CPU time, unlike the wall clock, does not advance while a loaded machine runs
+/// something else). Rounds where the free provably returned while the prompt was still inside
 /// `agent_prompt` are counted; at least one is required, so the racy branch was exercised.
 #[test]
 fn prompt_racing_free_answers_invalid_handle() {
     // SAFETY: every pointer passed below is valid (or a handle token the library checks).
     unsafe { prompt_racing_free() }
+}
+
+/// The CPU-time clock of the calling thread (readable from any thread of the process).
+fn thread_cpu_clock() -> libc::clockid_t {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: pthread_self is the calling thread; `clock` is a valid out pointer.
+    assert_eq!(
+        unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) },
+        0
+    );
+    clock
+}
+
+/// The CPU time spent so far by the thread whose clock this is.
+fn cpu_time(clock: libc::clockid_t) -> std::time::Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid out pointer; the clock belongs to a live thread of this process.
+    assert_eq!(unsafe { libc::clock_gettime(clock, &mut now) }, 0);
+    std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 unsafe fn prompt_racing_free() {
@@ -125,16 +149,21 @@ unsafe fn prompt_racing_free() {
     // About 2 MB of messages: parsing them keeps the prompt busy well past the free.
     let message = r#"{"role":"user","content":[{"type":"text","text":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}],"timestamp":1}"#;
     let input = format!("[{}]", vec![message; 20_000].join(","));
+    let prompting = thread_cpu_clock();
     let mut freed_during_prompt = 0;
     for _ in 0..10 {
         let agent = new_agent();
         let entering = Arc::new(Barrier::new(2));
         let freed = Arc::new(AtomicBool::new(false));
+        let start = cpu_time(prompting);
         let freer = {
             let (entering, freed) = (entering.clone(), freed.clone());
             std::thread::spawn(move || {
                 entering.wait();
-                std::thread::sleep(Duration::from_millis(2));
+                // Handshake: the prompting thread is 2 ms of work into agent_prompt.
+                while cpu_time(prompting) < start + Duration::from_millis(2) {
+                    std::thread::yield_now();
+                }
                 assert_eq!(unsafe { code(agent_free(agent)) }, AGENT_OK);
                 freed.store(true, SeqCst);
             })

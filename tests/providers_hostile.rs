@@ -17,12 +17,13 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent::agent::{Agent, AgentOptions, HookKind};
 use agent::json::{json, Json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 
 const KEY: &str = "sk-hostile-secret-key";
 /// Catches hangs only: every case ends far sooner.
@@ -160,7 +161,8 @@ async fn a_trickling_server_ends_at_the_total_timeout() {
         async move {
             read_request(&mut socket).await;
             socket.write_all(SSE_HEAD.as_bytes()).await.unwrap();
-            // One comment byte every 50 ms: never idle for 300 ms, never done.
+            // One comment byte every 50 ms: never idle for 1500 ms (a margin of 30 gaps, which
+            // holds on a loaded machine), never done.
             while socket.write_all(b":").await.is_ok() {
                 count.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -170,12 +172,12 @@ async fn a_trickling_server_ends_at_the_total_timeout() {
     .await;
     let text = error_of(
         openai(server.addr),
-        json!({"idleTimeoutMs": 300, "timeoutMs": 1000}),
+        json!({"idleTimeoutMs": 1500, "timeoutMs": 4000}),
     )
     .await;
-    assert_eq!(text, "Request timed out after 1000 ms (timeoutMs).");
-    // The bytes did keep coming past several idle periods.
-    assert!(written.load(Ordering::SeqCst) > 6);
+    assert_eq!(text, "Request timed out after 4000 ms (timeoutMs).");
+    // The bytes did keep coming past more than one idle period (1500 ms is 30 bytes).
+    assert!(written.load(Ordering::SeqCst) > 30);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -537,7 +539,7 @@ async fn a_huge_retry_after_is_bounded_even_without_a_cap() {
 }
 
 /// Starts a prompt on `agent` and returns once `server` saw a connection.
-async fn start_and_wait_for(agent: &Agent, server: &Server) {
+fn start_prompt(agent: &Agent) {
     agent
         .start_prompt(
             agent::agent::PromptInput::Text {
@@ -547,6 +549,10 @@ async fn start_and_wait_for(agent: &Agent, server: &Server) {
             None,
         )
         .unwrap();
+}
+
+async fn start_and_wait_for(agent: &Agent, server: &Server) {
+    start_prompt(agent);
     tokio::time::timeout(WATCHDOG, async {
         while server.connections.load(Ordering::SeqCst) == 0 {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -554,6 +560,46 @@ async fn start_and_wait_for(agent: &Agent, server: &Server) {
     })
     .await
     .expect("the request never arrived");
+}
+
+/// A server answering every request with `head` (status line and headers, without the blank
+/// line or a length) and a 1 MB body, reporting on the channel the number of each reply once the
+/// client has dropped its connection. The client reads only the first 64 KB of an error body,
+/// then drops the response and, with no await in between, decides to retry and begins the pause
+/// (whose first check is the abort signal). So the server seeing the connection dropped means an
+/// abort from then on lands in the pause (or after it, which the request count would show).
+async fn serve_replies(
+    head: &'static str,
+) -> (Server, Arc<AtomicUsize>, mpsc::UnboundedReceiver<usize>) {
+    let (read_tx, read_rx) = mpsc::unbounded_channel();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let count = requests.clone();
+    let server = serve("127.0.0.1", move |mut socket| {
+        let (read_tx, count) = (read_tx.clone(), count.clone());
+        async move {
+            // The client may open a connection it never uses: only requests count.
+            if read_request(&mut socket).await.is_empty() {
+                return;
+            }
+            let number = count.fetch_add(1, Ordering::SeqCst) + 1;
+            let body = "x".repeat(1 << 20);
+            let reply = format!("{head}content-length: {}\r\n\r\n{body}", body.len());
+            // Fails once the client drops the connection (it stops reading at 64 KB).
+            let _ = socket.write_all(reply.as_bytes()).await;
+            hold(socket).await;
+            let _ = read_tx.send(number);
+        }
+    })
+    .await;
+    (server, requests, read_rx)
+}
+
+/// The number of the next reply whose connection the client dropped (under the watchdog).
+async fn next_reply_read(replies_read: &mut mpsc::UnboundedReceiver<usize>) -> usize {
+    tokio::time::timeout(WATCHDOG, replies_read.recv())
+        .await
+        .expect("the client never dropped the reply's connection")
+        .unwrap()
 }
 
 /// Aborts `agent`'s run and checks that it ends as aborted.
@@ -611,21 +657,27 @@ async fn abort_ends_a_run_while_connecting_and_while_waiting_to_retry() {
     );
     start_and_wait_for(&tls, &stalled).await;
     abort_ends(&tls).await;
-    // A server asking for a 500 s pause before the retry.
-    let busy = serve("127.0.0.1", |mut socket| async move {
-        read_request(&mut socket).await;
-        let reply =
-            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 500\r\ncontent-length: 0\r\n\r\n";
-        let _ = socket.write_all(reply.as_bytes()).await;
-        hold(socket).await;
-    })
-    .await;
+    // A server asking for a 500 s pause before the retry. The abort comes once the client has
+    // dropped the reply (so it is pausing), and must end the run long before the retry.
+    let (busy, requests, mut replies_read) =
+        serve_replies("HTTP/1.1 429 Too Many Requests\r\nretry-after: 500\r\n").await;
     let waiting = agent(
         openai(busy.addr),
         json!({"maxRetries": 1, "maxRetryDelayMs": 0}),
     );
-    start_and_wait_for(&waiting, &busy).await;
+    start_prompt(&waiting);
+    assert_eq!(next_reply_read(&mut replies_read).await, 1);
+    let aborted_at = Instant::now();
     abort_ends(&waiting).await;
+    assert!(
+        aborted_at.elapsed() < Duration::from_secs(20),
+        "the abort waited for the pause"
+    );
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        1,
+        "the aborted pause still retried"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -641,21 +693,32 @@ async fn gemini_abort_before_the_response_and_while_backing_off_is_request_abort
     abort_ends(&waiting).await;
     let last = waiting.messages().last().cloned().unwrap();
     assert_eq!(last["errorMessage"], "Request aborted");
-    // A 503 retried after pi-ai's backoff (Gemini ignores retry-after): the abort ends the pause
-    // (or the retry, should it have begun) with the same text.
-    let busy = serve("127.0.0.1", |mut socket| async move {
-        read_request(&mut socket).await;
-        let reply =
-            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 500\r\ncontent-length: 0\r\n\r\n";
-        let _ = socket.write_all(reply.as_bytes()).await;
-        hold(socket).await;
-    })
-    .await;
-    let backing_off = agent(gemini(busy.addr), json!({"maxRetries": 3}));
-    start_and_wait_for(&backing_off, &busy).await;
+    // A 503 retried after pi-ai's backoff (Gemini ignores retry-after: 0.5 s, 1 s, 2 s, less up
+    // to a quarter). The abort comes once the client has dropped the third reply, so it is in the
+    // third pause (at least 1.5 s): the run ends aborted with the same text and no fourth request.
+    let (busy, requests, mut replies_read) =
+        serve_replies("HTTP/1.1 503 Service Unavailable\r\nretry-after: 500\r\n").await;
+    let backing_off = agent(gemini(busy.addr), json!({"maxRetries": 5}));
+    start_prompt(&backing_off);
+    for expected in 1..=3 {
+        assert_eq!(next_reply_read(&mut replies_read).await, expected);
+    }
+    let aborted_at = Instant::now();
     abort_ends(&backing_off).await;
+    // The abort ends the pause itself, not the check after it (the pause lasts 1.5 s or more;
+    // the abort takes milliseconds).
+    assert!(
+        aborted_at.elapsed() < Duration::from_millis(1500),
+        "the abort waited for the pause ({:?})",
+        aborted_at.elapsed()
+    );
     let last = backing_off.messages().last().cloned().unwrap();
     assert_eq!(last["errorMessage"], "Request aborted");
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        3,
+        "the aborted pause still retried"
+    );
 }
 
 /// The error of a run whose stream function is the providers' `stream_simple` behind a host

@@ -624,6 +624,7 @@ static void test_host_pumped(void) {
  * queued for the next frame: the free neither hangs nor lets a queued callback run later; `done`
  * comes once, on this thread, and the finalizers run. */
 static atomic_int freed_events, freed_done, freed_done_status, freed_finalized;
+enum { STREAMED_BEFORE_ABORT = 10 };
 
 static AgentListenerAnswer count_freed_event(void *ud, const AgentEvent *event) {
     (void)ud, (void)event;
@@ -662,16 +663,24 @@ static void test_host_pumped_free_after_abort(void) {
     CHECK_OK(agent_subscribe(agent, count_freed_event, NULL, freed_finalizer, &sub));
     AgentRun run;
     CHECK_OK(agent_prompt_text(agent, "x", NTS, NULL, 0, freed_done_fn, NULL, &run));
-    /* Pump until the model streams (it then waits for the abort). */
-    for (int i = 0; i < 500 && atomic_load(&freed_events) < 5; i++) {
+    /* Pump until the model has streamed all it streams before waiting for the abort: agent_start,
+     * turn_start, the prompt's message_start and message_end, then message_start and five
+     * message_update of the reply (text_start, three deltas, text_end). The model waits in lock
+     * step with the listener, so nothing more comes until the abort. */
+    for (int i = 0; i < 3000 && atomic_load(&freed_events) < STREAMED_BEFORE_ABORT; i++) {
         AgentWaitResult ready;
         CHECK_OK(agent_dispatcher_wait(dispatcher, 10, &ready));
         CHECK_OK(agent_dispatch(dispatcher, -1, NULL));
     }
-    CHECK(atomic_load(&freed_events) >= 5);
+    CHECK_EQ_INT(atomic_load(&freed_events), STREAMED_BEFORE_ABORT);
     CHECK_OK(agent_run_abort(run));
-    sleep_ms(20); /* the abort's callbacks are queued for the next frame by now */
+    /* Handshake: a callback is ready, and it can only be one of the abort's (the reply's end),
+     * queued for the next frame. The run has not settled; it cannot before a dispatch. */
+    AgentWaitResult queued;
+    CHECK_OK(agent_dispatcher_wait(dispatcher, WAIT_MS, &queued));
+    CHECK_EQ_INT(queued, AGENT_WAIT_DONE);
     int events_before_free = atomic_load(&freed_events);
+    CHECK_EQ_INT(events_before_free, STREAMED_BEFORE_ABORT);
     CHECK_OK(agent_free(agent));
     CHECK_EQ_INT(atomic_load(&freed_done), 1);
     /* The run had not settled (its abort's callbacks were still queued): freed, as the header says. */

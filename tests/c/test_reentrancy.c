@@ -4,6 +4,12 @@
  * user_data finalizers run exactly once. */
 #include "check.h"
 
+#ifdef __linux__
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #define BUSY_PROMPT "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
 #define BUSY_CONTINUE "Agent is already processing. Wait for completion before continuing."
 #define BUSY_RESET "Agent is already processing. Wait for completion before resetting."
@@ -265,10 +271,43 @@ static void scenario_abort_from_main(void) {
 /* --- scenario D: agent_free during a run, from the main thread ---------------------------------- */
 
 static atomic_int waiting;
+#ifdef __linux__
+static atomic_int waiter_syscall_fd = -1; /* /proc/thread-self/syscall of the waiting thread */
+#endif
 static void *wait_forever(void *agent) {
+#ifdef __linux__
+    atomic_store(&waiter_syscall_fd, open("/proc/thread-self/syscall", O_RDONLY));
+#endif
     atomic_store(&waiting, 1);
     AgentWaitResult waited;
     return (void *)(intptr_t)code_of(agent_wait_for_idle(*(AgentHandle *)agent, -1, &waited));
+}
+
+#ifdef __linux__
+/* Whether the waiting thread is blocked in a futex wait (the kernel's view of the thread). */
+static bool waiter_in_futex(void) {
+    char line[64] = {0};
+    ssize_t n = pread(atomic_load(&waiter_syscall_fd), line, sizeof line - 1, 0);
+    return n > 0 && atol(line) == SYS_futex;
+}
+#endif
+
+/* Handshake: returns once the waiting thread is parked inside agent_wait_for_idle. Nothing else
+ * runs meanwhile (the tool holds the run), so a futex wait that lasts over several polls is the
+ * wait for the run, not a lock taken on the way in. Without /proc this cannot be told: returns
+ * false, and the test accepts either answer of the waiter. */
+static bool waiter_parked(void) {
+#ifdef __linux__
+    CHECK(atomic_load(&waiter_syscall_fd) >= 0);
+    for (int seen = 0, polls = 0; polls < WAIT_MS; polls++) {
+        seen = waiter_in_futex() ? seen + 1 : 0;
+        if (seen == 5) return true;
+        sleep_ms(1);
+    }
+    FAIL("the waiting thread never blocked inside agent_wait_for_idle");
+#else
+    return false;
+#endif
 }
 
 static void never_called_abort(void *ud) {
@@ -288,13 +327,21 @@ static void scenario_free_during_run(void) {
     pthread_t waiter;
     CHECK(pthread_create(&waiter, NULL, wait_forever, &g_agent) == 0);
     WAIT_UNTIL(atomic_load(&waiting) == 1);
-    sleep_ms(10);
+    bool parked = waiter_parked();
     atomic_int freed_abort_fin = 0;
     CHECK_OK(agent_tool_call_on_abort(pending_call, never_called_abort, &freed_abort_fin, count_finalizer));
     CHECK_OK(agent_free(g_agent));
     void *wait_status;
     pthread_join(waiter, &wait_status);
-    CHECK((intptr_t)wait_status == AGENT_OK || (intptr_t)wait_status == AGENT_ERR_INVALID_HANDLE);
+    if (parked) {
+        /* A thread blocked in the wait is released by the free, with the wait's own success. */
+        CHECK_EQ_INT((intptr_t)wait_status, AGENT_OK);
+    } else {
+        CHECK((intptr_t)wait_status == AGENT_OK || (intptr_t)wait_status == AGENT_ERR_INVALID_HANDLE);
+    }
+#ifdef __linux__
+    close(atomic_load(&waiter_syscall_fd));
+#endif
     /* No host callback starts after agent_free: the abort registration is dropped, not run. */
     WAIT_UNTIL(atomic_load(&freed_abort_fin) == 1);
     /* done was called with FREED before agent_free returned. */

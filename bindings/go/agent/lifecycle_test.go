@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/libagent/libagent/bindings/go/agent"
 )
@@ -148,6 +149,7 @@ func TestManyGoroutinesDriveOneAgent(t *testing.T) {
 	}
 	wg.Wait()
 	unexpected.Range(func(k, _ any) bool { t.Errorf("unexpected error %s", k); return true })
+	// Which outcomes the storm sees depends on timing; TestStormOutcomesForced forces each one.
 	if completed.Load()+cancelled.Load() == 0 {
 		t.Fatalf("completed %d, busy %d, cancelled %d", completed.Load(), busy.Load(), cancelled.Load())
 	}
@@ -192,6 +194,66 @@ func TestManyGoroutinesDriveOneAgent(t *testing.T) {
 	}
 	if ms := transcript(t, a); ms[len(ms)-1].text() != "ok" {
 		t.Fatalf("final answer %+v", ms[len(ms)-1])
+	}
+}
+
+// The outcomes the storm above may or may not see, each forced by a model that holds its reply
+// until released: a prompt refused as busy, a run ended by another goroutine's Abort, a prompt
+// whose context is cancelled while it runs, and a run that completes.
+func TestStormOutcomesForced(t *testing.T) {
+	entered := make(chan struct{}, 8)
+	release := make(chan struct{})
+	held := func(ctx context.Context, req *agent.StreamRequest, s *agent.Stream) error {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return quickModel(ctx, req, s)
+	}
+	a := mustNew(t, agent.Options{StreamFunc: held})
+	waitEntered := func() {
+		t.Helper()
+		select {
+		case <-entered:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the model was never called")
+		}
+	}
+
+	// While a run is held: another prompt is refused, then an Abort ends the run.
+	run, err := a.PromptAsync("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEntered()
+	if _, err := a.Prompt(context.Background(), "refused"); !errors.Is(err, agent.ErrBusy) {
+		t.Fatalf("a prompt during a run: %v, want ErrBusy", err)
+	}
+	if err := a.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := settled(run); !errors.Is(err, agent.ErrAborted) {
+		t.Fatalf("an aborted run: %v, want ErrAborted", err)
+	}
+
+	// A prompt whose context is cancelled while its run is held returns the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error, 1)
+	go func() { result <- errOf(a.Prompt(ctx, "cancelled while held")) }()
+	waitEntered()
+	cancel()
+	if err := <-result; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a prompt cancelled while it runs: %v, want context.Canceled", err)
+	}
+	if err := a.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Released, a run completes.
+	close(release)
+	if out, err := a.Prompt(context.Background(), "completes"); err != nil || out.Status != agent.RunCompleted {
+		t.Fatalf("a released run: %+v, %v", out, err)
 	}
 }
 

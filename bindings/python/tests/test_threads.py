@@ -18,7 +18,18 @@ def echo_model(request):
 
 def test_many_threads_drive_one_agent():
     successes, busy, errors = [], [], []
-    with Agent(stream_fn=echo_model) as agent:
+    refused = Gate()
+    held = []
+
+    def model(request):
+        # The first reply waits until another thread's prompt was refused as busy, so both
+        # outcomes are forced, not left to timing.
+        if not held:
+            held.append(True)
+            refused.wait()
+        yield from echo_model(request)
+
+    with Agent(stream_fn=model) as agent:
         def worker(n):
             for i in range(10):
                 try:
@@ -26,6 +37,7 @@ def test_many_threads_drive_one_agent():
                     successes.append(f"t{n}-{i}")
                 except libagent.BusyError:
                     busy.append(n)
+                    refused.open()
                 except Exception as error:  # noqa: BLE001
                     errors.append(error)
                 agent.follow_up(f"f{n}-{i}") if i == 5 else None
@@ -39,6 +51,7 @@ def test_many_threads_drive_one_agent():
         messages = agent.messages
     assert errors == []
     assert successes, "at least one prompt ran"
+    assert busy, "no prompt was refused while another ran"
     texts = [libagent.message_text(m) for m in messages]
     # every successful prompt's message is in the transcript, each answered by the model
     for prompt in successes:
