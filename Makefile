@@ -293,10 +293,14 @@ soak: build/soak
 	SOAK_RUNS=$$(( $(SOAK_RUNS) / 2 )) timeout 900 ./build/soak 1
 	SOAK_RUNS=$$(( $(SOAK_RUNS) - $(SOAK_RUNS) / 2 )) timeout 900 ./build/soak 4
 
-# Streaming N, 2N and 4N deltas of each kind (and replaying a transcript of N tool-change cycles)
-# through the C ABI under callgrind: instructions, not time; fails on superlinear work
-# (tests/cost/run.py).
-cost-test: build tools
+# The release library under callgrind: N, 2N and 4N deltas of each kind through the C ABI, a
+# transcript of N tool-change cycles, N SSE deltas through the openai-completions and
+# anthropic-messages providers, grep over N files and read of N lines; instructions, not time.
+# Fails on superlinear work, and unless the quadratic canaries (LIBAGENT_COST_CANARY) are caught
+# (tests/cost/run.py). The release build is `make test`'s (thin LTO), so it is not built twice.
+cost-test: export CARGO_PROFILE_RELEASE_LTO := thin
+cost-test: export CARGO_PROFILE_RELEASE_CODEGEN_UNITS := 16
+cost-test: release tools
 	@mkdir -p build
 	python3 tests/cost/run.py
 
