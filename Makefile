@@ -462,12 +462,14 @@ soak-short: build ## 2 000 soak runs against the debug build
 
 # ==== Cost and benchmarks (BENCHMARKS.md) =======================================================
 .PHONY: cost-test bench bench-quick coding-bench
-# Streaming N, 2N and 4N deltas of each kind (and replaying a transcript of N tool-change cycles)
-# through the C ABI under callgrind: instructions, not time; fails on superlinear work
+# The suite's optimized library under callgrind: N, 2N and 4N deltas of each kind through the C
+# ABI, a transcript of N tool-change cycles, N SSE deltas through the openai-completions and
+# anthropic-messages providers, grep over N files and read of N lines; instructions, not time.
+# Fails on superlinear work, and unless the quadratic canaries (LIBAGENT_COST_CANARY) are caught
 # (tests/cost/run.py).
-cost-test: build tools ## instruction counts at N, 2N, 4N under callgrind; fails on superlinear work
+cost-test: suite-lib tools ## instruction counts at N, 2N, 4N under callgrind; fails on superlinear work
 	@mkdir -p build
-	python3 tests/cost/run.py
+	COST_LIBDIR=$(SUITE_LIBDIR) python3 tests/cost/run.py
 
 bench: coding-bench ## the shared benchmark workloads against the reference (not in make test)
 	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh

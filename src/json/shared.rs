@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use super::{Json, JsonMap};
+use crate::cost_canary::{cost_canary_on, Canary};
 
 /// An append-only text shared by the writer and its snapshots.
 #[derive(Clone, Default)]
@@ -43,7 +44,7 @@ impl SharedText {
         }
         {
             let mut buffer = self.buffer.write().unwrap_or_else(|e| e.into_inner());
-            if buffer.len() == self.len {
+            if buffer.len() == self.len && !cost_canary_on(Canary::Text) {
                 buffer.push_str(text);
                 self.len = buffer.len();
                 return;

@@ -7,6 +7,8 @@
 //! once per line (quadratic when a read brings many lines) and drop the event open at the end of
 //! the body, which both SDKs dispatch. Each byte here is scanned once.
 
+use crate::cost_canary::{cost_canary_on, Canary};
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
@@ -27,6 +29,8 @@ pub struct SseParser {
     cr_ends_read_line: bool,
     event: Option<String>,
     data: Option<String>,
+    /// Every byte fed so far, kept only for the cost test's canary (`Canary::Sse`).
+    canary_body: Vec<u8>,
 }
 
 impl SseParser {
@@ -47,6 +51,9 @@ impl SseParser {
         let mut events = Vec::new();
         if bytes.is_empty() {
             return events;
+        }
+        if cost_canary_on(Canary::Sse) {
+            self.canary_body.extend_from_slice(bytes);
         }
         let mut bytes = bytes;
         if self.after_cr && bytes.first() == Some(&b'\n') {
@@ -100,6 +107,9 @@ impl SseParser {
     fn line(&mut self, line: &str, events: &mut Vec<SseEvent>) {
         if line.is_empty() {
             if self.event.is_some() || self.data.is_some() {
+                if cost_canary_on(Canary::Sse) {
+                    std::hint::black_box(self.canary_body.clone());
+                }
                 events.push(SseEvent {
                     event: self.event.take(),
                     data: self.data.take().unwrap_or_default(),

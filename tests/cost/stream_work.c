@@ -4,8 +4,9 @@
  * work doubles, work that re-scans or re-copies what was streamed so far quadruples (or worse),
  * whether or not it allocates.
  *
- * usage: stream_work N   runs every scenario with N, 2N and 4N deltas; under callgrind each run's
- *                        instructions are dumped apart (CALLGRIND_DUMP_STATS_AT "SCENARIO DELTAS")
+ * usage: stream_work N [SCENARIO...]   runs each scenario (default: all) with N, 2N and 4N
+ *                        deltas; under callgrind each run's instructions are dumped apart
+ *                        (CALLGRIND_DUMP_STATS_AT "SCENARIO DELTAS")
  *   text-json     text_delta events pushed as JSON
  *   text-typed    text deltas through agent_stream_push_text_delta
  *   thinking      thinking deltas (typed)
@@ -127,13 +128,21 @@ static void run(const char *name, int n) {
 }
 
 int main(int argc, char **argv) {
-    static const char *scenarios[] = {"text-json", "text-typed", "thinking", "toolcall", "toolcall-json", "transcript"};
-    int n = argc == 2 ? atoi(argv[1]) : 0;
+    static const char *all[] = {"text-json", "text-typed", "thinking", "toolcall", "toolcall-json", "transcript"};
+    int n = argc >= 2 ? atoi(argv[1]) : 0;
     if (n <= 0) {
-        fprintf(stderr, "usage: stream_work N\n");
+        fprintf(stderr, "usage: stream_work N [SCENARIO...]\n");
         return 2;
     }
-    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+    const char **scenarios = argc > 2 ? (const char **)argv + 2 : all;
+    size_t count = argc > 2 ? (size_t)argc - 2 : sizeof all / sizeof all[0];
+    for (size_t i = 0; i < count; i++) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) known |= !strcmp(scenarios[i], all[k]);
+        if (!known) {
+            fprintf(stderr, "stream_work: no scenario '%s'\n", scenarios[i]);
+            return 2;
+        }
         run(scenarios[i], n / 4); /* warm-up: one-time initialisation is not counted */
         for (int k = 1; k <= 4; k *= 2) {
             char label[64];
