@@ -18,6 +18,8 @@ SCENARIOS ?= $(SHARED)/conformance/scenarios
 EXPECTED ?= $(SHARED)/conformance/expected
 CONFORMANCE_OUT ?= build/conformance
 CONFORMANCE_EXTRA_OUT ?= build/conformance-extra
+# The name tests/kits/compare.py prints in its summary line.
+CONFORMANCE_KIT ?= conformance
 CBINDGEN_VERSION := 0.29.4
 LIBDIR := $(CURDIR)/target/debug
 CFLAGS := -Wall -Wextra -Werror -std=c11 -g -Iinclude
@@ -107,7 +109,8 @@ c-test: build tools
 conformance: build
 	@rm -rf $(CONFORMANCE_OUT) && mkdir -p $(CONFORMANCE_OUT)
 	python3 tests/conformance/runner.py --lib $(LIBDIR)/libagent.so --out $(CONFORMANCE_OUT) $(SCENARIOS)
-	python3 $(SHARED)/conformance/compare.py $(EXPECTED) $(CONFORMANCE_OUT)
+	python3 tests/kits/compare.py --kit $(CONFORMANCE_KIT) --fixtures $(SCENARIOS) --expected $(EXPECTED) \
+		--actual $(CONFORMANCE_OUT) --comparator $(SHARED)/conformance/compare.py
 
 # Scenarios beyond the public kit (traces recorded with the kit's oracle).
 # Built-in providers against pi-ai 1.6.0's traces (tests/providers/README.md). The runner gets an
@@ -115,6 +118,9 @@ conformance: build
 PROVIDER_FIXTURES ?= $(SHARED)/providers/fixtures
 PROVIDER_EXPECTED ?= $(SHARED)/providers/expected
 PROVIDER_OUT ?= build/provider-conformance
+PROVIDER_KIT ?= provider-conformance
+# Fixtures whose generated tool-call ids are masked (tests/kits/compare.py --masks).
+PROVIDER_MASKS ?=
 # EXPECTED has the agent kit's default above: only an explicit one counts here.
 PROVIDER_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(PROVIDER_EXPECTED))
 provider-conformance:
@@ -124,15 +130,19 @@ provider-conformance:
 	@# the runner's own failure still fails the target.
 	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
 		$(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) $(PROVIDER_OUT) || status=$$?; \
-	python3 $(SHARED)/conformance/compare.py $(PROVIDER_EXPECTED_DIR) $(PROVIDER_OUT); exit $$status
+	python3 tests/kits/compare.py --kit $(PROVIDER_KIT) --fixtures $(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) \
+		--expected $(PROVIDER_EXPECTED_DIR) --actual $(PROVIDER_OUT) --comparator $(SHARED)/conformance/compare.py \
+		$(if $(PROVIDER_MASKS),--masks $(PROVIDER_MASKS)); exit $$status
 
 provider-conformance-extra:
 	$(MAKE) --no-print-directory provider-conformance FIXTURES=$(CURDIR)/tests/providers/fixtures \
-		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra
+		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra \
+		PROVIDER_KIT=provider-conformance-extra
 
 conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
-		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT)
+		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT) \
+		CONFORMANCE_KIT=conformance-extra
 
 # The same scenarios with every block event a typed push can express pushed through it
 # (agent_stream_push_text_delta & co.): the traces must be identical.
@@ -381,12 +391,13 @@ provider-conformance-results:
 	@# As provider-conformance: the comparison names what is missing; the runner's failure counts.
 	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
 		tests/providers/result-only/fixtures $(PROVIDER_RESULTS_OUT)/trace || status=$$?; \
-	for f in tests/providers/result-only/expected/*.jsonl; do n=$$(basename $$f); \
-		grep -v '^{"event"' $$f > $(PROVIDER_RESULTS_OUT)/expected/$$n || true; \
-		if [ -f $(PROVIDER_RESULTS_OUT)/trace/$$n ]; then \
-			grep -v '^{"event"' $(PROVIDER_RESULTS_OUT)/trace/$$n > $(PROVIDER_RESULTS_OUT)/actual/$$n || true; fi; \
+	for f in tests/providers/result-only/expected/*.jsonl $(PROVIDER_RESULTS_OUT)/trace/*.jsonl; do \
+		[ -f $$f ] || continue; side=$$([[ $$f == tests/* ]] && echo expected || echo actual); \
+		grep -v '^{"event"' $$f > $(PROVIDER_RESULTS_OUT)/$$side/$$(basename $$f) || true; \
 	done; \
-	python3 $(SHARED)/conformance/compare.py $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual; exit $$status
+	python3 tests/kits/compare.py --kit provider-conformance-results --fixtures tests/providers/result-only/fixtures \
+		--expected $(PROVIDER_RESULTS_OUT)/expected --actual $(PROVIDER_RESULTS_OUT)/actual \
+		--comparator $(SHARED)/conformance/compare.py; exit $$status
 # ---- Binding examples against a model endpoint (issue 14) ---------------------------------------
 # examples-test: builds examples/cpp/chat.cpp, bindings/go/examples/chat and runs them and
 # examples/python/chat.py against a loopback mock endpoint (tests/examples/): each streams the
@@ -402,6 +413,7 @@ examples-test: build
 CODING_FIXTURES ?= $(SHARED)/coding/fixtures
 CODING_EXPECTED ?= $(SHARED)/coding/expected
 CODING_OUT ?= build/coding-conformance
+CODING_KIT ?= coding-conformance
 CODING_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(CODING_EXPECTED))
 
 .PHONY: coding-conformance coding-conformance-extra coding-test coding-bench
@@ -411,12 +423,15 @@ coding-conformance: build
 	@# The comparison names what is missing; the runner's own failure still counts.
 	status=0; python3 tests/coding/runner.py --lib $(LIBDIR)/libagent.so --out $(CODING_OUT) \
 		$(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) || status=$$?; \
-	python3 $(SHARED)/coding/compare.py $(CODING_EXPECTED_DIR) $(CODING_OUT); exit $$status
+	python3 tests/kits/compare.py --kit $(CODING_KIT) --fixtures $(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) \
+		--expected $(CODING_EXPECTED_DIR) --actual $(CODING_OUT) --comparator $(SHARED)/coding/compare.py \
+		--trace-suffix .json; exit $$status
 
 # Fixtures beyond the public kit (tests/coding/fixtures), recorded with the kit's oracle.
 coding-conformance-extra:
 	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
-		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra
+		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra \
+		CODING_KIT=coding-conformance-extra
 
 # The pack's own tests beyond the reference: confinement, consent, bash, atomic writes (also in
 # rust-test's cargo test).
