@@ -137,7 +137,7 @@ provider-conformance:
 provider-conformance-extra:
 	$(MAKE) --no-print-directory provider-conformance FIXTURES=$(CURDIR)/tests/providers/fixtures \
 		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra \
-		PROVIDER_KIT=provider-conformance-extra
+		PROVIDER_KIT=provider-conformance-extra PROVIDER_MASKS=$(CURDIR)/tests/providers/masks.json
 
 conformance-extra:
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
