@@ -268,7 +268,7 @@ check-memory:
 	SHARED=$(SHARED) bash tests/sanitizers/run.sh
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
-# targets' own invariants, built on the stable toolchain without instrumentation (a libFuzzer
+# targets' own invariants (fuzz/replay.sh: every target needs inputs, and they are counted), built on the stable toolchain without instrumentation (a libFuzzer
 # binary given files runs each once). Its own target dir: the fuzz workspace builds libagent
 # without default features, and a shared dir would put that cdylib where the main build's is.
 # The dev profile is optimized (fuzz/Cargo.toml): the targets' input generators recurse as deep
@@ -276,13 +276,7 @@ check-memory:
 fuzz-replay:
 	@mkdir -p build
 	cd fuzz && cargo build --quiet --bins --target-dir ../target/fuzz-replay
-	@for dir in fuzz/regressions/* fuzz/corpus/*; do \
-		target=$$(basename $$dir); \
-		ls $$dir/* >/dev/null 2>&1 || continue; \
-		timeout 600 target/fuzz-replay/debug/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
-			|| { tail -30 build/fuzz-replay-$$target.log; echo "fuzz-replay: $$dir failed"; exit 1; }; \
-		echo "fuzz-replay: $$dir: $$(ls $$dir | wc -l) inputs ok"; \
-	done
+	bash fuzz/replay.sh target/fuzz-replay/debug
 
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
