@@ -159,7 +159,8 @@ test: export CARGO_PROFILE_RELEASE_CODEGEN_UNITS := 16
 test: tools lint rust-test check-header c-test assistant-test conformance conformance-extra conformance-typed \
 	provider-conformance provider-conformance-extra provider-conformance-results cpp-test go-test py-test \
 	readme-test ctypes-check wheel-test \
-	check-memory soak-short fuzz-replay cost-test examples-test coding-conformance coding-conformance-extra
+	check-memory soak-short fuzz-replay cost-test examples-test coding-conformance coding-conformance-extra \
+	guard-selftest
 
 # Installed libraries are stripped. The shared library's debug info (line tables) goes to
 # lib/.debug/libagent.so.VERSION.debug, named by the library's .gnu_debuglink, where gdb and perf
@@ -313,6 +314,18 @@ soak-short: build
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 1
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 4
 # ---- end of hardening ----------------------------------------------------------------------------
+
+# ---- Guards against vacuous passes (issue 24) -------------------------------------------------
+#   make guard-selftest  (part of `make test`) breaks each guard on purpose in temporary dirs and
+#                        checks it reports: tests/kits/compare.py (the comparison every kit target
+#                        uses), the runners on an empty fixtures dir, fixture 351's id masks,
+#                        fuzz/replay.sh's counting (tests/kits/selftest.sh)
+.PHONY: guard-selftest
+
+guard-selftest:
+	cargo build --quiet --example provider-runner
+	SHARED=$(SHARED) timeout 300 bash tests/kits/selftest.sh
+# ---- end of guards ----------------------------------------------------------------------------
 
 # ---- C++ binding and C/C++ packaging (issue 8) ----------------------------------------------
 # cpp-test: GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
