@@ -315,16 +315,24 @@ soak-short: build
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 4
 # ---- end of hardening ----------------------------------------------------------------------------
 
-# ---- Guards against vacuous passes (issue 24) -------------------------------------------------
+# ---- Guards against vacuous passes and the oracles' provenance (issue 24) -----------------------
 #   make guard-selftest  (part of `make test`) breaks each guard on purpose in temporary dirs and
 #                        checks it reports: tests/kits/compare.py (the comparison every kit target
 #                        uses), the runners on an empty fixtures dir, fixture 351's id masks,
 #                        fuzz/replay.sh's counting (tests/kits/selftest.sh)
-.PHONY: guard-selftest
+#   make oracle-check    (not in `make test`; needs the npm registry) installs the pinned oracles
+#                        into build/oracle-check/, re-records every kit's fixtures and the
+#                        repository's own, and compares them with the committed expected traces
+#                        (tests/kits/oracle_check.py)
+.PHONY: guard-selftest oracle-check
 
 guard-selftest:
 	cargo build --quiet --example provider-runner
 	SHARED=$(SHARED) timeout 300 bash tests/kits/selftest.sh
+
+oracle-check:
+	@command -v rg >/dev/null || (apt-get update -qq && apt-get install -y -qq ripgrep >/dev/null)
+	python3 tests/kits/oracle_check.py --shared $(SHARED) --out build/oracle-check
 # ---- end of guards ----------------------------------------------------------------------------
 
 # ---- C++ binding and C/C++ packaging (issue 8) ----------------------------------------------
