@@ -270,8 +270,9 @@ check-memory:
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
 # targets' own invariants by fuzz/replay.sh (every target needs inputs; they are counted), built
-# on the stable toolchain without instrumentation (a libFuzzer binary given files runs each once). Its own target dir: the fuzz workspace builds libagent
-# without default features, and a shared dir would put that cdylib where the main build's is.
+# on the stable toolchain without instrumentation (a libFuzzer binary given files runs each once).
+# Its own target dir: the fuzz workspace builds libagent without default features, and a shared
+# dir would put that cdylib where the main build's is.
 # The dev profile is optimized (fuzz/Cargo.toml): the targets' input generators recurse as deep
 # as an input nests.
 fuzz-replay:
