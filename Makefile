@@ -49,7 +49,7 @@ help: ## this list
 CHECK_STEPS := tools:900 lint:900 rust-test:1200 check-header:120 c-test-quick:600 \
 	conformance:300 conformance-extra:300 conformance-typed:300 provider-conformance:600 \
 	provider-conformance-extra:300 provider-conformance-results:300 coding-conformance:300 \
-	coding-conformance-extra:300
+	coding-conformance-extra:300 guard-selftest:300
 TEST_STEPS := $(filter-out c-test-quick:%,$(CHECK_STEPS)) c-test:900 assistant-test:600 \
 	cpp-test:900 go-test:900 suite-lib:1200 py-test:900 readme-test:600 ctypes-check:120 \
 	wheel-test:900 check-memory:2400 soak-short:300 fuzz-replay:1200 cost-test:900 examples-test:600
@@ -202,16 +202,20 @@ SCENARIOS ?= $(SHARED)/conformance/scenarios
 EXPECTED ?= $(SHARED)/conformance/expected
 CONFORMANCE_OUT ?= build/conformance
 CONFORMANCE_EXTRA_OUT ?= build/conformance-extra
+# The name tests/kits/compare.py prints in its summary line.
+CONFORMANCE_KIT ?= conformance
 .PHONY: conformance conformance-extra conformance-typed
 conformance: build ## the agent loop's kit (../shared/conformance)
 	@rm -rf $(CONFORMANCE_OUT) && mkdir -p $(CONFORMANCE_OUT)
 	python3 tests/conformance/runner.py --lib $(LIBDIR)/libagent.so --out $(CONFORMANCE_OUT) $(SCENARIOS)
-	python3 $(SHARED)/conformance/compare.py $(EXPECTED) $(CONFORMANCE_OUT)
+	python3 tests/kits/compare.py --kit $(CONFORMANCE_KIT) --fixtures $(SCENARIOS) --expected $(EXPECTED) \
+		--actual $(CONFORMANCE_OUT) --comparator $(SHARED)/conformance/compare.py
 
 # Scenarios beyond the public kit (traces recorded with the kit's oracle).
 conformance-extra: ## the project's own agent-loop scenarios (tests/conformance/extra)
 	$(MAKE) --no-print-directory conformance SCENARIOS=$(CURDIR)/tests/conformance/extra/scenarios \
-		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT)
+		EXPECTED=$(CURDIR)/tests/conformance/extra/expected CONFORMANCE_OUT=$(CONFORMANCE_EXTRA_OUT) \
+		CONFORMANCE_KIT=conformance-extra
 
 # The same scenarios with every block event a typed push can express pushed through it
 # (agent_stream_push_text_delta & co.): the traces must be identical.
@@ -225,6 +229,9 @@ conformance-typed: ## both scenario sets again through the typed pushes
 PROVIDER_FIXTURES ?= $(SHARED)/providers/fixtures
 PROVIDER_EXPECTED ?= $(SHARED)/providers/expected
 PROVIDER_OUT ?= build/provider-conformance
+PROVIDER_KIT ?= provider-conformance
+# Fixtures whose generated tool-call ids are masked (tests/kits/compare.py --masks).
+PROVIDER_MASKS ?=
 # EXPECTED has the agent kit's default above: only an explicit one counts here.
 PROVIDER_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(PROVIDER_EXPECTED))
 .PHONY: provider-conformance provider-conformance-extra provider-conformance-results
@@ -235,11 +242,14 @@ provider-conformance: ## the providers' kit (../shared/providers) against a mock
 	@# the runner's own failure still fails the target.
 	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
 		$(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) $(PROVIDER_OUT) || status=$$?; \
-	python3 $(SHARED)/conformance/compare.py $(PROVIDER_EXPECTED_DIR) $(PROVIDER_OUT); exit $$status
+	python3 tests/kits/compare.py --kit $(PROVIDER_KIT) --fixtures $(if $(FIXTURES),$(FIXTURES),$(PROVIDER_FIXTURES)) \
+		--expected $(PROVIDER_EXPECTED_DIR) --actual $(PROVIDER_OUT) --comparator $(SHARED)/conformance/compare.py \
+		$(if $(PROVIDER_MASKS),--masks $(PROVIDER_MASKS)); exit $$status
 
 provider-conformance-extra: ## the project's own provider fixtures (tests/providers/fixtures)
 	$(MAKE) --no-print-directory provider-conformance FIXTURES=$(CURDIR)/tests/providers/fixtures \
-		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra
+		EXPECTED=$(CURDIR)/tests/providers/expected PROVIDER_OUT=build/provider-conformance-extra \
+		PROVIDER_KIT=provider-conformance-extra PROVIDER_MASKS=$(CURDIR)/tests/providers/masks.json
 
 # Fixtures whose pi-ai events hold half a UTF-16 surrogate pair, which a Rust string cannot: only
 # the requests and the stream's result are compared (tests/providers/README.md).
@@ -250,18 +260,20 @@ provider-conformance-results: ## provider fixtures compared on requests and resu
 	@# As provider-conformance: the comparison names what is missing; the runner's failure counts.
 	status=0; env -i PATH="$$PATH" HOME="$$HOME" TZ=UTC LANG=C target/debug/examples/provider-runner \
 		tests/providers/result-only/fixtures $(PROVIDER_RESULTS_OUT)/trace || status=$$?; \
-	for f in tests/providers/result-only/expected/*.jsonl; do n=$$(basename $$f); \
-		grep -v '^{"event"' $$f > $(PROVIDER_RESULTS_OUT)/expected/$$n || true; \
-		if [ -f $(PROVIDER_RESULTS_OUT)/trace/$$n ]; then \
-			grep -v '^{"event"' $(PROVIDER_RESULTS_OUT)/trace/$$n > $(PROVIDER_RESULTS_OUT)/actual/$$n || true; fi; \
+	for f in tests/providers/result-only/expected/*.jsonl $(PROVIDER_RESULTS_OUT)/trace/*.jsonl; do \
+		[ -f $$f ] || continue; side=$$([[ $$f == tests/* ]] && echo expected || echo actual); \
+		grep -v '^{"event"' $$f > $(PROVIDER_RESULTS_OUT)/$$side/$$(basename $$f) || true; \
 	done; \
-	python3 $(SHARED)/conformance/compare.py $(PROVIDER_RESULTS_OUT)/expected $(PROVIDER_RESULTS_OUT)/actual; exit $$status
+	python3 tests/kits/compare.py --kit provider-conformance-results --fixtures tests/providers/result-only/fixtures \
+		--expected $(PROVIDER_RESULTS_OUT)/expected --actual $(PROVIDER_RESULTS_OUT)/actual \
+		--comparator $(SHARED)/conformance/compare.py; exit $$status
 
 # The coding kit's fixtures (../shared/coding) through the C ABI (tests/coding/runner.py),
 # compared with the kit's compare.py.
 CODING_FIXTURES ?= $(SHARED)/coding/fixtures
 CODING_EXPECTED ?= $(SHARED)/coding/expected
 CODING_OUT ?= build/coding-conformance
+CODING_KIT ?= coding-conformance
 CODING_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(CODING_EXPECTED))
 .PHONY: coding-conformance coding-conformance-extra
 coding-conformance: build ## the coding pack's kit (../shared/coding)
@@ -269,12 +281,32 @@ coding-conformance: build ## the coding pack's kit (../shared/coding)
 	@# The comparison names what is missing; the runner's own failure still counts.
 	status=0; python3 tests/coding/runner.py --lib $(LIBDIR)/libagent.so --out $(CODING_OUT) \
 		$(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) || status=$$?; \
-	python3 $(SHARED)/coding/compare.py $(CODING_EXPECTED_DIR) $(CODING_OUT); exit $$status
+	python3 tests/kits/compare.py --kit $(CODING_KIT) --fixtures $(if $(FIXTURES),$(FIXTURES),$(CODING_FIXTURES)) \
+		--expected $(CODING_EXPECTED_DIR) --actual $(CODING_OUT) --comparator $(SHARED)/coding/compare.py \
+		--trace-suffix .json; exit $$status
 
 # Fixtures beyond the public kit (tests/coding/fixtures), recorded with the kit's oracle.
 coding-conformance-extra: ## the project's own coding fixtures (tests/coding/fixtures)
 	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
-		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra
+		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra \
+		CODING_KIT=coding-conformance-extra
+
+# ==== Guards of the suite itself ================================================================
+#   guard-selftest  breaks each guard on purpose in temporary dirs and checks it reports:
+#                   tests/kits/compare.py (the comparison every kit target uses), the runners on an
+#                   empty fixtures dir, fixture 351's id masks, fuzz/replay.sh's counting
+#                   (tests/kits/selftest.sh)
+#   oracle-check    (not in `make test`; needs the npm registry) installs the pinned oracles into
+#                   build/oracle-check/, re-records every kit's fixtures and the repository's own,
+#                   and compares them with the committed expected traces (tests/kits/oracle_check.py)
+.PHONY: guard-selftest oracle-check
+guard-selftest: ## every no-pass-on-nothing guard broken on purpose must report
+	cargo build --quiet --example provider-runner
+	SHARED=$(SHARED) timeout 300 bash tests/kits/selftest.sh
+
+oracle-check: ## re-records every kit's traces with the pinned oracles and diffs (not in make test)
+	@command -v rg >/dev/null || (apt-get update -qq && apt-get install -y -qq ripgrep >/dev/null)
+	python3 tests/kits/oracle_check.py --shared $(SHARED) --out build/oracle-check
 
 # ==== Bindings ==================================================================================
 # C++: the GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
@@ -416,21 +448,16 @@ check-memory: ## C tests and conformance under ASan+UBSan, C tests under TSan (S
 	SHARED=$(SHARED) bash tests/sanitizers/run.sh $(SAN)
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
-# targets' own invariants, built on the stable toolchain without instrumentation (a libFuzzer
-# binary given files runs each once). Its own target dir: the fuzz workspace builds libagent
-# without default features, and a shared dir would put that cdylib where the main build's is.
+# targets' own invariants by fuzz/replay.sh (every target needs inputs; they are counted), built
+# on the stable toolchain without instrumentation (a libFuzzer binary given files runs each once).
+# Its own target dir: the fuzz workspace builds libagent without default features, and a shared
+# dir would put that cdylib where the main build's is.
 # The dev profile is optimized (fuzz/Cargo.toml): the targets' input generators recurse as deep
 # as an input nests.
 fuzz-replay: ## every committed fuzz input replayed through its target (stable toolchain)
 	@mkdir -p build
 	cd fuzz && cargo build --quiet --bins --target-dir ../target/fuzz-replay
-	@for dir in fuzz/regressions/* fuzz/corpus/*; do \
-		target=$$(basename $$dir); \
-		ls $$dir/* >/dev/null 2>&1 || continue; \
-		timeout 600 target/fuzz-replay/debug/$$target $$dir/* >build/fuzz-replay-$$target.log 2>&1 \
-			|| { tail -30 build/fuzz-replay-$$target.log; echo "fuzz-replay: $$dir failed"; exit 1; }; \
-		echo "fuzz-replay: $$dir: $$(ls $$dir | wc -l) inputs ok"; \
-	done
+	bash fuzz/replay.sh target/fuzz-replay/debug
 
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)

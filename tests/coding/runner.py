@@ -192,10 +192,14 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("fixtures")
     args = parser.parse_args()
-    runner = Runner(args.lib)
-    os.makedirs(args.out, exist_ok=True)
     paths = [args.fixtures] if os.path.isfile(args.fixtures) else sorted(
         os.path.join(args.fixtures, f) for f in os.listdir(args.fixtures) if f.endswith(".json"))
+    if not paths:
+        # An empty or partly copied fixtures directory must not pass as a run of nothing.
+        print(f"runner.py: no fixtures (*.json) in {args.fixtures}; give a directory that holds some.", file=sys.stderr)
+        return 2
+    runner = Runner(args.lib)
+    os.makedirs(args.out, exist_ok=True)
     failed = 0
     for path in paths:
         fixture = json.load(open(path))

@@ -624,8 +624,13 @@ def main(argv) -> int:
     if child:
         return run_child(lib, args[0])
     files = scenario_files(args)
-    if not files:
+    if not args:
         sys.stderr.write("usage: runner.py --lib PATH/libagent.so [--out DIR] SCENARIO.json|DIR ...\n")
+        return 2
+    empty = [arg for arg in args if Path(arg).is_dir() and not scenario_files([arg])]
+    if empty:
+        # An empty or partly copied directory must not pass as a run of nothing.
+        sys.stderr.write(f"runner.py: no scenarios (*.json) in {empty[0]}; give a directory that holds some.\n")
         return 2
     if out:
         Path(out).mkdir(parents=True, exist_ok=True)

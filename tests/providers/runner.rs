@@ -57,6 +57,14 @@ fn run_dir(server: &tokio::runtime::Runtime, dir: &Path, out: &Path) -> bool {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
+    if files.is_empty() {
+        // An empty or partly copied fixtures directory must not pass as a run of nothing.
+        eprintln!(
+            "provider-runner: no fixtures (*.json) in {}; give a directory that holds some.",
+            dir.display()
+        );
+        std::process::exit(2);
+    }
     let mut failed = false;
     for file in files {
         let name = file.file_stem().unwrap().to_string_lossy().into_owned();

@@ -104,8 +104,9 @@ if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
         LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" \
             timeout 600 python3 tests/conformance/runner.py --lib "$LIB/libagent.so" \
             --out "$OUT/conformance-$label" "$scenarios" >"$OUT/conformance-$label.log" 2>&1 \
-            && python3 "$SHARED/conformance/compare.py" "$expected" "$OUT/conformance-$label" \
-               >>"$OUT/conformance-$label.log" 2>&1
+            && python3 tests/kits/compare.py --kit "asan conformance ($label)" --fixtures "$scenarios" \
+               --expected "$expected" --actual "$OUT/conformance-$label" \
+               --comparator "$SHARED/conformance/compare.py" >>"$OUT/conformance-$label.log" 2>&1
         status=$?
         [ $status -ne 0 ] && tail -40 "$OUT/conformance-$label.log"
         record "asan conformance ($label)" $status
