@@ -452,11 +452,19 @@ fn on_abort(
     };
     let state = call_of(call, kind)?;
     let data = HostData::new(user_data, finalizer);
+    home_to_run(&data, &state.signal);
     state.signal.on_abort(move || {
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| unsafe { callback(data.user_data) });
     });
     Ok(())
+}
+
+/// Host data given to a call of a host-pumped run: its finalizer is confined to the dispatcher.
+fn home_to_run(data: &HostData, signal: &AbortSignal) {
+    if let crate::dispatch::Executor::Dispatcher(dispatcher) = signal.executor() {
+        data.home_to(&dispatcher.downgrade());
+    }
 }
 
 /// Answers a deferred listener (`AgentReply`).
@@ -713,6 +721,7 @@ pub unsafe extern "C" fn agent_stream_on_consumed(
             return err(AGENT_ERR_INVALID_HANDLE, "stream is not a stream.");
         };
         let data = HostData::new(user_data, finalizer);
+        home_to_run(&data, &state.signal);
         sender.on_consumed(move || {
             // SAFETY: the host registered this callback for this user_data.
             guard_callback(|| unsafe { callback(data.user_data, stream) });

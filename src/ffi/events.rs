@@ -407,7 +407,7 @@ pub unsafe extern "C" fn agent_subscribe(
         };
         let listener = host_listener(
             callback,
-            HostData::new(user_data, finalizer),
+            ffi.home(&HostData::new(user_data, finalizer)),
             ffi.event_cache.clone(),
             handle.id,
         );
