@@ -228,7 +228,9 @@ typedef struct AgentEvent {
 } AgentEvent;
 
 // A listener (SPEC §7.11), called for every event in subscription order; the next listener and
-// the loop wait for its answer. `event` is valid during the callback only.
+// the loop wait for its answer. `event` is valid during the callback only, on the thread that
+// called it (a listener that deferred may also read it, from any thread, until it answers the
+// reply); a copy used elsewhere is refused with `AGENT_ERR_INVALID_ARGUMENT`.
 typedef AgentListenerAnswer (*AgentListenerFn)(void *user_data, const struct AgentEvent *event);
 
 // Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
@@ -788,6 +790,8 @@ struct AgentError *agent_stream_on_abort(struct AgentStream stream,
                                          AgentFinalizer finalizer);
 
 // Writes how many pushed events the loop has not taken yet (0 once the stream is closed).
+// Another kind of call (a tool call, hook call or reply, answered or not) fails with
+// `AGENT_ERR_INVALID_HANDLE`.
 struct AgentError *agent_stream_backlog(struct AgentStream stream, size_t *out_count);
 
 // Registers the consumed notification of a stream (replacing any previous one).
@@ -879,14 +883,18 @@ struct AgentError *agent_unsubscribe(struct AgentHandle handle, uint64_t id);
 
 // Writes the event's JSON in `shape` to `*out_json` (NUL-terminated too), built once and shared
 // with the other listeners; valid as long as the event (do not free). Fails with
-// `AGENT_ERR_INVALID_ARGUMENT` for an event that is no longer valid.
+// `AGENT_ERR_INVALID_ARGUMENT` for an event that is no longer valid: a listener's event is valid
+// inside its callback on the thread that called it, and, when the listener deferred, from any
+// thread until the reply is answered; a queue's event until the next call on that queue.
 struct AgentError *agent_event_json(const struct AgentEvent *event,
                                     AgentEventShape shape,
                                     struct AgentStr *out_json);
 
 // Inside a listener: answer this event later. Writes `*out_reply`; the listener then returns
 // `AGENT_LISTENER_LATER`, and the next listener and the loop wait until the reply is answered
-// (`agent_reply_continue` or `agent_reply_fail`, once, from any thread). Fails with
+// (`agent_reply_continue` or `agent_reply_fail`, once, from any thread). Only inside the
+// listener's callback, on the thread that called it: elsewhere (another thread, or a copy kept
+// after the callback) it fails with `AGENT_ERR_INVALID_ARGUMENT`. Fails with
 // `AGENT_ERR_INVALID_STATE` for a queue's event and when called twice for one delivery.
 struct AgentError *agent_event_defer(const struct AgentEvent *event, struct AgentReply *out_reply);
 
