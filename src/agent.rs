@@ -486,12 +486,20 @@ impl Agent {
                 None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
         };
-        self.dispatch(event, signal, 0)
+        self.dispatch(event, signal, 0, false)
     }
 
     /// Calls every listener subscribed after id `after`, in subscription order over the live set
     /// (SPEC §7.11 step 3). The first listener that answers later turns the rest into a future.
-    fn dispatch(&self, event: Arc<AgentEvent>, signal: AbortSignal, after: u64) -> Delivery {
+    /// `may_start`: the next listener may start without checking the dispatch budget (the task
+    /// just gave the thread back for it).
+    fn dispatch(
+        &self,
+        event: Arc<AgentEvent>,
+        signal: AbortSignal,
+        after: u64,
+        mut may_start: bool,
+    ) -> Delivery {
         let mut last = after;
         loop {
             let next = lock(&self.inner.listeners)
@@ -504,12 +512,12 @@ impl Agent {
             if signal.is_cancelled() {
                 return Delivery::Now(Err(crate::host::CANCELLED.into()));
             }
-            if crate::dispatch::budget_spent() {
+            if !std::mem::take(&mut may_start) && !crate::dispatch::may_start_callback() {
                 // A host-pumped run gives the host its frame back before the next listener.
                 let agent = self.clone();
                 return Delivery::Later(Box::pin(async move {
                     crate::dispatch::before_callback().await;
-                    agent.dispatch(event, signal, last).resolve().await
+                    agent.dispatch(event, signal, last, true).resolve().await
                 }));
             }
             last = id;
@@ -529,7 +537,7 @@ impl Agent {
                             .within_grace(delivery)
                             .await
                             .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?;
-                        agent.dispatch(event, signal, last).resolve().await
+                        agent.dispatch(event, signal, last, false).resolve().await
                     }));
                 }
             }

@@ -117,6 +117,8 @@ thread_local! {
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
     /// The dispatcher of the innermost dispatch on this thread (its address; 0: none).
     static CURRENT: Cell<usize> = const { Cell::new(0) };
+    /// Whether a host callback started in the innermost dispatch on this thread.
+    static CALLBACK_STARTED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// True inside `dispatch` (in a callback of a host-pumped agent).
@@ -132,11 +134,26 @@ pub fn budget_spent() -> bool {
         .is_some_and(|deadline| Instant::now() >= deadline)
 }
 
+/// Called right before a host callback starts. False inside a dispatch whose budget is spent
+/// and that already started a callback: the task must give the thread back first. Otherwise
+/// true, and the callback counts as started.
+pub fn may_start_callback() -> bool {
+    if !is_dispatching() {
+        return true;
+    }
+    if budget_spent() && CALLBACK_STARTED.with(Cell::get) {
+        return false;
+    }
+    CALLBACK_STARTED.with(|started| started.set(true));
+    true
+}
+
 /// Awaited before every host callback of an agent: inside a dispatch whose budget is spent, the
-/// task gives the thread back first (it resumes at the next dispatch), so a dispatch overruns
-/// its budget by at most one callback. Ready at once anywhere else.
+/// task gives the thread back first (it resumes at the next dispatch, where its callback is
+/// the first), so a dispatch runs at least one callback and overruns its budget by at most one.
+/// Ready at once anywhere else.
 pub async fn before_callback() {
-    if budget_spent() {
+    while !may_start_callback() {
         yield_now().await;
     }
 }
@@ -325,6 +342,7 @@ impl Dispatcher {
 struct DispatchScope {
     outer_deadline: Option<Instant>,
     outer_current: usize,
+    outer_started: bool,
 }
 
 impl DispatchScope {
@@ -333,6 +351,7 @@ impl DispatchScope {
         DispatchScope {
             outer_deadline: DEADLINE.with(|d| d.replace(deadline)),
             outer_current: CURRENT.with(|c| c.replace(Arc::as_ptr(&dispatcher.0) as usize)),
+            outer_started: CALLBACK_STARTED.with(|s| s.replace(false)),
         }
     }
 }
@@ -341,6 +360,7 @@ impl Drop for DispatchScope {
     fn drop(&mut self) {
         DEADLINE.with(|d| d.set(self.outer_deadline));
         CURRENT.with(|c| c.set(self.outer_current));
+        CALLBACK_STARTED.with(|s| s.set(self.outer_started));
         DISPATCHING.with(|d| d.set(d.get() - 1));
     }
 }

@@ -259,7 +259,7 @@ pub fn call_hook(hook: &Hook, input: Json, signal: &AbortSignal) -> HostFuture<H
         return Box::pin(async { Err(CANCELLED.to_string()) });
     }
     let signal = signal.clone();
-    if crate::dispatch::budget_spent() {
+    if !crate::dispatch::may_start_callback() {
         // A host-pumped run gives the host its frame back before calling the hook.
         let hook = hook.clone();
         return Box::pin(async move {
