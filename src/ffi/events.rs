@@ -364,16 +364,9 @@ fn view_of(event: *const AgentEvent, purpose: EventUse) -> FfiResult<Arc<EventVi
     }
 }
 
-/// Marks a view as waiting for its deferring listener's reply, until dropped (answered, or
-/// given up on).
+/// A view whose listener may have deferred (`agent_event_defer` marks it as waiting for the
+/// reply): unmarked when dropped (answered, or given up on).
 struct AwaitingReply(Arc<EventView>);
-
-impl AwaitingReply {
-    fn new(view: Arc<EventView>) -> Self {
-        view.awaiting_reply.store(true, Ordering::SeqCst);
-        AwaitingReply(view)
-    }
-}
 
 impl Drop for AwaitingReply {
     fn drop(&mut self) {
@@ -398,12 +391,13 @@ fn host_listener(
         guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
         DELIVERING.with(|slot| slot.replace(outer));
         let deferred = lock(&view.deferred).take();
+        // Set by agent_event_defer; kept only while a reply is still to come.
+        let awaiting = AwaitingReply(view);
         match (answer_given, deferred) {
             (AGENT_LISTENER_LATER, Some(pending)) => match pending.answer() {
                 Answer::Now(result) => Delivery::Now(result.map(|_| ())),
                 Answer::Later(rx) => {
                     let reply = answer(rx);
-                    let awaiting = AwaitingReply::new(view);
                     Delivery::Later(Box::pin(async move {
                         let result = reply.await;
                         drop(awaiting);
@@ -519,6 +513,8 @@ pub unsafe extern "C" fn agent_event_defer(
         let pending = new_value_call(Shape::Reply, signal);
         write_out(out_reply, AgentReply { id: pending.token });
         *deferred = Some(pending);
+        // From now on the reply may be answered from any thread, which may read the event.
+        view.awaiting_reply.store(true, Ordering::SeqCst);
         Ok(())
     })
 }
