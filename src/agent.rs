@@ -380,6 +380,7 @@ impl Agent {
             // Abort callbacks scheduled during the run have run before it settles (the reference
             // calls abort listeners inside abort()).
             signal.abort_callbacks().idle().await;
+            crate::dispatch::before_callback().await; // `done`
             agent.finish_run(id, outcome);
         };
         // Counted until the task is dropped, with everything it holds (tools, hooks): a free
@@ -485,26 +486,20 @@ impl Agent {
                 None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
         };
-        let delivery = self.dispatch(event, signal, 0);
-        if !matches!(self.inner.executor, Executor::Dispatcher(_)) {
-            return delivery;
-        }
-        // A host-pumped run gives the host its frame back once the dispatch budget is spent.
-        match delivery {
-            Delivery::Now(result) if !crate::dispatch::budget_spent() => Delivery::Now(result),
-            delivery => Delivery::Later(Box::pin(async move {
-                let result = delivery.resolve().await;
-                if crate::dispatch::budget_spent() {
-                    crate::dispatch::yield_now().await;
-                }
-                result
-            })),
-        }
+        self.dispatch(event, signal, 0, false)
     }
 
     /// Calls every listener subscribed after id `after`, in subscription order over the live set
     /// (SPEC §7.11 step 3). The first listener that answers later turns the rest into a future.
-    fn dispatch(&self, event: Arc<AgentEvent>, signal: AbortSignal, after: u64) -> Delivery {
+    /// `may_start`: the next listener may start without checking the dispatch budget (the task
+    /// just gave the thread back for it).
+    fn dispatch(
+        &self,
+        event: Arc<AgentEvent>,
+        signal: AbortSignal,
+        after: u64,
+        mut may_start: bool,
+    ) -> Delivery {
         let mut last = after;
         loop {
             let next = lock(&self.inner.listeners)
@@ -516,6 +511,14 @@ impl Agent {
             };
             if signal.is_cancelled() {
                 return Delivery::Now(Err(crate::host::CANCELLED.into()));
+            }
+            if !std::mem::take(&mut may_start) && !crate::dispatch::may_start_callback() {
+                // A host-pumped run gives the host its frame back before the next listener.
+                let agent = self.clone();
+                return Delivery::Later(Box::pin(async move {
+                    crate::dispatch::before_callback().await;
+                    agent.dispatch(event, signal, last, true).resolve().await
+                }));
             }
             last = id;
             let delivery = match listener {
@@ -534,7 +537,7 @@ impl Agent {
                             .within_grace(delivery)
                             .await
                             .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?;
-                        agent.dispatch(event, signal, last).resolve().await
+                        agent.dispatch(event, signal, last, false).resolve().await
                     }));
                 }
             }
@@ -641,7 +644,16 @@ impl Agent {
             let failed = Error::new(ErrorKind::RunFailed, reason);
             run.completion.set_ending(Err(failed));
             if let Some(done) = run.done.take() {
-                call_done(done, &run.completion, Err(reason.to_string()));
+                let failed = Err(reason.to_string());
+                match &self.inner.executor {
+                    // A host-pumped agent's `done` runs only inside its dispatcher's dispatch
+                    // (queued for the next one when freed elsewhere).
+                    Executor::Dispatcher(dispatcher) => {
+                        let completion = run.completion.clone();
+                        dispatcher.run_confined(move || call_done(done, &completion, failed));
+                    }
+                    Executor::Runtime => call_done(done, &run.completion, failed),
+                }
             }
             run.completion.complete(Err(reason.to_string()));
         }
@@ -650,7 +662,7 @@ impl Agent {
         let in_done = IN_DONE.with(Cell::get);
         if !in_done {
             for completion in settling {
-                completion.wait_blocking(None);
+                completion.wait_settled(None);
             }
         }
         if !in_done && !self.blocking_would_deadlock() {

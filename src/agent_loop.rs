@@ -516,6 +516,7 @@ impl Run {
             Some(stream_fn) => stream_fn.clone(),
             None => default_stream_fn()?,
         };
+        crate::dispatch::before_callback().await;
         if self.signal.is_cancelled() {
             return Err(CANCELLED.into());
         }
@@ -528,7 +529,7 @@ impl Run {
                 Err(()) => receiver.give_up(),
             };
             match output {
-                StreamOutput::Ignored => receiver.consumed(),
+                StreamOutput::Ignored => receiver.notify_consumed().await,
                 StreamOutput::Start { partial } => {
                     // The working context holds the partial only as a placeholder: nothing reads
                     // it before the final message replaces it.
@@ -537,12 +538,12 @@ impl Run {
                         message: Message::new(partial),
                     })
                     .await?;
-                    receiver.consumed();
+                    receiver.notify_consumed().await;
                 }
                 StreamOutput::Update { event, partial } => {
                     self.emit(AgentEvent::MessageUpdate { event, partial })
                         .await?;
-                    receiver.consumed();
+                    receiver.notify_consumed().await;
                 }
                 StreamOutput::Final {
                     mut message,
@@ -567,7 +568,7 @@ impl Run {
                         message: message.clone(),
                     })
                     .await?;
-                    receiver.consumed();
+                    receiver.notify_consumed().await;
                     return Ok(message);
                 }
                 StreamOutput::FunctionFailed(error) => return Err(error),

@@ -25,6 +25,25 @@ pub struct Dispatcher(Arc<Inner>);
 struct Inner {
     ready: Mutex<VecDeque<Arc<Task>>>,
     wakeup: Condvar,
+    /// Set by `close` (the host freed its handle): confined callbacks then run where they are
+    /// posted, since no dispatch may come any more.
+    closed: AtomicBool,
+}
+
+/// A dispatcher that does not keep its queue alive (host data refers to its home this way, so
+/// that no cycle runs through the queue's tasks).
+#[derive(Clone)]
+pub struct WeakDispatcher(Weak<Inner>);
+
+impl WeakDispatcher {
+    /// Runs `callback` confined to the dispatcher (see [`Dispatcher::run_confined`]); at once
+    /// when the dispatcher is gone.
+    pub fn run_confined(&self, callback: impl FnOnce() + Send + 'static) {
+        match self.0.upgrade() {
+            Some(inner) => Dispatcher(inner).run_confined(callback),
+            None => callback(),
+        }
+    }
 }
 
 // Task states: in the ready queue at most once, and never polled by two threads at a time.
@@ -39,6 +58,8 @@ struct Task {
     state: AtomicU8,
     cancelled: AtomicBool,
     dispatcher: Weak<Inner>,
+    /// A posted host callback (a finalizer, a `done`), not an agent's task: `close` runs it.
+    confined_callback: bool,
 }
 
 impl Task {
@@ -94,6 +115,10 @@ thread_local! {
     static DISPATCHING: Cell<usize> = const { Cell::new(0) };
     /// When the innermost dispatch on this thread must give the thread back.
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The dispatcher of the innermost dispatch on this thread (its address; 0: none).
+    static CURRENT: Cell<usize> = const { Cell::new(0) };
+    /// Whether a host callback started in the innermost dispatch on this thread.
+    static CALLBACK_STARTED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// True inside `dispatch` (in a callback of a host-pumped agent).
@@ -101,12 +126,36 @@ pub fn is_dispatching() -> bool {
     DISPATCHING.with(Cell::get) > 0
 }
 
-/// True inside a dispatch whose budget is spent: a task should yield at its next pause point
-/// (an agent run yields after the event it is delivering), so the host gets its frame back.
+/// True inside a dispatch whose budget is spent: a task should yield before its next host
+/// callback, so the host gets its frame back.
 pub fn budget_spent() -> bool {
     DEADLINE
         .with(Cell::get)
         .is_some_and(|deadline| Instant::now() >= deadline)
+}
+
+/// Called right before a host callback starts. False inside a dispatch whose budget is spent
+/// and that already started a callback: the task must give the thread back first. Otherwise
+/// true, and the callback counts as started.
+pub fn may_start_callback() -> bool {
+    if !is_dispatching() {
+        return true;
+    }
+    if budget_spent() && CALLBACK_STARTED.with(Cell::get) {
+        return false;
+    }
+    CALLBACK_STARTED.with(|started| started.set(true));
+    true
+}
+
+/// Awaited before every host callback of an agent: inside a dispatch whose budget is spent, the
+/// task gives the thread back first (it resumes at the next dispatch, where its callback is
+/// the first), so a dispatch runs at least one callback and overruns its budget by at most one.
+/// Ready at once anywhere else.
+pub async fn before_callback() {
+    while !may_start_callback() {
+        yield_now().await;
+    }
 }
 
 /// Returns `Pending` once (waking itself at once), then `Ready`: the task goes back to the end
@@ -132,14 +181,74 @@ impl Dispatcher {
 
     /// Queues `future`; it first runs at the next dispatch.
     pub fn spawn(&self, future: impl Future<Output = ()> + Send + 'static) -> DispatchedTask {
-        let task = Arc::new(Task {
-            future: Mutex::new(Some(Box::pin(future))),
+        let task = self.new_task(Box::pin(future), false);
+        task.queue();
+        DispatchedTask(task)
+    }
+
+    fn new_task(&self, future: BoxedTask, confined_callback: bool) -> Arc<Task> {
+        Arc::new(Task {
+            future: Mutex::new(Some(future)),
             state: AtomicU8::new(QUEUED),
             cancelled: AtomicBool::new(false),
             dispatcher: Arc::downgrade(&self.0),
-        });
-        task.queue();
-        DispatchedTask(task)
+            confined_callback,
+        })
+    }
+
+    /// A reference that does not keep the dispatcher alive.
+    pub fn downgrade(&self) -> WeakDispatcher {
+        WeakDispatcher(Arc::downgrade(&self.0))
+    }
+
+    /// True inside a dispatch of this dispatcher on the calling thread.
+    pub fn is_dispatching_here(&self) -> bool {
+        CURRENT.with(Cell::get) == Arc::as_ptr(&self.0) as usize
+    }
+
+    /// Runs a host callback of a host-pumped agent (a finalizer, a `done`) only inside a
+    /// dispatch of this dispatcher: at once when the calling thread is inside one, else queued
+    /// for the next. Once the dispatcher was closed it runs at once (no dispatch may come).
+    pub fn run_confined(&self, callback: impl FnOnce() + Send + 'static) {
+        if self.is_dispatching_here() {
+            return callback();
+        }
+        let task = self.new_task(Box::pin(async move { callback() }), true);
+        {
+            let mut ready = lock(&self.0.ready);
+            if !self.0.closed.load(Ordering::SeqCst) {
+                ready.push_back(task);
+                self.0.wakeup.notify_all();
+                return;
+            }
+        }
+        // Closed: run here, outside the queue's lock.
+        let future = lock(&task.future).take();
+        if let Some(future) = future {
+            poll_once(future);
+        }
+    }
+
+    /// The host freed its handle: runs the confined callbacks still queued on the calling
+    /// thread (as a dispatch would), and from now on runs later ones where they are posted.
+    /// Agents' tasks stay queued (their runs' waits still dispatch them).
+    pub fn close(&self) {
+        let callbacks: VecDeque<Arc<Task>> = {
+            let mut ready = lock(&self.0.ready);
+            self.0.closed.store(true, Ordering::SeqCst);
+            let (callbacks, tasks) = std::mem::take(&mut *ready)
+                .into_iter()
+                .partition(|task| task.confined_callback);
+            *ready = tasks;
+            callbacks
+        };
+        let _scope = DispatchScope::enter(self, None);
+        for task in callbacks {
+            let future = lock(&task.future).take();
+            if let Some(future) = future {
+                poll_once(future);
+            }
+        }
     }
 
     /// Runs ready tasks on the calling thread until none is ready or `budget` has passed
@@ -148,10 +257,8 @@ impl Dispatcher {
     pub fn dispatch(&self, budget: Option<Duration>) -> usize {
         // Timers and sockets created inside the tasks belong to the runtime, which drives them.
         let _context = crate::runtime::handle().enter();
-        DISPATCHING.with(|d| d.set(d.get() + 1));
         let start = Instant::now();
-        let outer_deadline =
-            DEADLINE.with(|d| d.replace(budget.and_then(|b| start.checked_add(b))));
+        let _scope = DispatchScope::enter(self, budget.and_then(|b| start.checked_add(b)));
         let mut ran = 0;
         loop {
             if ran > 0 && budget.is_some_and(|budget| start.elapsed() >= budget) {
@@ -186,8 +293,6 @@ impl Dispatcher {
                 task.queue();
             }
         }
-        DEADLINE.with(|d| d.set(outer_deadline));
-        DISPATCHING.with(|d| d.set(d.get() - 1));
         ran
     }
 
@@ -230,6 +335,40 @@ impl Dispatcher {
             self.wait(Some(remaining.min(Duration::from_millis(10))));
         }
     }
+}
+
+/// Marks the calling thread as dispatching `dispatcher` (with `deadline`) until dropped; the
+/// outer dispatch's marks come back then (a callback may dispatch another dispatcher).
+struct DispatchScope {
+    outer_deadline: Option<Instant>,
+    outer_current: usize,
+    outer_started: bool,
+}
+
+impl DispatchScope {
+    fn enter(dispatcher: &Dispatcher, deadline: Option<Instant>) -> Self {
+        DISPATCHING.with(|d| d.set(d.get() + 1));
+        DispatchScope {
+            outer_deadline: DEADLINE.with(|d| d.replace(deadline)),
+            outer_current: CURRENT.with(|c| c.replace(Arc::as_ptr(&dispatcher.0) as usize)),
+            outer_started: CALLBACK_STARTED.with(|s| s.replace(false)),
+        }
+    }
+}
+
+impl Drop for DispatchScope {
+    fn drop(&mut self) {
+        DEADLINE.with(|d| d.set(self.outer_deadline));
+        CURRENT.with(|c| c.set(self.outer_current));
+        CALLBACK_STARTED.with(|s| s.set(self.outer_started));
+        DISPATCHING.with(|d| d.set(d.get() - 1));
+    }
+}
+
+/// Polls a posted callback's future, which completes in one poll (it awaits nothing).
+fn poll_once(mut future: BoxedTask) {
+    let mut context = Context::from_waker(Waker::noop());
+    let _ = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut context)));
 }
 
 /// Where an agent's tasks and abort callbacks run.

@@ -159,6 +159,7 @@ impl AbortSignal {
         let signal = self.clone();
         let task = self.0.executor.spawn(async move {
             for callback in callbacks {
+                crate::dispatch::before_callback().await;
                 if signal.is_cancelled() {
                     drop(callback);
                 } else {
@@ -177,6 +178,11 @@ impl AbortSignal {
                 }
             }
         }
+    }
+
+    /// Where the run's host callbacks run.
+    pub fn executor(&self) -> &crate::dispatch::Executor {
+        &self.0.executor
     }
 
     /// Abort-callback batches not yet run.
@@ -252,8 +258,23 @@ pub fn call_hook(hook: &Hook, input: Json, signal: &AbortSignal) -> HostFuture<H
     if signal.is_cancelled() {
         return Box::pin(async { Err(CANCELLED.to_string()) });
     }
-    let answer = hook(input, signal.clone());
     let signal = signal.clone();
+    if !crate::dispatch::may_start_callback() {
+        // A host-pumped run gives the host its frame back before calling the hook.
+        let hook = hook.clone();
+        return Box::pin(async move {
+            crate::dispatch::before_callback().await;
+            if signal.is_cancelled() {
+                return Err(CANCELLED.to_string());
+            }
+            let answer = hook(input, signal.clone());
+            signal
+                .within_grace(answer)
+                .await
+                .unwrap_or_else(|()| Err(OPERATION_ABORTED.into()))
+        });
+    }
+    let answer = hook(input, signal.clone());
     Box::pin(async move {
         signal
             .within_grace(answer)

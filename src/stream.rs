@@ -307,6 +307,15 @@ impl StreamReceiver {
         }
     }
 
+    /// `consumed`, awaited by the loop: a host-pumped run whose dispatch budget is spent gives
+    /// the host its frame back before calling the producer's callback.
+    pub async fn notify_consumed(&self) {
+        if lock(&self.shared.on_consumed).is_some() {
+            crate::dispatch::before_callback().await;
+        }
+        self.consumed();
+    }
+
     /// Stops consuming: later pushes fail with `StreamClosed`.
     pub fn close(&self) {
         let callback = {

@@ -33,7 +33,8 @@
  * dispatcher (agent_options_set_dispatcher), only inside agent_dispatch on the host's thread.
  * They must return quickly; a tool, hook or stream function answers its call exactly once, now
  * or later, from any thread. user_data finalizers run exactly once, when the library drops its
- * last reference. No callback or finalizer is ever called while libagent holds a lock, so any of
+ * last reference (a dispatcher agent's: inside agent_dispatch too, queued there when that
+ * reference drops elsewhere). No callback or finalizer is ever called while libagent holds a lock, so any of
  * them may call any agent_* function, on the same agent too.
  *
  * Callbacks must return normally: a C++ exception, a longjmp or a foreign unwind must never
@@ -120,7 +121,8 @@ typedef struct AgentRunOutcome {
 
 // Called once when a run settled (after its cleanup, before waiters are released), with the
 // run and its outcome (both valid for the call). Runs on the runtime thread, or inside
-// `agent_dispatch` for an agent built with a dispatcher.
+// `agent_dispatch` for an agent built with a dispatcher (a host-pumped run ended by `agent_free`
+// outside a dispatch: inside the next dispatch, after waiters were released).
 typedef void (*AgentDoneFn)(void *user_data,
                             struct AgentRun run,
                             const struct AgentRunOutcome *outcome);
@@ -226,7 +228,9 @@ typedef struct AgentEvent {
 } AgentEvent;
 
 // A listener (SPEC §7.11), called for every event in subscription order; the next listener and
-// the loop wait for its answer. `event` is valid during the callback only.
+// the loop wait for its answer. `event` is valid during the callback only, on the thread that
+// called it (a listener that deferred may also read it, from any thread, until it answers the
+// reply); a copy used elsewhere is refused with `AGENT_ERR_INVALID_ARGUMENT`.
 typedef AgentListenerAnswer (*AgentListenerFn)(void *user_data, const struct AgentEvent *event);
 
 // Which JSON shape of an event: `AGENT_EVENT_SHAPE_FULL` (the reference's event object) or
@@ -525,13 +529,16 @@ struct AgentError *agent_runtime_configure(uint32_t workers);
 struct AgentError *agent_new(struct AgentOptions options, struct AgentHandle *out_agent);
 
 // Frees an agent. A running run is cancelled (no new host callback of this agent starts
-// afterwards), its `done` is called with `AGENT_ERR_FREED` before this returns, event queues
+// afterwards), its `done` is called with `AGENT_RUN_FREED` before this returns, event queues
 // close, and the agent's references to tools, hooks and listeners are dropped (running their
 // finalizers once unused). Called from a host thread, it returns only after a callback of this
 // agent that is running at that moment (a `done`, a tool, a hook...) returned and the run let go
 // of everything it held, so no callback or finalizer of this agent runs after it (never wait in
 // a callback for a thread that is inside `agent_free`). Called on the runtime thread (inside a
 // callback) it never waits; callbacks already scheduled are then dropped, not called.
+// A host-pumped agent (`agent_options_set_dispatcher`) freed outside a dispatch of its
+// dispatcher queues that `done` and those finalizers instead: they run inside the next
+// `agent_dispatch` (or `agent_dispatcher_free`), on the pumping thread.
 // Callable from any thread, including inside this agent's callbacks.
 struct AgentError *agent_free(struct AgentHandle handle);
 
@@ -783,6 +790,8 @@ struct AgentError *agent_stream_on_abort(struct AgentStream stream,
                                          AgentFinalizer finalizer);
 
 // Writes how many pushed events the loop has not taken yet (0 once the stream is closed).
+// Another kind of call (a tool call, hook call or reply, answered or not) fails with
+// `AGENT_ERR_INVALID_HANDLE`.
 struct AgentError *agent_stream_backlog(struct AgentStream stream, size_t *out_count);
 
 // Registers the consumed notification of a stream (replacing any previous one).
@@ -832,17 +841,23 @@ struct AgentError *agent_coding_tools_new(const char *root,
 struct AgentError *agent_dispatcher_new(struct AgentDispatcher *out_dispatcher);
 
 // Builds the agent in host-pumped mode: its listeners, tools, hooks, stream function, `done`,
-// abort and consumed notifications run only inside `agent_dispatch(dispatcher, ...)` (and inside
-// `agent_run_wait` / `agent_wait_for_idle`, which dispatch while they wait), on the calling
-// thread, never on libagent's runtime thread. Network and timers keep running there. Several
-// agents may share one dispatcher.
+// abort and consumed notifications and the finalizers of everything it was given run only
+// inside `agent_dispatch(dispatcher, ...)` (and inside `agent_run_wait` /
+// `agent_wait_for_idle`, which dispatch while they wait), on the calling thread, never on
+// libagent's runtime thread nor on a thread that frees, unsubscribes or replaces something: a
+// finalizer (or a freed run's `done`) whose last reference drops elsewhere is queued for the
+// next dispatch. Network and timers keep running on the runtime thread. Several agents may
+// share one dispatcher. A tool (or coding tool pack) given to several host-pumped agents has its
+// finalizers confined to the dispatcher of the first; the process-wide default stream
+// function's finalizer is not confined.
 struct AgentError *agent_options_set_dispatcher(struct AgentOptions options,
                                                 struct AgentDispatcher dispatcher);
 
 // Runs the callbacks that are ready, on the calling thread, until none is ready or `budget_ms`
-// has passed (< 0: no limit; checked between callbacks, after at least one, so a frame budget
-// holds as long as each callback is short). Writes how many tasks ran to `*out_ran` when not
-// NULL. Returns at once when nothing is ready.
+// has passed (< 0: no limit). The budget is checked before every callback after the first, so
+// a dispatch overruns it by at most one callback: a frame budget holds as long as each callback
+// is short. Writes how many task steps ran to `*out_ran` when not NULL (one step may run several
+// callbacks). Returns at once when nothing is ready.
 struct AgentError *agent_dispatch(struct AgentDispatcher dispatcher,
                                   int64_t budget_ms,
                                   size_t *out_ran);
@@ -854,8 +869,11 @@ struct AgentError *agent_dispatcher_wait(struct AgentDispatcher dispatcher,
                                          int64_t timeout_ms,
                                          AgentWaitResult *out_result);
 
-// Drops the host's handle. Agents built with the dispatcher keep it (their callbacks still run
-// only inside dispatch calls, so free it after them).
+// Frees the dispatcher: first runs, on the calling thread, the finalizers and `done` calls still
+// queued (those of agents freed before it, for instance), so nothing is left waiting for a
+// dispatch that can no longer come. Free it after the agents built with it: an agent still alive
+// keeps its queue, its run progresses only inside `agent_run_wait` / `agent_wait_for_idle`, and
+// its later finalizers and `done` run on the thread where they are released.
 struct AgentError *agent_dispatcher_free(struct AgentDispatcher dispatcher);
 
 // Subscribes a listener; every call creates a distinct subscription, called after the existing
@@ -872,14 +890,18 @@ struct AgentError *agent_unsubscribe(struct AgentHandle handle, uint64_t id);
 
 // Writes the event's JSON in `shape` to `*out_json` (NUL-terminated too), built once and shared
 // with the other listeners; valid as long as the event (do not free). Fails with
-// `AGENT_ERR_INVALID_ARGUMENT` for an event that is no longer valid.
+// `AGENT_ERR_INVALID_ARGUMENT` for an event that is no longer valid: a listener's event is valid
+// inside its callback on the thread that called it, and, when the listener deferred, from any
+// thread until the reply is answered; a queue's event until the next call on that queue.
 struct AgentError *agent_event_json(const struct AgentEvent *event,
                                     AgentEventShape shape,
                                     struct AgentStr *out_json);
 
 // Inside a listener: answer this event later. Writes `*out_reply`; the listener then returns
 // `AGENT_LISTENER_LATER`, and the next listener and the loop wait until the reply is answered
-// (`agent_reply_continue` or `agent_reply_fail`, once, from any thread). Fails with
+// (`agent_reply_continue` or `agent_reply_fail`, once, from any thread). Only inside the
+// listener's callback, on the thread that called it: elsewhere (another thread, or a copy kept
+// after the callback) it fails with `AGENT_ERR_INVALID_ARGUMENT`. Fails with
 // `AGENT_ERR_INVALID_STATE` for a queue's event and when called twice for one delivery.
 struct AgentError *agent_event_defer(const struct AgentEvent *event, struct AgentReply *out_reply);
 

@@ -101,6 +101,13 @@ impl RunCompletion {
             }
             return true;
         }
+        self.wait_settled(timeout)
+    }
+
+    /// Blocks until the run settled or `timeout` passed (`false`), without dispatching: for a
+    /// run whose `done` another thread is running (a dispatch here would run host callbacks of
+    /// a host-pumped agent on a thread that did not ask for them).
+    pub fn wait_settled(&self, timeout: Option<Duration>) -> bool {
         let guard = lock(&self.outcome);
         let settled = |o: &mut Option<Result<(), String>>| o.is_none();
         match timeout {

@@ -191,6 +191,7 @@ async fn run_sequential(
         let outcome = match prepare_tool_call(site, &call).await {
             Preparation::Immediate(outcome) => outcome,
             Preparation::Ready(prepared) => {
+                crate::dispatch::before_callback().await;
                 let running = start_execution(prepared, site.signal);
                 let executed = running.finish(&UpdateSink::Emit(emitter)).await?;
                 finalize(site, executed).await
@@ -238,6 +239,7 @@ async fn run_parallel(
                 }));
             }
             Err(prepared) => {
+                crate::dispatch::before_callback().await;
                 let running = start_execution(prepared, site.signal);
                 let sink = &sink;
                 runs.push(Box::pin(async move {
@@ -295,6 +297,7 @@ async fn guarded_preparation(
 ) -> Result<Result<Json, Json>, String> {
     let mut prepared_call = tool_call.clone();
     if tool.behavior.has_prepare_arguments() {
+        crate::dispatch::before_callback().await;
         let raw = tool_call.get("arguments").cloned().unwrap_or(Json::Null);
         let prepared = tool.behavior.prepare_arguments(raw)?;
         if let Some(object) = prepared_call.as_object_mut() {

@@ -14,6 +14,7 @@ use super::stream::{host_stream_fn, providers_stream_fn, scripted, AgentStreamFn
 use super::tool::{tool_arg, AgentTool};
 use super::*;
 use crate::agent::{Agent, AgentOptions as CoreOptions, PromptInput};
+use crate::dispatch::WeakDispatcher;
 use crate::error::ErrorKind;
 use crate::json::Json;
 use crate::sync::lock;
@@ -30,6 +31,18 @@ pub(crate) struct FfiAgent {
     pub agent: Agent,
     pub freed: Arc<AtomicBool>,
     pub event_cache: Arc<super::events::EventCache>,
+    /// A host-pumped agent's dispatcher: the host data it takes is confined to it.
+    pub dispatcher: Option<WeakDispatcher>,
+}
+
+impl FfiAgent {
+    /// Host data this agent takes: a host-pumped agent's finalizers run inside its dispatches.
+    pub fn home(&self, data: &Arc<HostData>) -> Arc<HostData> {
+        if let Some(dispatcher) = &self.dispatcher {
+            data.home_to(dispatcher);
+        }
+        data.clone()
+    }
 }
 
 pub(crate) static AGENTS: Registry<Arc<FfiAgent>> = Registry::new("agent", 0xa6e7_a6e7_0000_0000);
@@ -47,23 +60,31 @@ pub unsafe extern "C" fn agent_new(
     out_agent: *mut AgentHandle,
 ) -> *mut AgentError {
     boundary(|| {
-        let core_options = if options.id == 0 {
-            CoreOptions::default()
+        let (core_options, homeless) = if options.id == 0 {
+            (CoreOptions::default(), Vec::new())
         } else {
             let builder = OPTIONS.get(options.id, "options")?;
             OPTIONS.remove(options.id);
             let taken = lock(&builder).take();
-            taken.ok_or_else(|| FfiError {
+            let unbuilt = taken.ok_or_else(|| FfiError {
                 status: AGENT_ERR_INVALID_HANDLE,
                 message: "options was already consumed.".into(),
-            })?
+            })?;
+            (unbuilt.options, unbuilt.homeless)
         };
         check_out(out_agent, "out_agent")?;
+        let dispatcher = core_options.dispatcher.as_ref().map(|d| d.downgrade());
         let agent = Agent::new(core_options)?;
+        if let Some(dispatcher) = &dispatcher {
+            for data in homeless {
+                data.home_to(dispatcher);
+            }
+        }
         let ffi = FfiAgent {
             agent,
             freed: Arc::new(AtomicBool::new(false)),
             event_cache: Default::default(),
+            dispatcher,
         };
         write_out(
             out_agent,
@@ -76,13 +97,16 @@ pub unsafe extern "C" fn agent_new(
 }
 
 /// Frees an agent. A running run is cancelled (no new host callback of this agent starts
-/// afterwards), its `done` is called with `AGENT_ERR_FREED` before this returns, event queues
+/// afterwards), its `done` is called with `AGENT_RUN_FREED` before this returns, event queues
 /// close, and the agent's references to tools, hooks and listeners are dropped (running their
 /// finalizers once unused). Called from a host thread, it returns only after a callback of this
 /// agent that is running at that moment (a `done`, a tool, a hook...) returned and the run let go
 /// of everything it held, so no callback or finalizer of this agent runs after it (never wait in
 /// a callback for a thread that is inside `agent_free`). Called on the runtime thread (inside a
 /// callback) it never waits; callbacks already scheduled are then dropped, not called.
+/// A host-pumped agent (`agent_options_set_dispatcher`) freed outside a dispatch of its
+/// dispatcher queues that `done` and those finalizers instead: they run inside the next
+/// `agent_dispatch` (or `agent_dispatcher_free`), on the pumping thread.
 /// Callable from any thread, including inside this agent's callbacks.
 #[no_mangle]
 pub unsafe extern "C" fn agent_free(handle: AgentHandle) -> *mut AgentError {
@@ -465,7 +489,11 @@ pub unsafe extern "C" fn agent_set_tools(
             .enumerate()
             .map(|(i, &tool)| tool_arg(tool, &format!("tools[{i}]")))
             .collect::<FfiResult<Vec<_>>>()?;
-        ffi.agent.set_tools(tools);
+        if let Some(dispatcher) = &ffi.dispatcher {
+            tools.iter().for_each(|tool| tool.home_to(dispatcher));
+        }
+        ffi.agent
+            .set_tools(tools.into_iter().map(|tool| tool.tool).collect());
         Ok(())
     })
 }
@@ -503,7 +531,7 @@ pub unsafe extern "C" fn agent_set_hook(
     boundary(|| {
         let ffi = agent_arg(handle)?;
         let kind = hook_kind(kind)?;
-        let hook = host_hook(kind, hook, user_data, finalizer);
+        let hook = host_hook(kind, hook, ffi.home(&HostData::new(user_data, finalizer)));
         let replaced = ffi
             .agent
             .update_settings(|settings| settings.hooks.set(kind, hook));
@@ -524,8 +552,8 @@ pub unsafe extern "C" fn agent_set_stream_fn(
 ) -> *mut AgentError {
     boundary(|| {
         let ffi = agent_arg(handle)?;
-        ffi.agent
-            .set_stream_fn(host_stream_fn(stream_fn, user_data, finalizer));
+        let data = ffi.home(&HostData::new(user_data, finalizer));
+        ffi.agent.set_stream_fn(host_stream_fn(stream_fn, data));
         Ok(())
     })
 }

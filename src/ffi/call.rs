@@ -124,6 +124,22 @@ pub(crate) struct CallState {
     signal: AbortSignal,
 }
 
+impl CallState {
+    fn kind(&self) -> Kind {
+        match self.reply {
+            Reply::Value {
+                shape: Shape::Reply,
+                ..
+            } => Kind::Reply,
+            Reply::Value { .. } => Kind::Hook,
+            Reply::Tool { .. } => Kind::Tool,
+            Reply::Stream { .. } => Kind::Stream,
+        }
+    }
+}
+
+/// The four kinds of calls share one table; each token carries its kind (see `Kind`), so a
+/// retired call of one kind is not answered as another.
 pub(crate) static CALLS: Registry<Arc<CallState>> = Registry::new("call", 0x5a17_c0de_0000_0000);
 
 /// A value or tool call handed to a callback: its token and, once the callback returned, its
@@ -147,7 +163,7 @@ impl PendingCall {
             reply,
             signal: signal.clone(),
         });
-        let token = CALLS.insert(state.clone());
+        let token = CALLS.insert_of_kind(state.clone(), state.kind() as u8);
         PendingCall { token, state }
     }
 
@@ -203,7 +219,7 @@ pub(crate) fn new_stream_call(sender: StreamSender, signal: &AbortSignal) -> Age
         },
         signal: signal.clone(),
     };
-    let token = CALLS.insert(Arc::new(state));
+    let token = CALLS.insert_of_kind(Arc::new(state), Kind::Stream as u8);
     // The call retires when the loop stops consuming the stream.
     sender.on_close(move || {
         CALLS.remove(token);
@@ -222,17 +238,9 @@ pub(crate) fn answer(rx: oneshot::Receiver<HookResult>) -> HostFuture<HookResult
     })
 }
 
-fn lookup(call: u64, closed_status: AgentErrorCode) -> FfiResult<Arc<CallState>> {
-    match CALLS.lookup(call) {
-        Lookup::Live(state) => Ok(state),
-        Lookup::Retired if closed_status == AGENT_ERR_STREAM_CLOSED => err(
-            closed_status,
-            "The stream is closed: the agent no longer consumes it.",
-        ),
-        Lookup::Retired => err(closed_status, "The call was already answered."),
-        Lookup::Invalid if call == 0 => err(AGENT_ERR_INVALID_HANDLE, "call is the null handle."),
-        Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, "call is not a valid call object."),
-    }
+/// True when `call` names a call of `kind` that was retired (answered, or its stream closed).
+fn is_retired(call: u64, kind: Kind) -> bool {
+    matches!(CALLS.lookup(call), Lookup::Retired) && CALLS.kind_of(call) == kind as u8
 }
 
 /// Gives a value answer, retiring the call; `ALREADY_COMPLETED` if another answer won.
@@ -263,11 +271,7 @@ fn settle(call: u64, slot: &Mutex<AnswerSlot>, result: HookResult) -> FfiResult 
 
 /// The live stream behind `call` (`STREAM_CLOSED` once nothing consumes it).
 pub(crate) fn stream_state(call: u64) -> FfiResult<Arc<CallState>> {
-    let state = lookup(call, AGENT_ERR_STREAM_CLOSED)?;
-    if !matches!(state.reply, Reply::Stream { .. }) {
-        return err(AGENT_ERR_INVALID_HANDLE, "call is not a stream.");
-    }
-    Ok(state)
+    call_of(call, Kind::Stream)
 }
 
 /// `STREAM_CLOSED` when the agent was freed (possibly during this very callback).
@@ -351,38 +355,39 @@ enum Kind {
     Stream,
 }
 
+/// The call behind a token of `kind`: a retired one fails with `STREAM_CLOSED` (a stream) or
+/// `ALREADY_COMPLETED`, a call of another kind (live or retired) with `INVALID_HANDLE`.
 fn call_of(call: u64, kind: Kind) -> FfiResult<Arc<CallState>> {
-    let closed = if kind == Kind::Stream {
-        AGENT_ERR_STREAM_CLOSED
-    } else {
-        AGENT_ERR_ALREADY_COMPLETED
-    };
-    let state = lookup(call, closed)?;
-    let actual = match state.reply {
-        Reply::Value {
-            shape: Shape::Reply,
-            ..
-        } => Kind::Reply,
-        Reply::Value { .. } => Kind::Hook,
-        Reply::Tool { .. } => Kind::Tool,
-        Reply::Stream { .. } => Kind::Stream,
-    };
-    if actual != kind {
+    let not_of_kind = || {
         let name = match kind {
             Kind::Hook => "a hook call",
             Kind::Reply => "a listener's reply",
             Kind::Tool => "a tool call",
             Kind::Stream => "a stream",
         };
-        return err(AGENT_ERR_INVALID_HANDLE, format!("call is not {name}."));
+        err(AGENT_ERR_INVALID_HANDLE, format!("call is not {name}."))
+    };
+    match CALLS.lookup(call) {
+        Lookup::Live(state) if state.kind() == kind => Ok(state),
+        Lookup::Live(_) => not_of_kind(),
+        Lookup::Retired if CALLS.kind_of(call) != kind as u8 => not_of_kind(),
+        Lookup::Retired if kind == Kind::Stream => err(
+            AGENT_ERR_STREAM_CLOSED,
+            "The stream is closed: the agent no longer consumes it.",
+        ),
+        Lookup::Retired => err(
+            AGENT_ERR_ALREADY_COMPLETED,
+            "The call was already answered.",
+        ),
+        Lookup::Invalid if call == 0 => err(AGENT_ERR_INVALID_HANDLE, "call is the null handle."),
+        Lookup::Invalid => err(AGENT_ERR_INVALID_HANDLE, "call is not a valid call object."),
     }
-    Ok(state)
 }
 
 /// The call to answer: a stream already ended (or failed) refuses a second end or failure as a
 /// second answer, as the header says, not as a push into a closed stream.
 fn answerable(call: u64, kind: Kind) -> FfiResult<Arc<CallState>> {
-    if kind == Kind::Stream && matches!(CALLS.lookup(call), Lookup::Retired) {
+    if kind == Kind::Stream && is_retired(call, Kind::Stream) {
         return err(
             AGENT_ERR_ALREADY_COMPLETED,
             "The call was already answered.",
@@ -452,11 +457,19 @@ fn on_abort(
     };
     let state = call_of(call, kind)?;
     let data = HostData::new(user_data, finalizer);
+    home_to_run(&data, &state.signal);
     state.signal.on_abort(move || {
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| unsafe { callback(data.user_data) });
     });
     Ok(())
+}
+
+/// Host data given to a call of a host-pumped run: its finalizer is confined to the dispatcher.
+fn home_to_run(data: &HostData, signal: &AbortSignal) {
+    if let crate::dispatch::Executor::Dispatcher(dispatcher) = signal.executor() {
+        data.home_to(&dispatcher.downgrade());
+    }
 }
 
 /// Answers a deferred listener (`AgentReply`).
@@ -672,6 +685,8 @@ pub unsafe extern "C" fn agent_stream_on_abort(
 }
 
 /// Writes how many pushed events the loop has not taken yet (0 once the stream is closed).
+/// Another kind of call (a tool call, hook call or reply, answered or not) fails with
+/// `AGENT_ERR_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn agent_stream_backlog(
     stream: AgentStream,
@@ -679,12 +694,14 @@ pub unsafe extern "C" fn agent_stream_backlog(
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_count, "out_count")?;
-        let count = match CALLS.lookup(stream.id) {
-            Lookup::Retired => 0,
-            _ => match &call_of(stream.id, Kind::Stream)?.reply {
+        // A closed stream has no backlog; a call of another kind is refused, freed or not.
+        let count = if is_retired(stream.id, Kind::Stream) {
+            0
+        } else {
+            match &call_of(stream.id, Kind::Stream)?.reply {
                 Reply::Stream { sender, .. } => sender.backlog(),
                 _ => 0,
-            },
+            }
         };
         write_out(out_count, count);
         Ok(())
@@ -713,6 +730,7 @@ pub unsafe extern "C" fn agent_stream_on_consumed(
             return err(AGENT_ERR_INVALID_HANDLE, "stream is not a stream.");
         };
         let data = HostData::new(user_data, finalizer);
+        home_to_run(&data, &state.signal);
         sender.on_consumed(move || {
             // SAFETY: the host registered this callback for this user_data.
             guard_callback(|| unsafe { callback(data.user_data, stream) });

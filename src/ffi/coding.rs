@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::call::Shape;
 use super::options::{hook_of, AgentHookFn};
-use super::tool::{AgentTool, TOOLS};
+use super::tool::{AgentTool, ToolEntry, TOOLS};
 use super::*;
 use crate::coding::{coding_tools, CodingOptions, ConsentFn, ConsentRequest};
 use crate::host::{call_hook, Hook};
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn agent_coding_tools_new(
         };
         let data = HostData::new(user_data, finalizer);
         if let Some(callback) = consent {
-            options.consent = Some(consent_fn(hook_of(callback, data, Shape::Any)));
+            options.consent = Some(consent_fn(hook_of(callback, data.clone(), Shape::Any)));
         }
         let tools = coding_tools(root, options).map_err(|message| FfiError {
             status: AGENT_ERR_INVALID_ARGUMENT,
@@ -82,7 +82,11 @@ pub unsafe extern "C" fn agent_coding_tools_new(
         }
         for (index, tool) in tools.into_iter().enumerate() {
             let handle = AgentTool {
-                id: TOOLS.insert((tool, None)),
+                id: TOOLS.insert(ToolEntry {
+                    tool,
+                    adapter: None,
+                    consent: Some(data.clone()),
+                }),
             };
             // SAFETY: the caller gave room for `capacity` handles.
             unsafe { *out_tools.add(index) = handle };

@@ -37,10 +37,15 @@ pub unsafe extern "C" fn agent_dispatcher_new(
 }
 
 /// Builds the agent in host-pumped mode: its listeners, tools, hooks, stream function, `done`,
-/// abort and consumed notifications run only inside `agent_dispatch(dispatcher, ...)` (and inside
-/// `agent_run_wait` / `agent_wait_for_idle`, which dispatch while they wait), on the calling
-/// thread, never on libagent's runtime thread. Network and timers keep running there. Several
-/// agents may share one dispatcher.
+/// abort and consumed notifications and the finalizers of everything it was given run only
+/// inside `agent_dispatch(dispatcher, ...)` (and inside `agent_run_wait` /
+/// `agent_wait_for_idle`, which dispatch while they wait), on the calling thread, never on
+/// libagent's runtime thread nor on a thread that frees, unsubscribes or replaces something: a
+/// finalizer (or a freed run's `done`) whose last reference drops elsewhere is queued for the
+/// next dispatch. Network and timers keep running on the runtime thread. Several agents may
+/// share one dispatcher. A tool (or coding tool pack) given to several host-pumped agents has its
+/// finalizers confined to the dispatcher of the first; the process-wide default stream
+/// function's finalizer is not confined.
 #[no_mangle]
 pub extern "C" fn agent_options_set_dispatcher(
     options: AgentOptions,
@@ -56,9 +61,10 @@ pub extern "C" fn agent_options_set_dispatcher(
 }
 
 /// Runs the callbacks that are ready, on the calling thread, until none is ready or `budget_ms`
-/// has passed (< 0: no limit; checked between callbacks, after at least one, so a frame budget
-/// holds as long as each callback is short). Writes how many tasks ran to `*out_ran` when not
-/// NULL. Returns at once when nothing is ready.
+/// has passed (< 0: no limit). The budget is checked before every callback after the first, so
+/// a dispatch overruns it by at most one callback: a frame budget holds as long as each callback
+/// is short. Writes how many task steps ran to `*out_ran` when not NULL (one step may run several
+/// callbacks). Returns at once when nothing is ready.
 #[no_mangle]
 pub unsafe extern "C" fn agent_dispatch(
     dispatcher: AgentDispatcher,
@@ -100,13 +106,18 @@ pub unsafe extern "C" fn agent_dispatcher_wait(
     })
 }
 
-/// Drops the host's handle. Agents built with the dispatcher keep it (their callbacks still run
-/// only inside dispatch calls, so free it after them).
+/// Frees the dispatcher: first runs, on the calling thread, the finalizers and `done` calls still
+/// queued (those of agents freed before it, for instance), so nothing is left waiting for a
+/// dispatch that can no longer come. Free it after the agents built with it: an agent still alive
+/// keeps its queue, its run progresses only inside `agent_run_wait` / `agent_wait_for_idle`, and
+/// its later finalizers and `done` run on the thread where they are released.
 #[no_mangle]
 pub extern "C" fn agent_dispatcher_free(dispatcher: AgentDispatcher) -> *mut AgentError {
     boundary(|| {
         DISPATCHERS.get(dispatcher.id, "dispatcher")?;
-        DISPATCHERS.remove(dispatcher.id);
+        if let Some(dispatcher) = DISPATCHERS.remove(dispatcher.id) {
+            dispatcher.close();
+        }
         Ok(())
     })
 }

@@ -2,7 +2,7 @@
 //! returning; the lossless pull queue returns the same struct. JSON is built only on request.
 
 use std::ffi::{c_char, c_void, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -115,7 +115,9 @@ pub const AGENT_LISTENER_CONTINUE: AgentListenerAnswer = 0;
 pub const AGENT_LISTENER_LATER: AgentListenerAnswer = 1;
 
 /// A listener (SPEC §7.11), called for every event in subscription order; the next listener and
-/// the loop wait for its answer. `event` is valid during the callback only.
+/// the loop wait for its answer. `event` is valid during the callback only, on the thread that
+/// called it (a listener that deferred may also read it, from any thread, until it answers the
+/// reply); a copy used elsewhere is refused with `AGENT_ERR_INVALID_ARGUMENT`.
 pub type AgentListenerFn = Option<
     unsafe extern "C" fn(user_data: *mut c_void, event: *const AgentEvent) -> AgentListenerAnswer,
 >;
@@ -139,6 +141,9 @@ pub(crate) struct EventView {
     /// The run's signal while listeners run (a deferred reply observes it).
     signal: Option<AbortSignal>,
     deferred: Mutex<Option<PendingCall>>,
+    /// Set while a listener that deferred has not answered: the delivery goes on, so the event
+    /// stays readable (from any thread: the reply may be answered anywhere).
+    awaiting_reply: AtomicBool,
 }
 
 impl EventView {
@@ -150,6 +155,7 @@ impl EventView {
             texts: OnceLock::new(),
             signal,
             deferred: Mutex::new(None),
+            awaiting_reply: AtomicBool::new(false),
         }
     }
 
@@ -315,9 +321,18 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// The view an event struct refers to: the event being delivered on this thread, or the
-/// current event of its source.
-fn view_of(event: *const AgentEvent) -> FfiResult<Arc<EventView>> {
+/// What a host wants to do with an event struct.
+#[derive(PartialEq)]
+enum EventUse {
+    Read,
+    Defer,
+}
+
+/// The view an event struct refers to: the event a listener on this thread is being called with,
+/// the event a queue returned last, or (to read it) an event whose deferring listener has not
+/// answered yet. Anything else (a copy kept after its callback, or used from another thread
+/// during it) is refused: its run may have moved on.
+fn view_of(event: *const AgentEvent, purpose: EventUse) -> FfiResult<Arc<EventView>> {
     // SAFETY: the caller passes NULL or a readable event struct.
     let Some(event) = (unsafe { event.as_ref() }) else {
         return err(AGENT_ERR_NULL, "event is NULL.");
@@ -331,10 +346,12 @@ fn view_of(event: *const AgentEvent) -> FfiResult<Arc<EventView>> {
     if let Some(view) = delivering {
         return Ok(view);
     }
-    let view = match AGENTS.lookup(event.source) {
-        Lookup::Live(agent) => lock(&agent.event_cache.current).clone(),
-        _ => match QUEUES.lookup(event.source) {
-            Lookup::Live(queue) => lock(&queue.current).clone(),
+    let view = match QUEUES.lookup(event.source) {
+        Lookup::Live(queue) => lock(&queue.current).clone(),
+        _ => match AGENTS.lookup(event.source) {
+            Lookup::Live(agent) if purpose == EventUse::Read => lock(&agent.event_cache.current)
+                .clone()
+                .filter(|view| view.awaiting_reply.load(Ordering::SeqCst)),
             _ => None,
         },
     };
@@ -342,8 +359,18 @@ fn view_of(event: *const AgentEvent) -> FfiResult<Arc<EventView>> {
         Some(view) if view.sequence == event.sequence => Ok(view),
         _ => err(
             AGENT_ERR_INVALID_ARGUMENT,
-            "event is no longer valid: a listener's event lives for its callback, a queue's until the next call on the queue.",
+            "event is no longer valid: a listener's event may be read or deferred only inside its callback, on the thread that called it (read until its reply is answered when it deferred), a queue's event until the next call on the queue.",
         ),
+    }
+}
+
+/// A view whose listener may have deferred (`agent_event_defer` marks it as waiting for the
+/// reply): unmarked when dropped (answered, or given up on).
+struct AwaitingReply(Arc<EventView>);
+
+impl Drop for AwaitingReply {
+    fn drop(&mut self) {
+        self.0.awaiting_reply.store(false, Ordering::SeqCst);
     }
 }
 
@@ -364,13 +391,18 @@ fn host_listener(
         guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
         DELIVERING.with(|slot| slot.replace(outer));
         let deferred = lock(&view.deferred).take();
-        drop(view);
+        // Set by agent_event_defer; kept only while a reply is still to come.
+        let awaiting = AwaitingReply(view);
         match (answer_given, deferred) {
             (AGENT_LISTENER_LATER, Some(pending)) => match pending.answer() {
                 Answer::Now(result) => Delivery::Now(result.map(|_| ())),
                 Answer::Later(rx) => {
                     let reply = answer(rx);
-                    Delivery::Later(Box::pin(async move { reply.await.map(|_| ()) }))
+                    Delivery::Later(Box::pin(async move {
+                        let result = reply.await;
+                        drop(awaiting);
+                        result.map(|_| ())
+                    }))
                 }
             },
             (AGENT_LISTENER_LATER, None) => Delivery::Now(Err(
@@ -407,7 +439,7 @@ pub unsafe extern "C" fn agent_subscribe(
         };
         let listener = host_listener(
             callback,
-            HostData::new(user_data, finalizer),
+            ffi.home(&HostData::new(user_data, finalizer)),
             ffi.event_cache.clone(),
             handle.id,
         );
@@ -433,7 +465,9 @@ pub extern "C" fn agent_unsubscribe(handle: AgentHandle, id: u64) -> *mut AgentE
 
 /// Writes the event's JSON in `shape` to `*out_json` (NUL-terminated too), built once and shared
 /// with the other listeners; valid as long as the event (do not free). Fails with
-/// `AGENT_ERR_INVALID_ARGUMENT` for an event that is no longer valid.
+/// `AGENT_ERR_INVALID_ARGUMENT` for an event that is no longer valid: a listener's event is valid
+/// inside its callback on the thread that called it, and, when the listener deferred, from any
+/// thread until the reply is answered; a queue's event until the next call on that queue.
 #[no_mangle]
 pub unsafe extern "C" fn agent_event_json(
     event: *const AgentEvent,
@@ -443,7 +477,7 @@ pub unsafe extern "C" fn agent_event_json(
     boundary(|| {
         check_out(out_json, "out_json")?;
         let shape = shape_of(shape)?;
-        let view = view_of(event)?;
+        let view = view_of(event, EventUse::Read)?;
         write_out(out_json, c_text(view.json(shape)));
         Ok(())
     })
@@ -451,7 +485,9 @@ pub unsafe extern "C" fn agent_event_json(
 
 /// Inside a listener: answer this event later. Writes `*out_reply`; the listener then returns
 /// `AGENT_LISTENER_LATER`, and the next listener and the loop wait until the reply is answered
-/// (`agent_reply_continue` or `agent_reply_fail`, once, from any thread). Fails with
+/// (`agent_reply_continue` or `agent_reply_fail`, once, from any thread). Only inside the
+/// listener's callback, on the thread that called it: elsewhere (another thread, or a copy kept
+/// after the callback) it fails with `AGENT_ERR_INVALID_ARGUMENT`. Fails with
 /// `AGENT_ERR_INVALID_STATE` for a queue's event and when called twice for one delivery.
 #[no_mangle]
 pub unsafe extern "C" fn agent_event_defer(
@@ -460,7 +496,7 @@ pub unsafe extern "C" fn agent_event_defer(
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_reply, "out_reply")?;
-        let view = view_of(event)?;
+        let view = view_of(event, EventUse::Defer)?;
         let Some(signal) = &view.signal else {
             return err(
                 AGENT_ERR_INVALID_STATE,
@@ -477,6 +513,8 @@ pub unsafe extern "C" fn agent_event_defer(
         let pending = new_value_call(Shape::Reply, signal);
         write_out(out_reply, AgentReply { id: pending.token });
         *deferred = Some(pending);
+        // From now on the reply may be answered from any thread, which may read the event.
+        view.awaiting_reply.store(true, Ordering::SeqCst);
         Ok(())
     })
 }

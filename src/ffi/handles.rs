@@ -12,6 +12,10 @@ struct Slot<T> {
     value: Option<T>,
 }
 
+/// The slot part of a token: the index + 1 in the low 30 bits, a kind in the top two.
+const INDEX_MASK: u64 = (1 << 30) - 1;
+const KIND_SHIFT: u32 = 30;
+
 /// A table of live objects of one kind. Tokens encode slot index and generation, mixed with a
 /// per-kind tag so that a handle of one kind is not accepted as another. Freed slots are reused
 /// oldest first, and a slot whose generation is exhausted is never reused, so a stale token can
@@ -39,31 +43,43 @@ impl<T: Clone> Registry<T> {
         }
     }
 
-    fn token(&self, index: usize, generation: u32) -> u64 {
-        (((index as u64) + 1) << 32 | generation as u64) ^ self.tag
+    fn token(&self, index: usize, generation: u32, kind: u8) -> u64 {
+        debug_assert!(index < INDEX_MASK as usize && kind < 4);
+        ((((index as u64) + 1) | (kind as u64) << KIND_SHIFT) << 32 | generation as u64) ^ self.tag
     }
 
     fn decode(&self, token: u64) -> Option<(usize, u32)> {
         let raw = token ^ self.tag;
-        let index = (raw >> 32).checked_sub(1)? as usize;
+        let index = ((raw >> 32) & INDEX_MASK).checked_sub(1)? as usize;
         Some((index, raw as u32))
+    }
+
+    /// The kind a token was stored with (`insert_of_kind`), also once its value was removed.
+    pub fn kind_of(&self, token: u64) -> u8 {
+        ((token ^ self.tag) >> (32 + KIND_SHIFT)) as u8
     }
 
     /// Stores a value and returns its token.
     pub fn insert(&self, value: T) -> u64 {
+        self.insert_of_kind(value, 0)
+    }
+
+    /// Stores a value of one of several kinds sharing the table (0..=3): the token carries the
+    /// kind, so a removed value's token still tells it (`kind_of`).
+    pub fn insert_of_kind(&self, value: T, kind: u8) -> u64 {
         let mut guard = lock(&self.slots);
         let (slots, free) = &mut *guard;
         if let Some(index) = free.pop_front() {
             let slot = &mut slots[index];
             slot.generation += 1;
             slot.value = Some(value);
-            return self.token(index, slot.generation);
+            return self.token(index, slot.generation, kind);
         }
         slots.push(Slot {
             generation: 0,
             value: Some(value),
         });
-        self.token(slots.len() - 1, 0)
+        self.token(slots.len() - 1, 0, kind)
     }
 
     pub fn lookup(&self, token: u64) -> Lookup<T> {
@@ -151,5 +167,19 @@ mod tests {
         assert!(matches!(registry.lookup(last), Lookup::Retired));
         assert!(matches!(registry.lookup(first), Lookup::Retired));
         assert!(lock(&registry.slots).1.is_empty());
+    }
+
+    #[test]
+    fn a_token_keeps_its_kind_after_removal() {
+        let registry: Registry<u32> = Registry::new("thing", 0x5a17_c0de_0000_0000);
+        let tokens: Vec<u64> = (0..4)
+            .map(|kind| registry.insert_of_kind(kind as u32, kind))
+            .collect();
+        for (kind, &token) in tokens.iter().enumerate() {
+            assert!(matches!(registry.lookup(token), Lookup::Live(value) if value == kind as u32));
+            registry.remove(token);
+            assert!(matches!(registry.lookup(token), Lookup::Retired));
+            assert_eq!(registry.kind_of(token), kind as u8);
+        }
     }
 }

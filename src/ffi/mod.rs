@@ -306,10 +306,14 @@ pub(crate) fn write_owned_text(out: *mut *mut c_char, out_len: *mut usize, text:
     write_out(out, owned.into_raw());
 }
 
-/// Host data with its finalizer: the finalizer runs once, when the last reference drops.
+/// Host data with its finalizer: the finalizer runs once, when the last reference drops. Host
+/// data taken by a host-pumped agent is homed to the agent's dispatcher: its finalizer then runs
+/// only inside that dispatcher's `agent_dispatch` (queued when the last reference drops
+/// elsewhere).
 pub(crate) struct HostData {
     pub user_data: *mut c_void,
     finalizer: AgentFinalizer,
+    home: std::sync::OnceLock<crate::dispatch::WeakDispatcher>,
 }
 
 // SAFETY: the host promises (header docs) that user_data may be used from the runtime thread
@@ -317,21 +321,41 @@ pub(crate) struct HostData {
 unsafe impl Send for HostData {}
 unsafe impl Sync for HostData {}
 
+/// A host pointer moved to the thread that runs its finalizer (see `HostData`'s safety note).
+struct HostPointer(*mut c_void);
+// SAFETY: as for `HostData`.
+unsafe impl Send for HostPointer {}
+
 impl HostData {
     pub fn new(user_data: *mut c_void, finalizer: AgentFinalizer) -> std::sync::Arc<HostData> {
         std::sync::Arc::new(HostData {
             user_data,
             finalizer,
+            home: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Confines the finalizer to `dispatcher` (the first host-pumped agent to take the data
+    /// decides; later homes are ignored).
+    pub fn home_to(&self, dispatcher: &crate::dispatch::WeakDispatcher) {
+        let _ = self.home.set(dispatcher.clone());
     }
 }
 
 impl Drop for HostData {
     fn drop(&mut self) {
-        if let Some(finalizer) = self.finalizer {
-            let user_data = self.user_data;
+        let Some(finalizer) = self.finalizer else {
+            return;
+        };
+        let user_data = HostPointer(self.user_data);
+        let finalize = move || {
+            let user_data = user_data;
             // SAFETY: the host registered this finalizer for this user_data.
-            guard_callback(|| unsafe { finalizer(user_data) });
+            guard_callback(|| unsafe { finalizer(user_data.0) });
+        };
+        match self.home.get() {
+            Some(dispatcher) => dispatcher.run_confined(finalize),
+            None => finalize(),
         }
     }
 }

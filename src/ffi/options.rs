@@ -69,10 +69,8 @@ pub(crate) fn hook_kind(kind: AgentHookKind) -> FfiResult<HookKind> {
 pub(crate) fn host_hook(
     kind: HookKind,
     callback: AgentHookFn,
-    user_data: *mut c_void,
-    finalizer: AgentFinalizer,
+    data: Arc<HostData>,
 ) -> Option<Hook> {
-    let data = HostData::new(user_data, finalizer);
     let shape = match kind {
         HookKind::ConvertToLlm | HookKind::TransformContext => Shape::Messages,
         HookKind::GetApiKey => Shape::StringOrNull,
@@ -99,7 +97,34 @@ pub(crate) fn hook_of(
     })
 }
 
-pub(crate) type Builder = Arc<Mutex<Option<CoreOptions>>>;
+/// Options not yet consumed by `agent_new`.
+pub(crate) struct Unbuilt {
+    pub options: CoreOptions,
+    /// The host data and tools given to the options: homed to the dispatcher (see `HostData`)
+    /// when the agent is built with one, whenever `agent_options_set_dispatcher` was called.
+    pub homeless: Vec<Homeless>,
+}
+
+/// Host data waiting for the agent's dispatcher.
+pub(crate) enum Homeless {
+    Data(std::sync::Weak<HostData>),
+    Tool(super::tool::ToolEntry),
+}
+
+impl Homeless {
+    pub fn home_to(self, dispatcher: &crate::dispatch::WeakDispatcher) {
+        match self {
+            Homeless::Data(data) => {
+                if let Some(data) = data.upgrade() {
+                    data.home_to(dispatcher);
+                }
+            }
+            Homeless::Tool(tool) => tool.home_to(dispatcher),
+        }
+    }
+}
+
+pub(crate) type Builder = Arc<Mutex<Option<Unbuilt>>>;
 
 pub(crate) static OPTIONS: Registry<Builder> =
     Registry::new("options object", 0x0b7e_0b7e_0000_0000);
@@ -110,12 +135,27 @@ pub(crate) fn with_options<R>(
     options: AgentOptions,
     change: impl FnOnce(&mut CoreOptions) -> FfiResult<R>,
 ) -> FfiResult<R> {
+    with_unbuilt(options, |unbuilt| change(&mut unbuilt.options))
+}
+
+fn with_unbuilt<R>(
+    options: AgentOptions,
+    change: impl FnOnce(&mut Unbuilt) -> FfiResult<R>,
+) -> FfiResult<R> {
     let builder = OPTIONS.get(options.id, "options")?;
     let mut guard = lock(&builder);
     match guard.as_mut() {
-        Some(options) => change(options),
+        Some(unbuilt) => change(unbuilt),
         None => err(AGENT_ERR_INVALID_HANDLE, "options was already consumed."),
     }
+}
+
+/// Host data the options' agent takes: homed when the agent is built with a dispatcher.
+fn remember(options: AgentOptions, homeless: Homeless) -> FfiResult {
+    with_unbuilt(options, |unbuilt| {
+        unbuilt.homeless.push(homeless);
+        Ok(())
+    })
 }
 
 /// Creates an options builder from `options_json` (NULL = all defaults):
@@ -152,7 +192,10 @@ pub unsafe extern "C" fn agent_options_new(
             Some(value) => CoreOptions::from_json(value)?,
             None => CoreOptions::default(),
         };
-        let id = OPTIONS.insert(Arc::new(Mutex::new(Some(options))));
+        let id = OPTIONS.insert(Arc::new(Mutex::new(Some(Unbuilt {
+            options,
+            homeless: Vec::new(),
+        }))));
         write_out(out_options, AgentOptions { id });
         Ok(())
     })
@@ -176,8 +219,9 @@ pub unsafe extern "C" fn agent_options_add_tool(
 ) -> *mut AgentError {
     boundary(|| {
         let tool = tool_arg(tool, "tool")?;
-        with_options(options, |o| {
-            o.initial_state.tools.push(tool);
+        with_unbuilt(options, |unbuilt| {
+            unbuilt.options.initial_state.tools.push(tool.tool.clone());
+            unbuilt.homeless.push(Homeless::Tool(tool));
             Ok(())
         })
     })
@@ -194,7 +238,9 @@ pub unsafe extern "C" fn agent_options_set_stream_fn(
     boundary(|| {
         // Validate first: on failure the library takes no reference (the finalizer is not run).
         with_options(options, |_| Ok(()))?;
-        let stream_fn = host_stream_fn(stream_fn, user_data, finalizer);
+        let data = HostData::new(user_data, finalizer);
+        remember(options, Homeless::Data(Arc::downgrade(&data)))?;
+        let stream_fn = host_stream_fn(stream_fn, data);
         let replaced = with_options(options, |o| {
             Ok(std::mem::replace(&mut o.stream_fn, stream_fn))
         })?;
@@ -248,7 +294,9 @@ pub unsafe extern "C" fn agent_options_set_hook(
     boundary(|| {
         let kind = hook_kind(kind)?;
         with_options(options, |_| Ok(()))?;
-        let hook = host_hook(kind, hook, user_data, finalizer);
+        let data = HostData::new(user_data, finalizer);
+        remember(options, Homeless::Data(Arc::downgrade(&data)))?;
+        let hook = host_hook(kind, hook, data);
         let replaced = with_options(options, |o| Ok(o.settings.hooks.set(kind, hook)))?;
         drop(replaced);
         Ok(())

@@ -53,7 +53,8 @@ pub struct AgentRunOutcome {
 
 /// Called once when a run settled (after its cleanup, before waiters are released), with the
 /// run and its outcome (both valid for the call). Runs on the runtime thread, or inside
-/// `agent_dispatch` for an agent built with a dispatcher.
+/// `agent_dispatch` for an agent built with a dispatcher (a host-pumped run ended by `agent_free`
+/// outside a dispatch: inside the next dispatch, after waiters were released).
 pub type AgentDoneFn = Option<
     unsafe extern "C" fn(user_data: *mut c_void, run: AgentRun, outcome: *const AgentRunOutcome),
 >;

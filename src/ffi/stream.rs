@@ -26,12 +26,7 @@ pub type AgentStreamFn = Option<
 >;
 
 /// The core stream function behind a C callback.
-pub(crate) fn host_stream_fn(
-    callback: AgentStreamFn,
-    user_data: *mut c_void,
-    finalizer: AgentFinalizer,
-) -> Option<StreamFn> {
-    let data = HostData::new(user_data, finalizer);
+pub(crate) fn host_stream_fn(callback: AgentStreamFn, data: Arc<HostData>) -> Option<StreamFn> {
     let callback = callback?;
     Some(Arc::new(
         move |request: StreamRequest, sender: StreamSender| {
@@ -75,7 +70,10 @@ pub unsafe extern "C" fn agent_set_default_stream_fn(
     finalizer: AgentFinalizer,
 ) -> *mut AgentError {
     boundary(|| {
-        set_default_stream_fn(host_stream_fn(stream_fn, user_data, finalizer));
+        set_default_stream_fn(host_stream_fn(
+            stream_fn,
+            HostData::new(user_data, finalizer),
+        ));
         Ok(())
     })
 }

@@ -8,6 +8,7 @@ use super::call::{
 };
 use super::handles::Registry;
 use super::*;
+use crate::dispatch::WeakDispatcher;
 use crate::host::{
     AbortSignal, AgentTool as CoreTool, HookResult, HostFuture, ToolBehavior, ToolInvocation,
 };
@@ -58,6 +59,41 @@ pub(crate) struct HostTool {
     execute: ExecuteCallback,
     data: Arc<HostData>,
     prepare: Mutex<Option<(PrepareCallback, Arc<HostData>)>>,
+    /// The dispatcher of the first host-pumped agent given the tool: a `prepareArguments` shim
+    /// installed later is confined to it too.
+    home: std::sync::OnceLock<WeakDispatcher>,
+}
+
+impl HostTool {
+    fn home_to(&self, dispatcher: &WeakDispatcher) {
+        let _ = self.home.set(dispatcher.clone());
+        self.data.home_to(dispatcher);
+        if let Some((_, data)) = &*lock(&self.prepare) {
+            data.home_to(dispatcher);
+        }
+    }
+}
+
+/// What a tool handle holds: the core tool, with the host data its callbacks use (a host tool's
+/// adapter, or the consent hook of a coding tool).
+#[derive(Clone)]
+pub(crate) struct ToolEntry {
+    pub tool: CoreTool,
+    pub adapter: Option<Arc<HostTool>>,
+    pub consent: Option<Arc<HostData>>,
+}
+
+impl ToolEntry {
+    /// Confines the tool's finalizers to the dispatcher of a host-pumped agent given the tool
+    /// (the first such agent decides).
+    pub fn home_to(&self, dispatcher: &WeakDispatcher) {
+        if let Some(adapter) = &self.adapter {
+            adapter.home_to(dispatcher);
+        }
+        if let Some(consent) = &self.consent {
+            consent.home_to(dispatcher);
+        }
+    }
 }
 
 impl ToolBehavior for HostTool {
@@ -108,12 +144,11 @@ impl ToolBehavior for HostTool {
 }
 
 /// Tools by handle: host tools keep their C adapter (built-in tools have none).
-pub(crate) static TOOLS: Registry<(CoreTool, Option<Arc<HostTool>>)> =
-    Registry::new("tool", 0x7001_7001_0000_0000);
+pub(crate) static TOOLS: Registry<ToolEntry> = Registry::new("tool", 0x7001_7001_0000_0000);
 
-/// The core tool behind a handle.
-pub(crate) fn tool_arg(tool: AgentTool, name: &str) -> FfiResult<CoreTool> {
-    TOOLS.get(tool.id, name).map(|(tool, _)| tool)
+/// The tool behind a handle.
+pub(crate) fn tool_arg(tool: AgentTool, name: &str) -> FfiResult<ToolEntry> {
+    TOOLS.get(tool.id, name)
 }
 
 /// Creates a tool. `definition_json`: `{"name", "label"?, "description"?, "parameters"?,
@@ -146,9 +181,14 @@ pub unsafe extern "C" fn agent_tool_new(
             execute,
             data: HostData::new(user_data, finalizer),
             prepare: Mutex::new(None),
+            home: std::sync::OnceLock::new(),
         });
         let tool = CoreTool::new(definition, behavior.clone());
-        let id = TOOLS.insert((tool, Some(behavior)));
+        let id = TOOLS.insert(ToolEntry {
+            tool,
+            adapter: Some(behavior),
+            consent: None,
+        });
         write_out(out_tool, AgentTool { id });
         Ok(())
     })
@@ -163,14 +203,16 @@ pub unsafe extern "C" fn agent_tool_set_prepare_arguments(
     finalizer: AgentFinalizer,
 ) -> *mut AgentError {
     boundary(|| {
-        let (_, behavior) = TOOLS.get(tool.id, "tool")?;
-        let Some(behavior) = behavior else {
+        let Some(behavior) = TOOLS.get(tool.id, "tool")?.adapter else {
             return err(
                 AGENT_ERR_INVALID_ARGUMENT,
                 "tool is a built-in tool: its prepareArguments cannot be replaced.",
             );
         };
         let data = HostData::new(user_data, finalizer);
+        if let Some(home) = behavior.home.get() {
+            data.home_to(home);
+        }
         let replaced = std::mem::replace(
             &mut *lock(&behavior.prepare),
             prepare.map(|callback| (callback, data)),

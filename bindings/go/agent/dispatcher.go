@@ -68,7 +68,8 @@ func (d *Dispatcher) Wait(timeout time.Duration) (bool, error) {
 	return err == nil && result == C.AGENT_WAIT_DONE, err
 }
 
-// Close drops the host's handle (agents built with the dispatcher keep theirs). Idempotent.
+// Close frees the dispatcher: it first runs, on the calling thread, the finalizers still queued
+// (those of agents closed before it); agents still open keep it. Idempotent.
 func (d *Dispatcher) Close() error {
 	var err error
 	d.closeOnce.Do(func() {

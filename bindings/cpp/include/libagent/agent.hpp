@@ -857,7 +857,9 @@ private:
 // A dispatcher: agents built with it (Options::set_dispatcher) call host code (listeners, tools,
 // hooks, stream functions, done, notifications) only inside dispatch() or a Run::wait /
 // Agent::wait_for_idle on the dispatching thread, never on libagent's runtime thread. Network and
-// timers keep running there. Move-only; several agents may share one. Destroy it after them.
+// timers keep running there; finalizers and the `done` of a run ended by destroying its agent
+// too (queued for the next dispatch, or run by the dispatcher's destructor). Move-only; several
+// agents may share one. Destroy it after them.
 // Known issue (library 1.0.0): destroying such an agent on the dispatching thread right after
 // aborting its run can block forever; let the aborted run settle first (`run.wait()`).
 class Dispatcher {

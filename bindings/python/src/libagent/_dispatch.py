@@ -256,7 +256,8 @@ class Dispatcher:
         return result.value == native.WAIT_DONE
 
     def close(self) -> None:
-        """Drops this handle; agents built with the dispatcher keep theirs (free it after them)."""
+        """Frees the dispatcher, first running on this thread the finalizers still queued (those of
+        agents closed before it); agents still open keep it (close it after them)."""
         if not self._closed:
             self._closed = True
             native.check(native.lib.agent_dispatcher_free(self.handle))
