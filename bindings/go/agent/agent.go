@@ -252,7 +252,7 @@ func New(opts Options) (*Agent, error) {
 	switch {
 	case opts.StreamFunc != nil:
 		ud := pin(&streamEntry{fn: opts.StreamFunc, inline: pumped})
-		if err := check(C.agent_options_set_stream_fn(options, C.ga_stream, userData(ud), C.ga_finalize)); err != nil {
+		if err := check(C.ga_options_set_stream_fn(options, ud)); err != nil {
 			unpin(ud) // on failure the library took no reference
 			return nil, err
 		}
@@ -269,7 +269,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	for kind, fn := range opts.Hooks.byKind() {
 		ud := pin(&hookEntry{fn: fn, inline: pumped})
-		if err := check(C.agent_options_set_hook(options, C.AgentHookKind(kind), C.ga_hook, userData(ud), C.ga_finalize)); err != nil {
+		if err := check(C.ga_options_set_hook(options, C.AgentHookKind(kind), ud)); err != nil {
 			unpin(ud)
 			return nil, err
 		}
@@ -460,7 +460,7 @@ func (a *Agent) SetStreamFunc(fn StreamFunc) error {
 		return a.call(C.agent_set_stream_fn(a.h, nil, nil, nil))
 	}
 	ud := pin(&streamEntry{fn: fn, inline: a.pumped})
-	err := a.call(C.agent_set_stream_fn(a.h, C.ga_stream, userData(ud), C.ga_finalize))
+	err := a.call(C.ga_set_stream_fn(a.h, ud))
 	if err != nil {
 		unpin(ud)
 	}

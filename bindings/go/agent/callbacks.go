@@ -107,7 +107,7 @@ func goAgentHook(ud C.uintptr_t, input *C.char, inputLen C.size_t, call C.AgentH
 	entry := value(ud).(*hookEntry)
 	in := json.RawMessage(goString(input, inputLen))
 	ctx, cancel := callContext(func(ud C.uintptr_t) *C.AgentError {
-		return C.agent_hook_call_on_abort(call, C.ga_abort, userData(ud), C.ga_finalize)
+		return C.ga_hook_call_on_abort(call, ud)
 	})
 	spawn(entry.inline, func() {
 		defer cancel(nil)
@@ -138,7 +138,7 @@ func goAgentStream(ud C.uintptr_t, request *C.char, requestLen C.size_t, stream 
 	entry := value(ud).(*streamEntry)
 	raw := json.RawMessage(goString(request, requestLen))
 	ctx, cancel := callContext(func(ud C.uintptr_t) *C.AgentError {
-		return C.agent_stream_on_abort(stream, C.ga_abort, userData(ud), C.ga_finalize)
+		return C.ga_stream_on_abort(stream, ud)
 	})
 	spawn(entry.inline, func() {
 		defer cancel(nil)
@@ -178,7 +178,7 @@ func goAgentToolExecute(ud C.uintptr_t, id *C.char, idLen C.size_t, args *C.char
 	}()
 	entry := value(ud).(*toolEntry)
 	ctx, cancel := callContext(func(ud C.uintptr_t) *C.AgentError {
-		return C.agent_tool_call_on_abort(call, C.ga_abort, userData(ud), C.ga_finalize)
+		return C.ga_tool_call_on_abort(call, ud)
 	})
 	spawn(entry.inline, func() { entry.tool.run(ctx, cancel, tc) })
 }

@@ -40,9 +40,6 @@ func unpin(ud C.uintptr_t) {
 
 func value(ud C.uintptr_t) any { return cgo.Handle(ud).Value() }
 
-// userData is a pinned value as libagent's user_data.
-func userData(ud C.uintptr_t) unsafe.Pointer { return C.ga_ud(ud) }
-
 // check turns a libagent error into a Go error (nil for success) and frees it: the error is
 // the caller's, so its code and message belong to this call whatever thread it ran on.
 func check(e *C.AgentError) error {

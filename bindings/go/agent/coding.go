@@ -102,7 +102,7 @@ func (c *codingTool) newC(inline bool) (C.AgentTool, error) {
 		if ud != 0 {
 			fin = C.ga_finalize
 		}
-		return check(C.agent_coding_tools_new(root, rootLen, p, n, consent, userData(ud), fin, &tools[0], 1, &count))
+		return check(C.ga_coding_tools_new(root, rootLen, p, n, consent, ud, fin, &tools[0], 1, &count))
 	})
 	runtime.KeepAlive(c)
 	if err != nil {

@@ -177,7 +177,7 @@ func failListener(event *C.AgentEvent, message string) C.AgentListenerAnswer {
 func (a *Agent) Subscribe(fn func(Event)) (unsubscribe func()) {
 	ud := pin(&listenerEntry{fn: fn, shape: a.shape})
 	var id C.uint64_t
-	if err := a.call(C.agent_subscribe(a.h, C.ga_listener, userData(ud), C.ga_finalize, &id)); err != nil {
+	if err := a.call(C.ga_subscribe(a.h, ud, &id)); err != nil {
 		unpin(ud) // not subscribed (e.g. the agent is closed)
 		return func() {}
 	}

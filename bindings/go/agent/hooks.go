@@ -97,7 +97,7 @@ func (a *Agent) SetHook(kind HookKind, fn HookFunc) error {
 		return a.call(C.agent_set_hook(a.h, C.AgentHookKind(kind), nil, nil, nil))
 	}
 	ud := pin(&hookEntry{fn: fn, inline: a.pumped})
-	err := a.call(C.agent_set_hook(a.h, C.AgentHookKind(kind), C.ga_hook, userData(ud), C.ga_finalize))
+	err := a.call(C.ga_set_hook(a.h, C.AgentHookKind(kind), ud))
 	if err != nil {
 		unpin(ud)
 	}

@@ -204,7 +204,7 @@ type starter func(ud C.uintptr_t, out *C.AgentRun) error
 
 func (a *Agent) continueStart() starter {
 	return func(ud C.uintptr_t, out *C.AgentRun) error {
-		return a.call(C.agent_continue(a.h, C.ga_done, userData(ud), out))
+		return a.call(C.ga_continue(a.h, ud, out))
 	}
 }
 
@@ -213,7 +213,7 @@ func (a *Agent) promptStart(text string, images []Image) starter {
 		encoded, _ := json.Marshal(text) // a JSON string: NUL bytes survive, escaped
 		return func(ud C.uintptr_t, out *C.AgentRun) error {
 			p, n := ctext(string(encoded))
-			return a.call(C.agent_prompt(a.h, p, n, C.ga_done, userData(ud), out))
+			return a.call(C.ga_prompt(a.h, p, n, ud, out))
 		}
 	}
 	type block struct {
@@ -231,7 +231,7 @@ func (a *Agent) promptStart(text string, images []Image) starter {
 		}
 		p, n := ctext(text)
 		q, m := ctext(string(encoded))
-		return a.call(C.agent_prompt_text(a.h, p, n, q, m, C.ga_done, userData(ud), out))
+		return a.call(C.ga_prompt_text(a.h, p, n, q, m, ud, out))
 	}
 }
 
@@ -246,7 +246,7 @@ func (a *Agent) messagesStart(messages []any) starter {
 			return &Error{Status: ErrInvalidJSON, Message: err.Error()}
 		}
 		p, n := ctext(string(encoded))
-		return a.call(C.agent_prompt(a.h, p, n, C.ga_done, userData(ud), out))
+		return a.call(C.ga_prompt(a.h, p, n, ud, out))
 	}
 }
 

@@ -75,7 +75,7 @@ func (s *Stream) Aborted() bool {
 // fn must be quick.
 func (s *Stream) OnConsumed(fn func()) error {
 	ud := pin(fn)
-	err := check(C.agent_stream_on_consumed(s.h, C.ga_consumed, userData(ud), C.ga_finalize))
+	err := check(C.ga_stream_on_consumed(s.h, ud))
 	if err != nil {
 		unpin(ud)
 	}
@@ -89,7 +89,7 @@ func SetDefaultStreamFunc(fn StreamFunc) error {
 		return check(C.agent_set_default_stream_fn(nil, nil, nil))
 	}
 	ud := pin(&streamEntry{fn: fn})
-	err := check(C.agent_set_default_stream_fn(C.ga_stream, userData(ud), C.ga_finalize))
+	err := check(C.ga_set_default_stream_fn(ud))
 	if err != nil {
 		unpin(ud)
 	}

@@ -203,7 +203,7 @@ func (t *Tool) newC(inline bool) (C.AgentTool, error) {
 	var handle C.AgentTool
 	err := withJSON(def, func(p *C.char, n C.size_t) error {
 		ud := pin(&toolEntry{tool: t, inline: inline})
-		err := check(C.agent_tool_new(p, n, C.ga_tool_execute, userData(ud), C.ga_finalize, &handle))
+		err := check(C.ga_tool_new(p, n, ud, &handle))
 		if err != nil {
 			unpin(ud)
 		}
@@ -214,7 +214,7 @@ func (t *Tool) newC(inline bool) (C.AgentTool, error) {
 	}
 	if t.PrepareArguments != nil {
 		ud := pin(&toolEntry{tool: t, inline: inline})
-		if err := check(C.agent_tool_set_prepare_arguments(handle, C.ga_prepare, userData(ud), C.ga_finalize)); err != nil {
+		if err := check(C.ga_tool_set_prepare_arguments(handle, ud)); err != nil {
 			unpin(ud)
 			C.agent_tool_free(handle)
 			return C.AgentTool{}, err
