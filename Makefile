@@ -214,6 +214,9 @@ go-pc:
 
 go-test: build go-pc
 	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@# -race must really detect: a deliberate race (a test that runs only with the variable set).
+	cd bindings/go && LIBAGENT_GO_RACE_CANARY=1 bash $(CURDIR)/tests/sanitizers/expect_report.sh "Go -race" \
+		"WARNING: DATA RACE" -- $(GO) test -race -count=1 -run '^TestRaceCanary$$' ./agent
 	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
 	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
 	@echo "go: vet, race tests and quickstart: ok"
@@ -334,6 +337,10 @@ cpp-build: build cpp-deps
 
 cpp-unit-test: cpp-build
 	cd $(CPP_BUILD) && ctest -j2 --output-on-failure
+	@# The sanitized build must really be instrumented: its canary (a deliberate heap overflow,
+	@# built by the same CMake configuration, not a test) must be reported.
+	$(if $(filter ON,$(CPP_SANITIZE)),bash tests/sanitizers/expect_report.sh "C++ ASan build" \
+		"AddressSanitizer: heap-buffer-overflow" -- $(CPP_BUILD)/agent_cpp_asan_canary)
 
 cmake-consumer-test: build cpp-deps
 	bash tests/cmake-consumer/run.sh
