@@ -33,6 +33,12 @@ RELEASE_FEATURES ?= mimalloc
 # No --quiet: a cold release build takes minutes, and cargo's progress shows it is working.
 CARGO_RELEASE = cargo build --release --features "$(RELEASE_FEATURES)"
 RELEASE_LIBDIR := $(CURDIR)/target/release
+# The nightly toolchain of the sanitizer builds, fuzzing and the Windows cross build, pinned by its
+# dated name (`rustc +$(NIGHTLY) -vV`: 1.97.0-nightly e50aa6fba 2026-05-19). Exported to the
+# scripts; tests/nightly.sh installs it with rust-src when missing, and fails naming it when it
+# cannot be installed.
+NIGHTLY ?= nightly-2026-05-20
+export NIGHTLY
 
 .PHONY: provider-conformance provider-conformance-extra
 .PHONY: all build release header check-header demo test rust-test lint c-test conformance conformance-extra conformance-typed install bench-quick tools clean bench example-rust \
@@ -239,16 +245,18 @@ coding-bench: ; cargo run --release --features "$(RELEASE_FEATURES)" --example c
 bench-quick: ; QUICK=1 RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
 
 # ---- Hardening (issue 7): fuzzing, sanitizers, soak (see RELIABILITY.md) -----------------------
-#   make check-memory  (part of `make test`) the C tests and the conformance runner against an
-#                      AddressSanitizer+UBSan build, and the C tests against a ThreadSanitizer
-#                      build. Rust: nightly `-Zsanitizer=...`, explicit --target, own target dirs
-#                      (target/asan, target/tsan; TSan rebuilds std with -Zbuild-std, rust-src is
-#                      installed if missing). One runtime per process: ASan = gcc's libasan (C
+#   make check-memory  (part of `make test`) the C tests, the conformance runner and the coding
+#                      conformance fixtures against an AddressSanitizer+UBSan build, and the C
+#                      tests against a ThreadSanitizer build, both with the default features;
+#                      canaries for ASan, TSan, UBSan and LeakSanitizer; SAN=asan|tsan runs one.
+#                      Rust: the pinned nightly (NIGHTLY) `-Zsanitizer=...`, explicit --target, own target dirs
+#                      (target/asan, target/tsan; TSan rebuilds std with -Zbuild-std, the toolchain
+#                      and rust-src are installed if missing). One runtime per process: ASan = gcc's libasan (C
 #                      tests link it; Python gets it through LD_PRELOAD); TSan = rustc's
 #                      librustc-nightly_rt.tsan.a linked into the gcc-instrumented C tests (gcc
 #                      12's libtsan lacks __tsan_memcpy & co.). Details: tests/sanitizers/run.sh.
 #   make fuzz          each cargo-fuzz target for FUZZ_SECONDS (default 60), after the committed
-#                      regression inputs; not part of `make test`. Needs nightly + cargo-fuzz.
+#                      regression inputs; not part of `make test`. Needs the pinned nightly + cargo-fuzz.
 #   make soak          SOAK_RUNS runs (default 100000), half with agent_runtime_configure(1),
 #                      half with 4 workers; checks done-exactly-once, finalizers, RSS, threads.
 #                      `make soak-short` (2 000 runs, no RSS check; part of `make test`).
@@ -257,8 +265,10 @@ SOAK_RUNS ?= 100000
 CARGO_FUZZ_VERSION := 0.13.2
 .PHONY: check-memory fuzz fuzz-build fuzz-replay soak soak-short cost-test
 
+# SAN=asan or SAN=tsan runs one sanitizer (its canaries included); the default runs both.
+SAN ?= all
 check-memory:
-	SHARED=$(SHARED) bash tests/sanitizers/run.sh
+	SHARED=$(SHARED) bash tests/sanitizers/run.sh $(SAN)
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
 # targets' own invariants, built on the stable toolchain without instrumentation (a libFuzzer
@@ -279,7 +289,8 @@ fuzz-replay:
 
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
-	cd fuzz && cargo +nightly fuzz build -O
+	bash tests/nightly.sh
+	cd fuzz && cargo +$(NIGHTLY) fuzz build -O
 
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/campaign.sh
@@ -482,12 +493,11 @@ WINDOWS_FEATURES ?= providers
 windows-deps:
 	@command -v x86_64-w64-mingw32-gcc-posix >/dev/null && command -v wine >/dev/null || \
 		(apt-get update -qq && apt-get install -y -qq gcc-mingw-w64-x86-64 wine64 >/dev/null)
-	@rustup component list --toolchain nightly --installed | grep -q '^rust-src' || \
-		rustup component add rust-src --toolchain nightly
+	@bash tests/nightly.sh
 
 windows: windows-deps
 	CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
-		cargo +nightly build $(if $(filter release,$(WINDOWS_PROFILE)),--release) --lib \
+		cargo +$(NIGHTLY) build $(if $(filter release,$(WINDOWS_PROFILE)),--release) --lib \
 		-Zbuild-std=std,panic_unwind --target $(WINDOWS_TARGET) --target-dir target/windows \
 		--no-default-features --features "$(WINDOWS_FEATURES)"
 
