@@ -33,6 +33,12 @@ RELEASE_LIBDIR := $(CURDIR)/target/release
 # never starts the fat-LTO build.
 CARGO_SUITE = cargo build --profile suite --features "$(RELEASE_FEATURES)"
 SUITE_LIBDIR := $(CURDIR)/target/suite
+# The nightly toolchain of the sanitizer builds, fuzzing and the Windows cross build, pinned by its
+# dated name (`rustc +$(NIGHTLY) -vV`: 1.97.0-nightly e50aa6fba 2026-05-19). Exported to the
+# scripts; tests/nightly.sh installs it with rust-src when missing, and fails naming it when it
+# cannot be installed.
+NIGHTLY ?= nightly-2026-05-20
+export NIGHTLY
 # Every Python package the suite installs is pinned (pip reads this variable, build isolation too).
 export PIP_CONSTRAINT := $(CURDIR)/tests/python-constraints.txt
 
@@ -329,6 +335,10 @@ cpp-build: build cpp-deps
 
 cpp-unit-test: cpp-build ## the C++ binding's GoogleTest suite (ASan/UBSan)
 	cd $(CPP_BUILD) && ctest -j2 --timeout 300 --output-on-failure
+	@# The sanitized build must really be instrumented: its canary (a deliberate heap overflow,
+	@# built by the same CMake configuration, not a test) must be reported.
+	$(if $(filter ON,$(CPP_SANITIZE)),bash tests/sanitizers/expect_report.sh "C++ ASan build" \
+		"AddressSanitizer: heap-buffer-overflow" -- $(CPP_BUILD)/agent_cpp_asan_canary)
 
 cmake-consumer-test: build cpp-deps ## find_package(libagent) from an outside CMake project
 	bash tests/cmake-consumer/run.sh
@@ -352,6 +362,9 @@ go-pc:
 
 go-test: build go-pc ## go vet, go test -race, the Go quickstart, install-consumer-test
 	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 600s ./...
+	@# -race must really detect: a deliberate race (a test that runs only with the variable set).
+	cd bindings/go && LIBAGENT_GO_RACE_CANARY=1 bash $(CURDIR)/tests/sanitizers/expect_report.sh "Go -race" \
+		"WARNING: DATA RACE" -- $(GO) test -race -count=1 -run '^TestRaceCanary$$' ./agent
 	cd bindings/go && $(GO) build -buildvcs=false -o $(CURDIR)/build/quickstart-go ./examples/quickstart
 	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
 	@echo "go: vet, race tests and quickstart: ok"
@@ -426,16 +439,18 @@ wheel-test: wheel ## the wheel installed into a fresh venv outside the repositor
 	bash tests/wheel/run.sh
 
 # ==== Memory, threads, fuzzing, soak (RELIABILITY.md) ===========================================
-#   check-memory  the C tests and the conformance runner against an AddressSanitizer+UBSan build,
-#                 and the C tests against a ThreadSanitizer build (SAN=asan or SAN=tsan: one of
-#                 them). Rust: nightly `-Zsanitizer=...`, explicit --target, own target dirs
-#                 (target/asan, target/tsan; TSan rebuilds std with -Zbuild-std, rust-src is
-#                 installed if missing). One runtime per process: ASan = gcc's libasan (C tests
+#   check-memory  the C tests, the conformance runner and the coding conformance fixtures against
+#                 an AddressSanitizer+UBSan build, and the C tests against a ThreadSanitizer build,
+#                 both with the default features; canaries for ASan, TSan, UBSan and LeakSanitizer
+#                 (SAN=asan or SAN=tsan: one of them). Rust: the pinned nightly (NIGHTLY)
+#                 `-Zsanitizer=...`, explicit --target, own target dirs (target/asan, target/tsan;
+#                 TSan rebuilds std with -Zbuild-std; the toolchain and rust-src are installed if
+#                 missing). One runtime per process: ASan = gcc's libasan (C tests
 #                 link it; Python gets it through LD_PRELOAD); TSan = rustc's
 #                 librustc-nightly_rt.tsan.a linked into the gcc-instrumented C tests (gcc 12's
 #                 libtsan lacks __tsan_memcpy & co.). Details: tests/sanitizers/run.sh.
 #   fuzz          each cargo-fuzz target for FUZZ_SECONDS (default 60), after the committed
-#                 regression inputs. Needs nightly + cargo-fuzz.
+#                 regression inputs. Needs the pinned nightly + cargo-fuzz.
 #   soak          SOAK_RUNS runs (default 100000), half with agent_runtime_configure(1), half with
 #                 4 workers; checks done-exactly-once, finalizers, RSS, threads. `make soak-short`
 #                 (2 000 runs, no RSS check) is in `make test`.
@@ -461,7 +476,8 @@ fuzz-replay: ## every committed fuzz input replayed through its target (stable t
 
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
-	cd fuzz && cargo +nightly fuzz build -O
+	bash tests/nightly.sh
+	cd fuzz && cargo +$(NIGHTLY) fuzz build -O
 
 fuzz: fuzz-build ## each cargo-fuzz target for FUZZ_SECONDS (not in make test)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/campaign.sh
@@ -520,12 +536,11 @@ WINDOWS_FEATURES ?= providers
 windows-deps:
 	@command -v x86_64-w64-mingw32-gcc-posix >/dev/null && command -v wine >/dev/null || \
 		(apt-get update -qq && apt-get install -y -qq gcc-mingw-w64-x86-64 wine64 >/dev/null)
-	@rustup component list --toolchain nightly --installed | grep -q '^rust-src' || \
-		rustup component add rust-src --toolchain nightly
+	@bash tests/nightly.sh
 
 windows: windows-deps ## agent.dll for x86_64-pc-windows-gnu (nightly, mingw-w64)
 	CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
-		cargo +nightly build $(if $(filter release,$(WINDOWS_PROFILE)),--release) --lib \
+		cargo +$(NIGHTLY) build $(if $(filter release,$(WINDOWS_PROFILE)),--release) --lib \
 		-Zbuild-std=std,panic_unwind --target $(WINDOWS_TARGET) --target-dir target/windows \
 		--no-default-features --features "$(WINDOWS_FEATURES)"
 
