@@ -1,10 +1,16 @@
 //! The coding pack beyond the reference (kit README §5): confinement to the root, host consent,
-//! bash opt-in with timeout and process-group kill, bounded output, atomic writes, big files.
+//! bash opt-in with timeout and process-group kill, bounded output, atomic writes, big files;
+//! files that are not plain files (issue 25): a named pipe, a socket or a device never blocks a
+//! tool and is refused with a sentence naming its kind; a hard link into the root is read by
+//! default and refused with `refuseHardLinks`.
 #![cfg(feature = "coding")]
 
-use std::os::unix::fs::symlink;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{symlink, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agent::agent_loop::{run_tool_call, RunToolCallOptions};
 use agent::coding::{coding_tools, CodingOptions, ConsentFn, ConsentRequest};
@@ -633,5 +639,168 @@ async fn bash_reports_its_output_as_progress() {
     assert_eq!(
         updates.last(),
         Some(&json!({"content": [{"type": "text", "text": "one\ntwo\n"}]}))
+    );
+}
+
+// ---- special files and hard links
+
+fn mkfifo(path: &Path) {
+    let name = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+/// Opens and closes the pipe for writing without blocking: a reader stuck in `open` or `read`
+/// on it returns (end of file). Used when a tool did not answer, so the test cannot hang.
+fn release_readers(fifo: &Path) {
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(fifo);
+}
+
+/// Runs one tool call that must answer within 5 s; otherwise the call is aborted, the pipe's
+/// readers are released and the test fails.
+async fn call_bounded(tools: &[AgentTool], name: &str, args: Json, fifo: Option<&Path>) -> Outcome {
+    let signal = AbortSignal::new();
+    let run = call_with(tools, name, args.clone(), signal.clone());
+    match tokio::time::timeout(Duration::from_secs(5), run).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            signal.abort();
+            if let Some(fifo) = fifo {
+                release_readers(fifo);
+            }
+            panic!("{name} {args} had no result after 5 s");
+        }
+    }
+}
+
+fn assert_refused_as(outcome: &Outcome, what: &str, expected: &str) {
+    assert!(outcome.is_error, "{what}: not refused: {}", outcome.text);
+    assert!(
+        outcome.text.contains(expected),
+        "{what}: expected \"{expected}\" in: {}",
+        outcome.text
+    );
+}
+
+/// Every file tool on `path` (a special file named `kind`) answers at once with a refusal.
+async fn assert_every_file_tool_refuses(
+    tools: &[AgentTool],
+    path: &str,
+    kind: &str,
+    fifo: Option<&Path>,
+) {
+    let expected = format!("{path} is {kind}, not a regular file");
+    let calls = [
+        ("read", json!({"path": path})),
+        ("write", json!({"path": path, "content": "x"})),
+        (
+            "edit",
+            json!({"path": path, "edits": [{"oldText": "a", "newText": "b"}]}),
+        ),
+        ("grep", json!({"pattern": "needle", "path": path})),
+    ];
+    for (name, args) in calls {
+        let outcome = call_bounded(tools, name, args, fifo).await;
+        assert_refused_as(&outcome, &format!("{name} {path}"), &expected);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_named_pipe_never_blocks_a_file_tool_and_is_refused() {
+    let t = tree();
+    let fifo = t.root.join("fifo");
+    mkfifo(&fifo);
+    std::os::unix::fs::symlink("fifo", t.root.join("to-fifo")).unwrap();
+    let tools = pack(&t.root, CodingOptions::default());
+    assert_every_file_tool_refuses(&tools, "fifo", "a named pipe", Some(&fifo)).await;
+    // Through a link inside the root, the pipe is still what is opened, and still refused.
+    assert_every_file_tool_refuses(&tools, "to-fifo", "a named pipe", Some(&fifo)).await;
+    // write refused it: the pipe is still a pipe, not replaced by a regular file.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "write replaced the pipe");
+    // A search of the tree skips the pipe and finds the files.
+    let grep = call_bounded(&tools, "grep", json!({"pattern": "needle"}), Some(&fifo)).await;
+    assert!(!grep.is_error, "{}", grep.text);
+    assert_eq!(grep.text, "src/a.txt:1: alpha needle");
+    // Regular files read as before (the descriptor is blocking again after the open).
+    let read = call_bounded(&tools, "read", json!({"path": "src/a.txt"}), None).await;
+    assert_eq!(read.text, "alpha needle\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_socket_and_a_device_are_refused_with_their_kind() {
+    let t = tree();
+    let _listener = std::os::unix::net::UnixListener::bind(t.root.join("sock")).unwrap();
+    let tools = pack(&t.root, CodingOptions::default());
+    assert_every_file_tool_refuses(&tools, "sock", "a socket", None).await;
+    assert!(std::fs::symlink_metadata(t.root.join("sock"))
+        .unwrap()
+        .file_type()
+        .is_socket());
+    // A character device (like /dev/zero, 1:5: read would never end) needs CAP_MKNOD.
+    let zero = CString::new(t.root.join("zero").as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    let made = unsafe { libc::mknod(zero.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 5)) };
+    if made == 0 {
+        assert_every_file_tool_refuses(&tools, "zero", "a character device", None).await;
+    } else {
+        eprintln!("mknod is not permitted here: the character device case was not run");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hard_link_from_outside_is_read_unless_hard_links_are_refused() {
+    let t = tree();
+    std::fs::hard_link(t.outer.join("secret.txt"), t.root.join("linked.txt")).unwrap();
+    // By default a hard link is a file inside the root like any other (documented).
+    let open = pack(&t.root, CodingOptions::default());
+    let read = call_bounded(&open, "read", json!({"path": "linked.txt"}), None).await;
+    assert_eq!(read.text, "secret needle\n");
+
+    let options = CodingOptions::from_json(&json!({"refuseHardLinks": true})).unwrap();
+    assert!(options.refuse_hard_links);
+    let strict = pack(&t.root, options);
+    let expected = "linked.txt has 2 hard links";
+    let read = call_bounded(&strict, "read", json!({"path": "linked.txt"}), None).await;
+    assert_refused_as(&read, "read", expected);
+    assert!(!read.text.contains("secret needle"));
+    let edit = json!({"path": "linked.txt", "edits": [{"oldText": "secret", "newText": "x"}]});
+    let edit = call_bounded(&strict, "edit", edit, None).await;
+    assert_refused_as(&edit, "edit", expected);
+    let grep = json!({"pattern": "needle", "path": "linked.txt"});
+    let grep = call_bounded(&strict, "grep", grep, None).await;
+    assert_refused_as(&grep, "grep", expected);
+    // A search of the tree skips it.
+    let grep = call_bounded(&strict, "grep", json!({"pattern": "needle"}), None).await;
+    assert_eq!(grep.text, "src/a.txt:1: alpha needle");
+    assert_eq!(
+        std::fs::read_to_string(t.outer.join("secret.txt")).unwrap(),
+        "secret needle\n"
+    );
+    // write replaces the link by a new file; the outside file keeps its content.
+    let write = json!({"path": "linked.txt", "content": "new\n"});
+    let write = call_bounded(&strict, "write", write, None).await;
+    assert!(!write.is_error, "{}", write.text);
+    assert_eq!(
+        std::fs::read_to_string(t.outer.join("secret.txt")).unwrap(),
+        "secret needle\n"
+    );
+    // Now a file with one link: readable again.
+    let read = call_bounded(&strict, "read", json!({"path": "linked.txt"}), None).await;
+    assert_eq!(read.text, "new\n");
+}
+
+#[test]
+fn the_hard_link_option_is_checked() {
+    assert!(!CodingOptions::default().refuse_hard_links);
+    let error = CodingOptions::from_json(&json!({"refuseHardLinks": 1}))
+        .err()
+        .unwrap();
+    assert_eq!(
+        error,
+        "The coding option \"refuseHardLinks\" must be true or false."
     );
 }

@@ -170,6 +170,17 @@ static inline AgentRunOutcome outcome_of(AgentRun run) {
     return outcome;
 }
 
+/* Options running tools one after another, holding `tools` (handed over: each handle is freed). */
+static inline AgentOptions sequential_options_with(AgentTool *tools, size_t count) {
+    AgentOptions options = {0};
+    CHECK_OK(agent_options_new("{\"toolExecution\":\"sequential\"}", AGENT_NTS, &options));
+    for (size_t i = 0; i < count; i++) {
+        CHECK_OK(agent_options_add_tool(options, tools[i]));
+        CHECK_OK(agent_tool_free(tools[i]));
+    }
+    return options;
+}
+
 /* NUL-terminated text arguments: most tests pass literals. */
 #define NTS AGENT_NTS
 

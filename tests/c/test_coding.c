@@ -99,12 +99,7 @@ static AgentHandle agent_with_all_tools(const char *script) {
     size_t count = 0;
     CHECK_OK(agent_coding_tools_new(root, NTS, "{\"bash\":true}", NTS, NULL, NULL, NULL, tools, 8, &count));
     CHECK_EQ_INT(count, 7);
-    AgentOptions options = {0};
-    CHECK_OK(agent_options_new("{\"toolExecution\":\"sequential\"}", NTS, &options));
-    for (size_t i = 0; i < count; i++) {
-        CHECK_OK(agent_options_add_tool(options, tools[i]));
-        CHECK_OK(agent_tool_free(tools[i]));
-    }
+    AgentOptions options = sequential_options_with(tools, count);
     CHECK_OK(agent_options_set_scripted_model(options, script, NTS));
     AgentHandle agent = {0};
     CHECK_OK(agent_new(options, &agent));
@@ -225,12 +220,7 @@ int main(void) {
                                     on_finalize, tools, 8, &count));
     CHECK_EQ_INT(count, 3);
 
-    AgentOptions options = {0};
-    CHECK_OK(agent_options_new("{\"toolExecution\":\"sequential\"}", NTS, &options));
-    for (size_t i = 0; i < count; i++) {
-        CHECK_OK(agent_options_add_tool(options, tools[i]));
-        CHECK_OK(agent_tool_free(tools[i]));
-    }
+    AgentOptions options = sequential_options_with(tools, count);
     CHECK_OK(agent_options_set_scripted_model(options,
         "[{\"content\":[{\"type\":\"toolCall\",\"id\":\"call_1\",\"name\":\"write\","
         "\"arguments\":{\"path\":\"x.txt\",\"content\":\"new\"}}],\"stopReason\":\"toolUse\"},"

@@ -61,12 +61,7 @@ int main(void) {
     CHECK_OK(agent_coding_tools_new(root, NTS, "{\"tools\":[\"read\",\"grep\"],\"refuseHardLinks\":true}", NTS,
                                     NULL, NULL, NULL, tools, 8, &count));
     CHECK_EQ_INT(count, 2);
-    AgentOptions options = {0};
-    CHECK_OK(agent_options_new("{\"toolExecution\":\"sequential\"}", NTS, &options));
-    for (size_t i = 0; i < count; i++) {
-        CHECK_OK(agent_options_add_tool(options, tools[i]));
-        CHECK_OK(agent_tool_free(tools[i]));
-    }
+    AgentOptions options = sequential_options_with(tools, count);
     CHECK_OK(agent_options_set_scripted_model(options,
         "[{\"content\":[{\"type\":\"toolCall\",\"id\":\"call_1\",\"name\":\"read\","
         "\"arguments\":{\"path\":\"fifo\"}}],\"stopReason\":\"toolUse\"},"

@@ -47,30 +47,32 @@ static void confined_done(void *ud, AgentRun run, const AgentRunOutcome *outcome
     atomic_fetch_add(&done_calls, 1);
 }
 
-static AgentListenerAnswer confined_listener(void *ud, const AgentEvent *event) {
-    (void)ud, (void)event;
-    confined();
-    return AGENT_LISTENER_CONTINUE;
-}
+/* A listener, hook, prepareArguments function and tool named PREFIX_listener, _hook, _prepare and
+ * _tool, each running BODY() and answering at once. */
+#define ANSWERING_CALLBACKS(PREFIX, BODY)                                                          \
+    static AgentListenerAnswer PREFIX##_listener(void *ud, const AgentEvent *event) {              \
+        (void)ud, (void)event;                                                                     \
+        BODY();                                                                                    \
+        return AGENT_LISTENER_CONTINUE;                                                            \
+    }                                                                                              \
+    static void PREFIX##_hook(void *ud, const char *input, size_t len, AgentHookCall call) {       \
+        (void)ud, (void)input, (void)len;                                                          \
+        BODY();                                                                                    \
+        CHECK_OK(agent_hook_call_complete(call, NULL, 0));                                         \
+    }                                                                                              \
+    static void PREFIX##_prepare(void *ud, const char *args, size_t len, AgentHookCall call) {     \
+        (void)ud, (void)args, (void)len;                                                           \
+        BODY();                                                                                    \
+        CHECK_OK(agent_hook_call_complete(call, NULL, 0));                                         \
+    }                                                                                              \
+    static void PREFIX##_tool(void *ud, const char *id, size_t id_len, const char *args,           \
+                              size_t args_len, AgentToolCall call) {                               \
+        (void)ud, (void)id, (void)id_len, (void)args, (void)args_len;                              \
+        BODY();                                                                                    \
+        CHECK_OK(agent_tool_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}", NTS)); \
+    }
 
-static void confined_hook(void *ud, const char *input, size_t len, AgentHookCall call) {
-    (void)ud, (void)input, (void)len;
-    confined();
-    CHECK_OK(agent_hook_call_complete(call, NULL, 0));
-}
-
-static void confined_prepare(void *ud, const char *args, size_t len, AgentHookCall call) {
-    (void)ud, (void)args, (void)len;
-    confined();
-    CHECK_OK(agent_hook_call_complete(call, NULL, 0));
-}
-
-static void confined_tool(void *ud, const char *id, size_t id_len, const char *args, size_t args_len,
-                          AgentToolCall call) {
-    (void)ud, (void)id, (void)id_len, (void)args, (void)args_len;
-    confined();
-    CHECK_OK(agent_tool_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}", NTS));
-}
+ANSWERING_CALLBACKS(confined, confined)
 
 /* A stream function that never answers: the run stays active until the agent is freed. */
 static atomic_int streams_started;
@@ -323,30 +325,7 @@ static void slow_callback(void) {
     sleep_us(CALLBACK_US);
 }
 
-static AgentListenerAnswer slow_listener(void *ud, const AgentEvent *event) {
-    (void)ud, (void)event;
-    slow_callback();
-    return AGENT_LISTENER_CONTINUE;
-}
-
-static void slow_hook(void *ud, const char *input, size_t len, AgentHookCall call) {
-    (void)ud, (void)input, (void)len;
-    slow_callback();
-    CHECK_OK(agent_hook_call_complete(call, NULL, 0));
-}
-
-static void slow_prepare(void *ud, const char *args, size_t len, AgentHookCall call) {
-    (void)ud, (void)args, (void)len;
-    slow_callback();
-    CHECK_OK(agent_hook_call_complete(call, NULL, 0));
-}
-
-static void slow_tool(void *ud, const char *id, size_t id_len, const char *args, size_t args_len,
-                      AgentToolCall call) {
-    (void)ud, (void)id, (void)id_len, (void)args, (void)args_len;
-    slow_callback();
-    CHECK_OK(agent_tool_call_complete(call, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}", NTS));
-}
+ANSWERING_CALLBACKS(slow, slow_callback)
 
 static void test_budget_overrun_by_one_callback_at_most(void) {
     pump_thread = pthread_self();

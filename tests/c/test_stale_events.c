@@ -24,6 +24,16 @@ static void *refuse_elsewhere(void *arg) {
     return NULL;
 }
 
+/* An agent whose scripted model answers "hi". */
+static AgentHandle scripted_agent(void) {
+    AgentOptions options;
+    CHECK_OK(agent_options_new(NULL, 0, &options));
+    CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]", NTS));
+    AgentHandle agent;
+    CHECK_OK(agent_new(options, &agent));
+    return agent;
+}
+
 /* ------------------------------------------------ a copy kept after the callback */
 
 static AgentEvent kept; /* the last event the listener saw */
@@ -41,11 +51,7 @@ static AgentListenerAnswer keep_copy(void *ud, const AgentEvent *event) {
 }
 
 static void test_a_kept_copy_is_refused_after_its_callback(void) {
-    AgentOptions options;
-    CHECK_OK(agent_options_new(NULL, 0, &options));
-    CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]", NTS));
-    AgentHandle agent;
-    CHECK_OK(agent_new(options, &agent));
+    AgentHandle agent = scripted_agent();
     uint64_t sub;
     CHECK_OK(agent_subscribe(agent, keep_copy, NULL, NULL, &sub));
     AgentRun run;
@@ -110,11 +116,7 @@ static void *watch(void *arg) {
 }
 
 static void test_another_thread_is_refused_during_the_callback(void) {
-    AgentOptions options;
-    CHECK_OK(agent_options_new(NULL, 0, &options));
-    CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]", NTS));
-    AgentHandle agent;
-    CHECK_OK(agent_new(options, &agent));
+    AgentHandle agent = scripted_agent();
     uint64_t sub1, sub2;
     CHECK_OK(agent_subscribe(agent, hand_to_other_thread, NULL, NULL, &sub1));
     CHECK_OK(agent_subscribe(agent, defers, NULL, NULL, &sub2));
@@ -149,11 +151,7 @@ static AgentListenerAnswer defer_message_end(void *ud, const AgentEvent *event) 
 }
 
 static void test_a_deferred_event_is_readable_until_answered(void) {
-    AgentOptions options;
-    CHECK_OK(agent_options_new(NULL, 0, &options));
-    CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]", NTS));
-    AgentHandle agent;
-    CHECK_OK(agent_new(options, &agent));
+    AgentHandle agent = scripted_agent();
     uint64_t sub;
     CHECK_OK(agent_subscribe(agent, defer_message_end, NULL, NULL, &sub));
     AgentRun run;
