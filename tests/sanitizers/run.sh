@@ -77,9 +77,21 @@ canary() {
 
 CFLAGS="-Wall -Wextra -Werror -std=c11 -g -O1 -fno-omit-frame-pointer -Iinclude"
 
+# The TSan build (std rebuilt too: the longest step) runs in the background while the ASan
+# programs run, which mostly wait on one core; its output goes to a log shown if it fails.
+tsan_build_started=0
+start_tsan_build() {
+    SANITIZER_RUSTFLAGS="" sanitized_build thread target/tsan -Zbuild-std >"$OUT/tsan-build.log" 2>&1 &
+    tsan_build_pid=$!
+    tsan_build_started=1
+    # A check that stops early (die) does not leave the build running.
+    trap 'pkill -TERM -P "$tsan_build_pid" 2>/dev/null; kill "$tsan_build_pid" 2>/dev/null' EXIT
+}
+
 if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
     SANITIZER_RUSTFLAGS="-Cforce-frame-pointers=yes" sanitized_build address target/asan \
         || die "the AddressSanitizer build of libagent with $NIGHTLY failed"
+    [ "$ONLY" = all ] && start_tsan_build
     LIB="$PWD/target/asan/$TARGET/debug"
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
@@ -146,8 +158,9 @@ if [ "$ONLY" = all ] || [ "$ONLY" = asan ]; then
 fi
 
 if [ "$ONLY" = all ] || [ "$ONLY" = tsan ]; then
-    SANITIZER_RUSTFLAGS="" sanitized_build thread target/tsan -Zbuild-std \
-        || die "the ThreadSanitizer build of libagent with $NIGHTLY failed"
+    [ "$tsan_build_started" = 1 ] || start_tsan_build
+    wait "$tsan_build_pid" || { cat "$OUT/tsan-build.log"; die "the ThreadSanitizer build of libagent with $NIGHTLY failed"; }
+    trap - EXIT
     LIB="$PWD/target/tsan/$TARGET/debug"
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
     RT="$(rustc "+$NIGHTLY" --print sysroot)/lib/rustlib/$TARGET/lib/librustc-nightly_rt.tsan.a"
