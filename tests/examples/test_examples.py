@@ -3,7 +3,7 @@
 (mock_endpoint.py), as a user would: LIBAGENT_* variables, a line on stdin. For each example and
 each API: the good key streams the mock's answer and exits 0; a wrong key makes the request fail
 with 401, which the example reports on stderr with exit status 1; nothing on stdout claims an
-answer. The Go and Python examples also take a model of libagent's catalogue by name
+answer. Each example also takes a model of libagent's catalogue by name
 (LIBAGENT_MODEL=anthropic/claude-sonnet-4-5 and the mock's URL): its API, id and maxTokens reach
 the request.
 
@@ -66,8 +66,7 @@ def main():
         for spec in sys.argv[1:]:
             name, command = spec.split("=", 1)
             failures = check(name, command.split(), mock)
-            if name in ("go", "python"):
-                failures += check_catalogue(command.split(), mock)
+            failures += check_catalogue(command.split(), mock)
             if failures:
                 failed += 1
                 print(f"FAIL  {name}: " + "; ".join(failures), flush=True)
