@@ -314,6 +314,19 @@ oracle-check: ## re-records every kit's traces with the pinned oracles and diffs
 	@command -v rg >/dev/null || (apt-get update -qq && apt-get install -y -qq ripgrep >/dev/null)
 	python3 tests/kits/oracle_check.py --shared $(SHARED) --out build/oracle-check
 
+# The model catalogue (src/models/catalogue.jsonl) from pi-ai 1.6.0's models, installed pinned into
+# build/models-oracle/ (tools/models/generate.mjs). models-check (needs the npm registry, not in
+# `make test`) regenerates it into build/ and fails when the committed file differs.
+.PHONY: models models-check
+models: ## regenerates src/models/catalogue.jsonl from pi-ai 1.6.0's model data
+	node tools/models/generate.mjs
+
+models-check: ## the committed model catalogue must be what pi-ai 1.6.0's data gives (not in make test)
+	node tools/models/generate.mjs --out build/models-check/catalogue.jsonl
+	@diff -q src/models/catalogue.jsonl build/models-check/catalogue.jsonl >/dev/null || \
+		(echo "src/models/catalogue.jsonl is not what pi-ai 1.6.0 gives: run 'make models'"; exit 1)
+	@echo "models: src/models/catalogue.jsonl is current"
+
 # ==== Bindings ==================================================================================
 # C++: the GoogleTest suite of bindings/cpp (CMake + ninja in build/cpp, linked against
 # target/debug/libagent.so, under ASan/UBSan: CPP_SANITIZE=OFF turns that off explicitly; a
@@ -531,7 +544,7 @@ bench-quick: ## the benchmark table on small sizes, in under a minute
 #          `make test`: the first build takes many minutes (std and every dependency).
 WINDOWS_TARGET := x86_64-pc-windows-gnu
 WINDOWS_PROFILE ?= release
-WINDOWS_FEATURES ?= providers
+WINDOWS_FEATURES ?= providers models
 .PHONY: windows-deps windows windows-test
 windows-deps:
 	@command -v x86_64-w64-mingw32-gcc-posix >/dev/null && command -v wine >/dev/null || \

@@ -4,11 +4,16 @@
 //! linked against the build tree (`-Ltarget/<profile> -lagent`, as the tests, the benchmarks and
 //! the bindings do) then need `libagent.so.<major>` next to `libagent.so`: this script keeps
 //! that symlink in the profile directory (`make install` installs the real versioned file).
+//!
+//! With the feature `models` it also deflates the model catalogue (src/models/catalogue.jsonl)
+//! into OUT_DIR, where src/models.rs embeds it.
 
 use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    #[cfg(feature = "models")]
+    deflate_catalogue();
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;
     }
@@ -30,4 +35,16 @@ fn main() {
         #[cfg(unix)]
         let _ = std::os::unix::fs::symlink("libagent.so", &link);
     }
+}
+
+/// src/models/catalogue.jsonl, deflated (raw DEFLATE, best compression) into OUT_DIR.
+#[cfg(feature = "models")]
+fn deflate_catalogue() {
+    let source = "src/models/catalogue.jsonl";
+    println!("cargo:rerun-if-changed={source}");
+    let text =
+        std::fs::read(source).unwrap_or_else(|e| panic!("{source}: {e} (make models writes it)"));
+    let deflated = miniz_oxide::deflate::compress_to_vec(&text, 9);
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out.join("catalogue.jsonl.deflate"), deflated).expect("OUT_DIR is writable");
 }

@@ -169,6 +169,8 @@ pub mod ffi; // the C ABI only: handles, strings, status codes, callbacks, build
 pub mod host; // what the host plugs in: signal, stream functions, tools, hooks, listeners
 pub mod json; // the order-preserving JSON value and JavaScript rendering rules
 pub mod message; // data model: shared messages, the shapes the core creates, typed views
+#[cfg(feature = "models")]
+pub mod models; // the model catalogue: pi-ai 1.6.0's models by "provider/id"
 pub mod pending; // work in flight, waited for by done, waits and frees
 #[cfg(feature = "providers")]
 pub mod providers; // built-in model providers (HTTP + SSE), dispatching on model.api

@@ -20,11 +20,15 @@
  *                       google-generative-ai
  *   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
  *                       https://generativelanguage.googleapis.com/v1beta (Gemini)
- *   LIBAGENT_MODEL      the model id the server knows
+ *   LIBAGENT_MODEL      the model id the server knows, or a model of libagent's catalogue
+ *                       ("anthropic/claude-sonnet-4-5", pi-ai's names): then the catalogue gives
+ *                       the API, base URL, provider, limits and prices, and the variables here
+ *                       override them when set
  *   LIBAGENT_PROVIDER   optional (default openai / anthropic / google by the API: picks the API key
  *                       variable, OPENAI_API_KEY / ANTHROPIC_API_KEY / GEMINI_API_KEY)
  *   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
- *   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
+ *   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default: the catalogue's, else 128000,
+ *                       4096)
  *
  * How it uses libagent: the agent is host-pumped (a dispatcher): its callbacks (the listener
  * that prints, the consent hook that asks the user) run only on the main thread, inside
@@ -569,34 +573,115 @@ static long env_number(const char *name, long fallback) {
     return n;
 }
 
+/* A top-level member of the JSON object `json` (the contents of a string, or the text of a
+ * number or literal) into out[cap]; 0 when absent. Enough for the catalogue's api, baseUrl,
+ * provider and limits, which hold no escapes. */
+static int json_member(const char *json, const char *key, char *out, size_t cap) {
+    int depth = 0;
+    for (const char *p = json; *p; p++) {
+        if (*p == '{' || *p == '[') depth++;
+        else if (*p == '}' || *p == ']') depth--;
+        else if (*p == '"') {
+            const char *start = ++p;
+            while (*p && *p != '"') p += (*p == '\\' && p[1]) ? 2 : 1;
+            if (!*p) return 0;
+            size_t len = (size_t)(p - start);
+            const char *after = p + 1;
+            while (*after == ' ') after++;
+            if (depth != 1 || *after != ':' || len != strlen(key) || strncmp(start, key, len) != 0) continue;
+            const char *value = after + 1;
+            while (*value == ' ') value++;
+            const char *stop = value;
+            if (*value == '"') { value++; stop = strchr(value, '"'); if (!stop) return 0; }
+            else stop = value + strcspn(value, ",}]");
+            size_t n = (size_t)(stop - value) < cap - 1 ? (size_t)(stop - value) : cap - 1;
+            memcpy(out, value, n);
+            out[n] = '\0';
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The model object from LIBAGENT_* (into model), and a description for the banner. Returns 1
- * for a real endpoint, 0 for the scripted model, -1 on a configuration error. */
+ * for a real endpoint, 0 for the scripted model, -1 on a configuration error.
+ * LIBAGENT_MODEL may name a model of libagent's catalogue ("anthropic/claude-sonnet-4-5"): its
+ * api, baseUrl, provider, limits and prices come from there, and the other variables, when set,
+ * override them. Any other model needs LIBAGENT_API and LIBAGENT_BASE_URL. */
 static int model_from_env(Buf *model, Buf *about) {
     const char *api = getenv("LIBAGENT_API"), *base = getenv("LIBAGENT_BASE_URL"), *id = getenv("LIBAGENT_MODEL");
+    const char *provider = getenv("LIBAGENT_PROVIDER");
     int set = (api && *api) + (base && *base) + (id && *id);
     if (set == 0) {
         buf_puts(model, "{\"id\":\"scripted-demo\",\"name\":\"scripted demo\",\"api\":\"faux\",\"provider\":\"libagent\"}");
         buf_puts(about, "the scripted demo model (offline)");
         return 0;
     }
-    if (set < 3) {
-        fprintf(stderr, "error: set all of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL (missing:%s%s%s)\n",
-                api && *api ? "" : " LIBAGENT_API", base && *base ? "" : " LIBAGENT_BASE_URL",
-                id && *id ? "" : " LIBAGENT_MODEL");
+    char *catalogued = NULL;
+    AgentError *unknown = id && *id ? agent_model_find(id, AGENT_NTS, &catalogued, NULL) : NULL;
+    if (!catalogued && set < 3) {
+        if (unknown && strchr(id, '/')) {
+            /* The library's sentence, without its hint for C programmers. */
+            const char *text = agent_error_message(unknown, NULL), *hint = strstr(text, "; agent_model_list");
+            fprintf(stderr, "error: LIBAGENT_MODEL: %.*s; or describe the model with all of LIBAGENT_API, "
+                            "LIBAGENT_BASE_URL and LIBAGENT_MODEL\n", hint ? (int)(hint - text) : (int)strlen(text), text);
+        } else {
+            fprintf(stderr, "error: set all of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL (missing:%s%s%s)\n",
+                    api && *api ? "" : " LIBAGENT_API", base && *base ? "" : " LIBAGENT_BASE_URL",
+                    id && *id ? "" : " LIBAGENT_MODEL");
+        }
+        agent_error_free(unknown);
         return -1;
     }
-    const char *provider = getenv("LIBAGENT_PROVIDER");
+    agent_error_free(unknown);
+    /* The catalogue's facts, for whatever the variables leave unset. */
+    char model_api[64] = "", model_base[512] = "", model_provider[128] = "", model_id[256] = "", number[32];
+    long catalogue_window = 128000, catalogue_max = 4096;
+    if (catalogued) {
+        json_member(catalogued, "api", model_api, sizeof model_api);
+        json_member(catalogued, "baseUrl", model_base, sizeof model_base);
+        json_member(catalogued, "provider", model_provider, sizeof model_provider);
+        json_member(catalogued, "id", model_id, sizeof model_id);
+        if (json_member(catalogued, "contextWindow", number, sizeof number)) catalogue_window = atol(number);
+        if (json_member(catalogued, "maxTokens", number, sizeof number)) catalogue_max = atol(number);
+        if (!(api && *api)) api = model_api;
+        if (!(base && *base)) base = model_base;
+        if (!(provider && *provider)) provider = model_provider;
+    }
     if (strcmp(api, "openai-completions") == 0) { if (!provider || !*provider) provider = "openai"; }
     else if (strcmp(api, "anthropic-messages") == 0) { if (!provider || !*provider) provider = "anthropic"; }
     else if (strcmp(api, "openai-responses") == 0) { if (!provider || !*provider) provider = "openai"; }
     else if (strcmp(api, "google-generative-ai") == 0) { if (!provider || !*provider) provider = "google"; }
     else {
-        fprintf(stderr, "error: LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or "
-                        "google-generative-ai, not '%s'\n", api);
+        if (catalogued && !getenv("LIBAGENT_API"))
+            fprintf(stderr, "error: %s speaks the API '%s', which the built-in providers do not: choose another model\n",
+                    id, api);
+        else
+            fprintf(stderr, "error: LIBAGENT_API must be openai-completions, anthropic-messages, openai-responses or "
+                            "google-generative-ai, not '%s'\n", api);
+        free(catalogued);
         return -1;
     }
-    long context_window = env_number("LIBAGENT_CONTEXT_WINDOW", 128000), max_tokens = env_number("LIBAGENT_MAX_TOKENS", 4096);
-    if (context_window < 0 || max_tokens < 0) return -1;
+    long context_window = env_number("LIBAGENT_CONTEXT_WINDOW", catalogue_window);
+    long max_tokens = env_number("LIBAGENT_MAX_TOKENS", catalogue_max);
+    if (context_window < 0 || max_tokens < 0) { free(catalogued); return -1; }
+    if (catalogued) {
+        /* The catalogue's object, the variables' values appended: in a JSON object libagent
+         * reads, a repeated member's last value wins and it keeps its first place. */
+        size_t len = strlen(catalogued);
+        buf_add(model, catalogued, len - 1); /* without its closing brace */
+        buf_puts(model, ",\"api\":");
+        buf_json_str(model, api);
+        buf_puts(model, ",\"provider\":");
+        buf_json_str(model, provider);
+        buf_puts(model, ",\"baseUrl\":");
+        buf_json_str(model, base);
+        buf_printf(model, ",\"contextWindow\":%ld,\"maxTokens\":%ld}", context_window, max_tokens);
+        buf_printf(about, "%s at %s (%s, provider %s; from the model catalogue: context window %ld, max tokens %ld)",
+                   model_id, base, api, provider, context_window, max_tokens);
+        free(catalogued);
+        return 1;
+    }
     buf_puts(model, "{\"id\":");
     buf_json_str(model, id);
     buf_puts(model, ",\"name\":");
@@ -620,8 +705,9 @@ static void usage(FILE *out) {
           "  --yes          approve every write and edit without asking\n"
           "  --no-write     refuse every write and edit\n"
           "  --script FILE  the scripted model's script (a JSON array of responses) instead of the demo\n"
-          "A real model: LIBAGENT_API (openai-completions | anthropic-messages | openai-responses |\n"
-          "google-generative-ai), LIBAGENT_BASE_URL, LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY,\n"
+          "A real model: LIBAGENT_MODEL=provider/id of libagent's model catalogue (e.g. anthropic/claude-sonnet-4-5),\n"
+          "or LIBAGENT_API (openai-completions | anthropic-messages | openai-responses | google-generative-ai),\n"
+          "LIBAGENT_BASE_URL and LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY,\n"
           "LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS. Type a request per line; Ctrl-D or /quit quits, Ctrl-C aborts an answer.\n",
           out);
 }

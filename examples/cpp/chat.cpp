@@ -6,11 +6,13 @@
 //   LIBAGENT_API        openai-completions | anthropic-messages | openai-responses | google-generative-ai
 //   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
 //                       https://generativelanguage.googleapis.com/v1beta (Gemini)
-//   LIBAGENT_MODEL      the model id the server knows
+//   LIBAGENT_MODEL      the model id the server knows, or a model of libagent's catalogue
+//                       ("anthropic/claude-sonnet-4-5"), which gives the API, base URL, provider,
+//                       limits and prices (the other variables, when set, override them)
 //   LIBAGENT_PROVIDER   optional (default openai / anthropic / google: picks the key's environment
 //                       variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...)
 //   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
-//   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
+//   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default: the catalogue's, else 128000, 4096)
 #include <libagent/agent.hpp>
 
 #include <cstdlib>
@@ -25,9 +27,33 @@ std::string env(const char* name, const char* fallback = "") {
     return value && *value ? value : fallback;
 }
 
+// The model of libagent's catalogue that LIBAGENT_MODEL names ("anthropic/claude-sonnet-4-5"),
+// the variables that are set in place of its members, or nullopt when it names none.
+std::optional<std::string> catalogue_model(const std::string& id) {
+    std::string model;
+    try {
+        model = agent::find_model(id);
+    } catch (const agent::Error&) {
+        return std::nullopt;
+    }
+    // Appended before its closing brace: a repeated member's last value wins, in its first place.
+    model.pop_back();
+    for (const char* text : {"LIBAGENT_API:api", "LIBAGENT_BASE_URL:baseUrl", "LIBAGENT_PROVIDER:provider"}) {
+        std::string spec = text, value = env(spec.substr(0, spec.find(':')).c_str());
+        if (!value.empty()) model += "," + agent::quote(spec.substr(spec.find(':') + 1)) + ":" + agent::quote(value);
+    }
+    for (const char* text : {"LIBAGENT_CONTEXT_WINDOW:contextWindow", "LIBAGENT_MAX_TOKENS:maxTokens"}) {
+        std::string spec = text, value = env(spec.substr(0, spec.find(':')).c_str());
+        if (!value.empty()) model += "," + agent::quote(spec.substr(spec.find(':') + 1)) + ":" + value;
+    }
+    return model + "}";
+}
+
 // The model object from LIBAGENT_*, or nullopt (with a message) when it is incomplete.
 std::optional<std::string> model_from_env() {
     std::string api = env("LIBAGENT_API"), base_url = env("LIBAGENT_BASE_URL"), id = env("LIBAGENT_MODEL");
+    if (!id.empty())
+        if (std::optional<std::string> model = catalogue_model(id)) return model;
     if (api.empty() || base_url.empty() || id.empty()) {
         std::cerr << "error: set LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL\n";
         return std::nullopt;

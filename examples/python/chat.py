@@ -7,11 +7,13 @@ Configuration (as examples/c/assistant.c):
   LIBAGENT_API        openai-completions | anthropic-messages | openai-responses | google-generative-ai
   LIBAGENT_BASE_URL   e.g. http://127.0.0.1:8080/v1 (llama.cpp), https://api.anthropic.com,
                       https://generativelanguage.googleapis.com/v1beta (Gemini)
-  LIBAGENT_MODEL      the model id the server knows
+  LIBAGENT_MODEL      the model id the server knows, or a model of libagent's catalogue
+                      ("anthropic/claude-sonnet-4-5"), which gives the API, base URL, provider,
+                      limits and prices (the other variables, when set, override them)
   LIBAGENT_PROVIDER   optional (default openai / anthropic / google: picks the key's environment
                       variable, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...)
   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
-  LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default 128000, 4096)
+  LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default: the catalogue's, else 128000, 4096)
 
 Type a message per line; the answer streams in. Ctrl-D quits. A failed request (wrong key, URL
 or model) prints the server's error and exits with status 1.
@@ -29,8 +31,26 @@ APIS = {"openai-completions": "openai", "anthropic-messages": "anthropic", "open
 def model_from_env():
     api, base_url, model_id = (os.environ.get(name, "") for name in
                                ("LIBAGENT_API", "LIBAGENT_BASE_URL", "LIBAGENT_MODEL"))
+    catalogued = unknown = None
+    if model_id:
+        try:  # a model of libagent's catalogue ("anthropic/claude-sonnet-4-5")?
+            catalogued = libagent.find_model(model_id)
+        except libagent.UnknownModelError as error:
+            unknown = error
+    if catalogued is not None:
+        # The catalogue's facts; the variables, when set, override them.
+        model = dict(catalogued, api=api or catalogued["api"], baseUrl=base_url or catalogued["baseUrl"],
+                     provider=os.environ.get("LIBAGENT_PROVIDER") or catalogued["provider"],
+                     contextWindow=int(os.environ.get("LIBAGENT_CONTEXT_WINDOW") or catalogued["contextWindow"]),
+                     maxTokens=int(os.environ.get("LIBAGENT_MAX_TOKENS") or catalogued["maxTokens"]))
+        if model["api"] not in APIS:
+            sys.exit(f"error: {model_id} speaks the API {model['api']!r}, which the built-in providers do not: "
+                     "choose another model")
+        return model
     missing = [name for name, value in (("LIBAGENT_API", api), ("LIBAGENT_BASE_URL", base_url),
                                         ("LIBAGENT_MODEL", model_id)) if not value]
+    if missing and unknown is not None and "/" in model_id:
+        sys.exit(f"error: LIBAGENT_MODEL: {unknown}; or describe the model with LIBAGENT_API and LIBAGENT_BASE_URL")
     if missing:
         sys.exit("error: set " + ", ".join(missing) + " (see the top of examples/python/chat.py)")
     if api not in APIS:

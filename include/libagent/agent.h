@@ -936,6 +936,30 @@ struct AgentError *agent_queue_next(struct AgentQueue queue,
 // Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
 struct AgentError *agent_queue_close(struct AgentQueue queue);
 
+// Writes `*out_model_json` (free with `agent_string_free`): the model named `"provider/id"` in
+// libagent's model catalogue (pi-ai 1.6.0's built-in chat models), a model object ready for
+// `initialState.model`: `{id, name, api, provider, baseUrl, reasoning, thinkingLevelMap?,
+// input, cost: {input, output, cacheRead, cacheWrite, tiers?} (dollars per million tokens),
+// contextWindow, maxTokens, headers?, compat?}`, members in pi-ai's order. The name splits at
+// its first slash (`"openrouter/anthropic/claude-sonnet-4.5"` is provider `openrouter`, model
+// `anthropic/claude-sonnet-4.5`). `AGENT_ERR_INVALID_ARGUMENT`, with a sentence naming the
+// model, for a name the catalogue does not have (`agent_model_list` lists them);
+// `AGENT_ERR_INVALID_STATE` if the library was built without the catalogue (cargo feature
+// `models`).
+struct AgentError *agent_model_find(const char *name,
+                                    size_t name_len,
+                                    char **out_model_json,
+                                    size_t *out_model_json_len);
+
+// Writes `*out_models_json` (free with `agent_string_free`): a JSON array of the catalogue's
+// models of `provider` (as `agent_model_find` gives them, in pi-ai's order), or of every
+// provider when `provider` is NULL. `AGENT_ERR_INVALID_ARGUMENT` for a provider the catalogue
+// does not have; `AGENT_ERR_INVALID_STATE` if the library was built without the catalogue.
+struct AgentError *agent_model_list(const char *provider,
+                                    size_t provider_len,
+                                    char **out_models_json,
+                                    size_t *out_models_json_len);
+
 // Creates an options builder from `options_json` (NULL = all defaults):
 // `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 // "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,

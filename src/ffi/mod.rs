@@ -20,6 +20,7 @@ pub mod coding;
 pub mod dispatch;
 pub mod events;
 mod handles;
+pub mod models;
 pub mod options;
 pub mod run;
 pub mod stream;

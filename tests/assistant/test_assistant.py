@@ -635,6 +635,41 @@ def test_endpoint_anthropic_messages():
         shutil.rmtree(top)
 
 
+def test_endpoint_catalogue_model():
+    """LIBAGENT_MODEL names a model of libagent's catalogue: the api (anthropic-messages), the
+    provider (whose key variable is read), the limits and the id come from the catalogue;
+    LIBAGENT_BASE_URL (the mock, as the real host is out of reach) and LIBAGENT_MAX_TOKENS
+    override theirs. An unknown catalogue name is a configuration error naming it."""
+    top, root = make_root()
+    answer = [{"type": "text", "text": "Hello from the catalogue."}]
+    try:
+        with Mock([am_response(answer, "end_turn"), am_response(answer, "end_turn")]) as mock:
+            env = clean_env(LIBAGENT_MODEL="anthropic/claude-sonnet-4-5", LIBAGENT_BASE_URL=mock.root_url,
+                            ANTHROPIC_API_KEY="sk-ant-catalogue")
+            r = run(["--root", root], "hi\n", env=env)
+            limited = run(["--root", root], "hi\n", env=dict(env, LIBAGENT_MAX_TOKENS="1000"))
+        check(r.code == 0 and "error:" not in r.err, "exit 0, no error", r)
+        contains(r.err, "claude-sonnet-4-5 at %s (anthropic-messages, provider anthropic; from the model catalogue: "
+                        "context window 200000, max tokens 64000)" % mock.root_url, r)
+        contains(r.out, "Hello from the catalogue.", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        request, body = mock.requests[0], mock.requests[0]["body"]
+        check(request["path"].split("?")[0] == "/v1/messages", "path /v1/messages (anthropic-messages)", request["path"])
+        check(request["headers"].get("x-api-key") == "sk-ant-catalogue", "the anthropic provider's key", request["headers"])
+        check(body.get("model") == "claude-sonnet-4-5", "the catalogue's id", body)
+        check(body.get("max_tokens") == 64000, "the catalogue's maxTokens (the assistant's own default is 4096)", body)
+        check(limited.code == 0, "exit 0 with LIBAGENT_MAX_TOKENS", limited)
+        contains(limited.err, "context window 200000, max tokens 1000)", limited)
+        check(mock.requests[1]["body"].get("max_tokens") == 1000, "LIBAGENT_MAX_TOKENS overrides", mock.requests[1]["body"])
+        r = run([], "hi\n", env=clean_env(LIBAGENT_MODEL="anthropic/claude-nonexistent"))
+        check(r.code == 2, "exit 2 for an unknown catalogue name", r)
+        contains(r.err, "error: LIBAGENT_MODEL: Unknown model 'anthropic/claude-nonexistent': the model catalogue "
+                        "(@earendil-works/pi-ai 1.6.0) has no model 'claude-nonexistent' for provider 'anthropic'; or "
+                        "describe the model with all of LIBAGENT_API, LIBAGENT_BASE_URL and LIBAGENT_MODEL\n", r)
+    finally:
+        shutil.rmtree(top)
+
+
 def test_endpoint_google_generative_ai():
     """google-generative-ai: provider google by default, key from GEMINI_API_KEY in x-goog-api-key;
     a function call without an id (Gemini 2.x), then its result goes back as a functionResponse."""
@@ -728,7 +763,7 @@ def test_endpoint_errors_are_reported():
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
          test_endpoint_anthropic_messages, test_endpoint_openai_responses, test_endpoint_google_generative_ai,
-         test_endpoint_errors_are_reported]
+         test_endpoint_errors_are_reported, test_endpoint_catalogue_model]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run
 # every tool, the refusals, both approval answers and the provider path.

@@ -3,12 +3,15 @@
 (mock_endpoint.py), as a user would: LIBAGENT_* variables, a line on stdin. For each example and
 each API: the good key streams the mock's answer and exits 0; a wrong key makes the request fail
 with 401, which the example reports on stderr with exit status 1; nothing on stdout claims an
-answer.
+answer. Each example also takes a model of libagent's catalogue by name
+(LIBAGENT_MODEL=anthropic/claude-sonnet-4-5 and the mock's URL): its API, id and maxTokens reach
+the request.
 
 usage: test_examples.py NAME=COMMAND...   (COMMAND is split on spaces)
 Prints one line per check and "examples-tests: N passed, M failed"; exits 1 on any failure.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -39,12 +42,31 @@ def check(name, command, mock):
     return failures
 
 
+def check_catalogue(command, mock):
+    """LIBAGENT_MODEL names a catalogue model; only the base URL (the mock) and the key are set."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and (k == "LIBAGENT_LIBRARY" or not k.startswith("LIBAGENT_"))}
+    env.update(LIBAGENT_MODEL="anthropic/claude-sonnet-4-5", LIBAGENT_BASE_URL=f"http://127.0.0.1:{mock.port}",
+               LIBAGENT_API_KEY=GOOD_KEY)
+    before = len(mock.requests)
+    ok = subprocess.run(command, input="Say hello.\n", capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    if ok.returncode != 0 or ANSWER not in ok.stdout or len(mock.requests) != before + 1:
+        return [f"catalogue model: exit {ok.returncode}, stdout {ok.stdout!r}, stderr {ok.stderr!r}"]
+    request = mock.requests[-1]
+    body = json.loads(request["body"])
+    if request["path"].split("?")[0] != "/v1/messages" or body.get("model") != "claude-sonnet-4-5" \
+            or body.get("max_tokens") != 64000:
+        return [f"catalogue model: request {request['path']} model {body.get('model')} max_tokens {body.get('max_tokens')}"]
+    return []
+
+
 def main():
     passed = failed = 0
     with MockEndpoint() as mock:
         for spec in sys.argv[1:]:
             name, command = spec.split("=", 1)
             failures = check(name, command.split(), mock)
+            failures += check_catalogue(command.split(), mock)
             if failures:
                 failed += 1
                 print(f"FAIL  {name}: " + "; ".join(failures), flush=True)

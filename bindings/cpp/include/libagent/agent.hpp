@@ -446,6 +446,47 @@ inline Returned<void> runtime_configure(std::uint32_t workers) {
     LIBAGENT_OK_;
 }
 
+// ---- the model catalogue -----------------------------------------------------------------------
+
+namespace detail {
+// A catalogue error, its C hint ("; agent_model_list lists ...") replaced by the C++ one.
+inline Error models_error(AgentError* error) {
+    Error taken = Error::take(error);
+    std::string message = taken.what();
+    std::size_t hint = message.find("; agent_model_list");
+    if (hint != std::string::npos) message = message.substr(0, hint) + "; agent::list_models() lists the models.";
+    return Error(taken.status(), message);
+}
+}  // namespace detail
+
+// The catalogue's model named "provider/id" (pi-ai 1.6.0's models), e.g.
+// "anthropic/claude-sonnet-4-5", as JSON text ready for initialState.model: {id, name, api,
+// provider, baseUrl, reasoning, input, cost (dollars per million tokens), contextWindow,
+// maxTokens, ...} in pi-ai's order (see agent_model_find). An unknown name fails with
+// AGENT_ERR_INVALID_ARGUMENT and a message naming it.
+inline Returned<std::string> find_model(std::string_view name) {
+    char* json = nullptr;
+    std::size_t len = 0;
+    if (AgentError* error = agent_model_find(detail::ptr(name), name.size(), &json, &len)) {
+        Error failure = detail::models_error(error);
+        LIBAGENT_FAIL_(failure.status(), failure.what());
+    }
+    return detail::take(json, len);
+}
+
+// The catalogue's models of `provider` as a JSON array (every provider's when empty).
+inline Returned<std::string> list_models(std::string_view provider = {}) {
+    char* json = nullptr;
+    std::size_t len = 0;
+    AgentError* error = provider.empty() ? agent_model_list(nullptr, 0, &json, &len)
+                                         : agent_model_list(provider.data(), provider.size(), &json, &len);
+    if (error) {
+        Error failure = detail::models_error(error);
+        LIBAGENT_FAIL_(failure.status(), failure.what());
+    }
+    return detail::take(json, len);
+}
+
 // ---- call objects ------------------------------------------------------------------------------
 
 namespace detail {

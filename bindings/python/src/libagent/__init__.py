@@ -25,6 +25,7 @@ from ._errors import (
 )
 from ._dispatch import Dispatcher
 from ._events import Event, EventStream, Subscription
+from ._models import UnknownModelError, find_model, list_models
 from ._run import Run, RunOutcome
 from ._native import LIBRARY_PATH, configure_runtime, version
 from ._tools import Tool, ToolContext, ToolResult, tool
@@ -34,6 +35,7 @@ __version__ = "1.0.0"
 __all__ = [
     "AbortedError", "ModelError", "PROVIDER_APIS", "set_default_providers", "Agent", "AgentError", "CodingTool",
     "coding_tools", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "Dispatcher", "Event", "EventStream",
+    "UnknownModelError", "find_model", "list_models",
     "FreedError", "InternalError", "InvalidArgumentError", "InvalidHandleError", "InvalidJsonError",
     "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NullPointerError",
     "QueueClosedError", "Run", "RunFailedError", "RunOutcome", "StreamClosedError", "Subscription", "Tool", "ToolContext",

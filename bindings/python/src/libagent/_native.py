@@ -162,6 +162,8 @@ _SIGNATURES = {
     "agent_version_check": (_ERR, [c_uint32, c_uint32]),
     "agent_is_runtime_thread": (c_bool, []),
     "agent_runtime_configure": (_ERR, [c_uint32]),
+    "agent_model_find": (_ERR, [*_TEXT, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_model_list": (_ERR, [*_TEXT, POINTER(c_void_p), POINTER(c_size_t)]),
     "agent_new": (_ERR, [AgentOptions, POINTER(AgentHandle)]),
     "agent_free": (_ERR, [AgentHandle]),
     "agent_prompt": (_ERR, [AgentHandle, *_TEXT, DoneFn, c_void_p, POINTER(AgentRun)]),
