@@ -581,8 +581,8 @@ impl Session {
     /// pi `appendContextEdit`'s checks, and a string replacement of an assistant or tool-result
     /// message stored as one text block.
     fn check_context_edit(&self, members: &mut JsonMap) -> Result<(), SessionError> {
-        let replacement = members.get("replacement").cloned().unwrap_or(Json::Null);
-        let valid = match &replacement {
+        let replacement = members.get("replacement").cloned();
+        let valid = match replacement.as_ref().unwrap_or(&Json::Bool(false)) {
             Json::Null => true,
             Json::Object(map) => {
                 matches!(map.get("content"), Some(Json::String(_) | Json::Array(_)))
@@ -625,7 +625,7 @@ impl Session {
                 "Entry {target_id} holds no user, assistant, tool-result or custom message, so there is nothing to edit."
             )));
         };
-        if let Some(Json::String(text)) = replacement.get("content") {
+        if let Some(Json::String(text)) = replacement.as_ref().and_then(|r| r.get("content")) {
             if matches!(role, "assistant" | "toolResult") {
                 let block = crate::json::json!([{"type": "text", "text": text}]);
                 members.insert(
@@ -633,9 +633,6 @@ impl Session {
                     crate::json::object([("content", block)]),
                 );
             }
-        }
-        if !members.contains_key("replacement") {
-            members.insert("replacement".into(), Json::Null);
         }
         Ok(())
     }
