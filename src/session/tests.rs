@@ -160,7 +160,7 @@ fn appending_costs_the_line_alone_whatever_the_file_size() {
         let before = session.io_counters();
         let id = session.append_message(&user("one more")).unwrap();
         let (read, written) = session.io_counters();
-        let line = crate::json::to_string(session.entry(&id).unwrap()).len() as u64 + 1;
+        let line = crate::json::to_string(&session.entry(&id).unwrap()).len() as u64 + 1;
         assert_eq!(read, before.0, "an append reads nothing");
         assert_eq!(written - before.1, line, "an append writes its line alone");
     }
@@ -403,4 +403,11 @@ fn continue_recent_takes_the_newest_session_of_the_working_directory() {
     let fresh = Session::continue_recent(dir.path(), "/nowhere", Durability::Flush).unwrap();
     assert!(!fresh.file_exists());
     assert_eq!(fresh.header()["cwd"], "/nowhere");
+}
+
+#[test]
+fn a_session_can_move_between_threads() {
+    fn send<T: Send>() {}
+    send::<Session>();
+    send::<std::sync::Arc<std::sync::Mutex<Session>>>();
 }
