@@ -344,10 +344,8 @@ pub unsafe extern "C" fn agent_session_get(
             let session = lock(&shared);
             match part {
                 AGENT_SESSION_HEADER => session.header().clone(),
-                AGENT_SESSION_ENTRIES => Json::Array(session.entries().to_vec()),
-                AGENT_SESSION_BRANCH => {
-                    Json::Array(session.branch_path().into_iter().cloned().collect())
-                }
+                AGENT_SESSION_ENTRIES => Json::Array(session.entry_values()),
+                AGENT_SESSION_BRANCH => Json::Array(session.branch_values()),
                 AGENT_SESSION_CONTEXT => session.context().to_json(),
                 AGENT_SESSION_LLM => Json::Array(convert_to_llm(&session.context().messages)),
                 AGENT_SESSION_LEAF_ID => session.leaf_id().map_or(Json::Null, Json::from),

@@ -329,6 +329,21 @@ impl Session {
         self.parsed.get_or_init(|| self.parse_all())
     }
 
+    /// Every entry, parsed for the caller (the session keeps only their texts unless
+    /// `entries()` was called): what the C ABI hands out, so a host that reads the entries does
+    /// not make the session hold them parsed.
+    pub(crate) fn entry_values(&self) -> Vec<Json> {
+        match self.parsed.get() {
+            Some(parsed) => parsed.clone(),
+            None => self.parse_all(),
+        }
+    }
+
+    /// `branch_path()` parsed for the caller (see `entry_values`).
+    pub(crate) fn branch_values(&self) -> Vec<Json> {
+        self.path_values(self.leaf.as_deref())
+    }
+
     /// The entry with `id`.
     pub fn entry(&self, id: &str) -> Option<Json> {
         self.by_id.get(id).map(|&index| self.parse_at(index))

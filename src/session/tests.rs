@@ -416,3 +416,29 @@ fn a_session_can_move_between_threads() {
     send::<Session>();
     send::<std::sync::Arc<std::sync::Mutex<Session>>>();
 }
+
+#[test]
+fn entries_are_parsed_on_demand_and_agree_with_the_kept_values() {
+    let mut session = Session::in_memory("/work");
+    let a = session.append_message(&user("a")).unwrap();
+    session.append_message(&assistant("b")).unwrap();
+    session.branch(Some(&a)).unwrap();
+    session.append_message(&user("c")).unwrap();
+    assert!(session.parsed.get().is_none(), "nothing parsed yet");
+    let values = session.entry_values();
+    let branch = session.branch_values();
+    assert!(
+        session.parsed.get().is_none(),
+        "the C ABI's reads keep nothing"
+    );
+    assert_eq!(values.len(), 3);
+    assert_eq!(session.entries(), values.as_slice());
+    let path: Vec<Json> = session.branch_path().into_iter().cloned().collect();
+    assert_eq!(path, branch);
+    assert_eq!(path.len(), 2);
+    // Kept values follow later appends.
+    session.append_model_change("p", "m").unwrap();
+    assert_eq!(session.entries().len(), 4);
+    assert_eq!(session.entries()[3]["type"], "model_change");
+    assert_eq!(session.entry_values(), session.entries());
+}
