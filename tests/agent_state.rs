@@ -525,7 +525,9 @@ async fn c213_model_and_thinking_changes_apply_to_later_runs() {
     ]);
     on_tool_start(&agent, |handle| {
         handle.set_thinking_level("high").unwrap();
-        handle.set_model(json!({"id": "m2", "api": "a2", "provider": "p2"})).unwrap();
+        handle
+            .set_model(json!({"id": "m2", "api": "a2", "provider": "p2"}))
+            .unwrap();
     });
     agent.prompt_text("one").await.unwrap();
     agent.prompt_text("two").await.unwrap();

@@ -14,7 +14,10 @@ use agent::session::{Durability, Session};
 use common::{model, scripted, text_response, text_tool, tool_response};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("libagent-session-agent-{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "libagent-session-agent-{name}-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -109,7 +112,7 @@ fn a_run_is_recorded_as_it_goes_and_resumed_after_a_restart() {
     assert_eq!(request.messages.len(), transcript.len() + 1);
     let recorded = lines(&path);
     assert_eq!(recorded.len(), 10, "two more messages, nothing repeated");
-    assert_eq!(recorded[8]["message"]["content"], "And now?");
+    assert_eq!(recorded[8]["message"]["content"][0]["text"], "And now?");
     assert_eq!(recorded[8]["parentId"], recorded[7]["id"]);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -126,7 +129,9 @@ fn the_line_is_written_before_listeners_see_message_end() {
         if let AgentEvent::MessageEnd { message } = &*event {
             let path = file_of(&path_session);
             let last = lines(&path).pop().unwrap();
-            seen.lock().unwrap().push(last["message"] == *message.json());
+            seen.lock()
+                .unwrap()
+                .push(last["message"] == *message.json());
         }
         Box::pin(async { Ok(()) }) as HostFuture<_>
     });
@@ -167,7 +172,10 @@ fn model_and_thinking_changes_are_recorded_once_and_restored() {
     let (agent, _) = agent_on(&session, vec![]);
     assert_eq!(agent.thinking_level(), "low");
     let context = session.lock().unwrap().context();
-    assert_eq!(context.model.unwrap(), json!({"provider": "test-prov", "modelId": "m1"}));
+    assert_eq!(
+        context.model.unwrap(),
+        json!({"provider": "test-prov", "modelId": "m1"})
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -181,9 +189,15 @@ fn one_agent_per_session() {
         session: Some(session.clone()),
         ..Default::default()
     });
-    let error = second.err().expect("a second agent on one session is refused");
+    let error = second
+        .err()
+        .expect("a second agent on one session is refused");
     assert_eq!(error.kind, ErrorKind::InvalidState);
-    assert!(error.message.contains("already used by another agent"), "{}", error.message);
+    assert!(
+        error.message.contains("already used by another agent"),
+        "{}",
+        error.message
+    );
     drop(first);
     let (_again, _) = agent_on(&session, vec![]);
 }
@@ -201,7 +215,10 @@ fn summaries_in_the_session_reach_the_model_as_user_messages() {
             .append_message(&json!({"role": "assistant", "content": [{"type": "text", "text": "old answer"}], "api": "test-api", "provider": "test-prov", "model": "m1", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop", "timestamp": 2}))
             .unwrap();
         store
-            .branch_with_summary(Some(&old), json!({"summary": "SUMMARY-OF-THE-OTHER-BRANCH"}))
+            .branch_with_summary(
+                Some(&old),
+                json!({"summary": "SUMMARY-OF-THE-OTHER-BRANCH"}),
+            )
             .unwrap();
     }
     let (agent, requests) = agent_on(&session, vec![text_response("ok", 1)]);

@@ -81,7 +81,11 @@ impl SessionLink {
     /// Appends the messages at the front of the initial transcript that the session does not
     /// hold: the host's initial messages on a new session, and the initial system message made
     /// from `systemPrompt` and the tools (§7.4 puts it first).
-    pub(super) fn record_initial(&self, from_session: usize, messages: &[Json]) -> Result<(), Error> {
+    pub(super) fn record_initial(
+        &self,
+        from_session: usize,
+        messages: &[Json],
+    ) -> Result<(), Error> {
         let mut session = lock(&self.session);
         let added = messages.len().saturating_sub(from_session);
         for message in &messages[..added] {
@@ -115,7 +119,10 @@ impl SessionLink {
             return Ok(());
         }
         let mut session = lock(&self.session);
-        session.append_model_change(provider, id).map(drop).map_err(io)
+        session
+            .append_model_change(provider, id)
+            .map(drop)
+            .map_err(io)
     }
 
     /// Records a thinking-level change when the level differs.
