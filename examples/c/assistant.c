@@ -654,15 +654,15 @@ static int open_session(const App *app, const char *session_path, const char *se
     buf_json_str(&options, app->root);
     buf_puts(&options, "}");
     if (session_path) {
-        if (failed(agent_session_open(session_path, AGENT_NTS, options.data, options.len, out), session_path)) goto done;
+        if (failed(agent_session_open(session_path, AGENT_NTS, options.data, options.len, out), NULL)) goto done;
     } else {
         char *layout = NULL;
         size_t len = 0;
-        if (failed(agent_session_directory(sessions_dir, AGENT_NTS, app->root, AGENT_NTS, &layout, &len), sessions_dir))
+        if (failed(agent_session_directory(sessions_dir, AGENT_NTS, app->root, AGENT_NTS, &layout, &len), NULL))
             goto done;
         buf_add(&dir, layout, len);
         agent_string_free(layout);
-        if (failed(agent_session_continue_recent(dir.data, dir.len, options.data, options.len, out), dir.data)) goto done;
+        if (failed(agent_session_continue_recent(dir.data, dir.len, options.data, options.len, out), NULL)) goto done;
     }
     if (!session_part(*out, AGENT_SESSION_CONTEXT, &context) || !session_part(*out, AGENT_SESSION_FILE, &file)) goto done;
     json_string(json_get(file.data, "path"), &path);

@@ -801,7 +801,7 @@ def test_session_errors_are_reported():
     try:
         r = run(["--root", root, "--session", notes], "hi\n")
         check(r.code == 1, "exit 1", r)
-        contains(r.err, "error: %s: " % notes, r)
+        contains(r.err, "error: %s is not a session file" % notes, r)
         with open(notes) as f:
             check(f.read() == "Project notes\nThe magic word is xyzzy.\nEnd of notes\n", "notes.txt untouched")
     finally:

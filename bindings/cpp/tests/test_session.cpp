@@ -142,7 +142,9 @@ TEST(Session, MovedFromIsEmptyAndTheHandleIsFreedOnce) {
     moved.append(message("user", "q"));
     EXPECT_EQ(moved.file(), R"({"path":null,"exists":false})");
     moved = agent::Session::in_memory();  // frees the first
-    AgentError* error = agent_session_get(raw, AGENT_SESSION_HEADER, nullptr, nullptr);
+    char* json = nullptr;
+    std::size_t len = 0;
+    AgentError* error = agent_session_get(raw, AGENT_SESSION_HEADER, &json, &len);
     ASSERT_NE(error, nullptr);
     EXPECT_EQ(agent_error_code(error), AGENT_ERR_INVALID_HANDLE);
     agent_error_free(error);

@@ -110,6 +110,7 @@ var (
 	wholeTexts = map[string]string{
 		referenceNoModel: noModel,
 		"initialState.tools cannot be JSON: tools carry code (agent_options_add_tool in C, InitialState::tools in Rust).": "Tools cannot be given as JSON: set Options.Tools.",
+		`options_json's "durability" must be "flush" or "fsync".`:                                                         `SessionOptions.Durability must be "flush" or "fsync".`,
 	}
 	cNames = map[string]string{
 		"options_json": "the Options", "patch_json": "the Configure patch", "messages_json": "messages",

@@ -134,7 +134,7 @@ func TestSessionFileIsWrittenAndReopens(t *testing.T) {
 	}
 	again := mustOpen(t, path, agent.SessionOptions{})
 	reopened, _ := again.Entries()
-	if fmt.Sprint(decodeEntries(t, reopened)) != fmt.Sprint(decodeEntries(t, entries)) {
+	if len(entries) != 2 || fmt.Sprintf("%s", reopened) != fmt.Sprintf("%s", entries) { // byte for byte
 		t.Errorf("reopened entries %s, want %s", reopened, entries)
 	}
 }
@@ -224,7 +224,7 @@ func TestSessionErrorsMatchTheirSentinels(t *testing.T) {
 	if !errors.Is(err, agent.ErrIO) || !strings.Contains(err.Error(), blocker) {
 		t.Errorf("a directory under a file: %v", err)
 	}
-	if _, err := agent.OpenSession(path, agent.SessionOptions{Durability: "sometimes"}); !errors.Is(err, agent.ErrInvalidArgument) && !errors.Is(err, agent.ErrInvalidJSON) {
+	if _, err := agent.OpenSession(path, agent.SessionOptions{Durability: "sometimes"}); !errors.Is(err, agent.ErrInvalidJSON) || !strings.HasPrefix(err.(*agent.Error).Message, "SessionOptions.Durability must be") {
 		t.Errorf("a bad durability: %v", err)
 	}
 	closed, _ := agent.InMemorySession(agent.SessionOptions{})

@@ -109,8 +109,14 @@ def test_errors_are_the_exceptions_of_their_codes(tmp_path):
             session.append(message(assistant("a")))
     assert io_error.value.status == -17 and isinstance(io_error.value, OSError)
     assert str(blocker) in io_error.value.message
-    with pytest.raises(libagent.InvalidJsonError):
-        Session.in_memory().append({"type": "message", "message": "not an object", "x": float("nan")})
+    with Session.in_memory() as memory:
+        with pytest.raises(InvalidArgumentError, match='no string "type"'):
+            memory.append({"message": user("q")})
+        with pytest.raises(InvalidArgumentError, match='"message" object'):
+            memory.append({"type": "message", "message": "not an object"})
+        assert memory.entries == []  # nothing appended
+    with pytest.raises(libagent.InvalidJsonError, match='^durability must be "flush" or "fsync"'):
+        Session.open(tmp_path / "x.jsonl", durability="sometimes")
     session = Session.in_memory()
     session.close()
     session.close()  # idempotent

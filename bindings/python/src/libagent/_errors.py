@@ -182,6 +182,7 @@ _WHOLE_TEXTS = {
     "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().": NO_MODEL,
     "initialState.tools cannot be JSON: tools carry code (agent_options_add_tool in C, InitialState::tools in Rust).":
         "Tools cannot be given as JSON: pass them as tools=[...] (Tool objects or @tool functions).",
+    'options_json\'s "durability" must be "flush" or "fsync".': 'durability must be "flush" or "fsync".',
 }
 _C_NAMES = {
     "options_json": "the options", "patch_json": "the settings given to configure()",
