@@ -195,7 +195,7 @@ fn check_header(path: &Path, entry: &Json) -> Result<(), SessionError> {
     }
     match entry.get("version") {
         None | Some(Json::Null) => Ok(()),
-        Some(Json::Number(n)) if n.as_u64().is_some_and(|v| v <= CURRENT_VERSION) => Ok(()),
+        Some(Json::Number(n)) if crate::json::number_value(n) <= CURRENT_VERSION as f64 => Ok(()),
         Some(version) => Err(not_a_session(format!(
             "{} is a session file of version {}; libagent reads versions 1 to {CURRENT_VERSION}.",
             path.display(),
@@ -288,6 +288,8 @@ impl SessionFile {
     /// Creates the file (it must not exist), locks it and writes the header and `entries`. On
     /// failure the file is removed again and the session stays unwritten.
     pub fn create_with(&mut self, header: &Json, entries: &[Json]) -> Result<(), SessionError> {
+        let dir = self.dir().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| io_error("create the directory", &dir, &e))?;
         let handle = open_locked(&self.path, true)?;
         self.handle = Some(handle);
         self.len = 0;

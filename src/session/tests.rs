@@ -166,6 +166,7 @@ fn appending_costs_the_line_alone_whatever_the_file_size() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_directory_without_write_permission_fails_with_its_path() {
     use std::os::unix::fs::PermissionsExt;
@@ -192,6 +193,7 @@ fn a_directory_without_write_permission_fails_with_its_path() {
 
 /// A full disk, made with RLIMIT_FSIZE in a child process (this test binary run again): the
 /// write that does not fit fails with EFBIG, and the file is cut back to its last whole line.
+#[cfg(unix)]
 #[test]
 fn a_full_disk_fails_the_append_and_leaves_no_partial_line() {
     const CHILD: &str = "LIBAGENT_SESSION_FULL_DISK_DIR";
@@ -227,6 +229,7 @@ fn a_full_disk_fails_the_append_and_leaves_no_partial_line() {
     );
 }
 
+#[cfg(unix)]
 fn full_disk_child(dir: &Path) {
     let mut session = Session::create(dir, "/work", Durability::Fsync).unwrap();
     session.append_message(&user("small")).unwrap();
@@ -318,4 +321,86 @@ fn session_directory_encodes_the_working_directory() {
         session_directory(Path::new("/base"), "/home/me/project"),
         PathBuf::from("/base/--home-me-project--")
     );
+}
+
+#[test]
+fn a_float_version_3_is_version_3_and_not_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text = "{\"type\":\"session\",\"version\":3.0,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}\n";
+    std::fs::write(&path, text).unwrap();
+    let session = Session::open(&path, "/work", Durability::Flush).unwrap();
+    assert_eq!(session.entries()[0]["message"]["role"], "hookMessage");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn a_missing_file_is_created_with_its_directory_on_the_first_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/s.jsonl");
+    let mut session = Session::open(&path, "/work", Durability::Flush).unwrap();
+    assert!(!session.file_exists());
+    session.append_message(&user("hi")).unwrap();
+    assert_eq!(lines(&path).len(), 2);
+}
+
+#[test]
+fn forking_a_file_session_continues_in_a_new_file_and_keeps_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/work", Durability::Flush).unwrap();
+    let first = session.append_message(&user("one")).unwrap();
+    session
+        .append(json!({"type": "label", "targetId": first, "label": "start"}))
+        .unwrap();
+    let answer = session.append_message(&assistant("two")).unwrap();
+    session.append_message(&user("three")).unwrap();
+    let old_path = session.file_path().unwrap().to_path_buf();
+    let old_text = std::fs::read_to_string(&old_path).unwrap();
+    session.fork(&answer).unwrap();
+    let new_path = session.file_path().unwrap().to_path_buf();
+    assert_ne!(new_path, old_path);
+    assert_eq!(new_path.parent(), old_path.parent());
+    assert_eq!(std::fs::read_to_string(&old_path).unwrap(), old_text);
+    // The path without its label entry, re-chained, then the label again.
+    let written = lines(&new_path);
+    assert_eq!(
+        written[0]["parentSession"],
+        old_path.to_string_lossy().as_ref()
+    );
+    let kinds: Vec<&str> = written[1..]
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["message", "message", "label"]);
+    assert_eq!(written[2]["parentId"], first.as_str());
+    assert_eq!(written[3]["targetId"], first.as_str());
+    assert_eq!(written[3]["parentId"], answer.as_str());
+    assert_eq!(session.leaf_id(), written[3]["id"].as_str());
+    // The old file's lock went with it: it opens again; the new one is held.
+    drop(Session::open(&old_path, "/work", Durability::Flush).unwrap());
+    let held = Session::open(&new_path, "/work", Durability::Flush)
+        .err()
+        .unwrap();
+    assert_eq!(held.kind, SessionErrorKind::Locked);
+}
+
+#[test]
+fn continue_recent_takes_the_newest_session_of_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut older = Session::create(dir.path(), "/work", Durability::Flush).unwrap();
+    older.append_message(&user("old")).unwrap();
+    let older_path = older.file_path().unwrap().to_path_buf();
+    drop(older);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut other = Session::create(dir.path(), "/elsewhere", Durability::Flush).unwrap();
+    other.append_message(&user("other")).unwrap();
+    drop(other);
+    std::fs::write(dir.path().join("junk.jsonl"), "not a session\n").unwrap();
+    let resumed = Session::continue_recent(dir.path(), "/work", Durability::Flush).unwrap();
+    assert_eq!(resumed.file_path(), Some(older_path.as_path()));
+    assert_eq!(resumed.context().messages, vec![user("old")]);
+    drop(resumed);
+    let fresh = Session::continue_recent(dir.path(), "/nowhere", Durability::Flush).unwrap();
+    assert!(!fresh.file_exists());
+    assert_eq!(fresh.header()["cwd"], "/nowhere");
 }

@@ -375,6 +375,10 @@ int main(int argc, char **argv) {
         free(names[i]);
     }
     free(names);
+    if (ran == 0) {
+        printf("sessions runner: no load or append fixtures (*.json) in %s\n", argv[1]);
+        return 1;
+    }
     printf("sessions runner: %d load/append fixtures run, %d of other ops skipped\n", ran, skipped);
     return 0;
 }
