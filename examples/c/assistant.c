@@ -620,18 +620,21 @@ static int model_from_env(Buf *model, Buf *about) {
     return 1;
 }
 
-/* The number of elements of the JSON array at arr (0 if it is not one). */
-static size_t json_count(const char *arr) {
+/* The number of messages in the JSON array at arr whose role is not "system" (the conversation's). */
+static size_t count_messages(const char *arr) {
     const char *p = arr ? json_ws(arr) : NULL;
     if (!p || *p != '[') return 0;
     p = json_ws(p + 1);
     size_t n = 0;
+    Buf role = {0};
     while (*p && *p != ']') {
-        if (!(p = json_skip(p, 0))) return n;
-        n++;
+        json_string(json_get(p, "role"), &role);
+        n += strcmp(role.data, "system") != 0;
+        if (!(p = json_skip(p, 0))) break;
         p = json_ws(p);
         if (*p == ',') p = json_ws(p + 1);
     }
+    free(role.data);
     return n;
 }
 
@@ -666,7 +669,7 @@ static int open_session(const App *app, const char *session_path, const char *se
     }
     if (!session_part(*out, AGENT_SESSION_CONTEXT, &context) || !session_part(*out, AGENT_SESSION_FILE, &file)) goto done;
     json_string(json_get(file.data, "path"), &path);
-    size_t messages = json_count(json_get(context.data, "messages"));
+    size_t messages = count_messages(json_get(context.data, "messages"));
     if (messages > 0) fprintf(stderr, "resumed %zu messages from %s\n", messages, path.data);
     else fprintf(stderr, "new session %s\n", path.data);
     ok = 1;

@@ -83,7 +83,7 @@ def open_session(options: argparse.Namespace, root: str):
             session = Session.continue_recent(Session.directory(base, root), cwd=root)
     except AgentError as error:
         sys.exit(f"error: {error.message}")
-    count = len(session.messages)
+    count = sum(1 for message in session.messages if message["role"] != "system")  # the conversation's
     print(f"resumed {count} messages from {session.path}" if count else f"new session {session.path}",
           file=sys.stderr)
     return session

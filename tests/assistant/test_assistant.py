@@ -730,6 +730,11 @@ def session_lines(path):
         return [json.loads(line) for line in f]
 
 
+def conversation(lines):
+    """The roles of a session file's messages, but the system prompt's."""
+    return [e["message"]["role"] for e in lines if e["type"] == "message" and e["message"]["role"] != "system"]
+
+
 def test_session_resumes_the_conversation():
     """--session FILE: the first run writes the file (header, both messages); the second resumes it
     ("resumed 2 messages from FILE") and its model request starts with the first run's messages."""
@@ -742,7 +747,8 @@ def test_session_resumes_the_conversation():
         check(first.code == 0, "exit 0", first)
         contains(first.err, "new session %s\n" % path, first)
         lines = session_lines(path)
-        check([e["type"] for e in lines] == ["session", "message", "message"], "header and two messages", lines)
+        check(lines[0]["type"] == "session" and conversation(lines) == ["user", "assistant"], "header and two messages",
+              lines)
         check(lines[0]["version"] == 3 and lines[0]["cwd"] == os.path.realpath(root), "a version 3 header for the root",
               lines[0])
         with Mock([text_response("The word was xyzzy.")]) as mock:
@@ -757,8 +763,7 @@ def test_session_resumes_the_conversation():
         contains(json.dumps(messages[0]), "Remember the word xyzzy.", messages)
         contains(json.dumps(messages[1]), "Noted: xyzzy.", messages)
         lines = session_lines(path)
-        check([e["message"]["role"] for e in lines if e["type"] == "message"] == ["user", "assistant"] * 2,
-              "the file holds both runs", lines)
+        check(conversation(lines) == ["user", "assistant"] * 2, "the file holds both runs", lines)
         ids = [e["id"] for e in lines[1:]]
         check([e["parentId"] for e in lines[1:]] == [None] + ids[:-1], "one chain of entries", lines)
     finally:
@@ -784,7 +789,7 @@ def test_continue_resumes_the_newest_session_of_the_root():
         check(second.code == 0, "exit 0", second)
         contains(second.err, "resumed 2 messages from %s\n" % file, second)
         check(os.listdir(layout) == files, "still one session file", os.listdir(layout))
-        roles = [e["message"]["role"] for e in session_lines(file) if e["type"] == "message"]
+        roles = conversation(session_lines(file))
         check(roles == ["user", "assistant"] * 2, "both runs in the file", roles)
         both = run(["--root", root, "--continue", "--session", file], "")
         check(both.code == 2, "exit 2", both)

@@ -177,7 +177,11 @@ func (s *Session) Append(entry any) (string, error) {
 // Label labels the entry targetID (pi's label entry; "" clears its label) and returns the
 // label entry's id.
 func (s *Session) Label(targetID, label string) (string, error) {
-	return s.Append(map[string]string{"type": "label", "targetId": targetID, "label": label})
+	return s.Append(struct { // in pi's member order
+		Type     string `json:"type"`
+		TargetID string `json:"targetId"`
+		Label    string `json:"label"`
+	}{"label", targetID, label})
 }
 
 // Branch moves the leaf to the entry id: the next entry continues from there (a new branch).

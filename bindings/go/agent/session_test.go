@@ -157,6 +157,10 @@ func TestSessionTreeOperations(t *testing.T) {
 	if err != nil || last.ID != label || last.Type != "label" || last.TargetID != b || last.Label != "first answer" {
 		t.Errorf("label entry %+v, %v", last, err)
 	}
+	if raw := string(entries[len(entries)-1]); !strings.HasPrefix(raw, `{"type":"label","id":"`+label+`"`) ||
+		!strings.HasSuffix(raw, `,"targetId":"`+b+`","label":"first answer"}`) {
+		t.Errorf("the label entry's members are not in pi's order: %s", raw)
+	}
 	summary, err := s.BranchWithSummary(a, map[string]any{"summary": "We tried another answer."})
 	path, _ = s.BranchPath()
 	if got := decodeEntries(t, path); err != nil || len(got) != 2 || got[1].ID != summary || got[1].Summary == "" {

@@ -47,7 +47,14 @@ func openSession(out io.Writer, cfg config) (*agent.Session, error) {
 		s.Close()
 		return nil, err
 	}
-	if n := len(resumed.Messages); n > 0 {
+	n := 0
+	for _, m := range resumed.Messages { // the conversation's messages (not the system prompt's)
+		var message struct{ Role string }
+		if json.Unmarshal(m, &message) == nil && message.Role != "system" {
+			n++
+		}
+	}
+	if n > 0 {
 		fmt.Fprintf(out, "resumed %d messages from %s\n", n, file.Path)
 	} else {
 		fmt.Fprintf(out, "new session %s\n", file.Path)
