@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -95,12 +96,16 @@ func TestAssistantOnAnEndpoint(t *testing.T) {
 // starts with the first run's messages, and the file holds both runs; -continue resumes the
 // newest session of the root under -sessions-dir.
 func TestAssistantResumesASession(t *testing.T) {
+	var mu sync.Mutex // the handler runs on the server's goroutines
 	var bodies []string
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
 		bodies = append(bodies, string(body))
+		n := len(bodies)
+		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Answer %d.\"},\"finish_reason\":null}]}\n\n", len(bodies))
+		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Answer %d.\"},\"finish_reason\":null}]}\n\n", n)
 		fmt.Fprint(w, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 	}))
 	defer server.Close()
@@ -130,8 +135,11 @@ func TestAssistantResumesASession(t *testing.T) {
 			Content json.RawMessage
 		}
 	}
-	if len(bodies) != 2 || json.Unmarshal([]byte(bodies[1]), &request) != nil {
-		t.Fatalf("requests: %q", bodies)
+	mu.Lock()
+	seen := append([]string(nil), bodies...)
+	mu.Unlock()
+	if len(seen) != 2 || json.Unmarshal([]byte(seen[1]), &request) != nil {
+		t.Fatalf("requests: %q", seen)
 	}
 	var roles []string
 	for _, m := range request.Messages {
