@@ -2,6 +2,11 @@
 
 use crate::json::Json;
 
+/// Whether a file with this header is of an older version (absent or null is version 1).
+pub(crate) fn needed(header: &Json) -> bool {
+    header.get("version").and_then(Json::as_f64).unwrap_or(1.0) < super::CURRENT_VERSION as f64
+}
+
 /// Migrates in place; true when anything changed (the caller then rewrites the file).
 /// Version 1 entries get ids chained in file order, and a compaction's `firstKeptEntryIndex`
 /// (an index counting the header as 0) becomes `firstKeptEntryId`; versions 1 and 2 then have

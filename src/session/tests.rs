@@ -160,7 +160,7 @@ fn appending_costs_the_line_alone_whatever_the_file_size() {
         let before = session.io_counters();
         let id = session.append_message(&user("one more")).unwrap();
         let (read, written) = session.io_counters();
-        let line = crate::json::to_string(session.entry(&id).unwrap()).len() as u64 + 1;
+        let line = crate::json::to_string(&session.entry(&id).unwrap()).len() as u64 + 1;
         assert_eq!(read, before.0, "an append reads nothing");
         assert_eq!(written - before.1, line, "an append writes its line alone");
     }
@@ -174,9 +174,14 @@ fn a_directory_without_write_permission_fails_with_its_path() {
     let locked = dir.path().join("ro");
     std::fs::create_dir(&locked).unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
-    if std::fs::write(locked.join("probe"), "").is_ok() {
-        return; // running as a user who ignores permissions (root): nothing to observe
-    }
+    // Root ignores permission bits; sysfs refuses new files even to root.
+    let locked = if std::fs::write(locked.join("probe"), "").is_err() {
+        locked
+    } else if std::fs::write("/sys/libagent-probe", "").is_err() {
+        PathBuf::from("/sys")
+    } else {
+        return; // no directory here refuses this user: nothing to observe
+    };
     let mut session = Session::create(&locked, "/work", Durability::Flush).unwrap();
     session.append_model_change("p", "m").unwrap();
     let error = session.append_message(&user("hi")).err().unwrap();
@@ -403,4 +408,37 @@ fn continue_recent_takes_the_newest_session_of_the_working_directory() {
     let fresh = Session::continue_recent(dir.path(), "/nowhere", Durability::Flush).unwrap();
     assert!(!fresh.file_exists());
     assert_eq!(fresh.header()["cwd"], "/nowhere");
+}
+
+#[test]
+fn a_session_can_move_between_threads() {
+    fn send<T: Send>() {}
+    send::<Session>();
+    send::<std::sync::Arc<std::sync::Mutex<Session>>>();
+}
+
+#[test]
+fn entries_are_parsed_on_demand_and_agree_with_the_kept_values() {
+    let mut session = Session::in_memory("/work");
+    let a = session.append_message(&user("a")).unwrap();
+    session.append_message(&assistant("b")).unwrap();
+    session.branch(Some(&a)).unwrap();
+    session.append_message(&user("c")).unwrap();
+    assert!(session.parsed.get().is_none(), "nothing parsed yet");
+    let values = session.entry_values();
+    let branch = session.branch_values();
+    assert!(
+        session.parsed.get().is_none(),
+        "the C ABI's reads keep nothing"
+    );
+    assert_eq!(values.len(), 3);
+    assert_eq!(session.entries(), values.as_slice());
+    let path: Vec<Json> = session.branch_path().into_iter().cloned().collect();
+    assert_eq!(path, branch);
+    assert_eq!(path.len(), 2);
+    // Kept values follow later appends.
+    session.append_model_change("p", "m").unwrap();
+    assert_eq!(session.entries().len(), 4);
+    assert_eq!(session.entries()[3]["type"], "model_change");
+    assert_eq!(session.entry_values(), session.entries());
 }
