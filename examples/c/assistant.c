@@ -2,6 +2,7 @@
  * libagent assistant: a small terminal coding assistant in one C11 file.
  *
  *   assistant [--root DIR] [--yes | --no-write] [--script FILE]
+ *             [--session FILE | --continue [--sessions-dir DIR]]
  *
  * Reads requests from stdin, one per line (Ctrl-D or /quit quits, Ctrl-C aborts an answer), runs
  * each through an agent and streams the answer to stdout as it arrives. The model works on the
@@ -10,6 +11,11 @@
  *   read, ls, find, grep   read files and search them
  *   write, edit            change files; each asks first: y/n from /dev/tty (else stdin); --yes
  *                          approves every change, --no-write refuses them
+ * The conversation can be kept in a session file (pi-coding-agent's format) and resumed later:
+ * --session FILE opens that file (or starts it), --continue the newest session of the root in the
+ * per-directory layout under --sessions-dir (default $LIBAGENT_SESSIONS_DIR, else
+ * ~/.libagent/sessions), or a new one there. The agent starts from the session's context and
+ * appends every message as it goes.
  * The pack keeps every path of these tools inside the root: paths that lead out of it ("..",
  * absolute paths, symbolic links) are refused. bash is left off: it is not confined (its commands
  * run with this process's rights; consent would be its only gate).
@@ -699,12 +705,79 @@ static int model_from_env(Buf *model, Buf *about) {
     return 1;
 }
 
+/* The number of messages in the JSON array at arr whose role is not "system" (the conversation's). */
+static size_t count_messages(const char *arr) {
+    const char *p = arr ? json_ws(arr) : NULL;
+    if (!p || *p != '[') return 0;
+    p = json_ws(p + 1);
+    size_t n = 0;
+    Buf role = {0};
+    while (*p && *p != ']') {
+        json_string(json_get(p, "role"), &role);
+        n += strcmp(role.data, "system") != 0;
+        if (!(p = json_skip(p, 0))) break;
+        p = json_ws(p);
+        if (*p == ',') p = json_ws(p + 1);
+    }
+    free(role.data);
+    return n;
+}
+
+/* A session part as JSON (into out); 0 on failure (reported). */
+static int session_part(AgentSession session, AgentSessionPart part, Buf *out) {
+    char *json = NULL;
+    size_t len = 0;
+    if (failed(agent_session_get(session, part, &json, &len), "reading the session")) return 0;
+    buf_add(out, json, len);
+    agent_string_free(json);
+    return 1;
+}
+
+/* Opens the session the flags ask for (--session FILE, or --continue: the newest session of
+ * the root under sessions_dir) and says what it resumes. Returns 0 on failure (reported). */
+static int open_session(const App *app, const char *session_path, const char *sessions_dir, AgentSession *out) {
+    Buf options = {0}, dir = {0}, context = {0}, file = {0}, path = {0};
+    int ok = 0;
+    buf_puts(&options, "{\"cwd\":");
+    buf_json_str(&options, app->root);
+    buf_puts(&options, "}");
+    if (session_path) {
+        if (failed(agent_session_open(session_path, AGENT_NTS, options.data, options.len, out), NULL)) goto done;
+    } else {
+        char *layout = NULL;
+        size_t len = 0;
+        if (failed(agent_session_directory(sessions_dir, AGENT_NTS, app->root, AGENT_NTS, &layout, &len), NULL))
+            goto done;
+        buf_add(&dir, layout, len);
+        agent_string_free(layout);
+        if (failed(agent_session_continue_recent(dir.data, dir.len, options.data, options.len, out), NULL)) goto done;
+    }
+    if (!session_part(*out, AGENT_SESSION_CONTEXT, &context) || !session_part(*out, AGENT_SESSION_FILE, &file)) goto done;
+    json_string(json_get(file.data, "path"), &path);
+    size_t messages = count_messages(json_get(context.data, "messages"));
+    if (messages > 0) fprintf(stderr, "resumed %zu messages from %s\n", messages, path.data);
+    else fprintf(stderr, "new session %s\n", path.data);
+    ok = 1;
+done:
+    free(options.data);
+    free(dir.data);
+    free(context.data);
+    free(file.data);
+    free(path.data);
+    return ok;
+}
+
 static void usage(FILE *out) {
     fputs("usage: assistant [--root DIR] [--yes | --no-write] [--script FILE]\n"
+          "                 [--session FILE | --continue [--sessions-dir DIR]]\n"
           "  --root DIR     the directory the tools work in (default: the current directory)\n"
           "  --yes          approve every write and edit without asking\n"
           "  --no-write     refuse every write and edit\n"
           "  --script FILE  the scripted model's script (a JSON array of responses) instead of the demo\n"
+          "  --session FILE keep the conversation in this session file and resume it (pi's format)\n"
+          "  --continue     resume the newest session of the root (a new one when there is none)\n"
+          "  --sessions-dir DIR  where --continue keeps sessions (default $LIBAGENT_SESSIONS_DIR,\n"
+          "                 else ~/.libagent/sessions; one directory per root, as pi lays them out)\n"
           "A real model: LIBAGENT_MODEL=provider/id of libagent's model catalogue (e.g. anthropic/claude-sonnet-4-5),\n"
           "or LIBAGENT_API (openai-completions | anthropic-messages | openai-responses | google-generative-ai),\n"
           "LIBAGENT_BASE_URL and LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY,\n"
@@ -714,9 +787,13 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
     static App app;
-    const char *root = ".", *script_path = NULL;
+    const char *root = ".", *script_path = NULL, *session_path = NULL, *sessions_dir = NULL;
+    int continue_session = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) root = argv[++i];
+        else if (strcmp(argv[i], "--session") == 0 && i + 1 < argc) session_path = argv[++i];
+        else if (strcmp(argv[i], "--sessions-dir") == 0 && i + 1 < argc) sessions_dir = argv[++i];
+        else if (strcmp(argv[i], "--continue") == 0) continue_session = 1;
         else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc) script_path = argv[++i];
         else if (strcmp(argv[i], "--yes") == 0) app.auto_yes = 1;
         else if (strcmp(argv[i], "--no-write") == 0) app.no_write = 1;
@@ -724,6 +801,14 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "error: unknown argument '%s'\n", argv[i]); usage(stderr); return 2; }
     }
     if (app.auto_yes && app.no_write) { fputs("error: --yes and --no-write exclude each other\n", stderr); return 2; }
+    if (session_path && continue_session) { fputs("error: --session and --continue exclude each other\n", stderr); return 2; }
+    Buf default_dir = {0};
+    if (continue_session && !sessions_dir) {
+        const char *env = getenv("LIBAGENT_SESSIONS_DIR"), *home = getenv("HOME");
+        if (env && *env) buf_puts(&default_dir, env);
+        else buf_printf(&default_dir, "%s/.libagent/sessions", home && *home ? home : ".");
+        sessions_dir = default_dir.data;
+    }
     struct stat st;
     if (!realpath(root, app.root) || stat(app.root, &st) != 0) {
         fprintf(stderr, "error: --root %s: %s\n", root, strerror(errno));
@@ -765,6 +850,7 @@ int main(int argc, char **argv) {
 
     AgentOptions options = {0};
     AgentDispatcher dispatcher = {0};
+    AgentSession session = {0};
     AgentTool tools[8] = {{0}};
     size_t tool_count = 0;
     if (failed(agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR), NULL)) goto fail;
@@ -787,6 +873,11 @@ int main(int argc, char **argv) {
     } else if (failed(agent_options_set_scripted_model(options, script ? script : DEMO_SCRIPT, AGENT_NTS), NULL)) {
         goto fail;
     }
+    /* The session: the agent starts from its context and appends every message it commits. */
+    if ((session_path || continue_session) &&
+        (!open_session(&app, session_path, sessions_dir, &session) ||
+         failed(agent_options_set_session(options, session), NULL)))
+        goto fail;
     AgentError *error = agent_new(options, &app.agent); /* consumes options */
     options = (AgentOptions){0};
     if (failed(error, NULL)) goto fail;
@@ -837,6 +928,7 @@ fail:
     if (app.agent.id) failed(agent_free(app.agent), NULL);
     for (size_t i = 0; i < tool_count; i++) failed(agent_tool_free(tools[i]), NULL);
     if (options.id) failed(agent_options_free(options), NULL);
+    if (session.id) failed(agent_session_free(session), NULL); /* the agent's is closed with it */
     if (dispatcher.id) {
         agent_error_free(agent_dispatch(dispatcher, -1, NULL)); /* finalizers queued by the free */
         failed(agent_dispatcher_free(dispatcher), NULL);
@@ -855,6 +947,7 @@ fail:
     free(about.data);
     free(prompt.data);
     free(options_json.data);
+    free(default_dir.data);
     fflush(stdout);
     return status;
 }

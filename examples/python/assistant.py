@@ -1,8 +1,11 @@
 """A terminal coding assistant on libagent's coding tools (the Python twin of examples/c/assistant.c).
 
-Usage: assistant.py [--root DIR] [--script FILE] [--yes], then a request per line. The model
-(LIBAGENT_* as for chat.py, else the scripted demo or --script FILE) works under the root with
-read, ls, find, grep, write and edit; write and edit ask y/n first (--yes approves them).
+Usage: assistant.py [--root DIR] [--script FILE] [--yes] [--session FILE | --continue
+[--sessions-dir DIR]], then a request per line. The model (LIBAGENT_* as for chat.py, else the
+scripted demo or --script FILE) works under the root with read, ls, find, grep, write and edit;
+write and edit ask y/n first (--yes approves them). --session FILE keeps the conversation in that
+session file (pi's format) and resumes it; --continue resumes the newest session of the root under
+--sessions-dir (default $LIBAGENT_SESSIONS_DIR, else ~/.libagent/sessions), or starts one there.
 """
 import argparse
 import json
@@ -10,7 +13,7 @@ import os
 import sys
 
 from chat import api_key, model_from_env  # the LIBAGENT_* configuration (chat.py, beside this file)
-from libagent import Agent, Event, ModelError, coding_tools, message_text
+from libagent import Agent, AgentError, Event, ModelError, Session, coding_tools, message_text
 
 DEMO = [{"content": [{"type": "toolCall", "id": "call_1", "name": "ls", "arguments": {}}]},
         {"content": [{"type": "text", "text": "Those are the files at the root (scripted demo model)."}]}]
@@ -21,7 +24,13 @@ def main() -> None:
     parser.add_argument("--root", default=".")
     parser.add_argument("--script", type=argparse.FileType(), help="the scripted model's responses (JSON)")
     parser.add_argument("--yes", action="store_true", help="approve every write and edit")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--session", metavar="FILE", help="keep the conversation in this session file and resume it")
+    where.add_argument("--continue", dest="resume", action="store_true",
+                       help="resume the newest session of the root (a new one when there is none)")
+    parser.add_argument("--sessions-dir", metavar="DIR", help="where --continue keeps sessions")
     options = parser.parse_args()
+    root = os.path.realpath(options.root)
 
     # Asked before write and edit: True allows, a str refuses (says why). It runs on a worker
     # thread, so waiting for the user here holds up this run only.
@@ -46,8 +55,10 @@ def main() -> None:
         model = {"model": model_from_env(), "hooks": {"get_api_key": api_key}}  # the built-in providers
     else:
         model = {"scripted": json.load(options.script) if options.script else DEMO}
+    session = open_session(options, root)
     with Agent(system_prompt="You are a coding assistant working on the files under the root.",
-               tools=coding_tools(options.root, consent=consent), tool_execution="sequential", **model) as agent:
+               tools=coding_tools(root, consent=consent), tool_execution="sequential", session=session,
+               **model) as agent:
         agent.subscribe(show)
         for line in iter(sys.stdin.readline, ""):
             if line.strip() in ("", "/quit"):
@@ -57,6 +68,25 @@ def main() -> None:
                 agent.prompt(line.strip())
             except ModelError as error:  # the request failed (a wrong key, URL or model...)
                 sys.exit(f"error: {error.message}")
+
+
+def open_session(options: argparse.Namespace, root: str):
+    """The session --session or --continue asks for (None without either); says what it resumes."""
+    if not options.session and not options.resume:
+        return None
+    try:
+        if options.session:
+            session = Session.open(options.session, cwd=root)
+        else:
+            base = (options.sessions_dir or os.environ.get("LIBAGENT_SESSIONS_DIR")
+                    or os.path.join(os.path.expanduser("~"), ".libagent", "sessions"))
+            session = Session.continue_recent(Session.directory(base, root), cwd=root)
+    except AgentError as error:
+        sys.exit(f"error: {error.message}")
+    count = sum(1 for message in session.messages if message["role"] != "system")  # the conversation's
+    print(f"resumed {count} messages from {session.path}" if count else f"new session {session.path}",
+          file=sys.stderr)
+    return session
 
 
 if __name__ == "__main__":

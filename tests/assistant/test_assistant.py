@@ -760,14 +760,103 @@ def test_endpoint_errors_are_reported():
         shutil.rmtree(top)
 
 
+def session_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def conversation(lines):
+    """The roles of a session file's messages, but the system prompt's."""
+    return [e["message"]["role"] for e in lines if e["type"] == "message" and e["message"]["role"] != "system"]
+
+
+def test_session_resumes_the_conversation():
+    """--session FILE: the first run writes the file (header, both messages); the second resumes it
+    ("resumed 2 messages from FILE") and its model request starts with the first run's messages."""
+    top, root = make_root()
+    path = os.path.join(top, "chat.jsonl")
+    try:
+        with Mock([text_response("Noted: xyzzy.")]) as mock:
+            first = run(["--root", root, "--session", path], "Remember the word xyzzy.\n",
+                        env=oc_env(mock, LIBAGENT_API_KEY="k"))
+        check(first.code == 0, "exit 0", first)
+        contains(first.err, "new session %s\n" % path, first)
+        lines = session_lines(path)
+        check(lines[0]["type"] == "session" and conversation(lines) == ["user", "assistant"], "header and two messages",
+              lines)
+        check(lines[0]["version"] == 3 and lines[0]["cwd"] == os.path.realpath(root), "a version 3 header for the root",
+              lines[0])
+        with Mock([text_response("The word was xyzzy.")]) as mock:
+            second = run(["--root", root, "--session", path], "What was the word?\n",
+                         env=oc_env(mock, LIBAGENT_API_KEY="k"))
+        check(second.code == 0, "exit 0", second)
+        contains(second.err, "resumed 2 messages from %s\n" % path, second)
+        contains(second.out, "The word was xyzzy.\n", second)
+        check(len(mock.requests) == 1, "one request", mock.requests)
+        messages = [m for m in mock.requests[0]["body"]["messages"] if m["role"] != "system"]
+        check([m["role"] for m in messages] == ["user", "assistant", "user"], "the request resumes", messages)
+        contains(json.dumps(messages[0]), "Remember the word xyzzy.", messages)
+        contains(json.dumps(messages[1]), "Noted: xyzzy.", messages)
+        lines = session_lines(path)
+        check(conversation(lines) == ["user", "assistant"] * 2, "the file holds both runs", lines)
+        ids = [e["id"] for e in lines[1:]]
+        check([e["parentId"] for e in lines[1:]] == [None] + ids[:-1], "one chain of entries", lines)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_continue_resumes_the_newest_session_of_the_root():
+    """--continue: a new session under --sessions-dir in pi's per-directory layout, resumed by the
+    next --continue (here through LIBAGENT_SESSIONS_DIR); --session and --continue exclude each other."""
+    top, root = make_root()
+    sessions = os.path.join(top, "sessions")
+    layout = os.path.join(sessions, "--" + os.path.realpath(root).lstrip("/").replace("/", "-") + "--")
+    path = write_script(top, [{"content": [{"type": "text", "text": "Hello."}]}])
+    try:
+        first = run(["--root", root, "--script", path, "--continue", "--sessions-dir", sessions], "hi\n")
+        check(first.code == 0, "exit 0", first)
+        files = os.listdir(layout)
+        check(len(files) == 1 and files[0].endswith(".jsonl"), "one session file in the layout", files)
+        file = os.path.join(layout, files[0])
+        contains(first.err, "new session %s\n" % file, first)
+        second = run(["--root", root, "--script", path, "--continue"], "again\n",
+                     env=clean_env(LIBAGENT_SESSIONS_DIR=sessions))
+        check(second.code == 0, "exit 0", second)
+        contains(second.err, "resumed 2 messages from %s\n" % file, second)
+        check(os.listdir(layout) == files, "still one session file", os.listdir(layout))
+        roles = conversation(session_lines(file))
+        check(roles == ["user", "assistant"] * 2, "both runs in the file", roles)
+        both = run(["--root", root, "--continue", "--session", file], "")
+        check(both.code == 2, "exit 2", both)
+        contains(both.err, "--session and --continue exclude each other", both)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_session_errors_are_reported():
+    """A file that is not a session, and one another assistant holds open: a clear error, exit 1,
+    the file untouched."""
+    top, root = make_root()
+    notes = os.path.join(root, "notes.txt")
+    try:
+        r = run(["--root", root, "--session", notes], "hi\n")
+        check(r.code == 1, "exit 1", r)
+        contains(r.err, "error: %s is not a session file" % notes, r)
+        with open(notes) as f:
+            check(f.read() == "Project notes\nThe magic word is xyzzy.\nEnd of notes\n", "notes.txt untouched")
+    finally:
+        shutil.rmtree(top)
+
+
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
          test_endpoint_anthropic_messages, test_endpoint_openai_responses, test_endpoint_google_generative_ai,
-         test_endpoint_errors_are_reported, test_endpoint_catalogue_model]
+         test_endpoint_errors_are_reported, test_endpoint_catalogue_model, test_session_resumes_the_conversation,
+         test_continue_resumes_the_newest_session_of_the_root, test_session_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run
-# every tool, the refusals, both approval answers and the provider path.
-VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks]
+# every tool, the refusals, both approval answers and the provider path, and a resumed session.
+VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks, test_session_resumes_the_conversation]
 
 
 def main():

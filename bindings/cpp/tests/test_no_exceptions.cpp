@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -231,3 +233,41 @@ TEST(NoExceptions, HostPumpedRunsDispatchOnTheWaitingThread) {
 }
 
 }  // namespace
+
+TEST(NoExceptions, SessionsReturnResults) {
+    char dir[] = "/tmp/libagent-cpp-noexcept-session-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    std::string notes = std::string(dir) + "/notes.txt";
+    if (FILE* f = std::fopen(notes.c_str(), "w")) {
+        std::fputs("just notes\n", f);
+        std::fclose(f);
+    }
+    auto not_a_session = agent::Session::open(notes);
+    ASSERT_FALSE(not_a_session.ok());
+    EXPECT_EQ(not_a_session.status(), AGENT_ERR_NOT_A_SESSION);
+    EXPECT_TRUE(contains(not_a_session.error().what(), notes.c_str())) << not_a_session.error().what();
+
+    auto session = agent::Session::open(std::string(dir) + "/chat.jsonl");
+    ASSERT_TRUE(session.ok()) << session.error().what();
+    auto leaf = session->leaf_id();
+    ASSERT_TRUE(leaf.ok());
+    EXPECT_EQ(*leaf, std::nullopt);
+    auto bad = session->branch("missing1");
+    EXPECT_EQ(bad.status(), AGENT_ERR_INVALID_ARGUMENT);
+    auto options = agent::Options::create(kOptions);
+    ASSERT_TRUE(options.ok());
+    ASSERT_TRUE(options->set_scripted_model(R"([{"content":[{"type":"text","text":"Hi!"}]}])").ok());
+    ASSERT_TRUE(options->set_session(*session).ok());
+    auto bot = agent::Agent::create(std::move(*options));
+    ASSERT_TRUE(bot.ok()) << bot.error().what();
+    auto run = bot->prompt("hello");
+    ASSERT_TRUE(run.ok());
+    auto outcome = run->wait();
+    ASSERT_TRUE(outcome.ok() && outcome->completed());
+    auto context = session->context();
+    ASSERT_TRUE(context.ok());
+    EXPECT_TRUE(contains(*context, "\"Hi!\"")) << *context;
+    auto id = session->leaf_id();
+    ASSERT_TRUE(id.ok() && id->has_value());
+    EXPECT_EQ((*id)->size(), 8u);
+}

@@ -121,6 +121,11 @@ type Options struct {
 	// functions and run completions run only inside Dispatcher.Dispatch, on the goroutine that
 	// calls it (see Dispatcher).
 	Dispatcher *Dispatcher
+
+	// Session keeps the conversation in a session file (see Session): the agent starts from
+	// its context and appends to it as it runs. One agent per session (ErrInvalidState for a
+	// second); the Session may be closed once the agent is built.
+	Session *Session
 }
 
 // Agent is one libagent agent. Close frees it; an Agent that becomes unreachable without
@@ -235,6 +240,13 @@ func New(opts Options) (*Agent, error) {
 	pumped := opts.Dispatcher != nil
 	if pumped {
 		if err := check(C.agent_options_set_dispatcher(options, opts.Dispatcher.h)); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Session != nil {
+		err := check(C.agent_options_set_session(options, opts.Session.h))
+		runtime.KeepAlive(opts.Session)
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -31,11 +31,19 @@ const (
 	ErrRunFailed        Status = -14
 	ErrInvalidArgument  Status = -15
 	ErrInternal         Status = -16
+	// A file-system error of a session (the message names the path and the OS error).
+	ErrIO Status = -17
+	// The session file is open for writing elsewhere (another process or Session).
+	ErrLocked Status = -18
+	// The file is not a session file (a bad header, a newer version, too large).
+	ErrNotASession Status = -19
+
 	// A run ended with stopReason "error" (a failed model request, stream function or hook);
-	// the *Error's Message is the run's errorMessage.
-	ErrModelError Status = -17
+	// the *Error's Message is the run's errorMessage. (The binding's own statuses of results
+	// lie outside the range of libagent's codes.)
+	ErrModelError Status = -1001
 	// A run was aborted (stopReason "aborted"); such an *Error also matches ErrAborted.
-	ErrRunAborted Status = -18
+	ErrRunAborted Status = -1002
 )
 
 var statusNames = map[Status]string{
@@ -56,6 +64,9 @@ var statusNames = map[Status]string{
 	ErrRunFailed:        "run failed",
 	ErrInvalidArgument:  "invalid argument",
 	ErrInternal:         "internal error",
+	ErrIO:               "I/O error",
+	ErrLocked:           "session locked",
+	ErrNotASession:      "not a session file",
 	ErrModelError:       "model error",
 	ErrRunAborted:       "run aborted",
 }
@@ -99,12 +110,14 @@ var (
 	wholeTexts = map[string]string{
 		referenceNoModel: noModel,
 		"initialState.tools cannot be JSON: tools carry code (agent_options_add_tool in C, InitialState::tools in Rust).": "Tools cannot be given as JSON: set Options.Tools.",
+		`options_json's "durability" must be "flush" or "fsync".`:                                                         `SessionOptions.Durability must be "flush" or "fsync".`,
 	}
 	cNames = map[string]string{
 		"options_json": "the Options", "patch_json": "the Configure patch", "messages_json": "messages",
 		"message_json": "the message", "images_json": "the images", "input_json": "the prompt",
 		"result_json": "the Result", "partial_result_json": "the partial Result", "event_json": "the stream event",
 		"script_json": "the ScriptedModel script", "definition_json": "the tool definition",
+		"entry_json": "the entry", "summary_json": "the summary",
 		"agent_wait_for_idle": "WaitIdle", "agent_queue_next": "Events", "agent_run_wait": "Run.Wait",
 		"initialState.systemPrompt": "Options.SystemPrompt", "initialState.thinkingLevel": "Options.ThinkingLevel",
 		"initialState.messages": "Options.Messages", "initialState.model": "Options.Model",

@@ -153,6 +153,55 @@ def test_the_python_assistant_example(tmp_path):
     assert (root / "notes.txt").read_text() == "The magic word is xyzzy.\n"
 
 
+def test_the_python_assistant_resumes_a_session(tmp_path):
+    """examples/python/assistant.py --session FILE twice on a model endpoint: the second run says
+    what it resumed and its request starts with the first run's messages; the file holds both
+    runs. --continue then resumes the newest session of the root under --sessions-dir."""
+    import json
+
+    if os.path.join(REPO, "tests", "examples") not in sys.path:
+        sys.path.insert(0, os.path.join(REPO, "tests", "examples"))
+    from mock_endpoint import ANSWER, GOOD_KEY, MockEndpoint
+
+    root, path = tmp_path / "root", tmp_path / "chat.jsonl"
+    root.mkdir()
+
+    def assistant(*args, text, **env):
+        return subprocess.run([sys.executable, ASSISTANT, "--root", str(root), *args], input=text,
+                              capture_output=True, text=True, timeout=60, env=example_env(**env))
+
+    with MockEndpoint() as mock:
+        model = dict(LIBAGENT_API="openai-completions", LIBAGENT_BASE_URL=f"http://127.0.0.1:{mock.port}/v1",
+                     LIBAGENT_MODEL="mock-model", LIBAGENT_API_KEY=GOOD_KEY)
+        first = assistant("--session", str(path), text="Remember the word xyzzy.\n", **model)
+        assert first.returncode == 0, first.stderr
+        assert f"new session {path}\n" in first.stderr
+        second = assistant("--session", str(path), text="What was the word?\n", **model)
+        assert second.returncode == 0, second.stderr
+        assert f"resumed 2 messages from {path}\n" in second.stderr
+        assert second.stdout == f"> What was the word?\n{ANSWER}\n"
+        resumed = [m for m in json.loads(mock.requests[1]["body"])["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in resumed] == ["user", "assistant", "user"]
+    assert "Remember the word xyzzy." in json.dumps(resumed[0]) and ANSWER in json.dumps(resumed[1])
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["cwd"] == os.path.realpath(root)
+    assert [e["message"]["role"] for e in lines if e["type"] == "message" and e["message"]["role"] != "system"] \
+        == ["user", "assistant"] * 2
+
+    sessions = tmp_path / "sessions"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([text_reply("Hello.")]))
+    new = assistant("--script", str(script), "--continue", "--sessions-dir", str(sessions), text="hi\n")
+    assert new.returncode == 0, new.stderr
+    (layout,) = sessions.iterdir()
+    assert layout.name == "--" + os.path.realpath(root).lstrip("/").replace("/", "-") + "--"
+    (file,) = layout.iterdir()
+    assert f"new session {file}\n" in new.stderr
+    again = assistant("--script", str(script), "--continue", text="again\n", LIBAGENT_SESSIONS_DIR=str(sessions))
+    assert again.returncode == 0, again.stderr
+    assert f"resumed 2 messages from {file}\n" in again.stderr and list(layout.iterdir()) == [file]
+
+
 @pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses",
                                  "google-generative-ai"])
 def test_the_python_assistant_example_on_a_model_endpoint(tmp_path, api):

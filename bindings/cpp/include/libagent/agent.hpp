@@ -11,7 +11,8 @@
 //   agent::Outcome outcome = bot.prompt("hello").wait();   // a Run; wait() blocks until it settled
 //   if (!outcome) std::cerr << outcome.error_message;      // a failed request is a result
 //
-// Types. `Agent`, `Options`, `Tool`, `Run`, `EventQueue` and `Dispatcher` own a libagent handle:
+// Types. `Agent`, `Options`, `Tool`, `Run`, `EventQueue`, `Dispatcher` and `Session` (a session
+// file, see Options::set_session) own a libagent handle:
 // they are move-only and free it in their destructor. `ToolCall`, `HookCall` (alias `Call`),
 // `Stream` and `Reply` own the answer of one callback invocation (see "Deferred answers").
 // `Event` is a view of libagent's event struct (O(1): no JSON unless `json()` is asked).
@@ -1203,6 +1204,218 @@ Returned<std::vector<Tool>> coding_tools(std::string_view root, std::string_view
     return detail::adopt_all(raw, count);
 }
 
+// ---- sessions ----------------------------------------------------------------------------------
+
+// Which part of a session Session::get reads (AgentSessionPart).
+enum class SessionPart : AgentSessionPart {
+    Header = AGENT_SESSION_HEADER,    // the header entry (`{"type":"session","version":3,...}`)
+    Entries = AGENT_SESSION_ENTRIES,  // every entry but the header, in file order
+    Branch = AGENT_SESSION_BRANCH,    // the entries from the root to the leaf
+    Context = AGENT_SESSION_CONTEXT,  // `{"messages","thinkingLevel","model"}` at the leaf
+    Llm = AGENT_SESSION_LLM,          // the context's messages converted for a model
+    LeafId = AGENT_SESSION_LEAF_ID,   // a JSON string, or null
+    File = AGENT_SESSION_FILE,        // `{"path": string|null, "exists": bool}`
+};
+
+namespace detail {
+// The text of a JSON string literal (libagent's own output: escapes decoded, \u included).
+inline std::string unquote(std::string_view json) {
+    std::string out;
+    std::size_t i = json.find('"');
+    if (i == std::string_view::npos) return out;
+    auto hex = [&](std::size_t at) {
+        unsigned value = 0;
+        for (std::size_t k = at; k < at + 4 && k < json.size(); k++) {
+            char c = json[k];
+            value = value * 16 + static_cast<unsigned>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+        }
+        return value;
+    };
+    for (i++; i < json.size() && json[i] != '"'; i++) {
+        if (json[i] != '\\') {
+            out += json[i];
+            continue;
+        }
+        char c = json[++i];
+        unsigned cp = 0;
+        switch (c) {
+        case 'n': out += '\n'; continue;
+        case 't': out += '\t'; continue;
+        case 'r': out += '\r'; continue;
+        case 'b': out += '\b'; continue;
+        case 'f': out += '\f'; continue;
+        case 'u':
+            cp = hex(i + 1);
+            i += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < json.size() && json[i + 1] == '\\' && json[i + 2] == 'u') {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (hex(i + 3) - 0xDC00);
+                i += 6;
+            }
+            break;
+        default: out += c; continue;
+        }
+        if (cp < 0x80) {
+            out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+    }
+    return out;
+}
+}  // namespace detail
+
+// A session: pi-coding-agent's session file (JSONL, version 3: a tree of entries whose leaf is the
+// current position), or one kept in memory. Move-only; its destructor releases the handle (an
+// agent built with it keeps the file open until that agent is destroyed). Attach it to an agent
+// with Options::set_session: the agent starts from its context and appends every message it
+// commits, and every model and thinking-level change.
+//
+// `options_json` of the factories: empty or `{"cwd"?: string (default: the process's working
+// directory), "durability"?: "flush" (default: flushed per entry) | "fsync"}`. Failures carry
+// AGENT_ERR_IO (a file-system error, naming the path), AGENT_ERR_LOCKED (the file is open for
+// writing elsewhere), AGENT_ERR_NOT_A_SESSION (not a session file, or a newer version) or
+// AGENT_ERR_INVALID_ARGUMENT (e.g. an entry id that is not in the session).
+class Session {
+public:
+    // Opens the session file at `path` (a missing file becomes a new session written there).
+    static Returned<Session> open(std::string_view path, std::string_view options_json = {}) {
+        AgentSession raw{0};
+        LIBAGENT_CHECK_(agent_session_open(detail::ptr(path), path.size(), detail::opt(options_json),
+                                           options_json.size(), &raw));
+        return Session(raw);
+    }
+    // A new session in the directory `dir` (its file is written with the first user or assistant
+    // message).
+    static Returned<Session> create(std::string_view dir, std::string_view options_json = {}) {
+        AgentSession raw{0};
+        LIBAGENT_CHECK_(agent_session_create(detail::ptr(dir), dir.size(), detail::opt(options_json),
+                                             options_json.size(), &raw));
+        return Session(raw);
+    }
+    // The newest session file in `dir`, or a new session there when it has none.
+    static Returned<Session> continue_recent(std::string_view dir, std::string_view options_json = {}) {
+        AgentSession raw{0};
+        LIBAGENT_CHECK_(agent_session_continue_recent(detail::ptr(dir), dir.size(), detail::opt(options_json),
+                                                      options_json.size(), &raw));
+        return Session(raw);
+    }
+    // A session that is never written to disk.
+    static Returned<Session> in_memory(std::string_view options_json = {}) {
+        AgentSession raw{0};
+        LIBAGENT_CHECK_(agent_session_in_memory(detail::opt(options_json), options_json.size(), &raw));
+        return Session(raw);
+    }
+    // pi's per-directory layout: the directory under `base` that holds the sessions of the working
+    // directory `cwd` (for create / continue_recent).
+    static Returned<std::string> directory(std::string_view base, std::string_view cwd) {
+        char* path = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_session_directory(detail::ptr(base), base.size(), detail::ptr(cwd), cwd.size(), &path, &len));
+        return detail::take(path, len);
+    }
+
+    Session(Session&& other) noexcept : raw_(std::exchange(other.raw_, AgentSession{0})) {}
+    Session& operator=(Session&& other) noexcept {
+        if (this != &other) {
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentSession{0});
+        }
+        return *this;
+    }
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session() { free_handle(); }
+
+    // Appends an entry `{"type": ..., members}` at the leaf (libagent fills id, parentId and
+    // timestamp) and returns its id; the entry becomes the leaf.
+    Returned<std::string> append(std::string_view entry_json) {
+        char* id = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_session_append(raw_, detail::ptr(entry_json), entry_json.size(), &id, &len));
+        return detail::take(id, len);
+    }
+    // Labels the entry `target_id` (pi's label entry; an empty text clears its label).
+    Returned<std::string> label(std::string_view target_id, std::string_view text) {
+        return append("{\"type\":\"label\",\"targetId\":" + quote(target_id) + ",\"label\":" + quote(text) + "}");
+    }
+    // Moves the leaf to the entry `entry_id`: the next entry continues from there (a new branch).
+    Returned<void> branch(std::string_view entry_id) {
+        LIBAGENT_CHECK_(agent_session_branch(raw_, detail::ptr(entry_id), entry_id.size()));
+        LIBAGENT_OK_;
+    }
+    // Moves the leaf before the first entry (the next entry starts a new root).
+    Returned<void> reset_leaf() {
+        LIBAGENT_CHECK_(agent_session_branch(raw_, nullptr, 0));
+        LIBAGENT_OK_;
+    }
+    // Branches to `entry_id` (empty: before the first entry) and appends a branch summary there,
+    // `{"summary", "details"?, "fromHook"?, "usage"?}`; returns its id.
+    Returned<std::string> branch_with_summary(std::string_view entry_id, std::string_view summary_json) {
+        char* id = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_session_branch_with_summary(raw_, detail::opt(entry_id), entry_id.size(),
+                                                          detail::ptr(summary_json), summary_json.size(), &id, &len));
+        return detail::take(id, len);
+    }
+    // pi's createBranchedSession: a new session file holding the path from the root to
+    // `entry_id`; this Session then writes to that file.
+    Returned<void> fork(std::string_view entry_id) {
+        LIBAGENT_CHECK_(agent_session_fork(raw_, detail::ptr(entry_id), entry_id.size()));
+        LIBAGENT_OK_;
+    }
+
+    // A part of the session as JSON (see SessionPart).
+    Returned<std::string> get(SessionPart part) const {
+        char* json = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_session_get(raw_, static_cast<AgentSessionPart>(part), &json, &len));
+        return detail::take(json, len);
+    }
+    Returned<std::string> header() const { return get(SessionPart::Header); }
+    // A JSON array of every entry but the header, in file order.
+    Returned<std::string> entries() const { return get(SessionPart::Entries); }
+    // A JSON array of the entries from the root to the leaf.
+    Returned<std::string> branch_path() const { return get(SessionPart::Branch); }
+    // `{"messages": [...], "thinkingLevel": "...", "model": {"provider","modelId"} | null}` at the leaf.
+    Returned<std::string> context() const { return get(SessionPart::Context); }
+    // The context's messages converted for a model (a JSON array).
+    Returned<std::string> llm_messages() const { return get(SessionPart::Llm); }
+    // `{"path": string|null, "exists": bool}`: the file (null in memory), and whether it is written yet.
+    Returned<std::string> file() const { return get(SessionPart::File); }
+    // The leaf entry's id (nullopt before the first entry).
+    Returned<std::optional<std::string>> leaf_id() const {
+#ifdef LIBAGENT_NO_EXCEPTIONS
+        auto json = get(SessionPart::LeafId);
+        if (!json) return json.error();
+        const std::string& text = *json;
+#else
+        std::string text = get(SessionPart::LeafId);
+#endif
+        if (text.empty() || text[0] != '"') return std::optional<std::string>();
+        return std::optional<std::string>(detail::unquote(text));
+    }
+
+    AgentSession get() const noexcept { return raw_; }
+    explicit operator bool() const noexcept { return raw_.id != 0; }
+
+private:
+    explicit Session(AgentSession raw) noexcept : raw_(raw) {}
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_session_free(std::exchange(raw_, AgentSession{0})));
+    }
+    AgentSession raw_{0};
+};
+
 // ---- options -----------------------------------------------------------------------------------
 
 // An options builder, consumed by the Agent constructor. Move-only. Without exceptions the
@@ -1286,6 +1499,14 @@ public:
     // Run::wait / Agent::wait_for_idle on the dispatching thread), on the host's thread.
     LIBAGENT_SELF_ set_dispatcher(const Dispatcher& dispatcher) {
         LIBAGENT_CHECK_(agent_options_set_dispatcher(raw_, dispatcher.get()));
+        LIBAGENT_RETURN_SELF_;
+    }
+
+    // The agent appends to `session` as it runs (every message it commits, model and
+    // thinking-level changes) and starts from its context; one agent per session
+    // (AGENT_ERR_INVALID_STATE when it already has one). The Session may be destroyed afterwards.
+    LIBAGENT_SELF_ set_session(const Session& session) {
+        LIBAGENT_CHECK_(agent_options_set_session(raw_, session.get()));
         LIBAGENT_RETURN_SELF_;
     }
 

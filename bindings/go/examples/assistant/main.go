@@ -1,4 +1,5 @@
-// The Go twin of examples/c/assistant.c: coding tools under -root, write and edit ask y/n; a LIBAGENT_* or scripted model.
+// The Go twin of examples/c/assistant.c: coding tools under -root, write and edit ask y/n; a LIBAGENT_* or scripted model;
+// -session FILE or -continue keep the conversation in a session file (pi's format) and resume it.
 package main
 
 import (
@@ -13,10 +14,55 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
-func run(in io.Reader, out io.Writer, root, scriptPath string) error {
+type config struct {
+	root, script string
+	session      string // -session FILE
+	resume       bool   // -continue: the newest session of the root under sessionsDir
+	sessionsDir  string
+}
+
+// openSession opens the session the flags ask for (nil without -session and -continue) and says what it resumes.
+func openSession(out io.Writer, cfg config) (*agent.Session, error) {
+	var s *agent.Session
+	var err error
+	switch {
+	case cfg.session != "":
+		s, err = agent.OpenSession(cfg.session, agent.SessionOptions{Cwd: cfg.root})
+	case cfg.resume:
+		var dir string
+		if dir, err = agent.SessionDirectory(cfg.sessionsDir, cfg.root); err == nil {
+			s, err = agent.ContinueRecentSession(dir, agent.SessionOptions{Cwd: cfg.root})
+		}
+	}
+	if s == nil || err != nil {
+		return nil, err
+	}
+	resumed, err := s.Context()
+	file, fileErr := s.File()
+	if err = errors.Join(err, fileErr); err != nil {
+		s.Close()
+		return nil, err
+	}
+	n := 0
+	for _, m := range resumed.Messages { // the conversation's messages (not the system prompt's)
+		var message struct{ Role string }
+		if json.Unmarshal(m, &message) == nil && message.Role != "system" {
+			n++
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(out, "resumed %d messages from %s\n", n, file.Path)
+	} else {
+		fmt.Fprintf(out, "new session %s\n", file.Path)
+	}
+	return s, nil
+}
+
+func run(in io.Reader, out io.Writer, cfg config) error {
 	lines := bufio.NewScanner(in) // the requests, and the answers to the questions (asked during a run)
 	ask := func(ctx context.Context, tool string, args json.RawMessage) error {
 		var a struct{ Path string }
@@ -26,12 +72,17 @@ func run(in io.Reader, out io.Writer, root, scriptPath string) error {
 		}
 		return fmt.Errorf("the user declined: '%s' was not changed", a.Path)
 	}
-	tools, toolsErr := agent.CodingTools(root, agent.CodingOptions{Consent: ask})
-	options, err := envmodel.OptionsOrScripted(scriptPath) // LIBAGENT_*'s model, else -script's
+	tools, toolsErr := agent.CodingTools(cfg.root, agent.CodingOptions{Consent: ask})
+	options, err := envmodel.OptionsOrScripted(cfg.script) // LIBAGENT_*'s model, else -script's
 	if err = errors.Join(toolsErr, err); err != nil {
 		return err
 	}
 	options.Tools, options.ToolExecution = tools, agent.ToolsSequential // one question at a time
+	if options.Session, err = openSession(out, cfg); err != nil {
+		return err
+	} else if options.Session != nil {
+		defer options.Session.Close() // the agent keeps the file open until it is closed
+	}
 	a, err := agent.New(options)
 	if err != nil {
 		return err
@@ -51,9 +102,25 @@ func run(in io.Reader, out io.Writer, root, scriptPath string) error {
 }
 
 func main() {
-	root, script := flag.String("root", ".", "the root directory"), flag.String("script", "", "the scripted responses (JSON)")
+	var cfg config
+	flag.StringVar(&cfg.root, "root", ".", "the root directory")
+	flag.StringVar(&cfg.script, "script", "", "the scripted responses (JSON)")
+	flag.StringVar(&cfg.session, "session", "", "keep the conversation in this session file and resume it")
+	flag.BoolVar(&cfg.resume, "continue", false, "resume the newest session of the root (a new one when there is none)")
+	home, _ := os.UserHomeDir()
+	sessions := os.Getenv("LIBAGENT_SESSIONS_DIR")
+	if sessions == "" {
+		sessions = filepath.Join(home, ".libagent", "sessions")
+	}
+	flag.StringVar(&cfg.sessionsDir, "sessions-dir", sessions, "where -continue keeps sessions (one directory per root)")
 	flag.Parse()
-	if err := run(os.Stdin, os.Stdout, *root, *script); err != nil {
+	if cfg.session != "" && cfg.resume {
+		log.Fatal("-session and -continue exclude each other")
+	}
+	if root, err := filepath.Abs(cfg.root); err == nil {
+		cfg.root = root
+	}
+	if err := run(os.Stdin, os.Stdout, cfg); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -30,7 +33,7 @@ func TestAssistantAsksBeforeChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(strings.NewReader("change things\ny\nn\n"), &out, root, script); err != nil {
+	if err := run(strings.NewReader("change things\ny\nn\n"), &out, config{root: root, script: script}); err != nil {
 		t.Fatal(err)
 	}
 	want := "Write new.txt? [y/N] [result] Successfully wrote to new.txt\n" +
@@ -71,7 +74,7 @@ func TestAssistantOnAnEndpoint(t *testing.T) {
 
 	t.Setenv("LIBAGENT_API_KEY", "test-key")
 	var out bytes.Buffer
-	if err := run(strings.NewReader("Say hello.\n"), &out, t.TempDir(), ""); err != nil {
+	if err := run(strings.NewReader("Say hello.\n"), &out, config{root: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "Hello from the mock.\n" || requests.Load() != 1 {
@@ -80,11 +83,93 @@ func TestAssistantOnAnEndpoint(t *testing.T) {
 
 	t.Setenv("LIBAGENT_API_KEY", "wrong-key")
 	out.Reset()
-	err := run(strings.NewReader("Say hello.\nAnd again.\n"), &out, t.TempDir(), "")
+	err := run(strings.NewReader("Say hello.\nAnd again.\n"), &out, config{root: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "invalid api key") {
 		t.Errorf("a wrong key: error %v", err)
 	}
 	if out.String() != "" || requests.Load() != 2 { // the failed request ends the session
 		t.Errorf("a wrong key: output %q after %d requests", out.String(), requests.Load())
+	}
+}
+
+// -session FILE twice on a loopback endpoint: the second run says what it resumed, its request
+// starts with the first run's messages, and the file holds both runs; -continue resumes the
+// newest session of the root under -sessions-dir.
+func TestAssistantResumesASession(t *testing.T) {
+	var mu sync.Mutex // the handler runs on the server's goroutines
+	var bodies []string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		n := len(bodies)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Answer %d.\"},\"finish_reason\":null}]}\n\n", n)
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer server.Close()
+	t.Setenv("LIBAGENT_API", "openai-completions")
+	t.Setenv("LIBAGENT_BASE_URL", server.URL+"/v1")
+	t.Setenv("LIBAGENT_MODEL", "mock-model")
+	t.Setenv("LIBAGENT_API_KEY", "test-key")
+	root := t.TempDir()
+	path := filepath.Join(t.TempDir(), "chat.jsonl")
+	var out bytes.Buffer
+	if err := run(strings.NewReader("Remember the word xyzzy.\n"), &out, config{root: root, session: path}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "new session " + path + "\nAnswer 1.\n"; out.String() != want {
+		t.Errorf("first run: %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	if err := run(strings.NewReader("What was the word?\n"), &out, config{root: root, session: path}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "resumed 2 messages from " + path + "\nAnswer 2.\n"; out.String() != want {
+		t.Errorf("second run: %q, want %q", out.String(), want)
+	}
+	var request struct {
+		Messages []struct {
+			Role    string
+			Content json.RawMessage
+		}
+	}
+	mu.Lock()
+	seen := append([]string(nil), bodies...)
+	mu.Unlock()
+	if len(seen) != 2 || json.Unmarshal([]byte(seen[1]), &request) != nil {
+		t.Fatalf("requests: %q", seen)
+	}
+	var roles []string
+	for _, m := range request.Messages {
+		roles = append(roles, m.Role)
+	}
+	if strings.Join(roles, " ") != "user assistant user" || !strings.Contains(string(request.Messages[0].Content), "Remember the word xyzzy.") ||
+		string(request.Messages[1].Content) != `"Answer 1."` {
+		t.Errorf("the resumed request: %+v", request.Messages)
+	}
+	file, _ := os.ReadFile(path)
+	if n := strings.Count(string(file), `"message":{"role":"user"`) + strings.Count(string(file), `"message":{"role":"assistant"`); n != 4 ||
+		!strings.HasPrefix(string(file), `{"type":"session"`) {
+		t.Errorf("the session file holds %d messages of the conversation:\n%s", n, file)
+	}
+
+	sessions := t.TempDir()
+	out.Reset()
+	if err := run(strings.NewReader("hi\n"), &out, config{root: root, resume: true, sessionsDir: sessions}); err != nil {
+		t.Fatal(err)
+	}
+	layout := filepath.Join(sessions, "--"+strings.ReplaceAll(strings.TrimPrefix(root, "/"), "/", "-")+"--")
+	files, _ := filepath.Glob(filepath.Join(layout, "*.jsonl"))
+	if len(files) != 1 || !strings.HasPrefix(out.String(), "new session "+files[0]+"\n") {
+		t.Fatalf("-continue in a new directory: %q, files %q", out.String(), files)
+	}
+	out.Reset()
+	if err := run(strings.NewReader("again\n"), &out, config{root: root, resume: true, sessionsDir: sessions}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "resumed 2 messages from "+files[0]+"\n") {
+		t.Errorf("-continue again: %q", out.String())
 	}
 }

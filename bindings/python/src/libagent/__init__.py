@@ -20,10 +20,11 @@ from ._agent import (
 from ._errors import (
     AbortedError, AgentError, ModelError, AgentTimeoutError, AlreadyCompletedError, BusyError, FreedError, InternalError,
     InvalidArgumentError, InvalidHandleError, InvalidJsonError, InvalidStateError, InvalidUtf8Error,
-    NoStreamFnError, NullPointerError, QueueClosedError, RunFailedError, StreamClosedError,
-    WouldDeadlockError,
+    NoStreamFnError, NotASessionError, NullPointerError, QueueClosedError, RunFailedError, SessionIOError,
+    SessionLockedError, StreamClosedError, WouldDeadlockError,
 )
 from ._dispatch import Dispatcher
+from ._session import Session
 from ._events import Event, EventStream, Subscription
 from ._models import UnknownModelError, find_model, list_models
 from ._run import Run, RunOutcome
@@ -37,8 +38,9 @@ __all__ = [
     "coding_tools", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "Dispatcher", "Event", "EventStream",
     "UnknownModelError", "find_model", "list_models",
     "FreedError", "InternalError", "InvalidArgumentError", "InvalidHandleError", "InvalidJsonError",
-    "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NullPointerError",
-    "QueueClosedError", "Run", "RunFailedError", "RunOutcome", "StreamClosedError", "Subscription", "Tool", "ToolContext",
+    "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NotASessionError", "NullPointerError",
+    "QueueClosedError", "Run", "RunFailedError", "RunOutcome", "Session", "SessionIOError", "SessionLockedError",
+    "StreamClosedError", "Subscription", "Tool", "ToolContext",
     "ToolResult", "WouldDeadlockError", "configure_runtime", "message_text", "set_default_scripted_model",
     "set_default_stream_fn", "tool", "user_message", "version",
 ]

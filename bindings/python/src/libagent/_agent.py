@@ -18,6 +18,7 @@ from ._errors import (NO_MODEL, PROVIDER_APIS, AgentError, AgentTimeoutError, In
                       WouldDeadlockError)
 from ._events import Event, EventStream, Subscription, new_subscription
 from ._run import Run, RunOutcome
+from ._session import Session
 from ._stream import STREAM_TRAMPOLINE, StreamSite
 from ._tools import Tool, new_native_tool
 
@@ -154,7 +155,10 @@ class Agent:
       `connect_timeout_ms`, `idle_timeout_ms`, `ca_certificates`, `ca_certificate_file`
       (an unknown one is a TypeError, as for any function);
     - `dispatcher`: a `Dispatcher`: host-pumped mode, every callback of this agent runs inside
-      `dispatcher.dispatch()` (or a blocking wait) on the calling thread.
+      `dispatcher.dispatch()` (or a blocking wait) on the calling thread;
+    - `session`: a `Session`: the agent starts from its context (messages, thinking level) and
+      appends every message it commits, and model and thinking-level changes, as it runs (one
+      agent per session; the Session may be closed once the agent is built).
 
     A run that fails (stopReason "error") raises ModelError carrying the errorMessage; an aborted
     run raises AbortedError.
@@ -167,7 +171,8 @@ class Agent:
                  tools: Iterable[Union[Tool, Callable[..., Any]]] = (), stream_fn: Optional[Callable[[Any], Any]] = None,
                  scripted: Optional[Sequence[Mapping[str, Any]]] = None,
                  hooks: Optional[Mapping[str, Callable[[Any], Any]]] = None,
-                 use_providers: Optional[bool] = None, dispatcher: Optional[Dispatcher] = None, **settings: Any):
+                 use_providers: Optional[bool] = None, dispatcher: Optional[Dispatcher] = None,
+                 session: Optional[Session] = None, **settings: Any):
         self._handle = native.AgentHandle()
         self._closed = False
         self._close_lock = threading.Lock()
@@ -213,6 +218,10 @@ class Agent:
                     options, kind, HOOK_TRAMPOLINE, key, native.FINALIZER))
             if dispatcher is not None:
                 native.check(native.lib.agent_options_set_dispatcher(options, dispatcher.handle))
+            if session is not None:
+                if not isinstance(session, Session):
+                    raise TypeError(f"session must be a libagent.Session, not {type(session).__name__}")
+                native.check(native.lib.agent_options_set_session(options, session.handle))
         except BaseException:
             native.take_error(native.lib.agent_options_free(options))
             raise

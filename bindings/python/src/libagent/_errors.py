@@ -20,6 +20,9 @@ ERR_WOULD_DEADLOCK = -9
 ERR_NO_STREAM_FN = -13
 ERR_INVALID_ARGUMENT = -15
 ERR_INTERNAL = -16
+ERR_IO = -17
+ERR_LOCKED = -18
+ERR_NOT_A_SESSION = -19
 
 
 class AgentError(Exception):
@@ -122,6 +125,24 @@ class InternalError(AgentError):
     status = ERR_INTERNAL
 
 
+class SessionIOError(AgentError, OSError):
+    """A file-system error of a session (its message names the path and the OS error)."""
+
+    status = ERR_IO
+
+
+class SessionLockedError(AgentError):
+    """The session file is open for writing elsewhere (another process or Session)."""
+
+    status = ERR_LOCKED
+
+
+class NotASessionError(AgentError, ValueError):
+    """The file is not a session file (a bad header, a newer version, too large)."""
+
+    status = ERR_NOT_A_SESSION
+
+
 class ModelError(AgentError):
     """The run ended with an error (its last assistant message has stopReason "error"): the
     model request failed (wrong key, URL or model, a server error...), or the stream function
@@ -141,7 +162,7 @@ _BY_STATUS: Dict["int | str", Type[AgentError]] = {
     for cls in (
         NullPointerError, InvalidHandleError, InvalidUtf8Error, InvalidJsonError, BusyError,
         InvalidStateError, AlreadyCompletedError, StreamClosedError, WouldDeadlockError,
-        NoStreamFnError, InvalidArgumentError, InternalError,
+        NoStreamFnError, InvalidArgumentError, InternalError, SessionIOError, SessionLockedError, NotASessionError,
         # results: a run's outcome (RunOutcome.status) that raises
         ModelError, AbortedError, RunFailedError, FreedError,
     )
@@ -161,12 +182,14 @@ _WHOLE_TEXTS = {
     "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().": NO_MODEL,
     "initialState.tools cannot be JSON: tools carry code (agent_options_add_tool in C, InitialState::tools in Rust).":
         "Tools cannot be given as JSON: pass them as tools=[...] (Tool objects or @tool functions).",
+    'options_json\'s "durability" must be "flush" or "fsync".': 'durability must be "flush" or "fsync".',
 }
 _C_NAMES = {
     "options_json": "the options", "patch_json": "the settings given to configure()",
     "messages_json": "messages", "message_json": "the message", "images_json": "images",
     "input_json": "the prompt", "result_json": "the result", "partial_result_json": "the partial result",
     "event_json": "the stream event", "script_json": "scripted", "definition_json": "the tool definition",
+    "entry_json": "the entry", "summary_json": "the summary",
     "agent_wait_for_idle": "wait_for_idle()", "agent_queue_next": "events()", "agent_run_wait": "wait()",
     "initialState.systemPrompt": "system_prompt", "initialState.thinkingLevel": "thinking_level",
     "initialState.messages": "messages", "initialState.model": "model", "initialState": "the initial state",

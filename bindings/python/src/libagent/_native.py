@@ -82,6 +82,10 @@ class AgentDispatcher(_Handle):
     pass
 
 
+class AgentSession(_Handle):
+    pass
+
+
 class AgentStr(Structure):
     """A borrowed text: `len` bytes of UTF-8 at `ptr`."""
 
@@ -129,6 +133,13 @@ NEXT_CLOSED = 2
 WAIT_DONE = 0
 WAIT_TIMEOUT = 1
 BLOCK_TEXT = 0
+SESSION_HEADER = 0
+SESSION_ENTRIES = 1
+SESSION_BRANCH = 2
+SESSION_CONTEXT = 3
+SESSION_LLM = 4
+SESSION_LEAF_ID = 5
+SESSION_FILE = 6
 
 RUN_STATUSES = {0: "running", 1: "completed", 2: "model_error", 3: "aborted", 4: "failed", 5: "freed"}
 EVENT_TYPES = {0: "agent_start", 1: "agent_end", 2: "turn_start", 3: "turn_end", 4: "message_start",
@@ -240,6 +251,18 @@ _SIGNATURES = {
     "agent_tool_new": (_ERR, [*_TEXT, ToolExecuteFn, c_void_p, FinalizerFn, POINTER(AgentTool)]),
     "agent_tool_set_prepare_arguments": (_ERR, [AgentTool, PrepareArgumentsFn, c_void_p, FinalizerFn]),
     "agent_tool_free": (_ERR, [AgentTool]),
+    "agent_session_open": (_ERR, [*_TEXT, *_TEXT, POINTER(AgentSession)]),
+    "agent_session_create": (_ERR, [*_TEXT, *_TEXT, POINTER(AgentSession)]),
+    "agent_session_continue_recent": (_ERR, [*_TEXT, *_TEXT, POINTER(AgentSession)]),
+    "agent_session_in_memory": (_ERR, [*_TEXT, POINTER(AgentSession)]),
+    "agent_session_directory": (_ERR, [*_TEXT, *_TEXT, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_session_append": (_ERR, [AgentSession, *_TEXT, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_session_branch": (_ERR, [AgentSession, *_TEXT]),
+    "agent_session_branch_with_summary": (_ERR, [AgentSession, *_TEXT, *_TEXT, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_session_fork": (_ERR, [AgentSession, *_TEXT]),
+    "agent_session_get": (_ERR, [AgentSession, c_int32, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_session_free": (_ERR, [AgentSession]),
+    "agent_options_set_session": (_ERR, [AgentOptions, AgentSession]),
 }
 
 
