@@ -3,6 +3,7 @@
 mod completion;
 mod options;
 mod queue;
+mod session_link;
 mod settings;
 mod state;
 
@@ -32,6 +33,7 @@ use crate::transcript::{create_initial_system_message, current_system_message};
 
 pub use completion::{DoneFn, RunCompletion};
 pub use queue::EventQueue;
+pub use session_link::SharedSession;
 pub use settings::{HookKind, Hooks, Settings, THINKING_LEVELS};
 use state::{reduce, Queue};
 
@@ -68,6 +70,10 @@ pub struct AgentOptions {
     /// Host-pumped mode: the agent's runs (and every host callback) run only inside this
     /// dispatcher's `dispatch` calls. `None`: on the runtime thread.
     pub dispatcher: Option<crate::dispatch::Dispatcher>,
+    /// A session the agent resumes and records to: it starts from the session's context, and
+    /// every message it commits, model and thinking-level change is appended before listeners
+    /// see the event. One agent per session.
+    pub session: Option<SharedSession>,
 }
 
 /// What `prompt()` accepts (SPEC §7.6).
@@ -143,6 +149,7 @@ struct Inner {
     tasks: Pending,
     /// Where runs and abort callbacks run.
     executor: Executor,
+    session: Option<session_link::SessionLink>,
 }
 
 /// The stateful agent. Cheap to clone; clones share the same agent.
@@ -163,7 +170,22 @@ impl Agent {
             None => default_stream_fn().map_err(Error::of(ErrorKind::NoStreamFn))?,
         };
         let initial = options.initial_state;
+        if let Some(model) = &initial.model {
+            state::check_model_for(Some(&stream_fn), model)
+                .map_err(Error::of(ErrorKind::InvalidInput))?;
+        }
         let mut messages = initial.messages;
+        let mut thinking_level = initial.thinking_level;
+        let session = options
+            .session
+            .map(session_link::SessionLink::attach)
+            .transpose()?;
+        let mut from_session = 0;
+        if let Some(link) = &session {
+            let resumed = link.resume(&mut messages, initial.model.as_ref(), thinking_level)?;
+            thinking_level = Some(resumed.0);
+            from_session = resumed.1;
+        }
         let declarations: Vec<Json> = initial
             .tools
             .iter()
@@ -177,9 +199,8 @@ impl Agent {
                 messages.insert(0, system);
             }
         }
-        if let Some(model) = &initial.model {
-            state::check_model_for(Some(&stream_fn), model)
-                .map_err(Error::of(ErrorKind::InvalidInput))?;
+        if let Some(link) = &session {
+            link.record_initial(from_session, &messages)?;
         }
         let model = intern(initial.model.unwrap_or_else(placeholder_model));
         let state = State {
@@ -187,7 +208,7 @@ impl Agent {
             tool_registry: initial.tools.clone(),
             tools: initial.tools,
             model,
-            thinking_level: initial.thinking_level.unwrap_or_else(|| "off".into()),
+            thinking_level: thinking_level.unwrap_or_else(|| "off".into()),
             streaming_message: None,
             pending_tool_calls: Vec::new(),
             error_message: None,
@@ -210,6 +231,7 @@ impl Agent {
             executor: options
                 .dispatcher
                 .map_or(Executor::Runtime, Executor::Dispatcher),
+            session,
         };
         Ok(Agent {
             inner: Arc::new(inner),
@@ -433,6 +455,7 @@ impl Agent {
             identity: settings.identity.clone(),
             stream_options: settings.stream_options(),
             tool_registry: state.tool_registry.clone(),
+            session_messages: self.inner.session.is_some(),
         }
     }
 
@@ -486,6 +509,12 @@ impl Agent {
                 None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
         };
+        // The session line is written before any listener sees the message committed.
+        if let (Some(link), AgentEvent::MessageEnd { message }) = (&self.inner.session, &*event) {
+            if let Err(error) = link.record_message(message) {
+                return Delivery::Now(Err(error));
+            }
+        }
         self.dispatch(event, signal, 0, false)
     }
 

@@ -34,6 +34,10 @@ pub struct LoopConfig {
     /// `"sequential"` runs every batch sequentially; anything else is parallel.
     pub tool_execution: Option<String>,
     pub convert_to_llm: Option<Hook>,
+    /// The transcript holds a session's messages (custom, bash executions, branch and
+    /// compaction summaries): the default conversion turns them into user messages as
+    /// pi-coding-agent does instead of dropping them.
+    pub session_messages: bool,
     pub transform_context: Option<Hook>,
     pub get_api_key: Option<Hook>,
     pub api_key: Option<String>,
@@ -470,6 +474,22 @@ impl Run {
             .collect()
     }
 
+    fn default_conversion(&self, messages: &[Message]) -> Vec<Message> {
+        if !self.config.session_messages {
+            return default_convert_to_llm(messages);
+        }
+        messages
+            .iter()
+            .flat_map(|message| match message.is_llm() {
+                true => vec![message.clone()],
+                false => crate::session::convert_to_llm(std::slice::from_ref(message.json()))
+                    .into_iter()
+                    .map(Message::new)
+                    .collect(),
+            })
+            .collect()
+    }
+
     /// `streamAssistantResponse` (SPEC §6.5) and the stream consumption of SPEC §3.10.
     async fn stream_assistant_response(&mut self) -> Result<Message, String> {
         // The working transcript is copied only where a hook needs its own value.
@@ -488,10 +508,10 @@ impl Run {
                 match call_hook(&hook, input, &self.signal).await? {
                     Some(Json::Array(converted)) => from_json_vec(converted),
                     // A14: answering nothing applies the default conversion.
-                    _ => default_convert_to_llm(messages),
+                    _ => self.default_conversion(messages),
                 }
             }
-            None => default_convert_to_llm(messages),
+            None => self.default_conversion(messages),
         };
         let mut api_key = None;
         if let Some(hook) = self.config.get_api_key.clone() {

@@ -28,6 +28,9 @@ pub enum ErrorKind {
     Timeout,
     /// A blocking wait was called on the runtime thread, where it could never finish.
     WouldDeadlock,
+    /// A session file could not be written (or read): the message names the file and the
+    /// system's error.
+    Io,
 }
 
 /// An error with its kind and the message (the reference's exact text where it has one).

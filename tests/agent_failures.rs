@@ -69,7 +69,9 @@ async fn c203_failure_message_fields() {
     let handle = agent.clone();
     agent.subscribe(listener(move |e| {
         if e["type"] == "message_end" && e["message"]["role"] == "user" {
-            handle.set_model(json!({"id": "m2", "api": "api2", "provider": "prov2"}));
+            handle
+                .set_model(json!({"id": "m2", "api": "api2", "provider": "prov2"}))
+                .unwrap();
             handle.abort();
         }
         Ok(())

@@ -730,7 +730,7 @@ async fn agent_forwards_its_stream_options() {
     };
     let (f, requests) = scripted(many_texts(1));
     let agent = agent_from(f, vec![], None, settings);
-    agent.set_thinking_level("minimal");
+    agent.set_thinking_level("minimal").unwrap();
     agent.prompt_text("hi").await.unwrap();
     let options = requests.lock().unwrap()[0].options.clone();
     assert_eq!(options["sessionId"], "session-1");

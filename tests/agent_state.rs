@@ -524,8 +524,10 @@ async fn c213_model_and_thinking_changes_apply_to_later_runs() {
         text_response("b", 1),
     ]);
     on_tool_start(&agent, |handle| {
-        handle.set_thinking_level("high");
-        handle.set_model(json!({"id": "m2", "api": "a2", "provider": "p2"}));
+        handle.set_thinking_level("high").unwrap();
+        handle
+            .set_model(json!({"id": "m2", "api": "a2", "provider": "p2"}))
+            .unwrap();
     });
     agent.prompt_text("one").await.unwrap();
     agent.prompt_text("two").await.unwrap();
@@ -594,7 +596,7 @@ async fn c217_reset_keeps_tools_model_level_and_listeners() {
         vec![text_tool("read", "R", 0)],
         Some("Base"),
     );
-    agent.set_thinking_level("low");
+    agent.set_thinking_level("low").unwrap();
     let recorder = Recorder::attach(&agent);
     agent.prompt_text("one").await.unwrap();
     agent.reset().unwrap();

@@ -1176,6 +1176,16 @@ struct AgentError *agent_session_get(struct AgentSession session,
 // agent the session was attached to keeps it open until the agent is freed.
 struct AgentError *agent_session_free(struct AgentSession session);
 
+// Builds the agent on `session`: it starts from the session's context (its messages, and its
+// thinking level when one was recorded; the host's model, recorded when it differs from the
+// session's) and appends, as it runs, every message it commits (before listeners see its
+// `message_end`), model change and thinking-level change. A failed append fails the run with
+// a message naming the file. The options take a reference: `agent_session_free` may be called
+// at once. A session serves one agent at a time: `agent_new` fails with
+// `AGENT_ERR_INVALID_STATE` while another agent uses it.
+struct AgentError *agent_options_set_session(struct AgentOptions options,
+                                             struct AgentSession session);
+
 // Sets (or, with NULL `stream_fn`, clears) the process-wide default stream function
 // (`setDefaultStreamFn`). Agents capture the default when they are built.
 struct AgentError *agent_set_default_stream_fn(AgentStreamFn stream_fn,

@@ -142,17 +142,30 @@ impl Agent {
     }
 
     /// Replaces the model as given (the built-in providers check it when a run streams;
-    /// `configure` checks it at once for an agent on them).
-    pub fn set_model(&self, model: Json) {
-        self.state().model = intern(model);
+    /// `configure` checks it at once for an agent on them). With a session, a model of another
+    /// provider or id is recorded first; `Io` when that fails (the model is then unchanged).
+    pub fn set_model(&self, model: Json) -> Result<(), Error> {
+        let mut state = self.state();
+        if let Some(link) = &self.inner.session {
+            link.record_model(&state.model, &model)?;
+        }
+        state.model = intern(model);
+        Ok(())
     }
 
     pub fn thinking_level(&self) -> String {
         self.state().thinking_level.clone()
     }
 
-    pub fn set_thinking_level(&self, level: &str) {
-        self.state().thinking_level = level.to_string();
+    /// Sets the thinking level as given. With a session, a new level is recorded first; `Io`
+    /// when that fails (the level is then unchanged).
+    pub fn set_thinking_level(&self, level: &str) -> Result<(), Error> {
+        let mut state = self.state();
+        if let Some(link) = &self.inner.session {
+            link.record_thinking_level(&state.thinking_level, level)?;
+        }
+        state.thinking_level = level.to_string();
+        Ok(())
     }
 
     pub fn system_prompt(&self) -> String {
@@ -223,6 +236,17 @@ impl Agent {
         let mut state = self.state();
         if let Some(model) = &model {
             check_model_for(state.stream_fn.as_ref(), model)?;
+        }
+        // Recorded first: a change the session could not record is not made.
+        if let Some(link) = &self.inner.session {
+            if let Some(model) = &model {
+                link.record_model(&state.model, model)
+                    .map_err(|error| error.message)?;
+            }
+            if let Some(Json::String(level)) = &thinking_level {
+                link.record_thinking_level(&state.thinking_level, level)
+                    .map_err(|error| error.message)?;
+            }
         }
         state.settings.apply(&options);
         if let Some(model) = model {

@@ -147,6 +147,7 @@ impl From<crate::error::Error> for FfiError {
             | ErrorKind::Closed
             | ErrorKind::Timeout => AGENT_ERR_INTERNAL,
             ErrorKind::WouldDeadlock => AGENT_ERR_WOULD_DEADLOCK,
+            ErrorKind::Io => AGENT_ERR_IO,
         };
         FfiError {
             status,

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::handles::Registry;
+use super::options::{with_options, AgentOptions};
 use super::*;
 use crate::json::Json;
 use crate::session::{convert_to_llm, Durability, Session, SessionError, SessionErrorKind};
@@ -381,5 +382,26 @@ pub extern "C" fn agent_session_free(session: AgentSession) -> *mut AgentError {
         let removed = SESSIONS.remove(session.id);
         drop(removed);
         Ok(())
+    })
+}
+
+/// Builds the agent on `session`: it starts from the session's context (its messages, and its
+/// thinking level when one was recorded; the host's model, recorded when it differs from the
+/// session's) and appends, as it runs, every message it commits (before listeners see its
+/// `message_end`), model change and thinking-level change. A failed append fails the run with
+/// a message naming the file. The options take a reference: `agent_session_free` may be called
+/// at once. A session serves one agent at a time: `agent_new` fails with
+/// `AGENT_ERR_INVALID_STATE` while another agent uses it.
+#[no_mangle]
+pub extern "C" fn agent_options_set_session(
+    options: AgentOptions,
+    session: AgentSession,
+) -> *mut AgentError {
+    boundary(|| {
+        let session = session_arg(session)?;
+        with_options(options, |o| {
+            o.session = Some(session);
+            Ok(())
+        })
     })
 }

@@ -216,12 +216,65 @@ static void file_errors(void) {
     CHECK_EQ_INT(session.id, 0);
 }
 
+/* An agent built on a session records its run (the model, the thinking level, every message) and
+ * keeps the session open after its handle is freed; a second agent on it is refused while the
+ * first lives; an agent built on the reopened file starts from its transcript. */
+static void an_agent_records_to_its_session(void) {
+    char sessions[128];
+    snprintf(sessions, sizeof sessions, "%s/agent-sessions", dir);
+    AgentSession session = {0};
+    CHECK_OK(agent_session_create(sessions, NTS, KIT, NTS, &session));
+    char path[256];
+    AgentOptions options = {0};
+    const char *state = "{\"initialState\":{\"systemPrompt\":\"sys\",\"model\":{\"id\":\"m1\",\"api\":\"x\",\"provider\":\"p\"}}}";
+    CHECK_OK(agent_options_new(state, NTS, &options));
+    CHECK_OK(agent_options_set_scripted_model(options, "[{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}]", NTS));
+    CHECK_OK(agent_options_set_session(options, session));
+    AgentHandle agent = {0};
+    CHECK_OK(agent_new(options, &agent));
+
+    AgentOptions again = {0};
+    CHECK_OK(agent_options_new(NULL, 0, &again));
+    CHECK_OK(agent_options_set_scripted_model(again, "[]", NTS));
+    CHECK_OK(agent_options_set_session(again, session));
+    AgentHandle second = {0};
+    CHECK_ERR(agent_new(again, &second), AGENT_ERR_INVALID_STATE, "already used by another agent");
+    file_path(session, path, sizeof path);
+    CHECK_OK(agent_session_free(session));
+
+    AgentRun run;
+    CHECK_OK(agent_prompt_text(agent, "hi", NTS, NULL, 0, NULL, NULL, &run));
+    WAIT_RUN(run);
+    CHECK_OK(agent_run_free(run));
+    const char *text = read_text(path);
+    /* header, model, thinking level, system prompt, user, assistant */
+    CHECK_EQ_INT(count_of(text, "\n"), 6);
+    CHECK_HAS(text, "\"type\":\"model_change\",");
+    CHECK_HAS(text, "\"content\":\"sys\"");
+    CHECK_HAS(text, "\"text\":\"hello\"");
+    /* The agent holds the file: a second writer is refused until it is freed. */
+    CHECK_ERR(agent_session_open(path, NTS, KIT, NTS, &session), AGENT_ERR_LOCKED, path);
+    CHECK_OK(agent_free(agent));
+
+    CHECK_OK(agent_session_open(path, NTS, KIT, NTS, &session));
+    CHECK_OK(agent_options_new(state, NTS, &options));
+    CHECK_OK(agent_options_set_scripted_model(options, "[]", NTS));
+    CHECK_OK(agent_options_set_session(options, session));
+    CHECK_OK(agent_new(options, &agent));
+    size_t count = 0;
+    CHECK_OK(agent_get_message_count(agent, &count));
+    CHECK_EQ_INT(count, 3); /* system, user, assistant */
+    CHECK_OK(agent_free(agent));
+    CHECK_OK(agent_session_free(session));
+}
+
 int main(void) {
     strcpy(dir, "/tmp/libagent-session-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     argument_checks();
     file_errors();
     a_file_session_is_written_lazily_and_resumed();
+    an_agent_records_to_its_session();
     char command[128];
     snprintf(command, sizeof command, "rm -rf '%s'", dir);
     CHECK(system(command) == 0);
