@@ -4,8 +4,9 @@
  *   error naming the session file, and the file still opens, holds every message the child saw
  *   committed (message_end) and no partial line;
  * - a directory without write permission: creating a session there, or writing its first entry,
- *   fails with AGENT_ERR_IO naming the path; a session file without write permission likewise
- *   (both skipped when running as root, who may write anyway: the test says so). */
+ *   fails with AGENT_ERR_IO naming the path; a session file without write permission likewise.
+ *   Root may write anyway: as root the directory is /sys (which refuses new files even to root)
+ *   and the file case is skipped, saying so. */
 #include "check.h"
 
 #include <dirent.h>
@@ -163,18 +164,31 @@ static void full_disk(const char *base) {
 }
 
 static void not_writable(const char *base) {
-    if (geteuid() == 0) {
-        printf("skipped: the directory and file without write permission (running as root, who may write anyway)\n");
+    /* Root ignores permission bits; sysfs refuses new files even to root. */
+    char dir[512];
+    int probe = -1;
+    if (geteuid() != 0) {
+        snprintf(dir, sizeof dir, "%s/read-only", base);
+        CHECK(mkdir(dir, 0500) == 0);
+    } else if ((probe = open("/sys/libagent-session-faults-probe", O_CREAT | O_WRONLY, 0600)) < 0) {
+        snprintf(dir, sizeof dir, "/sys");
+    } else {
+        close(probe);
+        unlink("/sys/libagent-session-faults-probe");
+        printf("skipped: the directory and file without write permission (running as root, who may write "
+               "anyway, and /sys takes new files here)\n");
         return;
     }
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/read-only", base);
-    CHECK(mkdir(dir, 0500) == 0);
     AgentSession session = {0};
     AgentError *error = agent_session_create(dir, NTS, NULL, 0, &session);
     if (!error) error = agent_session_append(session, USER_ENTRY, NTS, NULL, NULL); /* written lazily */
     CHECK_ERR(error, AGENT_ERR_IO, dir);
     if (session.id) CHECK_OK(agent_session_free(session));
+    if (geteuid() == 0) {
+        printf("not writable: AGENT_ERR_IO for a directory that refuses new files (/sys); skipped: the file without "
+               "write permission (running as root, who may write anyway)\n");
+        return;
+    }
 
     char path[600];
     snprintf(path, sizeof path, "%s/read-only.jsonl", base);
