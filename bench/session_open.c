@@ -4,8 +4,8 @@
  *   session_open FILE
  *
  * Prints one JSON line: {"side":"libagent","entries","messages","open_ms","context_ms","total_ms",
- * "rss_open_bytes" (RSS growth from before the open to after the context, the session still held
- * and the context's JSON freed), "peak_rss_bytes" (getrusage)}. */
+ * "rss_after_open_bytes" (RSS growth from before the open to after it), "rss_open_bytes" (to after
+ * the context, the session still held and the context's JSON freed), "peak_rss_bytes" (getrusage)}. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
     AgentSession session = {0};
     check(agent_session_open(argv[1], AGENT_NTS, NULL, 0, &session), "agent_session_open");
     double t1 = now_ms();
+    long rss_after_open = rss_bytes() - rss_before;
     char *context = NULL;
     size_t context_len = 0;
     check(agent_session_get(session, AGENT_SESSION_CONTEXT, &context, &context_len), "agent_session_get(CONTEXT)");
@@ -76,7 +77,9 @@ int main(int argc, char **argv) {
     agent_string_free(entries);
     check(agent_session_free(session), "agent_session_free");
     printf("{\"side\":\"libagent\",\"entries\":%ld,\"messages\":%ld,\"open_ms\":%.1f,\"context_ms\":%.1f,"
-           "\"total_ms\":%.1f,\"context_bytes\":%zu,\"rss_open_bytes\":%ld,\"peak_rss_bytes\":%ld}\n",
-           entry_count, messages, t1 - t0, t2 - t1, t2 - t0, context_len, rss_open, usage.ru_maxrss * 1024L);
+           "\"total_ms\":%.1f,\"context_bytes\":%zu,\"rss_after_open_bytes\":%ld,\"rss_open_bytes\":%ld,"
+           "\"peak_rss_bytes\":%ld}\n",
+           entry_count, messages, t1 - t0, t2 - t1, t2 - t0, context_len, rss_after_open, rss_open,
+           usage.ru_maxrss * 1024L);
     return 0;
 }

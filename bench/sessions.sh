@@ -53,15 +53,19 @@ if (lib["entries"], lib["messages"]) != (ref["entries"], ref["messages"]):
 print()
 print(f"session file: {lib['entries']} entries, {size / 1e6:.1f} MB, {lib['messages']} messages in the context at its leaf")
 print()
-print("| side | open ms | context ms | total ms | RSS while open | peak RSS | ref/lib time |")
-print("|---|---:|---:|---:|---:|---:|---:|")
+print("| side | open ms | context ms | total ms | RSS after open | RSS after context | peak RSS | ref/lib time |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
 for side, r in (("reference (pi 1.6.0, Node)", ref), ("libagent", lib)):
-    ratio = "" if r is ref else f"{ref['total_ms'] / r['total_ms']:.1f}x"
-    print(f"| {side} | {r['open_ms']} | {r['context_ms']} | {r['total_ms']} | {r['rss_open_bytes'] / 1e6:.0f} MB "
-          f"({r['rss_open_bytes'] / size:.2f}x the file) | {r['peak_rss_bytes'] / 1e6:.0f} MB | {ratio} |")
+    ratio = "" if r is ref else f"{ref['total_ms'] / r['total_ms']:.2f}x"
+    print(f"| {side} | {r['open_ms']} | {r['context_ms']} | {r['total_ms']} "
+          f"| {r['rss_after_open_bytes'] / 1e6:.0f} MB ({r['rss_after_open_bytes'] / size:.2f}x the file) "
+          f"| {r['rss_open_bytes'] / 1e6:.0f} MB ({r['rss_open_bytes'] / size:.2f}x) "
+          f"| {r['peak_rss_bytes'] / 1e6:.0f} MB | {ratio} |")
 print()
-speed, memory = ref["total_ms"] / lib["total_ms"], lib["rss_open_bytes"] / size
-print(f"open + context: libagent {speed:.1f}x faster than the reference (target >= 10x): "
+speed = ref["total_ms"] / lib["total_ms"]
+memory = max(lib["rss_after_open_bytes"], lib["rss_open_bytes"]) / size
+print(f"open + context: the reference takes {speed:.2f}x libagent's time (target >= 10x): "
       f"{'met' if speed >= 10 else 'NOT met'}")
-print(f"memory while open: {memory:.2f}x the file's size (target <= 2x): {'met' if memory <= 2 else 'NOT met'}")
+print(f"memory while open (the larger RSS growth, after the open or after the context): {memory:.2f}x the "
+      f"file's size (target <= 2x): {'met' if memory <= 2 else 'NOT met'}")
 PY
