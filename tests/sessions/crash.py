@@ -2,7 +2,7 @@
 """make sessions-crash: a process running an agent on a session file, killed with SIGKILL at random
 moments, never loses a committed message nor leaves a file that does not open.
 
-ROUNDS times (default 200, seeds 0..ROUNDS-1), a child (tests/sessions/crash_child.c) resumes the
+ROUNDS times (CRASH_ROUNDS, default 200; seeds 0..ROUNDS-1), a child (tests/sessions/crash_child.c) resumes the
 round's session file and prompts its agent in a loop (a tool call per prompt), printing each message
 it saw committed (message_end); the parent kills it after a random delay (from its start, or from the
 moment its agent is ready, up to a few prompts in), then:
