@@ -59,6 +59,8 @@ CHECK_STEPS := tools:900 lint:900 rust-test:1200 check-header:120 c-test-quick:6
 TEST_STEPS := $(filter-out c-test-quick:%,$(CHECK_STEPS)) c-test:900 assistant-test:600 \
 	cpp-test:900 go-test:900 suite-lib:1200 py-test:900 readme-test:600 ctypes-check:120 \
 	wheel-test:900 check-memory:2400 soak-short:300 fuzz-replay:1200 cost-test:900 examples-test:600
+# Session files (issue 26): interop with the reference, crashes, the cost of an append.
+TEST_STEPS += sessions-interop:300 sessions-crash:300 sessions-append-cost:300
 .PHONY: check test
 check: ## the quick tier: fmt, clippy, cargo test, C tests (no valgrind), conformance kits
 	@bash tests/steps.sh check $(CHECK_STEPS)
@@ -539,8 +541,26 @@ soak-short: build ## 2 000 soak runs against the debug build
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 1
 	SOAK_RUNS=1000 SOAK_CHECK_RSS=0 timeout 60 ./build/soak-debug 4
 
+# ==== Sessions (issue 26) =======================================================================
+#   sessions-interop      libagent's agents write a session file (tool calls, model and thinking-level
+#                         changes, a branch) that pi-coding-agent 1.6.0 opens to the same context, and
+#                         resume a file pi wrote (tests/sessions/interop.py; the reference comes from
+#                         the npm registry into build/sessions-pi once, by tests/sessions/pi.sh)
+#   sessions-crash        200 SIGKILLs of a process running an agent on a session file: every file
+#                         opens, no committed message is missing (tests/sessions/crash.py)
+#   sessions-append-cost  one append's instructions (callgrind) and bytes read and written at 1 000 and
+#                         100 000 entries, and a canary that must be caught (tests/sessions/append_cost.py;
+#                         the suite's optimized library, as cost-test)
+.PHONY: sessions-interop sessions-crash sessions-append-cost
+sessions-interop: build ## pi 1.6.0 and libagent open and resume each other's session files
+	python3 tests/sessions/interop.py
+sessions-crash: build ## an agent writing a session killed 200 times: every file opens, nothing committed lost
+	python3 tests/sessions/crash.py
+sessions-append-cost: suite-lib tools ## an append costs the same at 1 000 and 100 000 entries (callgrind, bytes)
+	python3 tests/sessions/append_cost.py
+
 # ==== Cost and benchmarks (BENCHMARKS.md) =======================================================
-.PHONY: cost-test bench bench-quick coding-bench
+.PHONY: cost-test bench bench-quick coding-bench bench-sessions
 # The suite's optimized library under callgrind: N, 2N and 4N deltas of each kind through the C
 # ABI, a transcript of N tool-change cycles, N SSE deltas through the openai-completions and
 # anthropic-messages providers, grep over N files and read of N lines; instructions, not time.
@@ -550,11 +570,15 @@ cost-test: suite-lib tools ## instruction counts at N, 2N, 4N under callgrind; f
 	@mkdir -p build
 	COST_LIBDIR=$(SUITE_LIBDIR) python3 tests/cost/run.py
 
-bench: coding-bench ## the shared benchmark workloads against the reference (not in make test)
+bench: coding-bench bench-sessions ## the shared benchmark workloads against the reference (not in make test)
 	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
 # The coding pack's grep and find over 100 000 generated files, beside rg and fd when installed.
 coding-bench: ## grep and find over 100 000 generated files
 	cargo run --release --features "$(RELEASE_FEATURES)" --example coding-bench
+# Opening a 100 000-entry (~94 MB) session file and building its context, beside pi-coding-agent
+# 1.6.0 on the same file; memory while open (bench/sessions.sh).
+bench-sessions: ## open + context of a 100 000-entry session file, libagent beside pi
+	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/sessions.sh
 bench-quick: ## the benchmark table on small sizes, in under a minute
 	QUICK=1 RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
 
