@@ -48,14 +48,14 @@ help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^# ==== / {sub(/^# ==== /, ""); sub(/ =+$$/, ""); printf "\n%s\n", $$0} \
 		/^[a-zA-Z0-9_-]+:.*## / {printf "  %-28s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@printf '\nFilters: C_TESTS=abi,run (tests/c/test_<name>.c), VALGRIND=0, SAN=asan|tsan,\n'
-	@printf 'SCENARIOS=/EXPECTED= (conformance), FIXTURES=/EXPECTED= (provider-, coding-conformance).\n'
+	@printf 'SCENARIOS=/EXPECTED= (conformance), FIXTURES=/EXPECTED= (provider-, coding-, sessions-conformance).\n'
 
 # ==== Tiers =====================================================================================
 # STEP:SECONDS, in order. The limits are generous ceilings (cold builds included), not targets.
 CHECK_STEPS := tools:900 lint:900 rust-test:1200 check-header:120 c-test-quick:600 \
 	conformance:300 conformance-extra:300 conformance-typed:300 provider-conformance:600 \
 	provider-conformance-extra:300 provider-conformance-results:300 coding-conformance:300 \
-	coding-conformance-extra:300 guard-selftest:300
+	coding-conformance-extra:300 sessions-conformance:300 guard-selftest:300
 TEST_STEPS := $(filter-out c-test-quick:%,$(CHECK_STEPS)) c-test:900 assistant-test:600 \
 	cpp-test:900 go-test:900 suite-lib:1200 py-test:900 readme-test:600 ctypes-check:120 \
 	wheel-test:900 check-memory:2400 soak-short:300 fuzz-replay:1200 cost-test:900 examples-test:600
@@ -296,6 +296,26 @@ coding-conformance-extra: ## the project's own coding fixtures (tests/coding/fix
 	$(MAKE) --no-print-directory coding-conformance FIXTURES=$(CURDIR)/tests/coding/fixtures \
 		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra \
 		CODING_KIT=coding-conformance-extra
+
+# The sessions kit's load and append ops (../shared/sessions; its other ops belong to context
+# management) through the C ABI: tests/sessions/runner.c, which reads JSON with jansson.
+SESSIONS_FIXTURES ?= $(SHARED)/sessions/fixtures
+SESSIONS_EXPECTED ?= $(SHARED)/sessions/expected
+SESSIONS_OUT ?= build/sessions-conformance
+SESSIONS_OPS ?= load,append
+SESSIONS_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(SESSIONS_EXPECTED))
+.PHONY: sessions-conformance sessions-deps
+sessions-deps:
+	@[ -f /usr/include/jansson.h ] || (apt-get update -qq && apt-get install -y -qq libjansson-dev >/dev/null)
+
+sessions-conformance: build sessions-deps ## the sessions kit's load and append ops (../shared/sessions)
+	@rm -rf $(SESSIONS_OUT) && mkdir -p $(SESSIONS_OUT)
+	cc $(CFLAGS) tests/sessions/runner.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -ljansson -o build/sessions-runner
+	@# As coding-conformance: the comparison names what is missing; the runner's failure counts.
+	status=0; ./build/sessions-runner $(if $(FIXTURES),$(FIXTURES),$(SESSIONS_FIXTURES)) $(SESSIONS_OUT) || status=$$?; \
+	python3 tests/kits/compare.py --kit sessions-conformance --fixtures $(if $(FIXTURES),$(FIXTURES),$(SESSIONS_FIXTURES)) \
+		--expected $(SESSIONS_EXPECTED_DIR) --actual $(SESSIONS_OUT) --comparator $(SHARED)/sessions/compare.py \
+		--trace-suffix .json --ops $(SESSIONS_OPS); exit $$status
 
 # ==== Guards of the suite itself ================================================================
 #   guard-selftest  breaks each guard on purpose in temporary dirs and checks it reports:

@@ -174,6 +174,7 @@ pub mod pending; // work in flight, waited for by done, waits and frees
 #[cfg(feature = "providers")]
 pub mod providers; // built-in model providers (HTTP + SSE), dispatching on model.api
 pub mod runtime; // the runtime thread
+pub mod session; // session files (pi's JSONL v3): store, migration, context at a leaf
 pub mod stream; // assistant stream: host events to partial/final messages
 mod sync; // the poison-tolerant lock every layer shares
 pub mod transcript; // system-prompt replay, tool declarations and tool-state diffs

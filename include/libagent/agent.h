@@ -73,6 +73,9 @@
 // The patch version of this header.
 #define AGENT_VERSION_PATCH 0
 
+// The format version libagent writes (and the newest it reads).
+#define CURRENT_VERSION 3
+
 // An error returned by a libagent function: its code and message, owned by the caller until
 // `agent_error_free`. No later call, on any thread, changes it.
 typedef struct AgentError AgentError;
@@ -259,6 +262,15 @@ typedef struct AgentQueue {
 // What `agent_queue_next` found: one of the `AGENT_NEXT_*` values.
 typedef int32_t AgentNext;
 
+// A session handle: a generation-checked value (a freed or forged handle is reported, never
+// used); `{0}` is the null handle.
+typedef struct AgentSession {
+  uint64_t id;
+} AgentSession;
+
+// What `agent_session_get` returns: one of the `AGENT_SESSION_*` values.
+typedef int32_t AgentSessionPart;
+
 // Runs a tool (SPEC §6.8). `tool_call_id` and `args_json` (the validated arguments; both
 // NUL-terminated, with their lengths) are borrowed for the callback. Answer through `call`
 // exactly once, now or later, from any thread: `agent_tool_call_complete` or
@@ -324,6 +336,17 @@ typedef int32_t AgentBlockKind;
 
 // An internal error (a bug in libagent); the message says where.
 #define AGENT_ERR_INTERNAL -16
+
+// A file-system error: the message names the path and the OS error.
+#define AGENT_ERR_IO -17
+
+// The session file is open for writing elsewhere (another session, in this process or another,
+// holds its advisory lock).
+#define AGENT_ERR_LOCKED -18
+
+// The file is not a session file (its first entry is not a session header, its version is
+// newer than 3, or it is larger than 512 MiB); it was left untouched.
+#define AGENT_ERR_NOT_A_SESSION -19
 
 // `agent_start`.
 #define AGENT_EVENT_AGENT_START 0
@@ -464,6 +487,29 @@ typedef int32_t AgentBlockKind;
 
 // The time ran out first.
 #define AGENT_WAIT_TIMEOUT 1
+
+// The header: `{"type": "session", "version", "id", "timestamp", "cwd", ...}`.
+#define AGENT_SESSION_HEADER 0
+
+// Every entry except the header, in file order (an array).
+#define AGENT_SESSION_ENTRIES 1
+
+// The entries from the root to the leaf (an array).
+#define AGENT_SESSION_BRANCH 2
+
+// The context at the leaf: `{"messages", "thinkingLevel", "model"}` (`model` is
+// `{"provider", "modelId"}` or null).
+#define AGENT_SESSION_CONTEXT 3
+
+// The context's messages converted for a model (an array).
+#define AGENT_SESSION_LLM 4
+
+// The leaf's id: a JSON string, or null.
+#define AGENT_SESSION_LEAF_ID 5
+
+// The file: `{"path": string or null (in memory), "exists": bool}` (a new session's file
+// exists once it holds a user or assistant message).
+#define AGENT_SESSION_FILE 6
 
 // A `text` block (`text_start` / `text_delta` / `text_end`).
 #define AGENT_BLOCK_TEXT 0
@@ -1012,6 +1058,123 @@ struct AgentError *agent_run_messages(struct AgentRun run, char **out_json, size
 
 // Drops the host's handle to a run. The run goes on; its `done` is still called.
 struct AgentError *agent_run_free(struct AgentRun run);
+
+// Opens the session file at `path` (pi's `SessionManager.open`): reads it, migrates a version
+// 1 or 2 file to version 3 (rewriting it), adds a missing final newline, and takes the file's
+// advisory lock until the session is freed. Lines that are not JSON are skipped, as pi skips
+// them. An empty file gets a new header; a path where no file exists starts a new session that
+// is written there once it holds a user or assistant message. The leaf is the file's last entry.
+//
+// `options_json`: NULL or `{"cwd"?: string (for new headers; default: the process's working
+// directory), "durability"?: "flush" (default: each entry is written to the OS as it is
+// appended) | "fsync" (each entry is also synced to the disk)}`.
+//
+// Fails with `AGENT_ERR_NOT_A_SESSION` (the file is left untouched), `AGENT_ERR_LOCKED` (another
+// session has the file open) or `AGENT_ERR_IO` (naming the path and the OS error). Writes
+// `*out_session` on success; free it with `agent_session_free`.
+struct AgentError *agent_session_open(const char *path,
+                                      size_t path_len,
+                                      const char *options_json,
+                                      size_t options_json_len,
+                                      struct AgentSession *out_session);
+
+// Starts a new session whose file goes into the directory `dir` (created when missing), named
+// `<timestamp>_<session id>.jsonl` as pi names them (pi's `SessionManager.create`). Nothing is
+// written until the session holds a user or assistant message; then the header and every entry
+// so far are written at once, and each later entry is appended as one line. `options_json` as
+// for `agent_session_open`. Fails with `AGENT_ERR_IO` when `dir` cannot be created.
+struct AgentError *agent_session_create(const char *dir,
+                                        size_t dir_len,
+                                        const char *options_json,
+                                        size_t options_json_len,
+                                        struct AgentSession *out_session);
+
+// Opens the most recently modified session file in `dir` whose header names the working
+// directory (`options_json`'s `cwd`), as `agent_session_open` does; when there is none, starts
+// a new session there as `agent_session_create` does (pi's `SessionManager.continueRecent`).
+struct AgentError *agent_session_continue_recent(const char *dir,
+                                                 size_t dir_len,
+                                                 const char *options_json,
+                                                 size_t options_json_len,
+                                                 struct AgentSession *out_session);
+
+// A session kept in memory only (pi's `SessionManager.inMemory`). `options_json`: NULL or
+// `{"cwd"?: string}` (`durability` is accepted and has no effect).
+struct AgentError *agent_session_in_memory(const char *options_json,
+                                           size_t options_json_len,
+                                           struct AgentSession *out_session);
+
+// Writes to `*out_path` (free with `agent_string_free`) the directory pi keeps the sessions of
+// working directory `cwd` in, under `base`: `base/--<cwd, its leading separator removed and the
+// other separators and colons replaced by '-'>--`. Creates nothing.
+struct AgentError *agent_session_directory(const char *base,
+                                           size_t base_len,
+                                           const char *cwd,
+                                           size_t cwd_len,
+                                           char **out_path,
+                                           size_t *out_path_len);
+
+// Appends an entry as a child of the leaf and makes it the leaf. `entry_json` is the entry
+// without its `id`, `parentId` and `timestamp`, which are filled in: `{"type": "message",
+// "message": {...}}`, `{"type": "model_change", "provider", "modelId"}`, `{"type":
+// "thinking_level_change", "thinkingLevel"}`, `{"type": "label", "targetId", "label"?}`,
+// `{"type": "compaction", "summary", "firstKeptEntryId" (null: keep nothing), "tokensBefore",
+// ...}`, `{"type": "context_edit", "targetId", "replacement": null | {"content"}}`, `{"type":
+// "session_info", "name"}`, `{"type": "custom", "customType", "data"}`, `{"type":
+// "custom_message", ...}`, or any other type (kept as given). Writes the new id to `*out_id`
+// (free with `agent_string_free`) when `out_id` is not NULL.
+//
+// Fails with `AGENT_ERR_INVALID_ARGUMENT` and changes nothing when pi would refuse the entry (a
+// label or context edit of an entry that does not exist, a context edit of an entry off the
+// current branch or without editable content, no string `type`), and with `AGENT_ERR_IO` when
+// the file cannot be written (nothing of the entry stays in the file or in memory).
+struct AgentError *agent_session_append(struct AgentSession session,
+                                        const char *entry_json,
+                                        size_t entry_json_len,
+                                        char **out_id,
+                                        size_t *out_id_len);
+
+// Moves the leaf to the entry `entry_id`, so the next entry becomes its child (a new branch;
+// nothing is written). `entry_id` NULL resets the leaf: the next entry is a new root. Fails with
+// `AGENT_ERR_INVALID_ARGUMENT` when no entry has that id.
+struct AgentError *agent_session_branch(struct AgentSession session,
+                                        const char *entry_id,
+                                        size_t entry_id_len);
+
+// Moves the leaf to `entry_id` (NULL: a new root) and appends there a `branch_summary` entry
+// describing the branch left behind (its `fromId` is the previous leaf, `"root"` when there was
+// none). `summary_json`: `{"summary": string, "details"?, "fromHook"?, "usage"?}`. Writes the new
+// entry's id to `*out_id` (free with `agent_string_free`) when `out_id` is not NULL. Fails with
+// `AGENT_ERR_INVALID_ARGUMENT` when no entry has that id, `AGENT_ERR_IO` as for
+// `agent_session_append`.
+struct AgentError *agent_session_branch_with_summary(struct AgentSession session,
+                                                     const char *entry_id,
+                                                     size_t entry_id_len,
+                                                     const char *summary_json,
+                                                     size_t summary_json_len,
+                                                     char **out_id,
+                                                     size_t *out_id_len);
+
+// Replaces the session by the path from the root to `entry_id` (pi's `createBranchedSession`):
+// label entries are dropped and the kept entries re-chained, then one label entry follows per
+// label still set on a kept entry. A file session continues in a new file in the same directory
+// (its header's `parentSession` names the old file, which is left as it was), written at once
+// when the path holds a user or assistant message. Fails with `AGENT_ERR_INVALID_ARGUMENT` when
+// no entry has that id.
+struct AgentError *agent_session_fork(struct AgentSession session,
+                                      const char *entry_id,
+                                      size_t entry_id_len);
+
+// Writes one part of the session as JSON to `*out_json` (free with `agent_string_free`): one of
+// the `AGENT_SESSION_*` values. Fails with `AGENT_ERR_INVALID_ARGUMENT` for another value.
+struct AgentError *agent_session_get(struct AgentSession session,
+                                     AgentSessionPart part,
+                                     char **out_json,
+                                     size_t *out_json_len);
+
+// Releases the session handle. The file's lock is released once nothing uses the session: an
+// agent the session was attached to keeps it open until the agent is freed.
+struct AgentError *agent_session_free(struct AgentSession session);
 
 // Sets (or, with NULL `stream_fn`, clears) the process-wide default stream function
 // (`setDefaultStreamFn`). Agents capture the default when they are built.

@@ -22,6 +22,7 @@ pub mod events;
 mod handles;
 pub mod options;
 pub mod run;
+pub mod session;
 pub mod stream;
 pub mod tool;
 pub mod typed_push;
@@ -61,6 +62,14 @@ pub const AGENT_ERR_NO_STREAM_FN: AgentErrorCode = -13;
 pub const AGENT_ERR_INVALID_ARGUMENT: AgentErrorCode = -15;
 /// An internal error (a bug in libagent); the message says where.
 pub const AGENT_ERR_INTERNAL: AgentErrorCode = -16;
+/// A file-system error: the message names the path and the OS error.
+pub const AGENT_ERR_IO: AgentErrorCode = -17;
+/// The session file is open for writing elsewhere (another session, in this process or another,
+/// holds its advisory lock).
+pub const AGENT_ERR_LOCKED: AgentErrorCode = -18;
+/// The file is not a session file (its first entry is not a session header, its version is
+/// newer than 3, or it is larger than 512 MiB); it was left untouched.
+pub const AGENT_ERR_NOT_A_SESSION: AgentErrorCode = -19;
 
 /// The major version of this header (`agent_version()` reports the library's at run time).
 pub const AGENT_VERSION_MAJOR: u32 = 1;

@@ -2,7 +2,7 @@
 """Compares a kit's traces so that the comparison cannot pass on nothing.
 
     python3 tests/kits/compare.py --kit NAME --fixtures DIR --expected DIR --actual DIR \\
-        --comparator KIT/compare.py [--trace-suffix .jsonl] [--masks FILE]
+        --comparator KIT/compare.py [--trace-suffix .jsonl] [--masks FILE] [--ops OP,OP]
 
 Before the kit's own comparator runs, the three directories must agree: at least one fixture
 (`*.json` directly in --fixtures), an expected trace for every fixture and a fixture for every
@@ -18,7 +18,9 @@ and the exit status is 0 only then. --masks names a JSON file mapping fixture na
 (ids the implementation generates, which differ between the reference and libagent) becomes
 `<generated id K>`, K counting distinct ids in order of first appearance, in expected and actual
 alike, before the kit's comparator sees them. A missing or malformed id is not masked, so it
-still differs.
+still differs. --ops keeps only the fixtures whose `op` member is one of the named ops (a kit whose
+runner takes some of its ops): the others and their expected traces are left out of every check
+and of the comparison, and a fixture that cannot be read as JSON is an error.
 
 Python 3.11 standard library only.
 """
@@ -84,6 +86,35 @@ def masked_copies(expected: Path, actual: Path, masks: dict, suffix: str, scratc
     return copies[0], copies[1]
 
 
+def select_ops(kit: str, fixtures: Path, expected: Path, ops: set[str], suffix: str,
+               scratch: Path) -> tuple[Path, Path, list[str]]:
+    """Copies of the fixtures and expected traces whose fixture's `op` is in `ops` (the given
+    directories when one is missing: the set checks then name it)."""
+    problems = []
+    if not (fixtures.is_dir() and expected.is_dir()):
+        return fixtures, expected, problems
+    selected_fixtures, selected_expected = scratch / "fixtures", scratch / "expected"
+    selected_fixtures.mkdir()
+    selected_expected.mkdir()
+    for path in sorted(fixtures.glob("*.json")):
+        try:
+            op = json.loads(path.read_text(encoding="utf-8")).get("op")
+        except (ValueError, AttributeError) as error:
+            problems.append(f"{kit}: fixture {path} is not a JSON object ({error}), so its op is unknown.")
+            continue
+        if op not in ops:
+            continue
+        shutil.copy(path, selected_fixtures / path.name)
+        trace = expected / (path.stem + suffix)
+        if trace.is_file():
+            shutil.copy(trace, selected_expected / trace.name)
+    for trace in expected.iterdir():
+        name = trace.name.removesuffix(suffix)
+        if trace.name.endswith(suffix) and not (fixtures / f"{name}.json").is_file():
+            shutil.copy(trace, selected_expected / trace.name)  # reported as without a fixture
+    return selected_fixtures, selected_expected, problems
+
+
 def check_sets(kit: str, fixtures: Path, expected: Path, actual: Path, suffix: str) -> tuple[int, list[str]]:
     """The fixture count and one sentence per way the three directories disagree."""
     problems = []
@@ -140,8 +171,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--comparator", required=True, type=Path, help="the kit's compare.py")
     parser.add_argument("--trace-suffix", default=".jsonl", help="a trace's file name ending (default .jsonl)")
     parser.add_argument("--masks", type=Path, help="JSON: fixture name -> {generatedIds: [regex, ...]}")
+    parser.add_argument("--ops", help="compare only the fixtures whose op is one of these (comma-separated)")
     args = parser.parse_args(argv)
 
+    if args.ops:
+        with tempfile.TemporaryDirectory(prefix="kit-ops-") as scratch:
+            ops = {op for op in args.ops.split(",") if op}
+            args.fixtures, args.expected, problems = select_ops(args.kit, args.fixtures, args.expected, ops,
+                                                                args.trace_suffix, Path(scratch))
+            status = compare(args)
+            for problem in problems:
+                print(problem)
+            return 1 if problems else status
+    return compare(args)
+
+
+def compare(args: argparse.Namespace) -> int:
     if not args.comparator.is_file():
         print(f"{args.kit}: the comparator {args.comparator} does not exist.")
         return 1

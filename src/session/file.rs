@@ -1,0 +1,359 @@
+//! The session file itself: reading its lines, the advisory lock, lazy creation, and appending
+//! one whole line per entry (a failed write is cut back so no partial line remains).
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use super::{Durability, SessionError, SessionErrorKind, CURRENT_VERSION};
+use crate::json::Json;
+
+/// The largest file `open` reads: entries are held in memory, and a larger file is far more
+/// likely a mistake than a conversation.
+pub(crate) const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// An open (locked) or not yet written session file.
+pub(crate) struct SessionFile {
+    path: PathBuf,
+    durability: Durability,
+    /// The locked handle, opened for appending; None until the file is created.
+    handle: Option<File>,
+    /// The file's length as libagent wrote it: a failed write is truncated back to it.
+    len: u64,
+    /// Counted for the tests of O(1) appends.
+    #[cfg_attr(not(test), allow(dead_code))]
+    bytes_read: u64,
+    #[cfg_attr(not(test), allow(dead_code))]
+    bytes_written: u64,
+}
+
+/// What `load` found at a path.
+pub(crate) enum LoadedFile {
+    /// No file: a new session is written there once it holds a conversation.
+    Missing(SessionFile),
+    /// An empty file (locked): it gets a new header.
+    Empty(SessionFile),
+    /// A session file's header and entries (locked; a missing final newline already repaired).
+    Read {
+        file: SessionFile,
+        header: Json,
+        entries: Vec<Json>,
+        skipped_lines: Vec<usize>,
+    },
+}
+
+pub(crate) fn io_error(action: &str, path: &Path, error: &std::io::Error) -> SessionError {
+    SessionError::new(
+        SessionErrorKind::Io,
+        format!("Could not {action} {}: {error}.", path.display()),
+    )
+}
+
+fn not_a_session(message: String) -> SessionError {
+    SessionError::new(SessionErrorKind::NotASession, message)
+}
+
+/// Opens `path` for appending (created when `create` is set, failing if it exists) and takes
+/// its exclusive advisory lock.
+fn open_locked(path: &Path, create: bool) -> Result<File, SessionError> {
+    let mut options = OpenOptions::new();
+    options.read(true).append(true);
+    if create {
+        options.create_new(true);
+    }
+    let file = options.open(path).map_err(|e| {
+        io_error(
+            if create {
+                "create the session file"
+            } else {
+                "open the session file"
+            },
+            path,
+            &e,
+        )
+    })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(SessionError::new(
+            SessionErrorKind::Locked,
+            format!(
+                "{} is open for writing in another session (it holds the file's lock); close that session first.",
+                path.display()
+            ),
+        )),
+        Err(TryLockError::Error(e)) => Err(io_error("lock", path, &e)),
+    }
+}
+
+/// Reads the session file at `path` and locks it (see `LoadedFile`). A file that is not a
+/// session, of an unknown version or too large is refused and left untouched.
+pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, SessionError> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(LoadedFile::Missing(SessionFile::unwritten(
+                path.to_path_buf(),
+                durability,
+            )))
+        }
+        Err(e) => return Err(io_error("read", path, &e)),
+    };
+    if metadata.is_dir() {
+        return Err(not_a_session(format!(
+            "{} is a directory, not a session file.",
+            path.display()
+        )));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(not_a_session(format!(
+            "{} is {} bytes; libagent opens session files up to 512 MiB.",
+            path.display(),
+            metadata.len()
+        )));
+    }
+    let handle = open_locked(path, false)?;
+    let mut file = SessionFile {
+        path: path.to_path_buf(),
+        durability,
+        handle: None,
+        len: 0,
+        bytes_read: 0,
+        bytes_written: 0,
+    };
+    let mut reader = BufReader::with_capacity(1 << 20, &handle);
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut header: Option<Json> = None;
+    let mut entries = Vec::new();
+    let mut skipped_lines = Vec::new();
+    let mut ends_with_newline = true;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_error("read", path, &e))?;
+        if read == 0 {
+            break;
+        }
+        file.bytes_read += read as u64;
+        file.len += read as u64;
+        number += 1;
+        ends_with_newline = line.last() == Some(&b'\n');
+        if ends_with_newline {
+            line.pop();
+        }
+        let text = String::from_utf8_lossy(&line);
+        if text.trim_matches(crate::json::is_js_whitespace).is_empty() {
+            continue;
+        }
+        let entry = match crate::json::parse(&text) {
+            Ok(entry @ Json::Object(_)) => entry,
+            _ => {
+                skipped_lines.push(number);
+                continue;
+            }
+        };
+        if header.is_none() {
+            check_header(path, &entry)?;
+            header = Some(entry);
+        } else if entry.get("type").and_then(Json::as_str) != Some("session") {
+            entries.push(entry);
+        }
+    }
+    drop(reader);
+    file.handle = Some(handle);
+    if file.len == 0 {
+        return Ok(LoadedFile::Empty(file));
+    }
+    let Some(header) = header else {
+        return Err(not_a_session(format!(
+            "{} is not a session file: none of its lines is a JSON object.",
+            path.display()
+        )));
+    };
+    if !ends_with_newline {
+        // The last line was cut off (or just lacks its newline): the next entry starts its own.
+        file.write(b"\n")?;
+    }
+    Ok(LoadedFile::Read {
+        file,
+        header,
+        entries,
+        skipped_lines,
+    })
+}
+
+/// A header the reader accepts: `{"type": "session", "id": string}` of version 1 to 3.
+fn check_header(path: &Path, entry: &Json) -> Result<(), SessionError> {
+    if entry.get("type").and_then(Json::as_str) != Some("session")
+        || !entry.get("id").is_some_and(Json::is_string)
+    {
+        return Err(not_a_session(format!(
+            "{} is not a session file: its first entry is not a session header ({{\"type\": \"session\", \"id\": ...}}).",
+            path.display()
+        )));
+    }
+    match entry.get("version") {
+        None | Some(Json::Null) => Ok(()),
+        Some(Json::Number(n)) if n.as_u64().is_some_and(|v| v <= CURRENT_VERSION) => Ok(()),
+        Some(version) => Err(not_a_session(format!(
+            "{} is a session file of version {}; libagent reads versions 1 to {CURRENT_VERSION}.",
+            path.display(),
+            crate::json::to_string(version)
+        ))),
+    }
+}
+
+/// The newest `*.jsonl` file in `dir` (by modification time) whose header is a session started
+/// in `cwd`.
+pub(crate) fn most_recent(dir: &Path, cwd: &str) -> Option<PathBuf> {
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
+        .collect();
+    files.sort_by_key(|file| std::cmp::Reverse(file.0));
+    files
+        .into_iter()
+        .map(|(_, path)| path)
+        .find(|path| read_header(path).is_some_and(|h| same_dir(h.get("cwd"), cwd)))
+}
+
+fn same_dir(header_cwd: Option<&Json>, cwd: &str) -> bool {
+    let trim = |text: &str| text.trim_end_matches(['/', '\\']).to_string();
+    header_cwd
+        .and_then(Json::as_str)
+        .is_some_and(|dir| !dir.is_empty() && trim(dir) == trim(cwd))
+}
+
+/// The first JSON object of a file when it is a session header (reading at most 1 MiB).
+fn read_header(path: &Path) -> Option<Json> {
+    let file = File::open(path).ok()?;
+    let mut reader = BufReader::new(std::io::Read::take(file, 1 << 20));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if text.trim_matches(crate::json::is_js_whitespace).is_empty() {
+            continue;
+        }
+        if let Ok(entry @ Json::Object(_)) = crate::json::parse(text.trim_end_matches('\n')) {
+            let is_header = entry.get("type").and_then(Json::as_str) == Some("session")
+                && entry.get("id").is_some_and(Json::is_string);
+            return is_header.then_some(entry);
+        }
+    }
+}
+
+impl SessionFile {
+    /// A file at `path` that does not exist yet.
+    pub fn unwritten(path: PathBuf, durability: Durability) -> SessionFile {
+        SessionFile {
+            path,
+            durability,
+            handle: None,
+            len: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    pub fn is_written(&self) -> bool {
+        self.handle.is_some()
+    }
+
+    /// (bytes read, bytes written) since the file was opened.
+    #[cfg(test)]
+    pub fn counters(&self) -> (u64, u64) {
+        (self.bytes_read, self.bytes_written)
+    }
+
+    /// Creates the file (it must not exist), locks it and writes the header and `entries`. On
+    /// failure the file is removed again and the session stays unwritten.
+    pub fn create_with(&mut self, header: &Json, entries: &[Json]) -> Result<(), SessionError> {
+        let handle = open_locked(&self.path, true)?;
+        self.handle = Some(handle);
+        self.len = 0;
+        if let Err(error) = self.write(render(header, entries).as_bytes()) {
+            self.handle = None;
+            let _ = std::fs::remove_file(&self.path);
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Replaces the file's content by the header and `entries` (an empty file's new header, a
+    /// migration).
+    pub fn write_all_entries(
+        &mut self,
+        header: &Json,
+        entries: &[Json],
+    ) -> Result<(), SessionError> {
+        let text = render(header, entries);
+        let handle = self
+            .handle
+            .as_ref()
+            .expect("an opened session file has a handle");
+        handle
+            .set_len(0)
+            .map_err(|e| io_error("rewrite", &self.path, &e))?;
+        self.len = 0;
+        self.write(text.as_bytes())
+    }
+
+    /// Appends one entry as one line.
+    pub fn append_line(&mut self, entry: &Json) -> Result<(), SessionError> {
+        let mut line = crate::json::to_string(entry);
+        line.push('\n');
+        self.write(line.as_bytes())
+    }
+
+    /// Appends `bytes` whole, then flushes or syncs; on failure the file is cut back to its
+    /// previous length so no partial line remains.
+    fn write(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        let handle = self
+            .handle
+            .as_mut()
+            .expect("a written session file has a handle");
+        let result = handle
+            .write_all(bytes)
+            .and_then(|()| match self.durability {
+                Durability::Flush => handle.flush(),
+                Durability::Fsync => handle.sync_data(),
+            });
+        if let Err(error) = result {
+            let _ = handle.set_len(self.len);
+            return Err(io_error("write to", &self.path, &error));
+        }
+        self.len += bytes.len() as u64;
+        self.bytes_written += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// The file text of a header and entries: one `JSON.stringify` per line.
+fn render(header: &Json, entries: &[Json]) -> String {
+    let mut text = String::new();
+    for entry in std::iter::once(header).chain(entries) {
+        crate::json::write_json(&mut text, entry);
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,800 @@
+//! Session files: pi-coding-agent's JSONL format (version 3), a tree of entries whose leaf is the
+//! current position. A [`Session`] opens, migrates and resumes a file, creates one (written only
+//! once it holds a conversation), or lives in memory; it appends entries one line each and builds
+//! the context at its leaf.
+//!
+//! Entries are kept as the order-preserving JSON they were read or written as, so unknown entry
+//! types and members survive untouched. The store knows nothing of the agent loop.
+
+mod context;
+mod file;
+mod ids;
+mod llm;
+mod migrate;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::json::{Json, JsonMap};
+
+pub use context::SessionContext;
+use file::{LoadedFile, SessionFile};
+pub use llm::convert_to_llm;
+
+/// The format version libagent writes (and the newest it reads).
+pub const CURRENT_VERSION: u64 = 3;
+
+/// When an appended entry counts as stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Each entry is handed to the operating system as it is appended (survives the process).
+    #[default]
+    Flush,
+    /// Each entry is also synced to the disk (`sync_data`) before the append returns (survives
+    /// a power loss).
+    Fsync,
+}
+
+/// What went wrong with a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionErrorKind {
+    /// A file-system error; the message names the path and the OS error.
+    Io,
+    /// The session file is open for writing elsewhere (an advisory lock).
+    Locked,
+    /// The file is not a session file (bad header, unknown version, too large).
+    NotASession,
+    /// The call was refused and changed nothing (unknown entry, wrong shape).
+    Refused,
+}
+
+/// A session error: its kind and a sentence naming what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionError {
+    pub kind: SessionErrorKind,
+    pub message: String,
+}
+
+impl SessionError {
+    pub(crate) fn new(kind: SessionErrorKind, message: impl Into<String>) -> Self {
+        SessionError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn refused(message: impl Into<String>) -> Self {
+        SessionError::new(SessionErrorKind::Refused, message)
+    }
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+/// A session: its header, its entries in file order, the leaf, and (unless in memory) its file.
+pub struct Session {
+    /// The working directory written into new headers.
+    cwd: String,
+    header: Json,
+    entries: Vec<Json>,
+    /// Entry id -> index in `entries`.
+    by_id: HashMap<String, usize>,
+    /// Target id -> `[label, the label entry's timestamp]`, as the label entries left them, in
+    /// the order of a JavaScript Map (a cleared label that is set again moves to the end).
+    labels: JsonMap,
+    leaf: Option<String>,
+    /// Whether an entry holds a user or assistant message (a file is written only then).
+    has_conversation: bool,
+    file: Option<SessionFile>,
+    skipped_lines: Vec<usize>,
+}
+
+impl Session {
+    /// Opens the session file at `path` (pi `SessionManager.open`): reads it, migrates versions
+    /// 1 and 2 (rewriting the file), repairs a missing final newline, and takes the advisory
+    /// lock. An empty file gets a new header; a missing file is a new session written there
+    /// once it holds a conversation. The leaf is the file's last entry.
+    pub fn open(path: &Path, cwd: &str, durability: Durability) -> Result<Session, SessionError> {
+        let mut session = Session::empty(cwd);
+        match file::load(path, durability)? {
+            LoadedFile::Missing(file) => {
+                session.header = session.new_header(None);
+                session.file = Some(file);
+            }
+            LoadedFile::Empty(mut file) => {
+                session.header = session.new_header(None);
+                file.write_all_entries(&session.header, &[])?;
+                session.file = Some(file);
+            }
+            LoadedFile::Read {
+                mut file,
+                mut header,
+                mut entries,
+                skipped_lines,
+            } => {
+                if migrate::migrate(&mut header, &mut entries) {
+                    file.write_all_entries(&header, &entries)?;
+                }
+                session.header = header;
+                session.entries = entries;
+                session.skipped_lines = skipped_lines;
+                session.file = Some(file);
+                session.rebuild_index();
+            }
+        }
+        Ok(session)
+    }
+
+    /// Starts a new session whose file goes into `dir` (pi `SessionManager.create`), named
+    /// `<timestamp>_<session id>.jsonl`; nothing is written until it holds a user or assistant
+    /// message. Creates `dir` when it does not exist.
+    pub fn create(dir: &Path, cwd: &str, durability: Durability) -> Result<Session, SessionError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| file::io_error("create the directory", dir, &e))?;
+        let mut session = Session::empty(cwd);
+        session.header = session.new_header(None);
+        session.file = Some(SessionFile::unwritten(
+            dir.join(file_name_for(&session.header)),
+            durability,
+        ));
+        Ok(session)
+    }
+
+    /// Opens the newest session file in `dir` (by modification time) whose header names `cwd`,
+    /// or creates a new session there when there is none (pi `SessionManager.continueRecent`).
+    pub fn continue_recent(
+        dir: &Path,
+        cwd: &str,
+        durability: Durability,
+    ) -> Result<Session, SessionError> {
+        match file::most_recent(dir, cwd) {
+            Some(path) => Session::open(&path, cwd, durability),
+            None => Session::create(dir, cwd, durability),
+        }
+    }
+
+    /// A session kept in memory only (pi `SessionManager.inMemory`).
+    pub fn in_memory(cwd: &str) -> Session {
+        let mut session = Session::empty(cwd);
+        session.header = session.new_header(None);
+        session
+    }
+
+    /// An in-memory session holding `entries` (no header among them: a new one is made), with
+    /// the leaf at the last entry (pi `SessionManager.inMemory(cwd, undefined, entries)`).
+    pub fn from_entries(cwd: &str, entries: Vec<Json>) -> Result<Session, SessionError> {
+        if let Some(position) = entries.iter().position(|e| !e.is_object()) {
+            return Err(SessionError::refused(format!(
+                "Entry {position} is not a JSON object; every session entry is one."
+            )));
+        }
+        let mut session = Session::in_memory(cwd);
+        session.entries = entries;
+        session.rebuild_index();
+        Ok(session)
+    }
+
+    fn empty(cwd: &str) -> Session {
+        Session {
+            cwd: cwd.to_string(),
+            header: Json::Null,
+            entries: Vec::new(),
+            by_id: HashMap::new(),
+            labels: JsonMap::new(),
+            leaf: None,
+            has_conversation: false,
+            file: None,
+            skipped_lines: Vec::new(),
+        }
+    }
+
+    /// A version 3 header for a new session (`parentSession` names the file it was forked from).
+    fn new_header(&self, parent_session: Option<&Path>) -> Json {
+        let mut header = JsonMap::new();
+        header.insert("type".into(), "session".into());
+        header.insert("version".into(), CURRENT_VERSION.into());
+        header.insert("id".into(), ids::session_id().into());
+        header.insert("timestamp".into(), ids::now_iso().into());
+        header.insert("cwd".into(), self.cwd.clone().into());
+        if let Some(parent) = parent_session {
+            header.insert(
+                "parentSession".into(),
+                parent.to_string_lossy().into_owned().into(),
+            );
+        }
+        Json::Object(header)
+    }
+
+    /// Rebuilds the id index, the labels, the conversation flag and the leaf (the last entry).
+    fn rebuild_index(&mut self) {
+        self.by_id.clear();
+        self.labels.clear();
+        self.has_conversation = false;
+        self.leaf = None;
+        for index in 0..self.entries.len() {
+            self.index_entry(index);
+        }
+    }
+
+    /// Indexes `entries[index]` and makes it the leaf.
+    fn index_entry(&mut self, index: usize) {
+        let entry = &self.entries[index];
+        let id = entry.get("id").and_then(Json::as_str).map(str::to_string);
+        if let Some(id) = &id {
+            self.by_id.insert(id.clone(), index);
+        }
+        self.leaf = id;
+        if is_conversation(entry) {
+            self.has_conversation = true;
+        }
+        if entry.get("type").and_then(Json::as_str) == Some("label") {
+            if let Some(target) = entry.get("targetId").and_then(Json::as_str) {
+                match entry.get("label") {
+                    Some(label) if is_truthy(label) => {
+                        let timestamp = entry.get("timestamp").cloned().unwrap_or(Json::Null);
+                        let value = Json::Array(vec![label.clone(), timestamp]);
+                        self.labels.insert(target.to_string(), value);
+                    }
+                    _ => {
+                        self.labels.shift_remove(target);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The session header (`{type: "session", version, id, timestamp, cwd, ...}`).
+    pub fn header(&self) -> &Json {
+        &self.header
+    }
+
+    /// Every entry except the header, in file order.
+    pub fn entries(&self) -> &[Json] {
+        &self.entries
+    }
+
+    /// The entry with `id`.
+    pub fn entry(&self, id: &str) -> Option<&Json> {
+        self.by_id.get(id).map(|&index| &self.entries[index])
+    }
+
+    /// The current position: new entries become its children. None before the first entry or
+    /// after `branch(None)`.
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// The entries from the root to the leaf (a parent that does not exist ends the walk).
+    pub fn branch_path(&self) -> Vec<&Json> {
+        context::path_to(self, self.leaf.as_deref())
+    }
+
+    /// The session file's path; None in memory.
+    pub fn file_path(&self) -> Option<&Path> {
+        self.file.as_ref().map(SessionFile::path)
+    }
+
+    /// Whether the session file exists yet (a new session writes it once it holds a user or
+    /// assistant message).
+    pub fn file_exists(&self) -> bool {
+        self.file.as_ref().is_some_and(SessionFile::is_written)
+    }
+
+    /// The 1-based numbers of the lines that were not JSON objects when the file was read
+    /// (skipped, as the reference skips them). Blank lines are not counted.
+    pub fn skipped_lines(&self) -> &[usize] {
+        &self.skipped_lines
+    }
+
+    /// The context at the leaf (pi `buildSessionContext`): the messages a model is sent (before
+    /// conversion), the thinking level and the model.
+    pub fn context(&self) -> SessionContext {
+        context::build(self)
+    }
+
+    /// Appends an entry as a child of the leaf and makes it the leaf; returns its id. `entry`
+    /// is `{"type": ..., members}`: `id`, `parentId` and `timestamp` are filled in (any given are
+    /// replaced). The rules of the reference's own append functions apply by type: a `label`'s
+    /// target must exist; a `context_edit` must target an editable message on the current
+    /// branch; a `session_info` name is put on one line; a `compaction` without
+    /// `firstKeptEntryId` keeps nothing (its own id) and carries the current system message.
+    pub fn append(&mut self, entry: Json) -> Result<String, SessionError> {
+        let Json::Object(mut members) = entry else {
+            return Err(SessionError::refused(
+                "The entry is not a JSON object; pass {\"type\": ..., members}.",
+            ));
+        };
+        let Some(Json::String(kind)) = members.shift_remove("type") else {
+            return Err(SessionError::refused(
+                "The entry has no string \"type\"; pass {\"type\": ..., members}.",
+            ));
+        };
+        for key in ["id", "parentId", "timestamp"] {
+            members.shift_remove(key);
+        }
+        let id = ids::entry_id(|id| self.by_id.contains_key(id));
+        let timestamp = ids::now_iso();
+        self.check_members(&kind, &mut members, &id, &timestamp)?;
+        let parent = self.leaf.clone();
+        let entry = build_entry(&kind, &id, parent.as_deref(), &timestamp, members);
+        self.push(entry)?;
+        Ok(id)
+    }
+
+    /// Appends a `message` entry.
+    pub fn append_message(&mut self, message: &Json) -> Result<String, SessionError> {
+        self.append(crate::json::object([
+            ("type", "message".into()),
+            ("message", message.clone()),
+        ]))
+    }
+
+    /// Appends a `model_change` entry.
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<String, SessionError> {
+        self.append(crate::json::object([
+            ("type", "model_change".into()),
+            ("provider", provider.into()),
+            ("modelId", model_id.into()),
+        ]))
+    }
+
+    /// Appends a `thinking_level_change` entry.
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, SessionError> {
+        self.append(crate::json::object([
+            ("type", "thinking_level_change".into()),
+            ("thinkingLevel", level.into()),
+        ]))
+    }
+
+    /// Moves the leaf to an existing entry (None: before the first entry, so the next entry is a
+    /// new root). Writes nothing.
+    pub fn branch(&mut self, entry_id: Option<&str>) -> Result<(), SessionError> {
+        match entry_id {
+            None => self.leaf = None,
+            Some(id) if self.by_id.contains_key(id) => self.leaf = Some(id.to_string()),
+            Some(id) => return Err(not_found(id)),
+        }
+        Ok(())
+    }
+
+    /// Moves the leaf to `target` (None: a new root) and appends a `branch_summary` child of it
+    /// whose `fromId` is the previous leaf (`"root"` when there was none). `summary` is
+    /// `{"summary", "details"?, "fromHook"?, "usage"?}`.
+    pub fn branch_with_summary(
+        &mut self,
+        target: Option<&str>,
+        summary: Json,
+    ) -> Result<String, SessionError> {
+        if let Some(id) = target {
+            if !self.by_id.contains_key(id) {
+                return Err(not_found(id));
+            }
+        }
+        let Json::Object(given) = summary else {
+            return Err(SessionError::refused(
+                "The branch summary is not a JSON object; pass {\"summary\": ..., \"details\"?, \"fromHook\"?, \"usage\"?}.",
+            ));
+        };
+        let from = self.leaf.clone().unwrap_or_else(|| "root".to_string());
+        let mut members = JsonMap::new();
+        members.insert("fromId".into(), from.into());
+        // The reference's member order; other members follow.
+        for key in ["summary", "details", "usage", "fromHook"] {
+            if let Some(value) = given.get(key) {
+                members.insert(key.into(), value.clone());
+            }
+        }
+        for (key, value) in given {
+            if !members.contains_key(&key) && key != "fromId" {
+                members.insert(key, value);
+            }
+        }
+        let previous_leaf = std::mem::replace(&mut self.leaf, target.map(str::to_string));
+        let id = ids::entry_id(|id| self.by_id.contains_key(id));
+        let entry = build_entry("branch_summary", &id, target, &ids::now_iso(), members);
+        if let Err(error) = self.push(entry) {
+            self.leaf = previous_leaf;
+            return Err(error);
+        }
+        Ok(id)
+    }
+
+    /// Replaces the session by the path from the root to `target` (pi `createBranchedSession`):
+    /// label entries are left out and the kept entries re-chained, then one label entry per label
+    /// still set on a kept entry follows. A file session continues in a new file beside the old
+    /// one (whose header names the old file as `parentSession`), written now when the path holds
+    /// a conversation; the old file is left as it was.
+    pub fn fork(&mut self, target: &str) -> Result<(), SessionError> {
+        if !self.by_id.contains_key(target) {
+            return Err(not_found(target));
+        }
+        let path: Vec<Json> = context::path_to(self, Some(target))
+            .into_iter()
+            .cloned()
+            .collect();
+        let mut kept: Vec<Json> = Vec::with_capacity(path.len());
+        let mut replacement_of_label: HashMap<String, String> = HashMap::new();
+        let mut pending_labels: Vec<String> = Vec::new();
+        let mut parent: Option<String> = None;
+        for mut entry in path {
+            let id = entry.get("id").and_then(Json::as_str).map(str::to_string);
+            if entry.get("type").and_then(Json::as_str) == Some("label") {
+                pending_labels.extend(id);
+                continue;
+            }
+            if let Some(id) = &id {
+                for label in pending_labels.drain(..) {
+                    replacement_of_label.insert(label, id.clone());
+                }
+            }
+            if let Json::Object(map) = &mut entry {
+                crate::json::set_key(
+                    map,
+                    "parentId",
+                    parent.clone().map_or(Json::Null, Json::from),
+                );
+                if map.get("type").and_then(Json::as_str) == Some("compaction") {
+                    let first_kept = map.get("firstKeptEntryId").and_then(Json::as_str);
+                    if let Some(replacement) = first_kept
+                        .filter(|kept| Some(*kept) != id.as_deref())
+                        .and_then(|kept| replacement_of_label.get(kept))
+                    {
+                        map.insert("firstKeptEntryId".into(), replacement.clone().into());
+                    }
+                }
+            }
+            parent = id;
+            kept.push(entry);
+        }
+        let mut taken: std::collections::HashSet<String> = kept
+            .iter()
+            .filter_map(|e| e.get("id").and_then(Json::as_str).map(str::to_string))
+            .collect();
+        let mut label_entries = Vec::new();
+        let labels: Vec<(String, Json)> = self
+            .labels
+            .iter()
+            .filter(|(target, _)| taken.contains(*target))
+            .map(|(target, value)| (target.clone(), value.clone()))
+            .collect();
+        for (target, value) in labels {
+            let id = ids::entry_id(|id| taken.contains(id));
+            taken.insert(id.clone());
+            let mut members = JsonMap::new();
+            members.insert("targetId".into(), target.into());
+            members.insert("label".into(), value[0].clone());
+            let mut entry = build_entry("label", &id, parent.as_deref(), "", members);
+            entry["timestamp"] = value[1].clone();
+            parent = Some(id);
+            label_entries.push(entry);
+        }
+        kept.extend(label_entries);
+
+        let old_path = self.file_path().map(Path::to_path_buf);
+        let header = self.new_header(old_path.as_deref());
+        let new_file = self.file.as_ref().map(|file| {
+            SessionFile::unwritten(file.dir().join(file_name_for(&header)), file.durability())
+        });
+        let mut forked = Session::empty(&self.cwd);
+        forked.header = header;
+        forked.entries = kept;
+        forked.file = new_file;
+        forked.rebuild_index();
+        if forked.has_conversation {
+            if let Some(file) = &mut forked.file {
+                file.create_with(&forked.header, &forked.entries)?;
+            }
+        }
+        *self = forked;
+        Ok(())
+    }
+
+    /// The type-specific rules of the reference's append functions; may normalize `members`.
+    fn check_members(
+        &self,
+        kind: &str,
+        members: &mut JsonMap,
+        id: &str,
+        timestamp: &str,
+    ) -> Result<(), SessionError> {
+        match kind {
+            "session" => Err(SessionError::refused(
+                "A session header cannot be appended as an entry.",
+            )),
+            "message" => match members.get("message") {
+                Some(Json::Object(message)) if message.get("role").is_some_and(Json::is_string) => {
+                    Ok(())
+                }
+                _ => Err(SessionError::refused(
+                    "A message entry needs a \"message\" object with a string \"role\".",
+                )),
+            },
+            "label" => {
+                let target = members.get("targetId").and_then(Json::as_str);
+                match target {
+                    Some(target) if self.by_id.contains_key(target) => {
+                        if members.get("label").is_some_and(Json::is_null) {
+                            members.shift_remove("label");
+                        }
+                        Ok(())
+                    }
+                    Some(target) => Err(not_found(target)),
+                    None => Err(SessionError::refused(
+                        "A label entry needs a string \"targetId\" naming an entry.",
+                    )),
+                }
+            }
+            "session_info" => {
+                let Some(Json::String(name)) = members.get("name") else {
+                    return Err(SessionError::refused(
+                        "A session_info entry needs a string \"name\".",
+                    ));
+                };
+                let one_line = one_line(name);
+                members.insert("name".into(), one_line.into());
+                Ok(())
+            }
+            "context_edit" => self.check_context_edit(members),
+            "compaction" => {
+                match members.get("firstKeptEntryId") {
+                    None | Some(Json::Null) => {
+                        crate::json::set_key(members, "firstKeptEntryId", id.into());
+                    }
+                    Some(_) => {}
+                }
+                if !members.contains_key("systemMessage") {
+                    let messages = self.context().messages;
+                    if let Some(mut system) =
+                        crate::transcript::get_current_system_message(&messages)
+                    {
+                        if let Json::Object(map) = &mut system {
+                            map.insert(
+                                "timestamp".into(),
+                                ids::iso_to_ms(timestamp).map_or(Json::Null, Json::from),
+                            );
+                        }
+                        members.insert("systemMessage".into(), system);
+                    }
+                }
+                Ok(())
+            }
+            "usage" => {
+                if members.get("note").is_some_and(|note| !is_truthy(note)) {
+                    members.shift_remove("note");
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// pi `appendContextEdit`'s checks, and a string replacement of an assistant or tool-result
+    /// message stored as one text block.
+    fn check_context_edit(&self, members: &mut JsonMap) -> Result<(), SessionError> {
+        let replacement = members.get("replacement").cloned();
+        let valid = match replacement.as_ref().unwrap_or(&Json::Bool(false)) {
+            Json::Null => true,
+            Json::Object(map) => {
+                matches!(map.get("content"), Some(Json::String(_) | Json::Array(_)))
+            }
+            _ => false,
+        };
+        if !valid {
+            return Err(SessionError::refused(
+                "A context edit's \"replacement\" must be null or {\"content\": string or array}.",
+            ));
+        }
+        let Some(target_id) = members.get("targetId").and_then(Json::as_str) else {
+            return Err(SessionError::refused(
+                "A context_edit entry needs a string \"targetId\" naming an entry.",
+            ));
+        };
+        let Some(target) = self.entry(target_id) else {
+            return Err(not_found(target_id));
+        };
+        let on_branch = self
+            .branch_path()
+            .iter()
+            .any(|e| e.get("id").and_then(Json::as_str) == Some(target_id));
+        if !on_branch {
+            return Err(SessionError::refused(format!(
+                "Entry {target_id} is not on the current branch; a context edit targets an entry on it."
+            )));
+        }
+        let role = match target.get("type").and_then(Json::as_str) {
+            Some("custom_message") => Some("custom"),
+            Some("message") => target
+                .get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Json::as_str)
+                .filter(|role| matches!(*role, "user" | "assistant" | "toolResult")),
+            _ => None,
+        };
+        let Some(role) = role else {
+            return Err(SessionError::refused(format!(
+                "Entry {target_id} holds no user, assistant, tool-result or custom message, so there is nothing to edit."
+            )));
+        };
+        if let Some(Json::String(text)) = replacement.as_ref().and_then(|r| r.get("content")) {
+            if matches!(role, "assistant" | "toolResult") {
+                let block = crate::json::json!([{"type": "text", "text": text}]);
+                members.insert(
+                    "replacement".into(),
+                    crate::json::object([("content", block)]),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a finished entry, makes it the leaf and stores it; on a write failure memory is left
+    /// as it was (an entry that was not written must not become a parent).
+    fn push(&mut self, entry: Json) -> Result<(), SessionError> {
+        let previous_leaf = self.leaf.clone();
+        let previous_conversation = self.has_conversation;
+        let previous_labels = (entry.get("type").and_then(Json::as_str) == Some("label"))
+            .then(|| self.labels.clone());
+        self.entries.push(entry);
+        let index = self.entries.len() - 1;
+        self.index_entry(index);
+        if let Err(error) = self.persist(index) {
+            let entry = self.entries.pop();
+            if let Some(id) = entry
+                .as_ref()
+                .and_then(|e| e.get("id"))
+                .and_then(Json::as_str)
+            {
+                self.by_id.remove(id);
+            }
+            self.leaf = previous_leaf;
+            self.has_conversation = previous_conversation;
+            if let Some(labels) = previous_labels {
+                self.labels = labels;
+            }
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Writes `entries[index]`: one appended line, or — the first time the session holds a
+    /// conversation — the header and every entry so far.
+    fn persist(&mut self, index: usize) -> Result<(), SessionError> {
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        if file.is_written() {
+            file.append_line(&self.entries[index])
+        } else if self.has_conversation {
+            file.create_with(&self.header, &self.entries)
+        } else {
+            Ok(())
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn io_counters(&self) -> (u64, u64) {
+        self.file.as_ref().map_or((0, 0), SessionFile::counters)
+    }
+}
+
+/// pi's per-directory layout: `base/--<cwd with its leading separator removed and the other
+/// separators and colons as '-'>--/`.
+pub fn session_directory(base: &Path, cwd: &str) -> PathBuf {
+    let absolute = if Path::new(cwd).is_absolute() {
+        PathBuf::from(cwd)
+    } else {
+        std::env::current_dir()
+            .map(|dir| dir.join(cwd))
+            .unwrap_or_else(|_| PathBuf::from(cwd))
+    };
+    let text = absolute.to_string_lossy();
+    let trimmed = text.strip_prefix(['/', '\\']).unwrap_or(&text);
+    let encoded: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    base.join(format!("--{encoded}--"))
+}
+
+/// `<header timestamp with ':' and '.' as '-'>_<session id>.jsonl`, as pi names new files.
+fn file_name_for(header: &Json) -> String {
+    let timestamp = header
+        .get("timestamp")
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .replace([':', '.'], "-");
+    let id = header.get("id").and_then(Json::as_str).unwrap_or_default();
+    format!("{timestamp}_{id}.jsonl")
+}
+
+/// A new entry with the reference's member order: `type, id, parentId, timestamp, members`,
+/// except `custom` and `custom_message` entries, which the reference writes with their members
+/// before the id.
+fn build_entry(
+    kind: &str,
+    id: &str,
+    parent: Option<&str>,
+    timestamp: &str,
+    members: JsonMap,
+) -> Json {
+    let mut entry = JsonMap::with_capacity(members.len() + 4);
+    entry.insert("type".into(), kind.into());
+    let members_first = matches!(kind, "custom" | "custom_message");
+    if members_first {
+        entry.extend(members.clone());
+    }
+    entry.insert("id".into(), id.into());
+    entry.insert("parentId".into(), parent.map_or(Json::Null, Json::from));
+    entry.insert("timestamp".into(), timestamp.into());
+    if !members_first {
+        entry.extend(members);
+    }
+    Json::Object(entry)
+}
+
+fn not_found(id: &str) -> SessionError {
+    SessionError::refused(format!("Entry {id} not found in the session."))
+}
+
+/// A `message` entry holding a user or assistant message.
+fn is_conversation(entry: &Json) -> bool {
+    entry.get("type").and_then(Json::as_str) == Some("message")
+        && matches!(
+            entry
+                .get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Json::as_str),
+            Some("user" | "assistant")
+        )
+}
+
+/// JavaScript truthiness of a JSON value.
+fn is_truthy(value: &Json) -> bool {
+    match value {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => {
+            let n = crate::json::number_value(n);
+            n != 0.0 && !n.is_nan()
+        }
+        Json::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+/// Runs of CR/LF become one space, then the text is trimmed (pi `appendSessionInfo`).
+fn one_line(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_break = false;
+    for c in name.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                out.push(' ');
+            }
+            in_break = true;
+        } else {
+            in_break = false;
+            out.push(c);
+        }
+    }
+    out.trim_matches(crate::json::is_js_whitespace).to_string()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,321 @@
+//! The store's rules that the sessions kit does not pin: locking, lazy creation, failed writes,
+//! refused files, the size limit and the cost of an append.
+
+use super::*;
+use crate::json::json;
+
+fn user(text: &str) -> Json {
+    json!({"role": "user", "content": text, "timestamp": 1})
+}
+
+fn assistant(text: &str) -> Json {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}], "provider": "p",
+           "model": "m", "stopReason": "stop", "timestamp": 2})
+}
+
+fn lines(path: &Path) -> Vec<Json> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| crate::json::parse(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_new_file_is_written_only_once_it_holds_a_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/work", Durability::Flush).unwrap();
+    let path = session.file_path().unwrap().to_path_buf();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let session_id = session.header()["id"].as_str().unwrap().to_string();
+    assert!(name.ends_with(&format!("_{session_id}.jsonl")), "{name}");
+    assert!(!name[..24].contains([':', '.']), "{name}");
+    session.append_model_change("anthropic", "claude").unwrap();
+    session.append_thinking_level_change("high").unwrap();
+    assert!(!path.exists() && !session.file_exists());
+    let first = session.append_message(&user("hi")).unwrap();
+    assert!(session.file_exists());
+    let written = lines(&path);
+    assert_eq!(written.len(), 4);
+    assert_eq!(written[0], *session.header());
+    assert_eq!(written[0]["version"], 3);
+    assert_eq!(written[0]["cwd"], "/work");
+    assert_eq!(written[3]["id"], first.as_str());
+    assert_eq!(written[3]["parentId"], written[2]["id"]);
+    // Later entries are appended one line each.
+    let second = session.append_message(&assistant("hello")).unwrap();
+    let written = lines(&path);
+    assert_eq!(written.len(), 5);
+    assert_eq!(written[4]["id"], second.as_str());
+    let context = session.context();
+    assert_eq!(context.messages, vec![user("hi"), assistant("hello")]);
+    assert_eq!(context.thinking_level, "high");
+    assert_eq!(
+        context.model,
+        Some(json!({"provider": "p", "modelId": "m"}))
+    );
+}
+
+#[test]
+fn a_second_open_of_a_file_is_refused_while_the_first_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Session::create(dir.path(), "/work", Durability::Fsync).unwrap();
+    first.append_message(&user("hi")).unwrap();
+    let path = first.file_path().unwrap().to_path_buf();
+    let error = Session::open(&path, "/work", Durability::Flush)
+        .err()
+        .unwrap();
+    assert_eq!(error.kind, SessionErrorKind::Locked);
+    assert!(
+        error.message.contains(&path.display().to_string()),
+        "{}",
+        error.message
+    );
+    drop(first);
+    let reopened = Session::open(&path, "/work", Durability::Flush).unwrap();
+    assert_eq!(reopened.entries().len(), 1);
+    assert_eq!(reopened.context().messages, vec![user("hi")]);
+}
+
+#[test]
+fn files_that_are_not_sessions_are_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "future.jsonl",
+            "{\"type\":\"session\",\"version\":4,\"id\":\"x\"}\n",
+            "version 4",
+        ),
+        (
+            "no-header.jsonl",
+            "{\"type\":\"message\",\"id\":\"a\"}",
+            "not a session file",
+        ),
+        ("garbage.jsonl", "not json\n\n", "not a session file"),
+    ];
+    for (name, text, expected) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let error = Session::open(&path, "/work", Durability::Flush)
+            .err()
+            .unwrap();
+        assert_eq!(error.kind, SessionErrorKind::NotASession, "{name}");
+        assert!(error.message.contains(expected), "{}", error.message);
+        assert!(error.message.contains(&path.display().to_string()));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{name}");
+    }
+}
+
+#[test]
+fn a_file_over_512_mib_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(1 << 30).unwrap(); // sparse: instant
+    let error = Session::open(&path, "/work", Durability::Flush)
+        .err()
+        .unwrap();
+    assert_eq!(error.kind, SessionErrorKind::NotASession);
+    assert_eq!(
+        error.message,
+        format!(
+            "{} is 1073741824 bytes; libagent opens session files up to 512 MiB.",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn malformed_lines_are_skipped_and_their_numbers_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n\nnope\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":\"gone\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n[1,\n";
+    std::fs::write(&path, text).unwrap();
+    let session = Session::open(&path, "/work", Durability::Flush).unwrap();
+    assert_eq!(session.skipped_lines(), &[3, 5]);
+    assert_eq!(session.entries().len(), 1);
+    // A parent that does not exist ends the path.
+    assert_eq!(session.branch_path().len(), 1);
+    assert_eq!(session.leaf_id(), Some("a"));
+    // A version 3 file is not rewritten.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn appending_costs_the_line_alone_whatever_the_file_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/work", Durability::Flush).unwrap();
+    for i in 0..2000 {
+        session
+            .append_message(&user(&format!("message {i}")))
+            .unwrap();
+    }
+    let path = session.file_path().unwrap().to_path_buf();
+    drop(session);
+    let mut session = Session::open(&path, "/work", Durability::Flush).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    let (read, written) = session.io_counters();
+    assert_eq!((read, written), (size, 0), "opening reads the file once");
+    for _ in 0..3 {
+        let before = session.io_counters();
+        let id = session.append_message(&user("one more")).unwrap();
+        let (read, written) = session.io_counters();
+        let line = crate::json::to_string(session.entry(&id).unwrap()).len() as u64 + 1;
+        assert_eq!(read, before.0, "an append reads nothing");
+        assert_eq!(written - before.1, line, "an append writes its line alone");
+    }
+}
+
+#[test]
+fn a_directory_without_write_permission_fails_with_its_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("ro");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(locked.join("probe"), "").is_ok() {
+        return; // running as a user who ignores permissions (root): nothing to observe
+    }
+    let mut session = Session::create(&locked, "/work", Durability::Flush).unwrap();
+    session.append_model_change("p", "m").unwrap();
+    let error = session.append_message(&user("hi")).err().unwrap();
+    assert_eq!(error.kind, SessionErrorKind::Io);
+    assert!(
+        error.message.contains(&locked.display().to_string()),
+        "{}",
+        error.message
+    );
+    // The refused entry is not in memory: the next one hangs off the model change.
+    assert_eq!(session.entries().len(), 1);
+    assert!(!session.file_exists());
+}
+
+/// A full disk, made with RLIMIT_FSIZE in a child process (this test binary run again): the
+/// write that does not fit fails with EFBIG, and the file is cut back to its last whole line.
+#[test]
+fn a_full_disk_fails_the_append_and_leaves_no_partial_line() {
+    const CHILD: &str = "LIBAGENT_SESSION_FULL_DISK_DIR";
+    if let Ok(dir) = std::env::var(CHILD) {
+        return full_disk_child(Path::new(&dir));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "session::tests::a_full_disk_fails_the_append_and_leaves_no_partial_line",
+            "--nocapture",
+        ])
+        .env(CHILD, dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the child failed: {status}");
+    let path = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.ends_with('\n'));
+    // Every line is whole, and reopening gives what the child had in memory.
+    let session = Session::open(&path, "/work", Durability::Flush).unwrap();
+    assert!(session.skipped_lines().is_empty());
+    assert_eq!(session.entries().len() + 1, text.lines().count());
+    assert_eq!(
+        session.entries().last().unwrap()["message"]["content"],
+        "small"
+    );
+}
+
+fn full_disk_child(dir: &Path) {
+    let mut session = Session::create(dir, "/work", Durability::Fsync).unwrap();
+    session.append_message(&user("small")).unwrap();
+    let size = std::fs::metadata(session.file_path().unwrap())
+        .unwrap()
+        .len();
+    // SAFETY: plain libc calls on this process; SIGXFSZ ignored so the write fails with EFBIG.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let limit = libc::rlimit {
+            rlim_cur: size + 100,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+    }
+    let error = session
+        .append_message(&user(&"x".repeat(1000)))
+        .err()
+        .unwrap();
+    assert_eq!(error.kind, SessionErrorKind::Io);
+    assert!(
+        error.message.contains(&dir.display().to_string()),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        std::fs::metadata(session.file_path().unwrap())
+            .unwrap()
+            .len(),
+        size
+    );
+    assert_eq!(session.entries().len(), 1);
+}
+
+#[test]
+fn an_empty_file_gets_a_header_and_a_cut_line_gets_its_newline() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let session = Session::open(&empty, "/kit", Durability::Flush).unwrap();
+    assert_eq!(lines(&empty), vec![session.header().clone()]);
+    assert!(session.file_exists());
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(
+        &cut,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"mess",
+    )
+    .unwrap();
+    let mut session = Session::open(&cut, "/kit", Durability::Flush).unwrap();
+    assert_eq!(session.skipped_lines(), &[2]);
+    session.append_message(&user("next")).unwrap();
+    let text = std::fs::read_to_string(&cut).unwrap();
+    assert!(
+        text.contains("{\"type\":\"mess\n{\"type\":\"message\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn refused_calls_change_nothing() {
+    let mut session = Session::in_memory("/work");
+    let a = session.append_message(&user("a")).unwrap();
+    for entry in [
+        json!({"type": "label", "targetId": "nope", "label": "x"}),
+        json!({"type": "context_edit", "targetId": "nope", "replacement": null}),
+        json!({"no": "type"}),
+        json!([1]),
+        json!({"type": "session"}),
+        json!({"type": "message", "message": "text"}),
+    ] {
+        let error = session.append(entry.clone()).err().unwrap();
+        assert_eq!(error.kind, SessionErrorKind::Refused, "{entry}");
+    }
+    assert_eq!(
+        session.branch(Some("nope")).unwrap_err().kind,
+        SessionErrorKind::Refused
+    );
+    assert_eq!(
+        session.fork("nope").unwrap_err().kind,
+        SessionErrorKind::Refused
+    );
+    assert_eq!(session.entries().len(), 1);
+    assert_eq!(session.leaf_id(), Some(a.as_str()));
+}
+
+#[test]
+fn session_directory_encodes_the_working_directory() {
+    assert_eq!(
+        session_directory(Path::new("/base"), "/home/me/project"),
+        PathBuf::from("/base/--home-me-project--")
+    );
+}
