@@ -12,6 +12,7 @@ use agent::context::{
     RetrySettings,
 };
 use agent::json::{self, json, Json};
+use agent::session::{self, Session};
 
 const OPS: &[&str] = &[
     "estimate",
@@ -30,47 +31,14 @@ fn kit_dir() -> Option<PathBuf> {
     dir.join("fixtures").is_dir().then_some(dir)
 }
 
-/// The path from the root to `leaf_id` (else the last entry), as the session store builds it.
-fn branch_of(entries: &[Json], leaf_id: Option<&str>) -> Vec<Json> {
-    let by_id = |id: &str| entries.iter().find(|e| e["id"].as_str() == Some(id));
-    let mut current = match leaf_id {
-        Some(id) => by_id(id),
-        None => entries.last(),
-    };
-    let mut path = Vec::new();
-    while let Some(entry) = current {
-        path.push(entry.clone());
-        current = entry["parentId"].as_str().and_then(by_id);
+/// The kit's in-memory session (README §3): the fixture's entries, at `leafId` when given.
+fn session_of(fixture: &Json) -> Session {
+    let entries = fixture["entries"].as_array().unwrap().clone();
+    let mut session = Session::from_entries("/kit/cwd", entries).unwrap();
+    if let Some(leaf) = fixture["leafId"].as_str() {
+        session.branch(Some(leaf)).unwrap();
     }
-    path.reverse();
-    path
-}
-
-/// Stand-in for the session's conversion for a model (summaries and bash executions become
-/// user text; the kit checks only that the text contains the data).
-fn convert_to_llm(messages: &[Json]) -> Vec<Json> {
-    messages
-        .iter()
-        .filter_map(|m| {
-            let text =
-                |t: String| Some(json!({"role": "user", "content": [{"type": "text", "text": t}]}));
-            match m["role"].as_str() {
-                Some("bashExecution") => text(format!(
-                    "$ {}\n{}",
-                    m["command"].as_str()?,
-                    m["output"].as_str()?
-                )),
-                Some("branchSummary" | "compactionSummary") => {
-                    text(m["summary"].as_str()?.to_string())
-                }
-                Some("custom") => match &m["content"] {
-                    Json::String(s) => text(s.clone()),
-                    content => Some(json!({"role": "user", "content": content})),
-                },
-                _ => Some(m.clone()),
-            }
-        })
-        .collect()
+    session
 }
 
 fn settings_of(fixture: &Json) -> CompactionSettings {
@@ -80,10 +48,8 @@ fn settings_of(fixture: &Json) -> CompactionSettings {
 }
 
 fn prepared(fixture: &Json) -> Option<CompactionPreparation> {
-    let entries = fixture["entries"].as_array().unwrap();
-    let branch = branch_of(entries, fixture["leafId"].as_str());
-    let refs: Vec<&Json> = branch.iter().collect();
-    context::prepare_compaction(&refs, &settings_of(fixture))
+    let session = session_of(fixture);
+    context::prepare_compaction(&session.branch_path(), &settings_of(fixture))
 }
 
 fn run(fixture: &Json) -> Json {
@@ -93,11 +59,10 @@ fn run(fixture: &Json) -> Json {
                 let per: Vec<u64> = messages.iter().map(context::estimate_message).collect();
                 json!({"perMessage": per, "context": context::estimate_context(messages).to_json()})
             } else {
-                let entries = fixture["entries"].as_array().unwrap();
-                let branch = branch_of(entries, fixture["leafId"].as_str());
-                let refs: Vec<&Json> = branch.iter().collect();
-                let projection = Projection::of_branch(&refs);
-                json!({"projected": context::estimate_projected(&projection, &refs).to_json()})
+                let session = session_of(fixture);
+                let branch = session.branch_path();
+                let projection = Projection::of_branch(&branch);
+                json!({"projected": context::estimate_projected(&projection, &branch).to_json()})
             }
         }
         "should-compact" => {
@@ -124,7 +89,7 @@ fn run(fixture: &Json) -> Json {
             Some(p) => {
                 let mut out = p.to_json();
                 if fixture["recordSummarizerInput"] == json!(true) {
-                    out["summarizerInput"] = p.summarizer_input(convert_to_llm).to_json();
+                    out["summarizerInput"] = p.summarizer_input(session::convert_to_llm).to_json();
                 }
                 json!({ "prepared": out })
             }

@@ -7,14 +7,13 @@
 //! compaction. When the cut falls inside a turn, the turn is split: its start up to the cut is
 //! summarized apart (the "turn prefix"), so the kept part still makes sense.
 
-use std::borrow::Cow;
-
 use super::estimate::{estimate_message, estimate_projected};
 use super::files::FileOps;
-use super::projection::{entry_messages, ProjectedEntry, Projection};
+use super::projection::{entry_type, Projection};
 use super::threshold::CompactionSettings;
 use super::utf16_len;
 use crate::json::{json, Json, JsonMap};
+use crate::session::{entry_messages, ProjectedEntry};
 use crate::transcript::content_text;
 
 /// A tool result's text is cut to this many UTF-16 units for the summarizer.
@@ -86,7 +85,7 @@ fn is_turn_start_role(role: &str) -> bool {
 }
 
 fn holds(entry: &ProjectedEntry, wanted: fn(&str) -> bool) -> bool {
-    entry.kind() != "compaction" && entry.messages.iter().any(|m| wanted(role(m)))
+    entry_type(entry.entry) != "compaction" && entry.messages.iter().any(|m| wanted(role(m)))
 }
 
 fn entry_tokens(entry: &ProjectedEntry) -> u64 {
@@ -137,7 +136,7 @@ pub fn find_cut_point(
     // before the cut stay with what is kept; a compaction is a hard boundary.
     while cut > start {
         let previous = &entries[cut - 1];
-        if previous.kind() == "compaction" || !previous.messages.is_empty() {
+        if entry_type(previous.entry) == "compaction" || !previous.messages.is_empty() {
             break;
         }
         cut -= 1;
@@ -160,33 +159,34 @@ pub fn find_cut_point(
 /// the model sees and the cut moves past the entry it would otherwise keep alone. Not when
 /// some edit there replaces content of an entry outside that suffix (that is visible input).
 fn is_omitted_attempt_suffix(suffix: &[ProjectedEntry]) -> bool {
-    let visible_in_itself =
-        |e: &ProjectedEntry| e.kind() != "context_edit" && !entry_messages(e.source).is_empty();
+    let visible_in_itself = |e: &ProjectedEntry| {
+        entry_type(e.entry) != "context_edit" && !entry_messages(e.entry).is_empty()
+    };
     let omitted = |e: &ProjectedEntry| visible_in_itself(e) && e.messages.is_empty();
     let omitted_ids: Vec<&str> = suffix
         .iter()
         .filter(|e| omitted(e))
-        .filter_map(|e| e.source.get("id").and_then(Json::as_str))
+        .filter_map(|e| e.entry.get("id").and_then(Json::as_str))
         .collect();
     let replaces_outside = suffix.iter().any(|e| {
-        e.kind() == "context_edit"
-            && !matches!(e.source.get("replacement"), Some(Json::Null))
+        entry_type(e.entry) == "context_edit"
+            && !matches!(e.entry.get("replacement"), Some(Json::Null))
             && !e
-                .source
+                .entry
                 .get("targetId")
                 .and_then(Json::as_str)
                 .is_some_and(|target| omitted_ids.contains(&target))
     });
     let has_omitted_assistant = suffix.iter().any(|e| {
-        e.kind() == "message"
-            && e.source.pointer("/message/role").and_then(Json::as_str) == Some("assistant")
+        entry_type(e.entry) == "message"
+            && e.entry.pointer("/message/role").and_then(Json::as_str) == Some("assistant")
             && omitted(e)
     });
     !replaces_outside
         && has_omitted_assistant
         && suffix
             .iter()
-            .all(|e| e.kind() != "compaction" && (!visible_in_itself(e) || omitted(e)))
+            .all(|e| entry_type(e.entry) != "compaction" && (!visible_in_itself(e) || omitted(e)))
 }
 
 /// The messages a range contributes to a summary: compactions and system messages left out
@@ -194,10 +194,10 @@ fn is_omitted_attempt_suffix(suffix: &[ProjectedEntry]) -> bool {
 fn summarized_messages(entries: &[ProjectedEntry]) -> Vec<Json> {
     entries
         .iter()
-        .filter(|e| e.kind() != "compaction")
+        .filter(|e| entry_type(e.entry) != "compaction")
         .flat_map(|e| e.messages.iter())
         .filter(|m| role(m) != "system")
-        .map(|m| Cow::clone(m).into_owned())
+        .cloned()
         .collect()
 }
 
@@ -218,13 +218,13 @@ pub fn prepare_compaction(
     let entries = &projection.entries;
     let previous = entries
         .iter()
-        .position(|e| e.kind() == "compaction" && !e.messages.is_empty());
+        .position(|e| entry_type(e.entry) == "compaction" && !e.messages.is_empty());
     let start = previous.map_or(0, |p| p + 1);
     let tokens_before = estimate_projected(&projection, branch).tokens;
     let cut = find_cut_point(entries, start, entries.len(), settings.keep_recent_tokens);
     let first_kept_entry_id = entries
         .get(cut.first_kept)?
-        .source
+        .entry
         .get("id")
         .and_then(Json::as_str)
         .filter(|id| !id.is_empty())?
@@ -239,7 +239,7 @@ pub fn prepare_compaction(
         return None;
     }
     let mut file_ops = FileOps::default();
-    if let Some(previous) = previous.map(|p| entries[p].source) {
+    if let Some(previous) = previous.map(|p| entries[p].entry) {
         add_previous_lists(&mut file_ops, previous);
     }
     for message in messages_to_summarize.iter().chain(&turn_prefix_messages) {
@@ -249,7 +249,7 @@ pub fn prepare_compaction(
         first_kept_entry_id,
         is_split_turn: cut.split_turn_start.is_some(),
         tokens_before,
-        previous_summary: previous.and_then(|p| entries[p].source.get("summary").cloned()),
+        previous_summary: previous.and_then(|p| entries[p].entry.get("summary").cloned()),
         messages_to_summarize,
         turn_prefix_messages,
         file_ops,
