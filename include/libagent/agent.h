@@ -64,6 +64,12 @@
 #define AGENT_NTS ((size_t)-1)
 
 
+// A tool result's text is cut to this many UTF-16 units for the summarizer.
+#define SUMMARIZER_TOOL_RESULT_CHARS 2000
+
+// The default cap on one delay.
+#define DEFAULT_MAX_DELAY_MS 60000
+
 // The major version of this header (`agent_version()` reports the library's at run time).
 #define AGENT_VERSION_MAJOR 1
 
@@ -378,6 +384,18 @@ typedef int32_t AgentBlockKind;
 // `tool_execution_end`.
 #define AGENT_EVENT_TOOL_EXECUTION_END 9
 
+// `compaction_start` (`{reason}`: "manual", "threshold" or "overflow"; read its JSON).
+#define AGENT_EVENT_COMPACTION_START 10
+
+// `compaction_end` (`{reason, result?, aborted, willRetry, errorMessage?}`; read its JSON).
+#define AGENT_EVENT_COMPACTION_END 11
+
+// `auto_retry_start` (`{attempt, maxAttempts, delayMs, errorMessage}`; read its JSON).
+#define AGENT_EVENT_AUTO_RETRY_START 12
+
+// `auto_retry_end` (`{success, attempt, finalError?}`; read its JSON).
+#define AGENT_EVENT_AUTO_RETRY_END 13
+
 // Not a `message_update`.
 #define AGENT_UPDATE_NONE 0
 
@@ -461,6 +479,11 @@ typedef int32_t AgentBlockKind;
 
 // `prepareNextTurnWithContext(turnContext)`: like `prepareNextTurn`, with the turn context.
 #define AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT 8
+
+// libagent: `compact({reason, preparation, focus?})`, called before a compaction's summary is
+// written: answer `{"summary": text, "details"?: object}` to supply it, `{"cancel": true}` to
+// cancel the compaction, or NULL to let libagent write it with the agent's model.
+#define AGENT_HOOK_COMPACT 9
 
 // The run has not settled yet.
 #define AGENT_RUN_RUNNING 0
@@ -619,6 +642,22 @@ struct AgentError *agent_continue(struct AgentHandle handle,
                                   AgentDoneFn done,
                                   void *user_data,
                                   struct AgentRun *out_run);
+
+// Compacts the conversation now (issue 27): the older messages are replaced by a summary and
+// the recent ones (about `compaction.keepRecentTokens`) kept; with a session, a `compaction`
+// entry is appended. A run like `agent_prompt` (`*out_run`, `done`; `AGENT_ERR_BUSY` while a
+// run is active) that emits `AGENT_EVENT_COMPACTION_START` and `AGENT_EVENT_COMPACTION_END`
+// with reason "manual". `focus` (optional, UTF-8, `len` bytes): what the summary should keep
+// in particular. The summary comes from the `AGENT_HOOK_COMPACT` hook or the agent's own
+// model. The run fails (`AGENT_RUN_FAILED`) when there is nothing to compact or the summary
+// could not be made, and ends `AGENT_RUN_ABORTED` when it was aborted or the hook cancelled;
+// the transcript and session are then unchanged.
+struct AgentError *agent_compact(struct AgentHandle handle,
+                                 const char *focus,
+                                 size_t len,
+                                 AgentDoneFn done,
+                                 void *user_data,
+                                 struct AgentRun *out_run);
 
 // Queues a steering message (delivered at the next steering poll). Allowed at any time.
 struct AgentError *agent_steer(struct AgentHandle handle,

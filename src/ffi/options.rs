@@ -40,6 +40,10 @@ pub const AGENT_HOOK_PREPARE_REQUEST: AgentHookKind = 6;
 pub const AGENT_HOOK_PREPARE_NEXT_TURN: AgentHookKind = 7;
 /// `prepareNextTurnWithContext(turnContext)`: like `prepareNextTurn`, with the turn context.
 pub const AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT: AgentHookKind = 8;
+/// libagent: `compact({reason, preparation, focus?})`, called before a compaction's summary is
+/// written: answer `{"summary": text, "details"?: object}` to supply it, `{"cancel": true}` to
+/// cancel the compaction, or NULL to let libagent write it with the agent's model.
+pub const AGENT_HOOK_COMPACT: AgentHookKind = 9;
 
 /// A hook, called with the hook's argument object as JSON (NUL-terminated, with its length;
 /// borrowed for the call; in it a context's `tools` are tool definitions). Answer through `call`
