@@ -89,7 +89,7 @@ fn holds(entry: &ProjectedEntry, wanted: fn(&str) -> bool) -> bool {
 }
 
 fn entry_tokens(entry: &ProjectedEntry) -> u64 {
-    entry.messages.iter().map(|m| estimate_message(m)).sum()
+    entry.messages.iter().map(estimate_message).sum()
 }
 
 /// The cut point among `entries[start..end]` keeping about `keep_recent_tokens`.
