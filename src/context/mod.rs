@@ -1,9 +1,10 @@
 //! Context management's pieces: what keeps a long conversation inside a model's context window.
 //! Token estimates, the compaction threshold, where a compaction cuts and what it summarizes,
 //! the files a summary lists, whether an error means the context overflowed, and which errors
-//! are worth retrying with what delays.
+//! are worth retrying with what delays; and the summary itself, written by the agent's model
+//! (`summary`, the one piece here that performs a request).
 //!
-//! Everything here is a pure function over messages and session entries (`crate::json::Json`
+//! Everything else here is a pure function over messages and session entries (`crate::json::Json`
 //! in the shapes of the session file format): no agent, no I/O, no clock. The agent (and a host
 //! with a policy of its own, through the C ABI's `agent_context_*` functions) decides when to
 //! call them. The behaviour is pi-coding-agent 1.6.0's, pinned by the sessions kit (§4.3–§4.9);
@@ -18,6 +19,7 @@ pub mod files;
 pub mod overflow;
 pub mod projection;
 pub mod retry;
+pub mod summary;
 pub mod threshold;
 
 pub use cut::{prepare_compaction, CompactionPreparation, SummarizerInput};
@@ -29,6 +31,7 @@ pub use overflow::{is_context_overflow, is_overflow_text, is_recoverable_length}
 pub use retry::{
     is_retryable_error, is_retryable_text, retry_delay_ms, retry_schedule, RetrySettings,
 };
+pub use summary::{summarize, Summary, SummaryInput, SUMMARY_ABORTED};
 pub use threshold::{should_compact, CompactionSettings};
 
 /// The length of `text` in UTF-16 code units, as JavaScript's `String.length` counts it (a
