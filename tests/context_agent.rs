@@ -158,6 +158,9 @@ fn history(pairs: usize) -> Vec<Json> {
 /// after a tool result, usage = the request's estimate. Records the largest request.
 fn long_conversation_model(largest: Arc<Mutex<u64>>) -> StreamFn {
     answering(move |request| {
+        if is_summary_request(request) {
+            return text_answer("## Goal\nRead the file at every step.", usage(900, 12));
+        }
         let tokens = request_tokens(request);
         {
             let mut largest = largest.lock().unwrap();
@@ -173,15 +176,24 @@ fn long_conversation_model(largest: Arc<Mutex<u64>>) -> StreamFn {
     })
 }
 
-fn run_long_conversation(session: Option<SharedSession>) -> Vec<Json> {
+/// The summarizer's requests carry an output budget; the agent loop's do not.
+fn is_summary_request(request: &StreamRequest) -> bool {
+    request.options.get("maxTokens").is_some()
+}
+
+/// 200 prompts, each reading a 2,000-token file. Summaries from the hook, or (`use_hook`
+/// false) from the model itself.
+fn run_long_conversation(session: Option<SharedSession>, use_hook: bool) -> Vec<Json> {
     let largest = Arc::new(Mutex::new(0));
     let (compact_hook, summaries) = summary_hook();
     let mut settings = settings_with(json!({
         "compaction": {"enabled": true, "reserveTokens": 3000, "keepRecentTokens": 2500}
     }));
-    let _ = settings
-        .hooks
-        .set(agent::agent::HookKind::Compact, Some(compact_hook));
+    if use_hook {
+        let _ = settings
+            .hooks
+            .set(agent::agent::HookKind::Compact, Some(compact_hook));
+    }
     let agent = agent(
         windowed_model(8000),
         long_conversation_model(largest.clone()),
@@ -203,7 +215,9 @@ fn run_long_conversation(session: Option<SharedSession>) -> Vec<Json> {
     let events = recorder.events();
     let ends = of_type(&events, "compaction_end");
     assert!(ends.len() >= 20, "{} compactions", ends.len());
-    assert_eq!(summaries.lock().unwrap().len(), ends.len());
+    if use_hook {
+        assert_eq!(summaries.lock().unwrap().len(), ends.len());
+    }
     for end in &ends {
         assert_eq!(end["reason"], "threshold");
         assert_eq!(end["aborted"], false);
@@ -223,7 +237,16 @@ fn run_long_conversation(session: Option<SharedSession>) -> Vec<Json> {
 
 #[test]
 fn a_long_conversation_never_exceeds_the_window() {
-    run_long_conversation(None);
+    run_long_conversation(None, true);
+}
+
+#[test]
+fn a_long_conversation_summarized_by_its_own_model_never_exceeds_the_window() {
+    let events = run_long_conversation(None, false);
+    let end = of_type(&events, "compaction_end")[0];
+    let summary = end["result"]["summary"].as_str().unwrap();
+    assert!(summary.contains("## Goal\nRead the file"), "{summary}");
+    assert!(end["result"]["usage"].is_object());
 }
 
 #[test]
@@ -234,7 +257,7 @@ fn a_long_conversation_on_a_session_writes_compactions_that_reopen() {
     let session = Session::create(&dir, "/work", Durability::Flush).unwrap();
     let path = session.file_path().unwrap().to_path_buf();
     let shared: SharedSession = Arc::new(Mutex::new(session));
-    let events = run_long_conversation(Some(shared.clone()));
+    let events = run_long_conversation(Some(shared.clone()), true);
     let compactions = of_type(&events, "compaction_end").len();
     let in_memory = shared.lock().unwrap().context().messages;
     drop(shared); // closes the file
@@ -673,4 +696,111 @@ fn settings_are_checked_by_member() {
     let state = agent.state_json();
     assert_eq!(state["compaction"], json!({"enabled": false}));
     assert_eq!(state["retry"], json!({"maxRetries": 1}));
+}
+
+// ----- the summary written by the agent's own model ------------------------------------------
+
+/// A manual compaction whose summary request is answered with `summary_answer`.
+fn compact_with_model_answer(
+    summary_answer: Json,
+) -> (Agent, Recorder, Vec<Json>, common::Requests) {
+    let answer = Arc::new(summary_answer);
+    let (stream_fn, requests) = common::recording(answering(move |request| {
+        assert!(is_summary_request(request));
+        (*answer).clone()
+    }));
+    let settings = settings_with(json!({"compaction": {"enabled": true, "keepRecentTokens": 300}}));
+    let agent = agent(
+        windowed_model(200_000),
+        stream_fn,
+        settings,
+        history(6),
+        None,
+    );
+    let recorder = Recorder::attach(&agent);
+    let before = agent.messages();
+    (agent, recorder, before, requests)
+}
+
+#[test]
+fn the_agents_model_writes_the_summary_with_no_tools() {
+    let (agent, recorder, before, requests) =
+        compact_with_model_answer(text_answer("## Goal\nAnswer questions.", usage(800, 20)));
+    block_on(agent.compact(Some("keep the answers"))).unwrap();
+    let requests = requests.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    let text = requests[0].json_text();
+    assert!(text.contains("keep the answers"), "the focus is sent");
+    assert!(text.contains("question 0"), "the history is sent");
+    assert!(!text.contains("\"tools\""), "no tools are offered");
+    let after = agent.messages();
+    assert!(after.len() < before.len());
+    assert!(after[1]["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("## Goal\nAnswer questions."));
+    let end = of_type(&recorder.events(), "compaction_end")[0].clone();
+    assert_eq!(end["result"]["usage"]["output"], 20);
+}
+
+#[test]
+fn a_failing_summary_leaves_the_transcript_intact() {
+    let cases = [
+        (error_response("500 internal error"), "500 internal error"),
+        (
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}], "stopReason": "toolUse"}),
+            "tool call",
+        ),
+        (
+            json!({"content": [{"type": "text", "text": "## Goal\nAns"}], "stopReason": "length"}),
+            "",
+        ),
+    ];
+    for (answer, text) in cases {
+        let (agent, recorder, before, _) = compact_with_model_answer(answer.clone());
+        let error = block_on(agent.compact(None)).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::RunFailed, "{answer}");
+        assert!(
+            error.message.starts_with("Compaction failed: "),
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.contains(text),
+            "{} lacks {text}",
+            error.message
+        );
+        assert_eq!(agent.messages(), before, "{answer}");
+        let end = of_type(&recorder.events(), "compaction_end")[0].clone();
+        assert_eq!(end["errorMessage"], error.message.as_str());
+        assert_eq!(end["aborted"], false);
+        assert!(end.get("result").is_none());
+    }
+}
+
+#[test]
+fn an_abort_stops_a_stalled_summary_request() {
+    // The summary request never answers: only the abort ends it.
+    let stalled: StreamFn = Arc::new(|_request: StreamRequest, sender: StreamSender| {
+        std::mem::forget(sender);
+    });
+    let settings = settings_with(json!({"compaction": {"enabled": true, "keepRecentTokens": 300}}));
+    let agent = agent(windowed_model(200_000), stalled, settings, history(6), None);
+    let recorder = Recorder::attach(&agent);
+    let before = agent.messages();
+    let aborter = agent.clone();
+    agent.subscribe(common::listener(move |event| {
+        if event["type"] == "compaction_start" {
+            aborter.abort();
+        }
+        Ok(())
+    }));
+    let runner = agent.clone();
+    let error = wait_with_timeout(10, move || block_on(runner.compact(None)).unwrap_err());
+    assert_eq!(error.kind, ErrorKind::Aborted);
+    assert_eq!(agent.messages(), before);
+    assert_eq!(
+        of_type(&recorder.events(), "compaction_end")[0]["aborted"],
+        true
+    );
 }

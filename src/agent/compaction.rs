@@ -286,20 +286,23 @@ fn hook_summary(answer: crate::host::HookResult) -> Result<Option<Summary>, NoSu
     }
 }
 
-/// The summarizer (`crate::context::summary`), written concurrently on its own branch.
+/// The summary written with the agent's model (`crate::context::summary`).
 async fn summarize_with_model(
-    _stream_fn: &crate::host::StreamFn,
-    _model: &Json,
-    _options: &Json,
-    _preparation: &Json,
-    _focus: Option<&str>,
-    _reserve_tokens: u64,
-    _signal: &AbortSignal,
+    stream_fn: &crate::host::StreamFn,
+    model: &Json,
+    options: &Json,
+    preparation: &Json,
+    focus: Option<&str>,
+    reserve_tokens: u64,
+    signal: &AbortSignal,
 ) -> Result<(String, Option<Json>), String> {
-    Err(
-        "libagent's summarizer is not built in yet; supply the summary with the compact hook"
-            .into(),
-    )
+    let input = crate::context::SummaryInput {
+        preparation,
+        focus,
+        reserve_tokens,
+    };
+    let summary = crate::context::summarize(stream_fn, model, options, input, signal).await?;
+    Ok((summary.summary, summary.usage))
 }
 
 /// An in-memory session holding the transcript, one entry per message, so the session's cut
