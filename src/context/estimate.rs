@@ -97,12 +97,22 @@ fn system_chars(message: &Json) -> usize {
     content_chars(message.get("content")) + sections + tools
 }
 
+/// Messages estimated in this process: what compaction's cost test counts (one relaxed add per
+/// message estimated).
+static MESSAGES_ESTIMATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many messages [`estimate_message`] has estimated in this process so far.
+pub fn messages_estimated() -> u64 {
+    MESSAGES_ESTIMATED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The estimated tokens of one message: its characters (UTF-16 units) over four, rounded up.
 /// What counts: text of user, custom and tool-result content (an image counts 4,800
 /// characters); an assistant's text, thinking, and each tool call's name and JSON arguments; a
 /// bash execution's command and output; a summary's text; a system message's content, sections
 /// and added tools as JSON. Any other role estimates to 0.
 pub fn estimate_message(message: &Json) -> u64 {
+    MESSAGES_ESTIMATED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let chars = match message.get("role").and_then(Json::as_str) {
         Some("user" | "custom" | "toolResult") => content_chars(message.get("content")),
         Some("assistant") => assistant_chars(message.get("content")),
