@@ -503,7 +503,10 @@ impl Agent {
             let FirstPass { context, config } = match first.take() {
                 Some(pass) => pass,
                 None => {
-                    let state = self.state();
+                    let mut state = self.state();
+                    // A new pass, as the reference's `continue()` starts one: the failed
+                    // attempt's error is no longer the state's.
+                    state.error_message = None;
                     FirstPass {
                         context: LoopContext {
                             messages: state.messages.clone(),

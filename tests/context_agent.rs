@@ -380,6 +380,10 @@ fn an_overflow_and_two_overloads_recover_with_one_compaction_and_two_retries() {
     assert_eq!(messages[1]["role"], "compactionSummary");
     assert_eq!(messages.last().unwrap()["content"][0]["text"], "done");
     assert!(messages.iter().all(|m| m["stopReason"] != "error"));
+    assert!(agent
+        .state_json()
+        .get("errorMessage")
+        .is_none_or(Json::is_null));
 }
 
 #[test]
