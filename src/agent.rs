@@ -489,11 +489,22 @@ impl Agent {
                 };
             }
             RunKind::Prompt(messages) => {
-                let before = self.state().messages.len();
+                let transcript = |agent: &Agent| {
+                    let state = agent.state();
+                    (state.messages.len(), state.messages.first().cloned())
+                };
+                let before = transcript(&self);
                 self.before_prompt(id, &mut recovery, &signal).await?;
-                if self.state().messages.len() != before {
-                    // Compacted: the run starts from the new transcript.
-                    first = None;
+                let after = transcript(&self);
+                let same = before.0 == after.0
+                    && match (&before.1, &after.1) {
+                        (Some(a), Some(b)) => a.ptr_eq(b),
+                        (a, b) => a.is_none() && b.is_none(),
+                    };
+                if let (false, Some(pass)) = (same, first.as_mut()) {
+                    // Compacted (or a failed attempt hidden): the prompt goes on the new
+                    // transcript, with the configuration taken at the start.
+                    pass.context.messages = self.state().messages.clone();
                 }
                 Some(messages)
             }

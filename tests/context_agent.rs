@@ -819,3 +819,51 @@ fn an_abort_stops_a_stalled_summary_request() {
         true
     );
 }
+
+#[test]
+fn before_a_prompt_the_last_response_past_the_threshold_compacts_first() {
+    let (stream_fn, requests) = script_model(vec![text_answer("a long answer", usage(9000, 50))]);
+    let (compact_hook, summaries) = summary_hook();
+    let mut settings = settings_with(json!({
+        "compaction": {"enabled": false, "reserveTokens": 2000, "keepRecentTokens": 300}
+    }));
+    let _ = settings
+        .hooks
+        .set(agent::agent::HookKind::Compact, Some(compact_hook));
+    let agent = agent(
+        windowed_model(10_000),
+        stream_fn,
+        settings,
+        history(6),
+        None,
+    );
+    let recorder = Recorder::attach(&agent);
+    block_on(agent.prompt_text("first")).unwrap();
+    assert!(of_type(&recorder.events(), "compaction_start").is_empty());
+    agent
+        .configure(&json!({"compaction": {"enabled": true}}))
+        .unwrap();
+    block_on(agent.prompt_text("second")).unwrap();
+    let events = recorder.events();
+    assert_eq!(
+        outline(&events),
+        [
+            "agent_start",
+            "agent_end",
+            "compaction_start",
+            "compaction_end:threshold",
+            "agent_start",
+            "agent_end",
+        ]
+    );
+    assert_eq!(summaries.lock().unwrap()[0]["reason"], "threshold");
+    let requests = requests.lock().unwrap();
+    assert!(requests[1].messages.len() < requests[0].messages.len());
+    let sent = requests[1].json_text();
+    assert!(
+        sent.contains("Summary number 1."),
+        "the summary is sent as user text"
+    );
+    assert!(sent.contains("second"));
+    assert_eq!(requests[1].messages.last().unwrap()["role"], "user");
+}
