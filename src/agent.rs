@@ -1,8 +1,11 @@
 //! The stateful Agent (SPEC §7): transcript, tools, queues, run lifecycle, listeners, abort.
 
+mod compaction;
 mod completion;
+mod context_policy;
 mod options;
 mod queue;
+mod recovery;
 mod session_link;
 mod settings;
 mod state;
@@ -31,10 +34,17 @@ use crate::pending::Pending;
 use crate::sync::lock;
 use crate::transcript::{create_initial_system_message, current_system_message};
 
+use compaction::CompactOutcome;
+use context_policy::CompactReason;
+
+pub use compaction::{COMPACTION_CANCELLED, NOTHING_TO_COMPACT};
 pub use completion::{DoneFn, RunCompletion};
 pub use queue::EventQueue;
+pub use recovery::{
+    LENGTH_RECOVERY_FAILED, NO_CONTEXT_WINDOW, OVERFLOW_RECOVERY_FAILED, RETRY_CANCELLED,
+};
 pub use session_link::SharedSession;
-pub use settings::{HookKind, Hooks, Settings, THINKING_LEVELS};
+pub use settings::{HookKind, Hooks, RetrySleep, Settings, THINKING_LEVELS};
 use state::{reduce, Queue};
 
 /// Exact error texts of SPEC §7.18.
@@ -139,6 +149,18 @@ struct State {
     queues: Vec<std::sync::Weak<queue::Shared>>,
     /// Set by `shutdown`: no run starts any more.
     shut_down: Option<String>,
+    /// The transcript's length right after the latest compaction: the messages before it were
+    /// there when it was made (their usage describes a context that is gone).
+    compacted_len: Option<usize>,
+    /// "Compaction stays off: no context window" was said (once per agent).
+    said_no_window: bool,
+}
+
+impl State {
+    /// The message at `index` was in the transcript when the latest compaction was made.
+    fn kept_by_compaction(&self, index: usize) -> bool {
+        self.compacted_len.is_some_and(|len| index < len)
+    }
 }
 
 struct Inner {
@@ -222,6 +244,8 @@ impl Agent {
             settling: Vec::new(),
             queues: Vec::new(),
             shut_down: None,
+            compacted_len: None,
+            said_no_window: false,
         };
         let inner = Inner {
             state: Mutex::new(state),
@@ -333,6 +357,31 @@ impl Agent {
         Self::settled(&run).await
     }
 
+    /// Starts a manual compaction (a run: `Busy` while another run is active). It emits
+    /// `compaction_start` and `compaction_end` with reason "manual"; `focus` is passed to the
+    /// summary (what to keep in particular). The run fails when there is nothing to compact,
+    /// the summary failed, or it was aborted or cancelled by the `compact` hook.
+    pub fn start_compact(
+        &self,
+        focus: Option<String>,
+        done: Option<DoneFn>,
+    ) -> Result<Arc<RunCompletion>, Error> {
+        let mut state = self.startable_state()?;
+        if state.run.is_some() {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                "Agent is already processing. Wait for completion before compacting.",
+            ));
+        }
+        Ok(self.start_run(&mut state, RunKind::Compact(focus), false, done))
+    }
+
+    /// `compact(focus)`: starts a manual compaction and waits until it settled.
+    pub async fn compact(&self, focus: Option<&str>) -> Result<(), Error> {
+        let run = self.start_compact(focus.map(str::to_string), None)?;
+        Self::settled(&run).await
+    }
+
     /// The run lifecycle of SPEC §7.8 (the caller holds the state lock and checked for a run).
     fn start_run(
         &self,
@@ -359,23 +408,10 @@ impl Agent {
         };
         let stream_fn = state.stream_fn.clone();
         let emit = self.emitter(id);
-        let run_signal = signal.clone();
-        let future = async move {
-            match kind {
-                RunKind::Prompt(messages) => {
-                    agent_loop::run_agent_loop(
-                        messages, context, config, emit, run_signal, stream_fn,
-                    )
-                    .await
-                }
-                RunKind::Continue => {
-                    agent_loop::run_agent_loop_continue(
-                        context, config, emit, run_signal, stream_fn,
-                    )
-                    .await
-                }
-            }
-        };
+        let first = FirstPass { context, config };
+        let future = self
+            .clone()
+            .run_passes(id, kind, first, emit, signal.clone(), stream_fn);
         state.run = Some(ActiveRun {
             id,
             signal: signal.clone(),
@@ -412,6 +448,113 @@ impl Agent {
             run.task = Some(task);
         }
         completion
+    }
+
+    /// A run's passes of the low-level loop: the first with the context taken when the run
+    /// started, then (after a retry or an overflow recovery) continuations from the transcript.
+    /// Between them the context is managed (see `recovery`). A manual compaction runs no loop.
+    async fn run_passes(
+        self,
+        id: u64,
+        kind: RunKind,
+        first: FirstPass,
+        emit: Emit,
+        signal: AbortSignal,
+        stream_fn: Option<StreamFn>,
+    ) -> Result<(), String> {
+        let mut recovery = recovery::Recovery::default();
+        let mut first = Some(first);
+        let mut prompt = match kind {
+            RunKind::Compact(focus) => {
+                return match self
+                    .run_compaction(id, CompactReason::Manual, false, focus, &signal)
+                    .await?
+                {
+                    CompactOutcome::Applied => Ok(()),
+                    CompactOutcome::NothingToCompact => {
+                        let nothing = Error::new(ErrorKind::RunFailed, NOTHING_TO_COMPACT);
+                        self.state().run_ending = Err(nothing);
+                        Ok(())
+                    }
+                    CompactOutcome::Aborted => {
+                        let cancelled = Error::new(ErrorKind::Aborted, COMPACTION_CANCELLED);
+                        self.state().run_ending = Err(cancelled);
+                        Ok(())
+                    }
+                    // Settled, not rejected: no failure message joins the transcript.
+                    CompactOutcome::Failed(error) => {
+                        self.state().run_ending = Err(Error::new(ErrorKind::RunFailed, error));
+                        Ok(())
+                    }
+                };
+            }
+            RunKind::Prompt(messages) => {
+                let transcript = |agent: &Agent| {
+                    let state = agent.state();
+                    (state.messages.len(), state.messages.first().cloned())
+                };
+                let before = transcript(&self);
+                self.before_prompt(id, &mut recovery, &signal).await?;
+                let after = transcript(&self);
+                let same = before.0 == after.0
+                    && match (&before.1, &after.1) {
+                        (Some(a), Some(b)) => a.ptr_eq(b),
+                        (a, b) => a.is_none() && b.is_none(),
+                    };
+                if let (false, Some(pass)) = (same, first.as_mut()) {
+                    // Compacted (or a failed attempt hidden): the prompt goes on the new
+                    // transcript, with the configuration taken at the start.
+                    pass.context.messages = self.state().messages.clone();
+                }
+                Some(messages)
+            }
+            RunKind::Continue => None,
+        };
+        loop {
+            let FirstPass { context, config } = match first.take() {
+                Some(pass) => pass,
+                None => {
+                    let mut state = self.state();
+                    // A new pass, as the reference's `continue()` starts one: the failed
+                    // attempt's error is no longer the state's.
+                    state.error_message = None;
+                    FirstPass {
+                        context: LoopContext {
+                            messages: state.messages.clone(),
+                            tools: state.tools.clone(),
+                        },
+                        config: self.loop_config(&state, false),
+                    }
+                }
+            };
+            let (emit, pass_signal, stream_fn) = (emit.clone(), signal.clone(), stream_fn.clone());
+            match prompt.take() {
+                Some(messages) => {
+                    agent_loop::run_agent_loop(
+                        messages,
+                        context,
+                        config,
+                        emit,
+                        pass_signal,
+                        stream_fn,
+                    )
+                    .await?
+                }
+                None => {
+                    agent_loop::run_agent_loop_continue(
+                        context,
+                        config,
+                        emit,
+                        pass_signal,
+                        stream_fn,
+                    )
+                    .await?
+                }
+            };
+            if self.after_attempt(id, &mut recovery, &signal).await? == recovery::Next::Done {
+                return Ok(());
+            }
+        }
     }
 
     /// `createLoopConfig` (SPEC §7.14).
@@ -455,7 +598,17 @@ impl Agent {
             identity: settings.identity.clone(),
             stream_options: settings.stream_options(),
             tool_registry: state.tool_registry.clone(),
-            session_messages: self.inner.session.is_some(),
+            // A session's messages (summaries among them) become user messages; so does a
+            // compaction's summary in an agent without a session.
+            session_messages: self.inner.session.is_some()
+                || state.compacted_len.is_some()
+                || context_policy::ContextPolicy::of(
+                    &settings.compaction,
+                    &settings.retry,
+                    &state.model,
+                )
+                .compaction
+                .enabled,
         }
     }
 
@@ -787,6 +940,7 @@ impl Agent {
             .map(Message::stored)
             .into_iter()
             .collect();
+        state.compacted_len = None;
         state.streaming_message = None;
         state.pending_tool_calls = Vec::new();
         state.error_message = None;
@@ -857,4 +1011,12 @@ fn call_done(done: DoneFn, run: &Arc<RunCompletion>, outcome: Result<(), String>
 enum RunKind {
     Prompt(Vec<Json>),
     Continue,
+    /// A manual compaction, with the host's focus.
+    Compact(Option<String>),
+}
+
+/// The first pass of a run: the transcript and configuration taken when it started.
+struct FirstPass {
+    context: LoopContext,
+    config: LoopConfig,
 }

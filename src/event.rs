@@ -51,6 +51,34 @@ pub enum AgentEvent {
     AgentEnd {
         messages: Vec<Message>,
     },
+    /// A compaction began (`reason`: "manual", "threshold" or "overflow").
+    CompactionStart {
+        reason: &'static str,
+    },
+    /// A compaction ended: `result` (`{summary, firstKeptEntryId, tokensBefore,
+    /// estimatedTokensAfter, details}`) when it was applied; else `errorMessage` when it failed,
+    /// or `aborted` when it was aborted or cancelled (transcript and session unchanged).
+    CompactionEnd {
+        reason: &'static str,
+        result: Option<Json>,
+        aborted: bool,
+        will_retry: bool,
+        error_message: Option<String>,
+    },
+    /// A retryable model error: the failed attempt is hidden and retried after `delay_ms`.
+    AutoRetryStart {
+        attempt: u64,
+        max_attempts: u64,
+        delay_ms: u64,
+        error_message: String,
+    },
+    /// Retrying ended: a later attempt succeeded, retries ran out (`final_error`), or the wait
+    /// was aborted.
+    AutoRetryEnd {
+        success: bool,
+        attempt: u64,
+        final_error: Option<String>,
+    },
 }
 
 /// Which JSON shape to build.
@@ -75,6 +103,10 @@ impl AgentEvent {
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
             AgentEvent::TurnEnd { .. } => "turn_end",
             AgentEvent::AgentEnd { .. } => "agent_end",
+            AgentEvent::CompactionStart { .. } => "compaction_start",
+            AgentEvent::CompactionEnd { .. } => "compaction_end",
+            AgentEvent::AutoRetryStart { .. } => "auto_retry_start",
+            AgentEvent::AutoRetryEnd { .. } => "auto_retry_end",
         }
     }
 
@@ -207,6 +239,46 @@ impl AgentEvent {
                 f("toolResults", Field::Messages(tool_results));
             }
             AgentEvent::AgentEnd { messages } => f("messages", Field::Messages(messages)),
+            AgentEvent::CompactionStart { reason } => f("reason", Field::Text(reason)),
+            AgentEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            } => {
+                f("reason", Field::Text(reason));
+                if let Some(result) = result {
+                    f("result", Field::Value(result));
+                }
+                f("aborted", Field::Bool(*aborted));
+                f("willRetry", Field::Bool(*will_retry));
+                if let Some(error) = error_message {
+                    f("errorMessage", Field::Text(error));
+                }
+            }
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                f("attempt", Field::Number(*attempt));
+                f("maxAttempts", Field::Number(*max_attempts));
+                f("delayMs", Field::Number(*delay_ms));
+                f("errorMessage", Field::Text(error_message));
+            }
+            AgentEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            } => {
+                f("success", Field::Bool(*success));
+                f("attempt", Field::Number(*attempt));
+                if let Some(error) = final_error {
+                    f("finalError", Field::Text(error));
+                }
+            }
         }
     }
 
@@ -248,6 +320,7 @@ enum Field<'a> {
     Messages(&'a [Message]),
     Bool(bool),
     Number(u64),
+    Text(&'a str),
 }
 
 impl Field<'_> {
@@ -258,6 +331,7 @@ impl Field<'_> {
             Field::Messages(messages) => Json::Array(to_json_vec(messages)),
             Field::Bool(b) => json!(b),
             Field::Number(n) => json!(n),
+            Field::Text(text) => json!(text),
         }
     }
 
@@ -271,6 +345,7 @@ impl Field<'_> {
             Field::Number(n) => {
                 let _ = write!(out, "{n}");
             }
+            Field::Text(text) => write_string(out, text),
         }
     }
 }
@@ -343,6 +418,37 @@ mod tests {
             },
             AgentEvent::AgentEnd {
                 messages: vec![user, result],
+            },
+            AgentEvent::CompactionStart { reason: "manual" },
+            AgentEvent::CompactionEnd {
+                reason: "overflow",
+                result: Some(json!({"summary": "s \"q\"", "tokensBefore": 3})),
+                aborted: false,
+                will_retry: true,
+                error_message: None,
+            },
+            AgentEvent::CompactionEnd {
+                reason: "threshold",
+                result: None,
+                aborted: false,
+                will_retry: false,
+                error_message: Some("failed\n".into()),
+            },
+            AgentEvent::AutoRetryStart {
+                attempt: 1,
+                max_attempts: 3,
+                delay_ms: 2000,
+                error_message: "529 \"overloaded\"".into(),
+            },
+            AgentEvent::AutoRetryEnd {
+                success: false,
+                attempt: 2,
+                final_error: Some("x".into()),
+            },
+            AgentEvent::AutoRetryEnd {
+                success: true,
+                attempt: 1,
+                final_error: None,
             },
         ];
         for event in events {

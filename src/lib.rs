@@ -160,6 +160,7 @@ pub mod agent_loop; // the low-level loop (run / continue), tool batches, hooks
 pub mod args; // tool-argument coercion + JSON Schema validation, partial-JSON parsing
 #[cfg(feature = "coding")]
 pub mod coding; // the coding tool pack: file tools confined to a root; bash (opt-in) is not
+pub mod context; // token estimates, the compaction threshold and cut point, file lists, overflow and retry classification
 mod cost_canary; // the cost test's environment-switched quadratic copies (off in normal use)
 pub mod dispatch; // host-pumped execution: an agent's tasks run inside the host's dispatch calls
 pub mod error; // errors by kind (each kind is one C status code)

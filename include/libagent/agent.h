@@ -64,6 +64,12 @@
 #define AGENT_NTS ((size_t)-1)
 
 
+// A tool result's text is cut to this many UTF-16 units for the summarizer.
+#define SUMMARIZER_TOOL_RESULT_CHARS 2000
+
+// The default cap on one delay.
+#define DEFAULT_MAX_DELAY_MS 60000
+
 // The major version of this header (`agent_version()` reports the library's at run time).
 #define AGENT_VERSION_MAJOR 1
 
@@ -378,6 +384,18 @@ typedef int32_t AgentBlockKind;
 // `tool_execution_end`.
 #define AGENT_EVENT_TOOL_EXECUTION_END 9
 
+// `compaction_start` (`{reason}`: "manual", "threshold" or "overflow"; read its JSON).
+#define AGENT_EVENT_COMPACTION_START 10
+
+// `compaction_end` (`{reason, result?, aborted, willRetry, errorMessage?}`; read its JSON).
+#define AGENT_EVENT_COMPACTION_END 11
+
+// `auto_retry_start` (`{attempt, maxAttempts, delayMs, errorMessage}`; read its JSON).
+#define AGENT_EVENT_AUTO_RETRY_START 12
+
+// `auto_retry_end` (`{success, attempt, finalError?}`; read its JSON).
+#define AGENT_EVENT_AUTO_RETRY_END 13
+
 // Not a `message_update`.
 #define AGENT_UPDATE_NONE 0
 
@@ -461,6 +479,11 @@ typedef int32_t AgentBlockKind;
 
 // `prepareNextTurnWithContext(turnContext)`: like `prepareNextTurn`, with the turn context.
 #define AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT 8
+
+// libagent: `compact({reason, preparation, focus?})`, called before a compaction's summary is
+// written: answer `{"summary": text, "details"?: object}` to supply it, `{"cancel": true}` to
+// cancel the compaction, or NULL to let libagent write it with the agent's model.
+#define AGENT_HOOK_COMPACT 9
 
 // The run has not settled yet.
 #define AGENT_RUN_RUNNING 0
@@ -620,6 +643,22 @@ struct AgentError *agent_continue(struct AgentHandle handle,
                                   void *user_data,
                                   struct AgentRun *out_run);
 
+// Compacts the conversation now (issue 27): the older messages are replaced by a summary and
+// the recent ones (about `compaction.keepRecentTokens`) kept; with a session, a `compaction`
+// entry is appended. A run like `agent_prompt` (`*out_run`, `done`; `AGENT_ERR_BUSY` while a
+// run is active) that emits `AGENT_EVENT_COMPACTION_START` and `AGENT_EVENT_COMPACTION_END`
+// with reason "manual". `focus` (NULL or empty: none; UTF-8, `len` bytes or `AGENT_NTS`): what
+// the summary should keep in particular. The summary comes from the `AGENT_HOOK_COMPACT` hook or the agent's own
+// model. The run fails (`AGENT_RUN_FAILED`) when there is nothing to compact or the summary
+// could not be made, and ends `AGENT_RUN_ABORTED` when it was aborted or the hook cancelled;
+// the transcript and session are then unchanged.
+struct AgentError *agent_compact(struct AgentHandle handle,
+                                 const char *focus,
+                                 size_t len,
+                                 AgentDoneFn done,
+                                 void *user_data,
+                                 struct AgentRun *out_run);
+
 // Queues a steering message (delivered at the next steering poll). Allowed at any time.
 struct AgentError *agent_steer(struct AgentHandle handle,
                                const char *message_json,
@@ -718,7 +757,9 @@ struct AgentError *agent_set_tools(struct AgentHandle handle,
 // `steeringMode`, `followUpMode`, `toolExecution`, `sessionId`, `transport`, `thinkingBudgets`,
 // `maxRetryDelayMs`, `identity`, `abortGraceMs`, and the providers' transport options
 // `timeoutMs`, `connectTimeoutMs`, `idleTimeoutMs`, `maxRetries`, `caCertificates`,
-// `caCertificateFile` (see `agent_options_new`) (`null` unsets all but the first five). Unknown fields,
+// `caCertificateFile`, `compaction` and `retry` (see `agent_options_new`; `compaction` and
+// `retry` change the members they name, a `null` member resets it) (`null` unsets all but the
+// first five). Unknown fields,
 // wrong types or unknown values (as in `agent_options_new`) fail with `AGENT_ERR_INVALID_JSON`
 // naming the field, and change nothing. Captured by the next run (modes apply at once).
 struct AgentError *agent_configure(struct AgentHandle handle,
@@ -1010,13 +1051,20 @@ struct AgentError *agent_model_list(const char *provider,
 // `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 // "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
 // "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?, "timeoutMs"?, "connectTimeoutMs"?,
-// "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?, "caCertificateFile"?}`. The last six are
-// the built-in providers' transport options, passed to the stream function like
+// "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?, "caCertificateFile"?, "compaction"?,
+// "retry"?}`. `timeoutMs` to `caCertificateFile` are the built-in providers' transport options, passed to the stream function like
 // `maxRetryDelayMs`: `timeoutMs` bounds one attempt from connecting to the last body byte
 // (default 600000 ms, 0 = no limit), `connectTimeoutMs` the TCP connect and TLS handshake
 // (30000), `idleTimeoutMs` the silence before the response head or between body bytes (300000);
 // `maxRetries` (default 0) retries failed requests as pi-ai does; `caCertificates` (PEM text) and
 // `caCertificateFile` (a PEM file) add trusted CAs to the system's and the bundled roots.
+// Context management (issue 27), off unless enabled: `"compaction": {"enabled"?, "reserveTokens"?
+// (16384), "keepRecentTokens"? (20000)}` compacts when the context passes the model's
+// `contextWindow` minus `reserveTokens` and recovers from a context overflow by compacting and
+// retrying once (it needs the model's `contextWindow`; without one it stays off and the first
+// run says so in a `compaction_end` errorMessage); `"retry": {"enabled"?, "maxRetries"? (3),
+// "baseDelayMs"? (2000), "maxDelayMs"? (60000)}` retries transient model errors with
+// exponential backoff (events `AGENT_EVENT_COMPACTION_*`, `AGENT_EVENT_AUTO_RETRY_*`).
 // Unknown fields, wrong types and unknown
 // values (modes: "one-at-a-time"|"all"; toolExecution: "parallel"|"sequential"; thinkingLevel:
 // "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays; a non-integer

@@ -13,7 +13,10 @@ impl AgentOptions {
     /// "steeringMode"?, "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?,
     /// "thinkingBudgets"?, "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?, "timeoutMs"?,
     /// "connectTimeoutMs"?, "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?,
-    /// "caCertificateFile"?}`. The last six (and `maxRetryDelayMs`) are the built-in providers'
+    /// "caCertificateFile"?, "compaction"?, "retry"?}`. `compaction` (`{"enabled"?,
+    /// "reserveTokens"?, "keepRecentTokens"?}`) and `retry` (`{"enabled"?, "maxRetries"?,
+    /// "baseDelayMs"?, "maxDelayMs"?}`) manage the context (off unless enabled; see
+    /// `agent_options_new`). `timeoutMs` to `caCertificateFile` (and `maxRetryDelayMs`) are the built-in providers'
     /// transport options, forwarded to the stream function: `timeoutMs` one attempt from connect
     /// to last byte (default 600000, 0 = none), `connectTimeoutMs` TCP + TLS (30000),
     /// `idleTimeoutMs` silence before the head or between body bytes (300000), `maxRetries`

@@ -21,6 +21,9 @@ static ATTACHED: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
 /// The attachment: detaches when the agent is gone.
 pub(super) struct SessionLink {
     session: SharedSession,
+    /// The entry id of the last assistant message recorded (a failed attempt is hidden by a
+    /// context edit naming it).
+    last_assistant: Mutex<Option<String>>,
 }
 
 pub(super) const ALREADY_ATTACHED: &str =
@@ -32,7 +35,10 @@ impl SessionLink {
         if !lock(&ATTACHED).get_or_insert_with(HashSet::new).insert(key) {
             return Err(Error::new(ErrorKind::InvalidState, ALREADY_ATTACHED));
         }
-        Ok(SessionLink { session })
+        Ok(SessionLink {
+            session,
+            last_assistant: Mutex::new(None),
+        })
     }
 
     /// Turns the initial transcript into the session's: a session with a context resumes it
@@ -107,7 +113,41 @@ impl SessionLink {
             None => session.append_message(message),
             Some(entry) => session.append(entry),
         };
-        written.map(drop).map_err(|error| error.to_string())
+        let id = written.map_err(|error| error.to_string())?;
+        if role(message) == "assistant" {
+            *lock(&self.last_assistant) = Some(id);
+        }
+        Ok(())
+    }
+
+    /// Hides the last assistant message recorded from the context (a `context_edit` with
+    /// `replacement: null`): a failed attempt stays in the file but is no longer sent.
+    pub(super) fn omit_last_assistant(&self) -> Result<(), String> {
+        let Some(target) = lock(&self.last_assistant).take() else {
+            return Ok(());
+        };
+        let edit =
+            crate::json::json!({"type": "context_edit", "targetId": target, "replacement": null});
+        lock(&self.session)
+            .append(edit)
+            .map(drop)
+            .map_err(|error| error.to_string())
+    }
+
+    /// Prepares compacting the session's current branch (None: nothing to compact).
+    pub(super) fn prepare_compaction(
+        &self,
+        settings: &crate::context::CompactionSettings,
+    ) -> Option<crate::context::CompactionPreparation> {
+        let session = lock(&self.session);
+        crate::context::prepare_compaction(&session.branch_path(), settings)
+    }
+
+    /// Appends a `compaction` entry; returns the session's context messages after it.
+    pub(super) fn append_compaction(&self, entry: Json) -> Result<Vec<Json>, String> {
+        let mut session = lock(&self.session);
+        session.append(entry).map_err(|error| error.to_string())?;
+        Ok(session.context().messages)
     }
 
     /// Records a model change when the provider or id differ.

@@ -15,10 +15,12 @@ pub enum HookKind {
     PrepareRequest,
     PrepareNextTurn,
     PrepareNextTurnWithContext,
+    /// libagent: supplies (or cancels) a compaction's summary.
+    Compact,
 }
 
 impl HookKind {
-    pub const ALL: [HookKind; 9] = [
+    pub const ALL: [HookKind; 10] = [
         HookKind::ConvertToLlm,
         HookKind::TransformContext,
         HookKind::GetApiKey,
@@ -28,6 +30,7 @@ impl HookKind {
         HookKind::PrepareRequest,
         HookKind::PrepareNextTurn,
         HookKind::PrepareNextTurnWithContext,
+        HookKind::Compact,
     ];
 
     /// The reference's option name (`beforeToolCall`, ...).
@@ -42,6 +45,7 @@ impl HookKind {
             HookKind::PrepareRequest => "prepareRequest",
             HookKind::PrepareNextTurn => "prepareNextTurn",
             HookKind::PrepareNextTurnWithContext => "prepareNextTurnWithContext",
+            HookKind::Compact => "compact",
         }
     }
 
@@ -62,6 +66,10 @@ pub struct Hooks {
     pub prepare_request: Option<Hook>,
     pub prepare_next_turn: Option<Hook>,
     pub prepare_next_turn_with_context: Option<Hook>,
+    /// Called with `{reason, preparation, focus?}` before a compaction is summarized: answers
+    /// `{summary, details?}` (the summary to use), `{"cancel": true}`, or nothing (libagent
+    /// writes the summary with the agent's model).
+    pub compact: Option<Hook>,
 }
 
 impl Hooks {
@@ -76,6 +84,7 @@ impl Hooks {
             HookKind::PrepareRequest => &mut self.prepare_request,
             HookKind::PrepareNextTurn => &mut self.prepare_next_turn,
             HookKind::PrepareNextTurnWithContext => &mut self.prepare_next_turn_with_context,
+            HookKind::Compact => &mut self.compact,
         }
     }
 
@@ -104,7 +113,17 @@ pub struct Settings {
     pub identity: Option<Json>,
     /// libagent: after an abort, stop waiting for unanswered host callbacks after this long.
     pub abort_grace_ms: Option<u64>,
+    /// The `compaction` members set (`enabled`, `reserveTokens`, `keepRecentTokens`).
+    pub compaction: JsonMap,
+    /// The `retry` members set (`enabled`, `maxRetries`, `baseDelayMs`, `maxDelayMs`).
+    pub retry: JsonMap,
+    /// How a retry waits its delay (`None`: a timer). Tests wait without sleeping.
+    pub retry_sleep: Option<RetrySleep>,
 }
+
+/// Waits the given delay before a retry.
+pub type RetrySleep =
+    std::sync::Arc<dyn Fn(std::time::Duration) -> crate::host::HostFuture<()> + Send + Sync>;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -120,6 +139,9 @@ impl Default for Settings {
             network: JsonMap::new(),
             identity: None,
             abort_grace_ms: None,
+            compaction: JsonMap::new(),
+            retry: JsonMap::new(),
+            retry_sleep: None,
         }
     }
 }
@@ -159,6 +181,8 @@ fn check_value(key: &str, value: &Json) -> Result<(), String> {
         ("caCertificateFile", Json::String(path)) if path.is_empty() => {
             Err(format!("Option \"{key}\" must not be empty."))
         }
+        ("compaction", Json::Object(members)) => super::context_policy::check_compaction(members),
+        ("retry", Json::Object(members)) => super::context_policy::check_retry(members),
         // A CA that cannot be used is reported now rather than at the first request.
         #[cfg(feature = "providers")]
         ("caCertificates" | "caCertificateFile", Json::String(_)) => {
@@ -169,7 +193,7 @@ fn check_value(key: &str, value: &Json) -> Result<(), String> {
 }
 
 /// The option fields `Settings::apply` accepts, with the JSON type each needs.
-const FIELDS: [(&str, &str); 15] = [
+const FIELDS: [(&str, &str); 17] = [
     ("steeringMode", "a string"),
     ("followUpMode", "a string"),
     ("toolExecution", "a string"),
@@ -185,6 +209,8 @@ const FIELDS: [(&str, &str); 15] = [
     ("maxRetries", "a number"),
     ("caCertificates", "a string"),
     ("caCertificateFile", "a string"),
+    ("compaction", "an object"),
+    ("retry", "an object"),
 ];
 
 /// The transport options of the built-in providers (kept in `Settings::network`).
@@ -230,6 +256,12 @@ impl Settings {
         if let Some(grace) = self.abort_grace_ms {
             out.insert("abortGraceMs".into(), json!(grace));
         }
+        if !self.compaction.is_empty() {
+            out.insert("compaction".into(), Json::Object(self.compaction.clone()));
+        }
+        if !self.retry.is_empty() {
+            out.insert("retry".into(), Json::Object(self.retry.clone()));
+        }
     }
 
     /// Checks a patch of option fields without applying it: unknown fields and wrong types are
@@ -274,6 +306,26 @@ impl Settings {
                 "maxRetryDelayMs" => self.max_retry_delay_ms = optional,
                 "identity" => self.identity = optional,
                 "abortGraceMs" => self.abort_grace_ms = value.as_f64().map(|ms| ms.max(0.0) as u64),
+                // Member by member: a patch changes the members it names (null resets one).
+                "compaction" | "retry" => {
+                    let slot = if key == "compaction" {
+                        &mut self.compaction
+                    } else {
+                        &mut self.retry
+                    };
+                    match value {
+                        Json::Object(members) => {
+                            for (member, value) in members {
+                                if value.is_null() {
+                                    slot.shift_remove(member);
+                                } else {
+                                    slot.insert(member.clone(), value.clone());
+                                }
+                            }
+                        }
+                        _ => slot.clear(),
+                    }
+                }
                 key if NETWORK_FIELDS.contains(&key) => match optional {
                     Some(value) => {
                         self.network.insert(key.into(), value);

@@ -103,7 +103,9 @@ impl Agent {
 
     /// Replaces the transcript with a copy of `messages`.
     pub fn set_messages(&self, messages: Vec<Json>) {
-        self.state().messages = stored_vec(messages);
+        let mut state = self.state();
+        state.messages = stored_vec(messages);
+        state.compacted_len = None;
     }
 
     /// Appends to the live transcript (the reference's in-place edit of `state.messages`).

@@ -210,6 +210,37 @@ pub unsafe extern "C" fn agent_continue(
     })
 }
 
+/// Compacts the conversation now (issue 27): the older messages are replaced by a summary and
+/// the recent ones (about `compaction.keepRecentTokens`) kept; with a session, a `compaction`
+/// entry is appended. A run like `agent_prompt` (`*out_run`, `done`; `AGENT_ERR_BUSY` while a
+/// run is active) that emits `AGENT_EVENT_COMPACTION_START` and `AGENT_EVENT_COMPACTION_END`
+/// with reason "manual". `focus` (NULL or empty: none; UTF-8, `len` bytes or `AGENT_NTS`): what
+/// the summary should keep in particular. The summary comes from the `AGENT_HOOK_COMPACT` hook or the agent's own
+/// model. The run fails (`AGENT_RUN_FAILED`) when there is nothing to compact or the summary
+/// could not be made, and ends `AGENT_RUN_ABORTED` when it was aborted or the hook cancelled;
+/// the transcript and session are then unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn agent_compact(
+    handle: AgentHandle,
+    focus: *const c_char,
+    len: usize,
+    done: AgentDoneFn,
+    user_data: *mut c_void,
+    out_run: *mut AgentRun,
+) -> *mut AgentError {
+    boundary(|| {
+        let ffi = agent_arg(handle)?;
+        let focus = if focus.is_null() && (len == 0 || len == AGENT_NTS) {
+            None
+        } else {
+            Some(str_arg(focus, len, "focus")?.to_string()).filter(|f| !f.is_empty())
+        };
+        start_run(&ffi.freed, done, user_data, out_run, |done| {
+            ffi.agent.start_compact(focus, Some(done))
+        })
+    })
+}
+
 fn message_op(
     handle: AgentHandle,
     message_json: *const c_char,
@@ -502,7 +533,9 @@ pub unsafe extern "C" fn agent_set_tools(
 /// `steeringMode`, `followUpMode`, `toolExecution`, `sessionId`, `transport`, `thinkingBudgets`,
 /// `maxRetryDelayMs`, `identity`, `abortGraceMs`, and the providers' transport options
 /// `timeoutMs`, `connectTimeoutMs`, `idleTimeoutMs`, `maxRetries`, `caCertificates`,
-/// `caCertificateFile` (see `agent_options_new`) (`null` unsets all but the first five). Unknown fields,
+/// `caCertificateFile`, `compaction` and `retry` (see `agent_options_new`; `compaction` and
+/// `retry` change the members they name, a `null` member resets it) (`null` unsets all but the
+/// first five). Unknown fields,
 /// wrong types or unknown values (as in `agent_options_new`) fail with `AGENT_ERR_INVALID_JSON`
 /// naming the field, and change nothing. Captured by the next run (modes apply at once).
 #[no_mangle]

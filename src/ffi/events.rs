@@ -39,6 +39,14 @@ pub const AGENT_EVENT_TOOL_EXECUTION_START: AgentEventType = 7;
 pub const AGENT_EVENT_TOOL_EXECUTION_UPDATE: AgentEventType = 8;
 /// `tool_execution_end`.
 pub const AGENT_EVENT_TOOL_EXECUTION_END: AgentEventType = 9;
+/// `compaction_start` (`{reason}`: "manual", "threshold" or "overflow"; read its JSON).
+pub const AGENT_EVENT_COMPACTION_START: AgentEventType = 10;
+/// `compaction_end` (`{reason, result?, aborted, willRetry, errorMessage?}`; read its JSON).
+pub const AGENT_EVENT_COMPACTION_END: AgentEventType = 11;
+/// `auto_retry_start` (`{attempt, maxAttempts, delayMs, errorMessage}`; read its JSON).
+pub const AGENT_EVENT_AUTO_RETRY_START: AgentEventType = 12;
+/// `auto_retry_end` (`{success, attempt, finalError?}`; read its JSON).
+pub const AGENT_EVENT_AUTO_RETRY_END: AgentEventType = 13;
 
 /// The assistant stream event of a `message_update`: one of the `AGENT_UPDATE_*` values.
 pub type AgentUpdateType = i32;
@@ -252,6 +260,10 @@ fn event_type(event: &CoreEvent) -> AgentEventType {
         CoreEvent::ToolExecutionStart { .. } => AGENT_EVENT_TOOL_EXECUTION_START,
         CoreEvent::ToolExecutionUpdate { .. } => AGENT_EVENT_TOOL_EXECUTION_UPDATE,
         CoreEvent::ToolExecutionEnd { .. } => AGENT_EVENT_TOOL_EXECUTION_END,
+        CoreEvent::CompactionStart { .. } => AGENT_EVENT_COMPACTION_START,
+        CoreEvent::CompactionEnd { .. } => AGENT_EVENT_COMPACTION_END,
+        CoreEvent::AutoRetryStart { .. } => AGENT_EVENT_AUTO_RETRY_START,
+        CoreEvent::AutoRetryEnd { .. } => AGENT_EVENT_AUTO_RETRY_END,
     }
 }
 

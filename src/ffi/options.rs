@@ -40,6 +40,10 @@ pub const AGENT_HOOK_PREPARE_REQUEST: AgentHookKind = 6;
 pub const AGENT_HOOK_PREPARE_NEXT_TURN: AgentHookKind = 7;
 /// `prepareNextTurnWithContext(turnContext)`: like `prepareNextTurn`, with the turn context.
 pub const AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT: AgentHookKind = 8;
+/// libagent: `compact({reason, preparation, focus?})`, called before a compaction's summary is
+/// written: answer `{"summary": text, "details"?: object}` to supply it, `{"cancel": true}` to
+/// cancel the compaction, or NULL to let libagent write it with the agent's model.
+pub const AGENT_HOOK_COMPACT: AgentHookKind = 9;
 
 /// A hook, called with the hook's argument object as JSON (NUL-terminated, with its length;
 /// borrowed for the call; in it a context's `tools` are tool definitions). Answer through `call`
@@ -162,13 +166,20 @@ fn remember(options: AgentOptions, homeless: Homeless) -> FfiResult {
 /// `{"initialState": {"systemPrompt"?, "model"?, "thinkingLevel"?, "messages"?}, "steeringMode"?,
 /// "followUpMode"?, "toolExecution"?, "sessionId"?, "transport"?, "thinkingBudgets"?,
 /// "maxRetryDelayMs"?, "identity"?, "abortGraceMs"?, "timeoutMs"?, "connectTimeoutMs"?,
-/// "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?, "caCertificateFile"?}`. The last six are
-/// the built-in providers' transport options, passed to the stream function like
+/// "idleTimeoutMs"?, "maxRetries"?, "caCertificates"?, "caCertificateFile"?, "compaction"?,
+/// "retry"?}`. `timeoutMs` to `caCertificateFile` are the built-in providers' transport options, passed to the stream function like
 /// `maxRetryDelayMs`: `timeoutMs` bounds one attempt from connecting to the last body byte
 /// (default 600000 ms, 0 = no limit), `connectTimeoutMs` the TCP connect and TLS handshake
 /// (30000), `idleTimeoutMs` the silence before the response head or between body bytes (300000);
 /// `maxRetries` (default 0) retries failed requests as pi-ai does; `caCertificates` (PEM text) and
 /// `caCertificateFile` (a PEM file) add trusted CAs to the system's and the bundled roots.
+/// Context management (issue 27), off unless enabled: `"compaction": {"enabled"?, "reserveTokens"?
+/// (16384), "keepRecentTokens"? (20000)}` compacts when the context passes the model's
+/// `contextWindow` minus `reserveTokens` and recovers from a context overflow by compacting and
+/// retrying once (it needs the model's `contextWindow`; without one it stays off and the first
+/// run says so in a `compaction_end` errorMessage); `"retry": {"enabled"?, "maxRetries"? (3),
+/// "baseDelayMs"? (2000), "maxDelayMs"? (60000)}` retries transient model errors with
+/// exponential backoff (events `AGENT_EVENT_COMPACTION_*`, `AGENT_EVENT_AUTO_RETRY_*`).
 /// Unknown fields, wrong types and unknown
 /// values (modes: "one-at-a-time"|"all"; toolExecution: "parallel"|"sequential"; thinkingLevel:
 /// "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"max"; negative delays; a non-integer

@@ -89,8 +89,8 @@ fn derived(role: &str, entry: &Json, members: &[(&str, Option<Json>)]) -> Json {
     Json::Object(message)
 }
 
-/// One context entry as messages (pi `sessionEntryToContextMessages`).
-fn entry_messages(entry: &Json) -> Vec<Json> {
+/// One entry as context messages, before edits (pi `sessionEntryToContextMessages`).
+pub fn entry_messages(entry: &Json) -> Vec<Json> {
     match kind(entry) {
         Some("message") => {
             let Some(message) = entry.get("message") else {
@@ -226,7 +226,32 @@ pub(crate) fn build(session: &Session) -> SessionContext {
     let values = session.path_values(session.leaf_id());
     let path: Vec<&Json> = values.iter().collect();
     let (thinking_level, model) = settings(&path);
-    let entries = context_entries(&path);
+    let messages = project(&path)
+        .into_iter()
+        .flat_map(|entry| entry.messages)
+        .collect();
+    SessionContext {
+        messages,
+        thinking_level,
+        model,
+    }
+}
+
+/// One entry the context is built from, with the messages it contributes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectedEntry<'a> {
+    /// The session entry.
+    pub entry: &'a Json,
+    /// Its context messages after edits (none for model and thinking changes, labels, edits,
+    /// an older compaction inside the newest one's kept range, an omitted message, ...).
+    pub messages: Vec<Json>,
+}
+
+/// The context of a path (root to leaf) entry by entry (pi `buildSessionProjection`): the
+/// context's messages are the concatenation of the entries' messages. Compaction and retry
+/// logic needs to know which entry each message came from.
+pub fn project<'a>(path: &[&'a Json]) -> Vec<ProjectedEntry<'a>> {
+    let entries = context_entries(path);
     // The last edit of a target on the selected range wins.
     let mut edits: HashMap<&str, &Json> = HashMap::new();
     for entry in &entries {
@@ -236,18 +261,18 @@ pub(crate) fn build(session: &Session) -> SessionContext {
             }
         }
     }
-    let mut messages = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        // An older compaction kept inside the newest one's range contributes nothing.
-        if index > 0 && kind(entry) == Some("compaction") {
-            continue;
-        }
-        let edit = id(entry).and_then(|id| edits.get(id).copied());
-        messages.extend(edited_messages(entry, edit));
-    }
-    SessionContext {
-        messages,
-        thinking_level,
-        model,
-    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, &entry)| {
+            // An older compaction kept inside the newest one's range contributes nothing.
+            let messages = if index > 0 && kind(entry) == Some("compaction") {
+                Vec::new()
+            } else {
+                let edit = id(entry).and_then(|id| edits.get(id).copied());
+                edited_messages(entry, edit)
+            };
+            ProjectedEntry { entry, messages }
+        })
+        .collect()
 }

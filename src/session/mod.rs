@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::json::{Json, JsonMap};
 
-pub use context::SessionContext;
+pub use context::{entry_messages, project, ProjectedEntry, SessionContext};
 use file::{LoadedFile, SessionFile};
 pub use llm::convert_to_llm;
 

@@ -298,7 +298,7 @@ int main(void) {
     agent_string_free(state);
     CHECK_OK(agent_set_hook(g_agent, AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT, hook,
                             (void *)(intptr_t)AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT, count_finalizer_hook));
-    CHECK_ERR(agent_set_hook(g_agent, 9, hook, NULL, NULL), AGENT_ERR_INVALID_ARGUMENT, "Unknown hook kind 9");
+    CHECK_ERR(agent_set_hook(g_agent, 10, hook, NULL, NULL), AGENT_ERR_INVALID_ARGUMENT, "Unknown hook kind 10");
     /* Removing a hook: getApiKey is no longer called. */
     CHECK_OK(agent_set_hook(g_agent, AGENT_HOOK_GET_API_KEY, NULL, NULL, NULL));
     /* agent_set_tools: only `add` from now on. */

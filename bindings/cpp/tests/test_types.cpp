@@ -97,9 +97,9 @@ TEST(Errors, NoModel) {
 
 TEST(Errors, UnknownHookAndSubscription) {
     agent::Agent bot(scripted());
-    agent::Error e = error_of([&] { bot.remove_hook(static_cast<agent::HookKind>(9)); });
+    agent::Error e = error_of([&] { bot.remove_hook(static_cast<agent::HookKind>(10)); });
     EXPECT_EQ(e.status(), AGENT_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(e.what(), "Unknown hook kind 9.");
+    EXPECT_STREQ(e.what(), "Unknown hook kind 10.");
     e = error_of([&] { bot.unsubscribe(12345); });
     EXPECT_EQ(e.status(), AGENT_ERR_INVALID_ARGUMENT);
 }

@@ -91,8 +91,8 @@ func TestErrorValuesCarryStatusAndLibraryText(t *testing.T) {
 		{a.FollowUp(json.RawMessage(`nope`)), agent.ErrInvalidJSON, "the message is not valid JSON"},
 		{a.SetMessages([]json.RawMessage{json.RawMessage(`{"role":1}`)}), agent.ErrInvalidJSON, "messages[0] must be a message"},
 		{errOf(a.Continue(context.Background())), agent.ErrInvalidState, "No messages to continue from"},
-		{a.SetHook(agent.HookKind(9), func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }),
-			agent.ErrInvalidArgument, "Unknown hook kind 9"},
+		{a.SetHook(agent.HookKind(10), func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }),
+			agent.ErrInvalidArgument, "Unknown hook kind 10"},
 		{a.Configure(map[string]any{"bogus": 1}), agent.ErrInvalidJSON, "bogus"},
 	}
 	for i, c := range cases {

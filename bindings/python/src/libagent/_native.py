@@ -144,7 +144,8 @@ SESSION_FILE = 6
 RUN_STATUSES = {0: "running", 1: "completed", 2: "model_error", 3: "aborted", 4: "failed", 5: "freed"}
 EVENT_TYPES = {0: "agent_start", 1: "agent_end", 2: "turn_start", 3: "turn_end", 4: "message_start",
                5: "message_update", 6: "message_end", 7: "tool_execution_start", 8: "tool_execution_update",
-               9: "tool_execution_end"}
+               9: "tool_execution_end", 10: "compaction_start", 11: "compaction_end",
+               12: "auto_retry_start", 13: "auto_retry_end"}
 UPDATE_TYPES = {0: None, 1: "start", 2: "text_start", 3: "text_delta", 4: "text_end", 5: "thinking_start",
                 6: "thinking_delta", 7: "thinking_end", 8: "toolcall_start", 9: "toolcall_delta",
                 10: "toolcall_end", 11: "other"}
@@ -159,6 +160,7 @@ HOOK_KINDS = {
     "prepare_request": 6,
     "prepare_next_turn": 7,
     "prepare_next_turn_with_context": 8,
+    "compact": 9,
 }
 
 _ERR = c_void_p  # AgentError *: NULL on success, else owned by the caller
