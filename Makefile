@@ -302,13 +302,13 @@ coding-conformance-extra: ## the project's own coding fixtures (tests/coding/fix
 SESSIONS_FIXTURES ?= $(SHARED)/sessions/fixtures
 SESSIONS_EXPECTED ?= $(SHARED)/sessions/expected
 SESSIONS_OUT ?= build/sessions-conformance
-SESSIONS_OPS ?= load,append
+SESSIONS_OPS ?= load,append,estimate,should-compact,cut-point,file-lists,overflow,retryable,retry-delay
 SESSIONS_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(SESSIONS_EXPECTED))
 .PHONY: sessions-conformance sessions-deps
 sessions-deps:
 	@[ -f /usr/include/jansson.h ] || (apt-get update -qq && apt-get install -y -qq libjansson-dev >/dev/null)
 
-sessions-conformance: build sessions-deps ## the sessions kit's load and append ops (../shared/sessions)
+sessions-conformance: build sessions-deps ## the sessions kit, every op (../shared/sessions)
 	@rm -rf $(SESSIONS_OUT) && mkdir -p $(SESSIONS_OUT)
 	cc $(CFLAGS) tests/sessions/runner.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -ljansson -o build/sessions-runner
 	@# As coding-conformance: the comparison names what is missing; the runner's failure counts.

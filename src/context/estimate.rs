@@ -8,6 +8,12 @@ use super::utf16_len;
 use crate::json::{self, Json};
 use crate::transcript::current_system_message;
 
+#[cfg(test)]
+thread_local! {
+    /// How many messages this thread estimated (the cost tests count work, not time).
+    pub(crate) static ESTIMATES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// An image counts as this many characters (about 1,200 tokens).
 const IMAGE_CHARS: usize = 4800;
 
@@ -103,6 +109,8 @@ fn system_chars(message: &Json) -> usize {
 /// bash execution's command and output; a summary's text; a system message's content, sections
 /// and added tools as JSON. Any other role estimates to 0.
 pub fn estimate_message(message: &Json) -> u64 {
+    #[cfg(test)]
+    ESTIMATES.with(|count| count.set(count.get() + 1));
     let chars = match message.get("role").and_then(Json::as_str) {
         Some("user" | "custom" | "toolResult") => content_chars(message.get("content")),
         Some("assistant") => assistant_chars(message.get("content")),

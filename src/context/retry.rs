@@ -118,7 +118,7 @@ pub struct RetrySettings {
 }
 
 /// The default cap on one delay.
-pub const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
+const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
 
 impl Default for RetrySettings {
     fn default() -> Self {
