@@ -305,13 +305,16 @@ SESSIONS_OUT ?= build/sessions-conformance
 SESSIONS_KIT ?= sessions-conformance
 SESSIONS_OPS ?= load,append,estimate,should-compact,cut-point,file-lists,overflow,retryable,retry-delay
 SESSIONS_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(SESSIONS_EXPECTED))
-.PHONY: sessions-conformance sessions-deps context-conformance-extra
+.PHONY: sessions-conformance sessions-deps sessions-runner context-conformance-extra
 sessions-deps:
 	@[ -f /usr/include/jansson.h ] || (apt-get update -qq && apt-get install -y -qq libjansson-dev >/dev/null)
 
-sessions-conformance: build sessions-deps ## the sessions kit, every op (../shared/sessions)
-	@rm -rf $(SESSIONS_OUT) && mkdir -p $(SESSIONS_OUT)
+sessions-runner: build sessions-deps
+	@mkdir -p build
 	cc $(CFLAGS) tests/sessions/runner.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -ljansson -o build/sessions-runner
+
+sessions-conformance: sessions-runner ## the sessions kit, every op (../shared/sessions)
+	@rm -rf $(SESSIONS_OUT) && mkdir -p $(SESSIONS_OUT)
 	@# As coding-conformance: the comparison names what is missing; the runner's failure counts.
 	status=0; ./build/sessions-runner $(if $(FIXTURES),$(FIXTURES),$(SESSIONS_FIXTURES)) $(SESSIONS_OUT) || status=$$?; \
 	python3 tests/kits/compare.py --kit $(SESSIONS_KIT) --fixtures $(if $(FIXTURES),$(FIXTURES),$(SESSIONS_FIXTURES)) \
@@ -332,7 +335,7 @@ context-conformance-extra: ## the project's own context-management fixtures (tes
 #                   build/oracle-check/, re-records every kit's fixtures and the repository's own,
 #                   and compares them with the committed expected traces (tests/kits/oracle_check.py)
 .PHONY: guard-selftest oracle-check
-guard-selftest: ## every no-pass-on-nothing guard broken on purpose must report
+guard-selftest: sessions-runner ## every no-pass-on-nothing guard broken on purpose must report
 	cargo build --quiet --example provider-runner
 	SHARED=$(SHARED) timeout 300 bash tests/kits/selftest.sh
 

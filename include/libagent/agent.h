@@ -1175,8 +1175,10 @@ struct AgentError *agent_run_free(struct AgentRun run);
 // Opens the session file at `path` (pi's `SessionManager.open`): reads it, migrates a version
 // 1 or 2 file to version 3 (rewriting it), adds a missing final newline, and takes the file's
 // advisory lock until the session is freed. Lines that are not JSON are skipped, as pi skips
-// them. An empty file gets a new header; a path where no file exists starts a new session that
-// is written there once it holds a user or assistant message. The leaf is the file's last entry.
+// them (`agent_session_get` cannot list them; the Rust API's `skipped_lines` does). An empty file
+// gets a new header; a path where no file exists starts a new session that is written there
+// (its directory created) once it holds a user or assistant message. The leaf is the file's last
+// entry.
 //
 // `options_json`: NULL or `{"cwd"?: string (for new headers; default: the process's working
 // directory), "durability"?: "flush" (default: each entry is written to the OS as it is

@@ -110,8 +110,10 @@ fn store(session: Session, out_session: *mut AgentSession) {
 /// Opens the session file at `path` (pi's `SessionManager.open`): reads it, migrates a version
 /// 1 or 2 file to version 3 (rewriting it), adds a missing final newline, and takes the file's
 /// advisory lock until the session is freed. Lines that are not JSON are skipped, as pi skips
-/// them. An empty file gets a new header; a path where no file exists starts a new session that
-/// is written there once it holds a user or assistant message. The leaf is the file's last entry.
+/// them (`agent_session_get` cannot list them; the Rust API's `skipped_lines` does). An empty file
+/// gets a new header; a path where no file exists starts a new session that is written there
+/// (its directory created) once it holds a user or assistant message. The leaf is the file's last
+/// entry.
 ///
 /// `options_json`: NULL or `{"cwd"?: string (for new headers; default: the process's working
 /// directory), "durability"?: "flush" (default: each entry is written to the OS as it is
@@ -342,10 +344,8 @@ pub unsafe extern "C" fn agent_session_get(
             let session = lock(&shared);
             match part {
                 AGENT_SESSION_HEADER => session.header().clone(),
-                AGENT_SESSION_ENTRIES => Json::Array(session.entries().to_vec()),
-                AGENT_SESSION_BRANCH => {
-                    Json::Array(session.branch_path().into_iter().cloned().collect())
-                }
+                AGENT_SESSION_ENTRIES => Json::Array(session.entry_values()),
+                AGENT_SESSION_BRANCH => Json::Array(session.branch_values()),
                 AGENT_SESSION_CONTEXT => session.context().to_json(),
                 AGENT_SESSION_LLM => Json::Array(convert_to_llm(&session.context().messages)),
                 AGENT_SESSION_LEAF_ID => session.leaf_id().map_or(Json::Null, Json::from),

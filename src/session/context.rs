@@ -42,24 +42,6 @@ fn message_role(entry: &Json) -> Option<&str> {
         .and_then(Json::as_str)
 }
 
-/// The entries from the root to `leaf` (an unknown parent ends the walk; so does a cycle).
-pub(crate) fn path_to<'a>(session: &'a Session, leaf: Option<&str>) -> Vec<&'a Json> {
-    let mut path = Vec::new();
-    let mut current = leaf.and_then(|id| session.entry(id));
-    while let Some(entry) = current {
-        if path.len() > session.entries.len() {
-            break; // a parentId cycle in a hand-edited file
-        }
-        path.push(entry);
-        current = entry
-            .get("parentId")
-            .and_then(Json::as_str)
-            .and_then(|parent| session.entry(parent));
-    }
-    path.reverse();
-    path
-}
-
 /// The path's context entries: without a compaction the whole path; else the latest
 /// compaction, the entries from its `firstKeptEntryId` up to it (system messages left out), and
 /// every entry after it.
@@ -241,7 +223,8 @@ fn model_json(provider: Option<&Json>, model_id: Option<&Json>) -> Json {
 
 /// The context at the session's leaf.
 pub(crate) fn build(session: &Session) -> SessionContext {
-    let path = path_to(session, session.leaf_id());
+    let values = session.path_values(session.leaf_id());
+    let path: Vec<&Json> = values.iter().collect();
     let (thinking_level, model) = settings(&path);
     let messages = project(&path)
         .into_iter()

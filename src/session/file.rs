@@ -33,11 +33,11 @@ pub(crate) enum LoadedFile {
     Missing(SessionFile),
     /// An empty file (locked): it gets a new header.
     Empty(SessionFile),
-    /// A session file's header and entries (locked; a missing final newline already repaired).
+    /// A session file's header (locked; a missing final newline already repaired); its entries
+    /// went to the caller's sink.
     Read {
         file: SessionFile,
         header: Json,
-        entries: Vec<Json>,
         skipped_lines: Vec<usize>,
     },
 }
@@ -85,9 +85,14 @@ fn open_locked(path: &Path, create: bool) -> Result<File, SessionError> {
     }
 }
 
-/// Reads the session file at `path` and locks it (see `LoadedFile`). A file that is not a
-/// session, of an unknown version or too large is refused and left untouched.
-pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, SessionError> {
+/// Reads the session file at `path` and locks it (see `LoadedFile`); each entry after the header
+/// goes to `sink` as its line's text and value, in file order. A file that is not a session, of
+/// an unknown version or too large is refused and left untouched.
+pub(crate) fn load(
+    path: &Path,
+    durability: Durability,
+    sink: &mut dyn FnMut(String, Json),
+) -> Result<LoadedFile, SessionError> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -124,7 +129,6 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
     let mut line = Vec::new();
     let mut number = 0;
     let mut header: Option<Json> = None;
-    let mut entries = Vec::new();
     let mut skipped_lines = Vec::new();
     let mut ends_with_newline = true;
     loop {
@@ -142,7 +146,7 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
         if ends_with_newline {
             line.pop();
         }
-        let text = String::from_utf8_lossy(&line);
+        let text = String::from_utf8_lossy(&line).into_owned();
         if text.trim_matches(crate::json::is_js_whitespace).is_empty() {
             continue;
         }
@@ -157,7 +161,7 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
             check_header(path, &entry)?;
             header = Some(entry);
         } else if entry.get("type").and_then(Json::as_str) != Some("session") {
-            entries.push(entry);
+            sink(text, entry);
         }
     }
     drop(reader);
@@ -178,7 +182,6 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
     Ok(LoadedFile::Read {
         file,
         header,
-        entries,
         skipped_lines,
     })
 }
@@ -195,7 +198,7 @@ fn check_header(path: &Path, entry: &Json) -> Result<(), SessionError> {
     }
     match entry.get("version") {
         None | Some(Json::Null) => Ok(()),
-        Some(Json::Number(n)) if n.as_u64().is_some_and(|v| v <= CURRENT_VERSION) => Ok(()),
+        Some(Json::Number(n)) if crate::json::number_value(n) <= CURRENT_VERSION as f64 => Ok(()),
         Some(version) => Err(not_a_session(format!(
             "{} is a session file of version {}; libagent reads versions 1 to {CURRENT_VERSION}.",
             path.display(),
@@ -287,7 +290,13 @@ impl SessionFile {
 
     /// Creates the file (it must not exist), locks it and writes the header and `entries`. On
     /// failure the file is removed again and the session stays unwritten.
-    pub fn create_with(&mut self, header: &Json, entries: &[Json]) -> Result<(), SessionError> {
+    pub fn create_with<'a>(
+        &mut self,
+        header: &Json,
+        entries: impl Iterator<Item = &'a str>,
+    ) -> Result<(), SessionError> {
+        let dir = self.dir().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| io_error("create the directory", &dir, &e))?;
         let handle = open_locked(&self.path, true)?;
         self.handle = Some(handle);
         self.len = 0;
@@ -301,10 +310,10 @@ impl SessionFile {
 
     /// Replaces the file's content by the header and `entries` (an empty file's new header, a
     /// migration).
-    pub fn write_all_entries(
+    pub fn write_all_entries<'a>(
         &mut self,
         header: &Json,
-        entries: &[Json],
+        entries: impl Iterator<Item = &'a str>,
     ) -> Result<(), SessionError> {
         let text = render(header, entries);
         let handle = self
@@ -318,9 +327,10 @@ impl SessionFile {
         self.write(text.as_bytes())
     }
 
-    /// Appends one entry as one line.
-    pub fn append_line(&mut self, entry: &Json) -> Result<(), SessionError> {
-        let mut line = crate::json::to_string(entry);
+    /// Appends one entry (its JSON text) as one line.
+    pub fn append_line(&mut self, entry: &str) -> Result<(), SessionError> {
+        let mut line = String::with_capacity(entry.len() + 1);
+        line.push_str(entry);
         line.push('\n');
         self.write(line.as_bytes())
     }
@@ -348,11 +358,12 @@ impl SessionFile {
     }
 }
 
-/// The file text of a header and entries: one `JSON.stringify` per line.
-fn render(header: &Json, entries: &[Json]) -> String {
-    let mut text = String::new();
-    for entry in std::iter::once(header).chain(entries) {
-        crate::json::write_json(&mut text, entry);
+/// The file text of a header and entries (their JSON texts): one line each.
+fn render<'a>(header: &Json, entries: impl Iterator<Item = &'a str>) -> String {
+    let mut text = crate::json::to_string(header);
+    text.push('\n');
+    for entry in entries {
+        text.push_str(entry);
         text.push('\n');
     }
     text

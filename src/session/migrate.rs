@@ -2,16 +2,22 @@
 
 use crate::json::Json;
 
+/// Whether a file with this header is of an older version (absent or null is version 1).
+pub(crate) fn needed(header: &Json) -> bool {
+    header.get("version").and_then(Json::as_f64).unwrap_or(1.0) < super::CURRENT_VERSION as f64
+}
+
 /// Migrates in place; true when anything changed (the caller then rewrites the file).
 /// Version 1 entries get ids chained in file order, and a compaction's `firstKeptEntryIndex`
 /// (an index counting the header as 0) becomes `firstKeptEntryId`; versions 1 and 2 then have
 /// their `hookMessage` messages renamed to `custom`.
 pub(crate) fn migrate(header: &mut Json, entries: &mut [Json]) -> bool {
-    let version = header.get("version").and_then(Json::as_u64).unwrap_or(1);
-    if version >= super::CURRENT_VERSION {
+    // Any number the reader accepted (a version above 3 was refused); absent or null is 1.
+    let version = header.get("version").and_then(Json::as_f64).unwrap_or(1.0);
+    if version >= super::CURRENT_VERSION as f64 {
         return false;
     }
-    if version < 2 {
+    if version < 2.0 {
         v1_to_v2(entries);
     }
     for entry in entries.iter_mut() {

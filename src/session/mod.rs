@@ -12,6 +12,7 @@ mod ids;
 mod llm;
 mod migrate;
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -77,12 +78,23 @@ impl fmt::Display for SessionError {
 
 impl std::error::Error for SessionError {}
 
+/// One entry as held in memory: its JSON text (the line as read, or as written) and the links
+/// of the tree. Text is ~4 times smaller than a parsed value, so an open session stays near its
+/// file's size; values are parsed when asked for.
+struct Stored {
+    text: Box<str>,
+    id: Option<Box<str>>,
+    parent: Option<Box<str>>,
+}
+
 /// A session: its header, its entries in file order, the leaf, and (unless in memory) its file.
 pub struct Session {
     /// The working directory written into new headers.
     cwd: String,
     header: Json,
-    entries: Vec<Json>,
+    entries: Vec<Stored>,
+    /// Every entry parsed, made by the first `entries()` or `branch_path()` and kept up to date.
+    parsed: OnceCell<Vec<Json>>,
     /// Entry id -> index in `entries`.
     by_id: HashMap<String, usize>,
     /// Target id -> `[label, the label entry's timestamp]`, as the label entries left them, in
@@ -102,30 +114,34 @@ impl Session {
     /// once it holds a conversation. The leaf is the file's last entry.
     pub fn open(path: &Path, cwd: &str, durability: Durability) -> Result<Session, SessionError> {
         let mut session = Session::empty(cwd);
-        match file::load(path, durability)? {
+        let loaded = file::load(path, durability, &mut |text, entry| {
+            session.store(text.into_boxed_str(), &entry);
+        })?;
+        match loaded {
             LoadedFile::Missing(file) => {
                 session.header = session.new_header(None);
                 session.file = Some(file);
             }
             LoadedFile::Empty(mut file) => {
                 session.header = session.new_header(None);
-                file.write_all_entries(&session.header, &[])?;
+                file.write_all_entries(&session.header, std::iter::empty())?;
                 session.file = Some(file);
             }
             LoadedFile::Read {
                 mut file,
                 mut header,
-                mut entries,
                 skipped_lines,
             } => {
-                if migrate::migrate(&mut header, &mut entries) {
-                    file.write_all_entries(&header, &entries)?;
+                if migrate::needed(&header) {
+                    // Old files are migrated as values, then rewritten.
+                    let mut entries = session.parse_all();
+                    migrate::migrate(&mut header, &mut entries);
+                    session.set_entries(entries);
+                    file.write_all_entries(&header, session.texts())?;
                 }
                 session.header = header;
-                session.entries = entries;
                 session.skipped_lines = skipped_lines;
                 session.file = Some(file);
-                session.rebuild_index();
             }
         }
         Ok(session)
@@ -175,8 +191,7 @@ impl Session {
             )));
         }
         let mut session = Session::in_memory(cwd);
-        session.entries = entries;
-        session.rebuild_index();
+        session.set_entries(entries);
         Ok(session)
     }
 
@@ -185,6 +200,7 @@ impl Session {
             cwd: cwd.to_string(),
             header: Json::Null,
             entries: Vec::new(),
+            parsed: OnceCell::new(),
             by_id: HashMap::new(),
             labels: JsonMap::new(),
             leaf: None,
@@ -211,25 +227,35 @@ impl Session {
         Json::Object(header)
     }
 
-    /// Rebuilds the id index, the labels, the conversation flag and the leaf (the last entry).
-    fn rebuild_index(&mut self) {
+    /// Replaces every entry (and the index, labels, conversation flag and leaf).
+    fn set_entries(&mut self, entries: Vec<Json>) {
+        self.entries.clear();
+        self.parsed = OnceCell::new();
         self.by_id.clear();
         self.labels.clear();
         self.has_conversation = false;
         self.leaf = None;
-        for index in 0..self.entries.len() {
-            self.index_entry(index);
+        for entry in entries {
+            self.store(crate::json::to_string(&entry).into_boxed_str(), &entry);
         }
     }
 
-    /// Indexes `entries[index]` and makes it the leaf.
-    fn index_entry(&mut self, index: usize) {
-        let entry = &self.entries[index];
-        let id = entry.get("id").and_then(Json::as_str).map(str::to_string);
-        if let Some(id) = &id {
-            self.by_id.insert(id.clone(), index);
+    /// Adds an entry (`text` is its JSON, `entry` its value), indexes it and makes it the leaf.
+    fn store(&mut self, text: Box<str>, entry: &Json) {
+        let id = entry.get("id").and_then(Json::as_str);
+        let parent = entry.get("parentId").and_then(Json::as_str);
+        if let Some(id) = id {
+            self.by_id.insert(id.to_string(), self.entries.len());
         }
-        self.leaf = id;
+        self.leaf = id.map(str::to_string);
+        self.entries.push(Stored {
+            text,
+            id: id.map(Into::into),
+            parent: parent.map(Into::into),
+        });
+        if let Some(parsed) = self.parsed.get_mut() {
+            parsed.push(entry.clone());
+        }
         if is_conversation(entry) {
             self.has_conversation = true;
         }
@@ -249,19 +275,78 @@ impl Session {
         }
     }
 
+    /// The value of the entry at `index` (its text was valid JSON when it was stored).
+    fn parse_at(&self, index: usize) -> Json {
+        crate::json::parse(&self.entries[index].text).unwrap_or(Json::Null)
+    }
+
+    fn parse_all(&self) -> Vec<Json> {
+        (0..self.entries.len()).map(|i| self.parse_at(i)).collect()
+    }
+
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|stored| &*stored.text)
+    }
+
+    /// The indices of the entries from the root to `leaf` (an unknown parent ends the walk, and
+    /// so does a cycle in a hand-edited file).
+    fn path_indices(&self, leaf: Option<&str>) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut current = leaf.and_then(|id| self.by_id.get(id).copied());
+        while let Some(index) = current {
+            if path.len() > self.entries.len() {
+                break;
+            }
+            path.push(index);
+            current = self.entries[index]
+                .parent
+                .as_deref()
+                .and_then(|parent| self.by_id.get(parent).copied());
+        }
+        path.reverse();
+        path
+    }
+
+    /// The entries from the root to `leaf`, parsed.
+    fn path_values(&self, leaf: Option<&str>) -> Vec<Json> {
+        self.path_indices(leaf)
+            .into_iter()
+            .map(|index| match self.parsed.get() {
+                Some(parsed) => parsed[index].clone(),
+                None => self.parse_at(index),
+            })
+            .collect()
+    }
+
     /// The session header (`{type: "session", version, id, timestamp, cwd, ...}`).
     pub fn header(&self) -> &Json {
         &self.header
     }
 
-    /// Every entry except the header, in file order.
+    /// Every entry except the header, in file order. (The first call parses them all; the
+    /// session then keeps the values.)
     pub fn entries(&self) -> &[Json] {
-        &self.entries
+        self.parsed.get_or_init(|| self.parse_all())
+    }
+
+    /// Every entry, parsed for the caller (the session keeps only their texts unless
+    /// `entries()` was called): what the C ABI hands out, so a host that reads the entries does
+    /// not make the session hold them parsed.
+    pub(crate) fn entry_values(&self) -> Vec<Json> {
+        match self.parsed.get() {
+            Some(parsed) => parsed.clone(),
+            None => self.parse_all(),
+        }
+    }
+
+    /// `branch_path()` parsed for the caller (see `entry_values`).
+    pub(crate) fn branch_values(&self) -> Vec<Json> {
+        self.path_values(self.leaf.as_deref())
     }
 
     /// The entry with `id`.
-    pub fn entry(&self, id: &str) -> Option<&Json> {
-        self.by_id.get(id).map(|&index| &self.entries[index])
+    pub fn entry(&self, id: &str) -> Option<Json> {
+        self.by_id.get(id).map(|&index| self.parse_at(index))
     }
 
     /// The current position: new entries become its children. None before the first entry or
@@ -272,7 +357,11 @@ impl Session {
 
     /// The entries from the root to the leaf (a parent that does not exist ends the walk).
     pub fn branch_path(&self) -> Vec<&Json> {
-        context::path_to(self, self.leaf.as_deref())
+        let entries = self.entries();
+        self.path_indices(self.leaf.as_deref())
+            .into_iter()
+            .map(|index| &entries[index])
+            .collect()
     }
 
     /// The session file's path; None in memory.
@@ -418,10 +507,7 @@ impl Session {
         if !self.by_id.contains_key(target) {
             return Err(not_found(target));
         }
-        let path: Vec<Json> = context::path_to(self, Some(target))
-            .into_iter()
-            .cloned()
-            .collect();
+        let path = self.path_values(Some(target));
         let mut kept: Vec<Json> = Vec::with_capacity(path.len());
         let mut replacement_of_label: HashMap<String, String> = HashMap::new();
         let mut pending_labels: Vec<String> = Vec::new();
@@ -487,13 +573,14 @@ impl Session {
         });
         let mut forked = Session::empty(&self.cwd);
         forked.header = header;
-        forked.entries = kept;
-        forked.file = new_file;
-        forked.rebuild_index();
+        forked.set_entries(kept);
         if forked.has_conversation {
-            if let Some(file) = &mut forked.file {
-                file.create_with(&forked.header, &forked.entries)?;
+            if let Some(mut file) = new_file {
+                file.create_with(&forked.header, forked.texts())?;
+                forked.file = Some(file);
             }
+        } else {
+            forked.file = new_file;
         }
         *self = forked;
         Ok(())
@@ -603,9 +690,9 @@ impl Session {
             return Err(not_found(target_id));
         };
         let on_branch = self
-            .branch_path()
-            .iter()
-            .any(|e| e.get("id").and_then(Json::as_str) == Some(target_id));
+            .path_indices(self.leaf.as_deref())
+            .into_iter()
+            .any(|index| self.entries[index].id.as_deref() == Some(target_id));
         if !on_branch {
             return Err(SessionError::refused(format!(
                 "Entry {target_id} is not on the current branch; a context edit targets an entry on it."
@@ -644,17 +731,15 @@ impl Session {
         let previous_conversation = self.has_conversation;
         let previous_labels = (entry.get("type").and_then(Json::as_str) == Some("label"))
             .then(|| self.labels.clone());
-        self.entries.push(entry);
-        let index = self.entries.len() - 1;
-        self.index_entry(index);
-        if let Err(error) = self.persist(index) {
-            let entry = self.entries.pop();
-            if let Some(id) = entry
-                .as_ref()
-                .and_then(|e| e.get("id"))
-                .and_then(Json::as_str)
-            {
-                self.by_id.remove(id);
+        self.store(crate::json::to_string(&entry).into_boxed_str(), &entry);
+        if let Err(error) = self.persist() {
+            if let Some(stored) = self.entries.pop() {
+                if let Some(id) = stored.id {
+                    self.by_id.remove(&*id);
+                }
+            }
+            if let Some(parsed) = self.parsed.get_mut() {
+                parsed.pop();
             }
             self.leaf = previous_leaf;
             self.has_conversation = previous_conversation;
@@ -666,16 +751,18 @@ impl Session {
         Ok(())
     }
 
-    /// Writes `entries[index]`: one appended line, or — the first time the session holds a
+    /// Writes the last entry: one appended line, or — the first time the session holds a
     /// conversation — the header and every entry so far.
-    fn persist(&mut self, index: usize) -> Result<(), SessionError> {
+    fn persist(&mut self) -> Result<(), SessionError> {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
         if file.is_written() {
-            file.append_line(&self.entries[index])
+            let last = self.entries.last().map_or("", |stored| &*stored.text);
+            file.append_line(last)
         } else if self.has_conversation {
-            file.create_with(&self.header, &self.entries)
+            let texts = self.entries.iter().map(|stored| &*stored.text);
+            file.create_with(&self.header, texts)
         } else {
             Ok(())
         }

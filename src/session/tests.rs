@@ -160,12 +160,13 @@ fn appending_costs_the_line_alone_whatever_the_file_size() {
         let before = session.io_counters();
         let id = session.append_message(&user("one more")).unwrap();
         let (read, written) = session.io_counters();
-        let line = crate::json::to_string(session.entry(&id).unwrap()).len() as u64 + 1;
+        let line = crate::json::to_string(&session.entry(&id).unwrap()).len() as u64 + 1;
         assert_eq!(read, before.0, "an append reads nothing");
         assert_eq!(written - before.1, line, "an append writes its line alone");
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_directory_without_write_permission_fails_with_its_path() {
     use std::os::unix::fs::PermissionsExt;
@@ -173,9 +174,14 @@ fn a_directory_without_write_permission_fails_with_its_path() {
     let locked = dir.path().join("ro");
     std::fs::create_dir(&locked).unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
-    if std::fs::write(locked.join("probe"), "").is_ok() {
-        return; // running as a user who ignores permissions (root): nothing to observe
-    }
+    // Root ignores permission bits; sysfs refuses new files even to root.
+    let locked = if std::fs::write(locked.join("probe"), "").is_err() {
+        locked
+    } else if std::fs::write("/sys/libagent-probe", "").is_err() {
+        PathBuf::from("/sys")
+    } else {
+        return; // no directory here refuses this user: nothing to observe
+    };
     let mut session = Session::create(&locked, "/work", Durability::Flush).unwrap();
     session.append_model_change("p", "m").unwrap();
     let error = session.append_message(&user("hi")).err().unwrap();
@@ -192,6 +198,7 @@ fn a_directory_without_write_permission_fails_with_its_path() {
 
 /// A full disk, made with RLIMIT_FSIZE in a child process (this test binary run again): the
 /// write that does not fit fails with EFBIG, and the file is cut back to its last whole line.
+#[cfg(unix)]
 #[test]
 fn a_full_disk_fails_the_append_and_leaves_no_partial_line() {
     const CHILD: &str = "LIBAGENT_SESSION_FULL_DISK_DIR";
@@ -227,6 +234,7 @@ fn a_full_disk_fails_the_append_and_leaves_no_partial_line() {
     );
 }
 
+#[cfg(unix)]
 fn full_disk_child(dir: &Path) {
     let mut session = Session::create(dir, "/work", Durability::Fsync).unwrap();
     session.append_message(&user("small")).unwrap();
@@ -318,4 +326,119 @@ fn session_directory_encodes_the_working_directory() {
         session_directory(Path::new("/base"), "/home/me/project"),
         PathBuf::from("/base/--home-me-project--")
     );
+}
+
+#[test]
+fn a_float_version_3_is_version_3_and_not_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text = "{\"type\":\"session\",\"version\":3.0,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}\n";
+    std::fs::write(&path, text).unwrap();
+    let session = Session::open(&path, "/work", Durability::Flush).unwrap();
+    assert_eq!(session.entries()[0]["message"]["role"], "hookMessage");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn a_missing_file_is_created_with_its_directory_on_the_first_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/s.jsonl");
+    let mut session = Session::open(&path, "/work", Durability::Flush).unwrap();
+    assert!(!session.file_exists());
+    session.append_message(&user("hi")).unwrap();
+    assert_eq!(lines(&path).len(), 2);
+}
+
+#[test]
+fn forking_a_file_session_continues_in_a_new_file_and_keeps_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/work", Durability::Flush).unwrap();
+    let first = session.append_message(&user("one")).unwrap();
+    session
+        .append(json!({"type": "label", "targetId": first, "label": "start"}))
+        .unwrap();
+    let answer = session.append_message(&assistant("two")).unwrap();
+    session.append_message(&user("three")).unwrap();
+    let old_path = session.file_path().unwrap().to_path_buf();
+    let old_text = std::fs::read_to_string(&old_path).unwrap();
+    session.fork(&answer).unwrap();
+    let new_path = session.file_path().unwrap().to_path_buf();
+    assert_ne!(new_path, old_path);
+    assert_eq!(new_path.parent(), old_path.parent());
+    assert_eq!(std::fs::read_to_string(&old_path).unwrap(), old_text);
+    // The path without its label entry, re-chained, then the label again.
+    let written = lines(&new_path);
+    assert_eq!(
+        written[0]["parentSession"],
+        old_path.to_string_lossy().as_ref()
+    );
+    let kinds: Vec<&str> = written[1..]
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["message", "message", "label"]);
+    assert_eq!(written[2]["parentId"], first.as_str());
+    assert_eq!(written[3]["targetId"], first.as_str());
+    assert_eq!(written[3]["parentId"], answer.as_str());
+    assert_eq!(session.leaf_id(), written[3]["id"].as_str());
+    // The old file's lock went with it: it opens again; the new one is held.
+    drop(Session::open(&old_path, "/work", Durability::Flush).unwrap());
+    let held = Session::open(&new_path, "/work", Durability::Flush)
+        .err()
+        .unwrap();
+    assert_eq!(held.kind, SessionErrorKind::Locked);
+}
+
+#[test]
+fn continue_recent_takes_the_newest_session_of_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut older = Session::create(dir.path(), "/work", Durability::Flush).unwrap();
+    older.append_message(&user("old")).unwrap();
+    let older_path = older.file_path().unwrap().to_path_buf();
+    drop(older);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut other = Session::create(dir.path(), "/elsewhere", Durability::Flush).unwrap();
+    other.append_message(&user("other")).unwrap();
+    drop(other);
+    std::fs::write(dir.path().join("junk.jsonl"), "not a session\n").unwrap();
+    let resumed = Session::continue_recent(dir.path(), "/work", Durability::Flush).unwrap();
+    assert_eq!(resumed.file_path(), Some(older_path.as_path()));
+    assert_eq!(resumed.context().messages, vec![user("old")]);
+    drop(resumed);
+    let fresh = Session::continue_recent(dir.path(), "/nowhere", Durability::Flush).unwrap();
+    assert!(!fresh.file_exists());
+    assert_eq!(fresh.header()["cwd"], "/nowhere");
+}
+
+#[test]
+fn a_session_can_move_between_threads() {
+    fn send<T: Send>() {}
+    send::<Session>();
+    send::<std::sync::Arc<std::sync::Mutex<Session>>>();
+}
+
+#[test]
+fn entries_are_parsed_on_demand_and_agree_with_the_kept_values() {
+    let mut session = Session::in_memory("/work");
+    let a = session.append_message(&user("a")).unwrap();
+    session.append_message(&assistant("b")).unwrap();
+    session.branch(Some(&a)).unwrap();
+    session.append_message(&user("c")).unwrap();
+    assert!(session.parsed.get().is_none(), "nothing parsed yet");
+    let values = session.entry_values();
+    let branch = session.branch_values();
+    assert!(
+        session.parsed.get().is_none(),
+        "the C ABI's reads keep nothing"
+    );
+    assert_eq!(values.len(), 3);
+    assert_eq!(session.entries(), values.as_slice());
+    let path: Vec<Json> = session.branch_path().into_iter().cloned().collect();
+    assert_eq!(path, branch);
+    assert_eq!(path.len(), 2);
+    // Kept values follow later appends.
+    session.append_model_change("p", "m").unwrap();
+    assert_eq!(session.entries().len(), 4);
+    assert_eq!(session.entries()[3]["type"], "model_change");
+    assert_eq!(session.entry_values(), session.entries());
 }

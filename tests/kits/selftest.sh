@@ -11,8 +11,10 @@ SHARED="${SHARED:-$(cd .. && pwd)/shared}"
 PROVIDER_RUNNER="${PROVIDER_RUNNER:-target/debug/examples/provider-runner}"
 CONFORMANCE_COMPARE="$SHARED/conformance/compare.py"
 CODING_COMPARE="$SHARED/coding/compare.py"
-for file in "$CONFORMANCE_COMPARE" "$CODING_COMPARE" "$PROVIDER_RUNNER"; do
-    [ -e "$file" ] || { echo "guard-selftest: $file is missing (SHARED=$SHARED; build the provider-runner example)"; exit 1; }
+SESSIONS_COMPARE="$SHARED/sessions/compare.py"
+SESSIONS_RUNNER="${SESSIONS_RUNNER:-build/sessions-runner}"
+for file in "$CONFORMANCE_COMPARE" "$CODING_COMPARE" "$SESSIONS_COMPARE" "$PROVIDER_RUNNER" "$SESSIONS_RUNNER"; do
+    [ -e "$file" ] || { echo "guard-selftest: $file is missing (SHARED=$SHARED; build the provider-runner example and make sessions-runner)"; exit 1; }
 done
 
 WORK=$(mktemp -d)
@@ -99,6 +101,38 @@ expect "driver passes a coding set" pass "coding-selftest: 1/1 fixtures compared
 rm "$WORK/coding/expected/010-x.json"
 expect "driver fails on a coding fixture whose expected file was removed" fail "fixture 010-x has no expected trace" -- coding_driver
 
+# --ops (for a kit whose runner takes some of its ops): the other ops' fixtures
+# and expected traces leave every check, and a result written for one of them is still caught.
+fresh_ops_kit() {
+    rm -rf "$WORK/s" && mkdir -p "$WORK/s/fixtures" "$WORK/s/expected" "$WORK/s/actual"
+    echo '{"name": "010-a", "op": "load"}' >"$WORK/s/fixtures/010-a.json"
+    echo '{"name": "030-b", "op": "estimate"}' >"$WORK/s/fixtures/030-b.json"
+    echo '{"leafId": "e1", "entries": []}' >"$WORK/s/expected/010-a.json"
+    echo '{"perMessage": [1]}' >"$WORK/s/expected/030-b.json"
+    cp "$WORK/s/expected/010-a.json" "$WORK/s/actual/"
+}
+ops_driver() {
+    python3 tests/kits/compare.py --kit sessions-selftest --fixtures "$WORK/s/fixtures" --expected "$WORK/s/expected" \
+        --actual "$WORK/s/actual" --comparator "$SESSIONS_COMPARE" --trace-suffix .json "$@"
+}
+fresh_ops_kit
+expect "driver compares the selected ops only" pass "sessions-selftest: 1/1 fixtures compared, 1 passed" -- ops_driver --ops load,append
+expect "driver without --ops counts every op" fail "expected trace 030-b.json has no actual trace" -- ops_driver
+sed -i 's/"e1"/"e2"/' "$WORK/s/actual/010-a.json"
+expect "driver fails on a differing trace of a selected op" fail "1 of 1 traces differ from the expected ones" -- \
+    ops_driver --ops load,append
+fresh_ops_kit && cp "$WORK/s/expected/030-b.json" "$WORK/s/actual/"
+expect "driver fails on a result written for an op left out" fail "030-b.json has no expected trace" -- \
+    ops_driver --ops load,append
+fresh_ops_kit && rm "$WORK/s/expected/010-a.json"
+expect "driver fails on a selected fixture without an expected trace" fail "fixture 010-a has no expected trace" -- \
+    ops_driver --ops load,append
+fresh_ops_kit && echo '{not json' >"$WORK/s/fixtures/020-c.json"
+expect "driver fails on a fixture whose op cannot be read" fail "020-c.json is not a JSON object" -- \
+    ops_driver --ops load,append
+fresh_ops_kit
+expect "driver fails when no fixture has a selected op" fail "holds no fixtures (*.json)" -- ops_driver --ops cut-point
+
 # Fixture 351: the oracle's generated ids against libagent's, masked; a missing, malformed or
 # repeated id still differs.
 FIXTURE_351=351-gg-function-calls-without-id
@@ -139,6 +173,12 @@ expect "coding runner fails on an empty directory" fail "no fixtures (*.json) in
     python3 tests/coding/runner.py --lib /nonexistent/libagent.so --out "$WORK/out-coding" "$WORK/empty"
 expect "provider runner fails on an empty directory" fail "no fixtures (*.json) in $WORK/empty" -- \
     "$PROVIDER_RUNNER" "$WORK/empty" "$WORK/out-providers"
+expect "sessions runner fails on an empty directory" fail "no fixtures of a known op (*.json) in $WORK/empty" -- \
+    "$SESSIONS_RUNNER" "$WORK/empty" "$WORK/out-sessions"
+echo '{"name": "030-b", "op": "no-such-op"}' >"$WORK/empty/030-b.json"
+expect "sessions runner fails on fixtures of unknown ops only" fail "no fixtures of a known op (*.json)" -- \
+    "$SESSIONS_RUNNER" "$WORK/empty" "$WORK/out-sessions"
+rm "$WORK/empty/030-b.json"
 
 # fuzz/replay.sh against fake targets: a script per target that "executes" the files it is given
 # (as a libFuzzer binary reports them), and a fuzz directory of two [[bin]]s.

@@ -381,6 +381,10 @@ int main(int argc, char **argv) {
         free(names[i]);
     }
     free(names);
+    if (ran == 0) {
+        printf("sessions runner: no fixtures of a known op (*.json) in %s\n", argv[1]);
+        return 1;
+    }
     printf("sessions runner: %d fixtures run, %d of unknown ops skipped\n", ran, skipped);
     return 0;
 }
