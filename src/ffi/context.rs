@@ -19,6 +19,13 @@ fn ill_shaped(message: impl Into<String>) -> FfiError {
     }
 }
 
+/// The branch as references. The session parses it for this call (`branch_values`), so a host
+/// asking for estimates does not make the session keep its entries parsed, and the work runs
+/// outside the session's lock.
+fn refs(values: &[Json]) -> Vec<&Json> {
+    values.iter().collect()
+}
+
 fn write_json_out(out: *mut *mut c_char, out_len: *mut usize, value: &Json) {
     write_owned_text(out, out_len, &json::to_string(value));
 }
@@ -91,8 +98,8 @@ pub unsafe extern "C" fn agent_session_estimate(
         check_out(out_json, "out_json")?;
         let shared = session_arg(session)?;
         let estimate = {
-            let session = lock(&shared);
-            let branch = session.branch_path();
+            let values = lock(&shared).branch_values();
+            let branch = refs(&values);
             context::estimate_projected(&Projection::of_branch(&branch), &branch)
         };
         write_json_out(out_json, out_json_len, &estimate.to_json());
@@ -182,10 +189,8 @@ pub unsafe extern "C" fn agent_session_prepare_compaction(
                 "settings_json",
             )?)
             .map_err(ill_shaped)?;
-        let prepared = {
-            let session = lock(&shared);
-            context::prepare_compaction(&session.branch_path(), &settings)
-        };
+        let values = lock(&shared).branch_values();
+        let prepared = context::prepare_compaction(&refs(&values), &settings);
         let value = match prepared {
             None => Json::Null,
             Some(prepared) => {
