@@ -2,22 +2,25 @@
 
 use crate::json::Json;
 
-/// Whether a file with this header is of an older version (absent or null is version 1).
-pub(crate) fn needed(header: &Json) -> bool {
-    header.get("version").and_then(Json::as_f64).unwrap_or(1.0) < super::CURRENT_VERSION as f64
+/// The header's version: any number the reader accepted (it refuses versions above 3); absent
+/// or null is 1.
+fn version(header: &Json) -> f64 {
+    header.get("version").and_then(Json::as_f64).unwrap_or(1.0)
 }
 
-/// Migrates in place; true when anything changed (the caller then rewrites the file).
-/// Version 1 entries get ids chained in file order, and a compaction's `firstKeptEntryIndex`
+/// Whether a file with this header is of an older version (then `migrate` and rewrite it).
+pub(crate) fn needed(header: &Json) -> bool {
+    version(header) < super::CURRENT_VERSION as f64
+}
+
+/// Migrates an older file's header and entries in place (nothing for version 3). Version 1 entries get ids chained in file order, and a compaction's `firstKeptEntryIndex`
 /// (an index counting the header as 0) becomes `firstKeptEntryId`; versions 1 and 2 then have
 /// their `hookMessage` messages renamed to `custom`.
-pub(crate) fn migrate(header: &mut Json, entries: &mut [Json]) -> bool {
-    // Any number the reader accepted (a version above 3 was refused); absent or null is 1.
-    let version = header.get("version").and_then(Json::as_f64).unwrap_or(1.0);
-    if version >= super::CURRENT_VERSION as f64 {
-        return false;
+pub(crate) fn migrate(header: &mut Json, entries: &mut [Json]) {
+    if !needed(header) {
+        return;
     }
-    if version < 2.0 {
+    if version(header) < 2.0 {
         v1_to_v2(entries);
     }
     for entry in entries.iter_mut() {
@@ -33,7 +36,6 @@ pub(crate) fn migrate(header: &mut Json, entries: &mut [Json]) -> bool {
     if let Json::Object(map) = header {
         crate::json::set_key(map, "version", super::CURRENT_VERSION.into());
     }
-    true
 }
 
 fn v1_to_v2(entries: &mut [Json]) {
@@ -70,5 +72,37 @@ fn v1_to_v2(entries: &mut [Json]) {
             crate::json::set_key(map, "firstKeptEntryId", target.into());
         }
         map.shift_remove("firstKeptEntryIndex");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::json;
+
+    /// A version 1 compaction whose index points at a later entry (which has no id yet when the
+    /// reference migrates it) or at the header keeps no `firstKeptEntryId`; the index goes.
+    #[test]
+    fn a_first_kept_index_that_points_forward_or_at_the_header_is_dropped() {
+        let mut header = json!({"type": "session", "id": "s"});
+        let mut entries = vec![
+            json!({"type": "compaction", "summary": "a", "firstKeptEntryIndex": 0}),
+            json!({"type": "compaction", "summary": "b", "firstKeptEntryIndex": 4}),
+            json!({"type": "compaction", "summary": "c", "firstKeptEntryIndex": 1}),
+            json!({"type": "message", "message": {"role": "hookMessage", "content": "x"}}),
+        ];
+        migrate(&mut header, &mut entries);
+        assert_eq!(header["version"], 3);
+        assert!(entries[0].get("firstKeptEntryId").is_none());
+        assert!(entries[1].get("firstKeptEntryId").is_none());
+        assert_eq!(entries[2]["firstKeptEntryId"], entries[0]["id"]);
+        assert!(entries
+            .iter()
+            .all(|e| e.get("firstKeptEntryIndex").is_none()));
+        assert_eq!(entries[1]["parentId"], entries[0]["id"]);
+        assert_eq!(entries[3]["message"]["role"], "custom");
+        // Ids come last, where the reference's assignment puts them.
+        let keys: Vec<&String> = entries[3].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["type", "message", "id", "parentId"]);
     }
 }
