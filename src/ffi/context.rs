@@ -127,7 +127,9 @@ pub unsafe extern "C" fn agent_context_should_compact(
         check_out(out_json, "out_json")?;
         let input = json_arg(input_json, input_json_len, "input_json")?;
         if !input.is_object() {
-            return Err(ill_shaped("input_json must be a JSON object: {\"contextTokens\" or \"usage\", \"contextWindow\", \"settings\"?}."));
+            return Err(ill_shaped(
+                "input_json must be a JSON object: {\"contextTokens\" or \"usage\", \"contextWindow\", \"settings\"?}.",
+            ));
         }
         let tokens = match (number_member(&input, "contextTokens", "input_json")?, input.get("usage")) {
             (Some(tokens), _) => tokens,
