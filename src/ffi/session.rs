@@ -375,11 +375,9 @@ pub unsafe extern "C" fn agent_session_get(
 /// agent the session was attached to keeps it open until the agent is freed.
 #[no_mangle]
 pub extern "C" fn agent_session_free(session: AgentSession) -> *mut AgentError {
-    boundary(|| {
-        session_arg(session)?;
-        // Dropped outside the registry's lock (closing the file is I/O).
-        let removed = SESSIONS.remove(session.id);
-        drop(removed);
-        Ok(())
+    // The removed value is dropped outside the registry's lock (closing the file is I/O).
+    boundary(|| match SESSIONS.remove(session.id) {
+        Some(_) => Ok(()),
+        None => session_arg(session).map(|_| ()),
     })
 }
