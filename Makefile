@@ -55,7 +55,7 @@ help: ## this list
 CHECK_STEPS := tools:900 lint:900 rust-test:1200 check-header:120 c-test-quick:600 \
 	conformance:300 conformance-extra:300 conformance-typed:300 provider-conformance:600 \
 	provider-conformance-extra:300 provider-conformance-results:300 coding-conformance:300 \
-	coding-conformance-extra:300 sessions-conformance:300 guard-selftest:300
+	coding-conformance-extra:300 sessions-conformance:300 context-conformance-extra:300 guard-selftest:300
 TEST_STEPS := $(filter-out c-test-quick:%,$(CHECK_STEPS)) c-test:900 assistant-test:600 \
 	cpp-test:900 go-test:900 suite-lib:1200 py-test:900 readme-test:600 ctypes-check:120 \
 	wheel-test:900 check-memory:2400 soak-short:300 fuzz-replay:1200 cost-test:900 examples-test:600
@@ -299,14 +299,15 @@ coding-conformance-extra: ## the project's own coding fixtures (tests/coding/fix
 		EXPECTED=$(CURDIR)/tests/coding/expected CODING_OUT=build/coding-conformance-extra \
 		CODING_KIT=coding-conformance-extra
 
-# The sessions kit's load and append ops (../shared/sessions; its other ops belong to context
-# management) through the C ABI: tests/sessions/runner.c, which reads JSON with jansson.
+# The sessions kit (../shared/sessions) through the C ABI: tests/sessions/runner.c (load and
+# append) and tests/sessions/context_ops.c (context management), reading JSON with jansson.
 SESSIONS_FIXTURES ?= $(SHARED)/sessions/fixtures
 SESSIONS_EXPECTED ?= $(SHARED)/sessions/expected
 SESSIONS_OUT ?= build/sessions-conformance
-SESSIONS_OPS ?= load,append
+SESSIONS_KIT ?= sessions-conformance
+SESSIONS_OPS ?= load,append,estimate,should-compact,cut-point,file-lists,overflow,retryable,retry-delay
 SESSIONS_EXPECTED_DIR = $(if $(filter command line environment,$(origin EXPECTED)),$(EXPECTED),$(SESSIONS_EXPECTED))
-.PHONY: sessions-conformance sessions-deps sessions-runner
+.PHONY: sessions-conformance sessions-deps sessions-runner context-conformance-extra
 sessions-deps:
 	@[ -f /usr/include/jansson.h ] || (apt-get update -qq && apt-get install -y -qq libjansson-dev >/dev/null)
 
@@ -314,13 +315,18 @@ sessions-runner: build sessions-deps
 	@mkdir -p build
 	cc $(CFLAGS) tests/sessions/runner.c -L$(LIBDIR) -lagent -Wl,-rpath,$(LIBDIR) -ljansson -o build/sessions-runner
 
-sessions-conformance: sessions-runner ## the sessions kit's load and append ops (../shared/sessions)
+sessions-conformance: sessions-runner ## the sessions kit, every op (../shared/sessions)
 	@rm -rf $(SESSIONS_OUT) && mkdir -p $(SESSIONS_OUT)
 	@# As coding-conformance: the comparison names what is missing; the runner's failure counts.
 	status=0; ./build/sessions-runner $(if $(FIXTURES),$(FIXTURES),$(SESSIONS_FIXTURES)) $(SESSIONS_OUT) || status=$$?; \
-	python3 tests/kits/compare.py --kit sessions-conformance --fixtures $(if $(FIXTURES),$(FIXTURES),$(SESSIONS_FIXTURES)) \
+	python3 tests/kits/compare.py --kit $(SESSIONS_KIT) --fixtures $(if $(FIXTURES),$(FIXTURES),$(SESSIONS_FIXTURES)) \
 		--expected $(SESSIONS_EXPECTED_DIR) --actual $(SESSIONS_OUT) --comparator $(SHARED)/sessions/compare.py \
 		--trace-suffix .json --ops $(SESSIONS_OPS); exit $$status
+
+context-conformance-extra: ## the project's own context-management fixtures (tests/sessions/context)
+	$(MAKE) --no-print-directory sessions-conformance FIXTURES=$(CURDIR)/tests/sessions/context/fixtures \
+		EXPECTED=$(CURDIR)/tests/sessions/context/expected SESSIONS_OUT=build/context-conformance-extra \
+		SESSIONS_KIT=context-conformance-extra
 
 # ==== Guards of the suite itself ================================================================
 #   guard-selftest  breaks each guard on purpose in temporary dirs and checks it reports:

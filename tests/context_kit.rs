@@ -100,10 +100,13 @@ fn run(fixture: &Json) -> Json {
                 let lists = ops.lists();
                 json!({"fileOps": ops.to_json(), "readFiles": lists.read_files, "modifiedFiles": lists.modified_files})
             } else {
-                let p = prepared(fixture);
-                let ops = p.as_ref().map(|p| p.file_ops.clone()).unwrap_or_default();
-                let lists = ops.lists();
-                json!({"prepared": p.is_some(), "fileOps": ops.to_json(), "readFiles": lists.read_files, "modifiedFiles": lists.modified_files})
+                match prepared(fixture) {
+                    None => json!({"prepared": false}),
+                    Some(p) => {
+                        let lists = p.file_ops.lists();
+                        json!({"prepared": true, "fileOps": p.file_ops.to_json(), "readFiles": lists.read_files, "modifiedFiles": lists.modified_files})
+                    }
+                }
             }
         }
         "overflow" => {
@@ -141,7 +144,8 @@ fn run(fixture: &Json) -> Json {
                 .map(|case| {
                     let message = json!({
                         "stopReason": case.get("stopReason").cloned().unwrap_or(json!("error")),
-                        "errorMessage": case["errorMessage"], "provider": "kit",
+                        "errorMessage": case["errorMessage"],
+                        "provider": case.get("provider").cloned().unwrap_or(json!("kit")),
                         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
                     });
                     let window = case.get("contextWindow").and_then(Json::as_f64);

@@ -198,6 +198,12 @@ typedef struct AgentToolCall {
 // delivered to every listener): a lock-step producer pushes the next event from here.
 typedef void (*AgentConsumedFn)(void *user_data, struct AgentStream stream);
 
+// A session handle: a generation-checked value (a freed or forged handle is reported, never
+// used); `{0}` is the null handle.
+typedef struct AgentSession {
+  uint64_t id;
+} AgentSession;
+
 // A dispatcher: agents built with it call host code only inside `agent_dispatch` (a
 // generation-checked value; `{0}` is the null handle).
 typedef struct AgentDispatcher {
@@ -267,12 +273,6 @@ typedef struct AgentQueue {
 
 // What `agent_queue_next` found: one of the `AGENT_NEXT_*` values.
 typedef int32_t AgentNext;
-
-// A session handle: a generation-checked value (a freed or forged handle is reported, never
-// used); `{0}` is the null handle.
-typedef struct AgentSession {
-  uint64_t id;
-} AgentSession;
 
 // What `agent_session_get` returns: one of the `AGENT_SESSION_*` values.
 typedef int32_t AgentSessionPart;
@@ -923,6 +923,119 @@ struct AgentError *agent_coding_tools_new(const char *root,
                                           struct AgentTool *out_tools,
                                           size_t capacity,
                                           size_t *out_count);
+
+// Writes to `*out_json` (free with `agent_string_free`) the token estimates of `messages_json`
+// (an array of messages): `{"perMessage": [tokens, ...], "context": {"tokens", "usageTokens",
+// "trailingTokens", "lastUsageIndex"}}`. A message's estimate is its characters (UTF-16 units)
+// over four, rounded up (an image counts 4,800 characters; thinking, tool calls' JSON
+// arguments, bash commands and output, summaries and system sections count). The context's
+// tokens are the last valid assistant usage (not aborted or an error, more than 0 tokens;
+// `totalTokens`, else the sum of its parts) plus the estimates of the messages after it
+// (`lastUsageIndex` is that message's index, or null when every message is estimated).
+//
+// Fails with `AGENT_ERR_INVALID_JSON` when `messages_json` is not an array of messages.
+struct AgentError *agent_context_estimate(const char *messages_json,
+                                          size_t messages_json_len,
+                                          char **out_json,
+                                          size_t *out_json_len);
+
+// Writes to `*out_json` (free with `agent_string_free`) the estimated size of the context at
+// the session's leaf: `{"tokens", "usageTokens", "trailingTokens", "lastUsageIndex"}` as for
+// `agent_context_estimate`, except that a usage is not trusted when a `context_edit` or
+// `compaction` entry on the branch comes after it (the context changed since the model
+// reported it); then every context message is estimated, the system messages once as the
+// current system message they replay to. This is what a compaction records as `tokensBefore`.
+struct AgentError *agent_session_estimate(struct AgentSession session,
+                                          char **out_json,
+                                          size_t *out_json_len);
+
+// Decides whether a context should be compacted, writing `{"contextTokens", "shouldCompact"}`
+// to `*out_json` (free with `agent_string_free`). `input_json`: `{"contextTokens": number}`
+// or `{"usage": {...an assistant usage...}}` (its context tokens: `totalTokens`, else the sum
+// of `input`, `output`, `cacheRead` and `cacheWrite`), plus `"contextWindow": number` and
+// optionally `"settings": {"enabled"?, "reserveTokens"?, "keepRecentTokens"?}` (defaults
+// true, 16384, 20000). Compact when enabled and `contextTokens > contextWindow -
+// reserveTokens`.
+//
+// Fails with `AGENT_ERR_INVALID_JSON` when a member is missing or of the wrong type.
+struct AgentError *agent_context_should_compact(const char *input_json,
+                                                size_t input_json_len,
+                                                char **out_json,
+                                                size_t *out_json_len);
+
+// Prepares compacting the session at its leaf, writing to `*out_json` (free with
+// `agent_string_free`) `null` when there is nothing to compact (the branch ends with a
+// compaction, or nothing would be summarized), else:
+// `{"firstKeptEntryId", "isSplitTurn", "tokensBefore", "previousSummary" (string or null),
+// "messagesToSummarize", "turnPrefixMessages", "fileOps": {"read", "written", "edited"},
+// "readFiles", "modifiedFiles", "summarizerInput": {"history", "turnPrefix"}}`.
+//
+// The cut keeps about `keepRecentTokens` of the newest context and falls where a turn may
+// resume (never on a tool result); when it falls inside a turn, `turnPrefixMessages` holds
+// that turn's start, to be summarized apart. `summarizerInput` is what a summarizer is given
+// per message: `{"role": "user", "text"}`, `{"role": "assistant", "text"?, "toolCalls"?:
+// [{"name", "arguments"}]}` (no thinking), `{"role": "toolResult", "text", "truncatedChars"}`
+// (text cut to 2,000 UTF-16 units). The file lists are sorted and include the previous
+// compaction's (unless a hook wrote it). Nothing is written to the session: the caller
+// summarizes and appends the `compaction` entry.
+//
+// `settings_json`: NULL or `{"keepRecentTokens"?, ...}` as for `agent_context_should_compact`.
+struct AgentError *agent_session_prepare_compaction(struct AgentSession session,
+                                                    const char *settings_json,
+                                                    size_t settings_json_len,
+                                                    char **out_json,
+                                                    size_t *out_json_len);
+
+// Writes to `*out_json` (free with `agent_string_free`) the files `messages_json` (an array of
+// messages) read and modified: `{"fileOps": {"read", "written", "edited"}, "readFiles",
+// "modifiedFiles"}` from assistants' `read`, `write` and `edit` tool calls with a non-empty
+// string `path` argument and tool results' `nestedCalls.calls`. `modifiedFiles` = written and
+// edited, `readFiles` = read and not modified; every list sorted by UTF-16 code units.
+struct AgentError *agent_context_file_lists(const char *messages_json,
+                                            size_t messages_json_len,
+                                            char **out_json,
+                                            size_t *out_json_len);
+
+// Classifies a failed (or suspicious) assistant message, writing to `*out_json` (free with
+// `agent_string_free`) `{"overflow", "recoverableLength"? (only when asked), "retryable",
+// "retryableInSession"}`:
+// - `overflow`: the context overflowed: an error whose text says so (rate limits and
+//   throttling never count), or, with a known `contextWindow`, a successful stop whose input
+//   plus cache reads exceed it, or a length stop with no output whose input fills 99% of it.
+//   A session compacts and retries once, never more.
+// - `recoverableLength` (when `desiredMaxOutput` is given): a length stop before that much
+//   output; compacting and retrying once may let the answer finish.
+// - `retryable`: an error whose text looks transient (overload, rate limit, a 5xx, a dropped
+//   connection or stream, a timeout) and is not an account limit (quota, billing, usage caps).
+// - `retryableInSession`: retryable and not an overflow (an overflow is compacted, never
+//   retried).
+//
+// `message_json`: the assistant message (`stopReason`, `errorMessage`, `provider`, `usage`).
+// `options_json`: NULL or `{"contextWindow"?: tokens (0 or absent: unknown),
+// "desiredMaxOutput"?: tokens}`.
+struct AgentError *agent_context_classify_error(const char *message_json,
+                                                size_t message_json_len,
+                                                const char *options_json,
+                                                size_t options_json_len,
+                                                char **out_json,
+                                                size_t *out_json_len);
+
+// Writes to `*out_json` (free with `agent_string_free`) `{"delays": [ms, ...]}`: the wait
+// before each retry of one failing turn, retries 1 to `maxRetries` (empty when disabled).
+// `settings_json`: NULL or `{"enabled"?, "maxRetries"?, "baseDelayMs"?, "maxAgentDelayMs"?}`
+// (defaults true, 3, 2000, 60000); see `agent_context_retry_delay` for each delay.
+struct AgentError *agent_context_retry_delays(const char *settings_json,
+                                              size_t settings_json_len,
+                                              char **out_json,
+                                              size_t *out_json_len);
+
+// Writes to `*out_delay_ms` the wait before retry number `attempt` (1-based; below 1 counts as
+// 1): `baseDelayMs × 2^(attempt − 1)`, capped at `maxAgentDelayMs` (a product beyond 2^53 − 1
+// counts as 2^53 − 1). `settings_json` as for `agent_context_retry_delays`.
+struct AgentError *agent_context_retry_delay(const char *settings_json,
+                                             size_t settings_json_len,
+                                             int64_t attempt,
+                                             uint64_t *out_delay_ms);
 
 // Creates a dispatcher. Writes `*out_dispatcher`; free it with `agent_dispatcher_free`.
 struct AgentError *agent_dispatcher_new(struct AgentDispatcher *out_dispatcher);

@@ -7,6 +7,8 @@
 //! compaction. When the cut falls inside a turn, the turn is split: its start up to the cut is
 //! summarized apart (the "turn prefix"), so the kept part still makes sense.
 
+use std::collections::HashSet;
+
 use super::estimate::{estimate_message, estimate_projected};
 use super::files::FileOps;
 use super::projection::{entry_type, Projection};
@@ -17,7 +19,7 @@ use crate::session::{entry_messages, ProjectedEntry};
 use crate::transcript::content_text;
 
 /// A tool result's text is cut to this many UTF-16 units for the summarizer.
-pub const SUMMARIZER_TOOL_RESULT_CHARS: usize = 2000;
+pub(crate) const SUMMARIZER_TOOL_RESULT_CHARS: usize = 2000;
 
 /// Where to cut a projected branch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,7 +165,7 @@ fn is_omitted_attempt_suffix(suffix: &[ProjectedEntry]) -> bool {
         entry_type(e.entry) != "context_edit" && !entry_messages(e.entry).is_empty()
     };
     let omitted = |e: &ProjectedEntry| visible_in_itself(e) && e.messages.is_empty();
-    let omitted_ids: Vec<&str> = suffix
+    let omitted_ids: HashSet<&str> = suffix
         .iter()
         .filter(|e| omitted(e))
         .filter_map(|e| e.entry.get("id").and_then(Json::as_str))
@@ -385,6 +387,83 @@ fn cut_to_utf16(text: &str, max: usize) -> (&str, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A branch of `turns` turns (user, assistant tool call, tool result), with a model change
+    /// and a context edit of the previous turn's result every tenth turn.
+    fn long_branch(turns: usize) -> Vec<Json> {
+        let mut entries = Vec::new();
+        let mut parent = Json::Null;
+        let mut push = |entries: &mut Vec<Json>, mut entry: Json| {
+            let id = format!("e{}", entries.len());
+            entry["id"] = json!(id);
+            entry["parentId"] = parent.clone();
+            entry["timestamp"] = json!("2024-12-03T14:00:00.000Z");
+            parent = json!(id);
+            entries.push(entry);
+        };
+        for turn in 0..turns {
+            push(
+                &mut entries,
+                json!({"type": "message", "message": {"role": "user", "content": "q".repeat(400)}}),
+            );
+            push(
+                &mut entries,
+                json!({"type": "message", "message": {"role": "assistant", "stopReason": "toolUse",
+                "content": [{"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": format!("f{turn}")}}],
+                "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11}}}),
+            );
+            push(
+                &mut entries,
+                json!({"type": "message", "message": {"role": "toolResult", "toolCallId": "c",
+                "content": [{"type": "text", "text": "r".repeat(2000)}]}}),
+            );
+            if turn % 10 == 9 {
+                let target = format!("e{}", entries.len() - 1);
+                push(
+                    &mut entries,
+                    json!({"type": "model_change", "provider": "p", "modelId": "m"}),
+                );
+                push(
+                    &mut entries,
+                    json!({"type": "context_edit", "targetId": target, "replacement": {"content": "short"}}),
+                );
+            }
+        }
+        entries
+    }
+
+    /// Messages estimated while preparing a compaction of `turns` turns.
+    fn estimates_to_prepare(turns: usize, keep_per_turn: u64) -> usize {
+        let entries = long_branch(turns);
+        let branch: Vec<&Json> = entries.iter().collect();
+        let settings = CompactionSettings {
+            keep_recent_tokens: keep_per_turn * turns as u64,
+            ..Default::default()
+        };
+        let before = super::super::estimate::ESTIMATES.with(|c| c.get());
+        assert!(prepare_compaction(&branch, &settings).is_some());
+        super::super::estimate::ESTIMATES.with(|c| c.get()) - before
+    }
+
+    #[test]
+    fn preparing_a_compaction_is_linear_in_the_branch() {
+        // Each message is estimated a bounded number of times (the projected estimate once,
+        // the backward walk at most once), whether the cut is near the end or near the start
+        // (a turn estimates to about 610 tokens).
+        for keep in [2, 500] {
+            let small = estimates_to_prepare(200, keep);
+            let large = estimates_to_prepare(1600, keep);
+            let messages = 1600 * 3;
+            assert!(
+                large <= 2 * messages + 1,
+                "{large} estimates for {messages} messages (keep {keep})"
+            );
+            assert!(
+                large <= 9 * small,
+                "{small} estimates for 200 turns, {large} for 1600 (keep {keep})"
+            );
+        }
+    }
 
     #[test]
     fn cuts_tool_results_by_utf16_units_without_splitting_a_pair() {

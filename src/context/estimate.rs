@@ -8,6 +8,12 @@ use super::utf16_len;
 use crate::json::{self, Json};
 use crate::transcript::current_system_message;
 
+#[cfg(test)]
+thread_local! {
+    /// How many messages this thread estimated (the cost tests count work, not time).
+    pub(crate) static ESTIMATES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// An image counts as this many characters (about 1,200 tokens).
 const IMAGE_CHARS: usize = 4800;
 
@@ -113,6 +119,8 @@ pub fn messages_estimated() -> u64 {
 /// and added tools as JSON. Any other role estimates to 0.
 pub fn estimate_message(message: &Json) -> u64 {
     MESSAGES_ESTIMATED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    #[cfg(test)]
+    ESTIMATES.with(|count| count.set(count.get() + 1));
     let chars = match message.get("role").and_then(Json::as_str) {
         Some("user" | "custom" | "toolResult") => content_chars(message.get("content")),
         Some("assistant") => assistant_chars(message.get("content")),

@@ -12,6 +12,33 @@
 //!
 //! Cost: every function is linear in what it is given. An estimate visits each message once;
 //! the cut point projects the branch once, then walks it backwards once.
+//!
+//! ```
+//! use agent::context::{self, CompactionSettings, RetrySettings};
+//! use agent::json::json;
+//! use agent::session::Session;
+//!
+//! // Is the context too full? The last usage counts what the model saw, then estimates.
+//! let messages = [json!({"role": "user", "content": "x".repeat(40_000)})];
+//! let tokens = context::estimate_context(&messages).tokens as f64;
+//! assert!(context::should_compact(tokens, 16_000.0, &CompactionSettings::default()));
+//!
+//! // What would a compaction of a session keep and summarize?
+//! let mut session = Session::in_memory("/work");
+//! for text in ["first question", "first answer", "second question"] {
+//!     let message = json!({"role": "user", "content": text.repeat(200), "timestamp": 1});
+//!     session.append_message(&message).unwrap();
+//! }
+//! let settings = CompactionSettings { keep_recent_tokens: 500, ..Default::default() };
+//! let prepared = context::prepare_compaction(&session.branch_path(), &settings).unwrap();
+//! assert_eq!(prepared.messages_to_summarize.len(), 2);
+//!
+//! // A failed request: compact on an overflow, retry a transient error after a delay.
+//! let failed = json!({"stopReason": "error", "errorMessage": "529 overloaded_error"});
+//! assert!(!context::is_context_overflow(&failed, Some(200_000.0)));
+//! assert!(context::is_retryable_error(&failed));
+//! assert_eq!(context::retry_schedule(&RetrySettings::default()), [2000, 4000, 8000]);
+//! ```
 
 pub mod cut;
 pub mod estimate;

@@ -118,7 +118,7 @@ pub struct RetrySettings {
 }
 
 /// The default cap on one delay.
-pub const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
+const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
 
 impl Default for RetrySettings {
     fn default() -> Self {
@@ -175,7 +175,7 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 /// `base × 2^(attempt − 1)`, capped at `max_delay_ms`. A product beyond 2^53 − 1 counts as
 /// 2^53 − 1 before the cap.
 pub fn retry_delay_ms(base_delay_ms: u64, max_delay_ms: u64, attempt: i64) -> u64 {
-    let exponent = (attempt - 1).clamp(0, i32::MAX as i64) as i32;
+    let exponent = attempt.saturating_sub(1).clamp(0, i32::MAX as i64) as i32;
     let delay = base_delay_ms as f64 * 2f64.powi(exponent);
     let delay = if delay.is_finite() && delay <= MAX_SAFE_INTEGER {
         delay
@@ -222,5 +222,7 @@ mod tests {
         assert_eq!(retry_delay_ms(0, 10, 5000), 10);
         assert_eq!(retry_delay_ms(3, u64::MAX, 60), 9_007_199_254_740_991);
         assert_eq!(retry_delay_ms(7, 1000, -4), 7);
+        assert_eq!(retry_delay_ms(7, 1000, i64::MIN), 7);
+        assert_eq!(retry_delay_ms(7, 1000, i64::MAX), 1000);
     }
 }

@@ -45,7 +45,9 @@ impl CompactionSettings {
         ] {
             if let Some(value) = settings.get(key).filter(|v| !v.is_null()) {
                 *slot = token_count(value).ok_or_else(|| {
-                    format!("The compaction setting \"{key}\" must be a whole number of tokens (0 or more).")
+                    format!(
+                        "The compaction setting \"{key}\" must be a whole number of tokens (0 or more)."
+                    )
                 })?;
             }
         }

@@ -17,6 +17,7 @@ pub mod agent;
 pub mod call;
 #[cfg(feature = "coding")]
 pub mod coding;
+pub mod context;
 pub mod dispatch;
 pub mod events;
 mod handles;

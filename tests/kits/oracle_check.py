@@ -51,6 +51,8 @@ def fixture_sets(shared: Path) -> list[dict]:
         dict(coding, label="coding", fixtures=shared / "coding/fixtures", expected=shared / "coding/expected"),
         dict(coding, label="coding-extra", fixtures=tests / "coding/fixtures", expected=tests / "coding/expected"),
         dict(sessions, label="sessions", fixtures=shared / "sessions/fixtures", expected=shared / "sessions/expected"),
+        dict(sessions, label="sessions-context-extra", fixtures=tests / "sessions/context/fixtures",
+             expected=tests / "sessions/context/expected"),
     ]
 
 

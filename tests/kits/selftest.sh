@@ -101,7 +101,7 @@ expect "driver passes a coding set" pass "coding-selftest: 1/1 fixtures compared
 rm "$WORK/coding/expected/010-x.json"
 expect "driver fails on a coding fixture whose expected file was removed" fail "fixture 010-x has no expected trace" -- coding_driver
 
-# --ops (the sessions kit, whose runner takes the load and append ops only): the other ops' fixtures
+# --ops (for a kit whose runner takes some of its ops): the other ops' fixtures
 # and expected traces leave every check, and a result written for one of them is still caught.
 fresh_ops_kit() {
     rm -rf "$WORK/s" && mkdir -p "$WORK/s/fixtures" "$WORK/s/expected" "$WORK/s/actual"
@@ -173,10 +173,10 @@ expect "coding runner fails on an empty directory" fail "no fixtures (*.json) in
     python3 tests/coding/runner.py --lib /nonexistent/libagent.so --out "$WORK/out-coding" "$WORK/empty"
 expect "provider runner fails on an empty directory" fail "no fixtures (*.json) in $WORK/empty" -- \
     "$PROVIDER_RUNNER" "$WORK/empty" "$WORK/out-providers"
-expect "sessions runner fails on an empty directory" fail "no load or append fixtures (*.json) in $WORK/empty" -- \
+expect "sessions runner fails on an empty directory" fail "no fixtures of a known op (*.json) in $WORK/empty" -- \
     "$SESSIONS_RUNNER" "$WORK/empty" "$WORK/out-sessions"
-cp "$WORK/s/fixtures/030-b.json" "$WORK/empty/"
-expect "sessions runner fails on fixtures of other ops only" fail "no load or append fixtures (*.json)" -- \
+echo '{"name": "030-b", "op": "no-such-op"}' >"$WORK/empty/030-b.json"
+expect "sessions runner fails on fixtures of unknown ops only" fail "no fixtures of a known op (*.json)" -- \
     "$SESSIONS_RUNNER" "$WORK/empty" "$WORK/out-sessions"
 rm "$WORK/empty/030-b.json"
 

@@ -1,9 +1,9 @@
 /*
- * The sessions kit's runner (../shared/sessions/README.md) for its `load` and `append` ops,
- * through libagent's C ABI: for each fixture it writes the session file (load) or starts a
- * session (append), makes the fixture's calls with agent_session_append / _branch /
- * _branch_with_summary / _fork, and writes OUT/NNN-name.json with what agent_session_get returns
- * and the file afterwards. Fixtures of the other ops are skipped and write nothing.
+ * The sessions kit's runner (../shared/sessions/README.md) through libagent's C ABI; its
+ * context-management ops are in context_ops.c (included below). For a load or append fixture it
+ * writes the session file (load) or starts a session (append), makes the fixture's calls with
+ * agent_session_append / _branch / _branch_with_summary / _fork, and writes OUT/NNN-name.json
+ * with what agent_session_get returns and the file afterwards. Fixtures of an unknown op are skipped and write nothing.
  *
  *   runner FIXTURES_DIR OUT_DIR
  *
@@ -335,6 +335,8 @@ static json_t *run_session_fixture(json_t *fixture, const char *op) {
     return result;
 }
 
+#include "context_ops.c"
+
 static int by_name(const struct dirent **a, const struct dirent **b) {
     return strcmp((*a)->d_name, (*b)->d_name);
 }
@@ -361,10 +363,14 @@ int main(int argc, char **argv) {
         json_t *fixture = json_load_file(path, 0, &error);
         if (fixture == NULL) die(path, error.text);
         const char *op = json_string_value(json_object_get(fixture, "op"));
-        if (op == NULL || (strcmp(op, "load") != 0 && strcmp(op, "append") != 0)) {
+        json_t *result = NULL;
+        if (op != NULL && (strcmp(op, "load") == 0 || strcmp(op, "append") == 0))
+            result = run_session_fixture(fixture, op);
+        else if (op != NULL)
+            result = run_context_fixture(fixture, op);
+        if (result == NULL) {
             skipped++;
         } else {
-            json_t *result = run_session_fixture(fixture, op);
             char out[4096];
             snprintf(out, sizeof out, "%s/%s", argv[2], names[i]->d_name);
             if (json_dump_file(result, out, JSON_INDENT(1)) != 0) die("write", out);
@@ -376,9 +382,9 @@ int main(int argc, char **argv) {
     }
     free(names);
     if (ran == 0) {
-        printf("sessions runner: no load or append fixtures (*.json) in %s\n", argv[1]);
+        printf("sessions runner: no fixtures of a known op (*.json) in %s\n", argv[1]);
         return 1;
     }
-    printf("sessions runner: %d load/append fixtures run, %d of other ops skipped\n", ran, skipped);
+    printf("sessions runner: %d fixtures run, %d of unknown ops skipped\n", ran, skipped);
     return 0;
 }
