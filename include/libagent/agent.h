@@ -64,12 +64,6 @@
 #define AGENT_NTS ((size_t)-1)
 
 
-// A tool result's text is cut to this many UTF-16 units for the summarizer.
-#define SUMMARIZER_TOOL_RESULT_CHARS 2000
-
-// The default cap on one delay.
-#define DEFAULT_MAX_DELAY_MS 60000
-
 // The major version of this header (`agent_version()` reports the library's at run time).
 #define AGENT_VERSION_MAJOR 1
 
