@@ -315,7 +315,7 @@ impl CompactionPreparation {
 
 /// One summarizer item per model message that has something to say: a user's text (blocks
 /// joined without separator), an assistant's text (blocks joined with a newline; thinking is
-/// never sent) and tool calls, a tool result's text cut to [`SUMMARIZER_TOOL_RESULT_CHARS`].
+/// never sent) and tool calls, a tool result's text cut to `SUMMARIZER_TOOL_RESULT_CHARS` (2000 UTF-16 units).
 pub fn summarizer_items(llm_messages: &[Json]) -> Vec<Json> {
     let mut items = Vec::new();
     for message in llm_messages {
