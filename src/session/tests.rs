@@ -206,16 +206,24 @@ fn a_full_disk_fails_the_append_and_leaves_no_partial_line() {
         return full_disk_child(Path::new(&dir));
     }
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
+    // The child's output goes to pipes: under the file-size limit, writing to a log file that
+    // is already larger would fail too.
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "session::tests::a_full_disk_fails_the_append_and_leaves_no_partial_line",
             "--nocapture",
         ])
         .env(CHILD, dir.path())
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "the child failed: {status}");
+    assert!(
+        child.status.success(),
+        "the child failed: {}\n{}{}",
+        child.status,
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
     let path = std::fs::read_dir(dir.path())
         .unwrap()
         .next()
