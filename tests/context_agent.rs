@@ -261,18 +261,7 @@ fn a_long_conversation_on_a_session_writes_compactions_that_reopen() {
     let compactions = of_type(&events, "compaction_end").len();
     let in_memory = shared.lock().unwrap().context().messages;
     drop(shared); // closes the file
-                  // The run's task lets go of the agent (and the file's lock) just after the run settled.
-    let mut reopened = Session::open(&path, "/work", Durability::Flush);
-    for _ in 0..200 {
-        match &reopened {
-            Err(e) if e.kind == agent::session::SessionErrorKind::Locked => {
-                std::thread::sleep(Duration::from_millis(10));
-                reopened = Session::open(&path, "/work", Durability::Flush);
-            }
-            _ => break,
-        }
-    }
-    let reopened = reopened.unwrap();
+    let reopened = common::reopen_session(&path);
     assert!(reopened.skipped_lines().is_empty());
     let entries: Vec<&Json> = reopened
         .entries()

@@ -104,7 +104,7 @@ fn a_run_is_recorded_as_it_goes_and_resumed_after_a_restart() {
     drop(session);
 
     // A new process: the same file, the same transcript, and the next run appends to it.
-    let session = shared(Session::open(&path, "/work", Durability::Fsync).unwrap());
+    let session = shared(common::reopen_session(&path));
     let (agent, requests) = agent_on(&session, vec![text_response("Still a cat.", 1)]);
     assert_eq!(agent.messages(), transcript);
     block_on(agent.prompt_text("And now?")).unwrap();
@@ -165,7 +165,7 @@ fn model_and_thinking_changes_are_recorded_once_and_restored() {
     assert_eq!(tail[2]["thinkingLevel"], "low");
     drop(agent);
     drop(session);
-    let session = shared(Session::open(&path, "/work", Durability::Flush).unwrap());
+    let session = shared(common::reopen_session(&path));
     let recorded = session.lock().unwrap().context().model.unwrap();
     assert_eq!(recorded, json!({"provider": "other", "modelId": "m2"}));
     // The host resumes with its own model: recorded, so the file says what runs next.

@@ -568,3 +568,20 @@ pub fn failure<T: std::fmt::Debug>(
     assert_eq!(error.kind, kind, "{}", error.message);
     error
 }
+
+/// Opens a session file an agent just used: a finished run's task lets go of the agent (and so of
+/// the file's lock) a moment after the run settled, so a `Locked` open is retried for up to 2 s.
+pub fn reopen_session(path: &std::path::Path) -> agent::session::Session {
+    use agent::session::{Durability, Session, SessionErrorKind};
+    let mut opened = Session::open(path, "/work", Durability::Flush);
+    for _ in 0..200 {
+        match &opened {
+            Err(e) if e.kind == SessionErrorKind::Locked => {
+                std::thread::sleep(Duration::from_millis(10));
+                opened = Session::open(path, "/work", Durability::Flush);
+            }
+            _ => break,
+        }
+    }
+    opened.expect("the session file opens once the agent let go of it")
+}
