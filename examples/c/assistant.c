@@ -872,6 +872,8 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    long retry_delay = env_number("LIBAGENT_RETRY_BASE_DELAY_MS", 2000); /* the first wait before a retry */
+    if (retry_delay < 0) return 2;
     Buf model = {0}, about = {0}, prompt = {0}, options_json = {0};
     int real = model_from_env(&model, &about);
     char *script = NULL;
@@ -902,8 +904,6 @@ int main(int argc, char **argv) {
     buf_printf(&options_json, ",\"model\":%s}", model.data);
     /* Long conversations: compact near the model's context window (a real model has one) and
      * retry overloaded or failed requests (LIBAGENT_RETRY_BASE_DELAY_MS: the first wait). */
-    long retry_delay = env_number("LIBAGENT_RETRY_BASE_DELAY_MS", 2000);
-    if (retry_delay < 0) return 2;
     buf_printf(&options_json, ",\"compaction\":{\"enabled\":%s},\"retry\":{\"enabled\":true,\"baseDelayMs\":%ld}}",
                real ? "true" : "false", retry_delay);
 

@@ -903,8 +903,9 @@ TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_wri
          test_continue_resumes_the_newest_session_of_the_root, test_session_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run
-# every tool, the refusals, both approval answers and the provider path, and a resumed session.
-VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks, test_session_resumes_the_conversation]
+# every tool, the refusals, both approval answers and the provider path, a resumed session and a retry.
+VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks, test_session_resumes_the_conversation,
+                  test_endpoint_overloaded_is_retried]
 
 
 def main():
