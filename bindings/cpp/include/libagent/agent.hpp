@@ -17,7 +17,7 @@
 // `Stream` and `Reply` own the answer of one callback invocation (see "Deferred answers").
 // `Event` is a view of libagent's event struct (O(1): no JSON unless `json()` is asked).
 //
-// Runs. `prompt` / `prompt_json` / `continue_run` start a run and return its `Run` at once
+// Runs. `prompt` / `prompt_json` / `continue_run` / `compact` start a run and return its `Run` at once
 // (`[[nodiscard]]`): `wait()` blocks until it settled and returns its `Outcome` (`status`,
 // `stop_reason`, `error_message`, `message_count`; true when it completed), `wait(timeout)`
 // returns std::nullopt when the time ran out, `abort()` aborts this run only (a settled run's
