@@ -43,23 +43,49 @@ def chunk(delta, finish=None):
                                             "finish_reason": finish}], "usage": None})
 
 
-def usage_chunk():
+def usage_chunk(prompt_tokens=120):
     return sse({
         "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1750000000,
         "model": "mock-model", "choices": [],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}})
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20}})
 
 
 def pieces(text, size):
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
-def text_response(text):
+def text_response(text, prompt_tokens=120):
     """A streamed text answer: role chunk, content in pieces, finish_reason stop, usage, [DONE]."""
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({"content": piece}) for piece in pieces(text, 9)]
-    chunks += [chunk({}, "stop"), usage_chunk(), "data: [DONE]\n\n"]
+    chunks += [chunk({}, "stop"), usage_chunk(prompt_tokens), "data: [DONE]\n\n"]
     return chunks
+
+
+# Two long requests then a short one, on a 16,500-token window (compaction keeps 20,000 recent
+# tokens and reserves 16,384): the second answer's usage passes the threshold, and the first
+# exchange, older than what is kept, is summarized by the model (the third response).
+LONG_REQUEST = "word " * 18000
+COMPACTION_INPUT = LONG_REQUEST + "\n" + LONG_REQUEST + "\nand now?\n"
+
+
+def compaction_responses():
+    return [text_response("Answer one.", 16000), text_response("Answer two.", 16100),
+            text_response("The summary of the session.", 50), text_response("Answer three.", 300)]
+
+
+def check_compacted(output, mock):
+    """The compaction line, the summary request between the second and third prompts, and a third
+    request that starts from the summary instead of the first exchange."""
+    check(output.count("[compacted: ") == 1, "one compaction line", output)
+    contains(output, "[compacted: 16120 tokens -> ", output)
+    contains(output, "Answer three.", output)
+    check(len(mock.requests) == 4, "four requests (one of them the summary's)", [r["body"]["messages"][0] for r in mock.requests])
+    summary_request = json.dumps(mock.requests[2]["body"]["messages"])
+    contains(summary_request, "Answer one.")
+    last = json.dumps(mock.requests[3]["body"]["messages"])
+    contains(last, "The summary of the session.")
+    check("Answer one." not in last, "the first exchange is summarized, not sent", last[:400])
 
 
 def tool_call_response(calls):
@@ -808,6 +834,21 @@ def test_endpoint_overloaded_is_retried():
         shutil.rmtree(top)
 
 
+def test_endpoint_compacts_near_the_window():
+    """A real model's conversation is compacted when it nears the context window (here
+    LIBAGENT_CONTEXT_WINDOW): one "[compacted: N tokens -> M]" line, and the next request starts
+    from the model's summary."""
+    top, root = make_root()
+    try:
+        with Mock(compaction_responses()) as mock:
+            r = run(["--root", root], COMPACTION_INPUT,
+                    env=oc_env(mock, LIBAGENT_API_KEY="k", LIBAGENT_CONTEXT_WINDOW="16500"))
+        check(r.code == 0 and "error:" not in r.err, "exit 0, no error", r)
+        check_compacted(r.err + r.out, mock)
+    finally:
+        shutil.rmtree(top)
+
+
 def session_lines(path):
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f]
@@ -899,7 +940,8 @@ def test_session_errors_are_reported():
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
          test_endpoint_anthropic_messages, test_endpoint_openai_responses, test_endpoint_google_generative_ai,
-         test_endpoint_errors_are_reported, test_endpoint_overloaded_is_retried, test_endpoint_catalogue_model, test_session_resumes_the_conversation,
+         test_endpoint_errors_are_reported, test_endpoint_overloaded_is_retried,
+         test_endpoint_compacts_near_the_window, test_endpoint_catalogue_model, test_session_resumes_the_conversation,
          test_continue_resumes_the_newest_session_of_the_root, test_session_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run

@@ -2,7 +2,8 @@
 """The Python and Go assistants (examples/python/assistant.py, bindings/go/examples/assistant) on a
 loopback openai-completions endpoint that is overloaded once (529) and then answers: each prints
 one retry line ("[retrying in Ns: <error>]") and then the answer, and names
-LIBAGENT_RETRY_BASE_DELAY_MS in its usage text.
+LIBAGENT_RETRY_BASE_DELAY_MS in its usage text; and on one whose answers near the context window:
+each prints one "[compacted: N tokens -> M]" line and goes on from the model's summary.
 
 usage: test_binding_assistants.py LIBAGENT_SO [GO_ASSISTANT_BINARY]
 (the Python assistant runs with the binding's sources and LIBAGENT_SO; without a Go binary the Go
@@ -19,7 +20,8 @@ import tempfile
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_assistant import OVERLOADED, Failed, Mock, check, clean_env, contains, text_response  # noqa: E402
+from test_assistant import (COMPACTION_INPUT, OVERLOADED, Failed, Mock, check, check_compacted, clean_env,  # noqa: E402
+                            compaction_responses, contains, text_response)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TIMEOUT = 120  # a guard against hangs only
@@ -53,15 +55,32 @@ def check_retried(command, library, flag_help):
         shutil.rmtree(root)
 
 
+def check_compacts(command, library, root_flag):
+    root = tempfile.mkdtemp(prefix="binding-assistant-")
+    try:
+        with Mock(compaction_responses()) as mock:
+            proc = subprocess.run(command + [root_flag, root], input=COMPACTION_INPUT, capture_output=True, text=True,
+                                  timeout=TIMEOUT, env=dict(assistant_env(mock, library), LIBAGENT_CONTEXT_WINDOW="16500"))
+        both = proc.stdout + proc.stderr
+        check(proc.returncode == 0 and "error" not in both.lower(), "exit 0, no error", both[-2000:])
+        check_compacted(both, mock)
+    finally:
+        shutil.rmtree(root)
+
+
 def main():
     library = os.path.abspath(sys.argv[1])
     go_binary = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
     tests = [("python_assistant_retries_an_overloaded_request",
               lambda: check_retried([sys.executable, os.path.join(REPO, "examples", "python", "assistant.py")],
-                                    library, "--help"))]
+                                    library, "--help")),
+             ("python_assistant_compacts_near_the_window",
+              lambda: check_compacts([sys.executable, os.path.join(REPO, "examples", "python", "assistant.py")],
+                                     library, "--root"))]
     if go_binary:
         tests.append(("go_assistant_retries_an_overloaded_request",
                       lambda: check_retried([go_binary], library, "-help")))
+        tests.append(("go_assistant_compacts_near_the_window", lambda: check_compacts([go_binary], library, "-root")))
     passed = failed = 0
     for name, test in tests:
         try:

@@ -96,7 +96,8 @@ func openSession(out io.Writer, cfg config) (*agent.Session, error) {
 }
 
 func run(in io.Reader, out io.Writer, cfg config) error {
-	lines := bufio.NewScanner(in) // the requests, and the answers to the questions (asked during a run)
+	lines := bufio.NewScanner(in)               // the requests, and the answers to the questions (asked during a run)
+	lines.Buffer(make([]byte, 64*1024), 16<<20) // a pasted request may be longer than Scanner's 64 KiB default
 	ask := func(ctx context.Context, tool string, args json.RawMessage) error {
 		var a struct{ Path string }
 		_ = json.Unmarshal(args, &a)
@@ -134,6 +135,9 @@ func run(in io.Reader, out io.Writer, cfg config) error {
 	})
 	for err == nil && lines.Scan() {
 		_, err = a.Prompt(context.Background(), lines.Text()) // a failed request ends the session
+	}
+	if err == nil {
+		err = lines.Err() // e.g. a line over 16 MiB: said, not taken for the end of the input
 	}
 	return err
 }
