@@ -149,3 +149,14 @@ def test_an_option_error_names_what_the_caller_wrote():
         Agent(scripted=[], retry={"enabled": True, "base_delay_ms": -5})
     with pytest.raises(InvalidJsonError, match="reserve"):
         Agent(scripted=[], compaction={"enabled": True, "reserve": 1})
+
+
+def test_configure_turns_retries_on_in_snake_case():
+    with Agent(model=WINDOWED_MODEL, scripted=[OVERLOADED, text_reply("done")]) as agent:
+        agent.configure(retry={"enabled": True, "base_delay_ms": 1, "max_retries": 1})
+        seen = record_context_events(agent)
+        agent.prompt("and now?")
+        assert [kind for kind, _ in seen] == ["auto_retry_start", "auto_retry_end"]
+        assert seen[0][1]["maxAttempts"] == 1
+        with pytest.raises(InvalidJsonError, match="max_delay_ms"):
+            agent.configure(retry={"max_delay_ms": "soon"})
