@@ -35,6 +35,12 @@
  *   LIBAGENT_API_KEY    optional: the key to send instead (any value for servers without auth)
  *   LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS   optional (default: the catalogue's, else 128000,
  *                       4096)
+ *   LIBAGENT_RETRY_BASE_DELAY_MS   optional: the first wait before retrying a failed request
+ *                       (default 2000; then doubled, 3 retries)
+ *
+ * Long conversations: a real model's conversation is compacted near its context window
+ * ("[compacted: N tokens -> M]"), and a request that failed for a passing reason (overloaded,
+ * rate limited, 5xx, a dropped connection) is tried again ("[retrying in 2s: <error>]").
  *
  * How it uses libagent: the agent is host-pumped (a dispatcher): its callbacks (the listener
  * that prints, the consent hook that asks the user) run only on the main thread, inside
@@ -278,6 +284,7 @@ typedef struct {
     AgentHandle agent;
     FILE *tty_in, *tty_out; /* the terminal, for approvals (NULL: stdin and stdout) */
     int midline;            /* the last thing printed to stdout did not end a line */
+    Buf failed_attempt;     /* the error of a failed request, said once the run shows it was final */
 
     pthread_mutex_t mu; /* guards the two below (the signal thread reads them) */
     AgentRun run;       /* the answer in progress ({0}: none) */
@@ -449,6 +456,44 @@ static void print_brief(const char *text, size_t max) {
     if (n > max || text[n]) fputs(" ...", stdout);
 }
 
+/* A number member of a JSON object (0 when absent). */
+static double json_number(const char *obj, const char *key) {
+    const char *value = obj ? json_get(obj, key) : NULL;
+    return value ? strtod(json_ws(value), NULL) : 0;
+}
+
+/* A failed request is said once the run is over: a retry or an overflow's compaction may
+ * still recover it (they print their own line instead). */
+static void say_failed_attempt(App *app) {
+    if (app->failed_attempt.len) fprintf(stderr, "error: %s\n", app->failed_attempt.data);
+    app->failed_attempt.len = 0;
+}
+
+/* Context management's events: one line per compaction or retry. */
+static void show_context_event(App *app, const AgentEvent *event, const char *json) {
+    Buf text = {0};
+    if (event->kind == AGENT_EVENT_AUTO_RETRY_START) {
+        json_string(json_get(json, "errorMessage"), &text);
+        end_line(app);
+        fflush(stdout);
+        fprintf(stderr, "[retrying in %gs: %s]\n", json_number(json, "delayMs") / 1000.0, text.data ? text.data : "");
+        app->failed_attempt.len = 0;
+    } else if (event->kind == AGENT_EVENT_COMPACTION_START) {
+        app->failed_attempt.len = 0; /* an overflow: compacted, then tried again */
+    } else if (event->kind == AGENT_EVENT_COMPACTION_END) {
+        const char *result = json_get(json, "result");
+        json_string(json_get(json, "errorMessage"), &text);
+        end_line(app);
+        fflush(stdout);
+        if (result && *json_ws(result) == '{')
+            fprintf(stderr, "[compacted: %.0f tokens -> %.0f]\n", json_number(result, "tokensBefore"),
+                    json_number(result, "estimatedTokensAfter"));
+        else if (text.len)
+            fprintf(stderr, "[compaction failed: %s]\n", text.data);
+    }
+    free(text.data);
+}
+
 /* The listener: streamed text, tool calls and their results, errors. */
 static AgentListenerAnswer on_event(void *ud, const AgentEvent *event) {
     App *app = ud;
@@ -481,6 +526,8 @@ static AgentListenerAnswer on_event(void *ud, const AgentEvent *event) {
         if (!is_error && lines > 1) printf(" (%ld lines)", lines);
         fputc('\n', stdout);
         free(text.data);
+    } else if (event->kind >= AGENT_EVENT_COMPACTION_START && event->kind <= AGENT_EVENT_AUTO_RETRY_END && json) {
+        show_context_event(app, event, json);
     } else if (event->kind == AGENT_EVENT_MESSAGE_END && json) {
         const char *message = json_get(json, "message");
         Buf role = {0}, reason = {0}, error = {0};
@@ -490,7 +537,10 @@ static AgentListenerAnswer on_event(void *ud, const AgentEvent *event) {
         if (strcmp(role.data, "assistant") == 0) {
             end_line(app);
             fflush(stdout);
-            if (strcmp(reason.data, "error") == 0) fprintf(stderr, "error: %s\n", error.len ? error.data : "the model request failed");
+            if (strcmp(reason.data, "error") == 0) {
+                app->failed_attempt.len = 0;
+                buf_puts(&app->failed_attempt, error.len ? error.data : "the model request failed");
+            }
             else if (strcmp(reason.data, "aborted") == 0) fprintf(stderr, "[aborted]\n");
             else if (strcmp(reason.data, "length") == 0) fprintf(stderr, "[the answer was cut off: maxTokens reached]\n");
         }
@@ -781,7 +831,10 @@ static void usage(FILE *out) {
           "A real model: LIBAGENT_MODEL=provider/id of libagent's model catalogue (e.g. anthropic/claude-sonnet-4-5),\n"
           "or LIBAGENT_API (openai-completions | anthropic-messages | openai-responses | google-generative-ai),\n"
           "LIBAGENT_BASE_URL and LIBAGENT_MODEL; optional LIBAGENT_PROVIDER, LIBAGENT_API_KEY,\n"
-          "LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS. Type a request per line; Ctrl-D or /quit quits, Ctrl-C aborts an answer.\n",
+          "LIBAGENT_CONTEXT_WINDOW, LIBAGENT_MAX_TOKENS. A failed request that may succeed later (overloaded,\n"
+          "rate limited, 5xx, a dropped connection) is retried 3 times, after 2 s, 4 s, 8 s\n"
+          "(LIBAGENT_RETRY_BASE_DELAY_MS sets the first wait); the conversation is compacted near the model's\n"
+          "context window. Type a request per line; Ctrl-D or /quit quits, Ctrl-C aborts an answer.\n",
           out);
 }
 
@@ -819,6 +872,8 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    long retry_delay = env_number("LIBAGENT_RETRY_BASE_DELAY_MS", 2000); /* the first wait before a retry */
+    if (retry_delay < 0) return 2;
     Buf model = {0}, about = {0}, prompt = {0}, options_json = {0};
     int real = model_from_env(&model, &about);
     char *script = NULL;
@@ -846,7 +901,11 @@ int main(int argc, char **argv) {
                "questions about them, quote what you rely on, and keep answers short.", app.root);
     buf_puts(&options_json, "{\"initialState\":{\"systemPrompt\":");
     buf_json_str(&options_json, prompt.data);
-    buf_printf(&options_json, ",\"model\":%s}}", model.data);
+    buf_printf(&options_json, ",\"model\":%s}", model.data);
+    /* Long conversations: compact near the model's context window (a real model has one) and
+     * retry overloaded or failed requests (LIBAGENT_RETRY_BASE_DELAY_MS: the first wait). */
+    buf_printf(&options_json, ",\"compaction\":{\"enabled\":%s},\"retry\":{\"enabled\":true,\"baseDelayMs\":%ld}}",
+               real ? "true" : "false", retry_delay);
 
     AgentOptions options = {0};
     AgentDispatcher dispatcher = {0};
@@ -912,7 +971,9 @@ int main(int argc, char **argv) {
         /* Runs the agent's callbacks here (printing, consent questions) until the answer is over. */
         AgentWaitResult waited;
         AgentRunOutcome outcome;
-        if (!failed(agent_run_wait(run, -1, &waited), NULL) && !failed(agent_run_outcome(run, &outcome), NULL) &&
+        int waited_ok = !failed(agent_run_wait(run, -1, &waited), NULL);
+        say_failed_attempt(&app);
+        if (waited_ok && !failed(agent_run_outcome(run, &outcome), NULL) &&
             (outcome.status == AGENT_RUN_FAILED || outcome.status == AGENT_RUN_FREED))
             fprintf(stderr, "error: the run failed: %.*s\n", (int)outcome.error_message.len, outcome.error_message.ptr);
         pthread_mutex_lock(&app.mu);
@@ -948,6 +1009,7 @@ fail:
     free(prompt.data);
     free(options_json.data);
     free(default_dir.data);
+    free(app.failed_attempt.data);
     fflush(stdout);
     return status;
 }

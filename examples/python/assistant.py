@@ -6,6 +6,10 @@ scripted demo or --script FILE) works under the root with read, ls, find, grep, 
 write and edit ask y/n first (--yes approves them). --session FILE keeps the conversation in that
 session file (pi's format) and resumes it; --continue resumes the newest session of the root under
 --sessions-dir (default $LIBAGENT_SESSIONS_DIR, else ~/.libagent/sessions), or starts one there.
+A real model's conversation is compacted near its context window ("[compacted: N tokens -> M]"),
+and a request that failed for a passing reason (overloaded, rate limited, 5xx, a dropped
+connection) is retried 3 times after 2 s, 4 s, 8 s ("[retrying in 2s: <error>]";
+LIBAGENT_RETRY_BASE_DELAY_MS sets the first wait).
 """
 import argparse
 import json
@@ -20,7 +24,8 @@ DEMO = [{"content": [{"type": "toolCall", "id": "call_1", "name": "ls", "argumen
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(epilog="LIBAGENT_RETRY_BASE_DELAY_MS: the first wait before retrying a failed "
+                                            "request (default 2000 ms; then doubled, 3 retries).")
     parser.add_argument("--root", default=".")
     parser.add_argument("--script", type=argparse.FileType(), help="the scripted model's responses (JSON)")
     parser.add_argument("--yes", action="store_true", help="approve every write and edit")
@@ -46,19 +51,36 @@ def main() -> None:
         elif event.type == "tool_execution_end":
             end = event.json()
             print(("[error] " if end["isError"] else "[result] ") + message_text(end["result"]).split("\n")[0])
+        elif event.type == "auto_retry_start":
+            retry = event.json()
+            print(f"[retrying in {retry['delayMs'] / 1000:g}s: {retry['errorMessage']}]", file=sys.stderr, flush=True)
+        elif event.type == "compaction_end":
+            end = event.json()
+            if end.get("result"):
+                print(f"[compacted: {end['result']['tokensBefore']} tokens -> {end['result']['estimatedTokensAfter']}]",
+                      file=sys.stderr, flush=True)
+            elif end.get("errorMessage"):
+                print(f"[compaction failed: {end['errorMessage']}]", file=sys.stderr, flush=True)
         elif event.type == "message_end":
             message = event.json()["message"]
             if message["role"] == "assistant" and (text := message_text(message)):
                 print(text)
 
-    if any(os.environ.get(name) for name in ("LIBAGENT_API", "LIBAGENT_BASE_URL", "LIBAGENT_MODEL")):
+    real = any(os.environ.get(name) for name in ("LIBAGENT_API", "LIBAGENT_BASE_URL", "LIBAGENT_MODEL"))
+    if real:
         model = {"model": model_from_env(), "hooks": {"get_api_key": api_key}}  # the built-in providers
     else:
         model = {"scripted": json.load(options.script) if options.script else DEMO}
+    # Long conversations: compact near the model's context window (a real model has one), retry
+    # requests that failed for a passing reason.
+    delay = os.environ.get("LIBAGENT_RETRY_BASE_DELAY_MS") or "2000"
+    if not delay.isdigit() or int(delay) <= 0:
+        sys.exit(f"error: LIBAGENT_RETRY_BASE_DELAY_MS must be a positive integer, not {delay!r}")
+    context = {"compaction": {"enabled": real}, "retry": {"enabled": True, "base_delay_ms": int(delay)}}
     session = open_session(options, root)
     with Agent(system_prompt="You are a coding assistant working on the files under the root.",
                tools=coding_tools(root, consent=consent), tool_execution="sequential", session=session,
-               **model) as agent:
+               **context, **model) as agent:
         agent.subscribe(show)
         for line in iter(sys.stdin.readline, ""):
             if line.strip() in ("", "/quit"):

@@ -418,7 +418,7 @@ unsafe extern "C" fn listener(
     let rec = ctx.rec.as_ref().unwrap();
     rec.callback();
     let kind = (*event).kind;
-    assert!((AGENT_EVENT_AGENT_START..=AGENT_EVENT_TOOL_EXECUTION_END).contains(&kind));
+    assert!((AGENT_EVENT_AGENT_START..=AGENT_EVENT_AUTO_RETRY_END).contains(&kind));
     let mut json = AgentStr {
         ptr: std::ptr::null(),
         len: 0,

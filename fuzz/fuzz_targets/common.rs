@@ -108,7 +108,7 @@ pub unsafe extern "C" fn continue_listener(
     _: *mut c_void,
     event: *const AgentEvent,
 ) -> AgentListenerAnswer {
-    assert!((AGENT_EVENT_AGENT_START..=AGENT_EVENT_TOOL_EXECUTION_END).contains(&(*event).kind));
+    assert!((AGENT_EVENT_AGENT_START..=AGENT_EVENT_AUTO_RETRY_END).contains(&(*event).kind));
     let mut text = AgentStr {
         ptr: std::ptr::null(),
         len: 0,

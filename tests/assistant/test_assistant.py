@@ -43,23 +43,49 @@ def chunk(delta, finish=None):
                                             "finish_reason": finish}], "usage": None})
 
 
-def usage_chunk():
+def usage_chunk(prompt_tokens=120):
     return sse({
         "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1750000000,
         "model": "mock-model", "choices": [],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}})
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20}})
 
 
 def pieces(text, size):
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
-def text_response(text):
+def text_response(text, prompt_tokens=120):
     """A streamed text answer: role chunk, content in pieces, finish_reason stop, usage, [DONE]."""
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({"content": piece}) for piece in pieces(text, 9)]
-    chunks += [chunk({}, "stop"), usage_chunk(), "data: [DONE]\n\n"]
+    chunks += [chunk({}, "stop"), usage_chunk(prompt_tokens), "data: [DONE]\n\n"]
     return chunks
+
+
+# Two long requests then a short one, on a 16,500-token window (compaction keeps 20,000 recent
+# tokens and reserves 16,384): the second answer's usage passes the threshold, and the first
+# exchange, older than what is kept, is summarized by the model (the third response).
+LONG_REQUEST = "word " * 18000
+COMPACTION_INPUT = LONG_REQUEST + "\n" + LONG_REQUEST + "\nand now?\n"
+
+
+def compaction_responses():
+    return [text_response("Answer one.", 16000), text_response("Answer two.", 16100),
+            text_response("The summary of the session.", 50), text_response("Answer three.", 300)]
+
+
+def check_compacted(output, mock):
+    """The compaction line, the summary request between the second and third prompts, and a third
+    request that starts from the summary instead of the first exchange."""
+    check(output.count("[compacted: ") == 1, "one compaction line", output)
+    contains(output, "[compacted: 16120 tokens -> ", output)
+    contains(output, "Answer three.", output)
+    check(len(mock.requests) == 4, "four requests (one of them the summary's)", [r["body"]["messages"][0] for r in mock.requests])
+    summary_request = json.dumps(mock.requests[2]["body"]["messages"])
+    contains(summary_request, "Answer one.")
+    last = json.dumps(mock.requests[3]["body"]["messages"])
+    contains(last, "The summary of the session.")
+    check("Answer one." not in last, "the first exchange is summarized, not sent", last[:400])
 
 
 def tool_call_response(calls):
@@ -145,8 +171,19 @@ class LoopbackServer:
         self.server.server_close()
 
 
+class Refusal:
+    """A mock response that is an HTTP error: `status` with a JSON `body`."""
+
+    def __init__(self, status, body):
+        self.status, self.body = status, body
+
+
+OVERLOADED = Refusal(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+
+
 class Mock(LoopbackServer):
-    """An openai-completions endpoint replaying `responses`, one per request."""
+    """An openai-completions endpoint replaying `responses`, one per request (a Refusal answers
+    with its HTTP error)."""
 
     def __init__(self, responses, observe=None):
         self.responses = list(responses)
@@ -191,6 +228,15 @@ class Mock(LoopbackServer):
                     self.wfile.write(payload)
                     return
                 chunks = mock.responses.pop(0)
+                if isinstance(chunks, Refusal):
+                    payload = json.dumps(chunks.body).encode()
+                    self.send_response(chunks.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream; charset=utf-8")
                 self.send_header("cache-control", "no-cache")
@@ -742,20 +788,63 @@ def test_endpoint_openai_responses():
 
 
 def test_endpoint_errors_are_reported():
-    """A server error and a missing API key end the answer with an error line, not a crash."""
+    """A server error (retried three times, then said once) and a missing API key (not retried) end
+    the answer with an error line, not a crash."""
     top, root = make_root()
     try:
         with Mock([]) as mock:  # answers 500
-            r = run(["--root", root], "hello\nhello again\n", env=oc_env(mock, LIBAGENT_API_KEY="k"))
+            r = run(["--root", root], "hello\nhello again\n",
+                    env=oc_env(mock, LIBAGENT_API_KEY="k", LIBAGENT_RETRY_BASE_DELAY_MS="1"))
         check(r.code == 0, "exit 0", r)
-        check(r.err.count("error: ") == 2, "one error per request", r)
+        check(r.err.count("error: ") == 2, "one error per prompt", r)
         contains(r.err, "error: 500", r)
-        check(len(mock.requests) == 2, "one request per prompt (no retries by default)", mock.requests)
+        check(r.err.count("[retrying in ") == 6, "three retries per prompt", r)
+        contains(r.err, "[retrying in 0.001s: 500", r)
+        contains(r.err, "[retrying in 0.004s: 500", r)
+        check(len(mock.requests) == 8, "four requests per prompt", mock.requests)
         with Mock([]) as mock:
             r = run(["--root", root], "hello\n", env=oc_env(mock))
         check(r.code == 0, "exit 0", r)
         contains(r.err, "error: No API key for provider: openai", r)
         check(mock.requests == [], "no request without a key", mock.requests)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_endpoint_overloaded_is_retried():
+    """An overloaded server (529) then an answer: one retry line with the wait and the error, the
+    answer arrives, no error line; the usage text names the variable that sets the wait."""
+    top, root = make_root()
+    try:
+        with Mock([OVERLOADED, text_response("Answered after a retry.")]) as mock:
+            r = run(["--root", root], "hello\n", env=oc_env(mock, LIBAGENT_API_KEY="k", LIBAGENT_RETRY_BASE_DELAY_MS="3"))
+        check(r.code == 0, "exit 0", r)
+        check("error:" not in r.err, "no error line for a request that was retried", r)
+        check(r.err.count("[retrying in ") == 1, "one retry line", r)
+        contains(r.err, "[retrying in 0.003s: 529", r)
+        contains(r.err, "verloaded", r)
+        contains(r.out, "Answered after a retry.\n", r)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        check(mock.requests[0]["body"] == mock.requests[1]["body"], "the retry sends the same request", mock.requests)
+        bad = run(["--root", root], "hello\n", env=oc_env(mock, LIBAGENT_RETRY_BASE_DELAY_MS="soon"))
+        check(bad.code == 2, "exit 2 for a wait that is not a number", bad)
+        contains(bad.err, "error: LIBAGENT_RETRY_BASE_DELAY_MS must be a positive integer, not 'soon'", bad)
+        contains(run(["--help"], "").out, "LIBAGENT_RETRY_BASE_DELAY_MS")
+    finally:
+        shutil.rmtree(top)
+
+
+def test_endpoint_compacts_near_the_window():
+    """A real model's conversation is compacted when it nears the context window (here
+    LIBAGENT_CONTEXT_WINDOW): one "[compacted: N tokens -> M]" line, and the next request starts
+    from the model's summary."""
+    top, root = make_root()
+    try:
+        with Mock(compaction_responses()) as mock:
+            r = run(["--root", root], COMPACTION_INPUT,
+                    env=oc_env(mock, LIBAGENT_API_KEY="k", LIBAGENT_CONTEXT_WINDOW="16500"))
+        check(r.code == 0 and "error:" not in r.err, "exit 0, no error", r)
+        check_compacted(r.err + r.out, mock)
     finally:
         shutil.rmtree(top)
 
@@ -851,12 +940,14 @@ def test_session_errors_are_reported():
 TESTS = [test_scripted_demo, test_scripted_tools_and_refusals, test_scripted_write_flags,
          test_ctrl_c_aborts_the_answer, test_configuration_errors, test_endpoint_read_file, test_endpoint_write_file_asks,
          test_endpoint_anthropic_messages, test_endpoint_openai_responses, test_endpoint_google_generative_ai,
-         test_endpoint_errors_are_reported, test_endpoint_catalogue_model, test_session_resumes_the_conversation,
+         test_endpoint_errors_are_reported, test_endpoint_overloaded_is_retried,
+         test_endpoint_compacts_near_the_window, test_endpoint_catalogue_model, test_session_resumes_the_conversation,
          test_continue_resumes_the_newest_session_of_the_root, test_session_errors_are_reported]
 
 # Under valgrind (several seconds per start of the debug library), the two tests that together run
-# every tool, the refusals, both approval answers and the provider path, and a resumed session.
-VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks, test_session_resumes_the_conversation]
+# every tool, the refusals, both approval answers and the provider path, a resumed session and a retry.
+VALGRIND_TESTS = [test_endpoint_read_file, test_endpoint_write_file_asks, test_session_resumes_the_conversation,
+                  test_endpoint_overloaded_is_retried]
 
 
 def main():

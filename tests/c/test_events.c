@@ -60,7 +60,8 @@ static AgentHandle new_agent(void) {
 
 static const char *type_names[] = {"agent_start", "agent_end", "turn_start", "turn_end", "message_start",
                                    "message_update", "message_end", "tool_execution_start",
-                                   "tool_execution_update", "tool_execution_end"};
+                                   "tool_execution_update", "tool_execution_end", "compaction_start",
+                                   "compaction_end", "auto_retry_start", "auto_retry_end"};
 
 /* Takes events until agent_end, reading each one's JSON in `shape`; returns how many; appends
  * their types to `types` (from the struct, checked against the JSON). */
@@ -70,7 +71,7 @@ static int drain_run(AgentQueue queue, char *types, size_t cap, AgentEventShape 
         AgentEvent event;
         CHECK_EQ_INT(next_of(queue, WAIT_MS, &event), AGENT_NEXT_EVENT);
         n++;
-        CHECK(event.kind >= 0 && event.kind <= AGENT_EVENT_TOOL_EXECUTION_END);
+        CHECK(event.kind >= 0 && event.kind <= AGENT_EVENT_AUTO_RETRY_END);
         const char *name = type_names[event.kind];
         CHECK(strlen(types) + strlen(name) + 2 < cap);
         strcat(types, name);

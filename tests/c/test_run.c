@@ -154,8 +154,9 @@ static AgentListenerAnswer listener(void *ud, const AgentEvent *event) {
     (void)ud;
     static const char *names[] = {"agent_start", "agent_end", "turn_start", "turn_end", "message_start",
                                   "message_update", "message_end", "tool_execution_start",
-                                  "tool_execution_update", "tool_execution_end"};
-    CHECK(event->kind >= 0 && event->kind <= AGENT_EVENT_TOOL_EXECUTION_END);
+                                  "tool_execution_update", "tool_execution_end", "compaction_start",
+                                   "compaction_end", "auto_retry_start", "auto_retry_end"};
+    CHECK(event->kind >= 0 && event->kind <= AGENT_EVENT_AUTO_RETRY_END);
     const char *type = names[event->kind];
     AgentStr full_json, lean_json, again;
     CHECK_OK(agent_event_json(event, AGENT_EVENT_SHAPE_FULL, &full_json));

@@ -243,7 +243,7 @@ static void host_stream(void *ud, const char *request, size_t request_len, Agent
 
 static AgentListenerAnswer listener(void *ud, const AgentEvent *event) {
     (void)ud;
-    if (event->kind < AGENT_EVENT_AGENT_START || event->kind > AGENT_EVENT_TOOL_EXECUTION_END) FAIL("event kind %d", event->kind);
+    if (event->kind < AGENT_EVENT_AGENT_START || event->kind > AGENT_EVENT_AUTO_RETRY_END) FAIL("event kind %d", event->kind);
     return AGENT_LISTENER_CONTINUE;
 }
 

@@ -109,6 +109,10 @@ type Options struct {
 	CACertificates    string
 	CACertificateFile string
 
+	// Context management (README "Long conversations"); nil: off, as pi-agent-core's Agent.
+	Compaction *CompactionOptions
+	Retry      *RetryOptions
+
 	// EventShape asks for the JSON of every event given to Subscribe listeners and Events
 	// channels (Event.JSON); the zero value, ShapeNone, builds none (the Event's fields cost
 	// O(1); a listener may still Decode the event it is given).
@@ -126,6 +130,52 @@ type Options struct {
 	// its context and appends to it as it runs. One agent per session (ErrInvalidState for a
 	// second); the Session may be closed once the agent is built.
 	Session *Session
+}
+
+// CompactionOptions turn on compaction: when the context passes the model's ContextWindow minus
+// ReserveTokens the older messages are replaced by a summary, about KeepRecentTokens of recent
+// conversation kept word for word, and a context overflow is recovered by compacting and
+// retrying once. It needs the model's ContextWindow. Zero fields take libagent's defaults
+// (16384 and 20000).
+type CompactionOptions struct {
+	Enabled          bool
+	ReserveTokens    int
+	KeepRecentTokens int
+}
+
+// RetryOptions turn on automatic retries of transient model errors (overloaded, rate limited,
+// 5xx, a dropped connection) after BaseDelayMs × 2^(n−1), capped at MaxDelayMs. Zero fields take
+// libagent's defaults (3 retries, 2000 ms, 60000 ms).
+type RetryOptions struct {
+	Enabled     bool
+	MaxRetries  int
+	BaseDelayMs int64
+	MaxDelayMs  int64
+}
+
+func (c *CompactionOptions) json() map[string]any {
+	out := map[string]any{"enabled": c.Enabled}
+	if c.ReserveTokens != 0 {
+		out["reserveTokens"] = c.ReserveTokens
+	}
+	if c.KeepRecentTokens != 0 {
+		out["keepRecentTokens"] = c.KeepRecentTokens
+	}
+	return out
+}
+
+func (r *RetryOptions) json() map[string]any {
+	out := map[string]any{"enabled": r.Enabled}
+	if r.MaxRetries != 0 {
+		out["maxRetries"] = r.MaxRetries
+	}
+	if r.BaseDelayMs != 0 {
+		out["baseDelayMs"] = r.BaseDelayMs
+	}
+	if r.MaxDelayMs != 0 {
+		out["maxDelayMs"] = r.MaxDelayMs
+	}
+	return out
 }
 
 // Agent is one libagent agent. Close frees it; an Agent that becomes unreachable without
@@ -191,6 +241,12 @@ func (o *Options) json() (string, error) {
 	}
 	if o.CACertificateFile != "" {
 		top["caCertificateFile"] = o.CACertificateFile
+	}
+	if o.Compaction != nil {
+		top["compaction"] = o.Compaction.json()
+	}
+	if o.Retry != nil {
+		top["retry"] = o.Retry.json()
 	}
 	return toJSON(top)
 }
@@ -558,6 +614,14 @@ var optionFields = map[string]string{
 	"timeoutMs": "TimeoutMs", "connectTimeoutMs": "ConnectTimeoutMs", "idleTimeoutMs": "IdleTimeoutMs",
 	"caCertificates": "CACertificates", "caCertificateFile": "CACertificateFile",
 	"systemPrompt": "SystemPrompt", "thinkingLevel": "ThinkingLevel", "model": "Model", "messages": "Messages",
+	"compaction": "Compaction", "retry": "Retry",
+}
+
+// nestedOptionFields names the fields of Options.Compaction and Options.Retry, for an error
+// about one of their members (`Option "retry": "maxRetries" ...`).
+var nestedOptionFields = map[string]map[string]string{
+	"compaction": {"enabled": "Enabled", "reserveTokens": "ReserveTokens", "keepRecentTokens": "KeepRecentTokens"},
+	"retry":      {"enabled": "Enabled", "maxRetries": "MaxRetries", "baseDelayMs": "BaseDelayMs", "maxDelayMs": "MaxDelayMs"},
 }
 
 // goNames rewrites the option keys an options error quotes ("maxRetries") as the Options
@@ -568,6 +632,14 @@ func goNames(err error) error {
 		return err
 	}
 	message := e.Message
+	for option, members := range nestedOptionFields {
+		if strings.Contains(message, `"`+option+`"`) || strings.Contains(message, `"`+option+`.`) {
+			for key, field := range members {
+				message = strings.ReplaceAll(message, `"`+key+`"`, "Options."+optionFields[option]+"."+field)
+				message = strings.ReplaceAll(message, `"`+option+`.`+key+`"`, "Options."+optionFields[option]+"."+field)
+			}
+		}
+	}
 	for key, field := range optionFields {
 		message = strings.ReplaceAll(message, `"`+key+`"`, "Options."+field)
 	}

@@ -31,8 +31,13 @@ type Event struct {
 	ToolCallID   string // for tool_execution_*: the tool call's id
 	ToolName     string // for tool_execution_*: the tool's name
 	ArgsJSON     string // for tool_execution_start: the arguments as JSON text
-	// JSON is the whole event, when Options.EventShape asked for it (nil with ShapeNone).
+	// JSON is the whole event, when Options.EventShape asked for it (nil with ShapeNone), and
+	// always for the four context events below.
 	JSON json.RawMessage
+	// Compaction is a compaction_start / compaction_end event's content (nil for other events).
+	Compaction *CompactionEvent
+	// Retry is an auto_retry_start / auto_retry_end event's content (nil for other events).
+	Retry *RetryEvent
 
 	live *liveEvent // the listener's event, readable until the listener returns
 }
@@ -49,6 +54,36 @@ func (e Event) Decode(v any) error {
 		return err
 	}
 	return json.Unmarshal(raw, v)
+}
+
+// CompactionEvent is what compaction_start and compaction_end tell (README "Long conversations").
+type CompactionEvent struct {
+	Reason       string            `json:"reason"` // "manual", "threshold" or "overflow"
+	Result       *CompactionResult `json:"result"` // compaction_end of a compaction that happened
+	Aborted      bool              `json:"aborted"`
+	WillRetry    bool              `json:"willRetry"`    // an overflow's prompt is retried next
+	ErrorMessage string            `json:"errorMessage"` // why it failed or did not run
+}
+
+// CompactionResult is a done compaction: its summary and the context's size before and after.
+type CompactionResult struct {
+	Summary              string          `json:"summary"`
+	FirstKeptEntryID     string          `json:"firstKeptEntryId"`
+	TokensBefore         int             `json:"tokensBefore"`
+	EstimatedTokensAfter int             `json:"estimatedTokensAfter"`
+	Usage                json.RawMessage `json:"usage"`   // the summary request's usage, if the model wrote it
+	Details              json.RawMessage `json:"details"` // the hook's details, or the file lists
+}
+
+// RetryEvent is what auto_retry_start (Attempt, MaxAttempts, DelayMs, ErrorMessage) and
+// auto_retry_end (Success, Attempt, FinalError) tell.
+type RetryEvent struct {
+	Attempt      int    `json:"attempt"`
+	MaxAttempts  int    `json:"maxAttempts"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+	Success      bool   `json:"success"`
+	FinalError   string `json:"finalError"`
 }
 
 // liveEvent is a listener's borrowed AgentEvent; ended when the listener returned.
@@ -76,7 +111,8 @@ func (l *liveEvent) end() {
 }
 
 var eventTypes = [...]string{"agent_start", "agent_end", "turn_start", "turn_end", "message_start",
-	"message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end"}
+	"message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end",
+	"compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end"}
 
 var updateTypes = [...]string{"", "start", "text_start", "text_delta", "text_end", "thinking_start",
 	"thinking_delta", "thinking_end", "toolcall_start", "toolcall_delta", "toolcall_end"}
@@ -95,6 +131,9 @@ func newEvent(e *C.AgentEvent, shape EventShape) (Event, error) {
 	}
 	if u := int(e.update); u >= 0 && u < len(updateTypes) {
 		ev.UpdateType = updateTypes[u]
+	}
+	if e.kind >= C.AGENT_EVENT_COMPACTION_START && e.kind <= C.AGENT_EVENT_AUTO_RETRY_END {
+		return contextEvent(e, ev)
 	}
 	if shape == ShapeNone && ev.Type != "" && (ev.Type != "message_update" || ev.UpdateType != "") {
 		return ev, nil
@@ -120,6 +159,24 @@ func newEvent(e *C.AgentEvent, shape EventShape) (Event, error) {
 		ev.JSON = raw
 	}
 	return ev, nil
+}
+
+// contextEvent fills a compaction or retry event's typed content from its JSON (these events
+// are rare: a few per compaction or retry).
+func contextEvent(e *C.AgentEvent, ev Event) (Event, error) {
+	raw, err := eventJSON(e, ShapeFull)
+	if err != nil {
+		return ev, err
+	}
+	ev.JSON = raw
+	if e.kind <= C.AGENT_EVENT_COMPACTION_END {
+		ev.Compaction = &CompactionEvent{}
+		err = json.Unmarshal(raw, ev.Compaction)
+	} else {
+		ev.Retry = &RetryEvent{}
+		err = json.Unmarshal(raw, ev.Retry)
+	}
+	return ev, err
 }
 
 func eventJSON(e *C.AgentEvent, shape EventShape) (json.RawMessage, error) {

@@ -22,6 +22,9 @@ const (
 	HookPrepareRequest             HookKind = 6
 	HookPrepareNextTurn            HookKind = 7
 	HookPrepareNextTurnWithContext HookKind = 8
+	// HookCompact supplies a compaction's summary: input {reason, preparation, focus?}, answer
+	// {"summary", "details"?}, {"cancel": true}, or nil for the agent's own model's summary.
+	HookCompact HookKind = 9
 )
 
 // HookFunc is a hook: it gets the hook's argument as JSON and answers JSON (nil: the default
@@ -63,6 +66,7 @@ type Hooks struct {
 	PrepareRequest             HookFunc
 	PrepareNextTurn            HookFunc
 	PrepareNextTurnWithContext HookFunc
+	Compact                    HookFunc // see HookCompact
 }
 
 func (h *Hooks) byKind() map[HookKind]HookFunc {
@@ -75,7 +79,7 @@ func (h *Hooks) byKind() map[HookKind]HookFunc {
 		HookGetAPIKey: apiKey, HookBeforeToolCall: h.BeforeToolCall,
 		HookAfterToolCall: h.AfterToolCall, HookFinishTurn: h.FinishTurn,
 		HookPrepareRequest: h.PrepareRequest, HookPrepareNextTurn: h.PrepareNextTurn,
-		HookPrepareNextTurnWithContext: h.PrepareNextTurnWithContext,
+		HookPrepareNextTurnWithContext: h.PrepareNextTurnWithContext, HookCompact: h.Compact,
 	}
 	for kind, fn := range all {
 		if fn == nil {

@@ -199,6 +199,29 @@ func (a *Agent) PromptMessagesAsync(messages ...any) (*Run, error) {
 // ContinueAsync is Continue without waiting.
 func (a *Agent) ContinueAsync() (*Run, error) { return a.start(a.continueStart()) }
 
+// Compact compacts the conversation now and waits like Prompt: the older messages are replaced
+// by a summary (from Hooks.Compact or the agent's own model) and the recent ones kept; focus
+// ("": none) says what the summary should keep in particular. Its events are compaction_start
+// and compaction_end with Reason "manual". When there is nothing to compact or no summary could
+// be made the run fails (ErrRunFailed); an abort or a hook that cancels ends it aborted. Either
+// way the transcript (and session) stay as they were.
+func (a *Agent) Compact(ctx context.Context, focus string) (Outcome, error) {
+	return a.wait(ctx, a.compactStart(focus))
+}
+
+// CompactAsync is Compact without waiting.
+func (a *Agent) CompactAsync(focus string) (*Run, error) { return a.start(a.compactStart(focus)) }
+
+func (a *Agent) compactStart(focus string) starter {
+	return func(ud C.uintptr_t, out *C.AgentRun) error {
+		if strings.IndexByte(focus, 0) >= 0 {
+			return &Error{Status: ErrInvalidArgument, Message: "The compaction focus contains a NUL byte."}
+		}
+		p, n := ctext(focus)
+		return a.call(C.ga_compact(a.h, p, n, ud, out))
+	}
+}
+
 // starter starts a run with `done` called with ud.
 type starter func(ud C.uintptr_t, out *C.AgentRun) error
 

@@ -64,6 +64,9 @@ static inline AgentError *ga_stream_on_consumed(AgentStream stream, uintptr_t ud
 static inline AgentError *ga_continue(AgentHandle a, uintptr_t ud, AgentRun *out) {
     return agent_continue(a, ga_done, (void *)ud, out);
 }
+static inline AgentError *ga_compact(AgentHandle a, const char *p, size_t n, uintptr_t ud, AgentRun *out) {
+    return agent_compact(a, p, n, ga_done, (void *)ud, out);
+}
 static inline AgentError *ga_prompt(AgentHandle a, const char *p, size_t n, uintptr_t ud, AgentRun *out) {
     return agent_prompt(a, p, n, ga_done, (void *)ud, out);
 }

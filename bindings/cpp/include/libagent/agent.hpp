@@ -17,7 +17,7 @@
 // `Stream` and `Reply` own the answer of one callback invocation (see "Deferred answers").
 // `Event` is a view of libagent's event struct (O(1): no JSON unless `json()` is asked).
 //
-// Runs. `prompt` / `prompt_json` / `continue_run` start a run and return its `Run` at once
+// Runs. `prompt` / `prompt_json` / `continue_run` / `compact` start a run and return its `Run` at once
 // (`[[nodiscard]]`): `wait()` blocks until it settled and returns its `Outcome` (`status`,
 // `stop_reason`, `error_message`, `message_count`; true when it completed), `wait(timeout)`
 // returns std::nullopt when the time ran out, `abort()` aborts this run only (a settled run's
@@ -218,6 +218,9 @@ enum class HookKind : AgentHookKind {
     PrepareRequest = AGENT_HOOK_PREPARE_REQUEST,
     PrepareNextTurn = AGENT_HOOK_PREPARE_NEXT_TURN,
     PrepareNextTurnWithContext = AGENT_HOOK_PREPARE_NEXT_TURN_WITH_CONTEXT,
+    // Supplies a compaction's summary: `{reason, preparation, focus?}` -> `{"summary", "details"?}`,
+    // `{"cancel": true}`, or nullopt/"" for the agent's own model's summary.
+    Compact = AGENT_HOOK_COMPACT,
 };
 
 // Which JSON shape of an event (see AgentEventShape for what each costs).
@@ -235,6 +238,11 @@ enum class EventType : AgentEventType {
     ToolExecutionStart = AGENT_EVENT_TOOL_EXECUTION_START,
     ToolExecutionUpdate = AGENT_EVENT_TOOL_EXECUTION_UPDATE,
     ToolExecutionEnd = AGENT_EVENT_TOOL_EXECUTION_END,
+    // Context management (README "Long conversations"); their fields are in json().
+    CompactionStart = AGENT_EVENT_COMPACTION_START,  // {reason: "manual"|"threshold"|"overflow"}
+    CompactionEnd = AGENT_EVENT_COMPACTION_END,      // {reason, result?, aborted, willRetry, errorMessage?}
+    AutoRetryStart = AGENT_EVENT_AUTO_RETRY_START,   // {attempt, maxAttempts, delayMs, errorMessage}
+    AutoRetryEnd = AGENT_EVENT_AUTO_RETRY_END,       // {success, attempt, finalError?}
 };
 
 // The assistant stream event of a message_update (None for other events).
@@ -1593,6 +1601,17 @@ public:
         });
     }
 
+    // Compacts the conversation now (agent_compact): the older messages become a summary (from
+    // the HookKind::Compact hook or the agent's model), `focus` (empty: none) says what it should
+    // keep. Events CompactionStart/End with reason "manual". The run ends RunStatus::Failed when
+    // there is nothing to compact or no summary could be made, RunStatus::Aborted when aborted or
+    // the hook cancelled (the transcript is then unchanged).
+    Returned<Run> compact(std::string_view focus = {}, DoneFn done = {}) {
+        return start(std::move(done), [&](AgentDoneFn fn, void* data, AgentRun* run) {
+            return agent_compact(raw_, detail::opt(focus), focus.size(), fn, data, run);
+        });
+    }
+
     // The same without a Run: fire and forget, `done` reports how the run ended.
     Returned<void> prompt_async(std::string_view text, DoneFn done = {}) {
         LIBAGENT_TRY_(prompt(text, std::move(done)));
@@ -1608,6 +1627,10 @@ public:
     }
     Returned<void> continue_async(DoneFn done = {}) {
         LIBAGENT_TRY_(continue_run(std::move(done)));
+        LIBAGENT_OK_;
+    }
+    Returned<void> compact_async(std::string_view focus = {}, DoneFn done = {}) {
+        LIBAGENT_TRY_(compact(focus, std::move(done)));
         LIBAGENT_OK_;
     }
 

@@ -1,5 +1,8 @@
 // The Go twin of examples/c/assistant.c: coding tools under -root, write and edit ask y/n; a LIBAGENT_* or scripted model;
 // -session FILE or -continue keep the conversation in a session file (pi's format) and resume it.
+// A real model's conversation is compacted near its context window ("[compacted: N tokens -> M]"), and a request
+// that failed for a passing reason (overloaded, rate limited, 5xx, a dropped connection) is retried 3 times after
+// 2 s, 4 s, 8 s ("[retrying in 2s: <error>]"; LIBAGENT_RETRY_BASE_DELAY_MS sets the first wait).
 package main
 
 import (
@@ -15,8 +18,38 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
+
+const retryUsage = "LIBAGENT_RETRY_BASE_DELAY_MS: the first wait before retrying a failed request (default 2000 ms; then doubled, 3 retries)"
+
+// contextOptions turn on compaction (for a real model, which has a context window) and retries.
+func contextOptions(options *agent.Options) error {
+	delay := int64(2000)
+	if v := os.Getenv("LIBAGENT_RETRY_BASE_DELAY_MS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("LIBAGENT_RETRY_BASE_DELAY_MS must be a positive integer, not %q", v)
+		}
+		delay = n
+	}
+	options.Compaction = &agent.CompactionOptions{Enabled: options.UseProviders}
+	options.Retry = &agent.RetryOptions{Enabled: true, BaseDelayMs: delay}
+	return nil
+}
+
+// showContextEvent prints one line per compaction or retry.
+func showContextEvent(out io.Writer, e agent.Event) {
+	switch {
+	case e.Retry != nil && e.Type == "auto_retry_start":
+		fmt.Fprintf(out, "[retrying in %gs: %s]\n", float64(e.Retry.DelayMs)/1000, e.Retry.ErrorMessage)
+	case e.Compaction != nil && e.Type == "compaction_end" && e.Compaction.Result != nil:
+		fmt.Fprintf(out, "[compacted: %d tokens -> %d]\n", e.Compaction.Result.TokensBefore, e.Compaction.Result.EstimatedTokensAfter)
+	case e.Compaction != nil && e.Type == "compaction_end" && e.Compaction.ErrorMessage != "":
+		fmt.Fprintf(out, "[compaction failed: %s]\n", e.Compaction.ErrorMessage)
+	}
+}
 
 type config struct {
 	root, script string
@@ -63,7 +96,8 @@ func openSession(out io.Writer, cfg config) (*agent.Session, error) {
 }
 
 func run(in io.Reader, out io.Writer, cfg config) error {
-	lines := bufio.NewScanner(in) // the requests, and the answers to the questions (asked during a run)
+	lines := bufio.NewScanner(in)               // the requests, and the answers to the questions (asked during a run)
+	lines.Buffer(make([]byte, 64*1024), 16<<20) // a pasted request may be longer than Scanner's 64 KiB default
 	ask := func(ctx context.Context, tool string, args json.RawMessage) error {
 		var a struct{ Path string }
 		_ = json.Unmarshal(args, &a)
@@ -78,6 +112,9 @@ func run(in io.Reader, out io.Writer, cfg config) error {
 		return err
 	}
 	options.Tools, options.ToolExecution = tools, agent.ToolsSequential // one question at a time
+	if err := contextOptions(&options); err != nil {
+		return err
+	}
 	if options.Session, err = openSession(out, cfg); err != nil {
 		return err
 	} else if options.Session != nil {
@@ -89,6 +126,7 @@ func run(in io.Reader, out io.Writer, cfg config) error {
 	}
 	defer a.Close()
 	a.Subscribe(func(e agent.Event) {
+		showContextEvent(out, e)
 		var v struct{ Result agent.Result }
 		if e.Type == "tool_execution_end" && e.Decode(&v) == nil && len(v.Result.Content) > 0 { // JSON on request
 			fmt.Fprintf(out, "[result] %s\n", strings.SplitN(v.Result.Content[0].Text, "\n", 2)[0])
@@ -97,6 +135,9 @@ func run(in io.Reader, out io.Writer, cfg config) error {
 	})
 	for err == nil && lines.Scan() {
 		_, err = a.Prompt(context.Background(), lines.Text()) // a failed request ends the session
+	}
+	if err == nil {
+		err = lines.Err() // e.g. a line over 16 MiB: said, not taken for the end of the input
 	}
 	return err
 }
@@ -113,6 +154,11 @@ func main() {
 		sessions = filepath.Join(home, ".libagent", "sessions")
 	}
 	flag.StringVar(&cfg.sessionsDir, "sessions-dir", sessions, "where -continue keeps sessions (one directory per root)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: assistant [flags], then a request per line\n")
+		flag.PrintDefaults()
+		fmt.Fprintln(flag.CommandLine.Output(), retryUsage)
+	}
 	flag.Parse()
 	if cfg.session != "" && cfg.resume {
 		log.Fatal("-session and -continue exclude each other")

@@ -173,3 +173,39 @@ func TestAssistantResumesASession(t *testing.T) {
 		t.Errorf("-continue again: %q", out.String())
 	}
 }
+
+// An overloaded endpoint (529) then an answer: the retry line with the wait and the error, then the answer.
+func TestAssistantRetriesAnOverloadedRequest(t *testing.T) {
+	var requests atomic.Int32
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			w.WriteHeader(529)
+			fmt.Fprint(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Answered.\"},\"finish_reason\":null}]}\n\n")
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer server.Close()
+	t.Setenv("LIBAGENT_API", "openai-completions")
+	t.Setenv("LIBAGENT_BASE_URL", server.URL+"/v1")
+	t.Setenv("LIBAGENT_MODEL", "mock-model")
+	t.Setenv("LIBAGENT_API_KEY", "test-key")
+	t.Setenv("LIBAGENT_RETRY_BASE_DELAY_MS", "5")
+	var out bytes.Buffer
+	if err := run(strings.NewReader("Say hello.\n"), &out, config{root: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "[retrying in 0.005s: 529") || !strings.Contains(lines[0], "verloaded") ||
+		lines[1] != "Answered." || requests.Load() != 2 {
+		t.Errorf("output %q after %d requests", out.String(), requests.Load())
+	}
+
+	t.Setenv("LIBAGENT_RETRY_BASE_DELAY_MS", "soon")
+	if err := run(strings.NewReader("Say hello.\n"), &out, config{root: t.TempDir()}); err == nil ||
+		!strings.Contains(err.Error(), "LIBAGENT_RETRY_BASE_DELAY_MS must be a positive integer") {
+		t.Errorf("a wait that is not a number: %v", err)
+	}
+}

@@ -9,7 +9,7 @@ import re
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _dispatch as dispatch
 from . import _native as native
@@ -124,6 +124,24 @@ def _unknown_keyword(error: AgentError, names: Mapping[str, str], function: str)
     return _python_names(error, names)
 
 
+# Options whose value is an object of settings, spelt in snake_case too (`reserve_tokens`).
+_NESTED_OPTIONS = ("compaction", "retry")
+
+
+def _settings_json(settings: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """The options JSON of keyword arguments (camelCase keys, also inside `compaction` and
+    `retry`), and the snake_case names the caller wrote for each key, for error messages."""
+    names = {k: _camel(k) for k in settings}
+    options: Dict[str, Any] = {}
+    for key, value in settings.items():
+        if key in _NESTED_OPTIONS and isinstance(value, Mapping):
+            members = {str(k): _camel(str(k)) for k in value}
+            names.update({k: v for k, v in members.items() if k != v})
+            value = {members[str(k)]: v for k, v in value.items()}
+        options[names[key]] = value
+    return options, names
+
+
 def _python_names(error: AgentError, names: Mapping[str, str]) -> AgentError:
     """The error with the option names libagent quotes (camelCase JSON keys) given back as the
     keyword arguments the caller wrote."""
@@ -153,7 +171,10 @@ class Agent:
       `tool_execution`, `session_id`, `transport`, `thinking_budgets`, `max_retry_delay_ms`,
       `identity`, and for the providers `max_retries`, `max_retry_delay_ms`, `timeout_ms`,
       `connect_timeout_ms`, `idle_timeout_ms`, `ca_certificates`, `ca_certificate_file`
-      (an unknown one is a TypeError, as for any function);
+      (an unknown one is a TypeError, as for any function); context management (README "Long
+      conversations", both off unless given): `compaction={"enabled": True, "reserve_tokens":
+      16384, "keep_recent_tokens": 20000}` and `retry={"enabled": True, "max_retries": 3,
+      "base_delay_ms": 2000, "max_delay_ms": 60000}` (snake_case or camelCase members);
     - `dispatcher`: a `Dispatcher`: host-pumped mode, every callback of this agent runs inside
       `dispatcher.dispatch()` (or a blocking wait) on the calling thread;
     - `session`: a `Session`: the agent starts from its context (messages, thinking level) and
@@ -189,8 +210,7 @@ class Agent:
                            ("messages", messages)):
             if value is not None:
                 initial[key] = list(value) if key == "messages" else value
-        names = {k: _camel(k) for k in settings}
-        options_json: Dict[str, Any] = {names[k]: v for k, v in settings.items()}
+        options_json, names = _settings_json(settings)
         if initial:
             options_json["initialState"] = initial
         kinds = [(_hook_kind(name), fn) for name, fn in (hooks or {}).items()]
@@ -366,6 +386,37 @@ class Agent:
         """`continue_` for asyncio (see `prompt_async`)."""
         return await self._run_async(self._continue_starter())
 
+    def _compact_starter(self, focus: Optional[str]) -> Callable[..., Any]:
+        handle = self._handle
+        text = native.encode(focus or "")
+        return lambda *run_args: native.lib.agent_compact(handle, text or None, len(text), *run_args)
+
+    def start_compact(self, focus: Optional[str] = None) -> Run:
+        """Starts a `compact()` run (see `start`)."""
+        return Run.start(self._compact_starter(focus))
+
+    def compact(self, focus: Optional[str] = None) -> RunOutcome:
+        """Compacts the conversation now: the older messages are replaced by a summary (from the
+        `compact` hook or the agent's own model) and the recent ones kept; `focus` says what the
+        summary should keep in particular. Waits until it settled and returns its `RunOutcome`.
+        The events are "compaction_start" and "compaction_end" (reason "manual"). Raises
+        RunFailedError when there is nothing to compact or no summary could be made,
+        AbortedError when it was aborted or the hook cancelled (the transcript is then as it
+        was), BusyError during a run."""
+        _refuse_on_runtime_thread("compact()")
+        run = Run.start(self._compact_starter(focus))
+        try:
+            outcome = run.wait()
+        except KeyboardInterrupt:
+            run.abort()
+            run.wait()
+            raise
+        return outcome.check()
+
+    async def compact_async(self, focus: Optional[str] = None) -> RunOutcome:
+        """`compact` for asyncio (see `prompt_async`)."""
+        return await self._run_async(self._compact_starter(focus))
+
     def steer(self, message: Union[str, Message]) -> None:
         """Queues a steering message (a text becomes a user message)."""
         self._call_text("agent_steer", user_message(message) if isinstance(message, str) else message)
@@ -422,9 +473,9 @@ class Agent:
     def configure(self, **fields: Any) -> None:
         """Changes reassignable settings (`model`, `thinking_level`, `steering_mode`,
         `follow_up_mode`, `tool_execution`, `session_id`, ...; None unsets the optional ones)."""
-        names = {k: _camel(k) for k in fields}
+        patch, names = _settings_json(fields)
         try:
-            self._call_text("agent_configure", {names[k]: v for k, v in fields.items()})
+            self._call_text("agent_configure", patch)
         except AgentError as error:
             raise _unknown_keyword(error, names, "configure()") from None
 

@@ -182,6 +182,7 @@ _SIGNATURES = {
     "agent_prompt": (_ERR, [AgentHandle, *_TEXT, DoneFn, c_void_p, POINTER(AgentRun)]),
     "agent_prompt_text": (_ERR, [AgentHandle, *_TEXT, *_TEXT, DoneFn, c_void_p, POINTER(AgentRun)]),
     "agent_continue": (_ERR, [AgentHandle, DoneFn, c_void_p, POINTER(AgentRun)]),
+    "agent_compact": (_ERR, [AgentHandle, *_TEXT, DoneFn, c_void_p, POINTER(AgentRun)]),
     "agent_steer": (_ERR, [AgentHandle, *_TEXT]),
     "agent_follow_up": (_ERR, [AgentHandle, *_TEXT]),
     "agent_abort": (_ERR, [AgentHandle]),

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The Python and Go assistants (examples/python/assistant.py, bindings/go/examples/assistant) on a
+loopback openai-completions endpoint that is overloaded once (529) and then answers: each prints
+one retry line ("[retrying in Ns: <error>]") and then the answer, and names
+LIBAGENT_RETRY_BASE_DELAY_MS in its usage text; and on one whose answers near the context window:
+each prints one "[compacted: N tokens -> M]" line and goes on from the model's summary.
+
+usage: test_binding_assistants.py LIBAGENT_SO [GO_ASSISTANT_BINARY]
+(the Python assistant runs with the binding's sources and LIBAGENT_SO; without a Go binary the Go
+assistant is reported as skipped and the run fails.)
+
+Prints one line per test and "binding-assistant-tests: N passed, M failed"; exits 1 on any failure.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_assistant import (COMPACTION_INPUT, OVERLOADED, Failed, Mock, check, check_compacted, clean_env,  # noqa: E402
+                            compaction_responses, contains, text_response)
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TIMEOUT = 120  # a guard against hangs only
+
+
+def assistant_env(mock, library):
+    return clean_env(LIBAGENT_API="openai-completions", LIBAGENT_BASE_URL=mock.base_url, LIBAGENT_MODEL="mock-model",
+                     LIBAGENT_API_KEY="k", LIBAGENT_RETRY_BASE_DELAY_MS="3", LIBAGENT_LIBRARY=library,
+                     PYTHONPATH=os.path.join(REPO, "bindings", "python", "src"))
+
+
+def check_retried(command, library, flag_help):
+    root = tempfile.mkdtemp(prefix="binding-assistant-")
+    try:
+        with Mock([OVERLOADED, text_response("Answered after a retry.")]) as mock:
+            proc = subprocess.run(command + ["--root" if flag_help == "--help" else "-root", root], input="hello\n",
+                                  capture_output=True, text=True, timeout=TIMEOUT, env=assistant_env(mock, library))
+        both = proc.stdout + proc.stderr
+        check(proc.returncode == 0, "exit 0", both)
+        check("error:" not in both, "no error line for a request that was retried", both)
+        check(both.count("[retrying in ") == 1, "one retry line", both)
+        contains(both, "[retrying in 0.003s: 529", both)
+        contains(both, "verloaded", both)
+        contains(proc.stdout, "Answered after a retry.\n", both)
+        check(len(mock.requests) == 2, "two requests", mock.requests)
+        usage = subprocess.run(command + [flag_help], capture_output=True, text=True, timeout=TIMEOUT,
+                               env=clean_env(LIBAGENT_LIBRARY=library,
+                                             PYTHONPATH=os.path.join(REPO, "bindings", "python", "src")))
+        contains(usage.stdout + usage.stderr, "LIBAGENT_RETRY_BASE_DELAY_MS")
+    finally:
+        shutil.rmtree(root)
+
+
+def check_compacts(command, library, root_flag):
+    root = tempfile.mkdtemp(prefix="binding-assistant-")
+    try:
+        with Mock(compaction_responses()) as mock:
+            proc = subprocess.run(command + [root_flag, root], input=COMPACTION_INPUT, capture_output=True, text=True,
+                                  timeout=TIMEOUT, env=dict(assistant_env(mock, library), LIBAGENT_CONTEXT_WINDOW="16500"))
+        both = proc.stdout + proc.stderr
+        check(proc.returncode == 0 and "error" not in both.lower(), "exit 0, no error", both[-2000:])
+        check_compacted(both, mock)
+    finally:
+        shutil.rmtree(root)
+
+
+def main():
+    library = os.path.abspath(sys.argv[1])
+    go_binary = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
+    tests = [("python_assistant_retries_an_overloaded_request",
+              lambda: check_retried([sys.executable, os.path.join(REPO, "examples", "python", "assistant.py")],
+                                    library, "--help")),
+             ("python_assistant_compacts_near_the_window",
+              lambda: check_compacts([sys.executable, os.path.join(REPO, "examples", "python", "assistant.py")],
+                                     library, "--root"))]
+    if go_binary:
+        tests.append(("go_assistant_retries_an_overloaded_request",
+                      lambda: check_retried([go_binary], library, "-help")))
+        tests.append(("go_assistant_compacts_near_the_window", lambda: check_compacts([go_binary], library, "-root")))
+    passed = failed = 0
+    for name, test in tests:
+        try:
+            test()
+            passed += 1
+            print("ok    %s" % name, flush=True)
+        except Exception as error:  # noqa: BLE001 - report every failure the same way
+            failed += 1
+            print("FAIL  %s: %s" % (name, error if isinstance(error, Failed) else traceback.format_exc()), flush=True)
+    if not go_binary:
+        failed += 1
+        print("FAIL  go_assistant_retries_an_overloaded_request: no Go assistant binary given (is go installed?)")
+    print("binding-assistant-tests: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
