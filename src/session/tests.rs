@@ -457,7 +457,7 @@ fn the_context_text_is_the_rendering_of_the_context_values() {
     text.push('\n');
     let filler = "x".repeat(30_000);
     let mut parent = "null".to_string();
-    let mut line = |text: &mut String, body: String| {
+    let line = |text: &mut String, body: String| {
         text.push_str(&body);
         text.push('\n');
     };
