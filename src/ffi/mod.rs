@@ -439,10 +439,21 @@ pub unsafe extern "C" fn agent_error_free(error: *mut AgentError) {
 #[no_mangle]
 pub unsafe extern "C" fn agent_string_free(text: *mut c_char) {
     if !text.is_null() {
-        // SAFETY: per the contract above, `text` came from `CString::into_raw`.
-        guard_callback(|| drop(unsafe { CString::from_raw(text) }));
+        guard_callback(|| {
+            // SAFETY: per the contract above, `text` came from `CString::into_raw`.
+            let text = unsafe { CString::from_raw(text) };
+            let large = text.as_bytes().len() >= RELEASE_AFTER_BYTES;
+            drop(text);
+            if large {
+                crate::release_freed_memory();
+            }
+        });
     }
 }
+
+/// A freed string at least this large (a session's context, say) is given back to the system
+/// at once rather than kept by the allocator for later.
+const RELEASE_AFTER_BYTES: usize = 16 << 20;
 
 /// The library version, e.g. "1.0.0" (static; do not free).
 #[no_mangle]

@@ -57,7 +57,7 @@ pub(crate) struct ReadEntry {
 pub(crate) enum Found {
     /// A `message` entry as `JSON.stringify` writes it (ranges relative to the line).
     Message(MessageLine),
-    /// Any other entry, parsed.
+    /// Any other entry, parsed: a header whole, an entry as its `skeleton`.
     Parsed(Json),
 }
 
@@ -77,9 +77,35 @@ fn read_line(line: &str) -> Line {
         return Line::Blank;
     }
     match crate::json::parse(line) {
-        Ok(entry @ Json::Object(_)) => Line::Entry(Found::Parsed(entry)),
+        Ok(entry @ Json::Object(_)) => Line::Entry(Found::Parsed(skeleton(entry))),
         _ => Line::Skipped,
     }
+}
+
+/// The members the store indexes an entry by (its type and links, a label's members, a
+/// message's role): all the lines are read before any is stored, and the rest of each value is
+/// parsed again from its text when asked for.
+fn skeleton(entry: Json) -> Json {
+    let Json::Object(mut map) = entry else {
+        return entry;
+    };
+    if map.get("type").and_then(Json::as_str) == Some("session") {
+        return Json::Object(map);
+    }
+    let mut kept = crate::json::JsonMap::new();
+    for key in ["type", "id", "parentId", "targetId", "label", "timestamp"] {
+        if let Some(value) = map.shift_remove(key) {
+            kept.insert(key.into(), value);
+        }
+    }
+    if let Some(Json::Object(message)) = map.get_mut("message") {
+        let role = message.shift_remove("role");
+        kept.insert(
+            "message".into(),
+            crate::json::object([("role", role.unwrap_or(Json::Null))]),
+        );
+    }
+    Json::Object(kept)
 }
 
 /// The lines of `text` from `start` to `end` (a line start and the text's end or a line start),

@@ -26,6 +26,9 @@ use file::{Found, LoadedFile, ReadEntry, SessionFile};
 pub use llm::convert_to_llm;
 use scan::Role;
 
+/// A file at least this large gives the memory its reading used back to the system.
+const RELEASE_AFTER_READING: usize = 16 << 20;
+
 /// The format version libagent writes (and the newest it reads).
 pub const CURRENT_VERSION: u64 = 3;
 
@@ -160,6 +163,11 @@ impl Session {
                 session.entries.reserve_exact(entries.len());
                 for entry in entries {
                     session.store_read(entry);
+                }
+                if session.read_text.len() >= RELEASE_AFTER_READING {
+                    // The reading's temporaries (each line's findings) were the size of a
+                    // fraction of the file: the host should not keep them resident.
+                    crate::release_freed_memory();
                 }
                 if migrate::needed(&header) {
                     // Old files are migrated as values, then rewritten.
