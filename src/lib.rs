@@ -193,3 +193,19 @@ pub struct ReadmeDoctests;
 #[cfg(all(feature = "mimalloc", not(debug_assertions)))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Returns the memory the allocator holds freed to the system, after work that freed a lot (a
+/// large session read, a large text the host freed): mimalloc keeps freed pages until a later
+/// allocation passes its purge delay, so the host's process would stay that much larger. (The
+/// system allocator unmaps large blocks on free by itself; nothing to do then.)
+pub(crate) fn release_freed_memory() {
+    #[cfg(all(feature = "mimalloc", not(debug_assertions)))]
+    {
+        extern "C" {
+            // mimalloc's own collection (linked in by the mimalloc crate's C library).
+            fn mi_collect(force: bool);
+        }
+        // SAFETY: mi_collect takes no pointers and may be called from any thread.
+        unsafe { mi_collect(true) };
+    }
+}

@@ -318,6 +318,24 @@ pub(crate) fn write_owned_text(out: *mut *mut c_char, out_len: *mut usize, text:
     write_out(out, owned.into_raw());
 }
 
+/// `write_owned_text` for JSON text made for the host, handed over without a copy when its
+/// buffer has room for the terminator (JSON text holds no NUL byte: a NUL in a string is
+/// escaped).
+pub(crate) fn write_owned_json(out: *mut *mut c_char, out_len: *mut usize, text: String) {
+    match CString::new(text) {
+        Ok(owned) => {
+            if !out_len.is_null() {
+                write_out(out_len, owned.as_bytes().len());
+            }
+            write_out(out, owned.into_raw());
+        }
+        Err(error) => {
+            let text = String::from_utf8_lossy(&error.into_vec()).into_owned();
+            write_owned_text(out, out_len, &text);
+        }
+    }
+}
+
 /// Host data with its finalizer: the finalizer runs once, when the last reference drops. Host
 /// data taken by a host-pumped agent is homed to the agent's dispatcher: its finalizer then runs
 /// only inside that dispatcher's `agent_dispatch` (queued when the last reference drops
@@ -421,10 +439,21 @@ pub unsafe extern "C" fn agent_error_free(error: *mut AgentError) {
 #[no_mangle]
 pub unsafe extern "C" fn agent_string_free(text: *mut c_char) {
     if !text.is_null() {
-        // SAFETY: per the contract above, `text` came from `CString::into_raw`.
-        guard_callback(|| drop(unsafe { CString::from_raw(text) }));
+        guard_callback(|| {
+            // SAFETY: per the contract above, `text` came from `CString::into_raw`.
+            let text = unsafe { CString::from_raw(text) };
+            let large = text.as_bytes().len() >= RELEASE_AFTER_BYTES;
+            drop(text);
+            if large {
+                crate::release_freed_memory();
+            }
+        });
     }
 }
+
+/// A freed string at least this large (a session's context, say) is given back to the system
+/// at once rather than kept by the allocator for later.
+const RELEASE_AFTER_BYTES: usize = 16 << 20;
 
 /// The library version, e.g. "1.0.0" (static; do not free).
 #[no_mangle]

@@ -9,7 +9,7 @@ use super::handles::Registry;
 use super::options::{with_options, AgentOptions};
 use super::*;
 use crate::json::Json;
-use crate::session::{convert_to_llm, Durability, Session, SessionError, SessionErrorKind};
+use crate::session::{Durability, Session, SessionError, SessionErrorKind};
 use crate::sync::lock;
 
 /// A session handle: a generation-checked value (a freed or forged handle is reported, never
@@ -343,12 +343,21 @@ pub unsafe extern "C" fn agent_session_get(
         let shared = session_arg(session)?;
         let value = {
             let session = lock(&shared);
+            // The context's text is made from the entries' texts, without values in between.
+            let text = match part {
+                AGENT_SESSION_CONTEXT => Some(session.context_text()),
+                AGENT_SESSION_LLM => Some(session.llm_text()),
+                _ => None,
+            };
+            if let Some(text) = text {
+                drop(session);
+                write_owned_json(out_json, out_json_len, text);
+                return Ok(());
+            }
             match part {
                 AGENT_SESSION_HEADER => session.header().clone(),
                 AGENT_SESSION_ENTRIES => Json::Array(session.entry_values()),
                 AGENT_SESSION_BRANCH => Json::Array(session.branch_values()),
-                AGENT_SESSION_CONTEXT => session.context().to_json(),
-                AGENT_SESSION_LLM => Json::Array(convert_to_llm(&session.context().messages)),
                 AGENT_SESSION_LEAF_ID => session.leaf_id().map_or(Json::Null, Json::from),
                 AGENT_SESSION_FILE => crate::json::object([
                     (

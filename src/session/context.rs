@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::scan::Role;
 use super::{ids, Session};
 use crate::json::{Json, JsonMap};
 
@@ -42,27 +43,85 @@ fn message_role(entry: &Json) -> Option<&str> {
         .and_then(Json::as_str)
 }
 
-/// The path's context entries: without a compaction the whole path; else the latest
-/// compaction, the entries from its `firstKeptEntryId` up to it (system messages left out), and
-/// every entry after it.
-fn context_entries<'a>(path: &[&'a Json]) -> Vec<&'a Json> {
-    let Some(at) = path.iter().rposition(|e| kind(e) == Some("compaction")) else {
-        return path.to_vec();
-    };
-    let compaction = path[at];
-    let first_kept = compaction.get("firstKeptEntryId").and_then(Json::as_str);
-    let mut entries = vec![compaction];
-    let mut keeping = false;
-    for entry in &path[..at] {
-        if first_kept.is_some() && id(entry) == first_kept {
-            keeping = true;
-        }
-        if keeping && !(kind(entry) == Some("message") && message_role(entry) == Some("system")) {
-            entries.push(entry);
+/// What the choice of an entry's messages depends on (see `select`).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Facts<'a> {
+    pub kind: Option<&'a str>,
+    pub id: Option<&'a str>,
+    /// A `message` entry holding a system message.
+    pub system_message: bool,
+    /// A compaction's `firstKeptEntryId`.
+    pub first_kept: Option<&'a str>,
+    /// A context edit's `targetId`.
+    pub edit_target: Option<&'a str>,
+}
+
+impl<'a> Facts<'a> {
+    pub(crate) fn of(entry: &'a Json) -> Facts<'a> {
+        let kind = kind(entry);
+        let member = |name: &str| entry.get(name).and_then(Json::as_str);
+        Facts {
+            kind,
+            id: id(entry),
+            system_message: kind == Some("message") && message_role(entry) == Some("system"),
+            first_kept: member("firstKeptEntryId").filter(|_| kind == Some("compaction")),
+            edit_target: member("targetId").filter(|_| kind == Some("context_edit")),
         }
     }
-    entries.extend_from_slice(&path[at + 1..]);
-    entries
+}
+
+/// One entry of the context, by its position on the path.
+pub(crate) struct Selected {
+    pub position: usize,
+    /// The position of the context edit that applies to it (the last one on the range).
+    pub edit: Option<usize>,
+    /// It contributes nothing (an older compaction inside the newest one's kept range).
+    pub silent: bool,
+}
+
+/// The path's context entries (pi `buildSessionProjection`'s choice): without a compaction the
+/// whole path; else the latest compaction, the entries from its `firstKeptEntryId` up to it
+/// (system messages left out), and every entry after it; each with the edit that applies.
+pub(crate) fn select(path: &[Facts]) -> Vec<Selected> {
+    let positions: Vec<usize> = match path.iter().rposition(|e| e.kind == Some("compaction")) {
+        None => (0..path.len()).collect(),
+        Some(at) => {
+            let first_kept = path[at].first_kept;
+            let mut positions = vec![at];
+            let mut keeping = false;
+            for (position, entry) in path[..at].iter().enumerate() {
+                if first_kept.is_some() && entry.id == first_kept {
+                    keeping = true;
+                }
+                if keeping && !entry.system_message {
+                    positions.push(position);
+                }
+            }
+            positions.extend(at + 1..path.len());
+            positions
+        }
+    };
+    // The last edit of a target on the selected range wins.
+    let mut edits: HashMap<&str, usize> = HashMap::new();
+    for &position in &positions {
+        if let Some(target) = path[position].edit_target {
+            edits.insert(target, position);
+        }
+    }
+    positions
+        .iter()
+        .enumerate()
+        .map(|(index, &position)| {
+            let entry = &path[position];
+            let silent = index > 0 && entry.kind == Some("compaction");
+            let edit = entry.id.and_then(|id| edits.get(id).copied());
+            Selected {
+                position,
+                edit: edit.filter(|_| !silent),
+                silent,
+            }
+        })
+        .collect()
 }
 
 /// `new Date(entry.timestamp).getTime()` as JSON (null for NaN).
@@ -150,7 +209,7 @@ pub fn entry_messages(entry: &Json) -> Vec<Json> {
 }
 
 /// An entry's messages with its context edit applied (pi `projectContextEntry`).
-fn edited_messages(entry: &Json, edit: Option<&Json>) -> Vec<Json> {
+pub(crate) fn edited_messages(entry: &Json, edit: Option<&Json>) -> Vec<Json> {
     let messages = entry_messages(entry);
     let Some(edit) = edit else {
         return messages;
@@ -187,7 +246,7 @@ fn edited_messages(entry: &Json, edit: Option<&Json>) -> Vec<Json> {
 }
 
 /// The thinking level and model on a path (pi `getSessionContextSettings`).
-fn settings(path: &[&Json]) -> (String, Option<Json>) {
+pub(crate) fn settings(path: &[&Json]) -> (String, Option<Json>) {
     let mut thinking_level = "off".to_string();
     let mut model = None;
     for entry in path {
@@ -251,28 +310,122 @@ pub struct ProjectedEntry<'a> {
 /// context's messages are the concatenation of the entries' messages. Compaction and retry
 /// logic needs to know which entry each message came from.
 pub fn project<'a>(path: &[&'a Json]) -> Vec<ProjectedEntry<'a>> {
-    let entries = context_entries(path);
-    // The last edit of a target on the selected range wins.
-    let mut edits: HashMap<&str, &Json> = HashMap::new();
-    for entry in &entries {
-        if kind(entry) == Some("context_edit") {
-            if let Some(target) = entry.get("targetId").and_then(Json::as_str) {
-                edits.insert(target, entry);
-            }
-        }
-    }
-    entries
-        .iter()
-        .enumerate()
-        .map(|(index, &entry)| {
-            // An older compaction kept inside the newest one's range contributes nothing.
-            let messages = if index > 0 && kind(entry) == Some("compaction") {
+    let facts: Vec<Facts> = path.iter().map(|entry| Facts::of(entry)).collect();
+    select(&facts)
+        .into_iter()
+        .map(|selected| {
+            let entry = path[selected.position];
+            let messages = if selected.silent {
                 Vec::new()
             } else {
-                let edit = id(entry).and_then(|id| edits.get(id).copied());
-                edited_messages(entry, edit)
+                edited_messages(entry, selected.edit.map(|position| path[position]))
             };
             ProjectedEntry { entry, messages }
         })
         .collect()
+}
+
+/// The context at the session's leaf as JSON text: `{"messages", "thinkingLevel", "model"}`, or
+/// with `llm` the messages converted for a model (an array); the same text as rendering
+/// `build`'s values. A `message` entry read in `JSON.stringify`'s form and not edited is
+/// spliced from its text; only the entries the projection changes (and those read in another
+/// form) are parsed.
+pub(crate) fn build_text(session: &Session, llm: bool) -> String {
+    let indices = session.path_indices(session.leaf_id());
+    let spliced = |position: usize| session.entries[indices[position]].message.as_ref();
+    let parsed: Vec<Option<Json>> = (0..indices.len())
+        .map(|position| {
+            spliced(position)
+                .is_none()
+                .then(|| session.parse_at(indices[position]))
+        })
+        .collect();
+    let facts: Vec<Facts> = (0..indices.len())
+        .map(|position| match (&parsed[position], spliced(position)) {
+            (Some(entry), _) => Facts::of(entry),
+            (None, role) => Facts {
+                kind: Some("message"),
+                id: session.entries[indices[position]].id.as_deref(),
+                system_message: role.is_some_and(|(role, _)| *role == Role::System),
+                ..Facts::default()
+            },
+        })
+        .collect();
+    let selected = select(&facts);
+    // Spliced as it is: any message of the context; for a model, the roles it passes unchanged.
+    let splice = |selected: &Selected| match spliced(selected.position) {
+        Some((role, message)) if selected.edit.is_none() && !selected.silent => {
+            let passes = matches!(
+                role,
+                Role::System | Role::User | Role::Assistant | Role::ToolResult
+            );
+            (!llm || passes).then(|| &session.text_at(indices[selected.position])[message.clone()])
+        }
+        _ => None,
+    };
+    let spliced_bytes: usize = selected
+        .iter()
+        .filter_map(|s| splice(s).map(|text| text.len() + 1))
+        .sum();
+    // Room for the rest and the C string's terminator, so the text is not copied again.
+    let mut out = String::with_capacity(spliced_bytes + 4096);
+    out.push_str(if llm { "[" } else { "{\"messages\":[" });
+    let mut first = true;
+    let mut separate = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            out.push(',');
+        }
+    };
+    for selected in &selected {
+        if let Some(text) = splice(selected) {
+            separate(&mut out);
+            out.push_str(text);
+            continue;
+        }
+        if selected.silent {
+            continue;
+        }
+        let own;
+        let entry = match &parsed[selected.position] {
+            Some(entry) => entry,
+            None => {
+                own = session.parse_at(indices[selected.position]);
+                &own
+            }
+        };
+        // An edit is a context_edit entry: never spliced, so parsed.
+        let edit = selected.edit.and_then(|position| parsed[position].as_ref());
+        let mut messages = edited_messages(entry, edit);
+        if llm {
+            messages = super::convert_to_llm(&messages);
+        }
+        for message in &messages {
+            separate(&mut out);
+            crate::json::write_json(&mut out, message);
+        }
+    }
+    out.push(']');
+    if llm {
+        return out;
+    }
+    // The settings come from the parsed entries and the last spliced assistant message (a model
+    // is the last one named).
+    let last_assistant = (0..indices.len())
+        .rev()
+        .find(|&position| spliced(position).is_some_and(|(role, _)| *role == Role::Assistant));
+    let assistant = last_assistant.map(|position| session.parse_at(indices[position]));
+    let relevant: Vec<&Json> = (0..indices.len())
+        .filter_map(|position| match &parsed[position] {
+            Some(entry) => Some(entry),
+            None if Some(position) == last_assistant => assistant.as_ref(),
+            None => None,
+        })
+        .collect();
+    let (thinking_level, model) = settings(&relevant);
+    out.push_str(",\"thinkingLevel\":");
+    crate::json::write_string(&mut out, &thinking_level);
+    out.push_str(",\"model\":");
+    crate::json::write_json(&mut out, model.as_ref().unwrap_or(&Json::Null));
+    out.push('}');
+    out
 }

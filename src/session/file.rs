@@ -2,8 +2,11 @@
 //! one whole line per entry (a failed write is cut back so no partial line remains).
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+use super::scan::{self, MessageLine};
 
 use super::{Durability, SessionError, SessionErrorKind, CURRENT_VERSION};
 use crate::json::Json;
@@ -33,13 +36,114 @@ pub(crate) enum LoadedFile {
     Missing(SessionFile),
     /// An empty file (locked): it gets a new header.
     Empty(SessionFile),
-    /// A session file's header (locked; a missing final newline already repaired); its entries
-    /// went to the caller's sink.
+    /// A session file (locked; a missing final newline already repaired): its text, its header
+    /// and its entries in file order, as ranges of the text.
     Read {
         file: SessionFile,
+        text: String,
         header: Json,
+        entries: Vec<ReadEntry>,
         skipped_lines: Vec<usize>,
     },
+}
+
+/// One entry line of a read file: its range in the file's text and what the reading found.
+pub(crate) struct ReadEntry {
+    pub line: Range<usize>,
+    pub found: Found,
+}
+
+/// A line's content.
+pub(crate) enum Found {
+    /// A `message` entry as `JSON.stringify` writes it (ranges relative to the line).
+    Message(MessageLine),
+    /// Any other entry, parsed: a header whole, an entry as its `skeleton`.
+    Parsed(Json),
+}
+
+/// What one line is.
+enum Line {
+    Blank,
+    /// Not a JSON object: skipped, as the reference skips it.
+    Skipped,
+    Entry(Found),
+}
+
+fn read_line(line: &str) -> Line {
+    if let Some(message) = scan::message_line(line) {
+        return Line::Entry(Found::Message(message));
+    }
+    if line.trim_matches(crate::json::is_js_whitespace).is_empty() {
+        return Line::Blank;
+    }
+    match crate::json::parse(line) {
+        Ok(entry @ Json::Object(_)) => Line::Entry(Found::Parsed(skeleton(entry))),
+        _ => Line::Skipped,
+    }
+}
+
+/// The members the store indexes an entry by (its type and links, a label's members, a
+/// message's role): all the lines are read before any is stored, and the rest of each value is
+/// parsed again from its text when asked for.
+fn skeleton(entry: Json) -> Json {
+    let Json::Object(mut map) = entry else {
+        return entry;
+    };
+    if map.get("type").and_then(Json::as_str) == Some("session") {
+        return Json::Object(map);
+    }
+    let mut kept = crate::json::JsonMap::new();
+    for key in ["type", "id", "parentId", "targetId", "label", "timestamp"] {
+        if let Some(value) = map.shift_remove(key) {
+            kept.insert(key.into(), value);
+        }
+    }
+    if let Some(Json::Object(message)) = map.get_mut("message") {
+        let role = message.shift_remove("role");
+        kept.insert(
+            "message".into(),
+            crate::json::object([("role", role.unwrap_or(Json::Null))]),
+        );
+    }
+    Json::Object(kept)
+}
+
+/// The lines of `text` from `start` to `end` (a line start and the text's end or a line start),
+/// read: (range without the newline, what it is).
+fn read_lines(text: &str, start: usize, end: usize) -> Vec<(Range<usize>, Line)> {
+    let bytes = &text.as_bytes()[..end];
+    let mut lines = Vec::new();
+    let mut at = start;
+    while at < end {
+        let stop = memchr::memchr(b'\n', &bytes[at..]).map_or(end, |i| at + i);
+        lines.push((at..stop, read_line(&text[at..stop])));
+        at = stop + 1;
+    }
+    lines
+}
+
+/// Files smaller than this are read on the calling thread alone.
+pub(crate) const SPLIT_BYTES: usize = 1 << 20;
+
+/// Every line of `text`, read on two threads for a large file (each takes half of the lines).
+fn read_all_lines(text: &str) -> Vec<(Range<usize>, Line)> {
+    let half = text.len() / 2;
+    let middle = match memchr::memchr(b'\n', &text.as_bytes()[half..]) {
+        Some(i) if text.len() >= SPLIT_BYTES => half + i + 1,
+        _ => return read_lines(text, 0, text.len()),
+    };
+    std::thread::scope(|scope| {
+        let second = std::thread::Builder::new()
+            .name("libagent-session-read".into())
+            .spawn_scoped(scope, || read_lines(text, middle, text.len()));
+        let mut lines = read_lines(text, 0, middle);
+        match second.map(|thread| thread.join()) {
+            Ok(Ok(rest)) => lines.extend(rest),
+            // No thread to be had (or, never expected, it panicked): this one reads that half.
+            _ => lines.extend(read_lines(text, middle, text.len())),
+        }
+        lines
+    })
 }
 
 pub(crate) fn io_error(action: &str, path: &Path, error: &std::io::Error) -> SessionError {
@@ -85,14 +189,9 @@ fn open_locked(path: &Path, create: bool) -> Result<File, SessionError> {
     }
 }
 
-/// Reads the session file at `path` and locks it (see `LoadedFile`); each entry after the header
-/// goes to `sink` as its line's text and value, in file order. A file that is not a session, of
+/// Reads the session file at `path` and locks it (see `LoadedFile`). A file that is not a session, of
 /// an unknown version or too large is refused and left untouched.
-pub(crate) fn load(
-    path: &Path,
-    durability: Durability,
-    sink: &mut dyn FnMut(String, Json),
-) -> Result<LoadedFile, SessionError> {
+pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, SessionError> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -125,49 +224,57 @@ pub(crate) fn load(
         bytes_read: 0,
         bytes_written: 0,
     };
-    let mut reader = BufReader::with_capacity(1 << 20, &handle);
-    let mut line = Vec::new();
-    let mut number = 0;
+    // One buffer for the whole file, sized by its length (a file that grew since is read whole;
+    // the cap is checked again after).
+    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
+    (&handle)
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error("read", path, &e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(not_a_session(format!(
+            "{} is over 512 MiB; libagent opens session files up to 512 MiB.",
+            path.display()
+        )));
+    }
+    file.bytes_read = bytes.len() as u64;
+    file.len = bytes.len() as u64;
+    file.handle = Some(handle);
+    if bytes.is_empty() {
+        return Ok(LoadedFile::Empty(file));
+    }
+    let ends_with_newline = bytes.last() == Some(&b'\n');
+    // Invalid UTF-8 becomes U+FFFD, line by line alike: a newline always ends an invalid
+    // sequence.
+    let text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let mut header: Option<Json> = None;
+    let mut entries = Vec::new();
     let mut skipped_lines = Vec::new();
-    let mut ends_with_newline = true;
-    loop {
-        line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| io_error("read", path, &e))?;
-        if read == 0 {
-            break;
-        }
-        file.bytes_read += read as u64;
-        file.len += read as u64;
-        number += 1;
-        ends_with_newline = line.last() == Some(&b'\n');
-        if ends_with_newline {
-            line.pop();
-        }
-        let text = String::from_utf8_lossy(&line).into_owned();
-        if text.trim_matches(crate::json::is_js_whitespace).is_empty() {
-            continue;
-        }
-        let entry = match crate::json::parse(&text) {
-            Ok(entry @ Json::Object(_)) => entry,
-            _ => {
-                skipped_lines.push(number);
+    for (index, (line, read)) in read_all_lines(&text).into_iter().enumerate() {
+        let found = match read {
+            Line::Blank => continue,
+            Line::Skipped => {
+                skipped_lines.push(index + 1);
                 continue;
             }
+            Line::Entry(found) => found,
         };
         if header.is_none() {
+            let entry = match found {
+                Found::Parsed(entry) => entry,
+                Found::Message(_) => crate::json::parse(&text[line]).unwrap_or(Json::Null),
+            };
             check_header(path, &entry)?;
             header = Some(entry);
-        } else if entry.get("type").and_then(Json::as_str) != Some("session") {
-            sink(text, entry);
+            continue;
         }
-    }
-    drop(reader);
-    file.handle = Some(handle);
-    if file.len == 0 {
-        return Ok(LoadedFile::Empty(file));
+        if let Found::Parsed(entry) = &found {
+            if entry.get("type").and_then(Json::as_str) == Some("session") {
+                continue;
+            }
+        }
+        entries.push(ReadEntry { line, found });
     }
     let Some(header) = header else {
         return Err(not_a_session(format!(
@@ -181,7 +288,9 @@ pub(crate) fn load(
     }
     Ok(LoadedFile::Read {
         file,
+        text,
         header,
+        entries,
         skipped_lines,
     })
 }

@@ -11,17 +11,23 @@ mod file;
 mod ids;
 mod llm;
 mod migrate;
+mod scan;
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::json::{Json, JsonMap};
 
 pub use context::{entry_messages, project, ProjectedEntry, SessionContext};
-use file::{LoadedFile, SessionFile};
+use file::{Found, LoadedFile, ReadEntry, SessionFile};
 pub use llm::convert_to_llm;
+use scan::Role;
+
+/// A file at least this large gives the memory its reading used back to the system.
+const RELEASE_AFTER_READING: usize = 16 << 20;
 
 /// The format version libagent writes (and the newest it reads).
 pub const CURRENT_VERSION: u64 = 3;
@@ -82,9 +88,29 @@ impl std::error::Error for SessionError {}
 /// of the tree. Text is ~4 times smaller than a parsed value, so an open session stays near its
 /// file's size; values are parsed when asked for.
 struct Stored {
-    text: Box<str>,
+    text: Text,
     id: Option<Box<str>>,
     parent: Option<Box<str>>,
+    /// For a `message` entry in `JSON.stringify`'s form: its role and its message's text (a
+    /// range of `text`), which the context splices without parsing.
+    message: Option<(Role, Range<usize>)>,
+}
+
+/// Where an entry's text is: a line of the file's text as it was read (one buffer for all), or
+/// its own (appended, migrated).
+enum Text {
+    Read(Range<usize>),
+    Own(Box<str>),
+}
+
+impl Text {
+    /// The text, given the file's text as read.
+    fn of<'a>(&'a self, read_text: &'a str) -> &'a str {
+        match self {
+            Text::Read(line) => &read_text[line.clone()],
+            Text::Own(text) => text,
+        }
+    }
 }
 
 /// A session: its header, its entries in file order, the leaf, and (unless in memory) its file.
@@ -92,6 +118,8 @@ pub struct Session {
     /// The working directory written into new headers.
     cwd: String,
     header: Json,
+    /// The file's text as read: the entries read from it are ranges of it.
+    read_text: String,
     entries: Vec<Stored>,
     /// Every entry parsed, made by the first `entries()` or `branch_path()` and kept up to date.
     parsed: OnceCell<Vec<Json>>,
@@ -114,10 +142,7 @@ impl Session {
     /// once it holds a conversation. The leaf is the file's last entry.
     pub fn open(path: &Path, cwd: &str, durability: Durability) -> Result<Session, SessionError> {
         let mut session = Session::empty(cwd);
-        let loaded = file::load(path, durability, &mut |text, entry| {
-            session.store(text.into_boxed_str(), &entry);
-        })?;
-        match loaded {
+        match file::load(path, durability)? {
             LoadedFile::Missing(file) => {
                 session.header = session.new_header(None);
                 session.file = Some(file);
@@ -129,9 +154,21 @@ impl Session {
             }
             LoadedFile::Read {
                 mut file,
+                text,
                 mut header,
+                entries,
                 skipped_lines,
             } => {
+                session.read_text = text;
+                session.entries.reserve_exact(entries.len());
+                for entry in entries {
+                    session.store_read(entry);
+                }
+                if session.read_text.len() >= RELEASE_AFTER_READING {
+                    // The reading's temporaries (each line's findings) were the size of a
+                    // fraction of the file: the host should not keep them resident.
+                    crate::release_freed_memory();
+                }
                 if migrate::needed(&header) {
                     // Old files are migrated as values, then rewritten.
                     let mut entries = session.parse_all();
@@ -199,6 +236,7 @@ impl Session {
         Session {
             cwd: cwd.to_string(),
             header: Json::Null,
+            read_text: String::new(),
             entries: Vec::new(),
             parsed: OnceCell::new(),
             by_id: HashMap::new(),
@@ -230,18 +268,44 @@ impl Session {
     /// Replaces every entry (and the index, labels, conversation flag and leaf).
     fn set_entries(&mut self, entries: Vec<Json>) {
         self.entries.clear();
+        self.read_text = String::new();
         self.parsed = OnceCell::new();
         self.by_id.clear();
         self.labels.clear();
         self.has_conversation = false;
         self.leaf = None;
         for entry in entries {
-            self.store(crate::json::to_string(&entry).into_boxed_str(), &entry);
+            self.store(Text::Own(crate::json::to_string(&entry).into()), &entry);
+        }
+    }
+
+    /// Adds an entry read from the file (its line is a range of `read_text`).
+    fn store_read(&mut self, entry: ReadEntry) {
+        let line = entry.line;
+        match entry.found {
+            Found::Parsed(value) => self.store(Text::Read(line), &value),
+            Found::Message(found) => {
+                let text = &self.read_text[line.clone()];
+                let id = found.id.map(|range| &text[range]);
+                if let Some(id) = id {
+                    self.by_id.insert(id.to_string(), self.entries.len());
+                }
+                self.leaf = id.map(str::to_string);
+                if matches!(found.role, Role::User | Role::Assistant) {
+                    self.has_conversation = true;
+                }
+                self.entries.push(Stored {
+                    text: Text::Read(line),
+                    id: id.map(Into::into),
+                    parent: found.parent.map(|range| text[range].into()),
+                    message: Some((found.role, found.message)),
+                });
+            }
         }
     }
 
     /// Adds an entry (`text` is its JSON, `entry` its value), indexes it and makes it the leaf.
-    fn store(&mut self, text: Box<str>, entry: &Json) {
+    fn store(&mut self, text: Text, entry: &Json) {
         let id = entry.get("id").and_then(Json::as_str);
         let parent = entry.get("parentId").and_then(Json::as_str);
         if let Some(id) = id {
@@ -252,6 +316,7 @@ impl Session {
             text,
             id: id.map(Into::into),
             parent: parent.map(Into::into),
+            message: None,
         });
         if let Some(parsed) = self.parsed.get_mut() {
             parsed.push(entry.clone());
@@ -275,9 +340,14 @@ impl Session {
         }
     }
 
+    /// The JSON text of the entry at `index`.
+    fn text_at(&self, index: usize) -> &str {
+        self.entries[index].text.of(&self.read_text)
+    }
+
     /// The value of the entry at `index` (its text was valid JSON when it was stored).
     fn parse_at(&self, index: usize) -> Json {
-        crate::json::parse(&self.entries[index].text).unwrap_or(Json::Null)
+        crate::json::parse(self.text_at(index)).unwrap_or(Json::Null)
     }
 
     fn parse_all(&self) -> Vec<Json> {
@@ -285,7 +355,7 @@ impl Session {
     }
 
     fn texts(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|stored| &*stored.text)
+        (0..self.entries.len()).map(|index| self.text_at(index))
     }
 
     /// The indices of the entries from the root to `leaf` (an unknown parent ends the walk, and
@@ -385,6 +455,17 @@ impl Session {
     /// conversion), the thinking level and the model.
     pub fn context(&self) -> SessionContext {
         context::build(self)
+    }
+
+    /// `context().to_json()` as text, made without parsing most entries (what the C ABI hands
+    /// out).
+    pub(crate) fn context_text(&self) -> String {
+        context::build_text(self, false)
+    }
+
+    /// `convert_to_llm(&context().messages)` as JSON text (see `context_text`).
+    pub(crate) fn llm_text(&self) -> String {
+        context::build_text(self, true)
     }
 
     /// Appends an entry as a child of the leaf and makes it the leaf; returns its id. `entry`
@@ -731,7 +812,7 @@ impl Session {
         let previous_conversation = self.has_conversation;
         let previous_labels = (entry.get("type").and_then(Json::as_str) == Some("label"))
             .then(|| self.labels.clone());
-        self.store(crate::json::to_string(&entry).into_boxed_str(), &entry);
+        self.store(Text::Own(crate::json::to_string(&entry).into()), &entry);
         if let Err(error) = self.persist() {
             if let Some(stored) = self.entries.pop() {
                 if let Some(id) = stored.id {
@@ -757,11 +838,12 @@ impl Session {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
+        let read_text = &self.read_text;
         if file.is_written() {
-            let last = self.entries.last().map_or("", |stored| &*stored.text);
-            file.append_line(last)
+            let last = self.entries.last();
+            file.append_line(last.map_or("", |stored| stored.text.of(read_text)))
         } else if self.has_conversation {
-            let texts = self.entries.iter().map(|stored| &*stored.text);
+            let texts = self.entries.iter().map(|stored| stored.text.of(read_text));
             file.create_with(&self.header, texts)
         } else {
             Ok(())

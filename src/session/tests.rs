@@ -450,3 +450,110 @@ fn entries_are_parsed_on_demand_and_agree_with_the_kept_values() {
     assert_eq!(session.entries()[3]["type"], "model_change");
     assert_eq!(session.entry_values(), session.entries());
 }
+
+/// The context's text (spliced from the entries' texts) is the rendering of the context's
+/// values, and so is the model's, for a file mixing every kind of line: stringified messages,
+/// the same in other forms, compactions, context edits, derived messages, skipped lines. Large
+/// enough that two threads read it, with a split inside the compaction's kept range.
+#[test]
+fn the_context_text_is_the_rendering_of_the_context_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mixed.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    );
+    text.push('\n');
+    let filler = "x".repeat(30_000);
+    let mut parent = "null".to_string();
+    let line = |text: &mut String, body: String| {
+        text.push_str(&body);
+        text.push('\n');
+    };
+    for i in 0..700 {
+        let id = format!("e{i}");
+        let p = parent.clone();
+        let body = match i % 14 {
+            0 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{filler} {i}\n\"q\"","timestamp":1}}}}"#
+            ),
+            1 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"message":{{"role":"assistant","content":[{{"type":"text","text":"a{i}"}}],"provider":"p{i}","model":"m{i}","usage":{{"cost":0.00015}}}}}}"#
+            ),
+            // Valid but not in JSON.stringify's form: parsed, rendered canonically.
+            2 => format!(
+                r#"{{"type":"message", "id":"{id}","parentId":{p},"message":{{"role":"toolResult","content":[{{"type":"text","text":"\u0041\/"}}],"n":1.50}}}}"#
+            ),
+            3 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"message":{{"role":"user","content":null}}}}"#
+            ),
+            4 => format!(
+                r#"{{"type":"custom_message","customType":"c","content":"note {i}","display":true,"id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:02.000Z"}}"#
+            ),
+            5 => format!(
+                r#"{{"type":"context_edit","id":"{id}","parentId":{p},"targetId":"e{}","replacement":{{"content":"edited"}}}}"#,
+                i - 4
+            ),
+            6 => format!(
+                r#"{{"type":"context_edit","id":"{id}","parentId":{p},"targetId":"e{}","replacement":null}}"#,
+                i - 6
+            ),
+            7 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"message":{{"role":"bashExecution","command":"ls","output":"o","exitCode":1,"content":"c"}}}}"#
+            ),
+            8 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"message":{{"role":"system","content":"sys {i}"}}}}"#
+            ),
+            9 => format!(
+                r#"{{"type":"thinking_level_change","id":"{id}","parentId":{p},"thinkingLevel":"l{i}"}}"#
+            ),
+            10 if i == 178 || i == 682 => format!(
+                r#"{{"type":"compaction","id":"{id}","parentId":{p},"timestamp":"2026-01-01T00:00:03.000Z","summary":"sum {i}","firstKeptEntryId":"e{}","tokensBefore":5}}"#,
+                i - 150
+            ),
+            11 => format!(
+                r#"{{"type":"branch_summary","id":"{id}","parentId":{p},"fromId":"e1","summary":"went {i}","timestamp":"2026-01-01T00:00:04.000Z"}}"#
+            ),
+            12 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"message":{{"role":"user","content":"dup","content":"twice"}}}}"#
+            ),
+            _ => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{p},"message":{{"role":"custom","content":"c{i}","customType":"t"}}}}"#
+            ),
+        };
+        line(&mut text, body);
+        if i % 50 == 25 {
+            line(
+                &mut text,
+                r#"{"type":"message","id":"bad","message":{"role":"user","content":tru}}"#.into(),
+            );
+        }
+        parent = format!("\"{id}\"");
+    }
+    assert!(text.len() > file::SPLIT_BYTES, "two threads read the file");
+    std::fs::write(&path, &text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    assert_eq!(session.skipped_lines().len(), 14);
+    let context = session.context();
+    assert!(context.messages.len() > 100);
+    assert_eq!(
+        session.context_text(),
+        crate::json::to_string(&context.to_json())
+    );
+    assert_eq!(
+        session.llm_text(),
+        crate::json::to_string(&Json::Array(convert_to_llm(&context.messages)))
+    );
+    // Where the spliced and parsed entries meet the appended ones, and without a compaction.
+    let mut session = session;
+    session.append_message(&assistant("after")).unwrap();
+    session.branch(Some("e150")).unwrap();
+    let context = session.context();
+    assert_eq!(
+        session.context_text(),
+        crate::json::to_string(&context.to_json())
+    );
+    assert_eq!(
+        session.llm_text(),
+        crate::json::to_string(&Json::Array(convert_to_llm(&context.messages)))
+    );
+}

@@ -1,0 +1,390 @@
+//! One pass over an entry line that recognizes the common case without building a value: a
+//! `message` entry written exactly as `JSON.stringify` writes it (what pi and libagent write).
+//! Such a line is valid JSON, and its `message` member's bytes are that message's JSON text, so
+//! the context can be spliced from them. Anything else (whitespace, other escapes, numbers in
+//! another form, duplicate or array-index keys, deep nesting, other entry types) is left to the
+//! full parser, which then decides as it always did.
+
+use std::ops::Range;
+
+/// What the context needs of a message's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    System,
+    User,
+    Assistant,
+    ToolResult,
+    Other,
+}
+
+/// A recognized `message` entry line: byte ranges into the line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct MessageLine {
+    pub id: Option<Range<usize>>,
+    pub parent: Option<Range<usize>>,
+    pub role: Role,
+    /// The `message` member's text (an object with a string role and non-null content).
+    pub message: Range<usize>,
+}
+
+/// `Some` when `line` is a `message` entry in `JSON.stringify`'s form whose message has a role
+/// and content; `None` means "parse it fully" (it may still be valid JSON, or not).
+pub(crate) fn message_line(line: &str) -> Option<MessageLine> {
+    let mut scanner = Scanner {
+        bytes: line.as_bytes(),
+        at: 0,
+        keys: Vec::new(),
+    };
+    let mut top = Vec::new();
+    if scanner.bytes.first() != Some(&b'{') {
+        return None;
+    }
+    scanner.object(1, Some(&mut top))?;
+    if scanner.at != scanner.bytes.len() {
+        return None;
+    }
+    let field = |fields: &[(Range<usize>, Range<usize>)], name: &str| {
+        fields
+            .iter()
+            .find(|(key, _)| &line[key.clone()] == name)
+            .map(|(_, value)| value.clone())
+    };
+    if field(&top, "type").map(|r| &line[r]) != Some("\"message\"") {
+        return None;
+    }
+    let id = plain_string_or_null(line, field(&top, "id"))?;
+    let parent = plain_string_or_null(line, field(&top, "parentId"))?;
+    let message = field(&top, "message")?;
+    if line.as_bytes()[message.start] != b'{' {
+        return None;
+    }
+    // The message object again, for its members (small next to the line: its content is skipped
+    // by the same scanner).
+    let mut members = Vec::new();
+    let mut inner = Scanner {
+        bytes: &line.as_bytes()[..message.end],
+        at: message.start,
+        keys: Vec::new(),
+    };
+    inner.object(2, Some(&mut members))?;
+    let role = plain_string_or_null(line, field(&members, "role"))??;
+    let content = field(&members, "content")?;
+    if &line[content] == "null" {
+        return None;
+    }
+    let role = match &line[role.clone()] {
+        "system" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "toolResult" => Role::ToolResult,
+        _ => Role::Other,
+    };
+    Some(MessageLine {
+        id,
+        parent,
+        role,
+        message,
+    })
+}
+
+/// A member that is absent or null (`Some(None)`), or a string without escapes (`Some(Some(the
+/// text between its quotes))`); `None` for anything else.
+fn plain_string_or_null(line: &str, value: Option<Range<usize>>) -> Option<Option<Range<usize>>> {
+    let Some(value) = value else {
+        return Some(None);
+    };
+    let text = &line[value.clone()];
+    if text == "null" {
+        return Some(None);
+    }
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        return None;
+    }
+    Some(Some(value.start + 1..value.end - 1))
+}
+
+/// The parser's nesting limit (`json::MAX_PARSE_DEPTH`): deeper lines are the parser's to refuse.
+const MAX_DEPTH: usize = crate::json::MAX_PARSE_DEPTH;
+/// Objects with more members than this are left to the parser (the duplicate-key check is
+/// quadratic).
+const MAX_MEMBERS: usize = 32;
+
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// The keys of the objects being scanned (for the duplicate check), innermost last.
+    keys: Vec<&'a [u8]>,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.at += 1)
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => self.object(depth + 1, None),
+            b'[' => self.array(depth + 1),
+            b'"' => self.string().map(drop),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.at + word.len();
+        (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
+    }
+
+    /// An object at `depth`; with `fields`, its members' key (without quotes) and value ranges.
+    fn object(
+        &mut self,
+        depth: usize,
+        mut fields: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'{')?;
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        let base = self.keys.len();
+        loop {
+            let key = self.string()?;
+            let text = &self.bytes[key.clone()];
+            // Array-index keys are reordered by the parser; a repeated key keeps one value.
+            if text.first().is_some_and(u8::is_ascii_digit)
+                || self.keys.len() - base >= MAX_MEMBERS
+                || self.keys[base..].contains(&text)
+            {
+                return None;
+            }
+            self.keys.push(text);
+            self.eat(b':')?;
+            let start = self.at;
+            self.value(depth)?;
+            if let Some(fields) = fields.as_deref_mut() {
+                fields.push((key, start..self.at));
+            }
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    self.keys.truncate(base);
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'[')?;
+        if self.eat(b']').is_some() {
+            return Some(());
+        }
+        loop {
+            self.value(depth)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string with only the escapes `JSON.stringify` writes; returns the range between its
+    /// quotes.
+    fn string(&mut self) -> Option<Range<usize>> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let bytes = self.bytes;
+        loop {
+            // Eight bytes at a time while none is a quote, a backslash or a control character.
+            while let Some(chunk) = bytes.get(self.at..self.at + 8) {
+                let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+                if needs_attention(word) {
+                    break;
+                }
+                self.at += 8;
+            }
+            let byte = self.peek()?;
+            self.at += 1;
+            match byte {
+                b'"' => return Some(start..self.at - 1),
+                b'\\' => {
+                    let escape = self.peek()?;
+                    self.at += 1;
+                    match escape {
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            // Only the control characters without a short escape, in lower case.
+                            let hex = bytes.get(self.at..self.at + 4)?;
+                            let low = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
+                            let code = u8::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16);
+                            if &hex[..2] != b"00"
+                                || !hex[2..].iter().all(|&b| low(b))
+                                || !matches!(code, Ok(c) if c < 0x20 && !matches!(c, 0x08..=0x0a | 0x0c | 0x0d))
+                            {
+                                return None;
+                            }
+                            self.at += 4;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..=0x1f => return None,
+                _ => {}
+            }
+        }
+    }
+
+    /// A number in the form JavaScript prints it.
+    fn number(&mut self) -> Option<()> {
+        let start = self.at;
+        let bytes = self.bytes;
+        let digits = |at: &mut usize| {
+            let from = *at;
+            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
+                *at += 1;
+            }
+            *at - from
+        };
+        let mut at = self.at;
+        if bytes[at] == b'-' {
+            at += 1;
+        }
+        let integer_start = at;
+        let integer_digits = digits(&mut at);
+        if integer_digits == 0 || (integer_digits > 1 && bytes[integer_start] == b'0') {
+            return None;
+        }
+        let mut plain = true;
+        if bytes.get(at) == Some(&b'.') {
+            at += 1;
+            if digits(&mut at) == 0 {
+                return None;
+            }
+            plain = false;
+        }
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            at += 1;
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            if digits(&mut at) == 0 {
+                return None;
+            }
+            plain = false;
+        }
+        self.at = at;
+        let text = std::str::from_utf8(&bytes[start..at]).ok()?;
+        // Short integers print as themselves (but `-0` prints as `0`); anything else must be
+        // what JavaScript prints for its double.
+        if plain && integer_digits <= 15 && text != "-0" {
+            return Some(());
+        }
+        let value: f64 = text.parse().ok()?;
+        (value.is_finite() && crate::json::number_to_string(value) == text).then_some(())
+    }
+}
+
+/// Whether any of the 8 bytes of `word` is a control character, `"` or `\`.
+fn needs_attention(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
+    below_space || has_zero(word ^ (ONES * b'"' as u64)) || has_zero(word ^ (ONES * b'\\' as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line the scanner takes is what the parser reads, and its message's text is the
+    /// message's rendering.
+    fn agrees(line: &str) -> bool {
+        let Some(found) = message_line(line) else {
+            return false;
+        };
+        let value = crate::json::parse(line).expect("a recognized line parses");
+        assert_eq!(crate::json::to_string(&value), line);
+        assert_eq!(
+            crate::json::to_string(&value["message"]),
+            &line[found.message.clone()]
+        );
+        assert_eq!(
+            value.get("id").and_then(crate::json::Json::as_str),
+            found.id.map(|r| &line[r])
+        );
+        true
+    }
+
+    #[test]
+    fn recognizes_stringified_message_entries() {
+        assert!(agrees(
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi \"there\"\n\u001f","timestamp":1,"n":[1.5,-2,0.00015,1e+21,true,false,null,{}]}}"#
+        ));
+        assert!(agrees(
+            r#"{"type":"message","id":"b","parentId":"a1","message":{"role":"assistant","content":[{"type":"text","text":"é ✓"}],"provider":"p","model":"m"}}"#
+        ));
+        let line = r#"{"type":"message","id":"b","message":{"role":"toolResult","content":[]}}"#;
+        assert_eq!(message_line(line).map(|m| m.role), Some(Role::ToolResult));
+    }
+
+    #[test]
+    fn leaves_everything_else_to_the_parser() {
+        for line in [
+            // Invalid JSON.
+            r#"{"type":"message","id":"a","message":{"role":"user","content":tru}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"x"}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"x"}}x"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":01}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"\x"}}"#,
+            "{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"\t\"}}",
+            // Valid, but not as JSON.stringify writes it.
+            r#"{"type":"message", "id":"a","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"\/"}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"\u0041"}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"\ud800"}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":1.0}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":-0}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":1e400}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":{"b":1,"b":2}}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":{"b":1,"0":2}}}"#,
+            r#"{"type":"message","id":"a","id":"b","message":{"role":"user","content":"x"}}"#,
+            // Not the common case: escaped ids, other types, missing or null content or role.
+            r#"{"type":"message","id":"a\"","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"message","id":7,"message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"label","id":"a","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":null}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user"}}"#,
+            r#"{"type":"message","id":"a","message":{"content":"x"}}"#,
+            r#"{"type":"message","id":"a","message":"text"}"#,
+        ] {
+            assert_eq!(message_line(line), None, "{line}");
+        }
+        let deep = format!(
+            r#"{{"type":"message","id":"a","message":{{"role":"user","content":{}1{}}}}}"#,
+            "[".repeat(600),
+            "]".repeat(600)
+        );
+        assert_eq!(message_line(&deep), None);
+    }
+}
