@@ -73,9 +73,6 @@
 // The patch version of this header.
 #define AGENT_VERSION_PATCH 0
 
-// The format version libagent writes (and the newest it reads).
-#define CURRENT_VERSION 3
-
 // An error returned by a libagent function: its code and message, owned by the caller until
 // `agent_error_free`. No later call, on any thread, changes it.
 typedef struct AgentError AgentError;

@@ -30,7 +30,7 @@ use scan::Role;
 const RELEASE_AFTER_READING: usize = 16 << 20;
 
 /// The format version libagent writes (and the newest it reads).
-pub const CURRENT_VERSION: u64 = 3;
+pub(crate) const CURRENT_VERSION: u64 = 3;
 
 /// When an appended entry counts as stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
