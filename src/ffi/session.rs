@@ -131,12 +131,36 @@ pub unsafe extern "C" fn agent_session_open(
     options_json_len: usize,
     out_session: *mut AgentSession,
 ) -> *mut AgentError {
+    open_with(
+        path,
+        path_len,
+        "path",
+        options_json,
+        options_json_len,
+        out_session,
+        Session::open,
+    )
+}
+
+/// The body of the three file constructors: `path` decoded as `name`, the options, `open`, the
+/// handle written.
+unsafe fn open_with(
+    path: *const c_char,
+    path_len: usize,
+    name: &str,
+    options_json: *const c_char,
+    options_json_len: usize,
+    out_session: *mut AgentSession,
+    open: fn(&Path, &str, Durability) -> Result<Session, SessionError>,
+) -> *mut AgentError {
     boundary(|| {
         check_out(out_session, "out_session")?;
-        let path = str_arg(path, path_len, "path")?;
+        let path = str_arg(path, path_len, name)?;
         let options = options_arg(options_json, options_json_len)?;
-        let session = Session::open(Path::new(path), &options.cwd, options.durability)?;
-        store(session, out_session);
+        store(
+            open(Path::new(path), &options.cwd, options.durability)?,
+            out_session,
+        );
         Ok(())
     })
 }
@@ -154,14 +178,15 @@ pub unsafe extern "C" fn agent_session_create(
     options_json_len: usize,
     out_session: *mut AgentSession,
 ) -> *mut AgentError {
-    boundary(|| {
-        check_out(out_session, "out_session")?;
-        let dir = str_arg(dir, dir_len, "dir")?;
-        let options = options_arg(options_json, options_json_len)?;
-        let session = Session::create(Path::new(dir), &options.cwd, options.durability)?;
-        store(session, out_session);
-        Ok(())
-    })
+    open_with(
+        dir,
+        dir_len,
+        "dir",
+        options_json,
+        options_json_len,
+        out_session,
+        Session::create,
+    )
 }
 
 /// Opens the most recently modified session file in `dir` whose header names the working
@@ -175,14 +200,15 @@ pub unsafe extern "C" fn agent_session_continue_recent(
     options_json_len: usize,
     out_session: *mut AgentSession,
 ) -> *mut AgentError {
-    boundary(|| {
-        check_out(out_session, "out_session")?;
-        let dir = str_arg(dir, dir_len, "dir")?;
-        let options = options_arg(options_json, options_json_len)?;
-        let session = Session::continue_recent(Path::new(dir), &options.cwd, options.durability)?;
-        store(session, out_session);
-        Ok(())
-    })
+    open_with(
+        dir,
+        dir_len,
+        "dir",
+        options_json,
+        options_json_len,
+        out_session,
+        Session::continue_recent,
+    )
 }
 
 /// A session kept in memory only (pi's `SessionManager.inMemory`). `options_json`: NULL or
