@@ -460,20 +460,7 @@ fn a_second_overflow_fails_the_run_clearly() {
     let overflow = error_response("prompt is too long: 213462 tokens > 200000 maximum");
     let (stream_fn, requests) = script_model(vec![overflow.clone(), overflow]);
     let (compact_hook, summaries) = summary_hook();
-    let mut settings = settings_with(
-        json!({"compaction": {"enabled": true, "keepRecentTokens": 300}, "retry": {"enabled": true}}),
-    );
-    let _ = settings
-        .hooks
-        .set(agent::agent::HookKind::Compact, Some(compact_hook));
-    let agent = agent(
-        windowed_model(200_000),
-        stream_fn,
-        settings,
-        history(6),
-        None,
-    );
-    let recorder = Recorder::attach(&agent);
+    let (agent, recorder) = hooked_agent(stream_fn, compact_hook);
     let error = block_on(agent.prompt_text("And now?")).unwrap_err();
     assert_eq!(error.kind, ErrorKind::ModelError);
     assert_eq!(error.message, OVERFLOW_RECOVERY_FAILED);
@@ -544,7 +531,12 @@ fn an_abort_during_a_backoff_wait_ends_the_run_at_once() {
 }
 
 fn manual_agent(compact_hook: agent::host::Hook) -> (Agent, Recorder) {
-    let (stream_fn, _) = script_model(Vec::new());
+    hooked_agent(script_model(Vec::new()).0, compact_hook)
+}
+
+/// An agent with compaction (300 recent tokens kept) and retries on, a 200,000-token window, six
+/// turns of history and `compact_hook` writing its summaries; its events recorded.
+fn hooked_agent(stream_fn: StreamFn, compact_hook: agent::host::Hook) -> (Agent, Recorder) {
     let mut settings = settings_with(
         json!({"compaction": {"enabled": true, "keepRecentTokens": 300}, "retry": {"enabled": true}}),
     );
