@@ -1,6 +1,7 @@
 // The agent: an owning wrapper of an AgentHandle.
 using System;
 using System.Collections.Generic;
+using System.Threading;
 using LibAgent.Interop;
 
 namespace LibAgent
@@ -166,7 +167,9 @@ namespace LibAgent
         {
             Util.RefuseBlocking("Agent.WaitForIdle()");
             int result;
-            Util.Check(Native.agent_wait_for_idle(Handle, timeoutMs, &result));
+            Util.EnterHost(); // a host-pumped run is dispatched here while it waits
+            try { Util.Check(Native.agent_wait_for_idle(Handle, timeoutMs, &result)); }
+            finally { Util.LeaveHost(); }
             return result == Native.AGENT_WAIT_DONE;
         }
 
@@ -305,6 +308,10 @@ namespace LibAgent
                 return Util.Text(v, (UIntPtr)n);
             }
         }
+
+        /// <summary>How many host objects (tools, hooks, listeners, pending runs) libagent still
+        /// holds through GCHandles: 0 once every agent is gone and its finalizers ran.</summary>
+        public static int LiveHostObjects { get { return Volatile.Read(ref Util.Pinned); } }
 
         /// <summary>Fails when the loaded library does not serve this binding's header version.</summary>
         public static void CheckVersion() { Util.Check(Native.agent_version_check(1, 0)); }

@@ -24,9 +24,14 @@ namespace LibAgent
         public int Dispatch(int budgetMs)
         {
             UIntPtr ran;
+            Util.EnterHost();
             Util.Enter(); // a blocking wait from a callback in here could never finish
             try { Util.Check(Native.agent_dispatch(Handle, budgetMs, &ran)); }
-            finally { Util.Leave(); }
+            finally
+            {
+                Util.Leave();
+                Util.LeaveHost();
+            }
             return (int)ran.ToUInt64();
         }
 

@@ -2,6 +2,7 @@
 // (pointer, length), owned errors turned into exceptions, owned strings copied and freed, host
 // objects handed to libagent as GCHandles, and where host code is running.
 using System;
+using System.Reflection;
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
@@ -86,12 +87,23 @@ namespace LibAgent
 
         /// <summary>`user_data` for a host object: a strong GCHandle, freed by `Release` when
         /// libagent drops its last reference (so the object outlives every callback).</summary>
-        public static IntPtr Pin(object site) { return GCHandle.ToIntPtr(GCHandle.Alloc(site)); }
+        public static IntPtr Pin(object site)
+        {
+            Interlocked.Increment(ref Pinned);
+            return GCHandle.ToIntPtr(GCHandle.Alloc(site));
+        }
+
+        /// <summary>How many host objects libagent holds (Agent.LiveHostObjects).</summary>
+        public static int Pinned;
 
         public static T Site<T>(IntPtr userData) where T : class { return (T)GCHandle.FromIntPtr(userData).Target; }
 
         /// <summary>Frees a handle from `Pin` (for a call that failed before libagent owned it).</summary>
-        public static void Unpin(IntPtr userData) { GCHandle.FromIntPtr(userData).Free(); }
+        public static void Unpin(IntPtr userData)
+        {
+            GCHandle.FromIntPtr(userData).Free();
+            Interlocked.Decrement(ref Pinned);
+        }
 
         // One delegate per callback type, alive for the whole process: native code may call it
         // at any time, and IL2CPP needs a static method behind every delegate it hands out.
@@ -100,21 +112,40 @@ namespace LibAgent
         [AOT.MonoPInvokeCallback(typeof(AgentFinalizer))]
         static void ReleaseSite(IntPtr userData)
         {
-            try { GCHandle.FromIntPtr(userData).Free(); }
+            Enter();
+            try { Unpin(userData); }
             catch (Exception e) { Report(e); }
+            finally { Leave(); }
         }
 
         // ---- where host code runs ------------------------------------------------------------
 
-        [ThreadStatic] static int callbackDepth;
+        [ThreadStatic] static int callbackDepth; // inside a callback or Dispatcher.Dispatch
+        [ThreadStatic] static int hostDepth;     // inside a call of ours that may run callbacks here
+        [ThreadStatic] static bool threadSeen;
 
         /// <summary>Whether the calling thread is inside a libagent callback or a dispatch, where a
         /// blocking wait could never finish.</summary>
         public static bool InCallback { get { return callbackDepth > 0 || Native.agent_is_runtime_thread() != 0; } }
 
-        public static void Enter() { callbackDepth++; }
+        /// <summary>Entering a callback.</summary>
+        public static void Enter()
+        {
+            callbackDepth++;
+            if (threadSeen || hostDepth > 0) return;
+            threadSeen = true;
+            // A callback outside every host call of ours is on one of libagent's threads, which
+            // became a managed thread here and never ends.
+            MonoExit.DontWaitForThisThread();
+        }
 
         public static void Leave() { callbackDepth--; }
+
+        /// <summary>Entering a host call that may run callbacks on this thread (a dispatch, a
+        /// blocking wait of a host-pumped run, a free that runs a `done`).</summary>
+        public static void EnterHost() { hostDepth++; }
+
+        public static void LeaveHost() { hostDepth--; }
 
         public static void RefuseBlocking(string what)
         {
@@ -140,5 +171,34 @@ namespace LibAgent
         }
 
         public static string Message(Exception e) { return string.IsNullOrEmpty(e.Message) ? e.GetType().Name : e.Message; }
+    }
+
+    /// <summary>Desktop Mono's exit aborts every background thread that ever ran managed code and
+    /// waits until it ends, so a process whose libagent threads called back would never exit
+    /// (they wait in native code, where an abort never lands). Mono skips threads flagged
+    /// DONT_MANAGE (1), as it does its own service threads: the flag is set on libagent's threads
+    /// through Mono's InternalThread (reflection finds nothing on .NET, which never waits for
+    /// such threads; Unity's and IL2CPP's runtimes manage their own shutdown: compiled out).</summary>
+    internal static class MonoExit
+    {
+#if UNITY_5_3_OR_NEWER || LIBAGENT_NO_MONO_EXIT
+        public static void DontWaitForThisThread() { }
+#else
+        const BindingFlags Private = BindingFlags.NonPublic | BindingFlags.Instance;
+        static readonly FieldInfo InternalThread = typeof(Thread).GetField("internal_thread", Private);
+        static readonly FieldInfo Flags = InternalThread == null ? null : InternalThread.FieldType.GetField("flags", Private);
+        const long DontManage = 1; // MONO_THREAD_FLAG_DONT_MANAGE
+
+        public static void DontWaitForThisThread()
+        {
+            if (Flags == null || Flags.FieldType != typeof(IntPtr)) return;
+            try
+            {
+                object thread = InternalThread.GetValue(Thread.CurrentThread);
+                Flags.SetValue(thread, new IntPtr(((IntPtr)Flags.GetValue(thread)).ToInt64() | DontManage));
+            }
+            catch (Exception e) { Util.Report(e); }
+        }
+#endif
     }
 }

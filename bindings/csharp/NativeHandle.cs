@@ -35,8 +35,11 @@ namespace LibAgent
         public void Dispose()
         {
             ulong value = (ulong)Interlocked.Exchange(ref id, 0);
-            if (value != 0) Free(value, true);
             GC.SuppressFinalize(this);
+            if (value == 0) return;
+            Util.EnterHost(); // a free may run callbacks (a freed run's done) on this thread
+            try { Free(value, true); }
+            finally { Util.LeaveHost(); }
         }
 
         ~NativeHandle()

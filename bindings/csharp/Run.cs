@@ -176,7 +176,9 @@ namespace LibAgent
             if (site.Outcome != null) return site.Outcome;
             Util.RefuseBlocking("Run.Wait()");
             int result;
-            Util.Check(Native.agent_run_wait(new AgentRun { id = Live }, timeoutMs, &result));
+            Util.EnterHost(); // a host-pumped run is dispatched here while it waits
+            try { Util.Check(Native.agent_run_wait(new AgentRun { id = Live }, timeoutMs, &result)); }
+            finally { Util.LeaveHost(); }
             return result == Native.AGENT_WAIT_DONE ? site.Outcome : null;
         }
     }
