@@ -55,10 +55,12 @@ help: ## this list
 CHECK_STEPS := tools:900 lint:900 rust-test:1200 check-header:120 c-test-quick:600 \
 	conformance:300 conformance-extra:300 conformance-typed:300 provider-conformance:600 \
 	provider-conformance-extra:300 provider-conformance-results:300 coding-conformance:300 \
-	coding-conformance-extra:300 sessions-conformance:300 context-conformance-extra:300 guard-selftest:300
+	coding-conformance-extra:300 sessions-conformance:300 context-conformance-extra:300 guard-selftest:300 \
+	csharp-check:120
 TEST_STEPS := $(filter-out c-test-quick:%,$(CHECK_STEPS)) c-test:900 assistant-test:600 \
 	cpp-test:900 go-test:900 suite-lib:1200 py-test:900 readme-test:600 ctypes-check:120 \
-	wheel-test:900 check-memory:2400 soak-short:300 fuzz-replay:1200 cost-test:900 examples-test:600
+	wheel-test:900 check-memory:2400 soak-short:300 fuzz-replay:1200 cost-test:900 examples-test:600 \
+	csharp-test:600
 # Session files (issue 26): interop with the reference, crashes, the cost of an append.
 TEST_STEPS += sessions-interop:300 sessions-crash:300 sessions-append-cost:300
 .PHONY: check test
@@ -413,6 +415,45 @@ go-test: build go-pc ## go vet, go test -race, the Go quickstart, install-consum
 	./build/quickstart-go > build/quickstart-go.out && grep -q "Transcript: 6 messages" build/quickstart-go.out
 	@echo "go: vet, race tests and quickstart: ok"
 	bash tests/install-consumer/run.sh
+
+# C# (issue 29): the binding (bindings/csharp, one assembly, no packages) built with Mono's mcs,
+# also in its Unity iOS configuration (UNITY_5_3_OR_NEWER + UNITY_IOS: `__Internal`, Unity's
+# attribute, from tests/csharp/UnityStandIn.cs); its console suite (tests/csharp, with the
+# Unity-shaped example in a simulated frame loop against tests/csharp/mock_model.py) and the
+# quickstart, under Mono against target/debug/libagent.so. Mono comes from Debian when missing:
+# mono-mcs and mono-runtime only (they bring mscorlib, System and System.Core, all the suite
+# uses), not mono-complete (ten times the download). mcs takes C# up to 7.2, one step stricter than
+# Unity's 7.3, so what builds here builds there. csharp-check: the P/Invoke declarations
+# (bindings/csharp/Native.g.cs) are what tools/csharp/gen.py generates from the header.
+CS_OUT := build/csharp
+MCS = mcs -langversion:7.2 -warnaserror -nologo
+CS_RUN = LD_LIBRARY_PATH=$(LIBDIR) MONO_PATH=$(CURDIR)/$(CS_OUT) mono --debug
+.PHONY: csharp-deps csharp-gen csharp-check csharp-test
+csharp-deps:
+	@command -v mcs >/dev/null && command -v mono >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq mono-mcs mono-runtime >/dev/null)
+
+csharp-gen: ## regenerates bindings/csharp/Native.g.cs from include/libagent/agent.h
+	python3 tools/csharp/gen.py
+
+csharp-check: ## the C# P/Invoke declarations are what tools/csharp/gen.py makes of the header
+	@mkdir -p build
+	@python3 tools/csharp/gen.py build/Native.g.cs
+	@diff -u bindings/csharp/Native.g.cs build/Native.g.cs || \
+		(echo "bindings/csharp/Native.g.cs is stale: run 'make csharp-gen'"; exit 1)
+	@echo "csharp: bindings/csharp/Native.g.cs is current"
+
+csharp-test: build csharp-deps csharp-check ## the C# binding under Mono: suite, quickstart, Unity-shaped example
+	@mkdir -p $(CS_OUT)
+	$(MCS) -unsafe -target:library -out:$(CS_OUT)/LibAgent.dll bindings/csharp/*.cs
+	$(MCS) -unsafe -target:library -define:UNITY_5_3_OR_NEWER -define:UNITY_IOS -out:$(CS_OUT)/LibAgent-ios.dll \
+		bindings/csharp/*.cs tests/csharp/UnityStandIn.cs
+	$(MCS) -r:$(CS_OUT)/LibAgent.dll -out:$(CS_OUT)/Tests.exe tests/csharp/Tests.cs tests/csharp/ExampleTests.cs \
+		tests/csharp/UnityStandIn.cs examples/csharp/AssistantBehaviour.cs
+	$(MCS) -r:$(CS_OUT)/LibAgent.dll -out:$(CS_OUT)/Quickstart.exe examples/csharp/Quickstart.cs
+	$(CS_RUN) $(CS_OUT)/Tests.exe
+	$(CS_RUN) $(CS_OUT)/Quickstart.exe > $(CS_OUT)/quickstart.out && grep -q "Transcript: 6 messages" $(CS_OUT)/quickstart.out
+	@echo "csharp: suite and quickstart: ok"
 
 # `make install` into a temporary prefix, then a C program (pkg-config) and a Go module outside
 # the repository (`replace` to this checkout) built against it and run without LD_LIBRARY_PATH.

@@ -40,8 +40,12 @@ public class AssistantBehaviour : MonoBehaviour
     public Outcome Outcome { get; private set; }
     /// <summary>Callbacks that came on another thread than Start's (must stay 0).</summary>
     public int OffThreadCallbacks { get; private set; }
-    /// <summary>The longest callback of this object in the last Update, in milliseconds.</summary>
-    public double LongestCallbackMs { get; private set; }
+    /// <summary>Callbacks that started after their frame's budget was spent, other than the
+    /// frame's first (libagent checks the budget before each callback: must stay 0).</summary>
+    public int LateCallbacks { get; private set; }
+
+    readonly Stopwatch frameClock = new Stopwatch();
+    int callbacksThisFrame;
 
     void Start()
     {
@@ -73,7 +77,8 @@ public class AssistantBehaviour : MonoBehaviour
 
     void Update()
     {
-        LongestCallbackMs = 0;
+        frameClock.Restart();
+        callbacksThisFrame = 0;
         dispatcher.Dispatch(FrameBudgetMs);
     }
 
@@ -84,11 +89,11 @@ public class AssistantBehaviour : MonoBehaviour
         if (dispatcher != null) dispatcher.Dispose(); // ...and runs here, on this thread
     }
 
+    // Every callback of this object passes here: it checks the thread and the frame budget.
     T Timed<T>(Func<T> callback)
     {
         if (Thread.CurrentThread.ManagedThreadId != mainThread) OffThreadCallbacks++;
-        var clock = Stopwatch.StartNew();
-        try { return callback(); }
-        finally { LongestCallbackMs = Math.Max(LongestCallbackMs, clock.Elapsed.TotalMilliseconds); }
+        if (callbacksThisFrame++ > 0 && frameClock.Elapsed.TotalMilliseconds > FrameBudgetMs) LateCallbacks++;
+        return callback();
     }
 }

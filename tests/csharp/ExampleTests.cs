@@ -18,6 +18,16 @@ static class ExampleTests
     {
         test("example: AssistantBehaviour in a 60 Hz frame loop streams an answer and runs a tool on the main thread", () =>
         {
+            // The first pass warms Mono's JIT, which compiles each callback path at its first
+            // call (IL2CPP players compile ahead of time); the second is measured.
+            Scene(baseUrl, false);
+            Scene(baseUrl, true);
+        });
+    }
+
+    static void Scene(string baseUrl, bool measured)
+    {
+        {
             string root = Path.Combine(Path.GetTempPath(), "libagent-cs-unity-" + Guid.NewGuid().ToString("N"));
             Directory.CreateDirectory(root);
             try
@@ -33,19 +43,15 @@ static class ExampleTests
                     AskUser = request => { consents.Add(request.Tool); return true; },
                 };
                 Call(assistant, "Start");
-                int frames = 0, overBudget = 0;
-                double worstExcess = double.MinValue;
+                int frames = 0;
+                double worstFrame = 0;
                 var frame = Stopwatch.StartNew();
                 while (!assistant.Finished && frames < 1200) // 20 s of frames: a guard against hangs
                 {
                     frame.Restart();
                     var update = Stopwatch.StartNew();
                     Call(assistant, "Update");
-                    double excess = update.Elapsed.TotalMilliseconds - assistant.FrameBudgetMs - assistant.LongestCallbackMs;
-                    worstExcess = Math.Max(worstExcess, excess);
-                    // Over the budget by more than its longest callback (1 ms of slack for the
-                    // dispatch's own bookkeeping and the reflective call).
-                    if (excess > 1.0) overBudget++;
+                    worstFrame = Math.Max(worstFrame, update.Elapsed.TotalMilliseconds);
                     frames++;
                     int rest = 16 - (int)frame.ElapsedMilliseconds;
                     if (rest > 0) Thread.Sleep(rest);
@@ -60,10 +66,14 @@ static class ExampleTests
                 if (consents.Count != 1 || consents[0] != "write") throw new Exception("consent asked: " + string.Join(",", consents));
                 if (File.ReadAllText(Path.Combine(root, "hello.txt")) != "hello") throw new Exception("the file was not written");
                 if (assistant.OffThreadCallbacks != 0) throw new Exception(assistant.OffThreadCallbacks + " callbacks off the main thread");
-                if (overBudget != 0) throw new Exception(overBudget + " of " + frames + " frames over budget by more than one callback (worst excess " + worstExcess.ToString("F2") + " ms)");
-                Console.WriteLine("     (" + frames + " frames; worst frame beyond budget + its longest callback: " + worstExcess.ToString("F2") + " ms)");
+                // A frame overruns its budget by one callback at most: no callback after the
+                // first starts once the budget is spent (the debug library's single steps, e.g.
+                // building a request, may themselves take longer than a frame).
+                if (measured && assistant.LateCallbacks != 0)
+                    throw new Exception(assistant.LateCallbacks + " callbacks started after their frame's budget was spent");
+                if (measured) Console.WriteLine("     (" + frames + " frames at 60 Hz, 2 ms budget; longest Update " + worstFrame.ToString("F1") + " ms)");
             }
             finally { Directory.Delete(root, true); }
-        });
+        }
     }
 }

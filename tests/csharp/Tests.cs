@@ -132,6 +132,26 @@ static class Tests
             Contains(Agent.Version, "1.", "version");
         });
 
+        Test("IL2CPP shape: every delegate handed to native code is a static [MonoPInvokeCallback] method, allocated once", () =>
+        {
+            var flags = System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.Instance |
+                        System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.NonPublic;
+            int checkedCount = 0;
+            foreach (Type type in typeof(Agent).Assembly.GetTypes())
+                foreach (var field in type.GetFields(flags))
+                {
+                    if (field.FieldType.Namespace != "LibAgent.Interop" || !typeof(Delegate).IsAssignableFrom(field.FieldType)) continue;
+                    if (field.Name.StartsWith("<")) continue; // the compiler's cache of a method group conversion
+                    Check(field.IsStatic && field.IsInitOnly, type.Name + "." + field.Name + " is static readonly");
+                    var callback = (Delegate)field.GetValue(null);
+                    Check(callback.Method.IsStatic, type.Name + "." + field.Name + " targets a static method");
+                    var attribute = callback.Method.GetCustomAttributes(false).FirstOrDefault(a => a.GetType().Name == "MonoPInvokeCallbackAttribute");
+                    Check(attribute != null, callback.Method.Name + " is marked [MonoPInvokeCallback]");
+                    checkedCount++;
+                }
+            Check(checkedCount >= 6, "the callbacks were found (" + checkedCount + ")");
+        });
+
         Test("prompt: a scripted answer, the run's messages and the transcript", () =>
         {
             using (var agent = new Agent(new Options { SystemPrompt = "Be brief.", ScriptedModelJson = Script(Text("Hi there, héllo ✓")) }))

@@ -9,3 +9,14 @@ namespace UnityEngine
         public static void Log(object message) { System.Console.WriteLine(message); }
     }
 }
+
+namespace AOT
+{
+    /// <summary>UnityEngine's attribute, for the binding's Unity configuration (make csharp-test
+    /// builds it with UNITY_5_3_OR_NEWER, where the binding relies on Unity's).</summary>
+    [System.AttributeUsage(System.AttributeTargets.Method)]
+    public sealed class MonoPInvokeCallbackAttribute : System.Attribute
+    {
+        public MonoPInvokeCallbackAttribute(System.Type type) { }
+    }
+}
