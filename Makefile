@@ -502,7 +502,7 @@ WHEEL_VENV := build/wheel-venv
 WHEEL_OUT := build/wheel
 WHEEL_PROFILE ?= release
 .PHONY: readme-test ctypes-check wheel wheel-test
-readme-test: build go-pc ## every README code block compiled, the marked ones run
+readme-test: build go-pc csharp-deps ## every README code block compiled, the marked ones run
 	python3 tests/readme/check_snippets.py --python $$(test -x $(PY) && echo $(CURDIR)/$(PY) || echo python3)
 	cargo test --quiet --doc ReadmeDoctests
 

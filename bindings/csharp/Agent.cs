@@ -79,7 +79,15 @@ namespace LibAgent
 
         protected override void Free(ulong id, bool disposing)
         {
-            Util.Check(Native.agent_free(new AgentHandle { id = id }));
+            if (disposing)
+            {
+                Util.Check(Native.agent_free(new AgentHandle { id = id }));
+                return;
+            }
+            // A forgotten agent: agent_free waits for a callback of the agent that is running, and
+            // that callback might wait for the finalizer thread (GC.WaitForPendingFinalizers):
+            // free it from the thread pool, never from the finalizer thread.
+            ThreadPool.QueueUserWorkItem(_ => Util.Take(Native.agent_free(new AgentHandle { id = id })));
         }
 
         // ---- runs --------------------------------------------------------------------------------

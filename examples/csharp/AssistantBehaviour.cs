@@ -60,13 +60,15 @@ public class AssistantBehaviour : MonoBehaviour
         }.UseProviders().ApiKey(ApiKey);
         agent = new Agent(options);
         agent.Subscribe(e => Timed(() => { OnEvent(e); return true; }));
+        // libagent calls `done` in the same step as the agent_end event (one step may run
+        // several callbacks): it is not a callback of its own for the frame budget.
         run = agent.Start(Question, outcome => Timed(() =>
         {
             Outcome = outcome;
             Finished = true;
             if (!outcome.Completed) UnityEngine.Debug.Log("assistant: " + outcome);
             return true;
-        }));
+        }, sameStep: true));
     }
 
     void OnEvent(Event e)
@@ -90,10 +92,10 @@ public class AssistantBehaviour : MonoBehaviour
     }
 
     // Every callback of this object passes here: it checks the thread and the frame budget.
-    T Timed<T>(Func<T> callback)
+    T Timed<T>(Func<T> callback, bool sameStep = false)
     {
         if (Thread.CurrentThread.ManagedThreadId != mainThread) OffThreadCallbacks++;
-        if (callbacksThisFrame++ > 0 && frameClock.Elapsed.TotalMilliseconds > FrameBudgetMs) LateCallbacks++;
+        if (callbacksThisFrame++ > 0 && !sameStep && frameClock.Elapsed.TotalMilliseconds > FrameBudgetMs) LateCallbacks++;
         return callback();
     }
 }

@@ -50,9 +50,9 @@ static class Quickstart
                 agent.Subscribe(e =>
                 {
                     if (e.Update == UpdateType.TextDelta) Console.Write(e.Delta);
-                    else if (e.Type == EventType.ToolExecutionStart) Console.WriteLine("\n  -> " + e.ToolName + " " + e.ArgsJson);
+                    else if (e.Update == UpdateType.TextEnd) Console.WriteLine();
+                    else if (e.Type == EventType.ToolExecutionStart) Console.WriteLine("  -> " + e.ToolName + " " + e.ArgsJson);
                     else if (e.Type == EventType.ToolExecutionEnd) Console.WriteLine("  <- " + e.ToolName);
-                    else if (e.Type == EventType.TurnEnd) Console.WriteLine();
                 });
                 Console.WriteLine("> What is this project?");
                 Run run = agent.Start("What is this project?");

@@ -1,8 +1,14 @@
-// The two UnityEngine names examples/csharp/AssistantBehaviour.cs uses, so that it compiles
-// without Unity; the test calls Start/Update/OnDestroy by reflection, as Unity does.
+// The few UnityEngine names examples/csharp/AssistantBehaviour.cs and the README's Unity snippet
+// use, so that they compile without Unity; the test calls Start/Update/OnDestroy by reflection,
+// as Unity does.
 namespace UnityEngine
 {
     public class MonoBehaviour { }
+
+    public static class Application
+    {
+        public static string dataPath { get { return System.IO.Directory.GetCurrentDirectory(); } }
+    }
 
     public static class Debug
     {

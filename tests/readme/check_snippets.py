@@ -16,7 +16,8 @@ Default files: README.md and bindings/*/README.md. A block may be preceded by a 
 Per language: c and cpp are compiled with -Werror against include/ and the C++ binding, linked to
 target/debug/libagent.so; go is built as a program of a module outside the repository (a
 `replace` of the binding's module to this checkout, libagent found through build/pkgconfig, see
-`make go-pc`); python is byte-compiled (and run on the sources with target/debug/libagent.so:
+`make go-pc`); csharp is compiled by Mono's mcs against the C# binding built from its sources (and
+tests/csharp/UnityStandIn.cs, for Unity-shaped code), run under Mono; python is byte-compiled (and run on the sources with target/debug/libagent.so:
 LIBAGENT_LIBRARY, PYTHONPATH); sh is parsed by `bash -n`; rust blocks are doctests of the crate
 (src/lib.rs includes README.md; `cargo test --doc ReadmeDoctests`), so this script only checks
 that a README with Rust code is one the crate includes; text blocks are prose. Untagged fences
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "tests" / "readme" / "templates"
 LIBDIR = ROOT / "target" / "debug"
 DIRECTIVE = re.compile(r"^<!--\s*snippet:(.*?)-->\s*$")
-EXTENSIONS = {"c": "c", "cpp": "cpp", "go": "go", "python": "py"}
+EXTENSIONS = {"c": "c", "cpp": "cpp", "csharp": "cs", "go": "go", "python": "py"}
 LANGUAGES = set(EXTENSIONS) | {"rust", "sh", "text"}
 # Files whose Rust blocks the crate runs as doctests (src/lib.rs: #[doc = include_str!(...)]).
 RUST_DOCTESTED = {"README.md"}
@@ -119,6 +120,7 @@ class Checker:
         self.out = out
         self.python = python
         self.go_module: Optional[Path] = None
+        self.csharp_lib: Optional[Path] = None
         self.counts: Dict[str, int] = {}
 
     def check(self, index: int, block: Block) -> None:
@@ -187,6 +189,27 @@ class Checker:
             shutil.copy(ROOT / "bindings" / "go" / "go.sum", module / "go.sum")
             self.go_module = module
         return self.go_module
+
+    def check_csharp(self, block: Block, work: Path) -> None:
+        lib = self._csharp_lib(block)
+        src = work / "snippet.cs"
+        src.write_text(source_of(block))
+        run_it = "run" in block.options
+        target = work / ("snippet.exe" if run_it else "snippet.dll")
+        run(["mcs", "-langversion:7.2", "-warnaserror", "-nologo", f"-r:{lib}", f"-out:{target}",
+             *([] if run_it else ["-target:library"]), str(src), str(ROOT / "tests" / "csharp" / "UnityStandIn.cs")],
+            block, "compiling it")
+        env = {**os.environ, "LD_LIBRARY_PATH": str(LIBDIR), "MONO_PATH": str(lib.parent)}
+        self.finish(block, ["mono", str(target)], env=env)
+
+    def _csharp_lib(self, block: Block) -> Path:
+        if self.csharp_lib is None:
+            lib = self.out / "csharp" / "LibAgent.dll"
+            lib.parent.mkdir(parents=True, exist_ok=True)
+            run(["mcs", "-langversion:7.2", "-unsafe", "-nologo", "-target:library", f"-out:{lib}",
+                 *sorted(str(f) for f in (ROOT / "bindings" / "csharp").glob("*.cs"))], block, "building the C# binding")
+            self.csharp_lib = lib
+        return self.csharp_lib
 
     def check_python(self, block: Block, work: Path) -> None:
         src = work / "snippet.py"
