@@ -260,8 +260,12 @@ namespace LibAgent
             }
         }
 
-        /// <summary>Installs (null: removes) a hook, from the next run on.</summary>
-        public void SetHook(HookKind kind, Action<HookCall> hook)
+        /// <summary>Installs (null: removes) a hook answered with what it returns (JSON, or null for
+        /// "returns nothing"), from the next run on.</summary>
+        public void SetHook(HookKind kind, Func<string, string> hook) { SetDeferredHook(kind, Callbacks.Returning(hook)); }
+
+        /// <summary>Installs (null: removes) a hook that answers its HookCall itself, now or later.</summary>
+        public void SetDeferredHook(HookKind kind, Action<HookCall> hook)
         {
             if (hook == null)
             {
@@ -273,8 +277,6 @@ namespace LibAgent
             if (error != IntPtr.Zero) Util.Unpin(site);
             Util.Check(error);
         }
-
-        public void SetHook(HookKind kind, Func<string, string> hook) { SetHook(kind, Callbacks.Returning(hook)); }
 
         /// <summary>Talks to the model through the built-in providers from the next run on.</summary>
         public void UseProviders() { Util.Check(Native.agent_use_providers(Handle)); }

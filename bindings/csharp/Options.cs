@@ -45,18 +45,19 @@ namespace LibAgent
             return this;
         }
 
-        /// <summary>A hook answered through its HookCall (now or later, any thread).</summary>
-        public Options SetHook(HookKind kind, Action<HookCall> hook)
+        /// <summary>A hook called with its input JSON, answered with what it returns: JSON, or null
+        /// for "returns nothing" (an exception is the hook's failure).</summary>
+        public Options SetHook(HookKind kind, Func<string, string> hook) { return SetDeferredHook(kind, Callbacks.Returning(hook)); }
+
+        /// <summary>A hook that answers its HookCall itself, now or later, from any thread.</summary>
+        public Options SetDeferredHook(HookKind kind, Action<HookCall> hook)
         {
             Hooks[kind] = hook;
             return this;
         }
 
-        /// <summary>A hook answered with what it returns: JSON, or null for "returns nothing".</summary>
-        public Options SetHook(HookKind kind, Func<string, string> hook) { return SetHook(kind, Callbacks.Returning(hook)); }
-
         /// <summary>The API key for every request (a GetApiKey hook answering `key`).</summary>
-        public Options ApiKey(string key) { return SetHook(HookKind.GetApiKey, (Func<string, string>)(_ => Json.Quote(key))); }
+        public Options ApiKey(string key) { return SetHook(HookKind.GetApiKey, _ => Json.Quote(key)); }
 
         /// <summary>Any other option of agent_options_new as raw JSON: Set("toolExecution",
         /// "\"sequential\""), Set("retry", "{\"enabled\":true}"), ...</summary>

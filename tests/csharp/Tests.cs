@@ -306,6 +306,27 @@ static class Tests
             }
         });
 
+        Test("hooks: a deferred hook answered later from another thread; Agent.SetHook replaces it", () =>
+        {
+            var seen = new List<string>();
+            var options = new Options { ScriptedModelJson = Script(Calls(Call("c1", "echo", "{\"text\":\"x\"}")), Text("ok"), Calls(Call("c2", "echo", "{\"text\":\"y\"}")), Text("ok")) };
+            options.AddTool(Echo(seen));
+            options.SetDeferredHook(HookKind.BeforeToolCall, call => new Thread(() =>
+            {
+                Thread.Sleep(10);
+                call.Complete(null); // allow
+            }).Start());
+            using (var agent = new Agent(options))
+            {
+                agent.Prompt("first");
+                Equal(1, seen.Count, "allowed later, the tool ran");
+                agent.SetHook(HookKind.BeforeToolCall, input => "{\"block\":true,\"reason\":\"now blocked\"}");
+                var result = agent.Prompt("second").Messages.First(m => Role(m) == "toolResult");
+                Equal(1, seen.Count, "the new hook blocked the second call");
+                Contains(Outcome.MessageText(result), "now blocked", "reason");
+            }
+        });
+
         Test("a hook that throws fails the run's request", () =>
         {
             var options = new Options { ScriptedModelJson = Script(Text("never")) };
