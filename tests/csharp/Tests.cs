@@ -500,6 +500,9 @@ static class Tests
                 Equal(EventType.AgentStart, types.First(), "first");
                 Equal(EventType.AgentEnd, types.Last(), "last");
                 Contains(json, "queued", "message_end JSON");
+                Check(!queue.IsClosed, "open while the agent lives");
+                agent.Dispose();
+                Check(queue.Next(0) == null && queue.IsClosed, "closed once the agent is gone");
             }
         });
 
@@ -526,8 +529,13 @@ static class Tests
                 Check(entered.Wait(SafetyMs), "tool started");
                 e = Throws<AgentException>(() => agent.Start("again"), "busy");
                 Equal(ErrorCode.Busy, e.Status, "busy");
-                e = Throws<AgentException>(() => agent.Configure("{\"thinkingLevel\":\"loud\"}"), "bad configure");
+                string before = Json.Serialize(Json.Get(Json.Parse(agent.StateJson), "thinkingLevel"));
+                e = Throws<AgentException>(() => agent.Configure("{\"thinkingLevel\":\"loud\",\"steeringMode\":\"all\"}"), "bad configure");
                 Equal(ErrorCode.InvalidJson, e.Status, "bad value");
+                Contains(e.Message, "thinkingLevel", "names the field");
+                var state = Json.Parse(agent.StateJson);
+                Equal(before, Json.Serialize(Json.Get(state, "thinkingLevel")), "thinking level unchanged");
+                Equal("one-at-a-time", (string)Json.Get(state, "steeringMode"), "nothing of the patch applied");
                 release.Set();
                 Equal(RunStatus.Completed, run.Wait(SafetyMs).Status, "the first run finished");
             }
