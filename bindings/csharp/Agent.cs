@@ -36,8 +36,8 @@ namespace LibAgent
             try
             {
                 var tools = new List<AgentTool>();
-                foreach (Tool tool in o.Tools) tools.Add(tool.Create(inline));
-                if (o.CodingTools != null) tools.AddRange(o.CodingTools.Create(inline));
+                foreach (Tool tool in o.Tools) tools.Add(tool.NewNative(inline));
+                if (o.CodingTools != null) tools.AddRange(o.CodingTools.NewNative(inline));
                 IntPtr error = IntPtr.Zero;
                 foreach (AgentTool tool in tools)
                 {
@@ -249,8 +249,8 @@ namespace LibAgent
             var handles = new List<AgentTool>();
             try
             {
-                foreach (Tool tool in tools) handles.Add(tool.Create(inline));
-                if (codingTools != null) handles.AddRange(codingTools.Create(inline));
+                foreach (Tool tool in tools) handles.Add(tool.NewNative(inline));
+                if (codingTools != null) handles.AddRange(codingTools.NewNative(inline));
                 AgentTool[] array = handles.ToArray();
                 fixed (AgentTool* p = array) Util.Check(Native.agent_set_tools(Handle, p, (UIntPtr)array.Length));
             }

@@ -46,7 +46,7 @@ namespace LibAgent
         }
 
         /// <summary>The pack's native tools for one agent (the caller frees them).</summary>
-        internal unsafe AgentTool[] Create(bool inline)
+        internal unsafe AgentTool[] NewNative(bool inline)
         {
             var site = new Callbacks.HookSite { Inline = inline, Consent = true };
             Action<ConsentRequest> consent = Consent;

@@ -61,7 +61,7 @@ namespace LibAgent
         }
 
         /// <summary>A native tool for one agent (the caller frees its handle).</summary>
-        internal unsafe AgentTool Create(bool inline)
+        internal unsafe AgentTool NewNative(bool inline)
         {
             IntPtr userData = Util.Pin(new Site { Execute = execute, Inline = inline });
             byte[] def = Util.Utf8(DefinitionJson);

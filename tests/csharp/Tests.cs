@@ -152,6 +152,21 @@ static class Tests
             Check(checkedCount >= 6, "the callbacks were found (" + checkedCount + ")");
         });
 
+        Test("library names: `agent` here, `__Internal` in the Unity iOS build of the same sources", () =>
+        {
+            Func<System.Reflection.Assembly, string> lib = assembly =>
+            {
+                var method = assembly.GetType("LibAgent.Interop.Native").GetMethod("agent_version");
+                var import = (System.Runtime.InteropServices.DllImportAttribute)method.GetCustomAttributes(
+                    typeof(System.Runtime.InteropServices.DllImportAttribute), false).Single();
+                return import.Value;
+            };
+            Equal("agent", lib(typeof(Agent).Assembly), "this build");
+            string ios = Path.Combine(Path.GetDirectoryName(typeof(Agent).Assembly.Location), "LibAgent-ios.dll");
+            Check(File.Exists(ios), "make csharp-test built " + ios);
+            Equal("__Internal", lib(System.Reflection.Assembly.LoadFile(ios)), "the UNITY_IOS build");
+        });
+
         Test("prompt: a scripted answer, the run's messages and the transcript", () =>
         {
             using (var agent = new Agent(new Options { SystemPrompt = "Be brief.", ScriptedModelJson = Script(Text("Hi there, héllo ✓")) }))
