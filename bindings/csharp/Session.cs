@@ -78,6 +78,29 @@ namespace LibAgent
             fixed (byte* p = b) Util.Check(Native.agent_session_branch(Handle, p, Util.Len(b)));
         }
 
+        /// <summary>Moves the leaf to `entryId` (null: a new root) and appends there a
+        /// `branch_summary` entry (`{"summary", "details"?, ...}`) for the branch left behind;
+        /// returns its id.</summary>
+        public string BranchWithSummary(string entryId, string summaryJson)
+        {
+            byte[] e = Util.Utf8(entryId), b = Util.Utf8(summaryJson);
+            byte* id;
+            UIntPtr len;
+            fixed (byte* ep = e)
+            fixed (byte* bp = b)
+                Util.Check(Native.agent_session_branch_with_summary(Handle, ep, Util.Len(e), bp, Util.Len(b), &id, &len));
+            return Util.TakeString(id, len);
+        }
+
+        /// <summary>The estimated size of the context at the leaf: `{"tokens", ...}`.</summary>
+        public string EstimateJson()
+        {
+            byte* json;
+            UIntPtr len;
+            Util.Check(Native.agent_session_estimate(Handle, &json, &len));
+            return Util.TakeString(json, len);
+        }
+
         /// <summary>Replaces the session by the path from the root to `entryId`.</summary>
         public void Fork(string entryId)
         {

@@ -685,7 +685,19 @@ static class Tests
                 File.WriteAllText(Path.Combine(dir, "not.jsonl"), "{\"type\":\"message\"}\n");
                 Equal(ErrorCode.NotASession, Throws<AgentException>(() => Session.Open(Path.Combine(dir, "not.jsonl")), "not a session").Status, "not a session");
                 using (var memory = Session.InMemory())
+                {
                     Contains(memory.Get(SessionPart.File), "\"path\":null", "in memory");
+                    string first = memory.Append("{\"type\":\"message\",\"message\":" + Agent.UserMessageJson("one") + "}");
+                    memory.Append("{\"type\":\"message\",\"message\":" + Agent.UserMessageJson("two") + "}");
+                    string summary = memory.BranchWithSummary(first, "{\"summary\":\"went elsewhere\"}");
+                    Equal(Json.Quote(summary), memory.Get(SessionPart.LeafId), "the summary is the leaf");
+                    string branch = memory.Get(SessionPart.Branch);
+                    Contains(branch, "went elsewhere", "summary on the branch");
+                    Check(!branch.Contains("\"two\""), "the abandoned entry is off the branch");
+                    Check(Convert.ToDouble(Json.Get(Json.Parse(memory.EstimateJson()), "tokens")) > 0, "an estimate");
+                    var bad = Throws<AgentException>(() => memory.Branch("no-such-entry"), "unknown entry");
+                    Equal(ErrorCode.InvalidArgument, bad.Status, "unknown entry");
+                }
             }
             finally { Directory.Delete(dir, true); }
         });
