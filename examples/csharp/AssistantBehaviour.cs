@@ -40,12 +40,13 @@ public class AssistantBehaviour : MonoBehaviour
     public Outcome Outcome { get; private set; }
     /// <summary>Callbacks that came on another thread than Start's (must stay 0).</summary>
     public int OffThreadCallbacks { get; private set; }
-    /// <summary>Callbacks that started after their frame's budget was spent, other than the
-    /// frame's first (libagent checks the budget before each callback: must stay 0).</summary>
-    public int LateCallbacks { get; private set; }
+    /// <summary>Callbacks that started after their frame's budget was spent, beyond the one a
+    /// dispatch may overrun it by (libagent checks the budget before each callback: must stay 0;
+    /// the one may start late when the thread was preempted after the check).</summary>
+    public int ExtraLateCallbacks { get; private set; }
 
     readonly Stopwatch frameClock = new Stopwatch();
-    int callbacksThisFrame;
+    int lateThisFrame;
 
     void Start()
     {
@@ -60,15 +61,13 @@ public class AssistantBehaviour : MonoBehaviour
         }.UseProviders().ApiKey(ApiKey);
         agent = new Agent(options);
         agent.Subscribe(e => Timed(() => { OnEvent(e); return true; }));
-        // libagent calls `done` in the same step as the agent_end event (one step may run
-        // several callbacks): it is not a callback of its own for the frame budget.
         run = agent.Start(Question, outcome => Timed(() =>
         {
             Outcome = outcome;
             Finished = true;
             if (!outcome.Completed) UnityEngine.Debug.Log("assistant: " + outcome);
             return true;
-        }, sameStep: true));
+        }));
     }
 
     void OnEvent(Event e)
@@ -80,7 +79,7 @@ public class AssistantBehaviour : MonoBehaviour
     void Update()
     {
         frameClock.Restart();
-        callbacksThisFrame = 0;
+        lateThisFrame = 0;
         dispatcher.Dispatch(FrameBudgetMs);
     }
 
@@ -92,10 +91,10 @@ public class AssistantBehaviour : MonoBehaviour
     }
 
     // Every callback of this object passes here: it checks the thread and the frame budget.
-    T Timed<T>(Func<T> callback, bool sameStep = false)
+    T Timed<T>(Func<T> callback)
     {
         if (Thread.CurrentThread.ManagedThreadId != mainThread) OffThreadCallbacks++;
-        if (callbacksThisFrame++ > 0 && !sameStep && frameClock.Elapsed.TotalMilliseconds > FrameBudgetMs) LateCallbacks++;
+        if (frameClock.Elapsed.TotalMilliseconds > FrameBudgetMs && ++lateThisFrame > 1) ExtraLateCallbacks++;
         return callback();
     }
 }
