@@ -65,7 +65,7 @@ namespace LibAgent
         /// <summary>Answers with a failure: the tool threw `message`.</summary>
         public void Fail(string message)
         {
-            byte[] b = Util.Utf8(message ?? "");
+            byte[] b = Util.Utf8Message(message);
             fixed (byte* p = b) Util.Check(Native.agent_tool_call_fail(call, p, Util.Len(b)));
         }
 
@@ -108,7 +108,7 @@ namespace LibAgent
 
         public unsafe void Fail(string message)
         {
-            byte[] bytes = Util.Utf8(message ?? "");
+            byte[] bytes = Util.Utf8Message(message);
             fixed (byte* p = bytes) Util.Check(Native.agent_hook_call_fail(call, p, Util.Len(bytes)));
         }
     }
@@ -196,7 +196,7 @@ namespace LibAgent
 
         public void Fail(string message)
         {
-            byte[] b = Util.Utf8(message ?? "");
+            byte[] b = Util.Utf8Message(message);
             fixed (byte* p = b) Util.Check(Native.agent_stream_fail(stream, p, Util.Len(b)));
         }
     }

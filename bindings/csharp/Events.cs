@@ -134,7 +134,7 @@ namespace LibAgent
             {
                 AgentReply reply;
                 if (Native.agent_event_defer(e, &reply) != IntPtr.Zero) { Util.Report(ex); return Native.AGENT_LISTENER_CONTINUE; }
-                byte[] b = Util.Utf8(Util.Message(ex));
+                byte[] b = Util.Utf8Message(Util.Message(ex));
                 fixed (byte* p = b) Util.Take(Native.agent_reply_fail(reply, p, Util.Len(b)));
                 return Native.AGENT_LISTENER_LATER;
             }

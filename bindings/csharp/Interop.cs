@@ -46,6 +46,18 @@ namespace LibAgent
             }
         }
 
+        static readonly UTF8Encoding Lenient = new UTF8Encoding(false, false);
+
+        /// <summary>A failure message as UTF-8 (plus a NUL): never throws, a lone surrogate becomes
+        /// U+FFFD, so that reporting an error cannot fail in turn.</summary>
+        public static byte[] Utf8Message(string text)
+        {
+            text = text ?? "";
+            var bytes = new byte[Lenient.GetByteCount(text) + 1];
+            Lenient.GetBytes(text, 0, text.Length, bytes, 0);
+            return bytes;
+        }
+
         public static UIntPtr Len(byte[] bytes) { return new UIntPtr(bytes == null ? 0u : (uint)bytes.Length - 1); }
 
         /// <summary>`len` bytes of UTF-8 at `ptr` as a string ("" for none).</summary>

@@ -97,13 +97,14 @@ namespace LibAgent
             catch (Exception e)
             {
                 try { call.Fail(Util.Message(e)); }
-                catch (AgentException) { } // already answered before it threw: nothing to tell
+                catch (AgentException) { } // already answered before it threw
+                catch (Exception other) { Util.Report(other); }
             }
         };
 
         static unsafe void FailTool(AgentToolCall call, Exception e)
         {
-            byte[] b = Util.Utf8(Util.Message(e));
+            byte[] b = Util.Utf8Message(Util.Message(e));
             fixed (byte* p = b) Util.Take(Native.agent_tool_call_fail(call, p, Util.Len(b)));
         }
     }
@@ -155,7 +156,7 @@ namespace LibAgent
             }
             catch (Exception e)
             {
-                byte[] b = Util.Utf8(Util.Message(e));
+                byte[] b = Util.Utf8Message(Util.Message(e));
                 fixed (byte* p = b) Util.Take(Native.agent_hook_call_fail(call, p, Util.Len(b)));
             }
             finally { Util.Leave(); }
@@ -169,7 +170,8 @@ namespace LibAgent
             catch (Exception e)
             {
                 try { call.Fail(Util.Message(e)); }
-                catch (AgentException) { }
+                catch (AgentException) { } // already answered before it threw
+                catch (Exception other) { Util.Report(other); }
             }
         };
 
@@ -185,7 +187,7 @@ namespace LibAgent
             }
             catch (Exception e)
             {
-                byte[] b = Util.Utf8(Util.Message(e));
+                byte[] b = Util.Utf8Message(Util.Message(e));
                 fixed (byte* p = b) Util.Take(Native.agent_stream_fail(stream, p, Util.Len(b)));
             }
             finally { Util.Leave(); }
@@ -199,7 +201,8 @@ namespace LibAgent
             catch (Exception e)
             {
                 try { call.Fail(Util.Message(e)); }
-                catch (AgentException) { }
+                catch (AgentException) { } // already answered before it threw
+                catch (Exception other) { Util.Report(other); }
             }
         };
 

@@ -239,7 +239,7 @@ static class Tests
         Test("tools: arguments in, result out; an exception is the tool's error", () =>
         {
             var seen = new List<string>();
-            Tool broken = Tool.Create("broken", "Fails.", null, call => { throw new InvalidOperationException("tool exploded"); });
+            Tool broken = Tool.Create("broken", "Fails.", null, call => { throw new InvalidOperationException("tool exploded \ud800"); });
             var options = new Options
             {
                 ScriptedModelJson = Script(Calls(Call("c1", "echo", "{\"text\":\"ä✓\"}"), Call("c2", "broken", "{}")), Text("done")),
@@ -255,7 +255,7 @@ static class Tests
                 Equal("echo: ä✓", Outcome.MessageText(results[0]), "echo's result");
                 Equal(false, (bool)Json.Get(results[0], "isError"), "echo ok");
                 Equal(true, (bool)Json.Get(results[1], "isError"), "broken is an error");
-                Contains(Outcome.MessageText(results[1]), "tool exploded", "the exception's message");
+                Contains(Outcome.MessageText(results[1]), "tool exploded \ufffd", "the exception's message (a lone surrogate replaced)");
             }
         });
 
