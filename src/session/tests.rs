@@ -568,3 +568,80 @@ fn the_context_text_is_the_rendering_of_the_context_values() {
         crate::json::to_string(&Json::Array(convert_to_llm(&context.messages)))
     );
 }
+
+/// A header and stringified user messages `m0`, `m1`, ... chained, of `sizes[i]` content bytes.
+fn message_lines(sizes: &[usize]) -> Vec<u8> {
+    let mut text = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_vec();
+    text.push(b'\n');
+    for (i, size) in sizes.iter().enumerate() {
+        let parent = if i == 0 { "null".to_string() } else { format!("\"m{}\"", i - 1) };
+        let content = format!("{i}:{}", "y".repeat(*size));
+        let entry = json!({"type": "message", "id": format!("m{i}"), "parentId": crate::json::parse(&parent).unwrap(),
+                           "message": {"role": "user", "content": content, "timestamp": 1}});
+        text.extend_from_slice(crate::json::to_string(&entry).as_bytes());
+        text.push(b'\n');
+    }
+    text
+}
+
+/// The file streams through the reader's small buffer on two threads whatever its lines: a line
+/// longer than the buffer, one across the middle, one with invalid UTF-8 (U+FFFD, as the whole
+/// text was read before), a last line without its newline. Every entry is the line parsed alone.
+#[test]
+fn every_line_is_read_whatever_its_length_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    let mut sizes = vec![40_000; 60];
+    sizes[25] = 3 << 20;
+    sizes[31] = 1 << 20;
+    let mut text = message_lines(&sizes);
+    text.extend_from_slice(br#"{"type":"message","id":"bad-utf8","parentId":"m59","message":{"role":"user","content":"a"#);
+    text.extend_from_slice(b"\xff\xfe");
+    text.extend_from_slice(br#"b"}}"#);
+    text.push(b'\n');
+    text.extend_from_slice(br#"{"type":"model_change","id":"last","parentId":"bad-utf8","provider":"p","modelId":"m"}"#);
+    std::fs::write(&path, &text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    let expected: Vec<Json> = String::from_utf8_lossy(&text)
+        .lines()
+        .skip(1)
+        .map(|line| crate::json::parse(line).unwrap())
+        .collect();
+    assert_eq!(session.entries().unwrap(), expected.as_slice());
+    assert_eq!(expected[60]["message"]["content"], "a\u{fffd}\u{fffd}b");
+    let context = session.context().unwrap();
+    assert_eq!(context.messages.len(), 61);
+    assert_eq!(
+        session.context_text().unwrap(),
+        crate::json::to_string(&context.to_json())
+    );
+    assert_eq!(session.leaf_id(), Some("last"));
+}
+
+/// Entries are read back from the file when asked for: a file another program changed since
+/// (a line rewritten in place, the file cut short) is reported, never read as something else.
+#[test]
+fn a_file_changed_behind_the_session_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("changed.jsonl");
+    let text = message_lines(&[100, 200, 300]);
+    std::fs::write(&path, &text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    assert_eq!(session.context().unwrap().messages.len(), 3);
+    // The same length, one byte of a message changed (the lock is advisory).
+    let changed = String::from_utf8(text.clone()).unwrap().replacen("1:yyy", "1:zyy", 1);
+    assert_eq!(changed.len(), text.len());
+    std::fs::write(&path, &changed).unwrap();
+    let changed_error = |error: SessionError| {
+        assert_eq!(error.kind, SessionErrorKind::Io);
+        assert!(error.message.contains("was changed by another program"), "{}", error.message);
+    };
+    changed_error(session.context_text().unwrap_err());
+    changed_error(session.context().unwrap_err());
+    changed_error(session.entries().unwrap_err());
+    changed_error(session.entry("m1").unwrap_err());
+    assert_eq!(session.entry("m0").unwrap().unwrap()["id"], "m0");
+    // Cut short.
+    std::fs::write(&path, &text[..text.len() - 50]).unwrap();
+    changed_error(session.llm_text().unwrap_err());
+}
