@@ -3,8 +3,10 @@
 //! once it holds a conversation), or lives in memory; it appends entries one line each and builds
 //! the context at its leaf.
 //!
-//! Entries are kept as the order-preserving JSON they were read or written as, so unknown entry
-//! types and members survive untouched. The store knows nothing of the agent loop.
+//! Entries are kept as the order-preserving JSON text they were read or written as, so unknown
+//! entry types and members survive untouched; a message read from the file keeps only where its
+//! line is, and is read back (checked unchanged) when asked for. The store knows nothing of the
+//! agent loop.
 
 mod context;
 mod file;
