@@ -259,12 +259,13 @@ fn a_long_conversation_on_a_session_writes_compactions_that_reopen() {
     let shared: SharedSession = Arc::new(Mutex::new(session));
     let events = run_long_conversation(Some(shared.clone()), true);
     let compactions = of_type(&events, "compaction_end").len();
-    let in_memory = shared.lock().unwrap().context().messages;
+    let in_memory = shared.lock().unwrap().context().unwrap().messages;
     drop(shared); // closes the file
     let reopened = common::reopen_session(&path);
     assert!(reopened.skipped_lines().is_empty());
     let entries: Vec<&Json> = reopened
         .entries()
+        .unwrap()
         .iter()
         .filter(|e| e["type"] == "compaction")
         .collect();
@@ -276,10 +277,11 @@ fn a_long_conversation_on_a_session_writes_compactions_that_reopen() {
             .starts_with("Summary number"));
         assert!(reopened
             .entry(entry["firstKeptEntryId"].as_str().unwrap())
+            .unwrap()
             .is_some());
         assert!(entry["tokensBefore"].as_u64().unwrap() > 0);
     }
-    let context = reopened.context().messages;
+    let context = reopened.context().unwrap().messages;
     assert_eq!(context[1]["role"], "compactionSummary");
     assert_eq!(context, in_memory);
     let _ = std::fs::remove_dir_all(&dir);

@@ -49,7 +49,7 @@ fn settings_of(fixture: &Json) -> CompactionSettings {
 
 fn prepared(fixture: &Json) -> Option<CompactionPreparation> {
     let session = session_of(fixture);
-    context::prepare_compaction(&session.branch_path(), &settings_of(fixture))
+    context::prepare_compaction(&session.branch_path().unwrap(), &settings_of(fixture))
 }
 
 fn run(fixture: &Json) -> Json {
@@ -60,7 +60,7 @@ fn run(fixture: &Json) -> Json {
                 json!({"perMessage": per, "context": context::estimate_context(messages).to_json()})
             } else {
                 let session = session_of(fixture);
-                let branch = session.branch_path();
+                let branch = session.branch_path().unwrap();
                 let projection = Projection::of_branch(&branch);
                 json!({"projected": context::estimate_projected(&projection, &branch).to_json()})
             }

@@ -166,12 +166,12 @@ fn model_and_thinking_changes_are_recorded_once_and_restored() {
     drop(agent);
     drop(session);
     let session = shared(common::reopen_session(&path));
-    let recorded = session.lock().unwrap().context().model.unwrap();
+    let recorded = session.lock().unwrap().context().unwrap().model.unwrap();
     assert_eq!(recorded, json!({"provider": "other", "modelId": "m2"}));
     // The host resumes with its own model: recorded, so the file says what runs next.
     let (agent, _) = agent_on(&session, vec![]);
     assert_eq!(agent.thinking_level(), "low");
-    let context = session.lock().unwrap().context();
+    let context = session.lock().unwrap().context().unwrap();
     assert_eq!(
         context.model.unwrap(),
         json!({"provider": "test-prov", "modelId": "m1"})

@@ -59,20 +59,27 @@ impl Agent {
         signal: &AbortSignal,
     ) -> Result<CompactOutcome, String> {
         let settings = self.context_policy().compaction;
-        let (preparation, in_memory) = self.prepare_compaction(&settings);
-        let Some(preparation) = preparation else {
-            return Ok(CompactOutcome::NothingToCompact);
+        // A session that cannot be read back fails the compaction (reported as any failure).
+        let (preparation, in_memory) = match self.prepare_compaction(&settings) {
+            Ok((None, _)) => return Ok(CompactOutcome::NothingToCompact),
+            Ok((Some(preparation), in_memory)) => (Ok(preparation), in_memory),
+            Err(error) => (Err(NoSummary::Failed(error)), None),
         };
         let start = AgentEvent::CompactionStart {
             reason: reason.name(),
         };
         self.emit_run_event(run_id, start).await?;
-        let summary = self
-            .summarize(reason, &preparation, focus.as_deref(), &settings, signal)
-            .await;
-        let applied = match summary {
-            _ if signal.is_aborted() => Err(NoSummary::Cancelled),
-            Ok(summary) => self.apply_compaction(&preparation, summary, in_memory),
+        let applied = match preparation {
+            Ok(preparation) => {
+                let summary = self
+                    .summarize(reason, &preparation, focus.as_deref(), &settings, signal)
+                    .await;
+                match summary {
+                    _ if signal.is_aborted() => Err(NoSummary::Cancelled),
+                    Ok(summary) => self.apply_compaction(&preparation, summary, in_memory),
+                    Err(error) => Err(error),
+                }
+            }
             Err(error) => Err(error),
         };
         let (outcome, result, error_message) = match applied {
@@ -103,14 +110,16 @@ impl Agent {
     fn prepare_compaction(
         &self,
         settings: &CompactionSettings,
-    ) -> (Option<CompactionPreparation>, Option<Session>) {
+    ) -> Result<(Option<CompactionPreparation>, Option<Session>), String> {
         if let Some(link) = &self.inner.session {
-            return (link.prepare_compaction(settings), None);
+            return Ok((link.prepare_compaction(settings)?, None));
         }
         let messages = self.state().messages.clone();
         let session = transcript_session(&messages);
-        let preparation = crate::context::prepare_compaction(&session.branch_path(), settings);
-        (preparation, Some(session))
+        let branch = session.branch_path().map_err(|error| error.to_string())?;
+        let preparation = crate::context::prepare_compaction(&branch, settings);
+        drop(branch);
+        Ok((preparation, Some(session)))
     }
 
     /// The summary from the `compact` hook, or from the agent's model when the hook answers
@@ -182,7 +191,10 @@ impl Agent {
                 session
                     .append(entry)
                     .map_err(|error| failed(error.to_string()))?;
-                let mut messages = session.context().messages;
+                let mut messages = session
+                    .context()
+                    .map_err(|error| failed(error.to_string()))?
+                    .messages;
                 // The transcript's summary carries its file lists for the next compaction.
                 if let Some(message) = messages.iter_mut().find(|m| role(m) == "compactionSummary")
                 {

@@ -52,10 +52,11 @@ impl SessionLink {
         thinking_level: Option<String>,
     ) -> Result<(String, usize), Error> {
         let mut session = lock(&self.session);
-        let context = session.context();
+        let context = session.context().map_err(io)?;
         let resumed = !context.messages.is_empty();
         let recorded_level = session
             .branch_path()
+            .map_err(io)?
             .iter()
             .any(|entry| entry.get("type").and_then(Json::as_str) == Some("thinking_level_change"))
             .then(|| context.thinking_level.clone());
@@ -138,16 +139,20 @@ impl SessionLink {
     pub(super) fn prepare_compaction(
         &self,
         settings: &crate::context::CompactionSettings,
-    ) -> Option<crate::context::CompactionPreparation> {
+    ) -> Result<Option<crate::context::CompactionPreparation>, String> {
         let session = lock(&self.session);
-        crate::context::prepare_compaction(&session.branch_path(), settings)
+        let branch = session.branch_path().map_err(|error| error.to_string())?;
+        Ok(crate::context::prepare_compaction(&branch, settings))
     }
 
     /// Appends a `compaction` entry; returns the session's context messages after it.
     pub(super) fn append_compaction(&self, entry: Json) -> Result<Vec<Json>, String> {
         let mut session = lock(&self.session);
         session.append(entry).map_err(|error| error.to_string())?;
-        Ok(session.context().messages)
+        Ok(session
+            .context()
+            .map_err(|error| error.to_string())?
+            .messages)
     }
 
     /// Records a model change when the provider or id differ.

@@ -98,7 +98,7 @@ pub unsafe extern "C" fn agent_session_estimate(
         check_out(out_json, "out_json")?;
         let shared = session_arg(session)?;
         let estimate = {
-            let values = lock(&shared).branch_values();
+            let values = lock(&shared).branch_values()?;
             let branch = refs(&values);
             context::estimate_projected(&Projection::of_branch(&branch), &branch)
         };
@@ -191,7 +191,7 @@ pub unsafe extern "C" fn agent_session_prepare_compaction(
                 "settings_json",
             )?)
             .map_err(ill_shaped)?;
-        let values = lock(&shared).branch_values();
+        let values = lock(&shared).branch_values()?;
         let prepared = context::prepare_compaction(&refs(&values), &settings);
         let value = match prepared {
             None => Json::Null,

@@ -371,8 +371,8 @@ pub unsafe extern "C" fn agent_session_get(
             let session = lock(&shared);
             // The context's text is made from the entries' texts, without values in between.
             let text = match part {
-                AGENT_SESSION_CONTEXT => Some(session.context_text()),
-                AGENT_SESSION_LLM => Some(session.llm_text()),
+                AGENT_SESSION_CONTEXT => Some(session.context_text()?),
+                AGENT_SESSION_LLM => Some(session.llm_text()?),
                 _ => None,
             };
             if let Some(text) = text {
@@ -382,8 +382,8 @@ pub unsafe extern "C" fn agent_session_get(
             }
             match part {
                 AGENT_SESSION_HEADER => session.header().clone(),
-                AGENT_SESSION_ENTRIES => Json::Array(session.entry_values()),
-                AGENT_SESSION_BRANCH => Json::Array(session.branch_values()),
+                AGENT_SESSION_ENTRIES => Json::Array(session.entry_values()?),
+                AGENT_SESSION_BRANCH => Json::Array(session.branch_values()?),
                 AGENT_SESSION_LEAF_ID => session.leaf_id().map_or(Json::Null, Json::from),
                 AGENT_SESSION_FILE => crate::json::object([
                     (

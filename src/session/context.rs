@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::scan::Role;
-use super::{ids, Session};
+use super::{ids, Session, SessionError};
 use crate::json::{Json, JsonMap};
 
 /// What a model is sent from a session (before conversion, see [`super::convert_to_llm`]).
@@ -281,19 +281,19 @@ fn model_json(provider: Option<&Json>, model_id: Option<&Json>) -> Json {
 }
 
 /// The context at the session's leaf.
-pub(crate) fn build(session: &Session) -> SessionContext {
-    let values = session.path_values(session.leaf_id());
+pub(crate) fn build(session: &Session) -> Result<SessionContext, SessionError> {
+    let values = session.path_values(session.leaf_id())?;
     let path: Vec<&Json> = values.iter().collect();
     let (thinking_level, model) = settings(&path);
     let messages = project(&path)
         .into_iter()
         .flat_map(|entry| entry.messages)
         .collect();
-    SessionContext {
+    Ok(SessionContext {
         messages,
         thinking_level,
         model,
-    }
+    })
 }
 
 /// One entry the context is built from, with the messages it contributes.
@@ -325,21 +325,24 @@ pub fn project<'a>(path: &[&'a Json]) -> Vec<ProjectedEntry<'a>> {
         .collect()
 }
 
+/// A context text this large is written into huge pages (see `crate::advise_huge_pages`).
+const HUGE_PAGES_FROM: usize = 8 << 20;
+
 /// The context at the session's leaf as JSON text: `{"messages", "thinkingLevel", "model"}`, or
 /// with `llm` the messages converted for a model (an array); the same text as rendering
 /// `build`'s values. A `message` entry read in `JSON.stringify`'s form and not edited is
 /// spliced from its text; only the entries the projection changes (and those read in another
 /// form) are parsed.
-pub(crate) fn build_text(session: &Session, llm: bool) -> String {
+pub(crate) fn build_text(session: &Session, llm: bool) -> Result<String, SessionError> {
     let indices = session.path_indices(session.leaf_id());
     let spliced = |position: usize| session.entries[indices[position]].message.as_ref();
+    let mut reader = session.text_reader(true);
     let parsed: Vec<Option<Json>> = (0..indices.len())
-        .map(|position| {
-            spliced(position)
-                .is_none()
-                .then(|| session.parse_at(indices[position]))
+        .map(|position| match spliced(position) {
+            None => reader.parse(indices[position]).map(Some),
+            Some(_) => Ok(None),
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let facts: Vec<Facts> = (0..indices.len())
         .map(|position| match (&parsed[position], spliced(position)) {
             (Some(entry), _) => Facts::of(entry),
@@ -359,16 +362,19 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> String {
                 role,
                 Role::System | Role::User | Role::Assistant | Role::ToolResult
             );
-            (!llm || passes).then(|| &session.text_at(indices[selected.position])[message.clone()])
+            (!llm || passes).then(|| message.clone())
         }
         _ => None,
     };
     let spliced_bytes: usize = selected
         .iter()
-        .filter_map(|s| splice(s).map(|text| text.len() + 1))
+        .filter_map(|s| splice(s).map(|message| message.len() + 1))
         .sum();
     // Room for the rest and the C string's terminator, so the text is not copied again.
     let mut out = String::with_capacity(spliced_bytes + 4096);
+    if out.capacity() >= HUGE_PAGES_FROM {
+        crate::advise_huge_pages(out.as_ptr(), out.capacity());
+    }
     out.push_str(if llm { "[" } else { "{\"messages\":[" });
     let mut first = true;
     let mut separate = |out: &mut String| {
@@ -377,9 +383,9 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> String {
         }
     };
     for selected in &selected {
-        if let Some(text) = splice(selected) {
+        if let Some(message) = splice(selected) {
             separate(&mut out);
-            out.push_str(text);
+            out.push_str(&reader.get(indices[selected.position])?[message]);
             continue;
         }
         if selected.silent {
@@ -389,7 +395,7 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> String {
         let entry = match &parsed[selected.position] {
             Some(entry) => entry,
             None => {
-                own = session.parse_at(indices[selected.position]);
+                own = reader.parse(indices[selected.position])?;
                 &own
             }
         };
@@ -406,14 +412,16 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> String {
     }
     out.push(']');
     if llm {
-        return out;
+        return Ok(out);
     }
     // The settings come from the parsed entries and the last spliced assistant message (a model
     // is the last one named).
     let last_assistant = (0..indices.len())
         .rev()
         .find(|&position| spliced(position).is_some_and(|(role, _)| *role == Role::Assistant));
-    let assistant = last_assistant.map(|position| session.parse_at(indices[position]));
+    let assistant = last_assistant
+        .map(|position| session.parse_at(indices[position]))
+        .transpose()?;
     let relevant: Vec<&Json> = (0..indices.len())
         .filter_map(|position| match &parsed[position] {
             Some(entry) => Some(entry),
@@ -427,5 +435,5 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> String {
     out.push_str(",\"model\":");
     crate::json::write_json(&mut out, model.as_ref().unwrap_or(&Json::Null));
     out.push('}');
-    out
+    Ok(out)
 }

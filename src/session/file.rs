@@ -2,11 +2,12 @@
 //! one whole line per entry (a failed write is cut back so no partial line remains).
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::scan::{self, MessageLine};
+use super::read::{self, ReadLine, Text};
+use super::scan::{self, Role};
 
 use super::{Durability, SessionError, SessionErrorKind, CURRENT_VERSION};
 use crate::json::Json;
@@ -36,42 +37,53 @@ pub(crate) enum LoadedFile {
     Missing(SessionFile),
     /// An empty file (locked): it gets a new header.
     Empty(SessionFile),
-    /// A session file (locked; a missing final newline already repaired): its text, its header
-    /// and its entries in file order, as ranges of the text.
+    /// A session file (locked; a missing final newline already repaired): its header and its
+    /// entries in file order.
     Read {
         file: SessionFile,
-        text: String,
         header: Json,
         entries: Vec<ReadEntry>,
         skipped_lines: Vec<usize>,
     },
 }
 
-/// One entry line of a read file: its range in the file's text and what the reading found.
+/// One entry line of a read file: its text (where it is) and what the reading found.
 pub(crate) struct ReadEntry {
-    pub line: Range<usize>,
+    pub text: Text,
     pub found: Found,
 }
 
 /// A line's content.
 pub(crate) enum Found {
-    /// A `message` entry as `JSON.stringify` writes it (ranges relative to the line).
-    Message(MessageLine),
+    /// A `message` entry as `JSON.stringify` writes it: its links, its message's role and the
+    /// message's range in the line.
+    Message {
+        id: Option<Box<str>>,
+        parent: Option<Box<str>>,
+        role: Role,
+        message: Range<usize>,
+    },
     /// Any other entry, parsed: a header whole, an entry as its `skeleton`.
     Parsed(Json),
 }
 
 /// What one line is.
-enum Line {
+pub(crate) enum Line {
     Blank,
     /// Not a JSON object: skipped, as the reference skips it.
     Skipped,
     Entry(Found),
 }
 
-fn read_line(line: &str) -> Line {
-    if let Some(message) = scan::message_line(line) {
-        return Line::Entry(Found::Message(message));
+pub(crate) fn read_line(line: &str) -> Line {
+    if let Some(found) = scan::message_line(line) {
+        let text = |range: Option<Range<usize>>| range.map(|range| line[range].into());
+        return Line::Entry(Found::Message {
+            id: text(found.id),
+            parent: text(found.parent),
+            role: found.role,
+            message: found.message,
+        });
     }
     if line.trim_matches(crate::json::is_js_whitespace).is_empty() {
         return Line::Blank;
@@ -106,44 +118,6 @@ fn skeleton(entry: Json) -> Json {
         );
     }
     Json::Object(kept)
-}
-
-/// The lines of `text` from `start` to `end` (a line start and the text's end or a line start),
-/// read: (range without the newline, what it is).
-fn read_lines(text: &str, start: usize, end: usize) -> Vec<(Range<usize>, Line)> {
-    let bytes = &text.as_bytes()[..end];
-    let mut lines = Vec::new();
-    let mut at = start;
-    while at < end {
-        let stop = memchr::memchr(b'\n', &bytes[at..]).map_or(end, |i| at + i);
-        lines.push((at..stop, read_line(&text[at..stop])));
-        at = stop + 1;
-    }
-    lines
-}
-
-/// Files smaller than this are read on the calling thread alone.
-pub(crate) const SPLIT_BYTES: usize = 1 << 20;
-
-/// Every line of `text`, read on two threads for a large file (each takes half of the lines).
-fn read_all_lines(text: &str) -> Vec<(Range<usize>, Line)> {
-    let half = text.len() / 2;
-    let middle = match memchr::memchr(b'\n', &text.as_bytes()[half..]) {
-        Some(i) if text.len() >= SPLIT_BYTES => half + i + 1,
-        _ => return read_lines(text, 0, text.len()),
-    };
-    std::thread::scope(|scope| {
-        let second = std::thread::Builder::new()
-            .name("libagent-session-read".into())
-            .spawn_scoped(scope, || read_lines(text, middle, text.len()));
-        let mut lines = read_lines(text, 0, middle);
-        match second.map(|thread| thread.join()) {
-            Ok(Ok(rest)) => lines.extend(rest),
-            // No thread to be had (or, never expected, it panicked): this one reads that half.
-            _ => lines.extend(read_lines(text, middle, text.len())),
-        }
-        lines
-    })
 }
 
 pub(crate) fn io_error(action: &str, path: &Path, error: &std::io::Error) -> SessionError {
@@ -224,46 +198,31 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
         bytes_read: 0,
         bytes_written: 0,
     };
-    // One buffer for the whole file, sized by its length (a file that grew since is read whole;
-    // the cap is checked again after).
-    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
-    (&handle)
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_error("read", path, &e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(not_a_session(format!(
-            "{} is over 512 MiB; libagent opens session files up to 512 MiB.",
-            path.display()
-        )));
-    }
-    file.bytes_read = bytes.len() as u64;
-    file.len = bytes.len() as u64;
+    // Streamed, not held: entries read in `JSON.stringify`'s form are read back when needed.
+    let read = read::read_file(&handle, path, metadata.len())?;
+    file.bytes_read = read.len;
+    file.len = read.len;
     file.handle = Some(handle);
-    if bytes.is_empty() {
+    if read.len == 0 {
         return Ok(LoadedFile::Empty(file));
     }
-    let ends_with_newline = bytes.last() == Some(&b'\n');
-    // Invalid UTF-8 becomes U+FFFD, line by line alike: a newline always ends an invalid
-    // sequence.
-    let text = String::from_utf8(bytes)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let mut header: Option<Json> = None;
     let mut entries = Vec::new();
     let mut skipped_lines = Vec::new();
-    for (index, (line, read)) in read_all_lines(&text).into_iter().enumerate() {
-        let found = match read {
-            Line::Blank => continue,
-            Line::Skipped => {
+    for (index, line) in read.lines.into_iter().enumerate() {
+        let (text, found) = match line {
+            ReadLine::Blank => continue,
+            ReadLine::Skipped => {
                 skipped_lines.push(index + 1);
                 continue;
             }
-            Line::Entry(found) => found,
+            ReadLine::Entry(text, found) => (text, found),
         };
         if header.is_none() {
+            // A message entry is no header.
             let entry = match found {
                 Found::Parsed(entry) => entry,
-                Found::Message(_) => crate::json::parse(&text[line]).unwrap_or(Json::Null),
+                Found::Message { .. } => Json::Null,
             };
             check_header(path, &entry)?;
             header = Some(entry);
@@ -274,7 +233,7 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
                 continue;
             }
         }
-        entries.push(ReadEntry { line, found });
+        entries.push(ReadEntry { text, found });
     }
     let Some(header) = header else {
         return Err(not_a_session(format!(
@@ -282,13 +241,12 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
             path.display()
         )));
     };
-    if !ends_with_newline {
+    if !read.ends_with_newline {
         // The last line was cut off (or just lacks its newline): the next entry starts its own.
         file.write(b"\n")?;
     }
     Ok(LoadedFile::Read {
         file,
-        text,
         header,
         entries,
         skipped_lines,
@@ -389,6 +347,16 @@ impl SessionFile {
 
     pub fn is_written(&self) -> bool {
         self.handle.is_some()
+    }
+
+    /// The file's length (as read and written by this session).
+    pub fn size(&self) -> u64 {
+        self.len
+    }
+
+    /// The open file, for reading entries back.
+    pub fn handle(&self) -> Option<&File> {
+        self.handle.as_ref()
     }
 
     /// (bytes read, bytes written) since the file was opened.

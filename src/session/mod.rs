@@ -3,16 +3,20 @@
 //! once it holds a conversation), or lives in memory; it appends entries one line each and builds
 //! the context at its leaf.
 //!
-//! Entries are kept as the order-preserving JSON they were read or written as, so unknown entry
-//! types and members survive untouched. The store knows nothing of the agent loop.
+//! Entries are kept as the order-preserving JSON text they were read or written as, so unknown
+//! entry types and members survive untouched; a message read from the file keeps only where its
+//! line is, and is read back (checked unchanged) when asked for. The store knows nothing of the
+//! agent loop.
 
 mod context;
 mod file;
 mod ids;
 mod llm;
 mod migrate;
+mod read;
 mod scan;
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
@@ -24,10 +28,11 @@ use crate::json::{Json, JsonMap};
 pub use context::{entry_messages, project, ProjectedEntry, SessionContext};
 use file::{Found, LoadedFile, ReadEntry, SessionFile};
 pub use llm::convert_to_llm;
+use read::{SpanReader, Text};
 use scan::Role;
 
 /// A file at least this large gives the memory its reading used back to the system.
-const RELEASE_AFTER_READING: usize = 16 << 20;
+const RELEASE_AFTER_READING: u64 = 16 << 20;
 
 /// The format version libagent writes (and the newest it reads).
 pub(crate) const CURRENT_VERSION: u64 = 3;
@@ -84,9 +89,9 @@ impl fmt::Display for SessionError {
 
 impl std::error::Error for SessionError {}
 
-/// One entry as held in memory: its JSON text (the line as read, or as written) and the links
-/// of the tree. Text is ~4 times smaller than a parsed value, so an open session stays near its
-/// file's size; values are parsed when asked for.
+/// One entry as held in memory: its JSON text (where it is in the file, for a message read
+/// there; else the text itself) and the links of the tree, so an open session holds far less
+/// than its file; values are parsed when asked for.
 struct Stored {
     text: Text,
     id: Option<Box<str>>,
@@ -96,20 +101,24 @@ struct Stored {
     message: Option<(Role, Range<usize>)>,
 }
 
-/// Where an entry's text is: a line of the file's text as it was read (one buffer for all), or
-/// its own (appended, migrated).
-enum Text {
-    Read(Range<usize>),
-    Own(Box<str>),
+/// Entries' texts, those read from the file read back through one window (in file order, the
+/// lines of a path cost a few reads).
+struct TextReader<'s> {
+    session: &'s Session,
+    spans: SpanReader<'s>,
 }
 
-impl Text {
-    /// The text, given the file's text as read.
-    fn of<'a>(&'a self, read_text: &'a str) -> &'a str {
-        match self {
-            Text::Read(line) => &read_text[line.clone()],
-            Text::Own(text) => text,
+impl TextReader<'_> {
+    fn get(&mut self, index: usize) -> Result<&str, SessionError> {
+        match &self.session.entries[index].text {
+            Text::Own(text) => Ok(text),
+            Text::File(span) => self.spans.line(span),
         }
+    }
+
+    /// The value of the entry at `index` (its text was valid JSON when it was stored).
+    fn parse(&mut self, index: usize) -> Result<Json, SessionError> {
+        Ok(crate::json::parse(self.get(index)?).unwrap_or(Json::Null))
     }
 }
 
@@ -118,8 +127,6 @@ pub struct Session {
     /// The working directory written into new headers.
     cwd: String,
     header: Json,
-    /// The file's text as read: the entries read from it are ranges of it.
-    read_text: String,
     entries: Vec<Stored>,
     /// Every entry parsed, made by the first `entries()` or `branch_path()` and kept up to date.
     parsed: OnceCell<Vec<Json>>,
@@ -153,32 +160,35 @@ impl Session {
                 session.file = Some(file);
             }
             LoadedFile::Read {
-                mut file,
-                text,
+                file,
                 mut header,
                 entries,
                 skipped_lines,
             } => {
-                session.read_text = text;
+                let size = file.size();
+                session.file = Some(file);
                 session.entries.reserve_exact(entries.len());
                 for entry in entries {
                     session.store_read(entry);
                 }
-                if session.read_text.len() >= RELEASE_AFTER_READING {
+                if size >= RELEASE_AFTER_READING {
                     // The reading's temporaries (each line's findings) were the size of a
                     // fraction of the file: the host should not keep them resident.
                     crate::release_freed_memory();
                 }
                 if migrate::needed(&header) {
                     // Old files are migrated as values, then rewritten.
-                    let mut entries = session.parse_all();
+                    let mut entries = session.parse_all()?;
                     migrate::migrate(&mut header, &mut entries);
                     session.set_entries(entries);
-                    file.write_all_entries(&header, session.texts())?;
+                    let texts: Vec<String> =
+                        session.texts()?.into_iter().map(Cow::into_owned).collect();
+                    if let Some(file) = &mut session.file {
+                        file.write_all_entries(&header, texts.iter().map(String::as_str))?;
+                    }
                 }
                 session.header = header;
                 session.skipped_lines = skipped_lines;
-                session.file = Some(file);
             }
         }
         Ok(session)
@@ -236,7 +246,6 @@ impl Session {
         Session {
             cwd: cwd.to_string(),
             header: Json::Null,
-            read_text: String::new(),
             entries: Vec::new(),
             parsed: OnceCell::new(),
             by_id: HashMap::new(),
@@ -268,7 +277,6 @@ impl Session {
     /// Replaces every entry (and the index, labels, conversation flag and leaf).
     fn set_entries(&mut self, entries: Vec<Json>) {
         self.entries.clear();
-        self.read_text = String::new();
         self.parsed = OnceCell::new();
         self.by_id.clear();
         self.labels.clear();
@@ -279,26 +287,28 @@ impl Session {
         }
     }
 
-    /// Adds an entry read from the file (its line is a range of `read_text`).
+    /// Adds an entry read from the file.
     fn store_read(&mut self, entry: ReadEntry) {
-        let line = entry.line;
         match entry.found {
-            Found::Parsed(value) => self.store(Text::Read(line), &value),
-            Found::Message(found) => {
-                let text = &self.read_text[line.clone()];
-                let id = found.id.map(|range| &text[range]);
-                if let Some(id) = id {
+            Found::Parsed(value) => self.store(entry.text, &value),
+            Found::Message {
+                id,
+                parent,
+                role,
+                message,
+            } => {
+                if let Some(id) = &id {
                     self.by_id.insert(id.to_string(), self.entries.len());
                 }
-                self.leaf = id.map(str::to_string);
-                if matches!(found.role, Role::User | Role::Assistant) {
+                self.leaf = id.as_deref().map(str::to_string);
+                if matches!(role, Role::User | Role::Assistant) {
                     self.has_conversation = true;
                 }
                 self.entries.push(Stored {
-                    text: Text::Read(line),
-                    id: id.map(Into::into),
-                    parent: found.parent.map(|range| text[range].into()),
-                    message: Some((found.role, found.message)),
+                    text: entry.text,
+                    id,
+                    parent,
+                    message: Some((role, message)),
                 });
             }
         }
@@ -340,22 +350,40 @@ impl Session {
         }
     }
 
-    /// The JSON text of the entry at `index`.
-    fn text_at(&self, index: usize) -> &str {
-        self.entries[index].text.of(&self.read_text)
+    /// A reader of the entries' texts: `window` for many entries in file order, else each read
+    /// alone.
+    fn text_reader(&self, window: bool) -> TextReader<'_> {
+        let file = self.file.as_ref();
+        let spans = SpanReader::new(
+            file.and_then(SessionFile::handle),
+            file.map_or(Path::new(""), SessionFile::path),
+            window,
+        );
+        TextReader {
+            session: self,
+            spans,
+        }
     }
 
-    /// The value of the entry at `index` (its text was valid JSON when it was stored).
-    fn parse_at(&self, index: usize) -> Json {
-        crate::json::parse(self.text_at(index)).unwrap_or(Json::Null)
+    /// The value of the entry at `index`.
+    fn parse_at(&self, index: usize) -> Result<Json, SessionError> {
+        self.text_reader(false).parse(index)
     }
 
-    fn parse_all(&self) -> Vec<Json> {
-        (0..self.entries.len()).map(|i| self.parse_at(i)).collect()
+    fn parse_all(&self) -> Result<Vec<Json>, SessionError> {
+        let mut reader = self.text_reader(true);
+        (0..self.entries.len()).map(|i| reader.parse(i)).collect()
     }
 
-    fn texts(&self) -> impl Iterator<Item = &str> {
-        (0..self.entries.len()).map(|index| self.text_at(index))
+    /// Every entry's JSON text.
+    fn texts(&self) -> Result<Vec<Cow<'_, str>>, SessionError> {
+        let mut reader = self.text_reader(true);
+        (0..self.entries.len())
+            .map(|index| match &self.entries[index].text {
+                Text::Own(text) => Ok(Cow::Borrowed(&**text)),
+                Text::File(_) => Ok(Cow::Owned(reader.get(index)?.to_string())),
+            })
+            .collect()
     }
 
     /// The indices of the entries from the root to `leaf` (an unknown parent ends the walk, and
@@ -378,12 +406,13 @@ impl Session {
     }
 
     /// The entries from the root to `leaf`, parsed.
-    fn path_values(&self, leaf: Option<&str>) -> Vec<Json> {
+    fn path_values(&self, leaf: Option<&str>) -> Result<Vec<Json>, SessionError> {
+        let mut reader = self.text_reader(true);
         self.path_indices(leaf)
             .into_iter()
             .map(|index| match self.parsed.get() {
-                Some(parsed) => parsed[index].clone(),
-                None => self.parse_at(index),
+                Some(parsed) => Ok(parsed[index].clone()),
+                None => reader.parse(index),
             })
             .collect()
     }
@@ -394,29 +423,37 @@ impl Session {
     }
 
     /// Every entry except the header, in file order. (The first call parses them all; the
-    /// session then keeps the values.)
-    pub fn entries(&self) -> &[Json] {
-        self.parsed.get_or_init(|| self.parse_all())
+    /// session then keeps the values.) Entries read from the file are read again: an error when
+    /// the file was changed by another program since.
+    pub fn entries(&self) -> Result<&[Json], SessionError> {
+        if let Some(parsed) = self.parsed.get() {
+            return Ok(parsed);
+        }
+        let parsed = self.parse_all()?;
+        Ok(self.parsed.get_or_init(|| parsed))
     }
 
     /// Every entry, parsed for the caller (the session keeps only their texts unless
     /// `entries()` was called): what the C ABI hands out, so a host that reads the entries does
     /// not make the session hold them parsed.
-    pub(crate) fn entry_values(&self) -> Vec<Json> {
+    pub(crate) fn entry_values(&self) -> Result<Vec<Json>, SessionError> {
         match self.parsed.get() {
-            Some(parsed) => parsed.clone(),
+            Some(parsed) => Ok(parsed.clone()),
             None => self.parse_all(),
         }
     }
 
     /// `branch_path()` parsed for the caller (see `entry_values`).
-    pub(crate) fn branch_values(&self) -> Vec<Json> {
+    pub(crate) fn branch_values(&self) -> Result<Vec<Json>, SessionError> {
         self.path_values(self.leaf.as_deref())
     }
 
-    /// The entry with `id`.
-    pub fn entry(&self, id: &str) -> Option<Json> {
-        self.by_id.get(id).map(|&index| self.parse_at(index))
+    /// The entry with `id` (see `entries` for the error).
+    pub fn entry(&self, id: &str) -> Result<Option<Json>, SessionError> {
+        self.by_id
+            .get(id)
+            .map(|&index| self.parse_at(index))
+            .transpose()
     }
 
     /// The current position: new entries become its children. None before the first entry or
@@ -425,13 +462,15 @@ impl Session {
         self.leaf.as_deref()
     }
 
-    /// The entries from the root to the leaf (a parent that does not exist ends the walk).
-    pub fn branch_path(&self) -> Vec<&Json> {
-        let entries = self.entries();
-        self.path_indices(self.leaf.as_deref())
+    /// The entries from the root to the leaf (a parent that does not exist ends the walk; see
+    /// `entries` for the error).
+    pub fn branch_path(&self) -> Result<Vec<&Json>, SessionError> {
+        let entries = self.entries()?;
+        Ok(self
+            .path_indices(self.leaf.as_deref())
             .into_iter()
             .map(|index| &entries[index])
-            .collect()
+            .collect())
     }
 
     /// The session file's path; None in memory.
@@ -452,19 +491,19 @@ impl Session {
     }
 
     /// The context at the leaf (pi `buildSessionContext`): the messages a model is sent (before
-    /// conversion), the thinking level and the model.
-    pub fn context(&self) -> SessionContext {
+    /// conversion), the thinking level and the model (see `entries` for the error).
+    pub fn context(&self) -> Result<SessionContext, SessionError> {
         context::build(self)
     }
 
     /// `context().to_json()` as text, made without parsing most entries (what the C ABI hands
     /// out).
-    pub(crate) fn context_text(&self) -> String {
+    pub(crate) fn context_text(&self) -> Result<String, SessionError> {
         context::build_text(self, false)
     }
 
     /// `convert_to_llm(&context().messages)` as JSON text (see `context_text`).
-    pub(crate) fn llm_text(&self) -> String {
+    pub(crate) fn llm_text(&self) -> Result<String, SessionError> {
         context::build_text(self, true)
     }
 
@@ -588,7 +627,7 @@ impl Session {
         if !self.by_id.contains_key(target) {
             return Err(not_found(target));
         }
-        let path = self.path_values(Some(target));
+        let path = self.path_values(Some(target))?;
         let mut kept: Vec<Json> = Vec::with_capacity(path.len());
         let mut replacement_of_label: HashMap<String, String> = HashMap::new();
         let mut pending_labels: Vec<String> = Vec::new();
@@ -657,7 +696,8 @@ impl Session {
         forked.set_entries(kept);
         if forked.has_conversation {
             if let Some(mut file) = new_file {
-                file.create_with(&forked.header, forked.texts())?;
+                let texts = forked.texts()?;
+                file.create_with(&forked.header, texts.iter().map(|text| &**text))?;
                 forked.file = Some(file);
             }
         } else {
@@ -721,7 +761,7 @@ impl Session {
                     Some(_) => {}
                 }
                 if !members.contains_key("systemMessage") {
-                    let messages = self.context().messages;
+                    let messages = self.context()?.messages;
                     if let Some(mut system) =
                         crate::transcript::get_current_system_message(&messages)
                     {
@@ -767,7 +807,7 @@ impl Session {
                 "A context_edit entry needs a string \"targetId\" naming an entry.",
             ));
         };
-        let Some(target) = self.entry(target_id) else {
+        let Some(target) = self.entry(target_id)? else {
             return Err(not_found(target_id));
         };
         let on_branch = self
@@ -835,16 +875,29 @@ impl Session {
     /// Writes the last entry: one appended line, or — the first time the session holds a
     /// conversation — the header and every entry so far.
     fn persist(&mut self) -> Result<(), SessionError> {
-        let Some(file) = &mut self.file else {
+        let Some(file) = &self.file else {
             return Ok(());
         };
-        let read_text = &self.read_text;
         if file.is_written() {
-            let last = self.entries.last();
-            file.append_line(last.map_or("", |stored| stored.text.of(read_text)))
+            let Some(last) = self.entries.len().checked_sub(1) else {
+                return Ok(());
+            };
+            // An appended entry holds its text.
+            let line = match &self.entries[last].text {
+                Text::Own(text) => Cow::Borrowed(&**text),
+                Text::File(_) => Cow::Owned(self.text_reader(false).get(last)?.to_string()),
+            };
+            match &mut self.file {
+                Some(file) => file.append_line(&line),
+                None => Ok(()),
+            }
         } else if self.has_conversation {
-            let texts = self.entries.iter().map(|stored| stored.text.of(read_text));
-            file.create_with(&self.header, texts)
+            // Not written yet: every entry holds its text (none was read from this file).
+            let texts: Vec<String> = self.texts()?.into_iter().map(Cow::into_owned).collect();
+            match &mut self.file {
+                Some(file) => file.create_with(&self.header, texts.iter().map(String::as_str)),
+                None => Ok(()),
+            }
         } else {
             Ok(())
         }

@@ -47,7 +47,7 @@ fn a_new_file_is_written_only_once_it_holds_a_conversation() {
     let written = lines(&path);
     assert_eq!(written.len(), 5);
     assert_eq!(written[4]["id"], second.as_str());
-    let context = session.context();
+    let context = session.context().unwrap();
     assert_eq!(context.messages, vec![user("hi"), assistant("hello")]);
     assert_eq!(context.thinking_level, "high");
     assert_eq!(
@@ -73,8 +73,8 @@ fn a_second_open_of_a_file_is_refused_while_the_first_holds_it() {
     );
     drop(first);
     let reopened = Session::open(&path, "/work", Durability::Flush).unwrap();
-    assert_eq!(reopened.entries().len(), 1);
-    assert_eq!(reopened.context().messages, vec![user("hi")]);
+    assert_eq!(reopened.entries().unwrap().len(), 1);
+    assert_eq!(reopened.context().unwrap().messages, vec![user("hi")]);
 }
 
 #[test]
@@ -133,9 +133,9 @@ fn malformed_lines_are_skipped_and_their_numbers_kept() {
     std::fs::write(&path, text).unwrap();
     let session = Session::open(&path, "/work", Durability::Flush).unwrap();
     assert_eq!(session.skipped_lines(), &[3, 5]);
-    assert_eq!(session.entries().len(), 1);
+    assert_eq!(session.entries().unwrap().len(), 1);
     // A parent that does not exist ends the path.
-    assert_eq!(session.branch_path().len(), 1);
+    assert_eq!(session.branch_path().unwrap().len(), 1);
     assert_eq!(session.leaf_id(), Some("a"));
     // A version 3 file is not rewritten.
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
@@ -160,7 +160,7 @@ fn appending_costs_the_line_alone_whatever_the_file_size() {
         let before = session.io_counters();
         let id = session.append_message(&user("one more")).unwrap();
         let (read, written) = session.io_counters();
-        let line = crate::json::to_string(&session.entry(&id).unwrap()).len() as u64 + 1;
+        let line = crate::json::to_string(&session.entry(&id).unwrap().unwrap()).len() as u64 + 1;
         assert_eq!(read, before.0, "an append reads nothing");
         assert_eq!(written - before.1, line, "an append writes its line alone");
     }
@@ -192,7 +192,7 @@ fn a_directory_without_write_permission_fails_with_its_path() {
         error.message
     );
     // The refused entry is not in memory: the next one hangs off the model change.
-    assert_eq!(session.entries().len(), 1);
+    assert_eq!(session.entries().unwrap().len(), 1);
     assert!(!session.file_exists());
 }
 
@@ -235,9 +235,9 @@ fn a_full_disk_fails_the_append_and_leaves_no_partial_line() {
     // Every line is whole, and reopening gives what the child had in memory.
     let session = Session::open(&path, "/work", Durability::Flush).unwrap();
     assert!(session.skipped_lines().is_empty());
-    assert_eq!(session.entries().len() + 1, text.lines().count());
+    assert_eq!(session.entries().unwrap().len() + 1, text.lines().count());
     assert_eq!(
-        session.entries().last().unwrap()["message"]["content"],
+        session.entries().unwrap().last().unwrap()["message"]["content"],
         "small"
     );
 }
@@ -274,7 +274,7 @@ fn full_disk_child(dir: &Path) {
             .len(),
         size
     );
-    assert_eq!(session.entries().len(), 1);
+    assert_eq!(session.entries().unwrap().len(), 1);
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn refused_calls_change_nothing() {
         session.fork("nope").unwrap_err().kind,
         SessionErrorKind::Refused
     );
-    assert_eq!(session.entries().len(), 1);
+    assert_eq!(session.entries().unwrap().len(), 1);
     assert_eq!(session.leaf_id(), Some(a.as_str()));
 }
 
@@ -343,7 +343,10 @@ fn a_float_version_3_is_version_3_and_not_rewritten() {
     let text = "{\"type\":\"session\",\"version\":3.0,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}\n";
     std::fs::write(&path, text).unwrap();
     let session = Session::open(&path, "/work", Durability::Flush).unwrap();
-    assert_eq!(session.entries()[0]["message"]["role"], "hookMessage");
+    assert_eq!(
+        session.entries().unwrap()[0]["message"]["role"],
+        "hookMessage"
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
@@ -411,7 +414,7 @@ fn continue_recent_takes_the_newest_session_of_the_working_directory() {
     std::fs::write(dir.path().join("junk.jsonl"), "not a session\n").unwrap();
     let resumed = Session::continue_recent(dir.path(), "/work", Durability::Flush).unwrap();
     assert_eq!(resumed.file_path(), Some(older_path.as_path()));
-    assert_eq!(resumed.context().messages, vec![user("old")]);
+    assert_eq!(resumed.context().unwrap().messages, vec![user("old")]);
     drop(resumed);
     let fresh = Session::continue_recent(dir.path(), "/nowhere", Durability::Flush).unwrap();
     assert!(!fresh.file_exists());
@@ -433,22 +436,27 @@ fn entries_are_parsed_on_demand_and_agree_with_the_kept_values() {
     session.branch(Some(&a)).unwrap();
     session.append_message(&user("c")).unwrap();
     assert!(session.parsed.get().is_none(), "nothing parsed yet");
-    let values = session.entry_values();
-    let branch = session.branch_values();
+    let values = session.entry_values().unwrap();
+    let branch = session.branch_values().unwrap();
     assert!(
         session.parsed.get().is_none(),
         "the C ABI's reads keep nothing"
     );
     assert_eq!(values.len(), 3);
-    assert_eq!(session.entries(), values.as_slice());
-    let path: Vec<Json> = session.branch_path().into_iter().cloned().collect();
+    assert_eq!(session.entries().unwrap(), values.as_slice());
+    let path: Vec<Json> = session
+        .branch_path()
+        .unwrap()
+        .into_iter()
+        .cloned()
+        .collect();
     assert_eq!(path, branch);
     assert_eq!(path.len(), 2);
     // Kept values follow later appends.
     session.append_model_change("p", "m").unwrap();
-    assert_eq!(session.entries().len(), 4);
-    assert_eq!(session.entries()[3]["type"], "model_change");
-    assert_eq!(session.entry_values(), session.entries());
+    assert_eq!(session.entries().unwrap().len(), 4);
+    assert_eq!(session.entries().unwrap()[3]["type"], "model_change");
+    assert_eq!(session.entry_values().unwrap(), session.entries().unwrap());
 }
 
 /// The context's text (spliced from the entries' texts) is the rendering of the context's
@@ -529,31 +537,121 @@ fn the_context_text_is_the_rendering_of_the_context_values() {
         }
         parent = format!("\"{id}\"");
     }
-    assert!(text.len() > file::SPLIT_BYTES, "two threads read the file");
+    assert!(
+        text.len() as u64 > read::SPLIT_BYTES,
+        "two threads read the file"
+    );
     std::fs::write(&path, &text).unwrap();
     let session = Session::open(&path, "/w", Durability::Flush).unwrap();
     assert_eq!(session.skipped_lines().len(), 14);
-    let context = session.context();
+    let context = session.context().unwrap();
     assert!(context.messages.len() > 100);
     assert_eq!(
-        session.context_text(),
+        session.context_text().unwrap(),
         crate::json::to_string(&context.to_json())
     );
     assert_eq!(
-        session.llm_text(),
+        session.llm_text().unwrap(),
         crate::json::to_string(&Json::Array(convert_to_llm(&context.messages)))
     );
     // Where the spliced and parsed entries meet the appended ones, and without a compaction.
     let mut session = session;
     session.append_message(&assistant("after")).unwrap();
     session.branch(Some("e150")).unwrap();
-    let context = session.context();
+    let context = session.context().unwrap();
     assert_eq!(
-        session.context_text(),
+        session.context_text().unwrap(),
         crate::json::to_string(&context.to_json())
     );
     assert_eq!(
-        session.llm_text(),
+        session.llm_text().unwrap(),
         crate::json::to_string(&Json::Array(convert_to_llm(&context.messages)))
     );
+}
+
+/// A header and stringified user messages `m0`, `m1`, ... chained, of `sizes[i]` content bytes.
+fn message_lines(sizes: &[usize]) -> Vec<u8> {
+    let mut text = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_vec();
+    text.push(b'\n');
+    for (i, size) in sizes.iter().enumerate() {
+        let parent = if i == 0 {
+            "null".to_string()
+        } else {
+            format!("\"m{}\"", i - 1)
+        };
+        let content = format!("{i}:{}", "y".repeat(*size));
+        let entry = json!({"type": "message", "id": format!("m{i}"), "parentId": crate::json::parse(&parent).unwrap(),
+                           "message": {"role": "user", "content": content, "timestamp": 1}});
+        text.extend_from_slice(crate::json::to_string(&entry).as_bytes());
+        text.push(b'\n');
+    }
+    text
+}
+
+/// The file streams through the reader's small buffer on two threads whatever its lines: a line
+/// longer than the buffer, one across the middle, one with invalid UTF-8 (U+FFFD, as the whole
+/// text was read before), a last line without its newline. Every entry is the line parsed alone.
+#[test]
+fn every_line_is_read_whatever_its_length_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    let mut sizes = vec![40_000; 60];
+    sizes[25] = 3 << 20;
+    sizes[31] = 1 << 20;
+    let mut text = message_lines(&sizes);
+    text.extend_from_slice(br#"{"type":"message","id":"bad-utf8","parentId":"m59","message":{"role":"user","content":"a"#);
+    text.extend_from_slice(b"\xff\xfe");
+    text.extend_from_slice(br#"b"}}"#);
+    text.push(b'\n');
+    text.extend_from_slice(br#"{"type":"model_change","id":"last","parentId":"bad-utf8","provider":"p","modelId":"m"}"#);
+    std::fs::write(&path, &text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    let expected: Vec<Json> = String::from_utf8_lossy(&text)
+        .lines()
+        .skip(1)
+        .map(|line| crate::json::parse(line).unwrap())
+        .collect();
+    assert_eq!(session.entries().unwrap(), expected.as_slice());
+    assert_eq!(expected[60]["message"]["content"], "a\u{fffd}\u{fffd}b");
+    let context = session.context().unwrap();
+    assert_eq!(context.messages.len(), 61);
+    assert_eq!(
+        session.context_text().unwrap(),
+        crate::json::to_string(&context.to_json())
+    );
+    assert_eq!(session.leaf_id(), Some("last"));
+}
+
+/// Entries are read back from the file when asked for: a file another program changed since
+/// (a line rewritten in place, the file cut short) is reported, never read as something else.
+#[test]
+fn a_file_changed_behind_the_session_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("changed.jsonl");
+    let text = message_lines(&[100, 200, 300]);
+    std::fs::write(&path, &text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    assert_eq!(session.context().unwrap().messages.len(), 3);
+    // The same length, one byte of a message changed (the lock is advisory).
+    let changed = String::from_utf8(text.clone())
+        .unwrap()
+        .replacen("1:yyy", "1:zyy", 1);
+    assert_eq!(changed.len(), text.len());
+    std::fs::write(&path, &changed).unwrap();
+    let changed_error = |error: SessionError| {
+        assert_eq!(error.kind, SessionErrorKind::Io);
+        assert!(
+            error.message.contains("was changed by another program"),
+            "{}",
+            error.message
+        );
+    };
+    changed_error(session.context_text().unwrap_err());
+    changed_error(session.context().unwrap_err());
+    changed_error(session.entries().unwrap_err());
+    changed_error(session.entry("m1").unwrap_err());
+    assert_eq!(session.entry("m0").unwrap().unwrap()["id"], "m0");
+    // Cut short.
+    std::fs::write(&path, &text[..text.len() - 50]).unwrap();
+    changed_error(session.llm_text().unwrap_err());
 }

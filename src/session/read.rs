@@ -1,0 +1,279 @@
+//! Reading a session file without holding its text: the file streams through a small reused
+//! buffer (two threads, each over half of the lines, for a large file) and each line is read as
+//! it passes. A `message` entry in `JSON.stringify`'s form keeps only where its line is and a
+//! hash of its bytes; its text is read back from the file when asked for and checked against that
+//! hash, so a file changed behind the session's back is reported, never misread. (No mmap: a file
+//! truncated by another process would kill the host with SIGBUS.)
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::hash::BuildHasher;
+use std::io;
+use std::path::Path;
+
+use super::file::{io_error, read_line, Found, Line, MAX_FILE_BYTES};
+use super::{SessionError, SessionErrorKind};
+
+/// The streaming buffer (grown for a longer line), and the window entries are read back through.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// Files smaller than this are read on the calling thread alone.
+pub(crate) const SPLIT_BYTES: u64 = 1 << 20;
+
+/// Where an entry's line is in the file (without its newline), with a hash of its bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FileSpan {
+    pub offset: u64,
+    pub len: u32,
+    hash: u64,
+}
+
+/// An entry's JSON text: a line of the file (read back when needed) or held in memory (appended,
+/// migrated, parsed in another form, or repaired invalid UTF-8).
+pub(crate) enum Text {
+    File(FileSpan),
+    Own(Box<str>),
+}
+
+/// One line of the file, read.
+pub(crate) enum ReadLine {
+    Blank,
+    /// Not a JSON object: skipped, as the reference skips it.
+    Skipped,
+    Entry(Text, Found),
+}
+
+/// What reading the whole file found.
+pub(crate) struct ReadFile {
+    /// Every line in order (its number is its index + 1).
+    pub lines: Vec<ReadLine>,
+    /// The bytes read (the file's length as read).
+    pub len: u64,
+    pub ends_with_newline: bool,
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    // A fixed seed: the hashes are compared within the process only.
+    foldhash::fast::FixedState::with_seed(0x5e55_1044).hash_one(bytes)
+}
+
+fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    loop {
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_at(file, buffer, offset);
+        #[cfg(windows)]
+        let read = std::os::windows::fs::FileExt::seek_read(file, buffer, offset);
+        match read {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// One line (without its newline) at `offset`. Invalid UTF-8 becomes U+FFFD, as the whole text
+/// did before: a newline always ends an invalid sequence.
+fn read_one(bytes: &[u8], offset: u64) -> ReadLine {
+    let (text, valid) = match std::str::from_utf8(bytes) {
+        Ok(text) => (Cow::Borrowed(text), true),
+        Err(_) => (String::from_utf8_lossy(bytes), false),
+    };
+    match read_line(&text) {
+        Line::Blank => ReadLine::Blank,
+        Line::Skipped => ReadLine::Skipped,
+        Line::Entry(found @ Found::Message { .. }) if valid => {
+            let span = FileSpan {
+                offset,
+                len: bytes.len() as u32,
+                hash: hash(bytes),
+            };
+            ReadLine::Entry(Text::File(span), found)
+        }
+        Line::Entry(found) => ReadLine::Entry(Text::Own(text.into()), found),
+    }
+}
+
+/// The lines one thread reads.
+struct Part {
+    lines: Vec<ReadLine>,
+    /// The file's length and last byte, when this part read to its end.
+    end: Option<(u64, Option<u8>)>,
+    too_large: bool,
+}
+
+/// Reads the lines that start at `from` or later and before `until` (`from` a line start, or with
+/// `seek` any offset: the line it falls in is left to the part before).
+fn read_part(file: &File, from: u64, seek: bool, until: u64) -> io::Result<Part> {
+    let mut part = Part {
+        lines: Vec::new(),
+        end: None,
+        too_large: false,
+    };
+    let mut buffer = vec![0u8; BUFFER_BYTES];
+    // buffer[..filled] holds the file from offset `base`; every line before it has been read.
+    let mut base = from;
+    let mut filled = 0;
+    let mut seeking = seek;
+    let mut last_byte = None;
+    loop {
+        if filled == buffer.len() {
+            // A line longer than the buffer: room for the whole of it.
+            buffer.resize(buffer.len() * 2, 0);
+        }
+        let read = read_at(file, &mut buffer[filled..], base + filled as u64)?;
+        if read == 0 {
+            if !seeking && filled > 0 && base < until {
+                part.lines.push(read_one(&buffer[..filled], base));
+            }
+            part.end = Some((base + filled as u64, last_byte));
+            return Ok(part);
+        }
+        last_byte = Some(buffer[filled + read - 1]);
+        filled += read;
+        if base + filled as u64 > MAX_FILE_BYTES {
+            part.too_large = true;
+            return Ok(part);
+        }
+        let mut consumed = 0;
+        while let Some(newline) = memchr::memchr(b'\n', &buffer[consumed..filled]) {
+            let end = consumed + newline;
+            if seeking {
+                seeking = false;
+            } else if base + consumed as u64 >= until {
+                return Ok(part);
+            } else {
+                part.lines
+                    .push(read_one(&buffer[consumed..end], base + consumed as u64));
+            }
+            consumed = end + 1;
+        }
+        if !seeking && base + consumed as u64 >= until {
+            return Ok(part);
+        }
+        buffer.copy_within(consumed..filled, 0);
+        base += consumed as u64;
+        filled -= consumed;
+    }
+}
+
+/// Reads every line of `file`, `size` bytes long when it was opened (it is read to its end
+/// whatever its length now; over `MAX_FILE_BYTES` is refused).
+pub(crate) fn read_file(file: &File, path: &Path, size: u64) -> Result<ReadFile, SessionError> {
+    let failed = |e: io::Error| io_error("read", path, &e);
+    let parts = if size < SPLIT_BYTES {
+        vec![read_part(file, 0, false, u64::MAX).map_err(failed)?]
+    } else {
+        // The first thread reads the lines starting in the first half, the second the rest.
+        let middle = size / 2;
+        std::thread::scope(|scope| {
+            let second = std::thread::Builder::new()
+                .name("libagent-session-read".into())
+                .spawn_scoped(scope, || read_part(file, middle - 1, true, u64::MAX));
+            let first = read_part(file, 0, false, middle);
+            let second = match second.map(|thread| thread.join()) {
+                Ok(Ok(rest)) => rest,
+                // No thread to be had (or, never expected, it panicked): this one reads that half.
+                _ => read_part(file, middle - 1, true, u64::MAX),
+            };
+            Ok::<_, SessionError>(vec![first.map_err(failed)?, second.map_err(failed)?])
+        })?
+    };
+    let mut lines = Vec::new();
+    let mut end = None;
+    for part in parts {
+        if part.too_large {
+            return Err(SessionError::new(
+                SessionErrorKind::NotASession,
+                format!(
+                    "{} is over 512 MiB; libagent opens session files up to 512 MiB.",
+                    path.display()
+                ),
+            ));
+        }
+        lines.extend(part.lines);
+        end = part.end.or(end);
+    }
+    let (len, last_byte) = end.unwrap_or((0, None));
+    Ok(ReadFile {
+        lines,
+        len,
+        ends_with_newline: last_byte == Some(b'\n'),
+    })
+}
+
+/// Reads entries' lines back from the file, in file order for speed (a window of the file is
+/// kept, so neighbouring lines cost one read).
+pub(crate) struct SpanReader<'a> {
+    file: Option<&'a File>,
+    path: &'a Path,
+    /// How much is read at once: a window of `BUFFER_BYTES`, or (0) each line alone.
+    read_bytes: usize,
+    /// `window[..filled]` holds the file from offset `start`.
+    window: Vec<u8>,
+    filled: usize,
+    start: u64,
+}
+
+impl<'a> SpanReader<'a> {
+    /// A reader of `file` (None: nothing to read back), with a window for many lines in file
+    /// order.
+    pub fn new(file: Option<&'a File>, path: &'a Path, window: bool) -> Self {
+        SpanReader {
+            file,
+            path,
+            read_bytes: if window { BUFFER_BYTES } else { 0 },
+            window: Vec::new(),
+            filled: 0,
+            start: 0,
+        }
+    }
+
+    /// The line at `span`, exactly as it was when the session read it; an error when the file
+    /// no longer holds it.
+    pub fn line(&mut self, span: &FileSpan) -> Result<&str, SessionError> {
+        let len = span.len as usize;
+        let within = span.offset >= self.start
+            && span.offset + span.len as u64 <= self.start + self.filled as u64;
+        if !within {
+            self.fill(span.offset, len.max(self.read_bytes))?;
+        }
+        let at = (span.offset - self.start) as usize;
+        let bytes = self.window[..self.filled]
+            .get(at..at + len)
+            .unwrap_or_default();
+        match std::str::from_utf8(bytes) {
+            Ok(text) if bytes.len() == len && hash(bytes) == span.hash => Ok(text),
+            _ => Err(self.changed()),
+        }
+    }
+
+    /// Reads up to `len` bytes at `offset` into the window (fewer at the file's end).
+    fn fill(&mut self, offset: u64, len: usize) -> Result<(), SessionError> {
+        let Some(file) = self.file else {
+            return Err(self.changed());
+        };
+        if self.window.len() < len {
+            self.window.resize(len, 0);
+        }
+        self.filled = 0;
+        self.start = offset;
+        while self.filled < len {
+            let buffer = &mut self.window[self.filled..len];
+            match read_at(file, buffer, offset + self.filled as u64) {
+                Ok(0) => break,
+                Ok(read) => self.filled += read,
+                Err(e) => return Err(io_error("read", self.path, &e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn changed(&self) -> SessionError {
+        SessionError::new(
+            SessionErrorKind::Io,
+            format!(
+                "{} was changed by another program since the session read it; open it again.",
+                self.path.display()
+            ),
+        )
+    }
+}
