@@ -574,7 +574,11 @@ fn message_lines(sizes: &[usize]) -> Vec<u8> {
     let mut text = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_vec();
     text.push(b'\n');
     for (i, size) in sizes.iter().enumerate() {
-        let parent = if i == 0 { "null".to_string() } else { format!("\"m{}\"", i - 1) };
+        let parent = if i == 0 {
+            "null".to_string()
+        } else {
+            format!("\"m{}\"", i - 1)
+        };
         let content = format!("{i}:{}", "y".repeat(*size));
         let entry = json!({"type": "message", "id": format!("m{i}"), "parentId": crate::json::parse(&parent).unwrap(),
                            "message": {"role": "user", "content": content, "timestamp": 1}});
@@ -629,12 +633,18 @@ fn a_file_changed_behind_the_session_is_reported() {
     let session = Session::open(&path, "/w", Durability::Flush).unwrap();
     assert_eq!(session.context().unwrap().messages.len(), 3);
     // The same length, one byte of a message changed (the lock is advisory).
-    let changed = String::from_utf8(text.clone()).unwrap().replacen("1:yyy", "1:zyy", 1);
+    let changed = String::from_utf8(text.clone())
+        .unwrap()
+        .replacen("1:yyy", "1:zyy", 1);
     assert_eq!(changed.len(), text.len());
     std::fs::write(&path, &changed).unwrap();
     let changed_error = |error: SessionError| {
         assert_eq!(error.kind, SessionErrorKind::Io);
-        assert!(error.message.contains("was changed by another program"), "{}", error.message);
+        assert!(
+            error.message.contains("was changed by another program"),
+            "{}",
+            error.message
+        );
     };
     changed_error(session.context_text().unwrap_err());
     changed_error(session.context().unwrap_err());
