@@ -194,26 +194,6 @@ pub struct ReadmeDoctests;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Asks the kernel to back the not yet touched `capacity` bytes at `start` with huge pages
-/// (transparent huge pages, where the system leaves them to madvise): a large text written once
-/// then faults a page per 2 MiB instead of one per 4 KiB, which on a virtual machine costs as
-/// much as writing the text. Only whole huge pages inside the block are advised.
-pub(crate) fn advise_huge_pages(start: *const u8, capacity: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let first = (start as usize).next_multiple_of(HUGE);
-        let end = (start as usize + capacity) / HUGE * HUGE;
-        if end > first {
-            // SAFETY: the range lies inside a block the caller owns; MADV_HUGEPAGE changes how
-            // it is backed, never its content, and a refusal (no THP) is harmless.
-            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (start, capacity);
-}
-
 /// Returns the memory the allocator holds freed to the system, after work that freed a lot (a
 /// large session read, a large text the host freed): mimalloc keeps freed pages until a later
 /// allocation passes its purge delay, so the host's process would stay that much larger. (The

@@ -325,9 +325,6 @@ pub fn project<'a>(path: &[&'a Json]) -> Vec<ProjectedEntry<'a>> {
         .collect()
 }
 
-/// A context text this large is written into huge pages (see `crate::advise_huge_pages`).
-const HUGE_PAGES_FROM: usize = 8 << 20;
-
 /// The context at the session's leaf as JSON text: `{"messages", "thinkingLevel", "model"}`, or
 /// with `llm` the messages converted for a model (an array); the same text as rendering
 /// `build`'s values. A `message` entry read in `JSON.stringify`'s form and not edited is
@@ -372,9 +369,6 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<String, Session
         .sum();
     // Room for the rest and the C string's terminator, so the text is not copied again.
     let mut out = String::with_capacity(spliced_bytes + 4096);
-    if out.capacity() >= HUGE_PAGES_FROM {
-        crate::advise_huge_pages(out.as_ptr(), out.capacity());
-    }
     out.push_str(if llm { "[" } else { "{\"messages\":[" });
     let mut first = true;
     let mut separate = |out: &mut String| {
