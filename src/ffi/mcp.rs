@@ -198,6 +198,26 @@ pub unsafe extern "C" fn agent_mcp_tools(
     })
 }
 
+/// Gives the set to the agent the options build: at the start of each turn the agent takes the
+/// set's current tools (so a server's `tools/list_changed` takes effect between turns), and a
+/// prompt first waits, up to 10 s, for servers still connecting so their tools are in its first
+/// request. The tools join each request's tools; they are not in the agent's tool list
+/// (`agent_set_tools` leaves them). The options keep the set: `agent_mcp_free` may follow at
+/// once; the servers end when the set is closed or when the last agent holding it is freed.
+#[no_mangle]
+pub extern "C" fn agent_options_add_mcp(
+    options: super::options::AgentOptions,
+    mcp: AgentMcp,
+) -> *mut AgentError {
+    boundary(|| {
+        let tools = mcp_arg(mcp)?;
+        super::options::with_unbuilt(options, |unbuilt| {
+            unbuilt.options.settings.tool_sets.push(std::sync::Arc::new(tools));
+            Ok(())
+        })
+    })
+}
+
 /// Ends every server of the set and waits for them: a stdio server's stdin is closed, then its
 /// process group gets SIGTERM, then SIGKILL (a second of grace each), so nothing of it outlives
 /// the call; an HTTP session is ended. Fails with `AGENT_ERR_WOULD_DEADLOCK` on the runtime
@@ -223,18 +243,19 @@ fn close(tools: McpTools) -> FfiResult {
     Ok(())
 }
 
-/// Closes the servers (as `agent_mcp_close`; on the runtime thread their process groups are
-/// killed at once instead) and releases the handle. Tools taken from it stay valid handles
-/// whose calls fail with a sentence saying the server is closed.
+/// Releases the handle. When no agent holds the set (`agent_options_add_mcp`), its servers end:
+/// as `agent_mcp_close` does (on the runtime thread, where that cannot wait, their process
+/// groups are killed at once). Otherwise they end with the last agent holding the set (killed
+/// at once when it is freed). Tool handles taken from the set stay valid handles whose calls
+/// then fail with a sentence saying the server is gone.
 #[no_mangle]
 pub extern "C" fn agent_mcp_free(mcp: AgentMcp) -> *mut AgentError {
     boundary(|| {
-        let tools = mcp_arg(mcp)?;
-        if !crate::runtime::is_runtime_thread() {
+        let tools = MCPS.remove(mcp.id).map_or_else(|| mcp_arg(mcp), Ok)?;
+        if !tools.is_shared() && !crate::runtime::is_runtime_thread() {
             close(tools)?;
         }
-        // On the runtime thread, dropping the last reference kills the process groups.
-        MCPS.remove(mcp.id);
+        // Dropping the last reference kills whatever is left of the process groups.
         Ok(())
     })
 }

@@ -276,6 +276,11 @@ impl McpTools {
         (*generation, tools.clone())
     }
 
+    /// Whether another holder (an agent's options) shares the set.
+    pub fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
     /// The generation of `tools()` (cheap: for checking between turns).
     pub fn generation(&self) -> u64 {
         lock(&self.0.tools).0
@@ -716,6 +721,25 @@ impl ClientHandler for Handler {
         if let Some(server) = self.0.upgrade() {
             crate::runtime::spawn(server.refresh());
         }
+    }
+}
+
+/// An agent given the set takes its current tools at each turn, after waiting up to
+/// `PROMPT_WAIT` for servers still connecting before its first request.
+impl crate::host::ToolSet for McpTools {
+    fn ready(&self) -> HostFuture<()> {
+        let tools = self.clone();
+        Box::pin(async move {
+            tools.wait(PROMPT_WAIT).await;
+        })
+    }
+
+    fn generation(&self) -> u64 {
+        McpTools::generation(self)
+    }
+
+    fn tools(&self) -> Arc<Vec<AgentTool>> {
+        McpTools::tools(self).1
     }
 }
 

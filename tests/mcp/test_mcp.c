@@ -124,7 +124,7 @@ static void real_servers(void) {
     char script[4096];
     snprintf(script, sizeof script,
              "[" TOOL_CALL("call_echo", "mcp__everything__echo", "{\"message\":\"hi there\"}")
-             TOOL_CALL("call_sum", "mcp__everything__get-sum", "{\"a\":2,\"b\":40}")
+             TOOL_CALL("call_sum", "mcp__everything__get_sum", "{\"a\":2,\"b\":40}")
              TOOL_CALL("call_read", "mcp__filesystem__read_text_file", "{\"path\":\"%s\"}")
              TOOL_CALL("call_outside", "mcp__filesystem__read_text_file", "{\"path\":\"/etc/hostname\"}")
              TOOL_CALL("call_add", "mcp__pyhttp__add", "{\"a\":20,\"b\":22}")
@@ -177,9 +177,9 @@ static void hostile_servers(void) {
     CHECK_HAS(servers, "hostile: refusing to start (exit mode)");
     CHECK_HAS(servers, "It wrote to stdout a line that is not JSON-RPC: Starting hostile server, this is not JSON");
     CHECK_HAS(servers, "It sent a message longer than 16 MiB, the limit.");
-    CHECK_HAS(servers, "{\"name\":\"tools\",\"state\":\"ready\",\"toolCount\":4,\"lastError\":null,"
+    CHECK_HAS(servers, "{\"name\":\"tools\",\"state\":\"ready\",\"toolCount\":5,\"lastError\":null,"
                        "\"skipped\":[\"Tool \\\"bad_schema\\\" was left out: its input schema is not a valid JSON Schema");
-    CHECK_HAS(servers, "{\"name\":\"stubborn\",\"state\":\"ready\",\"toolCount\":4");
+    CHECK_HAS(servers, "{\"name\":\"stubborn\",\"state\":\"ready\",\"toolCount\":5");
     agent_string_free(servers);
 
     char *messages = run_agent(
@@ -216,10 +216,46 @@ static void hostile_servers(void) {
     CHECK(seen >= 7); /* six servers, the stubborn one's child, and the reconnected tools server */
 }
 
+/* A set given to the options: the first prompt waits for the server still connecting, and a
+ * tool the server adds (tools/list_changed) is there at the next turn. */
+static void attached_set(void) {
+    char config[1024];
+    snprintf(config, sizeof config, "{\"mcpServers\":{" SERVER("tools", "tools") "}}", env("MCP_HOSTILE"));
+    AgentMcp mcp = {0};
+    CHECK_OK(agent_mcp_connect(config, NTS, &mcp));
+    AgentOptions options = {0};
+    CHECK_OK(agent_options_new(NULL, 0, &options));
+    CHECK_OK(agent_options_add_mcp(options, mcp));
+    CHECK_OK(agent_mcp_free(mcp)); /* the options keep the set */
+    CHECK_OK(agent_options_set_scripted_model(
+        options,
+        "[" TOOL_CALL("call_echo", "mcp__tools__echo", "{\"text\":\"first request\"}")
+        TOOL_CALL("call_grow", "mcp__tools__grow", "{}")
+        TOOL_CALL("call_extra", "mcp__tools__extra", "{}")
+        "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}]",
+        NTS));
+    AgentHandle agent = {0};
+    CHECK_OK(agent_new(options, &agent));
+    AgentRun run;
+    CHECK_OK(agent_prompt_text(agent, "go", NTS, NULL, 0, NULL, NULL, &run));
+    WAIT_RUN(run);
+    CHECK_EQ_INT(outcome_of(run).status, AGENT_RUN_COMPLETED);
+    CHECK_OK(agent_run_free(run));
+    char *messages = NULL;
+    CHECK_OK(agent_get_messages(agent, 0, 100, &messages, NULL));
+    CHECK_HAS(messages, "echo: first request");
+    CHECK_HAS(messages, "grown");
+    CHECK_HAS(messages, "extra works");
+    CHECK_NOT_HAS(messages, "\"isError\":true");
+    agent_string_free(messages);
+    CHECK_OK(agent_free(agent)); /* the last holder: the server is killed */
+}
+
 int main(void) {
     argument_checks();
     real_servers();
     hostile_servers();
+    attached_set();
     printf("test_mcp: ok\n");
     return 0;
 }

@@ -6,15 +6,15 @@
 // URL. The reference's own client lists each server's tools and its createMcpToolName names them,
 // with pi-coding-agent's rule for names taken by another tool (its MCP extension's `assignName`:
 // a name owned by a different tool, already given in this list, or the plain name of two tools).
-import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 
 const [piModules, serverModules, httpUrl] = process.argv.slice(2);
 if (!httpUrl) throw new Error("usage: record-names.mjs PI_NODE_MODULES SERVERS_NODE_MODULES HTTP_URL");
-const require = createRequire(join(piModules, "x.js"));
-const mcp = await import(require.resolve("@earendil-works/pi-mcp"));
+// The package exports ESM only ("import"), so it is imported by its file.
+const mcp = await import(pathToFileURL(join(piModules, "@earendil-works/pi-mcp/dist/index.js")).href);
 
 const root = mkdtempSync(join(tmpdir(), "mcp-names-"));
 const servers = {
@@ -26,7 +26,7 @@ const servers = {
 const owners = new Map();
 const names = {};
 for (const [server, transport] of Object.entries(servers)) {
-    const client = new mcp.McpClient({ clientInfo: { name: "record-names", version: "1.0.0" } });
+    const client = new mcp.McpClient({ name: "record-names", version: "1.0.0" });
     await client.connect(transport());
     const tools = await client.listTools();
     await client.close();

@@ -9,7 +9,8 @@ picks how it misbehaves:
   tools         a working server whose tools misbehave: echo (works), hang (never answers),
                 huge (a 1 GB result on one line), flood (starts an endless stream of
                 notifications, then answers), and bad_schema (an input schema that is not a
-                valid JSON Schema)
+                valid JSON Schema); and grow, which adds the tool `extra`, announces it with
+                notifications/tools/list_changed and answers once the list was read again
   stubborn      like tools, but ignores SIGTERM and stdin's end, and has a child that does too
 
 Its pid (and its child's) is appended to $MCP_PID_FILE, so the test can check none outlives close.
@@ -70,6 +71,7 @@ TOOLS = [
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     {"name": "huge", "description": "Answers with 1 GB of text.", "inputSchema": {"type": "object"}},
     {"name": "flood", "description": "Starts an endless stream of notifications.", "inputSchema": {"type": "object"}},
+    {"name": "grow", "description": "Adds the tool extra.", "inputSchema": {"type": "object"}},
     {"name": "bad_schema", "description": "Its schema is not a JSON Schema.",
      "inputSchema": {"type": "object", "properties": {"a": {"type": 5}}}},
 ]
@@ -100,6 +102,7 @@ def huge(id_):
         pass
 
 
+grow_call = None
 for line in sys.stdin:
     try:
         message = json.loads(line)
@@ -117,6 +120,11 @@ for line in sys.stdin:
             "serverInfo": {"name": "hostile", "version": "1.0.0"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": id_, "result": {"tools": TOOLS}})
+        if grow_call is not None:
+            # The client read the new list: give it a moment to take it in, then answer grow.
+            threading.Timer(0.3, send, [{"jsonrpc": "2.0", "id": grow_call, "result": {
+                "content": [{"type": "text", "text": "grown"}]}}]).start()
+            grow_call = None
     elif method == "tools/call":
         name = message["params"]["name"]
         args = message["params"].get("arguments") or {}
@@ -124,6 +132,12 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "echo: " + args.get("text", "")}]}})
         elif name == "huge":
             threading.Thread(target=huge, args=(id_,), daemon=True).start()
+        elif name == "grow":
+            TOOLS.append({"name": "extra", "description": "Added by grow.", "inputSchema": {"type": "object"}})
+            grow_call = id_
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        elif name == "extra":
+            send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "extra works"}]}})
         elif name == "flood":
             threading.Thread(target=flood, daemon=True).start()
             send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "flooding"}]}})
