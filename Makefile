@@ -63,6 +63,8 @@ TEST_STEPS := $(filter-out c-test-quick:%,$(CHECK_STEPS)) c-test:900 assistant-t
 	csharp-test:600
 # Session files (issue 26): interop with the reference, crashes, the cost of an append.
 TEST_STEPS += sessions-interop:300 sessions-crash:300 sessions-append-cost:300
+# MCP servers' tools (issue 28): real servers over stdio and streamable HTTP, hostile servers.
+TEST_STEPS += mcp-test:300
 .PHONY: check test
 check: ## the quick tier: fmt, clippy, cargo test, C tests (no valgrind), conformance kits
 	@bash tests/steps.sh check $(CHECK_STEPS)
@@ -654,3 +656,11 @@ windows: windows-deps ## agent.dll for x86_64-pc-windows-gnu (nightly, mingw-w64
 
 windows-test: windows ## the C tests against agent.dll under wine (not in make test)
 	WINDOWS_PROFILE=$(WINDOWS_PROFILE) bash tests/windows/run.sh
+
+# ==== MCP servers ===============================================================================
+# Real servers (npm's server-everything and server-filesystem over stdio, a PyPI `mcp` server over
+# streamable HTTP; installed into build/ when missing), hostile servers (tests/mcp/hostile), an
+# agent run over their tools, and the tool names against the reference's (tests/mcp/run.sh).
+.PHONY: mcp-test
+mcp-test: build ## MCP servers' tools through the C ABI: real and hostile servers, names as pi's
+	bash tests/mcp/run.sh

@@ -598,6 +598,7 @@ impl Agent {
             identity: settings.identity.clone(),
             stream_options: settings.stream_options(),
             tool_registry: state.tool_registry.clone(),
+            tool_sets: settings.tool_sets.clone(),
             // A session's messages (summaries among them) become user messages; so does a
             // compaction's summary in an agent without a session.
             session_messages: self.inner.session.is_some()

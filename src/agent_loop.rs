@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::event::AgentEvent;
 use crate::host::{
     call_hook, default_stream_fn, AbortSignal, AgentTool, Delivery, Hook, HostFuture, StreamFn,
-    StreamRequest, CANCELLED,
+    StreamRequest, ToolSet, CANCELLED,
 };
 use crate::json::{json, object, set_key, Json, JsonMap};
 use crate::message::{default_identity, from_json_vec, role, to_json_vec, tool_calls, Message};
@@ -55,6 +55,8 @@ pub struct LoopConfig {
     pub stream_options: JsonMap,
     /// Tools that hook results may name in `context.tools` besides the context's own tools.
     pub tool_registry: Vec<AgentTool>,
+    /// Sets whose current tools join the context's tools at the start of each turn.
+    pub tool_sets: Vec<Arc<dyn ToolSet>>,
 }
 
 /// `{ messages, tools }`: the transcript the loop works on plus the executable tools.
@@ -214,6 +216,10 @@ struct Run {
     signal: AbortSignal,
     stream_fn: Option<StreamFn>,
     new_messages: Vec<Message>,
+    /// The generations of `config.tool_sets` whose tools the context holds (`None`: not yet
+    /// taken), and those tools' definitions (to tell them from the others when they change).
+    tool_set_generations: Option<Vec<u64>>,
+    tool_set_tools: Vec<Arc<Json>>,
 }
 
 /// The assistant message and tool results of the last turn (`lastTurn`).
@@ -246,7 +252,44 @@ impl Run {
             signal,
             stream_fn,
             new_messages: Vec::new(),
+            tool_set_generations: None,
+            tool_set_tools: Vec::new(),
         }
+    }
+
+    /// Takes the tool sets' current tools into the context when they changed; before the
+    /// first request, first waits for tools still coming (each set's own bound, or an abort).
+    async fn refresh_tool_sets(&mut self) {
+        if self.config.tool_sets.is_empty() {
+            return;
+        }
+        if self.tool_set_generations.is_none() {
+            let ready = futures::future::join_all(self.config.tool_sets.iter().map(|s| s.ready()));
+            tokio::select! {
+                _ = ready => {}
+                _ = self.signal.aborted() => {}
+            }
+        }
+        let generations: Vec<u64> = self
+            .config
+            .tool_sets
+            .iter()
+            .map(|s| s.generation())
+            .collect();
+        if self.tool_set_generations.as_ref() == Some(&generations) {
+            return;
+        }
+        let previous = std::mem::take(&mut self.tool_set_tools);
+        self.context
+            .tools
+            .retain(|tool| !previous.iter().any(|p| Arc::ptr_eq(p, &tool.definition)));
+        for set in &self.config.tool_sets {
+            for tool in set.tools().iter() {
+                self.tool_set_tools.push(tool.definition.clone());
+                self.context.tools.push(tool.clone());
+            }
+        }
+        self.tool_set_generations = Some(generations);
     }
 
     async fn emit(&self, event: AgentEvent) -> Result<(), String> {
@@ -272,6 +315,7 @@ impl Run {
         loop {
             let mut has_more_tool_calls = true;
             while has_more_tool_calls || !pending.is_empty() {
+                self.refresh_tool_sets().await;
                 let mut prepared = Vec::new();
                 if let Some(turn) = &last_turn {
                     if let Some(hook) = self.config.prepare_next_turn.clone() {

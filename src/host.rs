@@ -374,6 +374,17 @@ impl std::fmt::Debug for AgentTool {
     }
 }
 
+/// Tools that change while an agent holds them (an MCP server set): the loop takes them at the
+/// start of each turn, after waiting (with the set's own bound) for tools still coming before
+/// its first request. They are added to the context's tools, not to the agent's tool list.
+pub trait ToolSet: Send + Sync {
+    /// Resolves once tools still coming have come (servers connected), or the set's bound passed.
+    fn ready(&self) -> HostFuture<()>;
+    /// Changes whenever `tools()` does (cheap: compared between turns).
+    fn generation(&self) -> u64;
+    fn tools(&self) -> Arc<Vec<AgentTool>>;
+}
+
 /// A synchronous `prepareArguments` shim.
 pub type PrepareFn = Box<dyn Fn(Json) -> Result<Json, String> + Send + Sync>;
 

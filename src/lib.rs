@@ -169,6 +169,8 @@ pub mod faux; // the scripted stream function (demo, tests, deterministic hosts)
 pub mod ffi; // the C ABI only: handles, strings, status codes, callbacks, builders
 pub mod host; // what the host plugs in: signal, stream functions, tools, hooks, listeners
 pub mod json; // the order-preserving JSON value and JavaScript rendering rules
+#[cfg(feature = "mcp")]
+pub mod mcp; // MCP servers' tools as agent tools (stdio, streamable HTTP)
 pub mod message; // data model: shared messages, the shapes the core creates, typed views
 #[cfg(feature = "models")]
 pub mod models; // the model catalogue: pi-ai 1.6.0's models by "provider/id"

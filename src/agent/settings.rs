@@ -119,6 +119,8 @@ pub struct Settings {
     pub retry: JsonMap,
     /// How a retry waits its delay (`None`: a timer). Tests wait without sleeping.
     pub retry_sleep: Option<RetrySleep>,
+    /// Tool sets (MCP servers) whose current tools join each turn's tools.
+    pub tool_sets: Vec<std::sync::Arc<dyn crate::host::ToolSet>>,
 }
 
 /// Waits the given delay before a retry.
@@ -142,6 +144,7 @@ impl Default for Settings {
             compaction: JsonMap::new(),
             retry: JsonMap::new(),
             retry_sleep: None,
+            tool_sets: Vec::new(),
         }
     }
 }

@@ -21,6 +21,8 @@ pub mod context;
 pub mod dispatch;
 pub mod events;
 mod handles;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod models;
 pub mod options;
 pub mod run;

@@ -142,7 +142,7 @@ pub(crate) fn with_options<R>(
     with_unbuilt(options, |unbuilt| change(&mut unbuilt.options))
 }
 
-fn with_unbuilt<R>(
+pub(crate) fn with_unbuilt<R>(
     options: AgentOptions,
     change: impl FnOnce(&mut Unbuilt) -> FfiResult<R>,
 ) -> FfiResult<R> {
