@@ -13,6 +13,7 @@ connection) is retried 3 times after 2 s, 4 s, 8 s ("[retrying in 2s: <error>]";
 LIBAGENT_RETRY_BASE_DELAY_MS sets the first wait).
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -81,9 +82,11 @@ def main() -> None:
     context = {"compaction": {"enabled": real}, "retry": {"enabled": True, "base_delay_ms": int(delay)}}
     session = open_session(options, root)
     mcp = connect_mcp(options.mcp)
-    with Agent(system_prompt="You are a coding assistant working on the files under the root.",
-               tools=coding_tools(root, consent=consent), tool_execution="sequential", session=session,
-               mcp=mcp, **context, **model) as agent:
+    # The MCP servers end when the with block does (the agent first).
+    with mcp or contextlib.nullcontext(), Agent(
+            system_prompt="You are a coding assistant working on the files under the root.",
+            tools=coding_tools(root, consent=consent), tool_execution="sequential", session=session, mcp=mcp,
+            **context, **model) as agent:
         agent.subscribe(show)
         for line in iter(sys.stdin.readline, ""):
             if line.strip() in ("", "/quit"):

@@ -33,21 +33,23 @@ def installed():
 
 
 @pytest.fixture(scope="module")
-def http_url(installed):
+def http_url(installed, tmp_path_factory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([str(VENV_PYTHON), str(ROOT / "tests" / "mcp" / "http_server.py"), str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = tmp_path_factory.mktemp("http-server") / "stderr"
+    with open(log, "wb") as stderr:  # a file, not a pipe: a full pipe would stop the server
+        server = subprocess.Popen([str(VENV_PYTHON), str(ROOT / "tests" / "mcp" / "http_server.py"), str(port)],
+                                  stdout=subprocess.DEVNULL, stderr=stderr)
     try:
-        deadline = time.monotonic() + SAFETY_TIMEOUT
+        deadline = time.monotonic() + 60  # importing mcp is slow on a busy machine
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the HTTP MCP server did not start: {server.stderr.read().decode()}")
+                    pytest.fail(f"the HTTP MCP server did not start: {log.read_text()}")
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -140,20 +142,22 @@ def test_real_servers_tools_are_called_by_an_agent(installed, http_url, tmp_path
         with Agent(mcp=mcp, scripted=[calls_reply(tool_call("c6", "mcp__pyhttp__shout_text", {"text": "quiet"})),
                                       text_reply("done")]) as agent:
             assert results(agent.prompt("go"))["c6"] == (False, "QUIET")
-    # Tools outlive their set; their calls then say the server is closed.
+    # Tools outlive their set; their calls then fail with a sentence saying so.
     with Agent(tools=[by_name["mcp__pyhttp__add"]],
                scripted=[calls_reply(tool_call("c7", "mcp__pyhttp__add", {"a": 1, "b": 2})), text_reply("done")]) as agent:
         is_error, text = results(agent.prompt("go"))["c7"]
-    assert is_error and "closed" in text
+    assert is_error and 'The MCP server of tool "add"' in text
 
 
 def test_hostile_servers_fail_clearly_and_leave_no_process(installed, tmp_path):
     pids = tmp_path / "pids"
-    config = {"mcpServers": {"exits": hostile("exit", pids), "noinit": hostile("no-init", pids),
-                             "tools": hostile("tools", pids), "stubborn": hostile("stubborn", pids)}}
+    # Timeouts: short where the test waits for them, generous where a busy machine's slow start
+    # must not be taken for the failure under test.
+    config = {"mcpServers": {"exits": hostile("exit", pids, 20), "noinit": hostile("no-init", pids),
+                             "tools": hostile("tools", pids, 5), "stubborn": hostile("stubborn", pids, 20)}}
     mcp = MCP(config)
     try:
-        assert mcp.wait(30)
+        assert mcp.wait(60)
         servers = {s.name: s for s in mcp.servers()}
         assert servers["exits"].state == "failed"
         assert "hostile: refusing to start (exit mode)" in servers["exits"].last_error
@@ -169,7 +173,7 @@ def test_hostile_servers_fail_clearly_and_leave_no_process(installed, tmp_path):
         ]
         with Agent(mcp=mcp, scripted=script, tool_execution="sequential") as agent:
             got = results(agent.prompt("go"))
-        assert got["h1"] == (True, "MCP tool tools/hang did not answer within 2 s (the server's timeout).")
+        assert got["h1"] == (True, "MCP tool tools/hang did not answer within 5 s (the server's timeout).")
         assert got["h2"] == (False, "echo: after hang")
         assert got["h3"] == (False, "grown")
         assert got["h4"] == (False, "extra works")

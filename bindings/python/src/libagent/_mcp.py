@@ -169,10 +169,13 @@ class MCP:
         self.close()
 
     def __del__(self) -> None:
-        # A set never closed still ends its servers when collected.
-        if not getattr(self, "_closed", True) and getattr(self, "_handle", None):
-            self._closed = True
-            native.take_error(native.lib.agent_mcp_free(self._handle))
+        # A set never closed is released when collected: its servers end unless an agent holds it.
+        try:
+            if not getattr(self, "_closed", True):
+                self._closed = True
+                native.take_error(native.lib.agent_mcp_free(self._handle))
+        except BaseException:  # noqa: BLE001 - interpreter shutdown...
+            pass
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ", ".join(f"{s.name}: {s.state}" for s in self.servers())
