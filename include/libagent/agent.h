@@ -73,6 +73,12 @@
 // The patch version of this header.
 #define AGENT_VERSION_PATCH 0
 
+// The model-facing text of one result is cut in the middle beyond this.
+#define MAX_TEXT_BYTES (20 * 1024)
+
+// The largest message (one line) a server may send: 16 MiB. A longer one ends the connection.
+#define MAX_MESSAGE_BYTES (16 << 20)
+
 // An error returned by a libagent function: its code and message, owned by the caller until
 // `agent_error_free`. No later call, on any thread, changes it.
 typedef struct AgentError AgentError;
@@ -264,6 +270,12 @@ typedef struct AgentQueue {
 
 // What `agent_queue_next` found: one of the `AGENT_NEXT_*` values.
 typedef int32_t AgentNext;
+
+// The MCP servers of one configuration: a generation-checked value (a freed or forged handle
+// is reported, never used); `{0}` is the null handle.
+typedef struct AgentMcp {
+  uint64_t id;
+} AgentMcp;
 
 // What `agent_session_get` returns: one of the `AGENT_SESSION_*` values.
 typedef int32_t AgentSessionPart;
@@ -1126,6 +1138,91 @@ struct AgentError *agent_queue_next(struct AgentQueue queue,
 
 // Closes and frees a queue: its subscription ends (a loop waiting on it resumes).
 struct AgentError *agent_queue_close(struct AgentQueue queue);
+
+// Starts the MCP servers of `config_json` and returns at once: every enabled server connects in
+// the background (a stdio server is started as a child process in a process group of its own; a
+// streamable-HTTP server is reached at its URL) and its tools are listed (all pages).
+//
+// `config_json` is the standard MCP client configuration: `{"mcpServers": {"<name>": {...}}}`
+// with, for a stdio server, `"command"`, `"args"?` (strings), `"env"?` (names to strings, set on
+// top of this process's environment) and `"cwd"?`; for a streamable-HTTP server `"url"` and
+// `"headers"?`; for both `"type"?` (`"stdio"`, `"http"` or `"streamable-http"`), `"timeout"?`
+// (seconds, default 60: the bound of each request; a call's progress notifications restart it)
+// and `"enabled"?` (default true). `${VAR}` in `env` and `headers` values is replaced by the
+// environment variable. Server names are letters, digits, `_` and `-`. A wrong entry (the legacy
+// `"type": "sse"`, a missing `command`, an unset variable, ...) does not fail the call: that
+// server is reported `failed` with the reason by `agent_mcp_servers_json`, the others connect.
+//
+// Fails with `AGENT_ERR_INVALID_JSON` when `config_json` is not JSON or has no `"mcpServers"`
+// object. Free the handle with `agent_mcp_free`.
+struct AgentError *agent_mcp_connect(const char *config_json,
+                                     size_t config_json_len,
+                                     struct AgentMcp *out_mcp);
+
+// Waits until no server is still connecting (each is `ready`, `failed`, `disabled` or
+// `closed`), or `timeout_ms` passed. `*out_settled` (may be NULL) tells which. Fails with
+// `AGENT_ERR_WOULD_DEADLOCK` on the runtime thread (inside a callback).
+struct AgentError *agent_mcp_wait(struct AgentMcp mcp, uint64_t timeout_ms, bool *out_settled);
+
+// The servers as JSON, in the configuration's order: `[{"name", "state" ("connecting", "ready",
+// "failed", "disabled" or "closed"), "toolCount", "lastError" (a sentence or null), "skipped"
+// (sentences naming tools left out, e.g. for an input schema that is not a valid JSON
+// Schema)}]`. A failed server's `lastError` ends with what it wrote to stderr last. Free the
+// text with `agent_string_free`; `out_len` may be NULL.
+struct AgentError *agent_mcp_servers_json(struct AgentMcp mcp, char **out_json, size_t *out_len);
+
+// The definitions of the tools the ready servers offer now, as JSON: `[{"name", "label",
+// "description", "parameters"}]`, in the order `agent_mcp_tools` gives them. Free the text with
+// `agent_string_free`; `out_len` may be NULL.
+struct AgentError *agent_mcp_tools_json(struct AgentMcp mcp, char **out_json, size_t *out_len);
+
+// The number of tools the ready servers offer now (what `agent_mcp_tools` needs room for).
+struct AgentError *agent_mcp_tool_count(struct AgentMcp mcp, size_t *out_count);
+
+// Writes the tools the ready servers offer now, as tool handles, to `out_tools` (room for
+// `capacity`) and their number to `*out_count`. Each is named `mcp__<server>__<tool>` as
+// pi-coding-agent 1.6.0 names it (characters other than ASCII letters, digits and `_` become
+// `_`; a name over 64 characters, or one two tools would share, is cut and ends in `_` and 8
+// hex digits), labelled `<server>/<tool>`, with the tool's description and input schema.
+// Add them with `agent_options_add_tool` or `agent_set_tools`; free each with
+// `agent_tool_free`.
+//
+// A call sends `tools/call`: text and images come back as content blocks, embedded resources
+// as text (images as images), other blocks as a short placeholder; `isError` makes an error
+// result; text beyond 20 KB keeps its start and end. A call that gets no answer within the
+// server's timeout (restarted by each progress notification, which also reaches the host as a
+// tool update) fails with a sentence saying so; an abort cancels it. A message larger than
+// 16 MiB ends the connection with an error naming the limit, and a server whose connection
+// dropped is started (or reached) again by the next call. Tools of a server closed with
+// `agent_mcp_close` fail with a sentence saying it is closed.
+//
+// Fails with `AGENT_ERR_INVALID_ARGUMENT` when `capacity` is too small (ask
+// `agent_mcp_tool_count`; the list may change when a server announces new tools).
+struct AgentError *agent_mcp_tools(struct AgentMcp mcp,
+                                   struct AgentTool *out_tools,
+                                   size_t capacity,
+                                   size_t *out_count);
+
+// Gives the set to the agent the options build: at the start of each turn the agent takes the
+// set's current tools (so a server's `tools/list_changed` takes effect between turns), and a
+// prompt first waits, up to 10 s, for servers still connecting so their tools are in its first
+// request. The tools join each request's tools; they are not in the agent's tool list
+// (`agent_set_tools` leaves them). The options keep the set: `agent_mcp_free` may follow at
+// once; the servers end when the set is closed or when the last agent holding it is freed.
+struct AgentError *agent_options_add_mcp(struct AgentOptions options, struct AgentMcp mcp);
+
+// Ends every server of the set and waits for them: a stdio server's stdin is closed, then its
+// process group gets SIGTERM, then SIGKILL (a second of grace each), so nothing of it outlives
+// the call; an HTTP session is ended. Fails with `AGENT_ERR_WOULD_DEADLOCK` on the runtime
+// thread (inside a callback). Closing twice is harmless.
+struct AgentError *agent_mcp_close(struct AgentMcp mcp);
+
+// Releases the handle. When no agent holds the set (`agent_options_add_mcp`), its servers end:
+// as `agent_mcp_close` does (on the runtime thread, where that cannot wait, their process
+// groups are killed at once). Otherwise they end with the last agent holding the set (killed
+// at once when it is freed). Tool handles taken from the set stay valid handles whose calls
+// then fail with a sentence saying the server is gone.
+struct AgentError *agent_mcp_free(struct AgentMcp mcp);
 
 // Writes `*out_model_json` (free with `agent_string_free`): the model named `"provider/id"` in
 // libagent's model catalogue (pi-ai 1.6.0's built-in chat models), a model object ready for
