@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -107,6 +108,9 @@ def check_mcp(command, library, dash):
         with open(pids) as f:
             started = [int(line) for line in f.read().split()]
         check(len(started) >= 2, "both servers started", started)
+        deadline = time.monotonic() + 5  # a SIGKILLed process may still be finishing its exit
+        while any(alive(pid) for pid in started) and time.monotonic() < deadline:
+            time.sleep(0.01)
         check(not [pid for pid in started if alive(pid)], "no server process outlives the assistant", started)
     finally:
         shutil.rmtree(root)

@@ -75,7 +75,7 @@ TEST(Mcp, ARealServersToolsAreCalledByAnAgent) {
     // The set attached: the agent takes its tools at each turn, and keeps the set.
     agent::Options options(test::options_json());
     options.add_mcp(mcp);
-    options.set_scripted_model("[{\"content\":[" + call("c2", "mcp__everything__get-sum", R"({"a":2,"b":40})") +
+    options.set_scripted_model("[{\"content\":[" + call("c2", "mcp__everything__get_sum", R"({"a":2,"b":40})") +
                                "]},{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}]");
     agent::Agent bot(std::move(options));
     EXPECT_TRUE(bot.prompt("go").wait());
