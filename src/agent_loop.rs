@@ -270,7 +270,12 @@ impl Run {
                 _ = self.signal.aborted() => {}
             }
         }
-        let generations: Vec<u64> = self.config.tool_sets.iter().map(|s| s.generation()).collect();
+        let generations: Vec<u64> = self
+            .config
+            .tool_sets
+            .iter()
+            .map(|s| s.generation())
+            .collect();
         if self.tool_set_generations.as_ref() == Some(&generations) {
             return;
         }

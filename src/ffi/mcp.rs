@@ -105,7 +105,11 @@ pub unsafe extern "C" fn agent_mcp_servers_json(
         check_out(out_json, "out_json")?;
         let tools = mcp_arg(mcp)?;
         let servers: Vec<Json> = tools.servers().iter().map(|s| s.to_json()).collect();
-        write_owned_json(out_json, out_len, crate::json::to_string(&Json::Array(servers)));
+        write_owned_json(
+            out_json,
+            out_len,
+            crate::json::to_string(&Json::Array(servers)),
+        );
         Ok(())
     })
 }
@@ -123,7 +127,11 @@ pub unsafe extern "C" fn agent_mcp_tools_json(
         check_out(out_json, "out_json")?;
         let (_, tools) = mcp_arg(mcp)?.tools();
         let definitions: Vec<Json> = tools.iter().map(|t| (*t.definition).clone()).collect();
-        write_owned_json(out_json, out_len, crate::json::to_string(&Json::Array(definitions)));
+        write_owned_json(
+            out_json,
+            out_len,
+            crate::json::to_string(&Json::Array(definitions)),
+        );
         Ok(())
     })
 }
@@ -212,7 +220,11 @@ pub extern "C" fn agent_options_add_mcp(
     boundary(|| {
         let tools = mcp_arg(mcp)?;
         super::options::with_unbuilt(options, |unbuilt| {
-            unbuilt.options.settings.tool_sets.push(std::sync::Arc::new(tools));
+            unbuilt
+                .options
+                .settings
+                .tool_sets
+                .push(std::sync::Arc::new(tools));
             Ok(())
         })
     })

@@ -47,7 +47,12 @@ pub fn parse(config: &Json) -> Result<Vec<Entry>, String> {
         .ok_or("The MCP configuration must be a JSON object with an \"mcpServers\" object.")?;
     Ok(servers
         .iter()
-        .map(|(name, entry)| (name.clone(), server(name, entry, &|var| std::env::var(var).ok())))
+        .map(|(name, entry)| {
+            (
+                name.clone(),
+                server(name, entry, &|var| std::env::var(var).ok()),
+            )
+        })
         .collect())
 }
 
@@ -201,8 +206,10 @@ mod tests {
 
     #[test]
     fn stdio_and_http_entries() {
-        let stdio = entry(json!({"command": "node", "args": ["a.js"], "env": {"K": "x${TOKEN}y"},
-            "cwd": "/tmp", "timeout": 2.5}))
+        let stdio = entry(
+            json!({"command": "node", "args": ["a.js"], "env": {"K": "x${TOKEN}y"},
+            "cwd": "/tmp", "timeout": 2.5}),
+        )
         .unwrap();
         assert_eq!(stdio.timeout, Duration::from_millis(2500));
         assert_eq!(
@@ -214,8 +221,10 @@ mod tests {
                 cwd: Some("/tmp".into()),
             }
         );
-        let http = entry(json!({"type": "streamable-http", "url": "http://127.0.0.1:1/mcp",
-            "headers": {"Authorization": "Bearer ${TOKEN}"}, "enabled": false}))
+        let http = entry(
+            json!({"type": "streamable-http", "url": "http://127.0.0.1:1/mcp",
+            "headers": {"Authorization": "Bearer ${TOKEN}"}, "enabled": false}),
+        )
         .unwrap();
         assert!(!http.enabled);
         assert_eq!(http.timeout, DEFAULT_TIMEOUT);
@@ -231,14 +240,23 @@ mod tests {
     #[test]
     fn wrong_entries_say_what_is_wrong() {
         let cases = [
-            (json!({"type": "sse", "url": "http://h/sse"}), "legacy SSE transport"),
+            (
+                json!({"type": "sse", "url": "http://h/sse"}),
+                "legacy SSE transport",
+            ),
             (json!({"url": "ftp://h"}), "http:// or https://"),
             (json!({"command": 3}), "non-empty string"),
             (json!({"command": "x", "args": [1]}), "array of strings"),
-            (json!({"command": "x", "env": {"A": "${MISSING}"}}), "${MISSING}, which is not set"),
+            (
+                json!({"command": "x", "env": {"A": "${MISSING}"}}),
+                "${MISSING}, which is not set",
+            ),
             (json!({"command": "x", "timeout": 0}), "positive number"),
             (json!({"command": "x", "enabled": "yes"}), "true or false"),
-            (json!({"type": "stdio", "url": "http://h"}), "needs \"command\""),
+            (
+                json!({"type": "stdio", "url": "http://h"}),
+                "needs \"command\"",
+            ),
             (json!({}), "give \"command\""),
             (json!([]), "JSON object"),
         ];
@@ -253,7 +271,9 @@ mod tests {
 
     #[test]
     fn a_configuration_without_servers_is_refused() {
-        assert!(parse(&json!({"servers": {}})).unwrap_err().contains("\"mcpServers\""));
+        assert!(parse(&json!({"servers": {}}))
+            .unwrap_err()
+            .contains("\"mcpServers\""));
         let entries = parse(&json!({"mcpServers": {"a": {"command": "x"}, "b": 1}})).unwrap();
         assert_eq!(entries.len(), 2);
         assert!(entries[0].1.is_ok() && entries[1].1.is_err());

@@ -20,7 +20,9 @@ pub fn tool_result(server: &str, tool: &str, result: &Json) -> Json {
     }
     let is_error = result.get("isError") == Some(&Json::Bool(true));
     if is_error && text_of(&content).is_empty() {
-        content.push(text(format!("MCP tool {server}/{tool} failed without saying why.")));
+        content.push(text(format!(
+            "MCP tool {server}/{tool} failed without saying why."
+        )));
     }
     let content = limit(content);
     let mut out = json!({"content": content, "details": {"server": server, "tool": tool}});
@@ -61,7 +63,11 @@ fn block(block: &Json) -> Json {
             } else if mime.starts_with("image/") {
                 json!({"type": "image", "data": str_field(resource, "blob"), "mimeType": mime})
             } else {
-                let mime = if mime.is_empty() { "unknown type" } else { mime };
+                let mime = if mime.is_empty() {
+                    "unknown type"
+                } else {
+                    mime
+                };
                 text(format!(
                     "[binary resource {} ({mime}) left out]",
                     str_field(resource, "uri")
@@ -143,11 +149,22 @@ mod tests {
     fn errors_structured_content_and_the_text_limit() {
         let failed = tool_result("s", "t", &json!({"content": [], "isError": true}));
         assert_eq!(failed["isError"], json!(true));
-        assert!(failed["content"][0]["text"].as_str().unwrap().contains("s/t failed"));
-        let structured = tool_result("s", "t", &json!({"content": [], "structuredContent": {"a": 1}}));
+        assert!(failed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("s/t failed"));
+        let structured = tool_result(
+            "s",
+            "t",
+            &json!({"content": [], "structuredContent": {"a": 1}}),
+        );
         assert_eq!(structured["content"][0]["text"], json!("{\n  \"a\": 1\n}"));
         let long = "é".repeat(30_000);
-        let cut = tool_result("s", "t", &json!({"content": [{"type": "text", "text": long}]}));
+        let cut = tool_result(
+            "s",
+            "t",
+            &json!({"content": [{"type": "text", "text": long}]}),
+        );
         let text = cut["content"][0]["text"].as_str().unwrap();
         assert!(text.len() < MAX_TEXT_BYTES + 200, "{}", text.len());
         assert!(text.contains("60000 bytes in 1 lines"));

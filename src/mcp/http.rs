@@ -71,7 +71,10 @@ impl HttpClient {
     ) -> Result<reqwest::Response, Error> {
         let mut attempt = 1;
         loop {
-            let response = build(&self.0).send().await.map_err(StreamableHttpError::Client)?;
+            let response = build(&self.0)
+                .send()
+                .await
+                .map_err(StreamableHttpError::Client)?;
             if !transient(response.status()) || attempt == ATTEMPTS {
                 return Ok(response);
             }
@@ -115,7 +118,11 @@ async fn json_body(response: reqwest::Response) -> Result<ServerJsonRpcMessage, 
         let chunk = chunk.map_err(StreamableHttpError::Client)?;
         if body.len() + chunk.len() > MAX_MESSAGE_BYTES {
             return Err(StreamableHttpError::UnexpectedServerResponse(
-                format!("a message longer than {} MiB, the limit", MAX_MESSAGE_BYTES >> 20).into(),
+                format!(
+                    "a message longer than {} MiB, the limit",
+                    MAX_MESSAGE_BYTES >> 20
+                )
+                .into(),
             ));
         }
         body.extend_from_slice(&chunk);
@@ -175,7 +182,10 @@ impl StreamableHttpClient for HttpClient {
         if kind.starts_with("text/event-stream") {
             Ok(StreamableHttpPostResponse::Sse(events(response), session))
         } else if kind.starts_with("application/json") {
-            Ok(StreamableHttpPostResponse::Json(json_body(response).await?, session))
+            Ok(StreamableHttpPostResponse::Json(
+                json_body(response).await?,
+                session,
+            ))
         } else {
             Err(StreamableHttpError::UnexpectedContentType(Some(kind)))
         }
@@ -187,7 +197,10 @@ impl StreamableHttpClient for HttpClient {
         session_id: Arc<str>,
         auth_header: Option<String>,
     ) -> Result<(), Error> {
-        let mut request = self.0.delete(uri.as_ref()).header(SESSION_HEADER, session_id.as_ref());
+        let mut request = self
+            .0
+            .delete(uri.as_ref())
+            .header(SESSION_HEADER, session_id.as_ref());
         if let Some(token) = auth_header {
             request = request.bearer_auth(token);
         }
@@ -225,7 +238,9 @@ impl StreamableHttpClient for HttpClient {
             return Err(status_error(response.status()));
         }
         if !content_type(&response).starts_with("text/event-stream") {
-            return Err(StreamableHttpError::UnexpectedContentType(Some(content_type(&response))));
+            return Err(StreamableHttpError::UnexpectedContentType(Some(
+                content_type(&response),
+            )));
         }
         Ok(events(response))
     }

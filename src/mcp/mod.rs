@@ -418,7 +418,10 @@ impl Server {
             Transport::Http { url, headers } => {
                 let transport = http::transport(url, headers)
                     .map_err(|e| format!("MCP server \"{name}\": {e}"))?;
-                (tokio::time::timeout(limit, handler.serve(transport)).await, None)
+                (
+                    tokio::time::timeout(limit, handler.serve(transport)).await,
+                    None,
+                )
             }
         };
         let failure = match started {
@@ -560,8 +563,19 @@ impl Server {
         )
     }
 
+    /// Closes a connection that failed, so the next call connects again. Awaited, not left in
+    /// the background: nothing of the server may outlive `McpTools::close`.
+    async fn drop_connection(&self) {
+        let connection = self.connection.lock().await.take();
+        if let Some(connection) = connection {
+            connection.close().await;
+        }
+    }
+
     /// The peer of a live connection, reconnecting when the last one dropped.
-    async fn peer(self: &Arc<Self>) -> Result<(rmcp::Peer<RoleClient>, stdio::SharedDiagnostics), String> {
+    async fn peer(
+        self: &Arc<Self>,
+    ) -> Result<(rmcp::Peer<RoleClient>, stdio::SharedDiagnostics), String> {
         let name = &self.name;
         {
             let status = lock(&self.status);
@@ -571,8 +585,13 @@ impl Server {
         }
         {
             let slot = self.connection.lock().await;
-            if let Some(connection) = slot.as_ref().filter(|c| !c.service.is_closed()) {
-                return Ok((connection.service.peer().clone(), connection.diagnostics.clone()));
+            let alive =
+                |c: &&Connection| !c.service.is_closed() && !c.service.peer().is_transport_closed();
+            if let Some(connection) = slot.as_ref().filter(alive) {
+                return Ok((
+                    connection.service.peer().clone(),
+                    connection.diagnostics.clone(),
+                ));
             }
         }
         if lock(&self.status).state == State::Closed {
@@ -581,17 +600,26 @@ impl Server {
         let result = self.connect().await;
         let reconnected = result.is_ok();
         self.settle(result.clone());
-        result.map_err(|e| format!("MCP server \"{name}\" had disconnected and could not be reached again: {e}"))?;
+        result.map_err(|e| {
+            format!("MCP server \"{name}\" had disconnected and could not be reached again: {e}")
+        })?;
         debug_assert!(reconnected);
         let slot = self.connection.lock().await;
         let connection = slot
             .as_ref()
             .ok_or_else(|| format!("MCP server \"{name}\" is closed."))?;
-        Ok((connection.service.peer().clone(), connection.diagnostics.clone()))
+        Ok((
+            connection.service.peer().clone(),
+            connection.diagnostics.clone(),
+        ))
     }
 
     /// `tools/call`, bounded by the timeout (restarted by progress) and the run's abort.
-    async fn call(self: &Arc<Self>, tool: &str, invocation: ToolInvocation) -> Result<Json, String> {
+    async fn call(
+        self: &Arc<Self>,
+        tool: &str,
+        invocation: ToolInvocation,
+    ) -> Result<Json, String> {
         let ToolInvocation {
             args,
             signal,
@@ -603,23 +631,40 @@ impl Server {
         }
         let name = self.name.clone();
         let limit = self.config()?.timeout;
-        let (peer, diagnostics) = self.peer().await?;
         let request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams {
             meta: None,
             name: tool.to_string().into(),
             arguments: args.as_object().cloned(),
             task: None,
         }));
+        // A connection that dropped unnoticed fails the send: connect again, once.
+        let mut attempt = 0;
+        let (peer, diagnostics, handle) = loop {
+            let (peer, diagnostics) = self.peer().await?;
+            let sent = peer
+                .send_cancellable_request(request.clone(), PeerRequestOptions::no_options())
+                .await;
+            match sent {
+                Ok(handle) => break (peer, diagnostics, handle),
+                Err(error) if attempt == 1 => {
+                    self.drop_connection().await;
+                    return Err(with_diagnostics(
+                        format!("MCP server \"{name}\" could not be sent the call of \"{tool}\": {error}."),
+                        &diagnostics,
+                    ));
+                }
+                Err(_) => {
+                    self.drop_connection().await;
+                    attempt += 1;
+                }
+            }
+        };
         let closed = |error: String| {
             with_diagnostics(
                 format!("MCP server \"{name}\" lost its connection during the call of \"{tool}\": {error}."),
                 &diagnostics,
             )
         };
-        let handle = peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| closed(e.to_string()))?;
         let wake = Arc::new(tokio::sync::Notify::new());
         let token = handle.progress_token.clone();
         lock(&self.progress).insert(
@@ -664,8 +709,14 @@ impl Server {
                         }
                         Ok(Ok(_)) => Err(format!("MCP server \"{name}\" answered tools/call with something that is not a tool result.")),
                         Ok(Err(ServiceError::McpError(error))) => Err(format!("MCP server \"{name}\" refused the call of \"{tool}\": {}", error.message)),
-                        Ok(Err(error)) => Err(closed(error.to_string())),
-                        Err(_) => Err(closed("the connection closed".into())),
+                        Ok(Err(error)) => {
+                            self.drop_connection().await;
+                            Err(closed(error.to_string()))
+                        }
+                        Err(_) => {
+                            self.drop_connection().await;
+                            Err(closed("the connection closed".into()))
+                        }
                     };
                 }
                 _ = wake.notified() => deadline.as_mut().reset(tokio::time::Instant::now() + limit),
@@ -701,7 +752,9 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let Some(server) = self.0.upgrade() else { return };
+        let Some(server) = self.0.upgrade() else {
+            return;
+        };
         let progress = lock(&server.progress);
         if let Some(waiting) = progress.get(&params.progress_token) {
             waiting.wake.notify_one();

@@ -12,14 +12,26 @@ const MAX_NAME_LENGTH: usize = 64;
 pub fn tool_name(server: &str, tool: &str, taken: impl Fn(&str) -> bool) -> String {
     let name: String = format!("mcp__{server}__{tool}")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     // Every character is ASCII now, so lengths in characters and bytes agree.
     if name.len() <= MAX_NAME_LENGTH && !taken(&name) {
         return name;
     }
-    let digest = ring::digest::digest(&ring::digest::SHA256, format!("{server}\0{tool}").as_bytes());
-    let hash: String = digest.as_ref()[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{server}\0{tool}").as_bytes(),
+    );
+    let hash: String = digest.as_ref()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let keep = name.len().min(MAX_NAME_LENGTH - hash.len() - 1);
     format!("{}_{hash}", &name[..keep])
 }
@@ -35,7 +47,9 @@ impl Owners {
         let mut seen = HashSet::new();
         let mut plain_counts: HashMap<String, usize> = HashMap::new();
         for tool in tools.iter().filter(|tool| seen.insert(**tool)) {
-            *plain_counts.entry(tool_name(server, tool, |_| false)).or_default() += 1;
+            *plain_counts
+                .entry(tool_name(server, tool, |_| false))
+                .or_default() += 1;
         }
         let mut current = HashSet::new();
         tools
@@ -61,8 +75,14 @@ mod tests {
 
     #[test]
     fn plain_sanitized_and_suffixed_names() {
-        assert_eq!(tool_name("fs", "read_file", |_| false), "mcp__fs__read_file");
-        assert_eq!(tool_name("my-srv", "a.b c", |_| false), "mcp__my_srv__a_b_c");
+        assert_eq!(
+            tool_name("fs", "read_file", |_| false),
+            "mcp__fs__read_file"
+        );
+        assert_eq!(
+            tool_name("my-srv", "a.b c", |_| false),
+            "mcp__my_srv__a_b_c"
+        );
         let long = tool_name("server", &"x".repeat(80), |_| false);
         assert_eq!(long.len(), 64);
         assert!(long.starts_with("mcp__server__xxx"));

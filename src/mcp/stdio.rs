@@ -42,7 +42,9 @@ impl Diagnostics {
             parts.push(ended.clone());
         }
         if let Some(stray) = &d.stray {
-            parts.push(format!("It wrote to stdout a line that is not JSON-RPC: {stray}"));
+            parts.push(format!(
+                "It wrote to stdout a line that is not JSON-RPC: {stray}"
+            ));
         }
         let stderr = String::from_utf8_lossy(&d.stderr.iter().copied().collect::<Vec<_>>())
             .trim()
@@ -66,8 +68,17 @@ pub struct Process {
 }
 
 /// Starts the server; returns its process and the transport over its pipes.
-pub fn spawn(config: &Config, diagnostics: &SharedDiagnostics) -> Result<(Process, StdioTransport), String> {
-    let Config::Stdio { command, args, env, cwd } = config else {
+pub fn spawn(
+    config: &Config,
+    diagnostics: &SharedDiagnostics,
+) -> Result<(Process, StdioTransport), String> {
+    let Config::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = config
+    else {
         unreachable!("spawn is called for stdio servers")
     };
     let mut cmd = tokio::process::Command::new(command);
@@ -126,6 +137,15 @@ impl Process {
         self.signal(libc::SIGKILL);
         let _ = self.child.wait().await;
         self.reaped = true;
+        // SIGKILL is delivered asynchronously: give the rest of the group a moment to be gone
+        // (kill with signal 0 only asks whether any member is left).
+        for _ in 0..25 {
+            // SAFETY: as in `signal`.
+            if unsafe { libc::kill(-self.pgid, 0) } != 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     fn signal(&self, signal: i32) {
@@ -253,7 +273,8 @@ impl rmcp::transport::Transport<RoleClient> for StdioTransport {
                     let known = serde_json::from_slice::<serde_json::Value>(line)
                         .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_none());
                     if !known {
-                        let shown: String = String::from_utf8_lossy(&line[..line.len().min(200)]).into();
+                        let shown: String =
+                            String::from_utf8_lossy(&line[..line.len().min(200)]).into();
                         lock(&self.diagnostics).stray = Some(shown);
                     }
                 }

@@ -27,7 +27,8 @@ cc -Wall -Wextra -Werror -std=c11 -g -Iinclude tests/mcp/test_mcp.c -Ltarget/deb
 MCP_NODE_MODULES="$PWD/build/mcp-servers/node_modules" MCP_ROOT="$PWD/$OUT/root" \
     MCP_HTTP_URL="http://127.0.0.1:$port/mcp" MCP_HOSTILE="$PWD/tests/mcp/hostile/server.py" \
     MCP_PID_FILE="$PWD/$OUT/pids" MCP_NAMES_OUT="$PWD/$OUT/names.json" \
-    timeout 170 "$OUT/test_mcp"
+    timeout 170 "$OUT/test_mcp" >"$OUT/test_mcp.log" 2>&1 || { cat "$OUT/test_mcp.log"; exit 1; }
+cat "$OUT/test_mcp.log"
 python3 - "$OUT/names.json" tests/mcp/reference_names.json <<'PY'
 import json, sys
 ours = {tool["label"]: tool["name"] for tool in json.load(open(sys.argv[1]))}

@@ -18,7 +18,6 @@ Its pid (and its child's) is appended to $MCP_PID_FILE, so the test can check no
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 
@@ -59,6 +58,8 @@ if mode == "endless-line":
     except BrokenPipeError:
         sys.exit(0)
 if mode == "stubborn":
+    import subprocess  # only here: it is slow to import, and a loaded machine starts the rest first
+
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     child = subprocess.Popen(
         [sys.executable, "-c", "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(1000)"]
