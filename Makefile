@@ -381,8 +381,8 @@ cpp-build: build cpp-deps
 	cmake -S bindings/cpp -B $(CPP_BUILD) -G Ninja -DLIBAGENT_ROOT=$(CURDIR) -DLIBAGENT_CPP_SANITIZE=$(CPP_SANITIZE) >/dev/null
 	@cmake --build $(CPP_BUILD)
 
-cpp-unit-test: cpp-build ## the C++ binding's GoogleTest suite (ASan/UBSan)
-	cd $(CPP_BUILD) && ctest -j2 --timeout 300 --output-on-failure
+cpp-unit-test: cpp-build mcp-servers ## the C++ binding's GoogleTest suite (ASan/UBSan)
+	cd $(CPP_BUILD) && LIBAGENT_REQUIRE_MCP=1 ctest -j2 --timeout 300 --output-on-failure
 	@# The sanitized build must really be instrumented: its canary (a deliberate heap overflow,
 	@# built by the same CMake configuration, not a test) must be reported.
 	$(if $(filter ON,$(CPP_SANITIZE)),bash tests/sanitizers/expect_report.sh "C++ ASan build" \
@@ -399,6 +399,12 @@ cpp-test: cpp-unit-test cmake-consumer-test ## both of the above
 # to run `go test` by hand).
 GO ?= go
 GO_PKG_CONFIG := $(CURDIR)/build/pkgconfig
+# The real MCP servers the bindings' MCP tests start (npm servers, PyPI's mcp in a venv), installed
+# into build/ when missing; the tests fail rather than skip under make (LIBAGENT_REQUIRE_MCP).
+.PHONY: mcp-servers
+mcp-servers: ## installs the MCP test servers when missing (tests/mcp/setup.sh)
+	bash tests/mcp/setup.sh
+
 .PHONY: go-test go-pc install-consumer-test
 go-test example-go examples-test: export PKG_CONFIG_PATH := $(GO_PKG_CONFIG)
 examples-test: go-pc
@@ -408,8 +414,8 @@ go-pc:
 	@sed -e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(CURDIR)/include|' \
 		-e 's|@PREFIX@|$(CURDIR)|' -e 's|@VERSION@|$(VERSION)|' libagent.pc.in > $(GO_PKG_CONFIG)/libagent.pc
 
-go-test: build go-pc ## go vet, go test -race, the Go quickstart, install-consumer-test
-	cd bindings/go && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 600s ./...
+go-test: build go-pc mcp-servers ## go vet, go test -race, the Go quickstart, install-consumer-test
+	cd bindings/go && $(GO) vet ./... && LIBAGENT_REQUIRE_MCP=1 $(GO) test -race -count=1 -timeout 600s ./...
 	@# -race must really detect: a deliberate race (a test that runs only with the variable set).
 	cd bindings/go && LIBAGENT_GO_RACE_CANARY=1 bash $(CURDIR)/tests/sanitizers/expect_report.sh "Go -race" \
 		"WARNING: DATA RACE" -- $(GO) test -race -count=1 -run '^TestRaceCanary$$' ./agent
@@ -479,8 +485,8 @@ py-venv: suite-lib
 	LIBAGENT_CARGO_PROFILE=suite LIBAGENT_CARGO_FEATURES="$(RELEASE_FEATURES)" \
 		$(PY) -m pip install --quiet --disable-pip-version-check './bindings/python[test]'
 
-py-test: py-venv ## the Python binding's pytest suite against the installed package
-	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH ../../$(PY) -m pytest -q -p no:cacheprovider
+py-test: py-venv mcp-servers ## the Python binding's pytest suite against the installed package
+	cd bindings/python && env -u LIBAGENT_LIBRARY -u PYTHONPATH LIBAGENT_REQUIRE_MCP=1 ../../$(PY) -m pytest -q -p no:cacheprovider
 
 # The chat examples (examples/cpp/chat.cpp, bindings/go/examples/chat, examples/python/chat.py)
 # against a loopback mock endpoint (tests/examples/): each streams the mock's answer, and reports a

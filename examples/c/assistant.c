@@ -1,7 +1,7 @@
 /*
  * libagent assistant: a small terminal coding assistant in one C11 file.
  *
- *   assistant [--root DIR] [--yes | --no-write] [--script FILE]
+ *   assistant [--root DIR] [--yes | --no-write] [--script FILE] [--mcp FILE]
  *             [--session FILE | --continue [--sessions-dir DIR]]
  *
  * Reads requests from stdin, one per line (Ctrl-D or /quit quits, Ctrl-C aborts an answer), runs
@@ -16,6 +16,9 @@
  * per-directory layout under --sessions-dir (default $LIBAGENT_SESSIONS_DIR, else
  * ~/.libagent/sessions), or a new one there. The agent starts from the session's context and
  * appends every message as it goes.
+ * --mcp FILE adds the tools of the MCP servers that file configures (the standard
+ * {"mcpServers": {...}} JSON: stdio servers it starts, streamable-HTTP servers it reaches), named
+ * mcp__<server>__<tool>; each server's state is printed at start.
  * The pack keeps every path of these tools inside the root: paths that lead out of it ("..",
  * absolute paths, symbolic links) are refused. bash is left off: it is not confined (its commands
  * run with this process's rights; consent would be its only gate).
@@ -773,6 +776,37 @@ static size_t count_messages(const char *arr) {
     return n;
 }
 
+/* Starts the MCP servers of the configuration file at path, waits for them (as a prompt would, up
+ * to 10 s) and prints each one's state. Returns 0 on failure (reported). */
+static int connect_mcp(const char *path, AgentMcp *out) {
+    char *config = read_whole_file(path);
+    if (!config) {
+        fprintf(stderr, "error: --mcp %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    int ok = !failed(agent_mcp_connect(config, AGENT_NTS, out), "--mcp");
+    free(config);
+    char *servers = NULL;
+    if (!ok || failed(agent_mcp_wait(*out, 10000, NULL), "--mcp") ||
+        failed(agent_mcp_servers_json(*out, &servers, NULL), "--mcp"))
+        return 0;
+    Buf name = {0}, state = {0}, error = {0};
+    const char *server;
+    for (size_t i = 0; (server = json_at(servers, i)); i++) {
+        json_string(json_get(server, "name"), &name);
+        json_string(json_get(server, "state"), &state);
+        fprintf(stderr, "mcp: %s: %s", name.data, state.data);
+        if (strcmp(state.data, "ready") == 0) fprintf(stderr, ", %ld tools", atol(json_get(server, "toolCount")));
+        if (json_string(json_get(server, "lastError"), &error)) fprintf(stderr, ": %s", error.data);
+        fputc('\n', stderr);
+    }
+    free(name.data);
+    free(state.data);
+    free(error.data);
+    agent_string_free(servers);
+    return 1;
+}
+
 /* A session part as JSON (into out); 0 on failure (reported). */
 static int session_part(AgentSession session, AgentSessionPart part, Buf *out) {
     char *json = NULL;
@@ -818,12 +852,13 @@ done:
 }
 
 static void usage(FILE *out) {
-    fputs("usage: assistant [--root DIR] [--yes | --no-write] [--script FILE]\n"
+    fputs("usage: assistant [--root DIR] [--yes | --no-write] [--script FILE] [--mcp FILE]\n"
           "                 [--session FILE | --continue [--sessions-dir DIR]]\n"
           "  --root DIR     the directory the tools work in (default: the current directory)\n"
           "  --yes          approve every write and edit without asking\n"
           "  --no-write     refuse every write and edit\n"
           "  --script FILE  the scripted model's script (a JSON array of responses) instead of the demo\n"
+          "  --mcp FILE     add the tools of the MCP servers this file configures ({\"mcpServers\": ...})\n"
           "  --session FILE keep the conversation in this session file and resume it (pi's format)\n"
           "  --continue     resume the newest session of the root (a new one when there is none)\n"
           "  --sessions-dir DIR  where --continue keeps sessions (default $LIBAGENT_SESSIONS_DIR,\n"
@@ -840,7 +875,7 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
     static App app;
-    const char *root = ".", *script_path = NULL, *session_path = NULL, *sessions_dir = NULL;
+    const char *root = ".", *script_path = NULL, *session_path = NULL, *sessions_dir = NULL, *mcp_path = NULL;
     int continue_session = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) root = argv[++i];
@@ -848,6 +883,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--sessions-dir") == 0 && i + 1 < argc) sessions_dir = argv[++i];
         else if (strcmp(argv[i], "--continue") == 0) continue_session = 1;
         else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc) script_path = argv[++i];
+        else if (strcmp(argv[i], "--mcp") == 0 && i + 1 < argc) mcp_path = argv[++i];
         else if (strcmp(argv[i], "--yes") == 0) app.auto_yes = 1;
         else if (strcmp(argv[i], "--no-write") == 0) app.no_write = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { usage(stdout); return 0; }
@@ -910,6 +946,7 @@ int main(int argc, char **argv) {
     AgentOptions options = {0};
     AgentDispatcher dispatcher = {0};
     AgentSession session = {0};
+    AgentMcp mcp = {0};
     AgentTool tools[8] = {{0}};
     size_t tool_count = 0;
     if (failed(agent_version_check(AGENT_VERSION_MAJOR, AGENT_VERSION_MINOR), NULL)) goto fail;
@@ -923,6 +960,8 @@ int main(int argc, char **argv) {
         goto fail;
     for (size_t i = 0; i < tool_count; i++)
         if (failed(agent_options_add_tool(options, tools[i]), NULL)) goto fail;
+    /* The MCP servers' tools: the agent takes the set's current tools at each turn. */
+    if (mcp_path && (!connect_mcp(mcp_path, &mcp) || failed(agent_options_add_mcp(options, mcp), NULL))) goto fail;
     if (real) {
         if (failed(agent_options_use_providers(options), NULL)) goto fail;
         const char *key = getenv("LIBAGENT_API_KEY");
@@ -990,6 +1029,7 @@ fail:
     for (size_t i = 0; i < tool_count; i++) failed(agent_tool_free(tools[i]), NULL);
     if (options.id) failed(agent_options_free(options), NULL);
     if (session.id) failed(agent_session_free(session), NULL); /* the agent's is closed with it */
+    if (mcp.id) failed(agent_mcp_free(mcp), NULL); /* the servers end (the agent is gone) */
     if (dispatcher.id) {
         agent_error_free(agent_dispatch(dispatcher, -1, NULL)); /* finalizers queued by the free */
         failed(agent_dispatcher_free(dispatcher), NULL);

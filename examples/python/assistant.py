@@ -1,9 +1,10 @@
 """A terminal coding assistant on libagent's coding tools (the Python twin of examples/c/assistant.c).
 
-Usage: assistant.py [--root DIR] [--script FILE] [--yes] [--session FILE | --continue
+Usage: assistant.py [--root DIR] [--script FILE] [--yes] [--mcp FILE] [--session FILE | --continue
 [--sessions-dir DIR]], then a request per line. The model (LIBAGENT_* as for chat.py, else the
 scripted demo or --script FILE) works under the root with read, ls, find, grep, write and edit;
-write and edit ask y/n first (--yes approves them). --session FILE keeps the conversation in that
+write and edit ask y/n first (--yes approves them). --mcp FILE adds the tools of the MCP servers
+that file configures ({"mcpServers": {...}}), named mcp__<server>__<tool>. --session FILE keeps the conversation in that
 session file (pi's format) and resumes it; --continue resumes the newest session of the root under
 --sessions-dir (default $LIBAGENT_SESSIONS_DIR, else ~/.libagent/sessions), or starts one there.
 A real model's conversation is compacted near its context window ("[compacted: N tokens -> M]"),
@@ -12,12 +13,13 @@ connection) is retried 3 times after 2 s, 4 s, 8 s ("[retrying in 2s: <error>]";
 LIBAGENT_RETRY_BASE_DELAY_MS sets the first wait).
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
 
 from chat import api_key, model_from_env  # the LIBAGENT_* configuration (chat.py, beside this file)
-from libagent import Agent, AgentError, Event, ModelError, Session, coding_tools, message_text
+from libagent import MCP, Agent, AgentError, Event, ModelError, Session, coding_tools, message_text
 
 DEMO = [{"content": [{"type": "toolCall", "id": "call_1", "name": "ls", "arguments": {}}]},
         {"content": [{"type": "text", "text": "Those are the files at the root (scripted demo model)."}]}]
@@ -29,6 +31,7 @@ def main() -> None:
     parser.add_argument("--root", default=".")
     parser.add_argument("--script", type=argparse.FileType(), help="the scripted model's responses (JSON)")
     parser.add_argument("--yes", action="store_true", help="approve every write and edit")
+    parser.add_argument("--mcp", metavar="FILE", help="add the tools of the MCP servers this file configures")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--session", metavar="FILE", help="keep the conversation in this session file and resume it")
     where.add_argument("--continue", dest="resume", action="store_true",
@@ -78,9 +81,12 @@ def main() -> None:
         sys.exit(f"error: LIBAGENT_RETRY_BASE_DELAY_MS must be a positive integer, not {delay!r}")
     context = {"compaction": {"enabled": real}, "retry": {"enabled": True, "base_delay_ms": int(delay)}}
     session = open_session(options, root)
-    with Agent(system_prompt="You are a coding assistant working on the files under the root.",
-               tools=coding_tools(root, consent=consent), tool_execution="sequential", session=session,
-               **context, **model) as agent:
+    mcp = connect_mcp(options.mcp)
+    # The MCP servers end when the with block does (the agent first).
+    with mcp or contextlib.nullcontext(), Agent(
+            system_prompt="You are a coding assistant working on the files under the root.",
+            tools=coding_tools(root, consent=consent), tool_execution="sequential", session=session, mcp=mcp,
+            **context, **model) as agent:
         agent.subscribe(show)
         for line in iter(sys.stdin.readline, ""):
             if line.strip() in ("", "/quit"):
@@ -90,6 +96,23 @@ def main() -> None:
                 agent.prompt(line.strip())
             except ModelError as error:  # the request failed (a wrong key, URL or model...)
                 sys.exit(f"error: {error.message}")
+
+
+def connect_mcp(path):
+    """The MCP servers --mcp configures (None without it); waits for them as a prompt would (up to
+    10 s) and says each one's state."""
+    if not path:
+        return None
+    try:
+        mcp = MCP.load(path)
+    except (OSError, AgentError) as error:
+        sys.exit(f"error: --mcp {path}: {error}")
+    mcp.wait(10)
+    for server in mcp.servers():
+        tools = f", {server.tool_count} tools" if server.state == "ready" else ""
+        print(f"mcp: {server.name}: {server.state}{tools}" + (f": {server.last_error}" if server.last_error else ""),
+              file=sys.stderr)
+    return mcp
 
 
 def open_session(options: argparse.Namespace, root: str):

@@ -3,7 +3,10 @@
 loopback openai-completions endpoint that is overloaded once (529) and then answers: each prints
 one retry line ("[retrying in Ns: <error>]") and then the answer, and names
 LIBAGENT_RETRY_BASE_DELAY_MS in its usage text; and on one whose answers near the context window:
-each prints one "[compacted: N tokens -> M]" line and goes on from the model's summary.
+each prints one "[compacted: N tokens -> M]" line and goes on from the model's summary. Then all
+three assistants (C, Python, Go) with --mcp FILE (two servers of tests/mcp/hostile/server.py: one
+working, one that exits at once): each prints both servers' states, the scripted model calls the
+working server's tool, and no server process outlives the assistant.
 
 usage: test_binding_assistants.py LIBAGENT_SO [GO_ASSISTANT_BINARY]
 (the Python assistant runs with the binding's sources and LIBAGENT_SO; without a Go binary the Go
@@ -12,11 +15,13 @@ assistant is reported as skipped and the run fails.)
 Prints one line per test and "binding-assistant-tests: N passed, M failed"; exits 1 on any failure.
 """
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,6 +73,49 @@ def check_compacts(command, library, root_flag):
         shutil.rmtree(root)
 
 
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def check_mcp(command, library, dash):
+    root = tempfile.mkdtemp(prefix="binding-assistant-")
+    try:
+        hostile = os.path.join(REPO, "tests", "mcp", "hostile", "server.py")
+        pids = os.path.join(root, "pids")
+        server = {"command": sys.executable, "env": {"MCP_PID_FILE": pids}, "timeout": 30}  # slow starts are not failures
+        with open(os.path.join(root, "mcp.json"), "w") as f:
+            json.dump({"mcpServers": {"tools": dict(server, args=[hostile, "tools"]),
+                                      "exits": dict(server, args=[hostile, "exit"])}}, f)
+        with open(os.path.join(root, "script.json"), "w") as f:
+            json.dump([{"content": [{"type": "toolCall", "id": "c1", "name": "mcp__tools__echo",
+                                     "arguments": {"text": "from the MCP server"}}]},
+                       {"content": [{"type": "text", "text": "Done."}]}], f)
+        proc = subprocess.run(command + [dash + "root", root, dash + "mcp", os.path.join(root, "mcp.json"),
+                                         dash + "script", os.path.join(root, "script.json")],
+                              input="hello\n", capture_output=True, text=True, timeout=TIMEOUT,
+                              env=clean_env(LIBAGENT_LIBRARY=library,
+                                            PYTHONPATH=os.path.join(REPO, "bindings", "python", "src")))
+        both = proc.stdout + proc.stderr
+        check(proc.returncode == 0, "exit 0", both)
+        contains(both, "mcp: tools: ready, 5 tools", both)
+        contains(both, "mcp: exits: failed: ", both)
+        contains(both, "hostile: refusing to start (exit mode)", both)
+        contains(proc.stdout, "[result] echo: from the MCP server", both)
+        with open(pids) as f:
+            started = [int(line) for line in f.read().split()]
+        check(len(started) >= 2, "both servers started", started)
+        deadline = time.monotonic() + 5  # a SIGKILLed process may still be finishing its exit
+        while any(alive(pid) for pid in started) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        check(not [pid for pid in started if alive(pid)], "no server process outlives the assistant", started)
+    finally:
+        shutil.rmtree(root)
+
+
 def main():
     library = os.path.abspath(sys.argv[1])
     go_binary = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -77,7 +125,13 @@ def main():
              ("python_assistant_compacts_near_the_window",
               lambda: check_compacts([sys.executable, os.path.join(REPO, "examples", "python", "assistant.py")],
                                      library, "--root"))]
+    c_binary = os.path.join(REPO, "build", "assistant")  # tests/assistant/run.sh built it
+    tests.append(("c_assistant_takes_mcp_servers", lambda: check_mcp([c_binary], library, "--")))
+    tests.append(("python_assistant_takes_mcp_servers",
+                  lambda: check_mcp([sys.executable, os.path.join(REPO, "examples", "python", "assistant.py")],
+                                    library, "--")))
     if go_binary:
+        tests.append(("go_assistant_takes_mcp_servers", lambda: check_mcp([go_binary], library, "-")))
         tests.append(("go_assistant_retries_an_overloaded_request",
                       lambda: check_retried([go_binary], library, "-help")))
         tests.append(("go_assistant_compacts_near_the_window", lambda: check_compacts([go_binary], library, "-root")))

@@ -130,6 +130,12 @@ type Options struct {
 	// its context and appends to it as it runs. One agent per session (ErrInvalidState for a
 	// second); the Session may be closed once the agent is built.
 	Session *Session
+
+	// MCP gives the agent the tools of these MCP server sets (see ConnectMCP), besides Tools:
+	// it takes each set's current tools at each turn, and a prompt first waits up to 10 s for
+	// servers still connecting. The agent keeps the sets until it is closed (unless a set is
+	// closed first).
+	MCP []*MCP
 }
 
 // CompactionOptions turn on compaction: when the context passes the model's ContextWindow minus
@@ -312,8 +318,13 @@ func New(opts Options) (*Agent, error) {
 			return nil, err
 		}
 		err = check(C.agent_options_add_tool(options, ct))
-		C.agent_tool_free(ct) // the options hold their own reference
+		tool.releaseC(ct) // the options hold their own reference
 		if err != nil {
+			return nil, err
+		}
+	}
+	for _, set := range opts.MCP {
+		if err := set.call(C.agent_options_add_mcp(options, set.h)); err != nil {
 			return nil, err
 		}
 	}
@@ -487,8 +498,8 @@ func (a *Agent) SetMessages(messages []json.RawMessage) error {
 func (a *Agent) SetTools(tools ...*Tool) error {
 	handles := make([]C.AgentTool, 0, len(tools))
 	defer func() {
-		for _, h := range handles {
-			C.agent_tool_free(h) // the agent keeps its own references
+		for i, h := range handles {
+			tools[i].releaseC(h) // the agent keeps its own references
 		}
 	}()
 	for _, tool := range tools {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 
 	"github.com/invopop/jsonschema"
 )
@@ -133,6 +134,7 @@ type Tool struct {
 	PrepareArguments func(args json.RawMessage) (json.RawMessage, error)
 
 	coding *codingTool // a tool of the built-in coding pack (see CodingTools)
+	mcp    *mcpTool    // a tool of an MCP server (see MCP.Tools)
 }
 
 // NewTool builds a tool taking raw JSON arguments.
@@ -176,8 +178,20 @@ type toolEntry struct {
 	inline bool // the agent is host-pumped: Execute runs inside Dispatch
 }
 
-// newC creates the library's tool object (its finalizer releases the pinned *Tool).
+// releaseC drops the reference newC made, once handed on (an MCP tool keeps its own).
+func (t *Tool) releaseC(h C.AgentTool) {
+	if t.mcp == nil {
+		C.agent_error_free(C.agent_tool_free(h))
+	}
+	runtime.KeepAlive(t)
+}
+
+// newC creates the library's tool object (its finalizer releases the pinned *Tool), or gives
+// an MCP tool's own; release it with releaseC.
 func (t *Tool) newC(inline bool) (C.AgentTool, error) {
+	if t.mcp != nil {
+		return t.mcp.h, nil
+	}
 	if t.coding != nil {
 		return t.coding.newC(inline)
 	}

@@ -11,8 +11,8 @@
 //   agent::Outcome outcome = bot.prompt("hello").wait();   // a Run; wait() blocks until it settled
 //   if (!outcome) std::cerr << outcome.error_message;      // a failed request is a result
 //
-// Types. `Agent`, `Options`, `Tool`, `Run`, `EventQueue`, `Dispatcher` and `Session` (a session
-// file, see Options::set_session) own a libagent handle:
+// Types. `Agent`, `Options`, `Tool`, `Run`, `EventQueue`, `Dispatcher`, `Session` (a session
+// file, see Options::set_session) and `Mcp` (MCP servers, see Options::add_mcp) own a libagent handle:
 // they are move-only and free it in their destructor. `ToolCall`, `HookCall` (alias `Call`),
 // `Stream` and `Reply` own the answer of one callback invocation (see "Deferred answers").
 // `Event` is a view of libagent's event struct (O(1): no JSON unless `json()` is asked).
@@ -1424,6 +1424,102 @@ private:
     AgentSession raw_{0};
 };
 
+// ---- MCP servers -------------------------------------------------------------------------------
+
+// The MCP servers of one configuration, `{"mcpServers": {"<name>": {...}}}` (stdio: "command",
+// "args"?, "env"?, "cwd"?; streamable HTTP: "url", "headers"?; both: "type"?, "timeout"? in
+// seconds, default 60, "enabled"?; `${VAR}` in env and headers values is replaced from the
+// environment; see agent_mcp_connect). Connecting returns at once: the servers connect in the
+// background. A wrong entry (the legacy SSE transport, a missing command, an unset variable) is a
+// failed server of its own, reported by servers(); the others still connect.
+//
+// Attach the set with Options::add_mcp (the agent takes the servers' current tools at each turn,
+// and a prompt first waits up to 10 s for servers still connecting), or take the tools once with
+// tools(). Move-only; the destructor releases the handle: the servers end then, unless an agent
+// holds the set (they end with the last such agent). close() ends them at once.
+class Mcp {
+public:
+    static Returned<Mcp> connect(std::string_view config_json) {
+        AgentMcp raw{0};
+        LIBAGENT_CHECK_(agent_mcp_connect(detail::ptr(config_json), config_json.size(), &raw));
+        return Mcp(raw);
+    }
+#ifndef LIBAGENT_NO_EXCEPTIONS
+    explicit Mcp(std::string_view config_json) : Mcp(connect(config_json)) {}
+#endif
+    Mcp(Mcp&& other) noexcept : raw_(std::exchange(other.raw_, AgentMcp{0})) {}
+    Mcp& operator=(Mcp&& other) noexcept {
+        if (this != &other) {
+            free_handle();
+            raw_ = std::exchange(other.raw_, AgentMcp{0});
+        }
+        return *this;
+    }
+    Mcp(const Mcp&) = delete;
+    Mcp& operator=(const Mcp&) = delete;
+    ~Mcp() { free_handle(); }
+
+    // Waits until no server is still connecting (true), or `timeout` passed (false). Not inside a
+    // libagent callback (AGENT_ERR_WOULD_DEADLOCK).
+    Returned<bool> wait(std::chrono::milliseconds timeout) const {
+        bool settled = false;
+        auto ms = timeout.count() > 0 ? static_cast<std::uint64_t>(timeout.count()) : 0;
+        LIBAGENT_CHECK_(agent_mcp_wait(raw_, ms, &settled));
+        return settled;
+    }
+    // The servers as JSON, in the configuration's order: `[{"name", "state" ("connecting",
+    // "ready", "failed", "disabled" or "closed"), "toolCount", "lastError" (null or a sentence
+    // ending with the server's last stderr), "skipped"}]`.
+    Returned<std::string> servers() const {
+        char* json = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_mcp_servers_json(raw_, &json, &len));
+        return detail::take(json, len);
+    }
+    // The definitions of the tools the ready servers offer now: `[{"name", "label",
+    // "description", "parameters"}]`, in the order of tools().
+    Returned<std::string> tools_json() const {
+        char* json = nullptr;
+        std::size_t len = 0;
+        LIBAGENT_CHECK_(agent_mcp_tools_json(raw_, &json, &len));
+        return detail::take(json, len);
+    }
+    // The tools the ready servers offer now, named `mcp__<server>__<tool>` as pi-coding-agent
+    // names them; ordinary tools for Options::add_tool. They outlive the set: once it is closed,
+    // their calls fail with a sentence saying so.
+    Returned<std::vector<Tool>> tools() const {
+        for (;;) {
+            std::size_t count = 0;
+            LIBAGENT_CHECK_(agent_mcp_tool_count(raw_, &count));
+            std::vector<AgentTool> raw(count + 1);
+            AgentError* error = agent_mcp_tools(raw_, raw.data(), count, &count);
+            // AGENT_ERR_INVALID_ARGUMENT: a server announced more tools meanwhile; ask again.
+            if (error && agent_error_code(error) == AGENT_ERR_INVALID_ARGUMENT) {
+                agent_error_free(error);
+                continue;
+            }
+            LIBAGENT_CHECK_(error);
+            return detail::adopt_all(raw.data(), count);
+        }
+    }
+    // Ends every server: a stdio server's stdin is closed, then its process group gets SIGTERM,
+    // then SIGKILL, so nothing of it is left. Closing twice is harmless.
+    Returned<void> close() {
+        LIBAGENT_CHECK_(agent_mcp_close(raw_));
+        LIBAGENT_OK_;
+    }
+
+    AgentMcp get() const noexcept { return raw_; }
+    explicit operator bool() const noexcept { return raw_.id != 0; }
+
+private:
+    explicit Mcp(AgentMcp raw) noexcept : raw_(raw) {}
+    void free_handle() noexcept {
+        if (raw_.id) agent_error_free(agent_mcp_free(std::exchange(raw_, AgentMcp{0})));
+    }
+    AgentMcp raw_{0};
+};
+
 // ---- options -----------------------------------------------------------------------------------
 
 // An options builder, consumed by the Agent constructor. Move-only. Without exceptions the
@@ -1513,6 +1609,12 @@ public:
     // The agent appends to `session` as it runs (every message it commits, model and
     // thinking-level changes) and starts from its context; one agent per session
     // (AGENT_ERR_INVALID_STATE when it already has one). The Session may be destroyed afterwards.
+    // Gives the agent the tools of an MCP server set, besides its own: it takes the set's
+    // current tools at each turn (see Mcp). The options keep the set; the Mcp may be destroyed.
+    LIBAGENT_SELF_ add_mcp(const Mcp& mcp) {
+        LIBAGENT_CHECK_(agent_options_add_mcp(raw_, mcp.get()));
+        LIBAGENT_RETURN_SELF_;
+    }
     LIBAGENT_SELF_ set_session(const Session& session) {
         LIBAGENT_CHECK_(agent_options_set_session(raw_, session.get()));
         LIBAGENT_RETURN_SELF_;

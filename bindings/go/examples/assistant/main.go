@@ -1,5 +1,6 @@
 // The Go twin of examples/c/assistant.c: coding tools under -root, write and edit ask y/n; a LIBAGENT_* or scripted model;
-// -session FILE or -continue keep the conversation in a session file (pi's format) and resume it.
+// -session FILE or -continue keep the conversation in a session file (pi's format) and resume it; -mcp FILE adds
+// the tools of the MCP servers that file configures ({"mcpServers": {...}}), named mcp__<server>__<tool>.
 // A real model's conversation is compacted near its context window ("[compacted: N tokens -> M]"), and a request
 // that failed for a passing reason (overloaded, rate limited, 5xx, a dropped connection) is retried 3 times after
 // 2 s, 4 s, 8 s ("[retrying in 2s: <error>]"; LIBAGENT_RETRY_BASE_DELAY_MS sets the first wait).
@@ -20,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const retryUsage = "LIBAGENT_RETRY_BASE_DELAY_MS: the first wait before retrying a failed request (default 2000 ms; then doubled, 3 retries)"
@@ -56,6 +58,38 @@ type config struct {
 	session      string // -session FILE
 	resume       bool   // -continue: the newest session of the root under sessionsDir
 	sessionsDir  string
+	mcp          string // -mcp FILE: an MCP servers configuration
+}
+
+// connectMCP starts the servers of the -mcp file (nil without it), waits for them as a prompt would (up to 10 s)
+// and says each one's state.
+func connectMCP(out io.Writer, path string) (*agent.MCP, error) {
+	if path == "" {
+		return nil, nil
+	}
+	m, err := agent.LoadMCP(path)
+	if err != nil {
+		return nil, fmt.Errorf("-mcp %s: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = m.Wait(ctx) // servers still connecting are said so; a prompt waits for them
+	servers, err := m.Servers()
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	for _, s := range servers {
+		fmt.Fprintf(out, "mcp: %s: %s", s.Name, s.State)
+		if s.State == agent.MCPReady {
+			fmt.Fprintf(out, ", %d tools", s.ToolCount)
+		}
+		if s.LastError != "" {
+			fmt.Fprintf(out, ": %s", s.LastError)
+		}
+		fmt.Fprintln(out)
+	}
+	return m, nil
 }
 
 // openSession opens the session the flags ask for (nil without -session and -continue) and says what it resumes.
@@ -120,6 +154,13 @@ func run(in io.Reader, out io.Writer, cfg config) error {
 	} else if options.Session != nil {
 		defer options.Session.Close() // the agent keeps the file open until it is closed
 	}
+	mcp, err := connectMCP(out, cfg.mcp)
+	if err != nil {
+		return err
+	} else if mcp != nil {
+		options.MCP = []*agent.MCP{mcp}
+		defer mcp.Close() // after the agent's Close (deferred later, so run first)
+	}
 	a, err := agent.New(options)
 	if err != nil {
 		return err
@@ -147,6 +188,7 @@ func main() {
 	flag.StringVar(&cfg.root, "root", ".", "the root directory")
 	flag.StringVar(&cfg.script, "script", "", "the scripted responses (JSON)")
 	flag.StringVar(&cfg.session, "session", "", "keep the conversation in this session file and resume it")
+	flag.StringVar(&cfg.mcp, "mcp", "", "add the tools of the MCP servers this file configures")
 	flag.BoolVar(&cfg.resume, "continue", false, "resume the newest session of the root (a new one when there is none)")
 	home, _ := os.UserHomeDir()
 	sessions := os.Getenv("LIBAGENT_SESSIONS_DIR")

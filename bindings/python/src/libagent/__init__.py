@@ -25,6 +25,7 @@ from ._errors import (
 )
 from ._dispatch import Dispatcher
 from ._session import Session
+from ._mcp import MCP, McpServer, McpTool
 from ._events import Event, EventStream, Subscription
 from ._models import UnknownModelError, find_model, list_models
 from ._run import Run, RunOutcome
@@ -38,7 +39,7 @@ __all__ = [
     "coding_tools", "AgentTimeoutError", "AlreadyCompletedError", "BusyError", "Dispatcher", "Event", "EventStream",
     "UnknownModelError", "find_model", "list_models",
     "FreedError", "InternalError", "InvalidArgumentError", "InvalidHandleError", "InvalidJsonError",
-    "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "NoStreamFnError", "NotASessionError", "NullPointerError",
+    "InvalidStateError", "InvalidUtf8Error", "LIBRARY_PATH", "MCP", "McpServer", "McpTool", "NoStreamFnError", "NotASessionError", "NullPointerError",
     "QueueClosedError", "Run", "RunFailedError", "RunOutcome", "Session", "SessionIOError", "SessionLockedError",
     "StreamClosedError", "Subscription", "Tool", "ToolContext",
     "ToolResult", "WouldDeadlockError", "configure_runtime", "message_text", "set_default_scripted_model",

@@ -20,7 +20,8 @@ from ._events import Event, EventStream, Subscription, new_subscription
 from ._run import Run, RunOutcome
 from ._session import Session
 from ._stream import STREAM_TRAMPOLINE, StreamSite
-from ._tools import Tool, new_native_tool
+from ._mcp import MCP, mcp_sets
+from ._tools import Tool, new_native_tool, release_native_tool
 
 Message = Dict[str, Any]
 
@@ -179,7 +180,9 @@ class Agent:
       `dispatcher.dispatch()` (or a blocking wait) on the calling thread;
     - `session`: a `Session`: the agent starts from its context (messages, thinking level) and
       appends every message it commits, and model and thinking-level changes, as it runs (one
-      agent per session; the Session may be closed once the agent is built).
+      agent per session; the Session may be closed once the agent is built);
+    - `mcp`: an `MCP` set (or a list of them): the agent takes its servers' current tools at each
+      turn, besides `tools`; a prompt first waits up to 10 s for servers still connecting.
 
     A run that fails (stopReason "error") raises ModelError carrying the errorMessage; an aborted
     run raises AbortedError.
@@ -193,7 +196,8 @@ class Agent:
                  scripted: Optional[Sequence[Mapping[str, Any]]] = None,
                  hooks: Optional[Mapping[str, Callable[[Any], Any]]] = None,
                  use_providers: Optional[bool] = None, dispatcher: Optional[Dispatcher] = None,
-                 session: Optional[Session] = None, **settings: Any):
+                 session: Optional[Session] = None, mcp: Union[MCP, Iterable[MCP], None] = None,
+                 **settings: Any):
         self._handle = native.AgentHandle()
         self._closed = False
         self._close_lock = threading.Lock()
@@ -223,9 +227,11 @@ class Agent:
             for item in tools:
                 tool_handle = new_native_tool(item, self._shared)
                 error = native.take_error(native.lib.agent_options_add_tool(options, tool_handle))
-                native.take_error(native.lib.agent_tool_free(tool_handle))
+                release_native_tool(item, tool_handle)
                 if error is not None:
                     raise error
+            for mcp_set in mcp_sets(mcp):
+                native.check(native.lib.agent_options_add_mcp(options, mcp_set.handle))
             if stream_fn is not None:
                 native.register(StreamSite(stream_fn, self._shared), lambda key: native.lib.agent_options_set_stream_fn(
                     options, STREAM_TRAMPOLINE, key, native.FINALIZER))
@@ -462,13 +468,16 @@ class Agent:
 
     def set_tools(self, tools: Iterable[Union[Tool, Callable[..., Any]]]) -> None:
         """Replaces the tools (effective at the next run)."""
-        handles = [new_native_tool(item, self._shared) for item in tools]
+        items = list(tools)
+        handles = []
         try:
+            for item in items:
+                handles.append(new_native_tool(item, self._shared))
             array = (native.AgentTool * max(1, len(handles)))(*handles)
             self._call("agent_set_tools", array, len(handles))
         finally:
-            for tool_handle in handles:
-                native.take_error(native.lib.agent_tool_free(tool_handle))
+            for item, tool_handle in zip(items, handles):
+                release_native_tool(item, tool_handle)
 
     def configure(self, **fields: Any) -> None:
         """Changes reassignable settings (`model`, `thinking_level`, `steering_mode`,

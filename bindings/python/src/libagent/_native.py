@@ -86,6 +86,10 @@ class AgentSession(_Handle):
     pass
 
 
+class AgentMcp(_Handle):
+    pass
+
+
 class AgentStr(Structure):
     """A borrowed text: `len` bytes of UTF-8 at `ptr`."""
 
@@ -266,6 +270,15 @@ _SIGNATURES = {
     "agent_session_get": (_ERR, [AgentSession, c_int32, POINTER(c_void_p), POINTER(c_size_t)]),
     "agent_session_free": (_ERR, [AgentSession]),
     "agent_options_set_session": (_ERR, [AgentOptions, AgentSession]),
+    "agent_mcp_connect": (_ERR, [*_TEXT, POINTER(AgentMcp)]),
+    "agent_mcp_wait": (_ERR, [AgentMcp, c_uint64, POINTER(c_bool)]),
+    "agent_mcp_servers_json": (_ERR, [AgentMcp, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_mcp_tools_json": (_ERR, [AgentMcp, POINTER(c_void_p), POINTER(c_size_t)]),
+    "agent_mcp_tool_count": (_ERR, [AgentMcp, POINTER(c_size_t)]),
+    "agent_mcp_tools": (_ERR, [AgentMcp, POINTER(AgentTool), c_size_t, POINTER(c_size_t)]),
+    "agent_options_add_mcp": (_ERR, [AgentOptions, AgentMcp]),
+    "agent_mcp_close": (_ERR, [AgentMcp]),
+    "agent_mcp_free": (_ERR, [AgentMcp]),
 }
 
 

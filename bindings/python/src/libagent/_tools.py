@@ -223,10 +223,22 @@ EXECUTE_TRAMPOLINE = native.ToolExecuteFn(_execute)
 PREPARE_TRAMPOLINE = native.PrepareArgumentsFn(_prepare)
 
 
-def new_native_tool(tool: Any, shared: Any) -> "native.AgentTool":
-    """Creates the libagent tool for `tool` (the caller frees its reference after handing it on)."""
-    from ._coding import CodingTool
+def release_native_tool(tool: Any, handle: "native.AgentTool") -> None:
+    """Frees the reference `new_native_tool` made, once handed on (an MCP tool keeps its own)."""
+    from ._mcp import McpTool
 
+    if not isinstance(tool, McpTool):
+        native.take_error(native.lib.agent_tool_free(handle))
+
+
+def new_native_tool(tool: Any, shared: Any) -> "native.AgentTool":
+    """The libagent tool for `tool`: a new one, or an MCP tool's own (after handing it on, the
+    caller releases it with `release_native_tool`)."""
+    from ._coding import CodingTool
+    from ._mcp import McpTool
+
+    if isinstance(tool, McpTool):
+        return tool.handle
     if isinstance(tool, CodingTool):
         return tool.new_native(shared)
     if not isinstance(tool, Tool):
