@@ -116,6 +116,13 @@ namespace LibAgent.Interop
         public ulong id;
     }
 
+    /// <summary>The MCP servers of one configuration: a generation-checked value (a freed or forged handle is reported, never used); `{0}` is the null handle.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct AgentMcp
+    {
+        public ulong id;
+    }
+
     /// <summary>Called once when a run settled (after its cleanup, before waiters are released), with the run and its outcome (both valid for the call). Runs on the runtime thread, or inside `agent_dispatch` for an agent built with a dispatcher (a host-pumped run ended by `agent_free` outside a dispatch: inside the next dispatch, after waiters were released).</summary>
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
     public unsafe delegate void AgentDoneFn(IntPtr user_data, AgentRun run, AgentRunOutcome* outcome);
@@ -546,6 +553,33 @@ namespace LibAgent.Interop
         /// <summary>Closes and frees a queue: its subscription ends (a loop waiting on it resumes).</summary>
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         public static extern IntPtr agent_queue_close(AgentQueue queue);
+        /// <summary>Starts the MCP servers of `config_json` and returns at once: every enabled server connects in the background (a stdio server is started as a child process in a process group of its own; a streamable-HTTP server is reached at its URL) and its tools are listed (all pages).  `config_json` is the standard MCP client configuration: `{"mcpServers": {"&lt;name&gt;": {...}}}` with, for a stdio server, `"command"`, `"args"?` (strings), `"env"?` (names to strings, set on top of this process's environment) and `"cwd"?`; for a streamable-HTTP server `"url"` and `"headers"?`; for both `"type"?` (`"stdio"`, `"http"` or `"streamable-http"`), `"timeout"?` (seconds, default 60: the bound of each request; a call's progress notifications restart it) and `"enabled"?` (default true). `${VAR}` in `env` and `headers` values is replaced by the environment variable. Server names are letters, digits, `_` and `-`. A wrong entry (the legacy `"type": "sse"`, a missing `command`, an unset variable, ...) does not fail the call: that server is reported `failed` with the reason by `agent_mcp_servers_json`, the others connect.  Fails with `AGENT_ERR_INVALID_JSON` when `config_json` is not JSON or has no `"mcpServers"` object. Free the handle with `agent_mcp_free`.</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_connect(byte* config_json, UIntPtr config_json_len, AgentMcp* out_mcp);
+        /// <summary>Waits until no server is still connecting (each is `ready`, `failed`, `disabled` or `closed`), or `timeout_ms` passed. `*out_settled` (may be NULL) tells which. Fails with `AGENT_ERR_WOULD_DEADLOCK` on the runtime thread (inside a callback).</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_wait(AgentMcp mcp, ulong timeout_ms, byte* out_settled);
+        /// <summary>The servers as JSON, in the configuration's order: `[{"name", "state" ("connecting", "ready", "failed", "disabled" or "closed"), "toolCount", "lastError" (a sentence or null), "skipped" (sentences naming tools left out, e.g. for an input schema that is not a valid JSON Schema)}]`. A failed server's `lastError` ends with what it wrote to stderr last. Free the text with `agent_string_free`; `out_len` may be NULL.</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_servers_json(AgentMcp mcp, byte** out_json, UIntPtr* out_len);
+        /// <summary>The definitions of the tools the ready servers offer now, as JSON: `[{"name", "label", "description", "parameters"}]`, in the order `agent_mcp_tools` gives them. Free the text with `agent_string_free`; `out_len` may be NULL.</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_tools_json(AgentMcp mcp, byte** out_json, UIntPtr* out_len);
+        /// <summary>The number of tools the ready servers offer now (what `agent_mcp_tools` needs room for).</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_tool_count(AgentMcp mcp, UIntPtr* out_count);
+        /// <summary>Writes the tools the ready servers offer now, as tool handles, to `out_tools` (room for `capacity`) and their number to `*out_count`. Each is named `mcp__&lt;server&gt;__&lt;tool&gt;` as pi-coding-agent 1.6.0 names it (characters other than ASCII letters, digits and `_` become `_`; a name over 64 characters, or one two tools would share, is cut and ends in `_` and 8 hex digits), labelled `&lt;server&gt;/&lt;tool&gt;`, with the tool's description and input schema. Add them with `agent_options_add_tool` or `agent_set_tools`; free each with `agent_tool_free`.  A call sends `tools/call`: text and images come back as content blocks, embedded resources as text (images as images), other blocks as a short placeholder; `isError` makes an error result; text beyond 20 KB keeps its start and end. A call that gets no answer within the server's timeout (restarted by each progress notification, which also reaches the host as a tool update) fails with a sentence saying so; an abort cancels it. A message larger than 16 MiB ends the connection with an error naming the limit, and a server whose connection dropped is started (or reached) again by the next call. Tools of a server closed with `agent_mcp_close` fail with a sentence saying it is closed.  Fails with `AGENT_ERR_INVALID_ARGUMENT` when `capacity` is too small (ask `agent_mcp_tool_count`; the list may change when a server announces new tools).</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_tools(AgentMcp mcp, AgentTool* out_tools, UIntPtr capacity, UIntPtr* out_count);
+        /// <summary>Gives the set to the agent the options build: at the start of each turn the agent takes the set's current tools (so a server's `tools/list_changed` takes effect between turns), and a prompt first waits, up to 10 s, for servers still connecting so their tools are in its first request. The tools join each request's tools; they are not in the agent's tool list (`agent_set_tools` leaves them). The options keep the set: `agent_mcp_free` may follow at once; the servers end when the set is closed or when the last agent holding it is freed.</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_options_add_mcp(AgentOptions options, AgentMcp mcp);
+        /// <summary>Ends every server of the set and waits for them: a stdio server's stdin is closed, then its process group gets SIGTERM, then SIGKILL (a second of grace each), so nothing of it outlives the call; an HTTP session is ended. Fails with `AGENT_ERR_WOULD_DEADLOCK` on the runtime thread (inside a callback). Closing twice is harmless.</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_close(AgentMcp mcp);
+        /// <summary>Releases the handle. When no agent holds the set (`agent_options_add_mcp`), its servers end: as `agent_mcp_close` does (on the runtime thread, where that cannot wait, their process groups are killed at once). Otherwise they end with the last agent holding the set (killed at once when it is freed). Tool handles taken from the set stay valid handles whose calls then fail with a sentence saying the server is gone.</summary>
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        public static extern IntPtr agent_mcp_free(AgentMcp mcp);
         /// <summary>Writes `*out_model_json` (free with `agent_string_free`): the model named `"provider/id"` in libagent's model catalogue (pi-ai 1.6.0's built-in chat models), a model object ready for `initialState.model`: `{id, name, api, provider, baseUrl, reasoning, thinkingLevelMap?, input, cost: {input, output, cacheRead, cacheWrite, tiers?} (dollars per million tokens), contextWindow, maxTokens, headers?, compat?}`, members in pi-ai's order. The name splits at its first slash (`"openrouter/anthropic/claude-sonnet-4.5"` is provider `openrouter`, model `anthropic/claude-sonnet-4.5`). `AGENT_ERR_INVALID_ARGUMENT`, with a sentence naming the model, for a name the catalogue does not have (`agent_model_list` lists them); `AGENT_ERR_INVALID_STATE` if the library was built without the catalogue (cargo feature `models`).</summary>
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         public static extern IntPtr agent_model_find(byte* name, UIntPtr name_len, byte** out_model_json, UIntPtr* out_model_json_len);
