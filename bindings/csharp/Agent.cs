@@ -64,6 +64,7 @@ namespace LibAgent
                 }
                 if (o.Dispatcher != null) Util.Check(Native.agent_options_set_dispatcher(options, o.Dispatcher.Handle));
                 if (o.Session != null) Util.Check(Native.agent_options_set_session(options, o.Session.Handle));
+                if (o.Mcp != null) Util.Check(Native.agent_options_add_mcp(options, o.Mcp.Handle));
             }
             catch
             {

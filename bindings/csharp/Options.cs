@@ -19,6 +19,9 @@ namespace LibAgent
         /// <summary>The agent starts from the session's context and appends to it.</summary>
         public Session Session { get; set; }
         public CodingTools CodingTools { get; set; }
+        /// <summary>MCP servers whose current tools the agent takes at each turn (its first
+        /// prompt waits up to 10 s for servers still connecting).</summary>
+        public Mcp Mcp { get; set; }
         /// <summary>The built-in scripted model: a JSON array of responses (tests, demos).</summary>
         public string ScriptedModelJson { get; set; }
         /// <summary>A model of one's own: push the answer to each request into its StreamCall.</summary>

@@ -657,6 +657,32 @@ static class Tests
             Contains(Models.Find("anthropic/" + first), "anthropic-messages", "find by name");
         });
 
+        Test("mcp: a server's tools reach the agent, a wrong entry fails alone, close ends the server", () =>
+        {
+            string server = Path.GetFullPath(Path.Combine("tests", "mcp", "hostile", "server.py"));
+            string config = "{\"mcpServers\":{\"h\":{\"command\":\"python3\",\"args\":[" + Json.Quote(server) + ",\"tools\"],\"timeout\":30},"
+                + "\"old\":{\"type\":\"sse\",\"url\":\"http://127.0.0.1:9/sse\"}}}";
+            Equal(ErrorCode.InvalidJson, Throws<AgentException>(() => Mcp.Connect("{\"servers\":{}}"), "no mcpServers").Status, "no mcpServers");
+            using (var mcp = Mcp.Connect(config))
+            {
+                Check(mcp.Wait(30000), "the servers settle");
+                var servers = Parse(mcp.ServersJson());
+                Equal("ready", (string)Json.Get(servers[0], "state"), "the stdio server");
+                Equal("failed", (string)Json.Get(servers[1], "state"), "the sse entry");
+                Contains((string)Json.Get(servers[1], "lastError"), "SSE", "the sse entry's reason");
+                Contains(mcp.ToolsJson(), "mcp__h__echo", "the tools, named as pi names them");
+                var options = new Options { Mcp = mcp, ScriptedModelJson = Script(
+                    Calls(Call("c1", "mcp__h__echo", "{\"text\":\"over mcp\"}")), Text("done")) };
+                using (var agent = new Agent(options))
+                {
+                    agent.Prompt("use the server");
+                    Contains(agent.MessagesJson, "echo: over mcp", "the tool's result in the transcript");
+                }
+                mcp.Close();
+                Equal("closed", (string)Json.Get(Parse(mcp.ServersJson())[0], "state"), "closed");
+            }
+        });
+
         Test("sessions: an agent appends to its file; a new agent resumes from it", () =>
         {
             string dir = TempDir();
