@@ -130,7 +130,10 @@ impl Server {
                 Err(error) if attempt == 1 => {
                     self.drop_connection().await;
                     return Err(with_diagnostics(
-                        format!("MCP server \"{name}\" could not be sent the call of \"{tool}\": {error}."),
+                        format!(
+                            "MCP server \"{name}\" could not be sent the call of \"{tool}\": {}.",
+                            plain(&error.to_string())
+                        ),
                         &diagnostics,
                     ));
                 }
@@ -192,7 +195,7 @@ impl Server {
                         Ok(Err(ServiceError::McpError(error))) => Err(format!("MCP server \"{name}\" refused the call of \"{tool}\": {}", error.message)),
                         Ok(Err(error)) => {
                             self.drop_connection().await;
-                            Err(closed(error.to_string()))
+                            Err(closed(plain(&error.to_string()).to_owned()))
                         }
                         Err(_) => {
                             self.drop_connection().await;
@@ -245,5 +248,30 @@ impl ClientHandler for Handler {
         if let Some(server) = self.0.upgrade() {
             crate::runtime::spawn(server.refresh());
         }
+    }
+}
+
+/// The cause in an rmcp error's text, without the transport's Rust type names it starts with
+/// ("Transport send error: Transport [rmcp::...<...>] error: HTTP status 503 ...").
+fn plain(error: &str) -> &str {
+    match error.rfind("] error: ") {
+        Some(index) => &error[index + "] error: ".len()..],
+        None => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_rmcp_error_keeps_only_its_cause() {
+        let text = "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<A<B>>] error: unexpected server response: HTTP status 503 Service Unavailable";
+        assert_eq!(
+            super::plain(text),
+            "unexpected server response: HTTP status 503 Service Unavailable"
+        );
+        assert_eq!(
+            super::plain("the connection closed"),
+            "the connection closed"
+        );
     }
 }

@@ -11,7 +11,10 @@ rm -rf "$OUT" && mkdir -p "$OUT/root"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 build/mcp-venv/bin/python tests/mcp/http_server.py "$port" >"$OUT/http_server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
+flaky_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 tests/mcp/hostile/flaky_http.py "$flaky_port" >"$OUT/flaky_http.log" 2>&1 &
+flaky=$!
+trap 'kill $server $flaky 2>/dev/null || true' EXIT
 python3 - "$port" <<'PY'
 import socket, sys, time
 for _ in range(200):
@@ -25,7 +28,7 @@ PY
 cc -Wall -Wextra -Werror -std=c11 -g -Iinclude tests/mcp/test_mcp.c -Ltarget/debug -lagent \
     -Wl,-rpath,"$PWD/target/debug" -lpthread -o "$OUT/test_mcp"
 MCP_NODE_MODULES="$PWD/build/mcp-servers/node_modules" MCP_ROOT="$PWD/$OUT/root" \
-    MCP_HTTP_URL="http://127.0.0.1:$port/mcp" MCP_HOSTILE="$PWD/tests/mcp/hostile/server.py" \
+    MCP_HTTP_URL="http://127.0.0.1:$port/mcp" MCP_FLAKY_URL="http://127.0.0.1:$flaky_port/mcp" MCP_HOSTILE="$PWD/tests/mcp/hostile/server.py" \
     MCP_PID_FILE="$PWD/$OUT/pids" MCP_NAMES_OUT="$PWD/$OUT/names.json" \
     timeout 170 "$OUT/test_mcp" >"$OUT/test_mcp.log" 2>&1 || { cat "$OUT/test_mcp.log"; exit 1; }
 cat "$OUT/test_mcp.log"

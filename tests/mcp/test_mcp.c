@@ -269,12 +269,48 @@ static void attached_set(void) {
     CHECK_OK(agent_free(agent)); /* the last holder: the server is killed */
 }
 
+/* A call's progress notifications restart its timeout (a 6 s call on a server with a 2 s
+ * timeout succeeds because it reports progress every 0.5 s), and an HTTP request answered with a
+ * transient status (503) is sent again twice: the third attempt's answer is the result, and a
+ * server that keeps failing fails the call after three. */
+static void progress_and_retries(void) {
+    char config[2048];
+    snprintf(config, sizeof config,
+             "{\"mcpServers\":{\"progress\":{\"command\":\"python3\",\"args\":[\"-S\",\"%s\",\"progress\"],"
+             "\"timeout\":2},\"flaky\":{\"type\":\"http\",\"url\":\"%s\",\"timeout\":20}}}",
+             env("MCP_HOSTILE"), env("MCP_FLAKY_URL"));
+    AgentMcp mcp = {0};
+    CHECK_OK(agent_mcp_connect(config, NTS, &mcp));
+    bool settled = false;
+    CHECK_OK(agent_mcp_wait(mcp, 30000, &settled));
+    CHECK(settled);
+    char *servers = servers_of(mcp);
+    printf("progress and flaky servers: %s\n", servers);
+    CHECK_HAS(servers, "{\"name\":\"progress\",\"state\":\"ready\",\"toolCount\":1");
+    CHECK_HAS(servers, "{\"name\":\"flaky\",\"state\":\"ready\",\"toolCount\":2");
+    agent_string_free(servers);
+    char *messages = run_agent(
+        mcp, "[" TOOL_CALL("call_slow", "mcp__progress__slow", "{}")
+        TOOL_CALL("call_flaky", "mcp__flaky__flaky", "{}")
+        TOOL_CALL("call_broken", "mcp__flaky__broken", "{}")
+        "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}]");
+    printf("progress and retries run: %s\n", messages);
+    CHECK_HAS(messages, "slow done");
+    CHECK_HAS(messages, "flaky answered at attempt 3");
+    CHECK_HAS(messages, "during the call of \\\"broken\\\": unexpected server response: HTTP status 503 Service Unavailable.");
+    CHECK(strstr(messages, "rmcp::") == NULL); /* a sentence, not the transport's Rust types */
+    agent_string_free(messages);
+    CHECK_OK(agent_mcp_close(mcp));
+    CHECK_OK(agent_mcp_free(mcp));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     argument_checks();
     real_servers();
     hostile_servers();
     attached_set();
+    progress_and_retries();
     printf("test_mcp: ok\n");
     return 0;
 }

@@ -12,6 +12,8 @@ picks how it misbehaves:
                 valid JSON Schema); and grow, which adds the tool `extra`, announces it with
                 notifications/tools/list_changed and answers once the list was read again
   stubborn      like tools, but ignores SIGTERM and stdin's end, and has a child that does too
+  progress      one tool, slow: answers after 6 s, with a progress notification every 0.5 s
+                (so a call outlives a shorter timeout only if progress restarts it)
 
 Its pid (and its child's) is appended to $MCP_PID_FILE, so the test can check none outlives close.
 """
@@ -103,6 +105,20 @@ def huge(id_):
         pass
 
 
+if mode == "progress":
+    TOOLS = [{"name": "slow", "description": "Answers after 6 s, reporting progress.", "inputSchema": {"type": "object"}}]
+
+
+def slow(id_, token):
+    import time
+    for step in range(12):
+        time.sleep(0.5)
+        if token is not None:
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": step + 1, "total": 12}})
+    send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "slow done"}]}})
+
+
 grow_call = None
 for line in sys.stdin:
     try:
@@ -139,6 +155,9 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         elif name == "extra":
             send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "extra works"}]}})
+        elif name == "slow":
+            token = (message["params"].get("_meta") or {}).get("progressToken")
+            threading.Thread(target=slow, args=(id_, token), daemon=True).start()
         elif name == "flood":
             threading.Thread(target=flood, daemon=True).start()
             send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "flooding"}]}})
