@@ -131,7 +131,11 @@ static void real_servers(void) {
              TOOL_CALL("call_shout", "mcp__pyhttp__shout_text", "{\"text\":\"quiet\"}")
              "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}]",
              path);
+    servers = servers_of(mcp);
+    printf("real servers before the run: %s\n", servers);
+    agent_string_free(servers);
     char *messages = run_agent(mcp, script);
+    printf("real servers run: %s\n", messages);
     CHECK_HAS(messages, "Echo: hi there");
     CHECK_HAS(messages, "hello from the filesystem server");
     CHECK_HAS(messages, "\"text\":\"42\"");
