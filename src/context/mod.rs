@@ -30,7 +30,8 @@
 //!     session.append_message(&message).unwrap();
 //! }
 //! let settings = CompactionSettings { keep_recent_tokens: 500, ..Default::default() };
-//! let prepared = context::prepare_compaction(&session.branch_path(), &settings).unwrap();
+//! let path = session.branch_path().unwrap(); // a file session reads its entries back: a Result
+//! let prepared = context::prepare_compaction(&path, &settings).unwrap();
 //! assert_eq!(prepared.messages_to_summarize.len(), 2);
 //!
 //! // A failed request: compact on an overflow, retry a transient error after a delay.
