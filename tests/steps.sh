@@ -2,7 +2,8 @@
 # Runs the steps of a test tier (make check, make test) one after another, each a make target under
 # a time limit: `tests/steps.sh TIER TARGET:SECONDS...`. A step that fails, or runs past its limit
 # (a hang would otherwise burn CI's whole budget without a word), stops the tier with a sentence
-# naming it. Each step's wall time is printed at the end (the README's figures come from here).
+# naming it. Each step's wall time is printed at the end (the README's figures come from here),
+# with the disk space left after it (CI's disk is finite: a full disk must be visible, not guessed).
 set -u -o pipefail
 tier="$1"; shift
 make="${MAKE:-make}"
@@ -10,7 +11,7 @@ start=$(date +%s)
 times=()
 
 summary() {
-    echo "---- make $tier: wall time per step"
+    echo "---- make $tier: wall time per step (disk left after it)"
     for line in "${times[@]+"${times[@]}"}"; do echo "$line"; done
     local total=$(( $(date +%s) - start ))
     printf '%6s  %s\n' "$(( total / 60 ))m$(( total % 60 ))s" "total"
@@ -24,7 +25,8 @@ for spec in "$@"; do
     timeout --kill-after=30 "$limit" "$make" --no-print-directory "$step"
     status=$?
     t=$(( $(date +%s) - t0 ))
-    times+=("$(printf '%6s  %s' "$(( t / 60 ))m$(( t % 60 ))s" "$step")")
+    free=$(df -Pm . 2>/dev/null | awk 'NR == 2 { printf "%.1f GB free", $4 / 1024 }')
+    times+=("$(printf '%6s  %-22s %s' "$(( t / 60 ))m$(( t % 60 ))s" "$step" "$free")")
     if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
         summary
         echo "make $tier: step '$step' ran past its time limit of $limit s and was stopped (a hang?)"
