@@ -171,6 +171,28 @@ class LoopbackServer:
         self.server.server_close()
 
 
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers in one call: `reply(status, content_type,
+    pieces)` writes each piece as it comes (a stream), then closes the connection."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, content_type, pieces):
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("connection", "close")
+        if status != 200:
+            self.send_header("content-length", str(sum(len(p) for p in pieces)))
+        self.end_headers()
+        for piece in pieces:
+            self.wfile.write(piece)
+            self.wfile.flush()
+        self.close_connection = True
+
+
 class Refusal:
     """A mock response that is an HTTP error: `status` with a JSON `body`."""
 
@@ -191,12 +213,7 @@ class Mock(LoopbackServer):
         self.observe = observe  # called at each request; its value is recorded as "observed"
         mock = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def handle_any(self):
                 if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
                     raw = b""
@@ -220,23 +237,10 @@ class Mock(LoopbackServer):
                 mock.requests.append(record)
                 if not mock.responses:
                     payload = b'{"error":{"message":"mock: no response left"}}'
-                    self.send_response(500)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.send_header("connection", "close")
-                    self.end_headers()
-                    self.wfile.write(payload)
-                    return
+                    return self.reply(500, "application/json", [payload])
                 chunks = mock.responses.pop(0)
                 if isinstance(chunks, Refusal):
-                    payload = json.dumps(chunks.body).encode()
-                    self.send_response(chunks.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.send_header("connection", "close")
-                    self.end_headers()
-                    self.wfile.write(payload)
-                    return
+                    return self.reply(chunks.status, "application/json", [json.dumps(chunks.body).encode()])
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream; charset=utf-8")
                 self.send_header("cache-control", "no-cache")

@@ -10,13 +10,12 @@ A key other than GOOD_KEY gets a 401 "invalid api key".
     python3 mock_model.py     # prints "PORT <n>" once listening, serves until stdin closes
 """
 
-import http.server
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assistant"))
-from test_assistant import LoopbackServer, text_response, tool_call_response  # noqa: E402
+from test_assistant import LoopbackServer, QuietHandler, text_response, tool_call_response  # noqa: E402
 
 GOOD_KEY = "test-key"
 ANSWER = "Hello from the C# mock."
@@ -41,24 +40,7 @@ def answer(body):
     return text_response(ANSWER)
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, status, content_type, pieces):
-        self.send_response(status)
-        self.send_header("content-type", content_type)
-        self.send_header("connection", "close")
-        if status != 200:
-            self.send_header("content-length", str(sum(len(p) for p in pieces)))
-        self.end_headers()
-        for piece in pieces:
-            self.wfile.write(piece)
-            self.wfile.flush()
-        self.close_connection = True
-
+class Handler(QuietHandler):
     def do_POST(self):
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")

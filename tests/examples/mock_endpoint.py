@@ -13,14 +13,13 @@ failed request with a wrong key.
 In Python: `with MockEndpoint() as mock: mock.port, mock.requests`.
 """
 
-import http.server
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assistant"))
 from test_assistant import (  # noqa: E402 - tests/assistant's
-    LoopbackServer, am_response, gg_response, or_response, text_response)
+    LoopbackServer, QuietHandler, am_response, gg_response, or_response, text_response)
 
 GOOD_KEY = "test-key"
 ANSWER = "Hello from the mock endpoint."
@@ -31,24 +30,7 @@ class MockEndpoint(LoopbackServer):
         self.requests = []
         mock = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def reply(self, status, content_type, pieces):
-                self.send_response(status)
-                self.send_header("content-type", content_type)
-                self.send_header("connection", "close")
-                if status != 200:
-                    self.send_header("content-length", str(sum(len(p) for p in pieces)))
-                self.end_headers()
-                for piece in pieces:
-                    self.wfile.write(piece)
-                    self.wfile.flush()
-                self.close_connection = True
-
+        class Handler(QuietHandler):
             def do_POST(self):
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
