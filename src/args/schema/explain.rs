@@ -476,7 +476,7 @@ impl<'a> Walker<'_, 'a> {
         if !wants_properties && !wants_items {
             return;
         }
-        let (keys, rendered_items) = self.schema.unevaluated(&node.ptr, value);
+        let (keys, indexes) = self.schema.unevaluated(&node.ptr, value);
         if let (Json::Object(object), Some(schema)) = (value, node.get("unevaluatedProperties")) {
             for key in keys {
                 let key_path = push_segment(path, &key);
@@ -488,14 +488,7 @@ impl<'a> Walker<'_, 'a> {
             }
         }
         if let (Json::Array(items), Some(schema)) = (value, node.get("unevaluatedItems")) {
-            // The engine names unevaluated items by their JSON text; map them back to indexes.
-            let mut used = vec![false; items.len()];
-            for text in rendered_items {
-                let found = (0..items.len()).find(|&i| {
-                    !used[i] && serde_json::to_string(&items[i]).is_ok_and(|t| t == text)
-                });
-                let Some(i) = found else { continue };
-                used[i] = true;
+            for i in indexes {
                 let item_path = push_segment(path, &i.to_string());
                 if schema.schema == &Json::Bool(false) {
                     self.push(&item_path, "unexpected item");

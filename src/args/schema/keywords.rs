@@ -1,11 +1,7 @@
-//! Engine configuration: the `jsonschema` options plus the keyword and format checks where the
-//! crate's semantics differ from SPEC §5.5 (ECMAScript `pattern`, exact decimal `multipleOf`,
-//! the `url` and `regex` formats).
+//! Keyword helpers shared by validation and the explain walk: ECMAScript regex compilation
+//! and exact decimal `multipleOf`.
 
-use super::pattern::Pattern;
-use crate::json::{number_to_string, Json, JsonMap};
-use jsonschema::paths::Location;
-use jsonschema::{Draft, Keyword, ValidationError, ValidationOptions};
+use crate::json::number_to_string;
 
 /// Base URI of a root schema without `$id` (SPEC §5.5.3).
 pub const ROOT_BASE: &str = "https://json-schema.invalid/root.json";
@@ -18,90 +14,12 @@ pub fn compile_regex(source: &str) -> Result<regress::Regex, String> {
         .map_err(|e| format!("Invalid regular expression: /{source}/: {e}"))
 }
 
-/// Options shared by every compile: draft 2020-12 always (a `$schema` never switches drafts),
-/// formats asserted, and the overrides below.
-pub fn engine_options() -> ValidationOptions<'static> {
-    jsonschema::options()
-        .with_draft(Draft::Draft202012)
-        .with_base_uri(ROOT_BASE)
-        .should_validate_formats(true)
-        .should_ignore_unknown_formats(true)
-        // jsonschema translates patterns to a Rust engine; `pattern` must be ECMAScript (regress).
-        .with_keyword("pattern", pattern_factory)
-        // jsonschema compares binary fractions; the SPEC wants exact decimal multiples.
-        .with_keyword("multipleOf", multiple_of_factory)
-        // `url` is not a standard format name; `regex` must use ECMAScript syntax.
-        .with_format("url", is_url)
-        .with_format("regex", |s: &str| compile_regex(s).is_ok())
-}
-
-struct PatternKeyword(Pattern);
-
-impl<'i> Keyword<'i> for PatternKeyword {
-    fn validate(&self, instance: &'i Json) -> Result<(), ValidationError<'i>> {
-        match instance.as_str().map(|s| self.0.is_match(s)) {
-            None | Some(Ok(true)) => Ok(()),
-            Some(Ok(false)) => Err(ValidationError::custom("does not match pattern")),
-            Some(Err(error)) => Err(ValidationError::custom(error)),
-        }
-    }
-
-    fn is_valid(&self, instance: &'i Json) -> bool {
-        // A match that cannot be decided in bounded time fails the validation.
-        instance
-            .as_str()
-            .is_none_or(|s| self.0.is_match(s) == Ok(true))
-    }
-}
-
-// The factory signature is fixed by jsonschema (an error borrowing the schema).
-#[allow(clippy::result_large_err)]
-fn pattern_factory<'a>(
-    _parent: &'a JsonMap,
-    value: &'a Json,
-    _location: Location,
-) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
-    let source = value
-        .as_str()
-        .ok_or_else(|| ValidationError::custom("pattern must be a string"))?;
-    let pattern = Pattern::new(source).map_err(ValidationError::custom)?;
-    Ok(Box::new(PatternKeyword(pattern)))
-}
-
-struct MultipleOfKeyword(f64);
-
-impl<'i> Keyword<'i> for MultipleOfKeyword {
-    fn validate(&self, instance: &'i Json) -> Result<(), ValidationError<'i>> {
-        if self.is_valid(instance) {
-            Ok(())
-        } else {
-            Err(ValidationError::custom("not a multiple"))
-        }
-    }
-
-    fn is_valid(&self, instance: &'i Json) -> bool {
-        instance.as_f64().is_none_or(|v| is_multiple_of(v, self.0))
-    }
-}
-
-#[allow(clippy::result_large_err)]
-fn multiple_of_factory<'a>(
-    _parent: &'a JsonMap,
-    value: &'a Json,
-    _location: Location,
-) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
-    match value.as_f64() {
-        Some(m) if m > 0.0 && m.is_finite() => Ok(Box::new(MultipleOfKeyword(m))),
-        _ => Err(ValidationError::custom(
-            "multipleOf must be a number greater than 0",
-        )),
-    }
-}
-
 /// `value` is a multiple of `divisor`: integral floating-point quotient, or else exact
 /// divisibility of the two numbers' shortest decimal spellings (`0.0075` / `0.0001`).
+/// As in the reference, `0` divides nothing and a negative divisor counts by its magnitude.
 pub fn is_multiple_of(value: f64, divisor: f64) -> bool {
-    if divisor.is_nan() || divisor <= 0.0 || !value.is_finite() {
+    let divisor = divisor.abs();
+    if divisor.is_nan() || divisor == 0.0 || !value.is_finite() {
         return false;
     }
     let quotient = value / divisor;
@@ -153,11 +71,6 @@ fn decimal(n: f64) -> Option<(u64, i64)> {
         digits.parse::<u64>().ok()?
     };
     Some((value, exponent - frac.len() as i64))
-}
-
-/// WHATWG URL parser success = an absolute URL (SPEC §5.5.4 `url`).
-fn is_url(text: &str) -> bool {
-    url::Url::parse(text).is_ok()
 }
 
 #[cfg(test)]

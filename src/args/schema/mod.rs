@@ -1,13 +1,15 @@
 //! JSON Schema validation of SPEC §5.5 and the error walk of §5.6.
 //!
-//! Accept/reject decisions come from the `jsonschema` crate, compiled once per call for every
-//! subschema of an engine copy of the schema (see `refs`); libagent adds the reference's
-//! `$ref` rules, keyword overrides (`keywords`) and the explain walk (`explain`).
+//! libagent evaluates schemas itself, as the reference does: `refs` resolves references when a
+//! schema is compiled, `validate` decides accept or reject, `explain` words the failures, with
+//! the ECMAScript patterns of `pattern` and the format checks of `formats`.
 
 mod explain;
+mod formats;
 mod keywords;
 mod pattern;
 mod refs;
+mod validate;
 mod values;
 
 pub use explain::{explain, format_path, matches_type, type_list, type_name, SchemaError};
@@ -16,21 +18,35 @@ pub use pattern::Pattern;
 pub use refs::{push_segment, MAX_DEPTH};
 
 use crate::json::Json;
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The compiled parts of a schema that do not borrow the document, so they can be kept and
-/// shared between calls (compiling is the expensive part of a validation).
+/// The compiled parts of a schema, kept and shared between calls: a copy of the document whose
+/// node addresses key the resolved references, and every pattern compiled.
 pub struct Compiled {
     index: refs::Index,
-    validator: jsonschema::Validator,
-    validators: jsonschema::ValidatorMap,
+    /// Boxed: the addresses of its nodes (the root's too) must not change once `links` uses them.
+    doc: Box<Json>,
+    links: HashMap<usize, Links>,
+    /// Every `pattern` and `patternProperties` key of the document.
+    patterns: HashMap<String, Pattern>,
+    /// The document has a `$dynamicRef`: results depend on the dynamic scope (no memo).
+    dynamic: bool,
+}
+
+/// What a schema node refers to, resolved at compile time.
+#[derive(Default)]
+struct Links {
+    /// `$ref`: the target's pointer, `None` when unresolved.
+    reference: Option<Option<String>>,
+    dynamic: Option<refs::DynamicRef>,
+    /// The node is a resource root (the document root, or `$id`): its URI.
+    resource: Option<String>,
 }
 
 impl Compiled {
     /// Compiles `root` (SPEC §5.5.1). Fails with the reference's text for a non-schema root,
-    /// or with the engine's compile error (for example an invalid `pattern`).
+    /// or with the compile error of an invalid pattern.
     pub fn new(root: &Json) -> Result<Compiled, String> {
         if !root.is_object() && !root.is_boolean() {
             return Err(format!(
@@ -38,26 +54,61 @@ impl Compiled {
                 crate::json::to_string(root)
             ));
         }
-        let index = refs::Index::build(root);
-        let engine = index.engine_document(root);
-        let options = keywords::engine_options();
-        // The root compile gives the error text; the map gives every subschema's validator.
-        let validator = options.build(&engine).map_err(|e| e.to_string())?;
-        let validators = options.build_map(&engine).map_err(|e| e.to_string())?;
+        let mut index = refs::Index::build(root);
+        let mut patterns = HashMap::new();
+        for (_, map) in index.object_nodes(root) {
+            let pattern = map.get("pattern").and_then(Json::as_str);
+            let keys = map
+                .get("patternProperties")
+                .and_then(Json::as_object)
+                .into_iter()
+                .flat_map(|p| p.keys().map(String::as_str));
+            for source in pattern.into_iter().chain(keys) {
+                if !patterns.contains_key(source) {
+                    patterns.insert(source.to_string(), Pattern::new(source)?);
+                }
+            }
+        }
+        let doc = Box::new(root.clone());
+        let mut links: HashMap<usize, Links> = HashMap::new();
+        let address = |ptr: &str| doc.pointer(ptr).map(|n| n as *const Json as usize);
+        for (ptr, target) in &index.refs {
+            if let Some(node) = address(ptr) {
+                links.entry(node).or_default().reference = Some(target.clone());
+            }
+        }
+        let dynamic = !index.dynamic_refs.is_empty();
+        for (ptr, target) in std::mem::take(&mut index.dynamic_refs) {
+            if let Some(node) = address(&ptr) {
+                links.entry(node).or_default().dynamic = Some(target);
+            }
+        }
+        for (ptr, uri) in &index.resource_roots {
+            if let Some(node) = address(ptr) {
+                links.entry(node).or_default().resource = Some(uri.clone());
+            }
+        }
         Ok(Compiled {
             index,
-            validator,
-            validators,
+            doc,
+            links,
+            patterns,
+            dynamic,
         })
+    }
+
+    /// A compiled pattern matches `text` (an undecidable match counts as no match).
+    fn pattern_matches(&self, source: &str, text: &str) -> bool {
+        self.patterns
+            .get(source)
+            .is_some_and(|p| p.is_match(text) == Ok(true))
     }
 }
 
-/// A compiled tool schema: the original document plus one engine validator per subschema.
+/// A compiled tool schema: the original document and its compiled parts.
 pub struct Schema<'a> {
     root: &'a Json,
     compiled: Arc<Compiled>,
-    regexes: RefCell<HashMap<String, Option<Pattern>>>,
-    formats: RefCell<HashMap<String, Option<jsonschema::Validator>>>,
 }
 
 /// A subschema of the document: its value and its JSON pointer in the original schema.
@@ -123,12 +174,7 @@ impl<'a> Schema<'a> {
 
     /// The schema of `root` from its already compiled parts (`Compiled::new(root)`).
     pub fn with_compiled(root: &'a Json, compiled: Arc<Compiled>) -> Schema<'a> {
-        Schema {
-            root,
-            compiled,
-            regexes: RefCell::new(HashMap::new()),
-            formats: RefCell::new(HashMap::new()),
-        }
+        Schema { root, compiled }
     }
 
     /// The root node.
@@ -141,41 +187,33 @@ impl<'a> Schema<'a> {
 
     /// Full validation of `value` against the whole schema.
     pub fn is_valid(&self, value: &Json) -> bool {
-        self.compiled.validator.is_valid(value)
+        validate::Evaluator::new(&self.compiled).accepts(&self.compiled.doc, value)
     }
 
-    /// Full validation of `value` against the subschema at `ptr`; `None` when that subschema
-    /// could not be compiled ("unknown": neither accept nor reject, SPEC §5.4).
+    /// Full validation of `value` against the subschema at `ptr`; `None` when there is no
+    /// subschema there ("unknown": neither accept nor reject, SPEC §5.4).
     pub fn accepts(&self, ptr: &str, value: &Json) -> Option<bool> {
-        let key = format!("#{}", self.compiled.index.engine_ptr(ptr));
-        self.compiled
-            .validators
-            .get(&key)
-            .map(|v| v.is_valid(value))
+        let node = self.compiled.doc.pointer(ptr)?;
+        Some(validate::Evaluator::new(&self.compiled).accepts(node, value))
     }
 
-    /// The unevaluated property names and items (as engine JSON text) of `value` at `ptr`, from
-    /// the engine's errors: only the engine keeps the 2020-12 annotation bookkeeping.
-    pub fn unevaluated(&self, ptr: &str, value: &Json) -> (Vec<String>, Vec<String>) {
-        use jsonschema::error::ValidationErrorKind as Kind;
-        let key = format!("#{}", self.compiled.index.engine_ptr(ptr));
-        let (mut properties, mut items) = (Vec::new(), Vec::new());
-        if let Some(validator) = self.compiled.validators.get(&key) {
-            for error in validator.iter_errors(value) {
-                if !error.instance_path().as_str().is_empty() {
-                    continue;
-                }
-                match error.kind() {
-                    Kind::UnevaluatedProperties { unexpected } => {
-                        properties.extend(unexpected.iter().cloned())
-                    }
-                    Kind::UnevaluatedItems { unexpected } => {
-                        items.extend(unexpected.iter().cloned())
-                    }
-                    _ => {}
-                }
-            }
-        }
+    /// The property names and item indexes of `value` that the subschema at `ptr` leaves
+    /// unevaluated (2020-12 annotations), for `unevaluatedProperties` / `unevaluatedItems`.
+    pub fn unevaluated(&self, ptr: &str, value: &Json) -> (Vec<String>, Vec<usize>) {
+        let Some(node) = self.compiled.doc.pointer(ptr) else {
+            return (Vec::new(), Vec::new());
+        };
+        let left = validate::Evaluator::new(&self.compiled).unevaluated(node, value);
+        let properties = match value {
+            Json::Object(map) => map
+                .keys()
+                .zip(&left.properties)
+                .filter(|(_, &left)| left)
+                .map(|(key, _)| key.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let items = (0..left.items.len()).filter(|&i| left.items[i]).collect();
         (properties, items)
     }
 
@@ -194,26 +232,17 @@ impl<'a> Schema<'a> {
         })
     }
 
-    /// Whether an ECMAScript `pattern` matches `text` (invalid patterns match nothing); an
-    /// error naming the pattern when that cannot be decided in bounded time.
+    /// Whether an ECMAScript `pattern` of the schema matches `text` (invalid patterns match
+    /// nothing); an error naming the pattern when that cannot be decided in bounded time.
     pub fn pattern_matches(&self, pattern: &str, text: &str) -> Result<bool, String> {
-        let mut cache = self.regexes.borrow_mut();
-        let compiled = cache
-            .entry(pattern.to_string())
-            .or_insert_with(|| Pattern::new(pattern).ok());
-        compiled.as_ref().map_or(Ok(false), |p| p.is_match(text))
+        self.compiled
+            .patterns
+            .get(pattern)
+            .map_or(Ok(false), |p| p.is_match(text))
     }
 
     /// Whether `text` satisfies the named format (unknown names always do).
     pub fn format_ok(&self, name: &str, text: &str) -> bool {
-        let mut cache = self.formats.borrow_mut();
-        let validator = cache.entry(name.to_string()).or_insert_with(|| {
-            keywords::engine_options()
-                .build(&serde_json::json!({ "format": name }))
-                .ok()
-        });
-        validator
-            .as_ref()
-            .is_none_or(|v| v.is_valid(&Json::String(text.to_string())))
+        formats::format_ok(name, text)
     }
 }

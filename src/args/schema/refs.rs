@@ -1,8 +1,7 @@
-//! `$ref` resolution (SPEC §5.5.3) and the engine copy of the schema handed to `jsonschema`.
+//! `$ref` and `$dynamicRef` resolution (SPEC §5.5.3).
 //!
-//! libagent resolves every reference itself, so that an unresolved one can act as a `false`
-//! schema at its place instead of failing compilation. The engine copy then holds only
-//! document-local references (`#/json/pointer`), no `$id` and no `$schema`.
+//! libagent resolves every reference itself when a schema is compiled, so that an unresolved one
+//! acts as a `false` schema at its place instead of failing compilation.
 
 use super::keywords::ROOT_BASE;
 use crate::json::{Json, JsonMap};
@@ -18,19 +17,28 @@ struct NodeInfo {
     base: Url,
 }
 
+/// A `$dynamicRef`: its static target, and the anchor name to look up in the dynamic scope when
+/// that target holds the same `$dynamicAnchor` (2020-12; otherwise it acts as a `$ref`).
+pub struct DynamicRef {
+    pub target: Option<String>,
+    pub anchor: Option<String>,
+}
+
 /// What the walk of the original schema learned.
 #[derive(Default)]
 pub struct Index {
     /// Resource URI (no fragment) → pointer of the resource root.
     resources: HashMap<String, String>,
-    /// (resource URI, anchor name) → pointer.
+    /// Pointer of a resource root → its URI (no fragment): entering it extends the dynamic scope.
+    pub resource_roots: HashMap<String, String>,
+    /// (resource URI, anchor name) → pointer (`$anchor` and `$dynamicAnchor`).
     anchors: HashMap<(String, String), String>,
-    /// Original pointer → engine pointer, where they differ (draft-7 `items` arrays).
-    pub engine_ptrs: HashMap<String, String>,
+    /// (resource URI, name) → pointer, `$dynamicAnchor` only.
+    pub dynamic_anchors: HashMap<(String, String), String>,
     /// Pointer of a node holding a string `$ref` → pointer of its target (None: unresolved).
     pub refs: HashMap<String, Option<String>>,
-    /// Pointers of nodes whose string `$dynamicRef` names nothing (also a `false` schema).
-    unresolved_dynamic: Vec<String>,
+    /// Pointer of a node holding a string `$dynamicRef` → its resolution.
+    pub dynamic_refs: HashMap<String, DynamicRef>,
     nodes: Vec<NodeInfo>,
 }
 
@@ -49,7 +57,7 @@ pub fn push_segment(ptr: &str, segment: &str) -> String {
     out
 }
 
-/// True for an object holding the draft-7 array form of `items` (renamed for the engine).
+/// True for an object holding the draft-7 array form of `items` (a tuple, with `additionalItems`).
 pub fn is_draft7_tuple(map: &JsonMap) -> bool {
     matches!(map.get("items"), Some(Json::Array(_))) && !map.contains_key("prefixItems")
 }
@@ -111,33 +119,41 @@ fn without_fragment(url: &Url) -> String {
 }
 
 impl Index {
-    /// Walks the original schema: resources, anchors, pointers, then resolves every `$ref`.
+    /// Walks the original schema: resources, anchors, pointers, then resolves every reference.
     pub fn build(root: &Json) -> Index {
         let mut index = Index::default();
         if let Ok(base) = Url::parse(ROOT_BASE) {
-            index.walk(root, String::new(), String::new(), base, 0);
+            index.walk(root, String::new(), base, 0);
         }
         let mut refs = HashMap::new();
+        let mut dynamic_refs = HashMap::new();
         for node in &index.nodes {
-            if let Some(Json::String(reference)) =
-                root.pointer(&node.ptr).and_then(|n| n.get("$ref"))
-            {
+            let Some(Json::Object(map)) = root.pointer(&node.ptr) else {
+                continue;
+            };
+            if let Some(Json::String(reference)) = map.get("$ref") {
                 let target = index.resolve(root, &node.base, reference);
                 refs.insert(node.ptr.clone(), target);
             }
-            if let Some(Json::String(reference)) =
-                root.pointer(&node.ptr).and_then(|n| n.get("$dynamicRef"))
-            {
-                if index.resolve(root, &node.base, reference).is_none() {
-                    index.unresolved_dynamic.push(node.ptr.clone());
-                }
+            if let Some(Json::String(reference)) = map.get("$dynamicRef") {
+                let target = index.resolve(root, &node.base, reference);
+                let name = reference.rsplit_once('#').map(|(_, f)| percent_decode(f));
+                // Dynamic only when the static target declares the same `$dynamicAnchor`.
+                let anchor = name.filter(|name| {
+                    !name.is_empty()
+                        && !name.starts_with('/')
+                        && target.as_deref().and_then(|t| root.pointer(t)).and_then(|t| t.get("$dynamicAnchor"))
+                            == Some(&Json::String(name.clone()))
+                });
+                dynamic_refs.insert(node.ptr.clone(), DynamicRef { target, anchor });
             }
         }
         index.refs = refs;
+        index.dynamic_refs = dynamic_refs;
         index
     }
 
-    fn walk(&mut self, node: &Json, ptr: String, engine_ptr: String, mut base: Url, depth: usize) {
+    fn walk(&mut self, node: &Json, ptr: String, mut base: Url, depth: usize) {
         let Json::Object(map) = node else {
             self.nodes.push(NodeInfo { ptr, base });
             return;
@@ -148,40 +164,45 @@ impl Index {
         if let Some(Json::String(id)) = map.get("$id") {
             if let Ok(url) = base.join(id) {
                 base = url;
+                let uri = without_fragment(&base);
                 self.resources
-                    .entry(without_fragment(&base))
+                    .entry(uri.clone())
                     .or_insert_with(|| ptr.clone());
+                self.resource_roots.insert(ptr.clone(), uri);
             }
         } else if ptr.is_empty() {
-            self.resources
-                .insert(without_fragment(&base), String::new());
+            let uri = without_fragment(&base);
+            self.resources.insert(uri.clone(), String::new());
+            self.resource_roots.insert(String::new(), uri);
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(Json::String(name)) = map.get(key) {
                 let entry = (without_fragment(&base), name.clone());
+                if key == "$dynamicAnchor" {
+                    self.dynamic_anchors
+                        .entry(entry.clone())
+                        .or_insert_with(|| ptr.clone());
+                }
                 self.anchors.entry(entry).or_insert_with(|| ptr.clone());
             }
         }
-        let draft7 = is_draft7_tuple(map);
         for (keyword, member, child) in schema_children(map) {
-            let engine_keyword = match keyword {
-                "items" if draft7 => "prefixItems",
-                "additionalItems" if draft7 => "items",
-                other => other,
-            };
             let mut child_ptr = push_segment(&ptr, keyword);
-            let mut child_engine = push_segment(&engine_ptr, engine_keyword);
             if let Some(member) = &member {
                 child_ptr = push_segment(&child_ptr, member);
-                child_engine = push_segment(&child_engine, member);
             }
-            if child_ptr != child_engine {
-                self.engine_ptrs
-                    .insert(child_ptr.clone(), child_engine.clone());
-            }
-            self.walk(child, child_ptr, child_engine, base.clone(), depth + 1);
+            self.walk(child, child_ptr, base.clone(), depth + 1);
         }
         self.nodes.push(NodeInfo { ptr, base });
+    }
+
+    /// Pointers of every object schema of the document (post-order).
+    pub fn object_nodes<'r>(&'r self, root: &'r Json) -> impl Iterator<Item = (&'r str, &'r JsonMap)> {
+        self.nodes.iter().filter_map(move |node| {
+            root.pointer(&node.ptr)
+                .and_then(Json::as_object)
+                .map(|map| (node.ptr.as_str(), map))
+        })
     }
 
     /// Resolves `reference` against `base` to the pointer of an object or boolean schema.
@@ -203,95 +224,6 @@ impl Index {
             _ => None,
         }
     }
-
-    /// The engine pointer of an original pointer.
-    pub fn engine_ptr<'a>(&'a self, ptr: &'a str) -> &'a str {
-        self.engine_ptrs.get(ptr).map_or(ptr, String::as_str)
-    }
-
-    /// The copy of `root` given to `jsonschema` (see the module comment).
-    pub fn engine_document(&self, root: &Json) -> Json {
-        let mut doc = root.clone();
-        let mut false_def = None;
-        if self.refs.values().any(Option::is_none) || !self.unresolved_dynamic.is_empty() {
-            // A `false` definition that unresolved references point to.
-            let mut name = String::from("libagent-unresolved-reference");
-            while root.pointer(&push_segment("/$defs", &name)).is_some() {
-                name.push('_');
-            }
-            false_def = Some(push_segment("/$defs", &name));
-            if let Json::Object(map) = &mut doc {
-                let defs = map
-                    .entry("$defs")
-                    .or_insert_with(|| Json::Object(JsonMap::new()));
-                if let Json::Object(defs) = defs {
-                    defs.insert(name, Json::Bool(false));
-                }
-            }
-        }
-        // `nodes` is in post-order: every node is edited before its parent renames a key on
-        // the way to it.
-        for node in &self.nodes {
-            let Some(Json::Object(map)) = doc.pointer_mut(&node.ptr) else {
-                continue;
-            };
-            map.shift_remove("$schema");
-            map.shift_remove("$id");
-            if let Some(target) = self.refs.get(&node.ptr) {
-                let target_ptr = match target {
-                    Some(t) => self.engine_ptr(t).to_string(),
-                    None => false_def.clone().unwrap_or_default(),
-                };
-                map.insert(
-                    "$ref".into(),
-                    Json::String(format!("#{}", percent_encode(&target_ptr))),
-                );
-            }
-            if self.unresolved_dynamic.contains(&node.ptr) {
-                let target = false_def.clone().unwrap_or_default();
-                map.insert(
-                    "$dynamicRef".into(),
-                    Json::String(format!("#{}", percent_encode(&target))),
-                );
-            }
-            if is_draft7_tuple(map) {
-                if let Some(items) = map.shift_remove("items") {
-                    if let Some(rest) = map.shift_remove("additionalItems") {
-                        map.insert("items".into(), rest);
-                    }
-                    map.insert("prefixItems".into(), items);
-                }
-            }
-            fix_unknown_types(map);
-        }
-        doc
-    }
-}
-
-/// Unknown type names match nothing (SPEC §5.5.1); jsonschema refuses them at compile time, so
-/// they are dropped, and a `type` left with no known name becomes `enum: []` (rejects all).
-fn fix_unknown_types(map: &mut JsonMap) {
-    const KNOWN: [&str; 7] = [
-        "string", "number", "integer", "boolean", "null", "array", "object",
-    ];
-    let known = |t: &Json| t.as_str().is_none_or(|s| KNOWN.contains(&s));
-    let fixed = match map.get("type") {
-        Some(Json::String(s)) if !KNOWN.contains(&s.as_str()) => None,
-        Some(Json::Array(list)) if !list.iter().all(known) || list.is_empty() => {
-            let kept: Vec<Json> = list.iter().filter(|t| known(t)).cloned().collect();
-            (!kept.is_empty()).then_some(Json::Array(kept))
-        }
-        _ => return,
-    };
-    match fixed {
-        Some(list) => {
-            map.insert("type".into(), list);
-        }
-        None => {
-            map.shift_remove("type");
-            map.insert("enum".into(), Json::Array(Vec::new()));
-        }
-    }
 }
 
 fn percent_decode(text: &str) -> String {
@@ -311,16 +243,4 @@ fn percent_decode(text: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
