@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 
 BLOAT_VERSION=0.12.1
 BLOAT_ROOT=build/cargo-bloat
+BLOAT_ROOT=$(realpath -m "$BLOAT_ROOT")
 BLOAT="$BLOAT_ROOT/bin/cargo-bloat"
-OUT=build/size
+OUT=${SIZE_OUT:-build/size}
+TARGET=${CARGO_TARGET_DIR:-target}
 TOP=${SIZE_TOP:-20}
 RELEASE_FEATURES=${RELEASE_FEATURES:-mimalloc}
 mkdir -p "$OUT"
@@ -39,7 +41,7 @@ report() {
     # shellcheck disable=SC2086
     cargo build --release $flags
     local so=$OUT/libagent-$set.so
-    cp target/release/libagent.so "$so"
+    cp "$TARGET/release/libagent.so" "$so"
     # What `make install` installs: strip-unneeded, debug info in a separate file.
     objcopy --strip-unneeded "$so" "$OUT/libagent-$set.stripped.so"
     local stripped

@@ -22,10 +22,10 @@ pub fn format_ok(name: &str, text: &str) -> bool {
         "idn-hostname" => idn_hostname(text),
         "ipv4" => matches(&IPV4, text),
         "ipv6" => text.parse::<std::net::Ipv6Addr>().is_ok(),
-        "uri" => matches(&URI, text),
-        "uri-reference" => matches(&URI_REFERENCE, text),
-        "iri" => matches(&IRI, text),
-        "iri-reference" => matches(&IRI_REFERENCE, text),
+        "uri" => uri(false, false, text),
+        "uri-reference" => uri(false, true, text),
+        "iri" => uri(true, false, text),
+        "iri-reference" => uri(true, true, text),
         "uri-template" => matches(&URI_TEMPLATE, text),
         "url" => url::Url::parse(text).is_ok(),
         "uuid" => matches(&UUID, text),
@@ -35,6 +35,40 @@ pub fn format_ok(name: &str, text: &str) -> bool {
         "regex" => compile_regex(text).is_ok(),
         _ => true,
     }
+}
+
+/// RFC 3986 URIs (RFC 3987 IRIs when `iri`: non-ASCII characters allowed too); `reference`
+/// admits relative references.
+fn uri(iri: bool, reference: bool, text: &str) -> bool {
+    static GRAMMARS: [OnceLock<Regex>; 4] = [const { OnceLock::new() }; 4];
+    let slot = usize::from(iri) * 2 + usize::from(reference);
+    GRAMMARS[slot]
+        .get_or_init(|| {
+            // Case-insensitive letters, ASCII-only (`-u`) for URIs so `K` (Kelvin) is not a `k`.
+            let (flags, extra) = if iri {
+                ("(?i)", r"\x{A0}-\x{10FFFF}")
+            } else {
+                ("(?i-u)", "")
+            };
+            let unreserved = format!(r"[a-z0-9\-._~!$&'()*+,;={extra}]|%[0-9a-f]{{2}}");
+            let pchar = format!(r"(?:{unreserved}|[:@])");
+            let segment_nc = format!(r"(?:{unreserved}|@)");
+            let authority = format!(
+                r"//(?:(?:{unreserved}|:)*@)?(?:\[(?:[0-9a-f:.]+|v[0-9a-f]+\.(?:{unreserved}|:)+)\]|(?:{unreserved})*)(?::[0-9]*)?(?:/{pchar}*)*"
+            );
+            let tail = format!(r"(?:\?(?:{pchar}|[/?])*)?(?:#(?:{pchar}|[/?])*)?");
+            let absolute = format!(r"[a-z][a-z0-9+.-]*:(?:{authority}|/?(?:{pchar}+(?:/{pchar}*)*)?){tail}");
+            let source = if reference {
+                let relative = format!(
+                    r"(?:{authority}|/(?:{pchar}+(?:/{pchar}*)*)?|{segment_nc}+(?:/{pchar}*)*)?{tail}"
+                );
+                format!(r"{flags}^(?:{absolute}|{relative})$")
+            } else {
+                format!(r"{flags}^{absolute}$")
+            };
+            Regex::new(&source).expect("URI grammars are valid")
+        })
+        .is_match(text)
 }
 
 /// A format's expression: its source and, once used, the compiled form.
@@ -61,7 +95,7 @@ grammar!(
 // RFC 5322: a dot-atom or quoted local part, then a host name or an address literal.
 grammar!(
     EMAIL,
-    r#"(?i-u)^(?:[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*|"(?:[\x01-\x08\x0b\x0c\x0e-\x1f\x21\x23-\x5b\x5d-\x7f]|\\[\x01-\x09\x0b\x0c\x0e-\x7f])*")@(?:(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?|\[(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\])$"#
+    r#"(?i-u)^(?:[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*|"(?:[\x01-\x08\x0b\x0c\x0e-\x21\x23-\x5b\x5d-\x7f]|\\[\x01-\x09\x0b\x0c\x0e-\x7f])*")@(?:(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?|\[(?:(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])|[a-z0-9-]*[a-z0-9]:(?:[\x01-\x08\x0b\x0c\x0e-\x1f\x21-\x5a\x53-\x7f]|\\[\x01-\x09\x0b\x0c\x0e-\x7f])+)\])$"#
 );
 grammar!(
     IPV4,
@@ -70,24 +104,6 @@ grammar!(
 grammar!(
     UUID,
     r"(?i-u)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
-);
-// RFC 3986: scheme ":" then the URI characters (percent escapes well formed, one fragment).
-grammar!(
-    URI,
-    r"(?i-u)^[a-z][a-z0-9+.-]*:(?:[a-z0-9\-._~!$&'()*+,;=:@/?\[\]]|%[0-9a-f]{2})*(?:#(?:[a-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9a-f]{2})*)?$"
-);
-grammar!(
-    URI_REFERENCE,
-    r"(?i-u)^(?:[a-z][a-z0-9+.-]*:|(?:[a-z0-9\-._~!$&'()*+,;=@]|%[0-9a-f]{2})*(?:[/?#]|$))?(?:[a-z0-9\-._~!$&'()*+,;=:@/?\[\]]|%[0-9a-f]{2})*(?:#(?:[a-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9a-f]{2})*)?$"
-);
-// RFC 3987: URI characters plus non-ASCII ones.
-grammar!(
-    IRI,
-    r"(?i)^[a-z][a-z0-9+.-]*:(?:[a-z0-9\-._~!$&'()*+,;=:@/?\[\]\x{A0}-\x{10FFFF}]|%[0-9a-f]{2})*(?:#(?:[a-z0-9\-._~!$&'()*+,;=:@/?\x{A0}-\x{10FFFF}]|%[0-9a-f]{2})*)?$"
-);
-grammar!(
-    IRI_REFERENCE,
-    r"(?i)^(?:[a-z][a-z0-9+.-]*:|(?:[a-z0-9\-._~!$&'()*+,;=@\x{A0}-\x{10FFFF}]|%[0-9a-f]{2})*(?:[/?#]|$))?(?:[a-z0-9\-._~!$&'()*+,;=:@/?\[\]\x{A0}-\x{10FFFF}]|%[0-9a-f]{2})*(?:#(?:[a-z0-9\-._~!$&'()*+,;=:@/?\x{A0}-\x{10FFFF}]|%[0-9a-f]{2})*)?$"
 );
 // RFC 6570: literals and `{operator? varspec,...}` expressions.
 grammar!(
@@ -114,7 +130,8 @@ fn digits(text: &str, n: usize) -> Option<u32> {
 /// `YYYY-MM-DD`, a real calendar day.
 fn date(text: &str) -> bool {
     let mut parts = text.split('-');
-    let (Some(y), Some(m), Some(d), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(y), Some(m), Some(d), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return false;
     };
@@ -184,19 +201,29 @@ fn time(text: &str) -> bool {
 }
 
 /// RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens, 1–63
-/// characters each, 253 in all.
-fn hostname(text: &str) -> bool {
-    let name = text.strip_suffix('.').unwrap_or(text);
+/// characters each, 253 in all (no trailing dot, as the reference).
+fn hostname(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|label| {
             let bytes = label.as_bytes();
             !bytes.is_empty()
                 && bytes.len() <= 63
-                && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
                 && bytes[0] != b'-'
                 && bytes[bytes.len() - 1] != b'-'
+                && (bytes.get(2..4) != Some(b"--") || a_label(label))
         })
+}
+
+/// A label with `--` in its third and fourth places must be a valid punycode label (RFC 5891).
+fn a_label(label: &str) -> bool {
+    label
+        .get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("xn--"))
+        && url::Host::parse(label).is_ok()
 }
 
 /// An internationalized host name: its ASCII (punycode) form is a host name.

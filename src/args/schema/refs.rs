@@ -142,7 +142,10 @@ impl Index {
                 let anchor = name.filter(|name| {
                     !name.is_empty()
                         && !name.starts_with('/')
-                        && target.as_deref().and_then(|t| root.pointer(t)).and_then(|t| t.get("$dynamicAnchor"))
+                        && target
+                            .as_deref()
+                            .and_then(|t| root.pointer(t))
+                            .and_then(|t| t.get("$dynamicAnchor"))
                             == Some(&Json::String(name.clone()))
                 });
                 dynamic_refs.insert(node.ptr.clone(), DynamicRef { target, anchor });
@@ -197,7 +200,10 @@ impl Index {
     }
 
     /// Pointers of every object schema of the document (post-order).
-    pub fn object_nodes<'r>(&'r self, root: &'r Json) -> impl Iterator<Item = (&'r str, &'r JsonMap)> {
+    pub fn object_nodes<'r>(
+        &'r self,
+        root: &'r Json,
+    ) -> impl Iterator<Item = (&'r str, &'r JsonMap)> {
         self.nodes.iter().filter_map(move |node| {
             root.pointer(&node.ptr)
                 .and_then(Json::as_object)

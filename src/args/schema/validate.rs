@@ -126,7 +126,9 @@ impl<'c> Evaluator<'c> {
             || (value.is_array() && map.contains_key("unevaluatedItems"));
         let ok = match seen {
             Some(seen) => self.with_unevaluated(schema, map, value, seen),
-            None if wants_own => self.with_unevaluated(schema, map, value, &mut Seen::for_value(value)),
+            None if wants_own => {
+                self.with_unevaluated(schema, map, value, &mut Seen::for_value(value))
+            }
             None => self.keywords(schema, map, value, &mut Seen::default(), false),
         };
         self.depth -= 1;
@@ -136,12 +138,25 @@ impl<'c> Evaluator<'c> {
         ok
     }
 
-    fn with_unevaluated(&mut self, schema: &'c Json, map: &'c JsonMap, value: &Json, seen: &mut Seen) -> bool {
+    fn with_unevaluated(
+        &mut self,
+        schema: &'c Json,
+        map: &'c JsonMap,
+        value: &Json,
+        seen: &mut Seen,
+    ) -> bool {
         self.keywords(schema, map, value, seen, true) && self.unevaluated_keywords(map, value, seen)
     }
 
     /// Every keyword but `unevaluated*`; `collect`: record evaluated members in `seen`.
-    fn keywords(&mut self, schema: &'c Json, map: &'c JsonMap, value: &Json, seen: &mut Seen, collect: bool) -> bool {
+    fn keywords(
+        &mut self,
+        schema: &'c Json,
+        map: &'c JsonMap,
+        value: &Json,
+        seen: &mut Seen,
+        collect: bool,
+    ) -> bool {
         self.assertions(map, value)
             && self.members(map, value, seen, collect)
             && self.applicators(schema, map, value, seen, collect)
@@ -152,7 +167,9 @@ impl<'c> Evaluator<'c> {
         match map_field(map, "type") {
             Some(Json::String(name)) if !matches_type(value, name) => return false,
             Some(Json::Array(names))
-                if !names.iter().any(|n| n.as_str().is_some_and(|n| matches_type(value, n))) =>
+                if !names
+                    .iter()
+                    .any(|n| n.as_str().is_some_and(|n| matches_type(value, n))) =>
             {
                 return false
             }
@@ -224,7 +241,13 @@ impl<'c> Evaluator<'c> {
         }
     }
 
-    fn properties(&mut self, map: &'c JsonMap, object: &JsonMap, seen: &mut Seen, collect: bool) -> bool {
+    fn properties(
+        &mut self,
+        map: &'c JsonMap,
+        object: &JsonMap,
+        seen: &mut Seen,
+        collect: bool,
+    ) -> bool {
         let properties = map_field(map, "properties").and_then(Json::as_object);
         let patterns = map_field(map, "patternProperties").and_then(Json::as_object);
         let additional = map_field(map, "additionalProperties").filter(|s| is_schema(s));
@@ -308,7 +331,14 @@ impl<'c> Evaluator<'c> {
     }
 
     /// In-place applicators: the value itself against more subschemas.
-    fn applicators(&mut self, schema: &'c Json, map: &'c JsonMap, value: &Json, seen: &mut Seen, collect: bool) -> bool {
+    fn applicators(
+        &mut self,
+        schema: &'c Json,
+        map: &'c JsonMap,
+        value: &Json,
+        seen: &mut Seen,
+        collect: bool,
+    ) -> bool {
         if let Some(Json::Array(members)) = map_field(map, "allOf") {
             for member in members {
                 if !self.node(member, value, collect.then_some(&mut *seen)) {
@@ -382,7 +412,14 @@ impl<'c> Evaluator<'c> {
         ok
     }
 
-    fn dependent_schemas(&mut self, map: &'c JsonMap, object: &JsonMap, value: &Json, seen: &mut Seen, collect: bool) -> bool {
+    fn dependent_schemas(
+        &mut self,
+        map: &'c JsonMap,
+        object: &JsonMap,
+        value: &Json,
+        seen: &mut Seen,
+        collect: bool,
+    ) -> bool {
         for keyword in ["dependentSchemas", "dependencies"] {
             let Some(Json::Object(entries)) = map_field(map, keyword) else {
                 continue;
@@ -400,7 +437,13 @@ impl<'c> Evaluator<'c> {
     }
 
     /// `$ref` and `$dynamicRef` (resolved at compile time; unresolved ones reject).
-    fn references(&mut self, schema: &'c Json, value: &Json, seen: &mut Seen, collect: bool) -> bool {
+    fn references(
+        &mut self,
+        schema: &'c Json,
+        value: &Json,
+        seen: &mut Seen,
+        collect: bool,
+    ) -> bool {
         let Some(links) = self.compiled.links.get(&address(schema)) else {
             return true;
         };
@@ -417,7 +460,11 @@ impl<'c> Evaluator<'c> {
             if let Some(name) = &dynamic.anchor {
                 // The outermost resource of the dynamic scope that declares the anchor wins.
                 let anchors = &self.compiled.index.dynamic_anchors;
-                if let Some(found) = self.scope.iter().find_map(|uri| anchors.get(&(uri.to_string(), name.clone()))) {
+                if let Some(found) = self
+                    .scope
+                    .iter()
+                    .find_map(|uri| anchors.get(&(uri.to_string(), name.clone())))
+                {
                     target = Some(found.as_str());
                 }
             }
@@ -453,7 +500,8 @@ impl<'c> Evaluator<'c> {
     fn unevaluated_keywords(&mut self, map: &'c JsonMap, value: &Json, seen: &mut Seen) -> bool {
         match value {
             Json::Object(object) => {
-                let Some(schema) = map_field(map, "unevaluatedProperties").filter(|s| is_schema(s)) else {
+                let Some(schema) = map_field(map, "unevaluatedProperties").filter(|s| is_schema(s))
+                else {
                     return true;
                 };
                 for (i, member) in object.values().enumerate() {
@@ -467,7 +515,8 @@ impl<'c> Evaluator<'c> {
                 true
             }
             Json::Array(items) => {
-                let Some(schema) = map_field(map, "unevaluatedItems").filter(|s| is_schema(s)) else {
+                let Some(schema) = map_field(map, "unevaluatedItems").filter(|s| is_schema(s))
+                else {
                     return true;
                 };
                 for (i, item) in items.iter().enumerate() {
