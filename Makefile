@@ -73,7 +73,7 @@ test: ## everything (what CI runs): the quick tier, valgrind, bindings, sanitize
 
 # ==== Build =====================================================================================
 INSTALL_PROFILE ?= release
-.PHONY: all build release suite-lib header check-header tools clean install
+.PHONY: all build release suite-lib size-report header check-header tools clean install
 all: build
 
 tools: ## installs what the suite needs and the machine lacks (cbindgen, valgrind)
@@ -89,6 +89,11 @@ release: ## the library as shipped (fat LTO, target/release): demo, install, exa
 
 suite-lib: ## the suite's optimized library (thin LTO, target/suite): Python, wheel, cost
 	$(CARGO_SUITE)
+
+# Not a test step: it needs two fat-LTO release builds (minutes each). SIZE_SETS="default" or
+# "core" limits it to one feature set.
+size-report: ## the stripped release library's size by section, crate and data table, with and without default features (README "Size")
+	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash tools/size-report.sh
 
 header: ## regenerates include/libagent/agent.h with cbindgen
 	cbindgen --quiet --config cbindgen.toml --crate libagent --output include/libagent/agent.h

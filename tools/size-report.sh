@@ -18,7 +18,7 @@ TOP=${SIZE_TOP:-20}
 RELEASE_FEATURES=${RELEASE_FEATURES:-mimalloc}
 mkdir -p "$OUT"
 
-if ! "$BLOAT" --version 2>/dev/null | grep -q "$BLOAT_VERSION"; then
+if [[ "$("$BLOAT" --version 2>/dev/null)" != *"$BLOAT_VERSION"* ]]; then
     echo "size-report: installing cargo-bloat $BLOAT_VERSION into $BLOAT_ROOT"
     cargo install --quiet --locked cargo-bloat --version "$BLOAT_VERSION" --root "$BLOAT_ROOT"
 fi
