@@ -12,7 +12,7 @@ use super::formats::format_ok;
 use super::keywords::is_multiple_of;
 use super::refs::{is_draft7_tuple, MAX_DEPTH};
 use super::values::has_duplicates;
-use super::Compiled;
+use super::{Compiled, Links};
 use crate::args::schema::matches_type;
 use crate::json::{deep_equal, map_field, Json, JsonMap};
 use std::collections::{HashMap, HashSet};
@@ -100,7 +100,8 @@ impl<'c> Evaluator<'c> {
     pub fn unevaluated(&mut self, schema: &'c Json, value: &Json) -> Seen {
         let mut seen = Seen::for_value(value);
         if let Json::Object(map) = schema {
-            self.keywords(schema, map, value, &mut seen, true);
+            let links = self.compiled.links.get(&address(schema));
+            self.keywords(links, map, value, &mut seen, true);
         }
         seen.properties.iter_mut().for_each(|b| *b = !*b);
         seen.items.iter_mut().for_each(|b| *b = !*b);
@@ -125,11 +126,11 @@ impl<'c> Evaluator<'c> {
         let wants_own = (value.is_object() && map.contains_key("unevaluatedProperties"))
             || (value.is_array() && map.contains_key("unevaluatedItems"));
         let ok = match seen {
-            Some(seen) => self.with_unevaluated(schema, map, value, seen),
+            Some(seen) => self.with_unevaluated(links, map, value, seen),
             None if wants_own => {
-                self.with_unevaluated(schema, map, value, &mut Seen::for_value(value))
+                self.with_unevaluated(links, map, value, &mut Seen::for_value(value))
             }
-            None => self.keywords(schema, map, value, &mut Seen::default(), false),
+            None => self.keywords(links, map, value, &mut Seen::default(), false),
         };
         self.depth -= 1;
         if resource.is_some() {
@@ -140,18 +141,18 @@ impl<'c> Evaluator<'c> {
 
     fn with_unevaluated(
         &mut self,
-        schema: &'c Json,
+        links: Option<&'c Links>,
         map: &'c JsonMap,
         value: &Json,
         seen: &mut Seen,
     ) -> bool {
-        self.keywords(schema, map, value, seen, true) && self.unevaluated_keywords(map, value, seen)
+        self.keywords(links, map, value, seen, true) && self.unevaluated_keywords(map, value, seen)
     }
 
     /// Every keyword but `unevaluated*`; `collect`: record evaluated members in `seen`.
     fn keywords(
         &mut self,
-        schema: &'c Json,
+        links: Option<&'c Links>,
         map: &'c JsonMap,
         value: &Json,
         seen: &mut Seen,
@@ -159,7 +160,7 @@ impl<'c> Evaluator<'c> {
     ) -> bool {
         self.assertions(map, value)
             && self.members(map, value, seen, collect)
-            && self.applicators(schema, map, value, seen, collect)
+            && self.applicators(links, map, value, seen, collect)
     }
 
     /// Keywords about the value itself (no subschemas).
@@ -333,7 +334,7 @@ impl<'c> Evaluator<'c> {
     /// In-place applicators: the value itself against more subschemas.
     fn applicators(
         &mut self,
-        schema: &'c Json,
+        links: Option<&'c Links>,
         map: &'c JsonMap,
         value: &Json,
         seen: &mut Seen,
@@ -396,7 +397,7 @@ impl<'c> Evaluator<'c> {
                 return false;
             }
         }
-        self.references(schema, value, seen, collect)
+        self.references(links, value, seen, collect)
     }
 
     /// A subschema whose failure does not fail the node: its annotations count only if it accepts.
@@ -439,12 +440,12 @@ impl<'c> Evaluator<'c> {
     /// `$ref` and `$dynamicRef` (resolved at compile time; unresolved ones reject).
     fn references(
         &mut self,
-        schema: &'c Json,
+        links: Option<&'c Links>,
         value: &Json,
         seen: &mut Seen,
         collect: bool,
     ) -> bool {
-        let Some(links) = self.compiled.links.get(&address(schema)) else {
+        let Some(links) = links else {
             return true;
         };
         if let Some(target) = &links.reference {
