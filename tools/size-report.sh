@@ -1,27 +1,18 @@
 #!/usr/bin/env bash
 # The size report (`make size-report`, README "Size"): for the shipped feature set and for the
 # core alone, the release libagent.so stripped as `make install` strips it, its sections, the
-# crates holding its code (cargo-bloat) and its largest data tables.
+# crates holding its code and data (tools/size-by-crate.py) and its largest data tables.
 #
 # Needs the release build of each feature set (fat LTO: minutes each), so it is a standalone
 # target, not a test step. SIZE_SETS limits the sets ("default core"); SIZE_TOP the crate rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BLOAT_VERSION=0.12.1
-BLOAT_ROOT=build/cargo-bloat
-BLOAT_ROOT=$(realpath -m "$BLOAT_ROOT")
-BLOAT="$BLOAT_ROOT/bin/cargo-bloat"
 OUT=${SIZE_OUT:-build/size}
 TARGET=${CARGO_TARGET_DIR:-target}
-TOP=${SIZE_TOP:-20}
+TOP=${SIZE_TOP:-25}
 RELEASE_FEATURES=${RELEASE_FEATURES:-mimalloc}
 mkdir -p "$OUT"
-
-if [[ "$("$BLOAT" --version 2>/dev/null)" != *"$BLOAT_VERSION"* ]]; then
-    echo "size-report: installing cargo-bloat $BLOAT_VERSION into $BLOAT_ROOT"
-    cargo install --quiet --locked cargo-bloat --version "$BLOAT_VERSION" --root "$BLOAT_ROOT"
-fi
 
 flags_for() {
     case $1 in
@@ -51,15 +42,13 @@ report() {
     echo "-- sections of the stripped library (bytes) --"
     size -A "$OUT/libagent-$set.stripped.so" | awk '$2 ~ /^[0-9]+$/ && $2 > 4096 { printf "  %-22s %10d\n", $1, $2 }'
     echo
-    echo "-- code (.text) by crate, cargo-bloat --"
-    # shellcheck disable=SC2086
-    "$BLOAT" bloat --release --lib $flags --crates -n "$TOP" --message-format table 2>/dev/null \
-        | sed 's/^/  /'
+    echo "-- code and data by crate (symbol table of the unstripped library) --"
+    python3 tools/size-by-crate.py "$so" "$TOP"
     echo
     echo "-- largest read-only data symbols (tables: Unicode, IDNA, models, ...) --"
     # Data objects of the unstripped library, by size; demangled names say whose table it is.
     nm -S --size-sort -C "$so" | awk '$3 ~ /^[rRdD]$/' | tail -n "$TOP" | sort -k2,2r \
-        | awk '{ size = strtonum("0x" $2); $1 = $2 = $3 = ""; printf "  %9d %s\n", size, substr($0, 4) }'
+        | while read -r _ size _ name; do printf '  %9d %s\n' "$((16#$size))" "$name"; done
 }
 
 for set in ${SIZE_SETS:-default core}; do
