@@ -500,38 +500,40 @@ impl<'c> Evaluator<'c> {
 
     fn unevaluated_keywords(&mut self, map: &'c JsonMap, value: &Json, seen: &mut Seen) -> bool {
         match value {
-            Json::Object(object) => {
-                let Some(schema) = map_field(map, "unevaluatedProperties").filter(|s| is_schema(s))
-                else {
-                    return true;
-                };
-                for (i, member) in object.values().enumerate() {
-                    if !seen.properties[i] {
-                        if !self.node(schema, member, None) {
-                            return false;
-                        }
-                        seen.properties[i] = true;
-                    }
-                }
-                true
-            }
+            Json::Object(object) => self.unevaluated_members(
+                map,
+                "unevaluatedProperties",
+                object.values(),
+                &mut seen.properties,
+            ),
             Json::Array(items) => {
-                let Some(schema) = map_field(map, "unevaluatedItems").filter(|s| is_schema(s))
-                else {
-                    return true;
-                };
-                for (i, item) in items.iter().enumerate() {
-                    if !seen.items[i] {
-                        if !self.node(schema, item, None) {
-                            return false;
-                        }
-                        seen.items[i] = true;
-                    }
-                }
-                true
+                self.unevaluated_members(map, "unevaluatedItems", items.iter(), &mut seen.items)
             }
             _ => true,
         }
+    }
+
+    /// `unevaluatedProperties`/`unevaluatedItems` (`keyword`): each member no other keyword
+    /// evaluated must match its schema, and is marked evaluated for the enclosing schemas.
+    fn unevaluated_members<'v>(
+        &mut self,
+        map: &'c JsonMap,
+        keyword: &str,
+        members: impl Iterator<Item = &'v Json>,
+        evaluated: &mut [bool],
+    ) -> bool {
+        let Some(schema) = map_field(map, keyword).filter(|s| is_schema(s)) else {
+            return true;
+        };
+        for (member, evaluated) in members.zip(evaluated.iter_mut()) {
+            if !*evaluated {
+                if !self.node(schema, member, None) {
+                    return false;
+                }
+                *evaluated = true;
+            }
+        }
+        true
     }
 }
 
