@@ -27,6 +27,14 @@ for spec in "$@"; do
     t=$(( $(date +%s) - t0 ))
     free=$(df -Pm . 2>/dev/null | awk 'NR == 2 { printf "%.1f GB free", $4 / 1024 }')
     times+=("$(printf '%6s  %-22s %s' "$(( t / 60 ))m$(( t % 60 ))s" "$step" "$free")")
+    # CI (.ci/run sets STEPS_PRUNE=1) builds on a finite disk and uses each of these builds in one
+    # step only: the sanitizers' and the fuzz replay's target dirs go once their step is done.
+    if [ -n "${STEPS_PRUNE:-}" ]; then
+        case "$step" in
+            check-memory) rm -rf target/asan target/tsan ;;
+            fuzz-replay) rm -rf target/fuzz-replay ;;
+        esac
+    fi
     if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
         summary
         echo "make $tier: step '$step' ran past its time limit of $limit s and was stopped (a hang?)"
