@@ -75,8 +75,8 @@ TOOLS = [
     {"name": "huge", "description": "Answers with 1 GB of text.", "inputSchema": {"type": "object"}},
     {"name": "flood", "description": "Starts an endless stream of notifications.", "inputSchema": {"type": "object"}},
     {"name": "grow", "description": "Adds the tool extra.", "inputSchema": {"type": "object"}},
-    {"name": "bad_schema", "description": "Its schema is not a JSON Schema.",
-     "inputSchema": {"type": "object", "properties": {"a": {"type": 5}}}},
+    {"name": "bad_schema", "description": "Its schema's pattern is not a regular expression.",
+     "inputSchema": {"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}},
 ]
 
 
