@@ -147,12 +147,22 @@ struct Server {
 struct Set {
     servers: Vec<Arc<Server>>,
     owners: Mutex<names::Owners>,
-    /// The current tools and their generation (bumped at each change).
-    tools: Mutex<(u64, Arc<Vec<AgentTool>>)>,
+    /// What waiters and agents see, replaced as a whole at each change.
+    published: Mutex<Published>,
     /// Signalled at every state change (blocking and async waiters).
     changed: (Mutex<()>, Condvar),
     changed_async: tokio::sync::Notify,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+/// The tools of the ready servers and whether any server was still connecting, taken together
+/// so that a waiter who sees every server settled also sees every ready server's tools (a
+/// server's state changes before its tools are rebuilt).
+struct Published {
+    /// Bumped at each change.
+    generation: u64,
+    tools: Arc<Vec<AgentTool>>,
+    settled: bool,
 }
 
 /// The tools of the MCP servers of one configuration. Cloning shares the servers; `close` (or
@@ -190,7 +200,11 @@ impl McpTools {
                 })
                 .collect(),
             owners: Mutex::new(names::Owners::default()),
-            tools: Mutex::new((0, Arc::new(Vec::new()))),
+            published: Mutex::new(Published {
+                generation: 0,
+                tools: Arc::new(Vec::new()),
+                settled: false,
+            }),
             changed: (Mutex::new(()), Condvar::new()),
             changed_async: tokio::sync::Notify::new(),
             tasks: Mutex::new(Vec::new()),
@@ -205,15 +219,13 @@ impl McpTools {
                 lock(&set.tasks).push(task);
             }
         }
+        set.rebuild_tools();
         Ok(McpTools(set))
     }
 
-    /// Whether no server is still connecting.
+    /// Whether no server is still connecting (and `tools()` holds every ready server's tools).
     pub fn settled(&self) -> bool {
-        self.0
-            .servers
-            .iter()
-            .all(|s| lock(&s.status).state != State::Connecting)
+        lock(&self.0.published).settled
     }
 
     /// Blocks until no server is connecting or `timeout` passed; returns `settled()`. Not for
@@ -271,8 +283,8 @@ impl McpTools {
     /// The current tools of the ready servers, and the generation they belong to (it changes
     /// whenever the set does).
     pub fn tools(&self) -> (u64, Arc<Vec<AgentTool>>) {
-        let (generation, tools) = &*lock(&self.0.tools);
-        (*generation, tools.clone())
+        let published = lock(&self.0.published);
+        (published.generation, published.tools.clone())
     }
 
     /// Whether another holder (an agent's options) shares the set.
@@ -282,7 +294,7 @@ impl McpTools {
 
     /// The generation of `tools()` (cheap: for checking between turns).
     pub fn generation(&self) -> u64 {
-        lock(&self.0.tools).0
+        lock(&self.0.published).generation
     }
 
     /// Ends every server (stdin closed, then SIGTERM, then SIGKILL to its process group, with a
@@ -315,13 +327,17 @@ impl Set {
         self.changed_async.notify_waiters();
     }
 
-    /// Names and builds the tools of the ready servers, in configuration order.
+    /// Names and builds the tools of the ready servers, in configuration order, and publishes
+    /// them. Rebuilds run one at a time (`owners` is held throughout), so the last published
+    /// reflects the latest states.
     fn rebuild_tools(&self) {
         let mut tools = Vec::new();
+        let mut settled = true;
         let mut owners = lock(&self.owners);
         for server in &self.servers {
             let listed = {
                 let status = lock(&server.status);
+                settled &= status.state != State::Connecting;
                 if status.state != State::Ready {
                     continue;
                 }
@@ -333,8 +349,10 @@ impl Set {
                 tools.push(server.agent_tool(tool, name));
             }
         }
-        let mut current = lock(&self.tools);
-        *current = (current.0 + 1, Arc::new(tools));
+        let mut published = lock(&self.published);
+        published.generation += 1;
+        published.tools = Arc::new(tools);
+        published.settled = settled;
     }
 }
 
@@ -352,28 +370,34 @@ impl Server {
         self.config.as_ref().map_err(Clone::clone)
     }
 
-    /// Records the outcome of a connect (unless the set was closed meanwhile).
+    /// Records the outcome of a connect (unless the set was closed meanwhile) and publishes it.
     fn settle(&self, result: Result<(), String>) {
-        {
-            let mut status = lock(&self.status);
-            if status.state == State::Closed {
-                return;
-            }
-            match result {
-                Ok(()) => {
-                    status.state = State::Ready;
-                    status.last_error = None;
-                }
-                Err(error) => {
-                    status.state = State::Failed;
-                    status.last_error = Some(error);
-                }
-            }
+        if !self.record(result) {
+            return;
         }
         if let Some(set) = self.set.upgrade() {
             set.rebuild_tools();
             set.notify();
         }
+    }
+
+    /// The state change of `settle`, not yet published; false when the set was closed.
+    fn record(&self, result: Result<(), String>) -> bool {
+        let mut status = lock(&self.status);
+        if status.state == State::Closed {
+            return false;
+        }
+        match result {
+            Ok(()) => {
+                status.state = State::Ready;
+                status.last_error = None;
+            }
+            Err(error) => {
+                status.state = State::Failed;
+                status.last_error = Some(error);
+            }
+        }
+        true
     }
 
     /// Connects and lists the tools; the connection is kept for calls.
@@ -572,5 +596,39 @@ impl Drop for Set {
         for task in lock(&self.tasks).drain(..) {
             task.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that is ready but whose tools are not yet rebuilt leaves the set unsettled: a
+    /// waiter released by `settled()` always finds every ready server's tools (CI once saw a
+    /// server "ready" with 13 tools while `tools()` still lacked them).
+    #[test]
+    fn settled_is_published_with_the_tools() {
+        let config = json!({"mcpServers": {"slow": {"command": "sleep", "args": ["60"]}}});
+        let tools = McpTools::connect(&config).unwrap();
+        for task in lock(&tools.0.tasks).drain(..) {
+            task.abort();
+        }
+        assert!(!tools.settled());
+        let server = tools.0.servers[0].clone();
+        lock(&server.status).tools = vec![Listed {
+            name: "echo".into(),
+            description: "Echoes.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }];
+        assert!(server.record(Ok(())));
+        assert!(
+            !tools.settled(),
+            "settled before the ready server's tools were published"
+        );
+        assert!(tools.tools().1.is_empty());
+        tools.0.rebuild_tools();
+        assert!(tools.settled());
+        assert_eq!(tools.tools().1.len(), 1);
+        assert!(tools.wait_blocking(Duration::ZERO));
     }
 }
