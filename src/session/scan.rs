@@ -36,10 +36,11 @@ pub(crate) fn message_line(line: &str) -> Option<MessageLine> {
         keys: Vec::new(),
     };
     let mut top = Vec::new();
+    let mut members = Vec::new();
     if scanner.bytes.first() != Some(&b'{') {
         return None;
     }
-    scanner.object(1, Some(&mut top))?;
+    scanner.object(1, Some(&mut top), Some(&mut members))?;
     if scanner.at != scanner.bytes.len() {
         return None;
     }
@@ -58,15 +59,6 @@ pub(crate) fn message_line(line: &str) -> Option<MessageLine> {
     if line.as_bytes()[message.start] != b'{' {
         return None;
     }
-    // The message object again, for its members (small next to the line: its content is skipped
-    // by the same scanner).
-    let mut members = Vec::new();
-    let mut inner = Scanner {
-        bytes: &line.as_bytes()[..message.end],
-        at: message.start,
-        keys: Vec::new(),
-    };
-    inner.object(2, Some(&mut members))?;
     let role = plain_string_or_null(line, field(&members, "role"))??;
     let content = field(&members, "content")?;
     if &line[content] == "null" {
@@ -128,7 +120,7 @@ impl<'a> Scanner<'a> {
 
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
-            b'{' => self.object(depth + 1, None),
+            b'{' => self.object(depth + 1, None, None),
             b'[' => self.array(depth + 1),
             b'"' => self.string().map(drop),
             b't' => self.literal(b"true"),
@@ -144,11 +136,14 @@ impl<'a> Scanner<'a> {
         (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
     }
 
-    /// An object at `depth`; with `fields`, its members' key (without quotes) and value ranges.
+    /// An object at `depth`; with `fields`, its members' key (without quotes) and value ranges,
+    /// and with `message_fields` those of its member `message` too when that is an object (so
+    /// the line is scanned once).
     fn object(
         &mut self,
         depth: usize,
         mut fields: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
+        mut message_fields: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
     ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
@@ -171,7 +166,11 @@ impl<'a> Scanner<'a> {
             self.keys.push(text);
             self.eat(b':')?;
             let start = self.at;
-            self.value(depth)?;
+            if text == b"message" && self.peek() == Some(b'{') && message_fields.is_some() {
+                self.object(depth + 1, message_fields.take(), None)?;
+            } else {
+                self.value(depth)?;
+            }
             if let Some(fields) = fields.as_deref_mut() {
                 fields.push((key, start..self.at));
             }
@@ -215,14 +214,7 @@ impl<'a> Scanner<'a> {
         let start = self.at;
         let bytes = self.bytes;
         loop {
-            // Eight bytes at a time while none is a quote, a backslash or a control character.
-            while let Some(chunk) = bytes.get(self.at..self.at + 8) {
-                let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-                if needs_attention(word) {
-                    break;
-                }
-                self.at += 8;
-            }
+            self.at = plain_run_end(bytes, self.at);
             let byte = self.peek()?;
             self.at += 1;
             match byte {
@@ -304,6 +296,63 @@ impl<'a> Scanner<'a> {
     }
 }
 
+/// The first index from `at` whose byte is a quote, a backslash or a control character (or a
+/// few bytes before the end): the bulk of a string, skipped 32, 16 then 8 bytes at a time.
+fn plain_run_end(bytes: &[u8], mut at: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        at = sse2::plain_run_end(bytes, at);
+    }
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        if needs_attention(word) {
+            break;
+        }
+        at += 8;
+    }
+    at
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::*;
+
+    /// `super::plain_run_end` over 16-byte blocks (SSE2 is part of every x86-64 CPU).
+    pub(super) fn plain_run_end(bytes: &[u8], mut at: usize) -> usize {
+        // SAFETY: SSE2 is always available on x86_64; every load reads 16 bytes inside `bytes`
+        // (`at + 16 <= len` or `at + 32 <= len` is checked first) and unaligned loads are allowed.
+        unsafe {
+            let quote = _mm_set1_epi8(b'"' as i8);
+            let backslash = _mm_set1_epi8(b'\\' as i8);
+            let highest_control = _mm_set1_epi8(0x1f);
+            let attention = |at: usize| {
+                let block = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
+                let control = _mm_cmpeq_epi8(_mm_min_epu8(block, highest_control), block);
+                let special = _mm_or_si128(
+                    _mm_cmpeq_epi8(block, quote),
+                    _mm_cmpeq_epi8(block, backslash),
+                );
+                _mm_movemask_epi8(_mm_or_si128(control, special)) as u32
+            };
+            while at + 32 <= bytes.len() {
+                let mask = attention(at) | (attention(at + 16) << 16);
+                if mask != 0 {
+                    return at + mask.trailing_zeros() as usize;
+                }
+                at += 32;
+            }
+            while at + 16 <= bytes.len() {
+                let mask = attention(at);
+                if mask != 0 {
+                    return at + mask.trailing_zeros() as usize;
+                }
+                at += 16;
+            }
+        }
+        at
+    }
+}
+
 /// Whether any of the 8 bytes of `word` is a control character, `"` or `\`.
 fn needs_attention(word: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -346,6 +395,30 @@ mod tests {
         ));
         let line = r#"{"type":"message","id":"b","message":{"role":"toolResult","content":[]}}"#;
         assert_eq!(message_line(line).map(|m| m.role), Some(Role::ToolResult));
+    }
+
+    /// The block scan stops exactly where a byte-at-a-time scan would, at every position of the
+    /// special byte in a block and near the end.
+    #[test]
+    fn plain_runs_end_at_the_first_special_byte() {
+        for len in [0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 47, 64, 100] {
+            for special in [b'"', b'\\', 0x00, 0x1f, 0x0a] {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    // Non-ASCII bytes (high bit set) are plain.
+                    if at > 0 {
+                        bytes[at - 1] = 0xe9;
+                    }
+                    let end = plain_run_end(&bytes, 0);
+                    assert!(end <= at, "{len} {special} {at}: {end}");
+                    assert!(bytes[end..at].len() < 8, "{len} {special} {at}: {end}");
+                }
+                let plain = vec![0x7fu8; len];
+                assert!(len - plain_run_end(&plain, 0) < 8);
+                assert!(!plain[plain_run_end(&plain, 0)..].contains(&b'"'));
+            }
+        }
     }
 
     #[test]
