@@ -324,18 +324,16 @@ pub(crate) fn write_owned_text(out: *mut *mut c_char, out_len: *mut usize, text:
 /// buffer has room for the terminator (JSON text holds no NUL byte: a NUL in a string is
 /// escaped).
 pub(crate) fn write_owned_json(out: *mut *mut c_char, out_len: *mut usize, text: String) {
-    match CString::new(text) {
-        Ok(owned) => {
-            if !out_len.is_null() {
-                write_out(out_len, owned.as_bytes().len());
-            }
-            write_out(out, owned.into_raw());
-        }
-        Err(error) => {
-            let text = String::from_utf8_lossy(&error.into_vec()).into_owned();
-            write_owned_text(out, out_len, &text);
-        }
+    // memchr's vectorized search, not CString::new's own (a context can be 100 MB).
+    if memchr::memchr(0, text.as_bytes()).is_some() {
+        return write_owned_text(out, out_len, &text);
     }
+    if !out_len.is_null() {
+        write_out(out_len, text.len());
+    }
+    // SAFETY: `text` holds no NUL byte (checked just above).
+    let owned = unsafe { CString::from_vec_unchecked(text.into_bytes()) };
+    write_out(out, owned.into_raw());
 }
 
 /// Host data with its finalizer: the finalizer runs once, when the last reference drops. Host

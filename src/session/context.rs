@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::read::{SpanReader, Text};
 use super::scan::Role;
 use super::{ids, Session, SessionError};
 use crate::json::{Json, JsonMap};
@@ -363,23 +364,14 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<String, Session
         }
         _ => None,
     };
-    let spliced_bytes: usize = selected
-        .iter()
-        .filter_map(|s| splice(s).map(|message| message.len() + 1))
-        .sum();
-    // Room for the rest and the C string's terminator, so the text is not copied again.
-    let mut out = String::with_capacity(spliced_bytes + 4096);
-    out.push_str(if llm { "[" } else { "{\"messages\":[" });
-    let mut first = true;
-    let mut separate = |out: &mut String| {
-        if !std::mem::take(&mut first) {
-            out.push(',');
-        }
-    };
+    // The messages in order: spliced from their lines (read back when written) or rendered.
+    let mut pieces = Vec::new();
     for selected in &selected {
         if let Some(message) = splice(selected) {
-            separate(&mut out);
-            out.push_str(&reader.get(indices[selected.position])?[message]);
+            pieces.push(Piece::Splice(
+                &session.entries[indices[selected.position]].text,
+                message,
+            ));
             continue;
         }
         if selected.silent {
@@ -399,35 +391,158 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<String, Session
         if llm {
             messages = super::convert_to_llm(&messages);
         }
-        for message in &messages {
-            separate(&mut out);
-            crate::json::write_json(&mut out, message);
+        pieces.extend(
+            messages
+                .iter()
+                .map(|m| Piece::Text(crate::json::to_string(m))),
+        );
+    }
+    let head = if llm { "[" } else { "{\"messages\":[" };
+    let mut tail = String::from("]");
+    if !llm {
+        // The settings come from the parsed entries and the last spliced assistant message (a
+        // model is the last one named).
+        let last_assistant = (0..indices.len())
+            .rev()
+            .find(|&position| spliced(position).is_some_and(|(role, _)| *role == Role::Assistant));
+        let assistant = last_assistant
+            .map(|position| session.parse_at(indices[position]))
+            .transpose()?;
+        let relevant: Vec<&Json> = (0..indices.len())
+            .filter_map(|position| match &parsed[position] {
+                Some(entry) => Some(entry),
+                None if Some(position) == last_assistant => assistant.as_ref(),
+                None => None,
+            })
+            .collect();
+        let (thinking_level, model) = settings(&relevant);
+        tail.push_str(",\"thinkingLevel\":");
+        crate::json::write_string(&mut tail, &thinking_level);
+        tail.push_str(",\"model\":");
+        crate::json::write_json(&mut tail, model.as_ref().unwrap_or(&Json::Null));
+        tail.push('}');
+    }
+    assemble(session, head, &pieces, &tail)
+}
+
+/// A message of the context text: the range of an entry's line, or its rendering.
+enum Piece<'s> {
+    Splice(&'s Text, std::ops::Range<usize>),
+    Text(String),
+}
+
+impl Piece<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Piece::Splice(_, range) => range.len(),
+            Piece::Text(text) => text.len(),
         }
     }
-    out.push(']');
-    if llm {
-        return Ok(out);
+}
+
+/// Outputs larger than this are written by two threads, each its half of the pieces.
+const SPLIT_BYTES: usize = 1 << 20;
+
+/// `head`, the pieces separated by commas, and `tail`, in one string of the exact size (with
+/// room for the C string's terminator, so the text is not copied again). A large text is
+/// written by two threads, each reading its pieces' lines back and copying them into its half
+/// (the copies and the kernel's zeroing of the fresh pages run side by side).
+fn assemble(
+    session: &Session,
+    head: &str,
+    pieces: &[Piece],
+    tail: &str,
+) -> Result<String, SessionError> {
+    let commas = pieces.len().saturating_sub(1);
+    let total = head.len() + pieces.iter().map(Piece::len).sum::<usize>() + commas + tail.len();
+    let mut out = vec![0u8; total + 1];
+    out.truncate(total);
+    // Where the second half starts: the piece at which half the text is written.
+    let mut split_piece = pieces.len();
+    let mut split_byte = total;
+    if total >= SPLIT_BYTES {
+        let mut at = head.len();
+        for (index, piece) in pieces.iter().enumerate() {
+            if at >= total / 2 {
+                (split_piece, split_byte) = (index, at);
+                break;
+            }
+            at += usize::from(index > 0) + piece.len();
+        }
     }
-    // The settings come from the parsed entries and the last spliced assistant message (a model
-    // is the last one named).
-    let last_assistant = (0..indices.len())
-        .rev()
-        .find(|&position| spliced(position).is_some_and(|(role, _)| *role == Role::Assistant));
-    let assistant = last_assistant
-        .map(|position| session.parse_at(indices[position]))
-        .transpose()?;
-    let relevant: Vec<&Json> = (0..indices.len())
-        .filter_map(|position| match &parsed[position] {
-            Some(entry) => Some(entry),
-            None if Some(position) == last_assistant => assistant.as_ref(),
-            None => None,
-        })
-        .collect();
-    let (thinking_level, model) = settings(&relevant);
-    out.push_str(",\"thinkingLevel\":");
-    crate::json::write_string(&mut out, &thinking_level);
-    out.push_str(",\"model\":");
-    crate::json::write_json(&mut out, model.as_ref().unwrap_or(&Json::Null));
-    out.push('}');
-    Ok(out)
+    let (first, second) = out.split_at_mut(split_byte);
+    let (first_pieces, second_pieces) = pieces.split_at(split_piece);
+    let (file, path) = session.file_for_reading();
+    let write = |out: &mut [u8], head: &str, pieces: &[Piece], starts_text: bool, tail: &str| {
+        write_pieces(
+            SpanReader::new(file, path, true),
+            out,
+            head,
+            pieces,
+            starts_text,
+            tail,
+        )
+    };
+    if second_pieces.is_empty() {
+        write(first, head, first_pieces, true, tail)?;
+    } else {
+        // Behind a lock so this thread can write it when no other thread is to be had.
+        let second = std::sync::Mutex::new(second);
+        let write_second = || {
+            write(
+                &mut crate::sync::lock(&second),
+                "",
+                second_pieces,
+                false,
+                tail,
+            )
+        };
+        std::thread::scope(|scope| {
+            let other = std::thread::Builder::new()
+                .name("libagent-session-context".into())
+                .spawn_scoped(scope, write_second);
+            let mine = write(first, head, first_pieces, true, "");
+            match other.map(|thread| thread.join()) {
+                Ok(Ok(result)) => result?,
+                // No thread to be had (or, never expected, it panicked): this one writes it.
+                _ => write_second()?,
+            }
+            mine
+        })?;
+    }
+    // SAFETY: every byte was written from `&str`s (whole lines' ranges that start and end at
+    // ASCII delimiters, renderings, ASCII separators), so `out` is valid UTF-8.
+    Ok(unsafe { String::from_utf8_unchecked(out) })
+}
+
+/// Writes `head`, `pieces` (each after a comma, but for the very first piece of the text) and
+/// `tail` into `out`, which they fill exactly.
+fn write_pieces(
+    mut reader: SpanReader<'_>,
+    out: &mut [u8],
+    head: &str,
+    pieces: &[Piece],
+    starts_text: bool,
+    tail: &str,
+) -> Result<(), SessionError> {
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        out[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    put(head.as_bytes());
+    for (index, piece) in pieces.iter().enumerate() {
+        if index > 0 || !starts_text {
+            put(b",");
+        }
+        match piece {
+            Piece::Splice(Text::Own(text), range) => put(&text.as_bytes()[range.clone()]),
+            Piece::Splice(Text::File(span), range) => {
+                put(&reader.line(span)?.as_bytes()[range.clone()])
+            }
+            Piece::Text(text) => put(text.as_bytes()),
+        }
+    }
+    put(tail.as_bytes());
+    Ok(())
 }

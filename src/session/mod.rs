@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -132,6 +133,9 @@ pub struct Session {
     parsed: OnceCell<Vec<Json>>,
     /// Entry id -> index in `entries`.
     by_id: HashMap<String, usize>,
+    /// Whether two entries ever had the same id (then a parent is always looked up in `by_id`,
+    /// which holds the later one).
+    repeated_ids: bool,
     /// Target id -> `[label, the label entry's timestamp]`, as the label entries left them, in
     /// the order of a JavaScript Map (a cleared label that is set again moves to the end).
     labels: JsonMap,
@@ -168,9 +172,15 @@ impl Session {
                 let size = file.size();
                 session.file = Some(file);
                 session.entries.reserve_exact(entries.len());
+                session.by_id.reserve(entries.len());
                 for entry in entries {
                     session.store_read(entry);
                 }
+                // The leaf is the last entry (set here once, not for every message read).
+                session.leaf = session
+                    .entries
+                    .last()
+                    .and_then(|e| e.id.as_deref().map(Into::into));
                 if size >= RELEASE_AFTER_READING {
                     // The reading's temporaries (each line's findings) were the size of a
                     // fraction of the file: the host should not keep them resident.
@@ -249,6 +259,7 @@ impl Session {
             entries: Vec::new(),
             parsed: OnceCell::new(),
             by_id: HashMap::new(),
+            repeated_ids: false,
             labels: JsonMap::new(),
             leaf: None,
             has_conversation: false,
@@ -279,6 +290,7 @@ impl Session {
         self.entries.clear();
         self.parsed = OnceCell::new();
         self.by_id.clear();
+        self.repeated_ids = false;
         self.labels.clear();
         self.has_conversation = false;
         self.leaf = None;
@@ -287,7 +299,7 @@ impl Session {
         }
     }
 
-    /// Adds an entry read from the file.
+    /// Adds an entry read from the file (the leaf is set by the caller once all are read).
     fn store_read(&mut self, entry: ReadEntry) {
         match entry.found {
             Found::Parsed(value) => self.store(entry.text, &value),
@@ -298,9 +310,8 @@ impl Session {
                 message,
             } => {
                 if let Some(id) = &id {
-                    self.by_id.insert(id.to_string(), self.entries.len());
+                    self.index_id(id);
                 }
-                self.leaf = id.as_deref().map(str::to_string);
                 if matches!(role, Role::User | Role::Assistant) {
                     self.has_conversation = true;
                 }
@@ -314,12 +325,23 @@ impl Session {
         }
     }
 
+    /// Indexes the id of the entry about to be pushed.
+    fn index_id(&mut self, id: &str) {
+        if self
+            .by_id
+            .insert(id.to_string(), self.entries.len())
+            .is_some()
+        {
+            self.repeated_ids = true;
+        }
+    }
+
     /// Adds an entry (`text` is its JSON, `entry` its value), indexes it and makes it the leaf.
     fn store(&mut self, text: Text, entry: &Json) {
         let id = entry.get("id").and_then(Json::as_str);
         let parent = entry.get("parentId").and_then(Json::as_str);
         if let Some(id) = id {
-            self.by_id.insert(id.to_string(), self.entries.len());
+            self.index_id(id);
         }
         self.leaf = id.map(str::to_string);
         self.entries.push(Stored {
@@ -353,16 +375,20 @@ impl Session {
     /// A reader of the entries' texts: `window` for many entries in file order, else each read
     /// alone.
     fn text_reader(&self, window: bool) -> TextReader<'_> {
-        let file = self.file.as_ref();
-        let spans = SpanReader::new(
-            file.and_then(SessionFile::handle),
-            file.map_or(Path::new(""), SessionFile::path),
-            window,
-        );
+        let (file, path) = self.file_for_reading();
         TextReader {
             session: self,
-            spans,
+            spans: SpanReader::new(file, path, window),
         }
+    }
+
+    /// The file entries' lines are read back from, and its path (for errors).
+    fn file_for_reading(&self) -> (Option<&File>, &Path) {
+        let file = self.file.as_ref();
+        (
+            file.and_then(SessionFile::handle),
+            file.map_or(Path::new(""), SessionFile::path),
+        )
     }
 
     /// The value of the entry at `index`.
@@ -396,10 +422,17 @@ impl Session {
                 break;
             }
             path.push(index);
-            current = self.entries[index]
-                .parent
-                .as_deref()
-                .and_then(|parent| self.by_id.get(parent).copied());
+            let Some(parent) = self.entries[index].parent.as_deref() else {
+                break;
+            };
+            // Most entries follow their parent in the file: no lookup then.
+            let previous = index.checked_sub(1);
+            current = match previous {
+                Some(p) if !self.repeated_ids && self.entries[p].id.as_deref() == Some(parent) => {
+                    Some(p)
+                }
+                _ => self.by_id.get(parent).copied(),
+            };
         }
         path.reverse();
         path

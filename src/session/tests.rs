@@ -620,6 +620,18 @@ fn every_line_is_read_whatever_its_length_and_place() {
         crate::json::to_string(&context.to_json())
     );
     assert_eq!(session.leaf_id(), Some("last"));
+    // A line the second half of the context is spliced from, changed: reported, whichever
+    // thread read it.
+    let mut changed = text.clone();
+    let at = memchr::memmem::find(&text, b"\"58:yyy").unwrap();
+    changed[at + 4] = b'z';
+    std::fs::write(&path, &changed).unwrap();
+    let error = session.context_text().unwrap_err();
+    assert!(
+        error.message.contains("was changed by another program"),
+        "{}",
+        error.message
+    );
 }
 
 /// Entries are read back from the file when asked for: a file another program changed since
