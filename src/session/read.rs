@@ -73,7 +73,7 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
 /// One line (without its newline) at `offset`. Invalid UTF-8 becomes U+FFFD, as the whole text
 /// did before: a newline always ends an invalid sequence.
 fn read_one(bytes: &[u8], offset: u64) -> ReadLine {
-    let (text, valid) = match std::str::from_utf8(bytes) {
+    let (text, valid) = match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => (Cow::Borrowed(text), true),
         Err(_) => (String::from_utf8_lossy(bytes), false),
     };
@@ -240,7 +240,7 @@ impl<'a> SpanReader<'a> {
         let bytes = self.window[..self.filled]
             .get(at..at + len)
             .unwrap_or_default();
-        match std::str::from_utf8(bytes) {
+        match simdutf8::basic::from_utf8(bytes) {
             Ok(text) if bytes.len() == len && hash(bytes) == span.hash => Ok(text),
             _ => Err(self.changed()),
         }
