@@ -6,7 +6,6 @@ import asyncio
 import atexit
 import ctypes
 import re
-import threading
 import time
 import weakref
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -154,7 +153,7 @@ def _python_names(error: AgentError, names: Mapping[str, str]) -> AgentError:
     return type(error)(message) if message != error.message else error
 
 
-class Agent:
+class Agent(native.Closable):
     """An agent (SPEC §7). Options are keyword arguments:
 
     - `system_prompt`, `model` (a Model dict), `thinking_level`, `messages`: the initial state;
@@ -199,8 +198,7 @@ class Agent:
                  session: Optional[Session] = None, mcp: Union[MCP, Iterable[MCP], None] = None,
                  **settings: Any):
         self._handle = native.AgentHandle()
-        self._closed = False
-        self._close_lock = threading.Lock()
+        self._open()
         self._shared = _Shared(inline=dispatcher is not None)
         if stream_fn is not None and scripted is not None:
             raise ValueError("give either stream_fn or scripted, not both")
@@ -265,34 +263,16 @@ class Agent:
         """The `AgentHandle` (a ctypes struct), for calling the C ABI directly."""
         return self._handle
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     def close(self) -> None:
         """Frees the agent (`agent_free`): an active run is cancelled (a `prompt` waiting on it
         raises FreedError), event streams end, and the tools, hooks and listeners are released.
         Idempotent; never blocks."""
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
+        super().close()
+
+    def _release(self) -> None:
         _LIVE.discard(self)
         if self._handle:
             native.check(native.lib.agent_free(self._handle))
-
-    def __enter__(self) -> "Agent":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            if not getattr(self, "_closed", True):
-                self.close()
-        except BaseException:  # noqa: BLE001 - interpreter shutdown, already freed...
-            pass
 
     def _call(self, name: str, *args: Any) -> None:
         native.check(getattr(native.lib, name)(self._handle, *args))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import os
-import threading
 import weakref
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
@@ -73,7 +72,7 @@ def _config_bytes(config: Union[Mapping[str, Any], str, bytes]) -> bytes:
     raise TypeError(f"config must be a dict or a JSON text, not {type(config).__name__}")
 
 
-class MCP:
+class MCP(native.Closable):
     """The MCP servers of one configuration, `{"mcpServers": {"<name>": {...}}}` (a dict or its
     JSON text): for a stdio server `command`, `args`, `env`, `cwd`; for a streamable-HTTP server
     `url`, `headers`; for both `type` ("stdio", "http" or "streamable-http"), `timeout` (seconds,
@@ -95,9 +94,8 @@ class MCP:
 
     def __init__(self, config: Union[Mapping[str, Any], str, bytes]):
         self._handle = native.AgentMcp()
-        self._closed = False
-        self._close_lock = threading.Lock()
         native.check(native.lib.agent_mcp_connect(*native.text(_config_bytes(config)), ctypes.byref(self._handle)))
+        self._open()
 
     @classmethod
     def load(cls, path: PathLike) -> "MCP":
@@ -110,10 +108,6 @@ class MCP:
     def handle(self) -> "native.AgentMcp":
         """The `AgentMcp` (a ctypes struct), for calling the C ABI directly."""
         return self._handle
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Waits until no server is still connecting, or `timeout` seconds passed (None: no
@@ -155,27 +149,18 @@ class MCP:
     def close(self) -> None:
         """Ends the servers and releases the set (idempotent); their tools then fail with a
         sentence saying the server is closed."""
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
+        super().close()
+
+    def _release(self) -> None:
+        try:
             native.check(native.lib.agent_mcp_close(self._handle))
+        finally:
             native.check(native.lib.agent_mcp_free(self._handle))
 
-    def __enter__(self) -> "MCP":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
+    def _collected(self) -> None:
         # A set never closed is released when collected: its servers end unless an agent holds it.
-        try:
-            if not getattr(self, "_closed", True):
-                self._closed = True
-                native.take_error(native.lib.agent_mcp_free(self._handle))
-        except BaseException:  # noqa: BLE001 - interpreter shutdown...
-            pass
+        self._closed = True
+        native.take_error(native.lib.agent_mcp_free(self._handle))
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ", ".join(f"{s.name}: {s.state}" for s in self.servers())

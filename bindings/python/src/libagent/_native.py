@@ -21,7 +21,7 @@ import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint32,
                     c_uint64, c_void_p)
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, TypeVar
 
 import pydantic_core
 
@@ -452,3 +452,48 @@ def version() -> str:
 def configure_runtime(workers: int) -> None:
     """`agent_runtime_configure`: call before the first agent is created."""
     check(lib.agent_runtime_configure(workers))
+
+
+_Self = TypeVar("_Self", bound="Closable")
+
+
+class Closable:
+    """What `Agent`, `Session` and `MCP` share: `close()` releases the native object once
+    (`_release`, thread-safe, idempotent), `with` closes, and an object collected unclosed is
+    released by `_collected` (default: `close()`)."""
+
+    _closed = True  # until __init__ has a handle: a failed constructor leaves nothing to free
+
+    def _open(self) -> None:
+        self._closed = False
+        self._close_lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._release()
+
+    def _release(self) -> None:
+        raise NotImplementedError
+
+    def _collected(self) -> None:
+        self.close()
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if not self._closed:
+                self._collected()
+        except BaseException:  # noqa: BLE001 - interpreter shutdown, already freed...
+            pass

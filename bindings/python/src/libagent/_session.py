@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from . import _native as native
@@ -32,7 +31,7 @@ def _take_text(fn: Any, *args: Any) -> str:
         native.lib.agent_string_free(out)
 
 
-class Session:
+class Session(native.Closable):
     """A conversation kept as pi-coding-agent's session file (JSONL, version 3: a tree of entries
     whose leaf is the current position), or in memory. Pass it to `Agent(session=...)`: the agent
     starts from the session's context and appends every message it commits (and every model and
@@ -56,8 +55,7 @@ class Session:
     def __init__(self, handle: "native.AgentSession"):
         """Takes ownership of a raw handle; use the classmethods instead."""
         self._handle = handle
-        self._closed = False
-        self._close_lock = threading.Lock()
+        self._open()
 
     @classmethod
     def _new(cls, fn: Any, *args: Any) -> "Session":
@@ -107,32 +105,14 @@ class Session:
         """The `AgentSession` (a ctypes struct), for calling the C ABI directly."""
         return self._handle
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     def close(self) -> None:
         """Releases the session (idempotent). An agent built with it keeps it open until the
         agent is closed."""
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
+        super().close()
+
+    def _release(self) -> None:
         if self._handle:
             native.check(native.lib.agent_session_free(self._handle))
-
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            if not getattr(self, "_closed", True):
-                self.close()
-        except BaseException:  # noqa: BLE001 - interpreter shutdown, already freed...
-            pass
 
     # -- writing ---------------------------------------------------------------------------------
 
