@@ -28,14 +28,8 @@ static char *servers_of(AgentMcp mcp) {
     return json;
 }
 
-/* The set's tools in an agent driven by `script`; returns the agent's messages after one run. */
-static char *run_agent(AgentMcp mcp, const char *script) {
-    AgentTool tools[128];
-    size_t count = 0;
-    CHECK_OK(agent_mcp_tools(mcp, tools, 128, &count));
-    CHECK(count > 0);
-    AgentOptions options = sequential_options_with(tools, count);
-    CHECK_OK(agent_options_set_scripted_model(options, script, NTS));
+/* An agent made from `options` (consumed), prompted once; returns its messages after the run. */
+static char *run_options(AgentOptions options) {
     AgentHandle agent = {0};
     CHECK_OK(agent_new(options, &agent));
     AgentRun run;
@@ -47,6 +41,17 @@ static char *run_agent(AgentMcp mcp, const char *script) {
     CHECK_OK(agent_get_messages(agent, 0, 1000, &messages, NULL));
     CHECK_OK(agent_free(agent));
     return messages;
+}
+
+/* The set's tools in an agent driven by `script`; returns the agent's messages after one run. */
+static char *run_agent(AgentMcp mcp, const char *script) {
+    AgentTool tools[128];
+    size_t count = 0;
+    CHECK_OK(agent_mcp_tools(mcp, tools, 128, &count));
+    CHECK(count > 0);
+    AgentOptions options = sequential_options_with(tools, count);
+    CHECK_OK(agent_options_set_scripted_model(options, script, NTS));
+    return run_options(options);
 }
 
 static void argument_checks(void) {
@@ -256,21 +261,12 @@ static void attached_set(void) {
         TOOL_CALL("call_extra", "mcp__tools__extra", "{}")
         "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}]",
         NTS));
-    AgentHandle agent = {0};
-    CHECK_OK(agent_new(options, &agent));
-    AgentRun run;
-    CHECK_OK(agent_prompt_text(agent, "go", NTS, NULL, 0, NULL, NULL, &run));
-    WAIT_RUN(run);
-    CHECK_EQ_INT(outcome_of(run).status, AGENT_RUN_COMPLETED);
-    CHECK_OK(agent_run_free(run));
-    char *messages = NULL;
-    CHECK_OK(agent_get_messages(agent, 0, 100, &messages, NULL));
+    char *messages = run_options(options); /* the agent, the set's last holder, kills the server */
     CHECK_HAS(messages, "echo: first request");
     CHECK_HAS(messages, "grown");
     CHECK_HAS(messages, "extra works");
     CHECK_NOT_HAS(messages, "\"isError\":true");
     agent_string_free(messages);
-    CHECK_OK(agent_free(agent)); /* the last holder: the server is killed */
 }
 
 /* A call's progress notifications restart its timeout (a 6 s call on a server with a 2 s
