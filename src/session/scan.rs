@@ -291,9 +291,39 @@ impl<'a> Scanner<'a> {
         if plain && integer_digits <= 15 && text != "-0" {
             return Some(());
         }
+        if prints_as_itself(text) {
+            return Some(());
+        }
         let value: f64 = text.parse().ok()?;
         (value.is_finite() && crate::json::number_to_string(value) == text).then_some(())
     }
+}
+
+/// Whether a decimal without exponent is what JavaScript prints for its double, without
+/// computing that: at most 15 significant digits (so no other decimal of 15 digits or fewer
+/// reads as the same double, and the shortest that round-trips is this one), no trailing zero in
+/// the fraction, and at least 1e-6 (smaller prints with an exponent).
+fn prints_as_itself(text: &str) -> bool {
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let Some((integer, fraction)) = unsigned.split_once('.') else {
+        return false;
+    };
+    if fraction.is_empty()
+        || fraction.ends_with('0')
+        || !fraction.bytes().all(|b| b.is_ascii_digit())
+    {
+        return false;
+    }
+    let significant = if integer == "0" {
+        let zeros = fraction.len() - fraction.trim_start_matches('0').len();
+        if zeros > 5 {
+            return false;
+        }
+        fraction.len() - zeros
+    } else {
+        integer.len() + fraction.len()
+    };
+    significant <= 15
 }
 
 /// The first index from `at` whose byte is a quote, a backslash or a control character (or a
@@ -418,6 +448,45 @@ mod tests {
                 assert!(len - plain_run_end(&plain, 0) < 8);
                 assert!(!plain[plain_run_end(&plain, 0)..].contains(&b'"'));
             }
+        }
+    }
+
+    /// The shortcut agrees with printing the parsed double, on decimals around its limits.
+    #[test]
+    fn decimals_that_print_as_themselves() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut taken = 0;
+        for _ in 0..200_000 {
+            let integer_width = 10u64.pow(1 + next(12) as u32);
+            let integer = match next(3) {
+                0 => "0".to_string(),
+                _ => (1 + next(integer_width)).to_string(),
+            };
+            let zeros = "0".repeat(next(8) as usize);
+            let fraction_width = 10u64.pow(1 + next(16) as u32);
+            let digits = next(fraction_width).to_string();
+            let sign = if next(2) == 0 { "-" } else { "" };
+            let text = format!("{sign}{integer}.{zeros}{digits}");
+            let exact = text
+                .parse::<f64>()
+                .is_ok_and(|v| crate::json::number_to_string(v) == text);
+            if prints_as_itself(&text) {
+                assert!(exact, "{text}");
+                taken += 1;
+            }
+        }
+        assert!(taken > 50_000, "{taken}");
+        for text in ["0.000001", "-0.5", "123456789012.345", "0.1", "1.5"] {
+            assert!(prints_as_itself(text), "{text}");
+        }
+        for text in ["0.0000001", "1.50", "0.0", "1234567890123.456", "1e5", "7"] {
+            assert!(!prints_as_itself(text), "{text}");
         }
     }
 
