@@ -667,3 +667,40 @@ fn a_file_changed_behind_the_session_is_reported() {
     std::fs::write(&path, &text[..text.len() - 50]).unwrap();
     changed_error(session.llm_text().unwrap_err());
 }
+
+/// A file that repeats an id: a parent is the later entry with that id (as the reference's map
+/// keeps it), even where the entry before the child has the id too.
+#[test]
+fn a_repeated_id_resolves_to_its_later_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("repeated.jsonl");
+    let entry = |id: &str, parent: Option<&str>, text: &str| {
+        crate::json::to_string(&json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z", "message": user(text)}))
+    };
+    let text = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_string(),
+        entry("a", None, "one"),
+        entry("b", Some("a"), "two"),
+        entry("a", None, "three"),
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(&path, text).unwrap();
+    let mut session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    session.branch(Some("b")).unwrap();
+    let contents: Vec<Json> = session
+        .context()
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m["content"].clone())
+        .collect();
+    assert_eq!(contents, vec![json!("three"), json!("two")]);
+    let text = session.context_text().unwrap();
+    assert!(
+        text.find("three").unwrap() < text.find("two").unwrap(),
+        "{text}"
+    );
+    assert!(!text.contains("one"), "{text}");
+}
