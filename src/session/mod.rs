@@ -132,7 +132,7 @@ pub struct Session {
     /// Every entry parsed, made by the first `entries()` or `branch_path()` and kept up to date.
     parsed: OnceCell<Vec<Json>>,
     /// Entry id -> index in `entries`.
-    by_id: HashMap<String, usize>,
+    by_id: HashMap<String, usize, foldhash::quality::RandomState>,
     /// Whether two entries ever had the same id (then a parent is always looked up in `by_id`,
     /// which holds the later one).
     repeated_ids: bool,
@@ -258,7 +258,7 @@ impl Session {
             header: Json::Null,
             entries: Vec::new(),
             parsed: OnceCell::new(),
-            by_id: HashMap::new(),
+            by_id: HashMap::default(),
             repeated_ids: false,
             labels: JsonMap::new(),
             leaf: None,

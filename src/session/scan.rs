@@ -30,17 +30,42 @@ pub(crate) struct MessageLine {
 /// `Some` when `line` is a `message` entry in `JSON.stringify`'s form whose message has a role
 /// and content; `None` means "parse it fully" (it may still be valid JSON, or not).
 pub(crate) fn message_line(line: &str) -> Option<MessageLine> {
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut scratch) => message_line_with(line, &mut scratch),
+        // Never expected (the scan calls nothing that scans): fresh buffers then.
+        Err(_) => message_line_with(line, &mut Scratch::default()),
+    })
+}
+
+/// A member's key range (without quotes) and value range.
+type Fields = Vec<(Range<usize>, Range<usize>)>;
+
+/// The buffers a scan fills, kept per thread so a line costs no allocation.
+#[derive(Default)]
+struct Scratch {
+    keys: Vec<Key>,
+    top: Fields,
+    members: Fields,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+fn message_line_with(line: &str, scratch: &mut Scratch) -> Option<MessageLine> {
+    let Scratch { keys, top, members } = scratch;
+    keys.clear();
+    top.clear();
+    members.clear();
     let mut scanner = Scanner {
         bytes: line.as_bytes(),
         at: 0,
-        keys: Vec::new(),
+        keys,
     };
-    let mut top = Vec::new();
-    let mut members = Vec::new();
     if scanner.bytes.first() != Some(&b'{') {
         return None;
     }
-    scanner.object(1, Some(&mut top), Some(&mut members))?;
+    scanner.object(1, Some(top), Some(members))?;
     if scanner.at != scanner.bytes.len() {
         return None;
     }
@@ -50,17 +75,17 @@ pub(crate) fn message_line(line: &str) -> Option<MessageLine> {
             .find(|(key, _)| &line[key.clone()] == name)
             .map(|(_, value)| value.clone())
     };
-    if field(&top, "type").map(|r| &line[r]) != Some("\"message\"") {
+    if field(top, "type").map(|r| &line[r]) != Some("\"message\"") {
         return None;
     }
-    let id = plain_string_or_null(line, field(&top, "id"))?;
-    let parent = plain_string_or_null(line, field(&top, "parentId"))?;
-    let message = field(&top, "message")?;
+    let id = plain_string_or_null(line, field(top, "id"))?;
+    let parent = plain_string_or_null(line, field(top, "parentId"))?;
+    let message = field(top, "message")?;
     if line.as_bytes()[message.start] != b'{' {
         return None;
     }
-    let role = plain_string_or_null(line, field(&members, "role"))??;
-    let content = field(&members, "content")?;
+    let role = plain_string_or_null(line, field(members, "role"))??;
+    let content = field(members, "content")?;
     if &line[content] == "null" {
         return None;
     }
@@ -90,7 +115,7 @@ fn plain_string_or_null(line: &str, value: Option<Range<usize>>) -> Option<Optio
         return Some(None);
     }
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
+    if inner.as_bytes().contains(&b'\\') {
         return None;
     }
     Some(Some(value.start + 1..value.end - 1))
@@ -106,7 +131,29 @@ struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
     /// The keys of the objects being scanned (for the duplicate check), innermost last.
-    keys: Vec<&'a [u8]>,
+    keys: &'a mut Vec<Key>,
+}
+
+/// A key seen in an object being scanned: where it is, and its length and first bytes in one
+/// word, so keys are told apart without comparing their bytes (they rarely share both).
+#[derive(Clone)]
+struct Key {
+    word: u64,
+    range: Range<usize>,
+}
+
+impl Key {
+    fn new(bytes: &[u8], range: Range<usize>) -> Key {
+        let text = &bytes[range.clone()];
+        let mut first = [0u8; 8];
+        let shown = text.len().min(7);
+        first[..shown].copy_from_slice(&text[..shown]);
+        first[7] = text.len().min(255) as u8;
+        Key {
+            word: u64::from_le_bytes(first),
+            range,
+        }
+    }
 }
 
 impl<'a> Scanner<'a> {
@@ -142,8 +189,8 @@ impl<'a> Scanner<'a> {
     fn object(
         &mut self,
         depth: usize,
-        mut fields: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
-        mut message_fields: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
+        mut fields: Option<&mut Fields>,
+        mut message_fields: Option<&mut Fields>,
     ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
@@ -155,15 +202,19 @@ impl<'a> Scanner<'a> {
         let base = self.keys.len();
         loop {
             let key = self.string()?;
-            let text = &self.bytes[key.clone()];
+            let bytes = self.bytes;
+            let text = &bytes[key.clone()];
+            let seen = Key::new(bytes, key.clone());
             // Array-index keys are reordered by the parser; a repeated key keeps one value.
             if text.first().is_some_and(u8::is_ascii_digit)
                 || self.keys.len() - base >= MAX_MEMBERS
-                || self.keys[base..].contains(&text)
+                || self.keys[base..]
+                    .iter()
+                    .any(|k| k.word == seen.word && &bytes[k.range.clone()] == text)
             {
                 return None;
             }
-            self.keys.push(text);
+            self.keys.push(seen);
             self.eat(b':')?;
             let start = self.at;
             if text == b"message" && self.peek() == Some(b'{') && message_fields.is_some() {
@@ -285,12 +336,14 @@ impl<'a> Scanner<'a> {
             plain = false;
         }
         self.at = at;
-        let text = std::str::from_utf8(&bytes[start..at]).ok()?;
+        let number = &bytes[start..at];
         // Short integers print as themselves (but `-0` prints as `0`); anything else must be
         // what JavaScript prints for its double.
-        if plain && integer_digits <= 15 && text != "-0" {
+        if plain && integer_digits <= 15 && number != b"-0" {
             return Some(());
         }
+        // ASCII digits, signs, `.` and exponent letters only.
+        let text = std::str::from_utf8(number).ok()?;
         if prints_as_itself(text) {
             return Some(());
         }
@@ -425,6 +478,25 @@ mod tests {
         ));
         let line = r#"{"type":"message","id":"b","message":{"role":"toolResult","content":[]}}"#;
         assert_eq!(message_line(line).map(|m| m.role), Some(Role::ToolResult));
+    }
+
+    /// Keys that share their length and first bytes are still told apart by their bytes.
+    #[test]
+    fn keys_alike_in_length_and_start_are_not_duplicates() {
+        let long = "k".repeat(300);
+        for (a, b) in [
+            ("abcdefgh1", "abcdefgh2"),
+            ("abcdefg", "abcdefh"),
+            ("x", "y"),
+            (&long[..], &format!("{}j", &long[..299])[..]),
+        ] {
+            let distinct = format!(
+                r#"{{"type":"message","id":"a","message":{{"role":"user","content":{{"{a}":1,"{b}":2}}}}}}"#
+            );
+            assert!(agrees(&distinct), "{a} {b}");
+            let repeated = distinct.replace(b, a);
+            assert_eq!(message_line(&repeated), None, "{a}");
+        }
     }
 
     /// The block scan stops exactly where a byte-at-a-time scan would, at every position of the
