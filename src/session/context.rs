@@ -2,6 +2,7 @@
 //! compaction's projection, each entry as messages, context edits, the model and thinking level.
 
 use std::collections::HashMap;
+use std::mem::MaybeUninit;
 
 use super::read::{SpanReader, Text};
 use super::scan::Role;
@@ -455,8 +456,8 @@ fn assemble(
 ) -> Result<String, SessionError> {
     let commas = pieces.len().saturating_sub(1);
     let total = head.len() + pieces.iter().map(Piece::len).sum::<usize>() + commas + tail.len();
-    let mut out = vec![0u8; total + 1];
-    out.truncate(total);
+    // Not zeroed here: each thread's first write to its half takes that half's page faults.
+    let mut out: Vec<u8> = Vec::with_capacity(total + 1);
     // Where the second half starts: the piece at which half the text is written.
     let mut split_piece = pieces.len();
     let mut split_byte = total;
@@ -470,10 +471,14 @@ fn assemble(
             at += usize::from(index > 0) + piece.len();
         }
     }
-    let (first, second) = out.split_at_mut(split_byte);
+    let (first, second) = out.spare_capacity_mut()[..total].split_at_mut(split_byte);
     let (first_pieces, second_pieces) = pieces.split_at(split_piece);
     let (file, path) = session.file_for_reading();
-    let write = |out: &mut [u8], head: &str, pieces: &[Piece], starts_text: bool, tail: &str| {
+    let write = |out: &mut [MaybeUninit<u8>],
+                 head: &str,
+                 pieces: &[Piece],
+                 starts_text: bool,
+                 tail: &str| {
         write_pieces(
             SpanReader::new(file, path, true),
             out,
@@ -510,16 +515,20 @@ fn assemble(
             mine
         })?;
     }
-    // SAFETY: every byte was written from `&str`s (whole lines' ranges that start and end at
-    // ASCII delimiters, renderings, ASCII separators), so `out` is valid UTF-8.
-    Ok(unsafe { String::from_utf8_unchecked(out) })
+    // SAFETY: `write_pieces` wrote every byte of both halves, `total` in all (it checks that it
+    // filled its half), and from `&str`s (whole lines' ranges that start and end at ASCII
+    // delimiters, renderings, ASCII separators), so `out` is valid UTF-8.
+    unsafe {
+        out.set_len(total);
+        Ok(String::from_utf8_unchecked(out))
+    }
 }
 
 /// Writes `head`, `pieces` (each after a comma, but for the very first piece of the text) and
-/// `tail` into `out`, which they fill exactly.
+/// `tail` into `out`, which they fill exactly (checked: `assemble` relies on it).
 fn write_pieces(
     mut reader: SpanReader<'_>,
-    out: &mut [u8],
+    out: &mut [MaybeUninit<u8>],
     head: &str,
     pieces: &[Piece],
     starts_text: bool,
@@ -527,7 +536,7 @@ fn write_pieces(
 ) -> Result<(), SessionError> {
     let mut at = 0;
     let mut put = |bytes: &[u8]| {
-        out[at..at + bytes.len()].copy_from_slice(bytes);
+        out[at..at + bytes.len()].write_copy_of_slice(bytes);
         at += bytes.len();
     };
     put(head.as_bytes());
@@ -544,5 +553,10 @@ fn write_pieces(
         }
     }
     put(tail.as_bytes());
+    assert_eq!(
+        at,
+        out.len(),
+        "the context's pieces fill their part exactly"
+    );
     Ok(())
 }

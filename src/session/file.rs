@@ -207,9 +207,9 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
         return Ok(LoadedFile::Empty(file));
     }
     let mut header: Option<Json> = None;
-    let mut entries = Vec::new();
+    let mut entries = Vec::with_capacity(read.parts.iter().map(Vec::len).sum());
     let mut skipped_lines = Vec::new();
-    for (index, line) in read.lines.into_iter().enumerate() {
+    for (index, line) in read.parts.into_iter().flatten().enumerate() {
         let (text, found) = match line {
             ReadLine::Blank => continue,
             ReadLine::Skipped => {

@@ -11,6 +11,7 @@
 mod context;
 mod file;
 mod ids;
+mod index;
 mod llm;
 mod migrate;
 mod read;
@@ -28,6 +29,7 @@ use crate::json::{Json, JsonMap};
 
 pub use context::{entry_messages, project, ProjectedEntry, SessionContext};
 use file::{Found, LoadedFile, ReadEntry, SessionFile};
+use index::IdIndex;
 pub use llm::convert_to_llm;
 use read::{SpanReader, Text};
 use scan::Role;
@@ -102,6 +104,11 @@ struct Stored {
     message: Option<(Role, Range<usize>)>,
 }
 
+/// The id of the entry at `index` (an indexed entry has one).
+fn id_at(entries: &[Stored], index: usize) -> &str {
+    entries[index].id.as_deref().unwrap_or_default()
+}
+
 /// Entries' texts, those read from the file read back through one window (in file order, the
 /// lines of a path cost a few reads).
 struct TextReader<'s> {
@@ -132,7 +139,7 @@ pub struct Session {
     /// Every entry parsed, made by the first `entries()` or `branch_path()` and kept up to date.
     parsed: OnceCell<Vec<Json>>,
     /// Entry id -> index in `entries`.
-    by_id: HashMap<String, usize, foldhash::quality::RandomState>,
+    by_id: IdIndex,
     /// Whether two entries ever had the same id (then a parent is always looked up in `by_id`,
     /// which holds the later one).
     repeated_ids: bool,
@@ -172,7 +179,7 @@ impl Session {
                 let size = file.size();
                 session.file = Some(file);
                 session.entries.reserve_exact(entries.len());
-                session.by_id.reserve(entries.len());
+                session.by_id.reserve(entries.len(), |_| "");
                 for entry in entries {
                     session.store_read(entry);
                 }
@@ -258,7 +265,7 @@ impl Session {
             header: Json::Null,
             entries: Vec::new(),
             parsed: OnceCell::new(),
-            by_id: HashMap::default(),
+            by_id: IdIndex::default(),
             repeated_ids: false,
             labels: JsonMap::new(),
             leaf: None,
@@ -309,9 +316,6 @@ impl Session {
                 role,
                 message,
             } => {
-                if let Some(id) = &id {
-                    self.index_id(id);
-                }
                 if matches!(role, Role::User | Role::Assistant) {
                     self.has_conversation = true;
                 }
@@ -321,28 +325,45 @@ impl Session {
                     parent,
                     message: Some((role, message)),
                 });
+                self.index_last();
             }
         }
     }
 
-    /// Indexes the id of the entry about to be pushed.
-    fn index_id(&mut self, id: &str) {
-        if self
-            .by_id
-            .insert(id.to_string(), self.entries.len())
-            .is_some()
-        {
-            self.repeated_ids = true;
+    /// Indexes the id of the entry just pushed.
+    fn index_last(&mut self) {
+        let at = self.entries.len() - 1;
+        let entries = &self.entries;
+        if let Some(id) = entries[at].id.as_deref() {
+            if self.by_id.insert(id, at, |i| id_at(entries, i)) {
+                self.repeated_ids = true;
+            }
         }
+    }
+
+    /// The index of the entry with `id` (the later one when two have it).
+    fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id, |i| id_at(&self.entries, i))
+    }
+
+    fn has_id(&self, id: &str) -> bool {
+        self.index_of(id).is_some()
+    }
+
+    /// Takes back the entry just stored (its write failed). Its id is a fresh one
+    /// (`ids::entry_id`), so no earlier entry had it.
+    fn unstore_last(&mut self) {
+        if let Some(id) = self.entries.last().and_then(|e| e.id.clone()) {
+            let entries = &self.entries;
+            self.by_id.remove(&id, |i| id_at(entries, i));
+        }
+        self.entries.pop();
     }
 
     /// Adds an entry (`text` is its JSON, `entry` its value), indexes it and makes it the leaf.
     fn store(&mut self, text: Text, entry: &Json) {
         let id = entry.get("id").and_then(Json::as_str);
         let parent = entry.get("parentId").and_then(Json::as_str);
-        if let Some(id) = id {
-            self.index_id(id);
-        }
         self.leaf = id.map(str::to_string);
         self.entries.push(Stored {
             text,
@@ -350,6 +371,7 @@ impl Session {
             parent: parent.map(Into::into),
             message: None,
         });
+        self.index_last();
         if let Some(parsed) = self.parsed.get_mut() {
             parsed.push(entry.clone());
         }
@@ -416,7 +438,7 @@ impl Session {
     /// so does a cycle in a hand-edited file).
     fn path_indices(&self, leaf: Option<&str>) -> Vec<usize> {
         let mut path = Vec::new();
-        let mut current = leaf.and_then(|id| self.by_id.get(id).copied());
+        let mut current = leaf.and_then(|id| self.index_of(id));
         while let Some(index) = current {
             if path.len() > self.entries.len() {
                 break;
@@ -431,7 +453,7 @@ impl Session {
                 Some(p) if !self.repeated_ids && self.entries[p].id.as_deref() == Some(parent) => {
                     Some(p)
                 }
-                _ => self.by_id.get(parent).copied(),
+                _ => self.index_of(parent),
             };
         }
         path.reverse();
@@ -483,9 +505,8 @@ impl Session {
 
     /// The entry with `id` (see `entries` for the error).
     pub fn entry(&self, id: &str) -> Result<Option<Json>, SessionError> {
-        self.by_id
-            .get(id)
-            .map(|&index| self.parse_at(index))
+        self.index_of(id)
+            .map(|index| self.parse_at(index))
             .transpose()
     }
 
@@ -560,7 +581,7 @@ impl Session {
         for key in ["id", "parentId", "timestamp"] {
             members.shift_remove(key);
         }
-        let id = ids::entry_id(|id| self.by_id.contains_key(id));
+        let id = ids::entry_id(|id| self.has_id(id));
         let timestamp = ids::now_iso();
         self.check_members(&kind, &mut members, &id, &timestamp)?;
         let parent = self.leaf.clone();
@@ -603,7 +624,7 @@ impl Session {
     pub fn branch(&mut self, entry_id: Option<&str>) -> Result<(), SessionError> {
         match entry_id {
             None => self.leaf = None,
-            Some(id) if self.by_id.contains_key(id) => self.leaf = Some(id.to_string()),
+            Some(id) if self.has_id(id) => self.leaf = Some(id.to_string()),
             Some(id) => return Err(not_found(id)),
         }
         Ok(())
@@ -618,7 +639,7 @@ impl Session {
         summary: Json,
     ) -> Result<String, SessionError> {
         if let Some(id) = target {
-            if !self.by_id.contains_key(id) {
+            if !self.has_id(id) {
                 return Err(not_found(id));
             }
         }
@@ -642,7 +663,7 @@ impl Session {
             }
         }
         let previous_leaf = std::mem::replace(&mut self.leaf, target.map(str::to_string));
-        let id = ids::entry_id(|id| self.by_id.contains_key(id));
+        let id = ids::entry_id(|id| self.has_id(id));
         let entry = build_entry("branch_summary", &id, target, &ids::now_iso(), members);
         if let Err(error) = self.push(entry) {
             self.leaf = previous_leaf;
@@ -657,7 +678,7 @@ impl Session {
     /// one (whose header names the old file as `parentSession`), written now when the path holds
     /// a conversation; the old file is left as it was.
     pub fn fork(&mut self, target: &str) -> Result<(), SessionError> {
-        if !self.by_id.contains_key(target) {
+        if !self.has_id(target) {
             return Err(not_found(target));
         }
         let path = self.path_values(Some(target))?;
@@ -763,7 +784,7 @@ impl Session {
             "label" => {
                 let target = members.get("targetId").and_then(Json::as_str);
                 match target {
-                    Some(target) if self.by_id.contains_key(target) => {
+                    Some(target) if self.has_id(target) => {
                         if members.get("label").is_some_and(Json::is_null) {
                             members.shift_remove("label");
                         }
@@ -887,11 +908,7 @@ impl Session {
             .then(|| self.labels.clone());
         self.store(Text::Own(crate::json::to_string(&entry).into()), &entry);
         if let Err(error) = self.persist() {
-            if let Some(stored) = self.entries.pop() {
-                if let Some(id) = stored.id {
-                    self.by_id.remove(&*id);
-                }
-            }
+            self.unstore_last();
             if let Some(parsed) = self.parsed.get_mut() {
                 parsed.pop();
             }

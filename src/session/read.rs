@@ -45,8 +45,9 @@ pub(crate) enum ReadLine {
 
 /// What reading the whole file found.
 pub(crate) struct ReadFile {
-    /// Every line in order (its number is its index + 1).
-    pub lines: Vec<ReadLine>,
+    /// Every line in order (its number is its index + 1), in the parts the threads read (not
+    /// copied into one vector).
+    pub parts: Vec<Vec<ReadLine>>,
     /// The bytes read (the file's length as read).
     pub len: u64,
     pub ends_with_newline: bool,
@@ -177,7 +178,7 @@ pub(crate) fn read_file(file: &File, path: &Path, size: u64) -> Result<ReadFile,
             Ok::<_, SessionError>(vec![first.map_err(failed)?, second.map_err(failed)?])
         })?
     };
-    let mut lines = Vec::new();
+    let mut lines = Vec::with_capacity(parts.len());
     let mut end = None;
     for part in parts {
         if part.too_large {
@@ -189,12 +190,12 @@ pub(crate) fn read_file(file: &File, path: &Path, size: u64) -> Result<ReadFile,
                 ),
             ));
         }
-        lines.extend(part.lines);
+        lines.push(part.lines);
         end = part.end.or(end);
     }
     let (len, last_byte) = end.unwrap_or((0, None));
     Ok(ReadFile {
-        lines,
+        parts: lines,
         len,
         ends_with_newline: last_byte == Some(b'\n'),
     })
