@@ -31,32 +31,47 @@ pub(crate) struct MessageLine {
 /// and content; `None` means "parse it fully" (it may still be valid JSON, or not).
 pub(crate) fn message_line(line: &str) -> Option<MessageLine> {
     SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut scratch) => message_line_with(line, &mut scratch),
-        // Never expected (the scan calls nothing that scans): fresh buffers then.
-        Err(_) => message_line_with(line, &mut Scratch::default()),
+        Ok(mut keys) => message_line_with(line, &mut keys),
+        // Never expected (the scan calls nothing that scans): a fresh buffer then.
+        Err(_) => message_line_with(line, &mut Vec::new()),
     })
 }
 
-/// A member's key range (without quotes) and value range.
-type Fields = Vec<(Range<usize>, Range<usize>)>;
-
-/// The buffers a scan fills, kept per thread so a line costs no allocation.
+/// The value ranges of the members the context needs (of the entry, or of its message).
 #[derive(Default)]
-struct Scratch {
-    keys: Vec<Key>,
-    top: Fields,
-    members: Fields,
+struct Members {
+    kind: Option<Range<usize>>,
+    id: Option<Range<usize>>,
+    parent: Option<Range<usize>>,
+    message: Option<Range<usize>>,
+    role: Option<Range<usize>>,
+    content: Option<Range<usize>>,
+}
+
+impl Members {
+    /// The slot of the member named `key`, if it is one of them.
+    fn slot(&mut self, key: &[u8]) -> Option<&mut Option<Range<usize>>> {
+        match key {
+            b"type" => Some(&mut self.kind),
+            b"id" => Some(&mut self.id),
+            b"parentId" => Some(&mut self.parent),
+            b"message" => Some(&mut self.message),
+            b"role" => Some(&mut self.role),
+            b"content" => Some(&mut self.content),
+            _ => None,
+        }
+    }
 }
 
 thread_local! {
-    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+    /// The keys a scan has seen, kept per thread so a line costs no allocation.
+    static SCRATCH: std::cell::RefCell<Vec<Key>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn message_line_with(line: &str, scratch: &mut Scratch) -> Option<MessageLine> {
-    let Scratch { keys, top, members } = scratch;
+fn message_line_with(line: &str, keys: &mut Vec<Key>) -> Option<MessageLine> {
     keys.clear();
-    top.clear();
-    members.clear();
+    let mut top = Members::default();
+    let mut members = Members::default();
     let mut scanner = Scanner {
         bytes: line.as_bytes(),
         at: 0,
@@ -65,27 +80,21 @@ fn message_line_with(line: &str, scratch: &mut Scratch) -> Option<MessageLine> {
     if scanner.bytes.first() != Some(&b'{') {
         return None;
     }
-    scanner.object(1, Some(top), Some(members))?;
+    scanner.object(1, Some(&mut top), Some(&mut members))?;
     if scanner.at != scanner.bytes.len() {
         return None;
     }
-    let field = |fields: &[(Range<usize>, Range<usize>)], name: &str| {
-        fields
-            .iter()
-            .find(|(key, _)| &line[key.clone()] == name)
-            .map(|(_, value)| value.clone())
-    };
-    if field(top, "type").map(|r| &line[r]) != Some("\"message\"") {
+    if top.kind.map(|r| &line[r]) != Some("\"message\"") {
         return None;
     }
-    let id = plain_string_or_null(line, field(top, "id"))?;
-    let parent = plain_string_or_null(line, field(top, "parentId"))?;
-    let message = field(top, "message")?;
+    let id = plain_string_or_null(line, top.id)?;
+    let parent = plain_string_or_null(line, top.parent)?;
+    let message = top.message?;
     if line.as_bytes()[message.start] != b'{' {
         return None;
     }
-    let role = plain_string_or_null(line, field(members, "role"))??;
-    let content = field(members, "content")?;
+    let role = plain_string_or_null(line, members.role)??;
+    let content = members.content?;
     if &line[content] == "null" {
         return None;
     }
@@ -110,12 +119,12 @@ fn plain_string_or_null(line: &str, value: Option<Range<usize>>) -> Option<Optio
     let Some(value) = value else {
         return Some(None);
     };
-    let text = &line[value.clone()];
-    if text == "null" {
+    let text = &line.as_bytes()[value.clone()];
+    if text == b"null" {
         return Some(None);
     }
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.as_bytes().contains(&b'\\') {
+    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if inner.contains(&b'\\') {
         return None;
     }
     Some(Some(value.start + 1..value.end - 1))
@@ -144,13 +153,21 @@ struct Key {
 
 impl Key {
     fn new(bytes: &[u8], range: Range<usize>) -> Key {
-        let text = &bytes[range.clone()];
-        let mut first = [0u8; 8];
-        let shown = text.len().min(7);
-        first[..shown].copy_from_slice(&text[..shown]);
-        first[7] = text.len().min(255) as u8;
+        let len = range.len();
+        // A key is followed by its quote and more: 8 bytes from its start are usually there.
+        let first = match bytes.get(range.start..range.start + 8) {
+            Some(word) => u64::from_le_bytes(word.try_into().unwrap_or_default()),
+            None => {
+                let mut word = [0u8; 8];
+                let tail = &bytes[range.start..];
+                word[..tail.len()].copy_from_slice(tail);
+                u64::from_le_bytes(word)
+            }
+        };
+        let shown = len.min(7);
+        let mask = (1u64 << (shown * 8)) - 1;
         Key {
-            word: u64::from_le_bytes(first),
+            word: (first & mask) | ((len.min(255) as u64) << 56),
             range,
         }
     }
@@ -183,14 +200,14 @@ impl<'a> Scanner<'a> {
         (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
     }
 
-    /// An object at `depth`; with `fields`, its members' key (without quotes) and value ranges,
-    /// and with `message_fields` those of its member `message` too when that is an object (so
-    /// the line is scanned once).
+    /// An object at `depth`; with `fields`, where the values of the members it names are, and
+    /// with `message_fields` those of its member `message` too when that is an object (so the
+    /// line is scanned once).
     fn object(
         &mut self,
         depth: usize,
-        mut fields: Option<&mut Fields>,
-        mut message_fields: Option<&mut Fields>,
+        mut fields: Option<&mut Members>,
+        mut message_fields: Option<&mut Members>,
     ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
@@ -222,8 +239,8 @@ impl<'a> Scanner<'a> {
             } else {
                 self.value(depth)?;
             }
-            if let Some(fields) = fields.as_deref_mut() {
-                fields.push((key, start..self.at));
+            if let Some(slot) = fields.as_deref_mut().and_then(|f| f.slot(text)) {
+                *slot = Some(start..self.at);
             }
             match self.peek()? {
                 b',' => self.at += 1,
@@ -342,11 +359,11 @@ impl<'a> Scanner<'a> {
         if plain && integer_digits <= 15 && number != b"-0" {
             return Some(());
         }
-        // ASCII digits, signs, `.` and exponent letters only.
-        let text = std::str::from_utf8(number).ok()?;
-        if prints_as_itself(text) {
+        if prints_as_itself(number) {
             return Some(());
         }
+        // ASCII digits, signs, `.` and exponent letters only.
+        let text = std::str::from_utf8(number).ok()?;
         let value: f64 = text.parse().ok()?;
         (value.is_finite() && crate::json::number_to_string(value) == text).then_some(())
     }
@@ -356,19 +373,17 @@ impl<'a> Scanner<'a> {
 /// computing that: at most 15 significant digits (so no other decimal of 15 digits or fewer
 /// reads as the same double, and the shortest that round-trips is this one), no trailing zero in
 /// the fraction, and at least 1e-6 (smaller prints with an exponent).
-fn prints_as_itself(text: &str) -> bool {
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
-    let Some((integer, fraction)) = unsigned.split_once('.') else {
+fn prints_as_itself(number: &[u8]) -> bool {
+    let unsigned = number.strip_prefix(b"-").unwrap_or(number);
+    let Some(dot) = unsigned.iter().position(|&b| b == b'.') else {
         return false;
     };
-    if fraction.is_empty()
-        || fraction.ends_with('0')
-        || !fraction.bytes().all(|b| b.is_ascii_digit())
-    {
+    let (integer, fraction) = (&unsigned[..dot], &unsigned[dot + 1..]);
+    if fraction.is_empty() || fraction.ends_with(b"0") || !fraction.iter().all(u8::is_ascii_digit) {
         return false;
     }
-    let significant = if integer == "0" {
-        let zeros = fraction.len() - fraction.trim_start_matches('0').len();
+    let significant = if integer == b"0" {
+        let zeros = fraction.iter().take_while(|&&b| b == b'0').count();
         if zeros > 5 {
             return false;
         }
@@ -380,16 +395,18 @@ fn prints_as_itself(text: &str) -> bool {
 }
 
 /// The first index from `at` whose byte is a quote, a backslash or a control character (or a
-/// few bytes before the end): the bulk of a string, skipped 32, 16 then 8 bytes at a time.
+/// few bytes before the end): 32 and 16 bytes at a time, the last bytes a word at a time.
 fn plain_run_end(bytes: &[u8], mut at: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
-        at = sse2::plain_run_end(bytes, at);
+        match sse2::plain_run_end(bytes, at) {
+            Ok(found) => return found,
+            Err(rest) => at = rest,
+        }
     }
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        if needs_attention(word) {
-            break;
+    while let Some(mask) = special_bytes(bytes, at) {
+        if mask != 0 {
+            return at + (mask.trailing_zeros() / 8) as usize;
         }
         at += 8;
     }
@@ -400,8 +417,9 @@ fn plain_run_end(bytes: &[u8], mut at: usize) -> usize {
 mod sse2 {
     use std::arch::x86_64::*;
 
-    /// `super::plain_run_end` over 16-byte blocks (SSE2 is part of every x86-64 CPU).
-    pub(super) fn plain_run_end(bytes: &[u8], mut at: usize) -> usize {
+    /// `super::plain_run_end` over 16-byte blocks (SSE2 is part of every x86-64 CPU): `Ok` with
+    /// the special byte's index, or `Err` with where the blocks ended (fewer than 16 bytes left).
+    pub(super) fn plain_run_end(bytes: &[u8], mut at: usize) -> Result<usize, usize> {
         // SAFETY: SSE2 is always available on x86_64; every load reads 16 bytes inside `bytes`
         // (`at + 16 <= len` or `at + 32 <= len` is checked first) and unaligned loads are allowed.
         unsafe {
@@ -420,29 +438,36 @@ mod sse2 {
             while at + 32 <= bytes.len() {
                 let mask = attention(at) | (attention(at + 16) << 16);
                 if mask != 0 {
-                    return at + mask.trailing_zeros() as usize;
+                    return Ok(at + mask.trailing_zeros() as usize);
                 }
                 at += 32;
             }
             while at + 16 <= bytes.len() {
                 let mask = attention(at);
                 if mask != 0 {
-                    return at + mask.trailing_zeros() as usize;
+                    return Ok(at + mask.trailing_zeros() as usize);
                 }
                 at += 16;
             }
         }
-        at
+        Err(at)
     }
 }
 
-/// Whether any of the 8 bytes of `word` is a control character, `"` or `\`.
-fn needs_attention(word: u64) -> bool {
+/// The 8 bytes from `at` (if there are 8) as a mask with the high bit of each byte that is a
+/// control character, `"` or `\\` set; exact up to its lowest set bit (a borrow only runs from a
+/// flagged byte to the bytes above it), which is all that is read of it.
+fn special_bytes(bytes: &[u8], at: usize) -> Option<u64> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
-    below_space || has_zero(word ^ (ONES * b'"' as u64)) || has_zero(word ^ (ONES * b'\\' as u64))
+    let word = u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?);
+    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    Some(
+        below_space
+            | zero_bytes(word ^ (ONES * b'"' as u64))
+            | zero_bytes(word ^ (ONES * b'\\' as u64)),
+    )
 }
 
 #[cfg(test)]
@@ -500,7 +525,7 @@ mod tests {
     }
 
     /// The block scan stops exactly where a byte-at-a-time scan would, at every position of the
-    /// special byte in a block and near the end.
+    /// special byte in a block and near the end (but for the last bytes, fewer than a word).
     #[test]
     fn plain_runs_end_at_the_first_special_byte() {
         for len in [0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 47, 64, 100] {
@@ -514,7 +539,8 @@ mod tests {
                     }
                     let end = plain_run_end(&bytes, 0);
                     assert!(end <= at, "{len} {special} {at}: {end}");
-                    assert!(bytes[end..at].len() < 8, "{len} {special} {at}: {end}");
+                    // Exact, but in the last bytes (fewer than a word), left to the caller.
+                    assert!(end == at || len - end < 8, "{len} {special} {at}: {end}");
                 }
                 let plain = vec![0x7fu8; len];
                 assert!(len - plain_run_end(&plain, 0) < 8);
@@ -548,17 +574,17 @@ mod tests {
             let exact = text
                 .parse::<f64>()
                 .is_ok_and(|v| crate::json::number_to_string(v) == text);
-            if prints_as_itself(&text) {
+            if prints_as_itself(text.as_bytes()) {
                 assert!(exact, "{text}");
                 taken += 1;
             }
         }
         assert!(taken > 50_000, "{taken}");
         for text in ["0.000001", "-0.5", "123456789012.345", "0.1", "1.5"] {
-            assert!(prints_as_itself(text), "{text}");
+            assert!(prints_as_itself(text.as_bytes()), "{text}");
         }
         for text in ["0.0000001", "1.50", "0.0", "1234567890123.456", "1e5", "7"] {
-            assert!(!prints_as_itself(text), "{text}");
+            assert!(!prints_as_itself(text.as_bytes()), "{text}");
         }
     }
 
