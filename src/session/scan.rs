@@ -186,7 +186,7 @@ impl<'a> Scanner<'a> {
         match self.peek()? {
             b'{' => self.object(depth + 1, None, None),
             b'[' => self.array(depth + 1),
-            b'"' => self.string().map(drop),
+            b'"' => self.short_string().map(drop),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -217,20 +217,25 @@ impl<'a> Scanner<'a> {
             return Some(());
         }
         let base = self.keys.len();
+        // A bit per key word seen in this object: a key whose bit is clear is no repeat.
+        let mut seen_bits = 0u64;
         loop {
-            let key = self.string()?;
+            let key = self.short_string()?;
             let bytes = self.bytes;
             let text = &bytes[key.clone()];
             let seen = Key::new(bytes, key.clone());
+            let bit = 1u64 << (seen.word.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58);
             // Array-index keys are reordered by the parser; a repeated key keeps one value.
             if text.first().is_some_and(u8::is_ascii_digit)
                 || self.keys.len() - base >= MAX_MEMBERS
-                || self.keys[base..]
-                    .iter()
-                    .any(|k| k.word == seen.word && &bytes[k.range.clone()] == text)
+                || (seen_bits & bit != 0
+                    && self.keys[base..]
+                        .iter()
+                        .any(|k| k.word == seen.word && &bytes[k.range.clone()] == text))
             {
                 return None;
             }
+            seen_bits |= bit;
             self.keys.push(seen);
             self.eat(b':')?;
             let start = self.at;
@@ -273,6 +278,23 @@ impl<'a> Scanner<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// `string`, with a short plain string (most keys and many values) settled in one block,
+    /// inline.
+    #[inline(always)]
+    fn short_string(&mut self) -> Option<Range<usize>> {
+        #[cfg(target_arch = "x86_64")]
+        if self.peek() == Some(b'"') {
+            if let Some(Ok(end)) = sse2::first_special_in_block(self.bytes, self.at + 1) {
+                if self.bytes[end] == b'"' {
+                    let start = self.at + 1;
+                    self.at = end + 1;
+                    return Some(start..end);
+                }
+            }
+        }
+        self.string()
     }
 
     /// A string with only the escapes `JSON.stringify` writes; returns the range between its
@@ -416,6 +438,31 @@ fn plain_run_end(bytes: &[u8], mut at: usize) -> usize {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::*;
+
+    /// The first special byte of the 16 bytes from `at`: `Some(Ok(index))`, `Some(Err(()))` when
+    /// there is none, `None` when fewer than 16 bytes are left.
+    #[inline(always)]
+    pub(super) fn first_special_in_block(bytes: &[u8], at: usize) -> Option<Result<usize, ()>> {
+        if at + 16 > bytes.len() {
+            return None;
+        }
+        // SAFETY: SSE2 is always available on x86_64; the load reads the 16 bytes from `at`,
+        // inside `bytes` (checked above); unaligned loads are allowed.
+        let mask = unsafe {
+            let block = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(block, _mm_set1_epi8(0x1f)), block);
+            let special = _mm_or_si128(
+                _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\' as i8)),
+            );
+            _mm_movemask_epi8(_mm_or_si128(control, special)) as u32
+        };
+        Some(if mask == 0 {
+            Err(())
+        } else {
+            Ok(at + mask.trailing_zeros() as usize)
+        })
+    }
 
     /// `super::plain_run_end` over 16-byte blocks (SSE2 is part of every x86-64 CPU): `Ok` with
     /// the special byte's index, or `Err` with where the blocks ended (fewer than 16 bytes left).
