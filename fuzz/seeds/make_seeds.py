@@ -138,4 +138,66 @@ sch = [
     sa(obj({"a": {"type": "string", "default": "d"}, "n": {"type": ["number", "null"]}}, required=["a"]), {"n": None}),
 ]
 write("schema_args", sch)
+
+
+# session_lines: the lines of a session file after its header, as pi and libagent write them and
+# as hand edits, other versions and crashes leave them.
+def entry(i, parent, message, kind="message"):
+    return (f'{{"type":"{kind}","id":"e{i}","parentId":{json.dumps(parent)},'
+            f'"timestamp":"2026-01-01T00:00:0{i}.000Z","message":{message}}}')
+
+
+def chain(messages):
+    """Message entries each the child of the one before."""
+    return "\n".join(entry(i + 1, f"e{i}" if i else None, m) for i, m in enumerate(messages))
+
+
+CONVERSATION = "\n".join([
+    entry(1, None, MSG), entry(2, "e1", ASSISTANT), entry(3, "e2", TOOL_RESULT),
+    '{"type":"model_change","id":"e4","parentId":"e3","timestamp":"t","provider":"p","modelId":"m"}',
+    '{"type":"thinking_level_change","id":"e5","parentId":"e4","timestamp":"t","thinkingLevel":"high"}',
+    entry(6, "e5", '{"role":"user","content":"caf\u00e9 \\"q\\" \\n\\t\\u001f \u2713","timestamp":1.5}'),
+])
+sessions = [
+    CONVERSATION,
+    CONVERSATION + "\n",
+    CONVERSATION[:-7],  # cut off mid-line
+    CONVERSATION + '\n{"type":"label","id":"l1","parentId":"e6","timestamp":"t","targetId":"e2","label":"mark"}',
+    CONVERSATION + '\n{"type":"compaction","id":"c1","parentId":"e6","timestamp":"t","summary":"s","firstKeptEntryId":"e3","tokensBefore":9}'
+    + "\n" + entry(8, "c1", MSG),
+    "\n".join([entry(1, None, MSG), "", "not json", "[1,2]", entry(2, "e1", MSG), "{", entry(3, "e1", MSG)]),
+    # Valid JSON the scan leaves to the parser, one kind a line, every line on the leaf's path:
+    # spaces, other escapes and number forms, repeated and array-index keys, escaped ids, null
+    # content, deep nesting, a carriage return; keys alike in their first bytes and length.
+    chain([
+        '{"role":"user","content":"\\/\\u0041\\ud83d\\ude00"}',
+        '{"role":"user","content":"x","timestamp":1.0}',
+        '{"role":"user","content":[1e21]}', '{"role":"user","content":[1E5]}',
+        '{"role":"user","content":[-0]}', '{"role":"user","content":[0.10]}',
+        '{"role":"user","content":[1e-7]}', '{"role":"user","content":[123456789012345678]}',
+        '{"role":"user","content":[0.30000000000000004,1.5e300,5e-324]}',
+        '{"role":"user","content":"x","n":{"b":1,"b":2}}',
+        '{"role":"user","content":"x","abcdefgh1":1,"abcdefgh1":2}',
+        '{"role":"user","content":"x","abcdefgh1":1,"abcdefgh2":2,"abcdefgh1x":3}',
+        '{"role":"assistant","content":{"0":1,"a":2}}',
+        '{"role":"user","content":null}',
+        '{"role":"user","content":' + "[" * 40 + "]" * 40 + "}",
+        '{"role":"user", "content":"x"}',
+        '{"role":"user","role":"assistant","content":"x"}',
+    ]),
+    "\n".join([
+        '{"type": "message","id":"a","parentId":null,"message":{"role":"user","content":"x"}}',
+        '{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"x"}}\r',
+        '{"type":"message","id":"c","id":"c","parentId":"b","message":{"role":"user","content":"x"}}',
+        '{"type":"message","id":"d\\"","parentId":"b","message":{"role":"user","content":"x"}}',
+        '{"type":"message","id":"e","parentId":"d\\"","message":{"role":"user","content":"x"}}',
+    ]),
+    # A repeated id, a custom entry.
+    "\n".join([
+        entry(1, None, MSG), entry(2, "e1", MSG), entry(1, "e2", MSG),
+        '{"type":"custom","id":"u1","parentId":"e1","timestamp":"t","customType":"x","data":{"k":[1,2]}}',
+    ]),
+]
+write("session_lines", [s.encode() for s in sessions] + [b"\xff\xfe" + CONVERSATION.encode(),
+                                                          entry(1, None, MSG).encode() + b"\n\xc3(\xa0"])
 print("seeds written")
