@@ -42,7 +42,7 @@ pub(crate) enum LoadedFile {
     Read {
         file: SessionFile,
         header: Json,
-        entries: Vec<ReadEntry>,
+        entries: Entries,
         skipped_lines: Vec<usize>,
     },
 }
@@ -206,35 +206,39 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
     if read.len == 0 {
         return Ok(LoadedFile::Empty(file));
     }
+    // A first pass, by reference: the header, the skipped lines and how many entries follow;
+    // the lines are moved into the session once, by `Entries`.
     let mut header: Option<Json> = None;
-    let mut entries = Vec::with_capacity(read.parts.iter().map(Vec::len).sum());
+    let mut after_header = 0;
+    let mut count = 0;
     let mut skipped_lines = Vec::new();
-    for (index, line) in read.parts.into_iter().flatten().enumerate() {
-        let (text, found) = match line {
+    for (index, line) in read.parts.iter().flatten().enumerate() {
+        let found = match line {
             ReadLine::Blank => continue,
             ReadLine::Skipped => {
                 skipped_lines.push(index + 1);
                 continue;
             }
-            ReadLine::Entry(text, found) => (text, found),
+            ReadLine::Entry(_, found) => found,
         };
         if header.is_none() {
             // A message entry is no header.
             let entry = match found {
-                Found::Parsed(entry) => entry,
+                Found::Parsed(entry) => entry.clone(),
                 Found::Message { .. } => Json::Null,
             };
             check_header(path, &entry)?;
             header = Some(entry);
-            continue;
+            after_header = index + 1;
+        } else if !is_header(found) {
+            count += 1;
         }
-        if let Found::Parsed(entry) = &found {
-            if entry.get("type").and_then(Json::as_str) == Some("session") {
-                continue;
-            }
-        }
-        entries.push(ReadEntry { text, found });
     }
+    let entries = Entries {
+        parts: read.parts,
+        after_header,
+        count,
+    };
     let Some(header) = header else {
         return Err(not_a_session(format!(
             "{} is not a session file: none of its lines is a JSON object.",
@@ -251,6 +255,36 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
         entries,
         skipped_lines,
     })
+}
+
+/// A header line after the first: the reference drops it.
+fn is_header(found: &Found) -> bool {
+    matches!(found, Found::Parsed(entry) if entry.get("type").and_then(Json::as_str) == Some("session"))
+}
+
+/// The entries of a file read, in file order (the header and other header lines left out), moved
+/// out of the lines the reading threads made.
+pub(crate) struct Entries {
+    parts: Vec<Vec<ReadLine>>,
+    /// Lines up to the header's (included) are no entries.
+    after_header: usize,
+    /// How many entries there are.
+    pub count: usize,
+}
+
+impl Entries {
+    pub fn into_entries(self) -> impl Iterator<Item = ReadEntry> {
+        self.parts
+            .into_iter()
+            .flatten()
+            .skip(self.after_header)
+            .filter_map(|line| match line {
+                ReadLine::Entry(text, found) if !is_header(&found) => {
+                    Some(ReadEntry { text, found })
+                }
+                _ => None,
+            })
+    }
 }
 
 /// A header the reader accepts: `{"type": "session", "id": string}` of version 1 to 3.

@@ -178,9 +178,9 @@ impl Session {
             } => {
                 let size = file.size();
                 session.file = Some(file);
-                session.entries.reserve_exact(entries.len());
-                session.by_id.reserve(entries.len(), |_| "");
-                for entry in entries {
+                session.entries.reserve_exact(entries.count);
+                session.by_id.reserve(entries.count, |_| "");
+                for entry in entries.into_entries() {
                     session.store_read(entry);
                 }
                 // The leaf is the last entry (set here once, not for every message read).
