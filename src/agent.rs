@@ -3,6 +3,7 @@
 mod compaction;
 mod completion;
 mod context_policy;
+mod listeners;
 mod options;
 mod queue;
 mod recovery;
@@ -22,8 +23,8 @@ use crate::dispatch::{Executor, TaskHandle};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
 use crate::host::{
-    default_stream_fn, AbortSignal, AgentTool, Delivery, Hook, HostFuture, ImmediateListener,
-    Listener, StreamFn,
+    default_stream_fn, AbortSignal, AgentTool, Delivery, EventRef, Hook, HostFuture,
+    ImmediateListener, Listener, StreamFn,
 };
 use crate::json::{intern::intern, Json};
 use crate::message::{
@@ -39,13 +40,14 @@ use context_policy::CompactReason;
 
 pub use compaction::{COMPACTION_CANCELLED, NOTHING_TO_COMPACT};
 pub use completion::{DoneFn, RunCompletion};
+use listeners::{ListenerSet, Subscriber};
 pub use queue::EventQueue;
 pub use recovery::{
     LENGTH_RECOVERY_FAILED, NO_CONTEXT_WINDOW, OVERFLOW_RECOVERY_FAILED, RETRY_CANCELLED,
 };
 pub use session_link::SharedSession;
 pub use settings::{HookKind, Hooks, RetrySleep, Settings, THINKING_LEVELS};
-use state::{reduce, Queue};
+use state::{reduce, Queue, Streaming};
 
 /// Exact error texts of SPEC §7.18.
 pub mod errors {
@@ -128,7 +130,7 @@ struct State {
     /// Interned: agents given the same model share it.
     model: Arc<Json>,
     thinking_level: String,
-    streaming_message: Option<Arc<AgentEvent>>,
+    streaming_message: Option<Streaming>,
     pending_tool_calls: Vec<String>,
     error_message: Option<String>,
     /// How the active run is ending so far: its latest assistant turn's stop (see
@@ -165,8 +167,10 @@ impl State {
 
 struct Inner {
     state: Mutex<State>,
-    listeners: Mutex<Vec<(u64, Subscriber)>>,
+    listeners: ListenerSet,
     next_id: AtomicU64,
+    /// Numbers the events delivered to listeners (`EventRef::sequence`).
+    event_sequence: AtomicU64,
     /// Run tasks not yet dropped.
     tasks: Pending,
     /// Where runs and abort callbacks run.
@@ -249,8 +253,9 @@ impl Agent {
         };
         let inner = Inner {
             state: Mutex::new(state),
-            listeners: Mutex::new(Vec::new()),
+            listeners: ListenerSet::default(),
             next_id: AtomicU64::new(1),
+            event_sequence: AtomicU64::new(0),
             tasks: Pending::default(),
             executor: options
                 .dispatcher
@@ -646,16 +651,16 @@ impl Agent {
     /// listener answers at once: no future per event.
     fn emitter(&self, id: u64) -> Emit {
         let agent = self.clone();
-        Arc::new(move |event: Arc<AgentEvent>| agent.process_event(id, event))
+        Arc::new(move |event: &AgentEvent| agent.process_event(id, event))
     }
 
-    fn process_event(&self, run_id: u64, event: Arc<AgentEvent>) -> Delivery {
+    fn process_event<'a>(&self, run_id: u64, event: &'a AgentEvent) -> Delivery<'a> {
         let signal = {
             let mut state = self.state();
-            reduce(&mut state, &event);
+            reduce(&mut state, event);
             match state.run.as_ref().filter(|run| run.id == run_id) {
                 Some(run) => {
-                    if let AgentEvent::MessageEnd { message } = &*event {
+                    if let AgentEvent::MessageEnd { message } = event {
                         run.completion.record_message(message);
                     }
                     run.signal.clone()
@@ -664,32 +669,37 @@ impl Agent {
             }
         };
         // The session line is written before any listener sees the message committed.
-        if let (Some(link), AgentEvent::MessageEnd { message }) = (&self.inner.session, &*event) {
+        if let (Some(link), AgentEvent::MessageEnd { message }) = (&self.inner.session, event) {
             if let Err(error) = link.record_message(message) {
                 return Delivery::Now(Err(error));
             }
         }
+        let event = EventRef {
+            event,
+            sequence: self.inner.event_sequence.fetch_add(1, Ordering::Relaxed) + 1,
+        };
         self.dispatch(event, signal, 0, false)
     }
 
     /// Calls every listener subscribed after id `after`, in subscription order over the live set
-    /// (SPEC §7.11 step 3). The first listener that answers later turns the rest into a future.
-    /// `may_start`: the next listener may start without checking the dispatch budget (the task
-    /// just gave the thread back for it).
-    fn dispatch(
+    /// (SPEC §7.11 step 3): one walk of the set, walked again from the last listener called only
+    /// when a listener changed it. The first listener that answers later turns the rest into a
+    /// future. `may_start`: the next listener may start without checking the dispatch budget
+    /// (the task just gave the thread back for it).
+    fn dispatch<'a>(
         &self,
-        event: Arc<AgentEvent>,
+        event: EventRef<'a>,
         signal: AbortSignal,
         after: u64,
         mut may_start: bool,
-    ) -> Delivery {
+    ) -> Delivery<'a> {
+        let (mut set, mut generation) = self.inner.listeners.current();
+        let mut next = set.iter().position(|(id, _)| *id > after);
+        // The copy async listeners share, made for the first of them.
+        let mut shared: Option<Arc<AgentEvent>> = None;
         let mut last = after;
         loop {
-            let next = lock(&self.inner.listeners)
-                .iter()
-                .find(|(id, _)| *id > last)
-                .map(|(id, listener)| (*id, listener.clone()));
-            let Some((id, listener)) = next else {
+            let Some((id, listener)) = next.and_then(|i| set.get(i)) else {
                 return Delivery::Now(Ok(()));
             };
             if signal.is_cancelled() {
@@ -703,12 +713,13 @@ impl Agent {
                     agent.dispatch(event, signal, last, true).resolve().await
                 }));
             }
-            last = id;
+            last = *id;
             let delivery = match listener {
                 Subscriber::Async(listener) => {
-                    Delivery::Later(listener(event.clone(), signal.clone()))
+                    let shared = shared.get_or_insert_with(|| Arc::new(event.event.clone()));
+                    Delivery::Later(listener(shared.clone(), signal.clone()))
                 }
-                Subscriber::Immediate(listener) => listener(event.clone(), signal.clone()),
+                Subscriber::Immediate(listener) => listener(event, &signal),
             };
             match delivery {
                 Delivery::Now(Ok(())) => {}
@@ -723,6 +734,12 @@ impl Agent {
                         agent.dispatch(event, signal, last, false).resolve().await
                     }));
                 }
+            }
+            if self.inner.listeners.changed_since(generation) {
+                (set, generation) = self.inner.listeners.current();
+                next = set.iter().position(|(id, _)| *id > last);
+            } else {
+                next = next.map(|i| i + 1);
             }
         }
     }
@@ -753,9 +770,7 @@ impl Agent {
             },
         ];
         for event in events {
-            self.process_event(run_id, Arc::new(event))
-                .resolve()
-                .await?;
+            self.process_event(run_id, &event).resolve().await?;
         }
         Ok(())
     }
@@ -855,8 +870,7 @@ impl Agent {
             self.inner.tasks.wait_idle_blocking();
         }
         // Dropped outside the lock: a listener's finalizer may call back into this agent.
-        let listeners = std::mem::take(&mut *lock(&self.inner.listeners));
-        drop(listeners);
+        self.inner.listeners.clear();
     }
 
     /// `abort()`: aborts the active run's signal; nothing when idle.
@@ -956,44 +970,25 @@ impl Agent {
     /// `subscribe(listener)`: returns the subscription id. Subscribing the same listener (the
     /// same `Arc`) again changes nothing and returns its existing id.
     pub fn subscribe(&self, listener: Listener) -> u64 {
-        let mut listeners = lock(&self.inner.listeners);
-        let existing = listeners
-            .iter()
-            .find(|(_, l)| matches!(l, Subscriber::Async(l) if Arc::ptr_eq(l, &listener)));
-        if let Some((id, _)) = existing {
-            return *id;
-        }
-        let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
-        listeners.push((id, Subscriber::Async(listener)));
-        id
+        self.inner.listeners.add_async(listener, || {
+            self.inner.next_id.fetch_add(1, Ordering::SeqCst)
+        })
     }
 
     /// Subscribes a listener that may answer at once (see [`ImmediateListener`]); every call
     /// creates a distinct subscription.
     pub fn subscribe_immediate(&self, listener: ImmediateListener) -> u64 {
-        let mut listeners = lock(&self.inner.listeners);
-        let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
-        listeners.push((id, Subscriber::Immediate(listener)));
-        id
+        self.inner
+            .listeners
+            .add(Subscriber::Immediate(listener), || {
+                self.inner.next_id.fetch_add(1, Ordering::SeqCst)
+            })
     }
 
     /// Removes a subscription; `false` when there was none with that id.
     pub fn unsubscribe(&self, id: u64) -> bool {
-        let removed = {
-            let mut listeners = lock(&self.inner.listeners);
-            let index = listeners.iter().position(|(other, _)| *other == id);
-            index.map(|i| listeners.remove(i))
-        };
-        // Dropped outside the lock: the listener's finalizer may call back into this agent.
-        removed.is_some()
+        self.inner.listeners.remove(id)
     }
-}
-
-/// A subscription's listener.
-#[derive(Clone)]
-enum Subscriber {
-    Async(Listener),
-    Immediate(ImmediateListener),
 }
 
 thread_local! {

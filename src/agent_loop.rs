@@ -22,8 +22,9 @@ pub use tools::{run_tool_call, RunToolCallOptions, ToolCallOutcome};
 pub type QueueSource = Arc<dyn Fn() -> HostFuture<Result<Vec<Json>, String>> + Send + Sync>;
 
 /// The emit sink: called for every event, its delivery awaited before the next; an `Err` fails
-/// the run (SPEC §6.12). `Delivery::Now` when the event was delivered during the call.
-pub type Emit = Arc<dyn Fn(Arc<AgentEvent>) -> Delivery + Send + Sync>;
+/// the run (SPEC §6.12). `Delivery::Now` when the event was delivered during the call. The event
+/// is borrowed: it stays in place (in the run's pinned future) until delivered.
+pub type Emit = Arc<dyn for<'a> Fn(&'a AgentEvent) -> Delivery<'a> + Send + Sync>;
 
 /// `AgentLoopConfig` (SPEC §6.1).
 #[derive(Clone, Default)]
@@ -177,10 +178,9 @@ impl Emitter {
     }
 
     pub(crate) async fn emit(&self, event: AgentEvent) -> Result<(), String> {
-        // Shared from here on: the event is not moved again on its way to the listeners.
-        let event = Arc::new(event);
+        // Borrowed from here on: the event is not moved again on its way to the listeners.
         if self.in_flight.load(Ordering::Relaxed) == 0 {
-            match (self.emit)(event) {
+            match (self.emit)(&event) {
                 Delivery::Now(result) => return result,
                 Delivery::Later(rest) => {
                     let _in_flight = InFlight::enter(&self.in_flight);
@@ -192,7 +192,7 @@ impl Emitter {
         }
         let _in_flight = InFlight::enter(&self.in_flight);
         let _turn = self.gate.lock().await;
-        (self.emit)(event).resolve().await
+        (self.emit)(&event).resolve().await
     }
 
     /// `message_start` then `message_end` for a message committed whole.

@@ -141,7 +141,8 @@ pub fn may_start_callback() -> bool {
     if !is_dispatching() {
         return true;
     }
-    if budget_spent() && CALLBACK_STARTED.with(Cell::get) {
+    // The flag first: the first callback of a dispatch reads no clock.
+    if CALLBACK_STARTED.with(Cell::get) && budget_spent() {
         return false;
     }
     CALLBACK_STARTED.with(|started| started.set(true));
@@ -257,11 +258,12 @@ impl Dispatcher {
     pub fn dispatch(&self, budget: Option<Duration>) -> usize {
         // Timers and sockets created inside the tasks belong to the runtime, which drives them.
         let _context = crate::runtime::handle().enter();
-        let start = Instant::now();
-        let _scope = DispatchScope::enter(self, budget.and_then(|b| start.checked_add(b)));
+        // No budget, no clock.
+        let deadline = budget.and_then(|b| Instant::now().checked_add(b));
+        let _scope = DispatchScope::enter(self, deadline);
         let mut ran = 0;
         loop {
-            if ran > 0 && budget.is_some_and(|budget| start.elapsed() >= budget) {
+            if ran > 0 && deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 break;
             }
             let Some(task) = lock(&self.0.ready).pop_front() else {

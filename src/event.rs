@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::json::{json, set_key, to_string, write_json, write_string, Json, JsonMap};
-use crate::message::partial::{PartialSnapshot, UpdateEvent};
 use crate::message::{to_json_vec, write_json_array, Message};
+use crate::stream::{BlockKind, PartialSnapshot, UpdateEvent};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
@@ -164,9 +164,9 @@ impl AgentEvent {
             }
             (AgentEvent::MessageUpdate { event, .. }, EventShape::Lean) => {
                 match event.typed_delta() {
-                    Some((kind @ ("text_delta" | "thinking_delta"), index, delta)) => {
+                    Some((kind @ (BlockKind::Text | BlockKind::Thinking), index, delta)) => {
                         out.push_str(r#","assistantMessageEvent":{"type":""#);
-                        out.push_str(kind);
+                        out.push_str(kind.delta_event());
                         let _ = write!(out, r#"","contentIndex":{index},"delta":"#);
                         write_string(&mut out, delta);
                         out.push('}');
@@ -363,7 +363,7 @@ fn lean_tool_arguments(event: &UpdateEvent, partial: &PartialSnapshot) -> Option
 mod tests {
     use super::*;
     use crate::stream::assemble::{Assembled, Assembler};
-    use crate::stream::{BlockKind, StreamOp};
+    use crate::stream::StreamOp;
 
     /// Every event's text, in both shapes, is the rendering of its JSON: messages from their
     /// cached texts, tool fields with escapes, optional and boolean fields.

@@ -286,17 +286,19 @@ pub fn call_hook(hook: &Hook, input: Json, signal: &AbortSignal) -> HostFuture<H
 /// The text of a tool or hook given up on after an abort.
 pub const OPERATION_ABORTED: &str = "Operation aborted";
 
-/// A listener: awaited for every event; an `Err` fails the run (SPEC §7.11).
+/// A listener: awaited for every event; an `Err` fails the run (SPEC §7.11). It receives its own
+/// shared copy of the event (made once per event, for every such listener).
 pub type Listener =
     Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> HostFuture<Result<(), String>> + Send + Sync>;
 
-/// What a listener call gives back: its result at once, or a future of it.
-pub enum Delivery {
+/// What a listener call gives back: its result at once, or a future of it (which may borrow the
+/// event being delivered).
+pub enum Delivery<'a> {
     Now(Result<(), String>),
-    Later(HostFuture<Result<(), String>>),
+    Later(BoxFuture<'a, Result<(), String>>),
 }
 
-impl Delivery {
+impl Delivery<'_> {
     /// The result, waiting for it when it comes later.
     pub async fn resolve(self) -> Result<(), String> {
         match self {
@@ -306,9 +308,21 @@ impl Delivery {
     }
 }
 
-/// A listener that may answer at once without allocating a future (the C ABI's listeners,
-/// which usually answer before their callback returns). Same rules as [`Listener`].
-pub type ImmediateListener = Arc<dyn Fn(Arc<AgentEvent>, AbortSignal) -> Delivery + Send + Sync>;
+/// An event on its way to the listeners, borrowed: the run keeps it in place until every listener
+/// answered, so a listener that keeps it past its call clones it.
+#[derive(Clone, Copy)]
+pub struct EventRef<'a> {
+    pub event: &'a AgentEvent,
+    /// Tells this event apart from the agent's other events: one number per event, the same for
+    /// every listener.
+    pub sequence: u64,
+}
+
+/// A listener that may answer at once without allocating a future or copying the event (the C
+/// ABI's listeners, which usually answer before their callback returns). Same rules as
+/// [`Listener`].
+pub type ImmediateListener =
+    Arc<dyn Fn(EventRef<'_>, &AbortSignal) -> Delivery<'static> + Send + Sync>;
 
 /// Receives a tool's progress updates (`onUpdate`). Never blocks.
 pub type UpdateFn = Arc<dyn Fn(Json) + Send + Sync>;

@@ -3,7 +3,6 @@
 //! Messages are host JSON kept verbatim (custom roles and unknown fields round-trip); this
 //! module holds the fixed shapes the core creates itself and small accessors.
 
-pub mod partial;
 pub mod types;
 
 use crate::json::{json, now_ms, Json, JsonMap};

@@ -1,20 +1,26 @@
 //! Assistant stream: the channel a stream function pushes into, and its consumption by the loop
-//! (SPEC §3). Assembly of host events into partial/final messages lives in `assemble`; this
+//! (SPEC §3). Assembly of host events into partial/final messages lives in `assemble`, the
+//! partial message in `partial`, the update event a `message_update` carries in `update`; this
 //! module adds the channel, the consumed notification and the response timing (SPEC §3.5).
 
 pub mod assemble;
+pub mod partial;
 pub mod typed;
+pub mod update;
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
 use std::time::Instant;
 
-use tokio::sync::mpsc;
+use compact_str::CompactString;
 
 use crate::json::{json, number_value, Json, JsonMap};
-pub use crate::message::partial::BlockKind;
 use crate::sync::lock;
 use assemble::{Assembled, Assembler};
+pub use partial::{BlockKind, PartialSnapshot};
+pub use update::UpdateEvent;
 
 /// What a producer pushes.
 #[derive(Debug)]
@@ -28,17 +34,31 @@ enum Item {
 #[derive(Debug)]
 struct Pushed {
     item: Item,
-    at: Instant,
+    /// When a terminal item was pushed (the response's end for `durationMs`); other pushes do
+    /// not read the clock.
+    at: Option<Instant>,
 }
 
 type ConsumedFn = Arc<dyn Fn() + Send + Sync>;
 
 struct Shared {
     closed: AtomicBool,
-    /// Pushed items the loop has not taken yet.
+    /// Pushed items the loop has not taken yet (read only by `backlog`: relaxed).
     queued: AtomicUsize,
+    channel: Mutex<Channel>,
+    /// Whether `on_consumed` holds a callback: the loop looks at the slot only then.
+    has_on_consumed: AtomicBool,
     on_consumed: Mutex<Option<ConsumedFn>>,
     on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+/// The items on their way to the loop, and what wakes it.
+struct Channel {
+    items: VecDeque<Pushed>,
+    /// The loop waiting for an item.
+    waker: Option<Waker>,
+    /// Live senders: when the last one is dropped the stream ends.
+    senders: usize,
 }
 
 /// A change to the partial message pushed without JSON: what a built-in provider (or a typed
@@ -64,7 +84,7 @@ pub enum StreamOp {
     /// signature) at `index` and emits its `*_start`.
     StartBlock { index: usize, block: JsonMap },
     /// `text_delta`, `thinking_delta` or `toolcall_delta`, chosen by the block's type.
-    Delta { index: usize, delta: String },
+    Delta { index: usize, delta: CompactString },
     /// `text_end`, `thinking_end` or `toolcall_end` (arguments finalised per SPEC §3.9).
     EndBlock { index: usize },
     /// Replaces the argument text of tool-call block `index` with `text` (a server's complete
@@ -76,7 +96,7 @@ pub enum StreamOp {
     KindDelta {
         kind: BlockKind,
         index: usize,
-        delta: String,
+        delta: CompactString,
     },
     /// Exactly the delta-form `{kind}_end` event `{"type", "contentIndex": index}`.
     KindEnd { kind: BlockKind, index: usize },
@@ -93,28 +113,57 @@ impl std::fmt::Display for StreamClosed {
 }
 
 /// The producer side of one request's stream. Cloneable, usable from any thread; pushes never
-/// block.
-#[derive(Clone)]
+/// block. Dropping every sender ends the stream.
 pub struct StreamSender {
-    // Only senders hold the channel's sending side, so dropping every sender ends the stream.
-    tx: mpsc::UnboundedSender<Pushed>,
     shared: Arc<Shared>,
 }
 
+impl Clone for StreamSender {
+    fn clone(&self) -> Self {
+        lock(&self.shared.channel).senders += 1;
+        StreamSender {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for StreamSender {
+    fn drop(&mut self) {
+        let waker = {
+            let mut channel = lock(&self.shared.channel);
+            channel.senders -= 1;
+            if channel.senders > 0 {
+                return;
+            }
+            channel.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
 impl StreamSender {
-    fn send(&self, item: Item) -> Result<(), StreamClosed> {
+    /// `terminal`: the item ends the response (its push time is the response's end).
+    fn send(&self, item: Item, terminal: bool) -> Result<(), StreamClosed> {
         if self.is_closed() {
             return Err(StreamClosed);
         }
         let pushed = Pushed {
             item,
-            at: Instant::now(),
+            at: terminal.then(Instant::now),
         };
-        self.shared.queued.fetch_add(1, Ordering::SeqCst);
-        self.tx.send(pushed).map_err(|_| {
-            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
-            StreamClosed
-        })
+        self.shared.queued.fetch_add(1, Ordering::Relaxed);
+        let waker = {
+            let mut channel = lock(&self.shared.channel);
+            channel.items.push_back(pushed);
+            channel.waker.take()
+        };
+        // Woken outside the lock: the loop may run on this very thread.
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
     }
 
     /// How many pushed items the loop has not taken yet (0 once it stopped consuming).
@@ -122,36 +171,43 @@ impl StreamSender {
         if self.is_closed() {
             0
         } else {
-            self.shared.queued.load(Ordering::SeqCst)
+            self.shared.queued.load(Ordering::Relaxed)
         }
     }
 
     /// Pushes one assistant stream event (full or delta form, SPEC §3.2, §3.7).
     pub fn push(&self, event: Json) -> Result<(), StreamClosed> {
-        self.send(Item::Event(event))
+        let terminal = matches!(
+            event.get("type").and_then(Json::as_str),
+            Some("done" | "error")
+        );
+        self.send(Item::Event(event), terminal)
     }
 
     /// Applies one change to the partial message (see [`StreamOp`]).
     pub fn push_op(&self, op: StreamOp) -> Result<(), StreamClosed> {
-        self.send(Item::Op(op))
+        self.send(Item::Op(op), false)
     }
 
     /// Ends the stream without a terminal event; `final_message` is the explicit final message
     /// (SPEC §3.5), `None` applies the libagent rule.
     pub fn end(&self, final_message: Option<Json>) -> Result<(), StreamClosed> {
-        self.send(Item::End(final_message))
+        self.send(Item::End(final_message), true)
     }
 
     /// Before any push: the stream function failed with `message` (SPEC §6.12). After a push:
     /// an `error` event with `errorMessage` = `message`.
     pub fn fail(&self, message: &str) -> Result<(), StreamClosed> {
-        self.send(Item::Fail(message.to_string()))
+        self.send(Item::Fail(message.to_string()), true)
     }
 
     /// Registers the consumed notification: called on the runtime thread each time a pushed
     /// item has been fully processed by the agent (its event delivered to every listener).
     pub fn on_consumed(&self, callback: impl Fn() + Send + Sync + 'static) {
-        let old = lock(&self.shared.on_consumed).replace(Arc::new(callback));
+        let mut slot = lock(&self.shared.on_consumed);
+        let old = slot.replace(Arc::new(callback));
+        self.shared.has_on_consumed.store(true, Ordering::Release);
+        drop(slot);
         // Dropped after the lock was released: its finalizer is host code.
         drop(old);
     }
@@ -181,8 +237,8 @@ pub enum StreamOutput {
         partial: Json,
     },
     Update {
-        event: crate::message::partial::UpdateEvent,
-        partial: crate::message::partial::PartialSnapshot,
+        event: UpdateEvent,
+        partial: PartialSnapshot,
     },
     /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
     Final {
@@ -195,7 +251,10 @@ pub enum StreamOutput {
 
 /// The consumer side, owned by the loop for one request.
 pub struct StreamReceiver {
-    rx: mpsc::UnboundedReceiver<Pushed>,
+    /// Items taken from the channel in one go, not processed yet.
+    batch: VecDeque<Pushed>,
+    /// Items processed since the loop last gave its thread back.
+    streak: u32,
     shared: Arc<Shared>,
     assembler: Assembler,
     created_at: Instant,
@@ -205,10 +264,15 @@ pub struct StreamReceiver {
 
 /// Creates a request's stream; the creation time is the stream's `T0` (SPEC §3.5).
 pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
-    let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         closed: AtomicBool::new(false),
         queued: AtomicUsize::new(0),
+        channel: Mutex::new(Channel {
+            items: VecDeque::new(),
+            waker: None,
+            senders: 1,
+        }),
+        has_on_consumed: AtomicBool::new(false),
         on_consumed: Mutex::new(None),
         on_close: Mutex::new(None),
     });
@@ -217,24 +281,63 @@ pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
         .map(|d| d.as_millis() as f64)
         .unwrap_or(0.0);
     let receiver = StreamReceiver {
-        rx,
+        batch: VecDeque::new(),
+        streak: 0,
         shared: shared.clone(),
         assembler: Assembler::new(model),
         created_at: Instant::now(),
         created_wall_ms,
         received_any: false,
     };
-    (StreamSender { tx, shared }, receiver)
+    (StreamSender { shared }, receiver)
 }
 
+/// Items processed in a row before the loop gives its thread back to the runtime's other tasks
+/// (a burst of pushed items must not starve them).
+const STREAK: u32 = 128;
+
 impl StreamReceiver {
+    /// The next pushed item; `None` once every sender is gone and nothing is left.
+    async fn take(&mut self) -> Option<Pushed> {
+        self.streak += 1;
+        if self.streak >= STREAK {
+            self.streak = 0;
+            crate::dispatch::yield_now().await;
+        }
+        if self.batch.is_empty() {
+            let (shared, batch) = (&self.shared, &mut self.batch);
+            std::future::poll_fn(|cx| {
+                let mut channel = lock(&shared.channel);
+                if !channel.items.is_empty() {
+                    // Everything pushed so far, in one lock.
+                    std::mem::swap(&mut channel.items, batch);
+                    return Poll::Ready(());
+                }
+                if channel.senders == 0 {
+                    return Poll::Ready(());
+                }
+                if !channel
+                    .waker
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+                {
+                    channel.waker = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            })
+            .await;
+        }
+        let pushed = self.batch.pop_front()?;
+        self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+        Some(pushed)
+    }
+
     /// Waits for the next pushed item and interprets it.
     pub async fn next(&mut self) -> StreamOutput {
-        let pushed = self.rx.recv().await;
-        if pushed.is_some() {
-            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
-        }
-        let at = pushed.as_ref().map_or_else(Instant::now, |p| p.at);
+        let pushed = self.take().await;
+        // A response ended by a non-terminal item (a failing delta, the senders gone) ends now.
+        let at = pushed.as_ref().and_then(|p| p.at);
+        let at = move || at.unwrap_or_else(Instant::now);
         let first = !self.received_any;
         self.received_any = true;
         let assembled = match pushed.map(|p| p.item) {
@@ -257,7 +360,7 @@ impl StreamReceiver {
                 started,
             } => {
                 self.close();
-                self.apply_duration(&mut message, at);
+                self.apply_duration(&mut message, at());
                 StreamOutput::Final { message, started }
             }
         }
@@ -310,9 +413,10 @@ impl StreamReceiver {
     /// `consumed`, awaited by the loop: a host-pumped run whose dispatch budget is spent gives
     /// the host its frame back before calling the producer's callback.
     pub async fn notify_consumed(&self) {
-        if lock(&self.shared.on_consumed).is_some() {
-            crate::dispatch::before_callback().await;
+        if !self.shared.has_on_consumed.load(Ordering::Acquire) {
+            return;
         }
+        crate::dispatch::before_callback().await;
         self.consumed();
     }
 

@@ -81,7 +81,7 @@ fn run_cost(events: Vec<Json>, lean: bool) -> Cost {
                 Some(delta) => sender.push_op(StreamOp::KindDelta {
                     kind: BlockKind::Text,
                     index: 0,
-                    delta: delta.to_string(),
+                    delta: delta.into(),
                 }),
                 None => sender.push(event),
             };

@@ -367,7 +367,7 @@ async fn c155_end_waits_for_all_update_emissions() {
     // A slow emit sink: each update takes a while to deliver.
     let events: Arc<Mutex<Vec<Json>>> = Arc::default();
     let seen = events.clone();
-    let emit: agent::agent_loop::Emit = Arc::new(move |event: Arc<agent::event::AgentEvent>| {
+    let emit: agent::agent_loop::Emit = Arc::new(move |event: &agent::event::AgentEvent| {
         let seen = seen.clone();
         agent::host::Delivery::Later(Box::pin(async move {
             if event.type_name() == "tool_execution_update" {
@@ -411,7 +411,7 @@ async fn emits_never_overlap_when_deliveries_mix_now_and_later() {
     };
     let log: Arc<Mutex<Vec<String>>> = Arc::default();
     let seen = log.clone();
-    let emit: agent::agent_loop::Emit = Arc::new(move |event: Arc<agent::event::AgentEvent>| {
+    let emit: agent::agent_loop::Emit = Arc::new(move |event: &agent::event::AgentEvent| {
         let seen = seen.clone();
         let name = event.type_name();
         if name != "tool_execution_update" {
@@ -616,7 +616,7 @@ async fn parallel_executes_are_all_invoked_before_any_completion() {
     };
     let tools = vec![make("a", log.clone()), make("b", log.clone())];
     let end_log = log.clone();
-    let emit: agent::agent_loop::Emit = Arc::new(move |event: Arc<agent::event::AgentEvent>| {
+    let emit: agent::agent_loop::Emit = Arc::new(move |event: &agent::event::AgentEvent| {
         if event.type_name() == "tool_execution_end" {
             end_log.lock().unwrap().push("end".into());
         }

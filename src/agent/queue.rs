@@ -11,7 +11,7 @@ use futures::StreamExt;
 use super::{Agent, Inner};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
-use crate::host::{HostFuture, Listener};
+use crate::host::{Delivery, EventRef, ImmediateListener};
 use crate::sync::lock;
 
 struct Items {
@@ -38,6 +38,22 @@ impl Shared {
         self.readable.notify_waiters();
         self.readable.notify_one();
         self.space.notify_one();
+    }
+
+    /// Queues a copy of `event` when there is room (or the queue is closed): `false` when full.
+    fn try_enqueue(&self, event: &AgentEvent) -> bool {
+        let mut items = lock(&self.items);
+        if items.closed {
+            return true;
+        }
+        if items.events.len() >= self.capacity {
+            return false;
+        }
+        items.events.push_back(Arc::new(event.clone()));
+        drop(items);
+        self.ready.notify_all();
+        self.readable.notify_one();
+        true
     }
 
     async fn enqueue(&self, event: Arc<AgentEvent>) {
@@ -96,14 +112,19 @@ impl Agent {
             capacity: capacity.max(1),
         });
         let feeder = shared.clone();
-        let listener: Listener = Arc::new(move |event, _signal| {
+        // Delivered at once while the queue has room; when full the loop waits for a reader.
+        let listener: ImmediateListener = Arc::new(move |delivered: EventRef, _signal| {
+            if feeder.try_enqueue(delivered.event) {
+                return Delivery::Now(Ok(()));
+            }
             let feeder = feeder.clone();
-            Box::pin(async move {
+            let event = Arc::new(delivered.event.clone());
+            Delivery::Later(Box::pin(async move {
                 feeder.enqueue(event).await;
                 Ok(())
-            }) as HostFuture<_>
+            }))
         });
-        let subscription = self.subscribe(listener);
+        let subscription = self.subscribe_immediate(listener);
         // Registered under the state lock, where `shutdown` marks the agent: a shutdown racing
         // this call either sees the queue (and closes it) or this call fails.
         let mut state = self.state();

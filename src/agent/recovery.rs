@@ -4,7 +4,6 @@
 //! and a context past the threshold is compacted. Before a prompt, the last response is checked
 //! against the threshold too. Each decision is made on the last assistant message.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::compaction::CompactOutcome;
@@ -88,7 +87,7 @@ impl Agent {
         run_id: u64,
         event: AgentEvent,
     ) -> Result<(), String> {
-        self.process_event(run_id, Arc::new(event)).resolve().await
+        self.process_event(run_id, &event).resolve().await
     }
 
     fn last_assistant(&self) -> Option<Message> {

@@ -2,7 +2,6 @@
 //! §7.13).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use super::settings::{check_choice, THINKING_LEVELS};
 use super::{Agent, Settings, State, StateSnapshot};
@@ -11,6 +10,7 @@ use crate::event::AgentEvent;
 use crate::host::{AgentTool, StreamFn};
 use crate::json::{intern::intern, json, Json, JsonMap};
 use crate::message::{role, stored_vec, to_json_vec, Message};
+use crate::stream::PartialSnapshot;
 use crate::transcript::current_system_prompt;
 
 /// A FIFO queue of messages (SPEC §7.13); the mode is read at every drain.
@@ -182,7 +182,7 @@ impl Agent {
         self.state()
             .streaming_message
             .as_ref()
-            .and_then(|e| e.message().map(|m| m.into_owned()))
+            .map(Streaming::to_json)
     }
 
     pub fn pending_tool_calls(&self) -> Vec<String> {
@@ -287,8 +287,8 @@ impl Agent {
         out.insert("tools".into(), Json::Array(tools));
         out.insert("messages".into(), Json::Array(to_json_vec(&state.messages)));
         out.insert("isStreaming".into(), json!(state.run.is_some()));
-        if let Some(message) = state.streaming_message.as_ref().and_then(|e| e.message()) {
-            out.insert("streamingMessage".into(), message.into_owned());
+        if let Some(message) = &state.streaming_message {
+            out.insert("streamingMessage".into(), message.to_json());
         }
         out.insert("pendingToolCalls".into(), json!(state.pending_tool_calls));
         if let Some(error) = &state.error_message {
@@ -309,11 +309,31 @@ impl Agent {
     }
 }
 
+/// `streamingMessage`: the message of the latest `message_start` or `message_update` (O(1) to
+/// keep: a committed message or a partial-message snapshot).
+#[derive(Clone)]
+pub(super) enum Streaming {
+    Message(Message),
+    Partial(PartialSnapshot),
+}
+
+impl Streaming {
+    fn to_json(&self) -> Json {
+        match self {
+            Streaming::Message(message) => message.json().clone(),
+            Streaming::Partial(partial) => partial.to_json(),
+        }
+    }
+}
+
 /// The state reduction of SPEC §7.11 step 1.
-pub(super) fn reduce(state: &mut State, event: &Arc<AgentEvent>) {
-    match &**event {
-        AgentEvent::MessageStart { .. } | AgentEvent::MessageUpdate { .. } => {
-            state.streaming_message = Some(event.clone());
+pub(super) fn reduce(state: &mut State, event: &AgentEvent) {
+    match event {
+        AgentEvent::MessageStart { message } => {
+            state.streaming_message = Some(Streaming::Message(message.clone()));
+        }
+        AgentEvent::MessageUpdate { partial, .. } => {
+            state.streaming_message = Some(Streaming::Partial(partial.clone()));
         }
         AgentEvent::MessageEnd { message } => {
             state.streaming_message = None;

@@ -308,7 +308,10 @@ pub(crate) fn push_into(
         );
     }
     send(sender)?;
-    pushed.store(true, Ordering::SeqCst);
+    // Written once: a store per push would be a locked instruction per delta.
+    if !pushed.load(Ordering::Relaxed) {
+        pushed.store(true, Ordering::SeqCst);
+    }
     Ok(())
 }
 

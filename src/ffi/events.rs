@@ -13,8 +13,9 @@ use super::*;
 use crate::agent::EventQueue as CoreQueue;
 use crate::error::ErrorKind;
 use crate::event::{AgentEvent as CoreEvent, EventShape};
-use crate::host::{AbortSignal, Delivery, ImmediateListener};
+use crate::host::{AbortSignal, Delivery, EventRef, ImmediateListener};
 use crate::json::Json;
+use crate::stream::BlockKind;
 use crate::sync::lock;
 
 /// Which event: one of the `AGENT_EVENT_*` values (SPEC §2.7).
@@ -138,10 +139,14 @@ pub struct AgentReply {
     pub id: u64,
 }
 
-/// One event with its JSON built at most once per shape, and the reply of a listener that
-/// deferred.
+/// What a host asked of one event beyond the struct: its JSON (built at most once per shape and
+/// shared by the agent's listeners), the texts of a tool event, the reply of a listener that
+/// deferred. Made only when asked: a listener that reads the struct alone costs no view.
 pub(crate) struct EventView {
-    event: Arc<CoreEvent>,
+    /// The event, owned: a queue's event, or a listener's once it deferred (then read from any
+    /// thread until the reply is answered). A listener's event is otherwise borrowed from the
+    /// delivery (see `DELIVERING`).
+    owned: OnceLock<Arc<CoreEvent>>,
     sequence: u64,
     json: [OnceLock<CString>; 2],
     /// Extra texts the struct borrows (tool call id, name and arguments).
@@ -155,9 +160,9 @@ pub(crate) struct EventView {
 }
 
 impl EventView {
-    fn new(event: Arc<CoreEvent>, sequence: u64, signal: Option<AbortSignal>) -> Self {
+    fn new(sequence: u64, signal: Option<AbortSignal>) -> Self {
         EventView {
-            event,
+            owned: OnceLock::new(),
             sequence,
             json: Default::default(),
             texts: OnceLock::new(),
@@ -167,52 +172,16 @@ impl EventView {
         }
     }
 
-    fn json(&self, shape: EventShape) -> &CString {
-        self.json[shape as usize]
-            .get_or_init(|| CString::new(self.event.to_json_text(shape)).unwrap_or_default())
+    /// The view of a queue's event (which it owns).
+    fn queued(event: Arc<CoreEvent>, sequence: u64) -> Self {
+        let view = EventView::new(sequence, None);
+        let _ = view.owned.set(event);
+        view
     }
 
-    /// The struct for this view (borrowing from it).
-    fn to_c(&self, source: u64) -> AgentEvent {
-        let event = &*self.event;
-        let (update, content_index) = match event {
-            CoreEvent::MessageUpdate { event: update, .. } => (
-                update_type(update.kind()),
-                update.content_index().unwrap_or(0),
-            ),
-            _ => (AGENT_UPDATE_NONE, 0),
-        };
-        let delta = event.delta().map_or(AgentStr::EMPTY, AgentStr::of);
-        let (tool_call_id, tool_name, args_json) = match event {
-            CoreEvent::ToolExecutionStart {
-                tool_call_id,
-                tool_name,
-                args,
-            }
-            | CoreEvent::ToolExecutionUpdate {
-                tool_call_id,
-                tool_name,
-                args,
-                ..
-            } => self.tool_texts(tool_call_id, tool_name, Some(args)),
-            CoreEvent::ToolExecutionEnd {
-                tool_call_id,
-                tool_name,
-                ..
-            } => self.tool_texts(tool_call_id, tool_name, None),
-            _ => (AgentStr::EMPTY, AgentStr::EMPTY, AgentStr::EMPTY),
-        };
-        AgentEvent {
-            kind: event_type(event),
-            update,
-            content_index,
-            delta,
-            tool_call_id,
-            tool_name,
-            args_json,
-            source,
-            sequence: self.sequence,
-        }
+    fn json(&self, shape: EventShape, event: &CoreEvent) -> &CString {
+        self.json[shape as usize]
+            .get_or_init(|| CString::new(event.to_json_text(shape)).unwrap_or_default())
     }
 
     /// A tool event's id, name and (rendered once) arguments, borrowed from this view.
@@ -234,6 +203,56 @@ impl EventView {
     }
 }
 
+/// The struct for `event` (borrowing from it, and for a tool event from the view `view()` gives).
+fn to_c(
+    event: &CoreEvent,
+    source: u64,
+    sequence: u64,
+    view: impl FnOnce() -> Arc<EventView>,
+) -> AgentEvent {
+    let (update, content_index, delta) = match event {
+        CoreEvent::MessageUpdate { event: update, .. } => match update.typed_delta() {
+            Some((kind, index, delta)) => (delta_type(kind), index, AgentStr::of(delta)),
+            None => (
+                update_type(update.kind()),
+                update.content_index().unwrap_or(0),
+                update.delta_text().map_or(AgentStr::EMPTY, AgentStr::of),
+            ),
+        },
+        _ => (AGENT_UPDATE_NONE, 0, AgentStr::EMPTY),
+    };
+    let (tool_call_id, tool_name, args_json) = match event {
+        CoreEvent::ToolExecutionStart {
+            tool_call_id,
+            tool_name,
+            args,
+        }
+        | CoreEvent::ToolExecutionUpdate {
+            tool_call_id,
+            tool_name,
+            args,
+            ..
+        } => view().tool_texts(tool_call_id, tool_name, Some(args)),
+        CoreEvent::ToolExecutionEnd {
+            tool_call_id,
+            tool_name,
+            ..
+        } => view().tool_texts(tool_call_id, tool_name, None),
+        _ => (AgentStr::EMPTY, AgentStr::EMPTY, AgentStr::EMPTY),
+    };
+    AgentEvent {
+        kind: event_type(event),
+        update,
+        content_index,
+        delta,
+        tool_call_id,
+        tool_name,
+        args_json,
+        source,
+        sequence,
+    }
+}
+
 fn c_text(text: &CString) -> AgentStr {
     AgentStr {
         ptr: text.as_ptr(),
@@ -241,11 +260,26 @@ fn c_text(text: &CString) -> AgentStr {
     }
 }
 
-/// The view of the event being dispatched to an agent's listeners.
+/// The view of the latest event of an agent's listeners that a host asked more of.
 #[derive(Default)]
 pub(crate) struct EventCache {
     current: Mutex<Option<Arc<EventView>>>,
-    sequence: AtomicU64,
+}
+
+impl EventCache {
+    /// The view of event `sequence`, made when it is the first ask (the previous event's view is
+    /// dropped then, outside the lock).
+    fn view(&self, sequence: u64, signal: &AbortSignal) -> Arc<EventView> {
+        let mut current = lock(&self.current);
+        if let Some(view) = current.as_ref().filter(|view| view.sequence == sequence) {
+            return view.clone();
+        }
+        let view = Arc::new(EventView::new(sequence, Some(signal.clone())));
+        let previous = current.replace(view.clone());
+        drop(current);
+        drop(previous);
+        view
+    }
 }
 
 fn event_type(event: &CoreEvent) -> AgentEventType {
@@ -264,6 +298,15 @@ fn event_type(event: &CoreEvent) -> AgentEventType {
         CoreEvent::CompactionEnd { .. } => AGENT_EVENT_COMPACTION_END,
         CoreEvent::AutoRetryStart { .. } => AGENT_EVENT_AUTO_RETRY_START,
         CoreEvent::AutoRetryEnd { .. } => AGENT_EVENT_AUTO_RETRY_END,
+    }
+}
+
+/// The update type of a delta kept typed.
+fn delta_type(kind: BlockKind) -> AgentUpdateType {
+    match kind {
+        BlockKind::Text => AGENT_UPDATE_TEXT_DELTA,
+        BlockKind::Thinking => AGENT_UPDATE_THINKING_DELTA,
+        BlockKind::ToolCall => AGENT_UPDATE_TOOLCALL_DELTA,
     }
 }
 
@@ -294,43 +337,22 @@ fn shape_of(shape: AgentEventShape) -> FfiResult<EventShape> {
     }
 }
 
-/// The view for `event` in the agent's cache (reusing the previous view's allocation when
-/// nothing holds it any more: no allocation per event).
-fn view_for(cache: &EventCache, event: &Arc<CoreEvent>, signal: &AbortSignal) -> Arc<EventView> {
-    let mut current = lock(&cache.current);
-    if let Some(view) = current
-        .as_ref()
-        .filter(|view| Arc::ptr_eq(&view.event, event))
-    {
-        return view.clone();
-    }
-    let sequence = cache.sequence.fetch_add(1, Ordering::Relaxed) + 1;
-    let previous = match current.as_mut().and_then(Arc::get_mut) {
-        Some(reused) => Some(std::mem::replace(
-            reused,
-            EventView::new(event.clone(), sequence, Some(signal.clone())),
-        )),
-        None => current
-            .replace(Arc::new(EventView::new(
-                event.clone(),
-                sequence,
-                Some(signal.clone()),
-            )))
-            .and_then(|previous| Arc::try_unwrap(previous).ok()),
-    };
-    let view = current.clone().expect("a view was just stored");
-    drop(current);
-    // The previous event is dropped outside the lock.
-    drop(previous);
-    view
+/// The event a listener on this thread is being called with: inside its callback the event stays
+/// readable even when another thread frees the agent meanwhile (the handle lookup would fail;
+/// the delivery itself is alive). The pointers are valid for the callback's duration.
+#[derive(Clone, Copy)]
+struct Delivering {
+    source: u64,
+    sequence: u64,
+    event: *const CoreEvent,
+    cache: *const EventCache,
+    signal: *const AbortSignal,
+    /// Set by `agent_event_defer` during the callback.
+    deferred: bool,
 }
 
 thread_local! {
-    /// The event a listener on this thread is being called with (its source and view): inside
-    /// its callback the event stays readable even when another thread frees the agent meanwhile
-    /// (the handle lookup would fail; the view itself is alive).
-    static DELIVERING: std::cell::RefCell<Option<(u64, Arc<EventView>)>> =
-        const { std::cell::RefCell::new(None) };
+    static DELIVERING: std::cell::Cell<Option<Delivering>> = const { std::cell::Cell::new(None) };
 }
 
 /// What a host wants to do with an event struct.
@@ -340,23 +362,28 @@ enum EventUse {
     Defer,
 }
 
-/// The view an event struct refers to: the event a listener on this thread is being called with,
-/// the event a queue returned last, or (to read it) an event whose deferring listener has not
-/// answered yet. Anything else (a copy kept after its callback, or used from another thread
+/// The event an event struct refers to, and its view.
+enum Found {
+    /// A listener's event during its callback on this thread (borrowed from the delivery).
+    Delivering(Delivering),
+    /// A queue's event, or a deferred listener's event until its reply is answered.
+    Kept(Arc<EventView>),
+}
+
+/// Finds what an event struct refers to: the event a listener on this thread is being called
+/// with, the event a queue returned last, or (to read it) an event whose deferring listener has
+/// not answered yet. Anything else (a copy kept after its callback, or used from another thread
 /// during it) is refused: its run may have moved on.
-fn view_of(event: *const AgentEvent, purpose: EventUse) -> FfiResult<Arc<EventView>> {
+fn find(event: *const AgentEvent, purpose: EventUse) -> FfiResult<Found> {
     // SAFETY: the caller passes NULL or a readable event struct.
     let Some(event) = (unsafe { event.as_ref() }) else {
         return err(AGENT_ERR_NULL, "event is NULL.");
     };
-    let delivering = DELIVERING.with(|slot| {
-        slot.borrow()
-            .as_ref()
-            .filter(|(source, view)| *source == event.source && view.sequence == event.sequence)
-            .map(|(_, view)| view.clone())
-    });
-    if let Some(view) = delivering {
-        return Ok(view);
+    if let Some(delivering) = DELIVERING
+        .get()
+        .filter(|d| d.source == event.source && d.sequence == event.sequence)
+    {
+        return Ok(Found::Delivering(delivering));
     }
     let view = match QUEUES.lookup(event.source) {
         Lookup::Live(queue) => lock(&queue.current).clone(),
@@ -368,11 +395,27 @@ fn view_of(event: *const AgentEvent, purpose: EventUse) -> FfiResult<Arc<EventVi
         },
     };
     match view {
-        Some(view) if view.sequence == event.sequence => Ok(view),
+        Some(view) if view.sequence == event.sequence && view.owned.get().is_some() => {
+            Ok(Found::Kept(view))
+        }
         _ => err(
             AGENT_ERR_INVALID_ARGUMENT,
             "event is no longer valid: a listener's event may be read or deferred only inside its callback, on the thread that called it (read until its reply is answered when it deferred), a queue's event until the next call on the queue.",
         ),
+    }
+}
+
+impl Delivering {
+    /// The view of this delivery's event.
+    fn view(&self) -> Arc<EventView> {
+        // SAFETY: set by `host_listener` for the duration of the callback, on this thread.
+        let (cache, signal) = unsafe { (&*self.cache, &*self.signal) };
+        cache.view(self.sequence, signal)
+    }
+
+    fn event(&self) -> &CoreEvent {
+        // SAFETY: as above: the delivery keeps the event in place during the callback.
+        unsafe { &*self.event }
     }
 }
 
@@ -386,22 +429,43 @@ impl Drop for AwaitingReply {
     }
 }
 
-/// The core listener behind a C callback.
+/// The core listener behind a C callback: the struct borrows from the event being delivered; a
+/// view is made only when the host asks for JSON, a tool event's texts or a deferred answer.
 fn host_listener(
     callback: unsafe extern "C" fn(*mut c_void, *const AgentEvent) -> AgentListenerAnswer,
     data: Arc<HostData>,
     cache: Arc<EventCache>,
     source: u64,
 ) -> ImmediateListener {
-    Arc::new(move |event: Arc<CoreEvent>, signal: AbortSignal| {
-        let view = view_for(&cache, &event, &signal);
-        let c_event = view.to_c(source);
+    Arc::new(move |delivered: EventRef, signal: &AbortSignal| {
+        let sequence = delivered.sequence;
+        let c_event = to_c(delivered.event, source, sequence, || {
+            cache.view(sequence, signal)
+        });
         let mut answer_given = AGENT_LISTENER_CONTINUE;
+        let delivering = Delivering {
+            source,
+            sequence,
+            event: delivered.event,
+            cache: &*cache,
+            signal,
+            deferred: false,
+        };
         // Restored after the call: a listener's callback may run another agent's listeners.
-        let outer = DELIVERING.with(|slot| slot.replace(Some((source, view.clone()))));
+        let outer = DELIVERING.replace(Some(delivering));
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
-        DELIVERING.with(|slot| slot.replace(outer));
+        let deferred_during = DELIVERING.replace(outer).is_some_and(|d| d.deferred);
+        if !deferred_during {
+            return match answer_given {
+                AGENT_LISTENER_LATER => Delivery::Now(Err(
+                    "The listener returned AGENT_LISTENER_LATER without calling agent_event_defer."
+                        .into(),
+                )),
+                _ => Delivery::Now(Ok(())),
+            };
+        }
+        let view = cache.view(sequence, signal);
         let deferred = lock(&view.deferred).take();
         // Set by agent_event_defer; kept only while a reply is still to come.
         let awaiting = AwaitingReply(view);
@@ -489,8 +553,18 @@ pub unsafe extern "C" fn agent_event_json(
     boundary(|| {
         check_out(out_json, "out_json")?;
         let shape = shape_of(shape)?;
-        let view = view_of(event, EventUse::Read)?;
-        write_out(out_json, c_text(view.json(shape)));
+        let json = match find(event, EventUse::Read)? {
+            // The agent's cache keeps the view, and so the text, until a later event's view
+            // replaces it.
+            Found::Delivering(delivering) => {
+                c_text(delivering.view().json(shape, delivering.event()))
+            }
+            Found::Kept(view) => {
+                let event = view.owned.get().expect("a kept view owns its event");
+                c_text(view.json(shape, event))
+            }
+        };
+        write_out(out_json, json);
         Ok(())
     })
 }
@@ -508,7 +582,16 @@ pub unsafe extern "C" fn agent_event_defer(
 ) -> *mut AgentError {
     boundary(|| {
         check_out(out_reply, "out_reply")?;
-        let view = view_of(event, EventUse::Defer)?;
+        let delivering = match find(event, EventUse::Defer)? {
+            Found::Delivering(delivering) => delivering,
+            Found::Kept(_) => {
+                return err(
+                    AGENT_ERR_INVALID_STATE,
+                    "A queue's event has no listener to answer for.",
+                )
+            }
+        };
+        let view = delivering.view();
         let Some(signal) = &view.signal else {
             return err(
                 AGENT_ERR_INVALID_STATE,
@@ -525,8 +608,16 @@ pub unsafe extern "C" fn agent_event_defer(
         let pending = new_value_call(Shape::Reply, signal);
         write_out(out_reply, AgentReply { id: pending.token });
         *deferred = Some(pending);
-        // From now on the reply may be answered from any thread, which may read the event.
+        drop(deferred);
+        // From now on the reply may be answered from any thread, which may read the event: the
+        // view keeps its own copy.
+        view.owned
+            .get_or_init(|| Arc::new(delivering.event().clone()));
         view.awaiting_reply.store(true, Ordering::SeqCst);
+        DELIVERING.set(Some(Delivering {
+            deferred: true,
+            ..delivering
+        }));
         Ok(())
     })
 }
@@ -665,8 +756,8 @@ pub unsafe extern "C" fn agent_queue_next(
             }
         };
         let sequence = ffi_queue.sequence.fetch_add(1, Ordering::Relaxed) + 1;
-        let view = Arc::new(EventView::new(event, sequence, None));
-        let c_event = view.to_c(queue.id);
+        let view = Arc::new(EventView::queued(event.clone(), sequence));
+        let c_event = to_c(&event, queue.id, sequence, || view.clone());
         let previous = lock(&ffi_queue.current).replace(view);
         drop(previous);
         write_out(out_event, c_event);

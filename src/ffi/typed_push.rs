@@ -50,7 +50,7 @@ fn push_delta(
     len: usize,
 ) -> FfiResult {
     let state = stream_state(stream.id)?;
-    let delta = str_arg(text, len, "text")?.to_owned();
+    let delta = str_arg(text, len, "text")?.into();
     push_into(&state, false, |sender| {
         sender.push_op(StreamOp::KindDelta {
             kind,

@@ -283,7 +283,7 @@ impl Output {
     /// Appends to block `index` (text, thinking or tool-call argument text) with its `*_delta`;
     /// the block's kind is known here, so the agent does not look it up per delta.
     pub fn delta(&mut self, index: usize, delta: &str) -> Pushed {
-        let delta = delta.to_string();
+        let delta = delta.into();
         match self.kind(index) {
             Some(kind) => self
                 .sender

@@ -17,11 +17,13 @@
 
 use std::collections::HashMap;
 
+use compact_str::CompactString;
+
+use super::partial::{BlockKind, Partial, PartialSnapshot};
+use super::update::UpdateEvent;
 use super::StreamOp;
 use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
-pub use crate::message::partial::UpdateEvent;
-use crate::message::partial::{BlockKind, Partial, PartialSnapshot};
 use crate::message::zero_usage;
 
 /// What one host event means for the loop after assembly.
@@ -194,7 +196,7 @@ impl Assembler {
 
     /// The delta-form `{kind}_delta` at `index` without building its JSON (the hot path of
     /// streaming): the same steps as `append_text`/`append_arguments`.
-    fn kind_delta(&mut self, kind: BlockKind, index: usize, delta: String) -> Assembled {
+    fn kind_delta(&mut self, kind: BlockKind, index: usize, delta: CompactString) -> Assembled {
         let step = match kind {
             BlockKind::Text | BlockKind::Thinking => {
                 if self.partial.block_kind(index) == Some(kind) {
@@ -217,7 +219,7 @@ impl Assembler {
         };
         match step {
             Step::Forward(_) => Assembled::Update {
-                event: UpdateEvent::delta(kind.delta_event(), index, delta),
+                event: UpdateEvent::delta(kind, index, delta),
                 partial: self.partial.snapshot(),
             },
             Step::Fail(text) => {

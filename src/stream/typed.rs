@@ -28,12 +28,21 @@ pub fn compact_delta_op(text: &str) -> Option<StreamOp> {
     if !literal.starts_with('"') {
         return None;
     }
+    let index = number.parse().ok()?;
+    // A literal without escapes or control characters is its own text (no parse, no allocation).
+    if let Some(plain) = literal[1..]
+        .strip_suffix('"')
+        .filter(|body| !body.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
+    {
+        let delta = plain.into();
+        return Some(StreamOp::KindDelta { kind, index, delta });
+    }
     // The JSON path's own string parsing (escapes, lone surrogates) of the one string literal.
     match crate::json::parse(literal).ok()? {
         Json::String(delta) => Some(StreamOp::KindDelta {
             kind,
-            index: number.parse().ok()?,
-            delta,
+            index,
+            delta: delta.into(),
         }),
         _ => None,
     }
@@ -79,7 +88,7 @@ mod tests {
 
     fn delta(text: &str) -> Option<(BlockKind, usize, String)> {
         match compact_delta_op(text)? {
-            StreamOp::KindDelta { kind, index, delta } => Some((kind, index, delta)),
+            StreamOp::KindDelta { kind, index, delta } => Some((kind, index, delta.into())),
             other => panic!("not a delta: {other:?}"),
         }
     }

@@ -55,7 +55,7 @@ pub type Log = Arc<Mutex<Vec<String>>>;
 /// An emit sink logging each event's type.
 pub fn logging_emit(log: &Log) -> Emit {
     let log = log.clone();
-    Arc::new(move |event: Arc<agent::event::AgentEvent>| {
+    Arc::new(move |event: &agent::event::AgentEvent| {
         log.lock().unwrap().push(event.type_name().to_string());
         agent::host::Delivery::Now(Ok(()))
     })

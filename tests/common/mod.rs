@@ -452,7 +452,7 @@ pub fn result_tool(name: &str, result: Json, delay_ms: u64) -> AgentTool {
 pub fn collect_emit() -> (Emit, Arc<Mutex<Vec<Json>>>) {
     let events: Arc<Mutex<Vec<Json>>> = Arc::default();
     let seen = events.clone();
-    let emit: Emit = Arc::new(move |event: Arc<AgentEvent>| {
+    let emit: Emit = Arc::new(move |event: &AgentEvent| {
         seen.lock().unwrap().push(event.to_json(EventShape::Full));
         agent::host::Delivery::Now(Ok(()))
     });

@@ -1,0 +1,180 @@
+//! The update event a `message_update` carries: the assistant stream event as forwarded to
+//! listeners (SPEC §3.7), kept typed for deltas.
+
+use std::fmt::Write;
+
+use compact_str::CompactString;
+
+use super::partial::{BlockKind, PartialSnapshot};
+use crate::json::{set_key, write_json, write_object_with, write_string, Json, JsonMap};
+
+/// A forwarded update event: the full-form event without its `partial` (SPEC §3.7, last
+/// paragraph). The field a delta-form `*_end` fills in from the partial (`content` of
+/// `text_end`/`thinking_end`, `toolCall` of `toolcall_end`) is read from the partial of the same
+/// event when JSON is built, so forwarding costs O(1); until then it is absent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateEvent {
+    fields: Fields,
+    from_partial: Option<FromPartial>,
+}
+
+/// The event's own fields.
+#[derive(Debug, Clone, PartialEq)]
+enum Fields {
+    /// As a host pushed them (a `null` placeholder at the key filled from the partial).
+    Json(Json),
+    /// A typed delta (no JSON until asked): `{"type", "contentIndex", "delta"}`.
+    Delta {
+        kind: BlockKind,
+        index: usize,
+        /// Inline up to 24 bytes: a small delta allocates nothing.
+        delta: CompactString,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FromPartial {
+    /// `key` = the text of block `index`'s `field` (`""` when that is not a string).
+    Text {
+        key: &'static str,
+        index: usize,
+        field: &'static str,
+    },
+    /// `key` = block `index`.
+    Block { key: &'static str, index: usize },
+}
+
+impl UpdateEvent {
+    /// An event forwarded as it is.
+    pub fn new(json: Json) -> Self {
+        UpdateEvent {
+            fields: Fields::Json(json),
+            from_partial: None,
+        }
+    }
+
+    /// The delta event `{"type": kind, "contentIndex": index, "delta": delta}`, kept typed.
+    pub(crate) fn delta(kind: BlockKind, index: usize, delta: CompactString) -> Self {
+        UpdateEvent {
+            fields: Fields::Delta { kind, index, delta },
+            from_partial: None,
+        }
+    }
+
+    fn with_placeholder(mut json: Json, key: &'static str, from_partial: FromPartial) -> Self {
+        if let Some(map) = json.as_object_mut() {
+            set_key(map, key, Json::Null);
+        }
+        UpdateEvent {
+            fields: Fields::Json(json),
+            from_partial: Some(from_partial),
+        }
+    }
+
+    /// `json` with `key` = the text of block `index`'s `field`.
+    pub(crate) fn with_text(
+        json: Json,
+        key: &'static str,
+        index: usize,
+        field: &'static str,
+    ) -> Self {
+        Self::with_placeholder(json, key, FromPartial::Text { key, index, field })
+    }
+
+    /// `json` with `key` = block `index`.
+    pub(crate) fn with_block(json: Json, key: &'static str, index: usize) -> Self {
+        Self::with_placeholder(json, key, FromPartial::Block { key, index })
+    }
+
+    /// The assistant stream event type (`text_delta`, ...), if it is a string.
+    pub fn kind(&self) -> Option<&str> {
+        match &self.fields {
+            Fields::Json(json) => json.get("type").and_then(Json::as_str),
+            Fields::Delta { kind, .. } => Some(kind.delta_event()),
+        }
+    }
+
+    /// The `delta` text, if the event has a string one.
+    pub fn delta_text(&self) -> Option<&str> {
+        match &self.fields {
+            Fields::Json(json) => json.get("delta").and_then(Json::as_str),
+            Fields::Delta { delta, .. } => Some(delta),
+        }
+    }
+
+    /// A delta kept typed (pushed without JSON): its block kind, content index and text.
+    pub(crate) fn typed_delta(&self) -> Option<(BlockKind, usize, &str)> {
+        match (&self.fields, self.from_partial) {
+            (Fields::Delta { kind, index, delta }, None) => Some((*kind, *index, delta)),
+            _ => None,
+        }
+    }
+
+    /// The `contentIndex`, if it is a non-negative integer.
+    pub fn content_index(&self) -> Option<usize> {
+        match &self.fields {
+            Fields::Json(json) => json
+                .get("contentIndex")
+                .and_then(Json::as_u64)
+                .map(|i| i as usize),
+            Fields::Delta { index, .. } => Some(*index),
+        }
+    }
+
+    /// Appends the text of `to_json(partial)` with `"partial"` set to `partial_text` (the full
+    /// shape's assistant event): a typed delta is written without building JSON.
+    pub(crate) fn write_full_text(
+        &self,
+        out: &mut String,
+        partial: &PartialSnapshot,
+        partial_text: &str,
+    ) {
+        if let Some((kind, index, delta)) = self.typed_delta() {
+            out.push_str(r#"{"type":""#);
+            out.push_str(kind.delta_event());
+            let _ = write!(out, r#"","contentIndex":{index},"delta":"#);
+            write_string(out, delta);
+            out.push_str(r#","partial":"#);
+            out.push_str(partial_text);
+            out.push('}');
+            return;
+        }
+        match self.to_json(partial) {
+            Json::Object(map) => {
+                write_object_with(out, &map, "partial", |out| out.push_str(partial_text))
+            }
+            other => write_json(out, &other),
+        }
+    }
+
+    /// The event as JSON, `partial` being the partial message of the same event (O(size of the
+    /// field taken from it)).
+    pub fn to_json(&self, partial: &PartialSnapshot) -> Json {
+        let mut json = match &self.fields {
+            Fields::Json(json) => json.clone(),
+            Fields::Delta { kind, index, delta } => {
+                let mut map = JsonMap::new();
+                map.insert("type".into(), kind.delta_event().into());
+                map.insert("contentIndex".into(), (*index).into());
+                map.insert("delta".into(), delta.as_str().into());
+                Json::Object(map)
+            }
+        };
+        let filled = match self.from_partial {
+            None => return json,
+            Some(FromPartial::Text { key, index, field }) => {
+                let text = partial.block_field(index, field);
+                let text = text.filter(Json::is_string);
+                (
+                    key,
+                    Some(text.unwrap_or_else(|| Json::String(String::new()))),
+                )
+            }
+            Some(FromPartial::Block { key, index }) => (key, partial.block_json(index)),
+        };
+        if let (Json::Object(map), (key, Some(value))) = (&mut json, filled) {
+            set_key(map, key, value);
+        }
+        json
+    }
+}
