@@ -178,9 +178,13 @@ impl Emitter {
     }
 
     pub(crate) async fn emit(&self, event: AgentEvent) -> Result<(), String> {
-        // Borrowed from here on: the event is not moved again on its way to the listeners.
+        self.emit_ref(&event).await
+    }
+
+    /// `emit` of an event the caller keeps in place until delivered.
+    pub(crate) async fn emit_ref(&self, event: &AgentEvent) -> Result<(), String> {
         if self.in_flight.load(Ordering::Relaxed) == 0 {
-            match (self.emit)(&event) {
+            match (self.emit)(event) {
                 Delivery::Now(result) => return result,
                 Delivery::Later(rest) => {
                     let _in_flight = InFlight::enter(&self.in_flight);
@@ -192,7 +196,7 @@ impl Emitter {
         }
         let _in_flight = InFlight::enter(&self.in_flight);
         let _turn = self.gate.lock().await;
-        (self.emit)(&event).resolve().await
+        (self.emit)(event).resolve().await
     }
 
     /// `message_start` then `message_end` for a message committed whole.
@@ -588,9 +592,13 @@ impl Run {
         stream_fn(request, sender);
 
         loop {
-            let output = match self.signal.within_grace(receiver.next()).await {
-                Ok(output) => output,
-                Err(()) => receiver.give_up(),
+            // An item pushed already is taken without building a future.
+            let output = match receiver.try_next() {
+                Some(output) => output,
+                None => match self.signal.within_grace(receiver.next()).await {
+                    Ok(output) => output,
+                    Err(()) => receiver.give_up(),
+                },
             };
             match output {
                 StreamOutput::Ignored => receiver.notify_consumed().await,
@@ -605,8 +613,9 @@ impl Run {
                     receiver.notify_consumed().await;
                 }
                 StreamOutput::Update { event, partial } => {
-                    self.emit(AgentEvent::MessageUpdate { event, partial })
-                        .await?;
+                    // Built in place and lent: the event is not moved into the emit's future.
+                    let event = AgentEvent::MessageUpdate { event, partial };
+                    self.emitter.emit_ref(&event).await?;
                     receiver.notify_consumed().await;
                 }
                 StreamOutput::Final {

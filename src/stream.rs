@@ -52,9 +52,13 @@ struct Shared {
     on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
+/// Pushed items are kept in chunks of this many: the queue grows without copying what it holds.
+const CHUNK: usize = 64;
+
 /// The items on their way to the loop, and what wakes it.
 struct Channel {
-    items: VecDeque<Pushed>,
+    /// Chunks of at most `CHUNK` items (none empty), oldest first.
+    items: VecDeque<Vec<Pushed>>,
     /// The loop waiting for an item.
     waker: Option<Waker>,
     /// Live senders: when the last one is dropped the stream ends.
@@ -156,7 +160,14 @@ impl StreamSender {
         self.shared.queued.fetch_add(1, Ordering::Relaxed);
         let waker = {
             let mut channel = lock(&self.shared.channel);
-            channel.items.push_back(pushed);
+            match channel.items.back_mut() {
+                Some(chunk) if chunk.len() < CHUNK => chunk.push(pushed),
+                _ => {
+                    let mut chunk = Vec::with_capacity(CHUNK);
+                    chunk.push(pushed);
+                    channel.items.push_back(chunk);
+                }
+            }
             channel.waker.take()
         };
         // Woken outside the lock: the loop may run on this very thread.
@@ -251,8 +262,9 @@ pub enum StreamOutput {
 
 /// The consumer side, owned by the loop for one request.
 pub struct StreamReceiver {
-    /// Items taken from the channel in one go, not processed yet.
-    batch: VecDeque<Pushed>,
+    /// Chunks taken from the channel in one go, and the one being read: not processed yet.
+    batch: VecDeque<Vec<Pushed>>,
+    current: std::vec::IntoIter<Pushed>,
     /// Items processed since the loop last gave its thread back.
     streak: u32,
     shared: Arc<Shared>,
@@ -282,6 +294,7 @@ pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
         .unwrap_or(0.0);
     let receiver = StreamReceiver {
         batch: VecDeque::new(),
+        current: Vec::new().into_iter(),
         streak: 0,
         shared: shared.clone(),
         assembler: Assembler::new(model),
@@ -297,24 +310,39 @@ pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
 const STREAK: u32 = 128;
 
 impl StreamReceiver {
+    /// The next pushed item already taken from the channel, if any.
+    fn ready(&mut self) -> Option<Pushed> {
+        loop {
+            if let Some(pushed) = self.current.next() {
+                self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+                return Some(pushed);
+            }
+            self.current = self.batch.pop_front()?.into_iter();
+        }
+    }
+
     /// The next pushed item; `None` once every sender is gone and nothing is left.
     async fn take(&mut self) -> Option<Pushed> {
-        self.streak += 1;
         if self.streak >= STREAK {
             self.streak = 0;
             crate::dispatch::yield_now().await;
         }
-        if self.batch.is_empty() {
-            let (shared, batch) = (&self.shared, &mut self.batch);
-            std::future::poll_fn(|cx| {
+        self.streak += 1;
+        loop {
+            if let Some(pushed) = self.ready() {
+                return Some(pushed);
+            }
+            let batch = &mut self.batch;
+            let shared = &self.shared;
+            let open = std::future::poll_fn(|cx| {
                 let mut channel = lock(&shared.channel);
                 if !channel.items.is_empty() {
                     // Everything pushed so far, in one lock.
                     std::mem::swap(&mut channel.items, batch);
-                    return Poll::Ready(());
+                    return Poll::Ready(true);
                 }
                 if channel.senders == 0 {
-                    return Poll::Ready(());
+                    return Poll::Ready(false);
                 }
                 if !channel
                     .waker
@@ -326,15 +354,34 @@ impl StreamReceiver {
                 Poll::Pending
             })
             .await;
+            if !open {
+                return self.ready();
+            }
         }
-        let pushed = self.batch.pop_front()?;
-        self.shared.queued.fetch_sub(1, Ordering::Relaxed);
-        Some(pushed)
+    }
+
+    /// The next item when one was pushed already, without building a future: `None` when the
+    /// loop must wait (`next`), or give its thread back after a long run of items.
+    pub fn try_next(&mut self) -> Option<StreamOutput> {
+        if self.streak >= STREAK {
+            return None;
+        }
+        if self.current.len() == 0 && self.batch.is_empty() {
+            let mut channel = lock(&self.shared.channel);
+            std::mem::swap(&mut channel.items, &mut self.batch);
+        }
+        let pushed = self.ready()?;
+        self.streak += 1;
+        Some(self.interpret(Some(pushed)))
     }
 
     /// Waits for the next pushed item and interprets it.
     pub async fn next(&mut self) -> StreamOutput {
         let pushed = self.take().await;
+        self.interpret(pushed)
+    }
+
+    fn interpret(&mut self, pushed: Option<Pushed>) -> StreamOutput {
         // A response ended by a non-terminal item (a failing delta, the senders gone) ends now.
         let at = pushed.as_ref().and_then(|p| p.at);
         let at = move || at.unwrap_or_else(Instant::now);
