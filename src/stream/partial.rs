@@ -303,12 +303,7 @@ impl Partial {
             return;
         }
         self.flush_hot();
-        if let Some(block) = self
-            .frozen_mut()
-            .content
-            .as_mut()
-            .and_then(|c| c.get_mut(index))
-        {
+        if let Some(block) = self.frozen_block_mut(index) {
             // The frozen block gets the placeholder at the field's key; `hot` has the value.
             block.set_live(field, value.clone());
         }
@@ -322,14 +317,17 @@ impl Partial {
     /// Changes block `index` with `change` (nothing when there is no such block).
     fn update(&mut self, index: usize, change: impl FnOnce(&mut Block)) {
         self.flush_hot();
-        if let Some(block) = self
-            .frozen_mut()
+        if let Some(block) = self.frozen_block_mut(index) {
+            change(block);
+        }
+    }
+
+    /// Block `index` of the frozen part, made unique to this snapshot.
+    fn frozen_block_mut(&mut self, index: usize) -> Option<&mut Block> {
+        self.frozen_mut()
             .content
             .as_mut()
             .and_then(|c| c.get_mut(index))
-        {
-            change(block);
-        }
     }
 
     /// Number of blocks (0 when `content` is not an array).
