@@ -68,8 +68,12 @@ TEST_STEPS += mcp-test:300
 .PHONY: check test
 check: ## the quick tier: fmt, clippy, cargo test, C tests (no valgrind), conformance kits
 	@bash tests/steps.sh check $(CHECK_STEPS)
+# Builds later steps need, started with the tier at the lowest CPU priority (tests/steps.sh): they
+# take the core time the early steps leave idle (runners waiting on test processes), and the step
+# that needs one finds it built.
+TEST_PREBUILD := nightly-toolchain suite-lib sanitizer-builds fuzz-replay-build
 test: ## everything (what CI runs): the quick tier, valgrind, bindings, sanitizers, fuzz, cost
-	@WHEEL_PROFILE=suite bash tests/steps.sh test $(TEST_STEPS)
+	@WHEEL_PROFILE=suite PREBUILD="$(TEST_PREBUILD)" bash tests/steps.sh test $(TEST_STEPS)
 
 # ==== Build =====================================================================================
 INSTALL_PROFILE ?= release
@@ -557,9 +561,13 @@ FUZZ_SECONDS ?= 60
 SOAK_RUNS ?= 100000
 CARGO_FUZZ_VERSION := 0.13.2
 SAN ?= all
-.PHONY: check-memory fuzz fuzz-build fuzz-replay soak soak-short
+.PHONY: check-memory sanitizer-builds nightly-toolchain fuzz fuzz-build fuzz-replay fuzz-replay-build soak soak-short
 check-memory: ## C tests and conformance under ASan+UBSan, C tests under TSan (SAN=asan|tsan)
 	SHARED=$(SHARED) bash tests/sanitizers/run.sh $(SAN)
+sanitizer-builds: # check-memory's two instrumented libraries, built only (make test's prebuild)
+	SHARED=$(SHARED) bash tests/sanitizers/run.sh build
+nightly-toolchain: # the pinned nightly, installed when missing
+	bash tests/nightly.sh
 
 # Every committed fuzz input (fuzz/regressions/<target>/ and the corpus) replayed through the fuzz
 # targets' own invariants by fuzz/replay.sh (every target needs inputs; they are counted), built
@@ -568,10 +576,11 @@ check-memory: ## C tests and conformance under ASan+UBSan, C tests under TSan (S
 # dir would put that cdylib where the main build's is.
 # The dev profile is optimized (fuzz/Cargo.toml): the targets' input generators recurse as deep
 # as an input nests.
-fuzz-replay: ## every committed fuzz input replayed through its target (stable toolchain)
+fuzz-replay: fuzz-replay-build ## every committed fuzz input replayed through its target (stable toolchain)
 	@mkdir -p build
-	cd fuzz && cargo build --quiet --bins --target-dir ../target/fuzz-replay
 	bash fuzz/replay.sh target/fuzz-replay/debug
+fuzz-replay-build:
+	cd fuzz && cargo build --quiet --bins --target-dir ../target/fuzz-replay
 
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)

@@ -17,6 +17,22 @@ summary() {
     printf '%6s  %s\n' "$(( total / 60 ))m$(( total % 60 ))s" "total"
 }
 
+# PREBUILD: make targets (builds) that later steps need, run one after another in the background
+# at the lowest CPU priority, in a process group of their own (stopped when the tier ends). A step
+# that needs one waits on cargo's lock of its target directory, then finds it built; a failed
+# prebuild is only logged: the step's own build reports the error.
+prebuild_pid=""
+if [ -n "${PREBUILD:-}" ]; then
+    mkdir -p build
+    # shellcheck disable=SC2086 # a list of targets
+    setsid nice -n 19 "$make" --no-print-directory $PREBUILD >build/prebuild.log 2>&1 &
+    prebuild_pid=$!
+    stop_prebuild() { kill -TERM -- "-$prebuild_pid" 2>/dev/null; }
+    trap stop_prebuild EXIT
+    trap 'stop_prebuild; exit 143' TERM INT
+    echo "==== make $tier: building $PREBUILD in the background (build/prebuild.log)"
+fi
+
 for spec in "$@"; do
     step="${spec%%:*}" limit="${spec##*:}"
     echo "==== make $tier: $step (time limit ${limit} s)"

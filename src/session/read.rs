@@ -102,8 +102,9 @@ struct Part {
 }
 
 /// Reads the lines that start at `from` or later and before `until` (`from` a line start, or with
-/// `seek` any offset: the line it falls in is left to the part before).
-fn read_part(file: &File, from: u64, seek: bool, until: u64) -> io::Result<Part> {
+/// `seek` any offset: the line it falls in is left to the part before); `size` is the file's
+/// length when it was opened.
+fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::Result<Part> {
     let mut part = Part {
         lines: Vec::new(),
         end: None,
@@ -147,6 +148,13 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64) -> io::Result<Part>
             }
             consumed = end + 1;
         }
+        if base == from && consumed > 0 {
+            // After the first buffer: room for as many lines again per byte as it held, so the
+            // list is not copied as it grows (a few per cent of a large file's open).
+            let rest = until.min(size).saturating_sub(from + consumed as u64);
+            let estimate = (part.lines.len() as u64).saturating_mul(rest) / consumed as u64;
+            part.lines.reserve((estimate + estimate / 8).min(rest) as usize);
+        }
         if !seeking && base + consumed as u64 >= until {
             return Ok(part);
         }
@@ -161,19 +169,19 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64) -> io::Result<Part>
 pub(crate) fn read_file(file: &File, path: &Path, size: u64) -> Result<ReadFile, SessionError> {
     let failed = |e: io::Error| io_error("read", path, &e);
     let parts = if size < SPLIT_BYTES {
-        vec![read_part(file, 0, false, u64::MAX).map_err(failed)?]
+        vec![read_part(file, 0, false, u64::MAX, size).map_err(failed)?]
     } else {
         // The first thread reads the lines starting in the first half, the second the rest.
         let middle = size / 2;
         std::thread::scope(|scope| {
             let second = std::thread::Builder::new()
                 .name("libagent-session-read".into())
-                .spawn_scoped(scope, || read_part(file, middle - 1, true, u64::MAX));
-            let first = read_part(file, 0, false, middle);
+                .spawn_scoped(scope, || read_part(file, middle - 1, true, u64::MAX, size));
+            let first = read_part(file, 0, false, middle, size);
             let second = match second.map(|thread| thread.join()) {
                 Ok(Ok(rest)) => rest,
                 // No thread to be had (or, never expected, it panicked): this one reads that half.
-                _ => read_part(file, middle - 1, true, u64::MAX),
+                _ => read_part(file, middle - 1, true, u64::MAX, size),
             };
             Ok::<_, SessionError>(vec![first.map_err(failed)?, second.map_err(failed)?])
         })?
