@@ -153,7 +153,8 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::R
             // list is not copied as it grows (a few per cent of a large file's open).
             let rest = until.min(size).saturating_sub(from + consumed as u64);
             let estimate = (part.lines.len() as u64).saturating_mul(rest) / consumed as u64;
-            part.lines.reserve((estimate + estimate / 8).min(rest) as usize);
+            part.lines
+                .reserve((estimate + estimate / 8).min(rest) as usize);
         }
         if !seeking && base + consumed as u64 >= until {
             return Ok(part);
