@@ -20,13 +20,17 @@ summary() {
 # PREBUILD: make targets (builds) that later steps need, run one after another in the background
 # at the lowest CPU priority, in a process group of their own (stopped when the tier ends). A step
 # that needs one waits on cargo's lock of its target directory, then finds it built; a failed
-# prebuild is only logged: the step's own build reports the error.
+# prebuild is only logged: the step's own build reports the error. The group stays in this
+# session: a new session (setsid) is a new scheduler autogroup, which Linux shares the CPU with
+# half and half whatever its nice value (the early steps then took twice their time).
 prebuild_pid=""
 if [ -n "${PREBUILD:-}" ]; then
     mkdir -p build
+    set -m # the background job in a process group of its own
     # shellcheck disable=SC2086 # a list of targets
-    setsid nice -n 19 "$make" --no-print-directory $PREBUILD >build/prebuild.log 2>&1 &
+    nice -n 19 "$make" --no-print-directory $PREBUILD >build/prebuild.log 2>&1 &
     prebuild_pid=$!
+    set +m
     stop_prebuild() { kill -TERM -- "-$prebuild_pid" 2>/dev/null; }
     trap stop_prebuild EXIT
     trap 'stop_prebuild; exit 143' TERM INT
