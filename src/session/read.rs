@@ -150,11 +150,15 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::R
         }
         if base == from && consumed > 0 {
             // After the first buffer: room for as many lines again per byte as it held, so the
-            // list is not copied as it grows (a few per cent of a large file's open).
+            // list is not copied as it grows (a few per cent of a large file's open). At most
+            // the rest of the part's size in bytes, and only if the memory is to be had: a file
+            // that starts with short lines and goes on with a huge one must not reserve more.
             let rest = until.min(size).saturating_sub(from + consumed as u64);
             let estimate = (part.lines.len() as u64).saturating_mul(rest) / consumed as u64;
-            part.lines
-                .reserve((estimate + estimate / 8).min(rest) as usize);
+            let bound = rest / std::mem::size_of::<ReadLine>() as u64;
+            let _ = part
+                .lines
+                .try_reserve((estimate + estimate / 8).min(bound) as usize);
         }
         if !seeking && base + consumed as u64 >= until {
             return Ok(part);
@@ -285,5 +289,35 @@ impl<'a> SpanReader<'a> {
                 self.path.display()
             ),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The room reserved from the first buffer's lines is bounded by the bytes left: a file
+    /// that starts with a megabyte of short lines and goes on with one long line reserves no
+    /// more than the file's size beyond what its lines take (not a short line's worth of entries
+    /// per byte left).
+    #[test]
+    fn the_lines_reserved_are_bounded_by_the_bytes_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.jsonl");
+        let mut text = "{\"short\":true}\n".repeat(BUFFER_BYTES / 16);
+        text.push_str(&"x".repeat(16 * BUFFER_BYTES));
+        text.push('\n');
+        std::fs::write(&path, &text).unwrap();
+        let file = File::open(&path).unwrap();
+        let size = text.len();
+        let part = read_part(&file, 0, false, u64::MAX, size as u64).unwrap();
+        assert_eq!(part.lines.len(), BUFFER_BYTES / 16 + 1);
+        let entry = std::mem::size_of::<ReadLine>();
+        let reserved = part.lines.capacity() * entry;
+        assert!(
+            reserved <= size + 2 * part.lines.len() * entry,
+            "{reserved} bytes reserved for a {size}-byte file of {} lines",
+            part.lines.len()
+        );
     }
 }
