@@ -22,6 +22,7 @@ mod sse;
 mod surrogates;
 mod transcript;
 mod transport;
+mod wire;
 
 use std::sync::{Arc, OnceLock};
 

@@ -61,22 +61,28 @@ impl SseParser {
         }
         self.after_cr = false;
         let mut line_start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b == b'\n' || b == b'\r' {
-                let line = self.take_line(&bytes[line_start..i]);
+        let mut ends = memchr::memchr2_iter(b'\n', b'\r', bytes);
+        while let Some(end) = ends.next() {
+            if self.pending.is_empty() {
+                self.line(&bytes[line_start..end], &mut events);
+            } else {
+                let mut line = std::mem::take(&mut self.pending);
+                line.extend_from_slice(&bytes[line_start..end]);
                 self.line(&line, &mut events);
-                if b == b'\r' {
-                    if i + 1 == bytes.len() {
-                        self.after_cr = !self.cr_ends_read_line;
-                    } else if bytes[i + 1] == b'\n' {
-                        i += 1;
-                    }
-                }
-                line_start = i + 1;
+                line.clear();
+                self.pending = line;
             }
-            i += 1;
+            line_start = end + 1;
+            if bytes[end] == b'\r' {
+                match bytes.get(end + 1) {
+                    None => self.after_cr = !self.cr_ends_read_line,
+                    Some(b'\n') => {
+                        ends.next();
+                        line_start += 1;
+                    }
+                    Some(_) => {}
+                }
+            }
         }
         self.pending.extend_from_slice(&bytes[line_start..]);
         events
@@ -86,25 +92,17 @@ impl SseParser {
     pub fn finish(&mut self) -> Option<SseEvent> {
         let mut events = Vec::new();
         if !self.pending.is_empty() {
-            let line = self.take_line(&[]);
+            let line = std::mem::take(&mut self.pending);
             self.line(&line, &mut events);
         }
-        self.line("", &mut events);
+        self.line(b"", &mut events);
         events.pop()
     }
 
-    /// The pending bytes plus `tail`, as text (invalid UTF-8 replaced, as a text decoder does).
-    fn take_line(&mut self, tail: &[u8]) -> String {
-        if self.pending.is_empty() {
-            return String::from_utf8_lossy(tail).into_owned();
-        }
-        self.pending.extend_from_slice(tail);
-        let line = String::from_utf8_lossy(&self.pending).into_owned();
-        self.pending.clear();
-        line
-    }
-
-    fn line(&mut self, line: &str, events: &mut Vec<SseEvent>) {
+    /// One line, line end excluded. Its bytes are taken as UTF-8 with invalid sequences replaced
+    /// (as a text decoder does); the field name and the `:` are ASCII, so replacing within the
+    /// value alone gives the same text as replacing in the whole line.
+    fn line(&mut self, line: &[u8], events: &mut Vec<SseEvent>) {
         if line.is_empty() {
             if self.event.is_some() || self.data.is_some() {
                 if cost_canary_on(Canary::Sse) {
@@ -117,27 +115,38 @@ impl SseParser {
             }
             return;
         }
-        if line.starts_with(':') {
+        if line[0] == b':' {
             return;
         }
-        let (field, value) = match line.find(':') {
+        let (field, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
             }
-            None => (line, ""),
+            None => (line, &b""[..]),
         };
         match field {
-            "event" => self.event = Some(value.to_string()),
-            "data" => match &mut self.data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(value);
+            b"event" => self.event = Some(text(value).into_owned()),
+            b"data" => {
+                let value = text(value);
+                match &mut self.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(&value);
+                    }
+                    None => self.data = Some(value.into_owned()),
                 }
-                None => self.data = Some(value.to_string()),
-            },
+            }
             _ => {}
         }
+    }
+}
+
+/// Bytes as text, invalid UTF-8 replaced (valid text, nearly always, checked at SIMD speed).
+fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
@@ -181,6 +190,15 @@ impl SseLimits {
         }
     }
 
+    /// Counts `len` bytes of a line (none of them a line end).
+    fn count_run(&mut self, len: usize) {
+        if len > 0 {
+            self.line += len;
+            self.event += len;
+            self.after_cr = false;
+        }
+    }
+
     /// Counts one read; past a limit, the text that names it.
     pub fn check(&mut self, bytes: &[u8]) -> Result<(), String> {
         self.body += bytes.len();
@@ -190,22 +208,21 @@ impl SseLimits {
                 self.max_body
             ));
         }
-        for &b in bytes {
-            let after_cr = std::mem::replace(&mut self.after_cr, b == b'\r');
-            match b {
-                b'\n' if after_cr => {}
-                b'\n' | b'\r' => {
-                    if self.line == 0 {
-                        self.event = 0;
-                    }
-                    self.line = 0;
+        // Runs of bytes between line ends are counted whole.
+        let mut run_start = 0;
+        for end in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            self.count_run(end - run_start);
+            // A `\n` right after a `\r` is the second half of one line end.
+            if !(bytes[end] == b'\n' && self.after_cr) {
+                if self.line == 0 {
+                    self.event = 0;
                 }
-                _ => {
-                    self.line += 1;
-                    self.event += 1;
-                }
+                self.line = 0;
             }
+            self.after_cr = bytes[end] == b'\r';
+            run_start = end + 1;
         }
+        self.count_run(bytes.len() - run_start);
         if self.line > MAX_LINE_BYTES {
             return Err(format!(
                 "The server sent an event-stream line longer than {MAX_LINE_BYTES} bytes (limit for one SSE line)."
@@ -295,6 +312,62 @@ mod tests {
         assert!(limits.check(&line).is_ok());
         let err = limits.check(b"y").unwrap_err();
         assert!(err.contains("one SSE line"), "{err}");
+    }
+
+    #[test]
+    fn limits_count_as_a_byte_by_byte_walk_does() {
+        // The byte-by-byte definition of the counts, beside the run-by-run walk.
+        fn walk(limits: &mut (usize, usize, bool), bytes: &[u8]) {
+            for &b in bytes {
+                let after_cr = std::mem::replace(&mut limits.2, b == b'\r');
+                match b {
+                    b'\n' if after_cr => {}
+                    b'\n' | b'\r' => {
+                        if limits.0 == 0 {
+                            limits.1 = 0;
+                        }
+                        limits.0 = 0;
+                    }
+                    _ => {
+                        limits.0 += 1;
+                        limits.1 += 1;
+                    }
+                }
+            }
+        }
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2000 {
+            let len = (next() % 24) as usize;
+            let body: Vec<u8> = (0..len)
+                .map(|_| [b'a', b'\r', b'\n'][(next() % 3) as usize])
+                .collect();
+            let mut limits = SseLimits::default();
+            let mut model = (0, 0, false);
+            let mut rest = &body[..];
+            while !rest.is_empty() {
+                let cut = 1 + (next() as usize % rest.len());
+                limits.check(&rest[..cut]).unwrap();
+                walk(&mut model, &rest[..cut]);
+                rest = &rest[cut..];
+                assert_eq!(
+                    (limits.line, limits.event, limits.after_cr),
+                    model,
+                    "{body:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_in_values() {
+        let events = parse(&[b"event: \xffx\ndata: a\xe2\x9c\n\n"]);
+        assert_eq!(events, vec![ev(Some("\u{fffd}x"), "a\u{fffd}")]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::super::output::{
 };
 use super::super::sse::SseEvent;
 use super::super::surrogates::SplitSurrogates;
+use super::super::wire::{self, Members};
 use super::super::Call;
 use super::{request, threads, Stop};
 
@@ -53,6 +54,9 @@ const MESSAGE_EVENTS: [&str; 6] = [
 
 /// The state of one response: pi-ai's loop over `iterateAnthropicEvents`.
 pub(super) struct Reader {
+    /// Text deltas read through a borrowed view ([`Reader::view_block_delta`]); off only where a
+    /// test compares the view with the general path.
+    pub(super) views: bool,
     model: Json,
     /// The model whose prices apply (a fallback model's, when it answered).
     usage_model: Json,
@@ -83,6 +87,7 @@ pub(super) struct Reader {
 impl Reader {
     pub(super) fn new(call: &Call, oauth: bool, tools: Vec<Json>) -> Self {
         Reader {
+            views: true,
             model: call.model.clone(),
             usage_model: call.model.clone(),
             oauth,
@@ -114,6 +119,11 @@ impl Reader {
             return Ok(());
         }
         let data = self.surrogates.rejoin(&sse.data);
+        if self.views {
+            if let Some(handled) = self.view_block_delta(&data, out) {
+                return handled;
+            }
+        }
         let event = parse_event(name, sse, &data)?;
         match str_field(&event, "type") {
             Some("message_start") => {
@@ -264,38 +274,57 @@ impl Reader {
         let open = self.open.get(&wire_key(event)).copied();
         let delta = prop(Some(event), "delta")?;
         let kind = prop(delta, "type")?.and_then(Json::as_str);
-        let field = |key: &str| delta.and_then(|d| d.get(key));
-        let block = open.and_then(|i| out.kind(i).map(|k| (i, k)));
-        let (i, key, text) = match (kind, block) {
-            (Some("text_delta"), Some((i, BlockKind::Text))) => (i, "text", field("text")),
-            (Some("thinking_delta"), Some((i, BlockKind::Thinking))) => {
-                (i, "thinking", field("thinking"))
-            }
-            (Some("input_json_delta"), Some((i, BlockKind::ToolCall))) => {
-                (i, "arguments", field("partial_json"))
-            }
-            (Some("signature_delta"), Some((i, BlockKind::Thinking))) => {
-                (i, "thinkingSignature", field("signature"))
-            }
-            _ => return Ok(()),
+        let Some((i, key, member)) = delta_target(open, kind, out) else {
+            return Ok(());
         };
-        let text = js_string(text);
+        let text = js_string(delta.and_then(|d| d.get(member)));
+        self.append_delta(i, key, &text, out)
+    }
+
+    /// A `content_block_delta` read through a borrowed view ([`wire`]) when its `type`, its
+    /// `index` (a plain integer), its `delta`'s `type` and, for an open block of the delta's
+    /// kind, the member holding the text are all of the usual types; `None` (nothing done) for
+    /// any other event.
+    fn view_block_delta(&mut self, data: &str, out: &mut Output) -> Option<Result<(), Stop>> {
+        let event = Members::parse(data)?;
+        if wire::string(event.get("type")?)? != "content_block_delta" {
+            return None;
+        }
+        let index = wire::plain_index(event.get("index")?)?;
+        let delta = Members::of(event.get("delta")?)?;
+        let kind = wire::string(delta.get("type")?)?;
+        let open = self.open.get(index).copied();
+        let Some((i, key, member)) = delta_target(open, Some(&kind), out) else {
+            return Some(Ok(()));
+        };
+        let text = wire::string(delta.get(member)?)?;
+        Some(self.append_delta(i, key, &text, out))
+    }
+
+    /// Appends a delta's text to field `key` of block `i` (the thread reply's copy too).
+    fn append_delta(
+        &mut self,
+        i: usize,
+        key: &'static str,
+        text: &str,
+        out: &mut Output,
+    ) -> Result<(), Stop> {
         if key == "arguments" {
-            self.limits.arguments(i, &text).map_err(Stop::Fail)?;
+            self.limits.arguments(i, text).map_err(Stop::Fail)?;
         }
         if let Some((block, arguments)) = self.reply.as_mut().and_then(|r| r.get_mut(i)) {
             match (key, block.get_mut(key)) {
-                ("arguments", _) => arguments.push_str(&text),
-                (_, Some(Json::String(value))) => value.push_str(&text),
+                ("arguments", _) => arguments.push_str(text),
+                (_, Some(Json::String(value))) => value.push_str(text),
                 _ => {
-                    block.insert(key.into(), text.as_str().into());
+                    block.insert(key.into(), text.into());
                 }
             }
         }
         if key == "thinkingSignature" {
-            out.append_block_field(i, key, &text)?;
+            out.append_block_field(i, key, text)?;
         } else {
-            out.delta(i, &text)?;
+            out.delta(i, text)?;
         }
         Ok(())
     }
@@ -458,6 +487,23 @@ impl Reader {
             out.set("diagnostics", Json::Array(self.diagnostics.clone()))?;
         }
         Ok(reason)
+    }
+}
+
+/// Where a delta of `kind` goes when the block open at its index is `open`: the block, the block
+/// field it extends and the delta's member holding the text; `None` when pi-ai ignores it.
+fn delta_target(
+    open: Option<usize>,
+    kind: Option<&str>,
+    out: &Output,
+) -> Option<(usize, &'static str, &'static str)> {
+    let i = open?;
+    match (kind?, out.kind(i)?) {
+        ("text_delta", BlockKind::Text) => Some((i, "text", "text")),
+        ("thinking_delta", BlockKind::Thinking) => Some((i, "thinking", "thinking")),
+        ("input_json_delta", BlockKind::ToolCall) => Some((i, "arguments", "partial_json")),
+        ("signature_delta", BlockKind::Thinking) => Some((i, "thinkingSignature", "signature")),
+        _ => None,
     }
 }
 

@@ -177,11 +177,22 @@ fn read(body: &str) -> (Vec<String>, Json) {
 
 /// [`read`] with reads of `size` bytes.
 fn read_in_pieces(body: &str, size: usize) -> (Vec<String>, Json) {
+    let (events, message) = read_events(body, size, true);
+    let kinds = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("start").to_string());
+    (kinds.collect(), message)
+}
+
+/// The events (an update as its JSON, the start as `{}`) and the final message of a reader fed
+/// `body` in reads of `size` bytes, with its borrowed views on or off.
+fn read_events(body: &str, size: usize, views: bool) -> (Vec<Json>, Json) {
     let c = call(model(), vec![user("hi")], json!({"apiKey": "k"}));
     let (sender, mut receiver) = channel(&c.model);
     let mut out = Output::new(sender, &c.model);
     out.start().unwrap();
     let mut reader = Reader::new(&c, false, Vec::new());
+    reader.views = views;
     let mut parser = SseParser::new();
     let mut outcome = Ok(());
     // The reader must not depend on how the body is cut.
@@ -204,14 +215,12 @@ fn read_in_pieces(body: &str, size: usize) -> (Vec<String>, Json) {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut kinds = Vec::new();
+        let mut events = Vec::new();
         loop {
             match receiver.next().await {
-                StreamOutput::Start { .. } => kinds.push("start".to_string()),
-                StreamOutput::Update { event, .. } => {
-                    kinds.push(event.kind().unwrap_or("").to_string())
-                }
-                StreamOutput::Final { message, .. } => return (kinds, message),
+                StreamOutput::Start { .. } => events.push(json!({})),
+                StreamOutput::Update { event, partial } => events.push(event.to_json(&partial)),
+                StreamOutput::Final { message, .. } => return (events, message),
                 StreamOutput::Ignored => {}
                 StreamOutput::FunctionFailed(error) => panic!("{error}"),
             }
@@ -561,4 +570,82 @@ fn arguments_past_the_cap_fail_the_stream() {
         message["errorMessage"],
         "The model sent more than 8388608 bytes of arguments for one tool call (limit for one tool call's arguments)."
     );
+}
+
+#[test]
+fn deltas_read_through_views_give_what_the_general_path_gives() {
+    let start = |index: usize, block: Json| {
+        sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": block}),
+        )
+    };
+    let delta = |raw: &str| format!("event: content_block_delta\ndata: {raw}\n\n");
+    let opening = [
+        message_start(),
+        start(0, json!({"type": "text", "text": ""})),
+        start(
+            1,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        ),
+        start(
+            2,
+            json!({"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}),
+        ),
+    ]
+    .concat();
+    let deltas = [
+        // Usual: each kind into its block, escapes, a repeated key, spaces.
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi \u00e9\n"}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"AB"}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}"#,
+        r#" { "type" : "content_block_delta" , "index" : 0 , "delta" : { "type" : "text_delta" , "text" : "a" , "text" : "b" } } "#,
+        // Ignored: a kind that does not match its block, a block not open.
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"x"}}"#,
+        r#"{"type":"content_block_delta","index":9,"delta":{"type":"text_delta","text":"x"}}"#,
+        // Unusual: the general path decides.
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta"}}"#,
+        r#"{"type":"content_block_delta","index":0.0,"delta":{"type":"text_delta","text":"f"}}"#,
+        r#"{"type":"content_block_delta","index":"0","delta":{"type":"text_delta","text":"s"}}"#,
+        r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"u"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ud800"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":["text_delta"]}"#,
+        r#"{"type":"content_block_delta","index":0}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":null}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"text":"t"}}"#,
+    ];
+    let closing = [
+        sse(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        sse(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        ),
+        sse("message_stop", json!({"type": "message_stop"})),
+    ]
+    .concat();
+    let compare = |picked: &[&str]| {
+        let body =
+            opening.clone() + &picked.iter().map(|d| delta(d)).collect::<String>() + &closing;
+        let (mut views, mut general) = (
+            read_events(&body, 1 << 20, true),
+            read_events(&body, 1 << 20, false),
+        );
+        for message in [&mut views.1, &mut general.1] {
+            let fields = message.as_object_mut().unwrap();
+            fields.remove("timestamp");
+            fields.remove("durationMs");
+        }
+        assert_eq!(views, general, "{picked:?}");
+    };
+    for first in &deltas {
+        for second in &deltas {
+            compare(&[first, second]);
+        }
+    }
+    compare(&deltas);
 }

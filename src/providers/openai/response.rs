@@ -2,6 +2,7 @@
 //! server-sent chunks onto the stream (§8.3).
 
 use super::super::output::Stop;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::super::http::{self, Chunk, Failure, HttpRequest};
@@ -9,6 +10,7 @@ use super::super::limits::truthy;
 use super::super::output::{BlockKind, Output, Pushed, ToolCallLimits, Usage};
 use super::super::sse::{SseEvent, SseParser};
 use super::super::surrogates::SplitSurrogates;
+use super::super::wire::{self, Members};
 use super::super::Call;
 use super::{is_reasoning_detail, Compat, REASONING_FIELDS};
 use crate::json::{to_string, Json, JsonMap};
@@ -75,9 +77,61 @@ struct ToolCallState {
     name: String,
 }
 
+/// The members of a chunk of the usual shape, read through a borrowed view ([`wire`]): an
+/// object whose `id` and `model` are strings or absent, without `error` or `usage`, whose first
+/// choice has no `usage` or `finish_reason` and whose `delta` holds no reasoning and no tool
+/// calls, only (at most) a string `content`. What the general path does with such a chunk is
+/// exactly: keep the id and the model, append the content.
+pub(super) struct TextChunk<'a> {
+    id: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    content: Option<Cow<'a, str>>,
+}
+
+impl<'a> TextChunk<'a> {
+    pub(super) fn read(data: &'a str) -> Option<Self> {
+        let chunk = Members::parse(data)?;
+        let string_or_absent = |key| match chunk.get(key) {
+            None => Some(None),
+            Some(value) => wire::string(value).map(Some),
+        };
+        let id = string_or_absent("id")?;
+        let model = string_or_absent("model")?;
+        if !chunk.absent_or_null("error") || !chunk.absent_or_null("usage") {
+            return None;
+        }
+        let mut content = None;
+        if let Some(choices) = chunk.get("choices") {
+            if let Some(choice) = wire::array(choices)?.first() {
+                let choice = Members::of(choice)?;
+                if !choice.absent_or_null("usage") || !choice.absent_or_null("finish_reason") {
+                    return None;
+                }
+                if let Some(delta) = choice.get("delta").filter(|d| !wire::is_null(d)) {
+                    let delta = Members::of(delta)?;
+                    let quiet = REASONING_FIELDS
+                        .iter()
+                        .chain(&["reasoning_details", "tool_calls"])
+                        .all(|key| delta.absent_or_null(key));
+                    if !quiet {
+                        return None;
+                    }
+                    if let Some(text) = delta.get("content").filter(|t| !wire::is_null(t)) {
+                        content = Some(wire::string(text)?);
+                    }
+                }
+            }
+        }
+        Some(TextChunk { id, model, content })
+    }
+}
+
 /// Per-request stream state.
 pub(super) struct Reader {
-    out: Output,
+    pub(super) out: Output,
+    /// Chunks of the usual shape read through a borrowed view ([`TextChunk`]); off only where a
+    /// test compares the view with the general path.
+    pub(super) views: bool,
     text: Option<usize>,
     thinking: Option<usize>,
     /// Tool-call block by stream index and by id (pi-ai's keys), and each block's state.
@@ -177,6 +231,7 @@ impl Reader {
     pub(super) fn new(out: Output) -> Self {
         Reader {
             out,
+            views: true,
             text: None,
             thinking: None,
             by_index: HashMap::new(),
@@ -199,6 +254,9 @@ impl Reader {
             return Ok(Step::Done);
         }
         let data = self.surrogates.rejoin(&event.data);
+        if self.views && event.event.as_deref() != Some("error") && self.text_chunk(call, &data)? {
+            return Ok(Step::Continue);
+        }
         let Ok(chunk) = crate::json::parse(&data) else {
             return Ok(Step::Fail(MALFORMED.into()));
         };
@@ -221,20 +279,11 @@ impl Reader {
         if !chunk.is_object() {
             return Ok(());
         }
-        // `responseId ||= chunk.id`: replaced while it is falsy (an empty id included).
-        if !self.response_id {
-            if let Some(id) = chunk.get("id") {
-                self.response_id = truthy(id);
-                self.out.set("responseId", id.clone())?;
-            }
+        if let Some(id) = chunk.get("id") {
+            self.note_id(|| id.clone())?;
         }
-        if !self.response_model {
-            if let Some(model) = chunk.get("model").and_then(Json::as_str) {
-                if !model.is_empty() && Some(model) != call.model.get("id").and_then(Json::as_str) {
-                    self.response_model = true;
-                    self.out.set("responseModel", model.into())?;
-                }
-            }
+        if let Some(model) = chunk.get("model").and_then(Json::as_str) {
+            self.note_model(call, model)?;
         }
         if let Some(usage) = chunk.get("usage").filter(|u| truthy(u)) {
             self.out.set_usage(&parse_usage(usage), usage)?;
@@ -297,23 +346,8 @@ impl Reader {
                 append_detail(self.details.get_or_insert_with(Vec::new), detail);
             }
         }
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Json::as_str)
-            .filter(|t| !t.is_empty())
-        {
-            let index = match self.text {
-                Some(index) => index,
-                None => {
-                    let mut block = JsonMap::new();
-                    block.insert("type".into(), "text".into());
-                    block.insert("text".into(), "".into());
-                    let index = self.out.open(BlockKind::Text, block)?;
-                    self.text = Some(index);
-                    index
-                }
-            };
-            self.out.delta(index, text)?;
+        if let Some(text) = delta.get("content").and_then(Json::as_str) {
+            self.text_delta(text)?;
         }
         for call_delta in delta
             .get("tool_calls")
@@ -324,6 +358,65 @@ impl Reader {
             self.tool_call_delta(call_delta)?;
         }
         Ok(())
+    }
+
+    /// `responseId ||= chunk.id`: replaced while it is falsy (an empty id included).
+    fn note_id(&mut self, id: impl FnOnce() -> Json) -> Result<(), StreamClosed> {
+        if !self.response_id {
+            let id = id();
+            self.response_id = truthy(&id);
+            self.out.set("responseId", id)?;
+        }
+        Ok(())
+    }
+
+    /// The chunk's `model`, kept once when it differs from the model asked for.
+    fn note_model(&mut self, call: &Call, model: &str) -> Result<(), StreamClosed> {
+        if !self.response_model
+            && !model.is_empty()
+            && Some(model) != call.model.get("id").and_then(Json::as_str)
+        {
+            self.response_model = true;
+            self.out.set("responseModel", model.into())?;
+        }
+        Ok(())
+    }
+
+    /// A `content` delta: appended to the text block, opened by the first non-empty one.
+    fn text_delta(&mut self, text: &str) -> Result<(), StreamClosed> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let index = match self.text {
+            Some(index) => index,
+            None => {
+                let mut block = JsonMap::new();
+                block.insert("type".into(), "text".into());
+                block.insert("text".into(), "".into());
+                let index = self.out.open(BlockKind::Text, block)?;
+                self.text = Some(index);
+                index
+            }
+        };
+        self.out.delta(index, text)
+    }
+
+    /// A chunk of the usual shape ([`TextChunk`]) handled without parsing it into a tree;
+    /// `false` when it has another shape (nothing done then).
+    fn text_chunk(&mut self, call: &Call, data: &str) -> Result<bool, StreamClosed> {
+        let Some(chunk) = TextChunk::read(data) else {
+            return Ok(false);
+        };
+        if let Some(id) = chunk.id {
+            self.note_id(|| Json::String(id.into_owned()))?;
+        }
+        if let Some(model) = chunk.model {
+            self.note_model(call, &model)?;
+        }
+        if let Some(text) = chunk.content {
+            self.text_delta(&text)?;
+        }
+        Ok(true)
     }
 
     fn thinking_block(&mut self, signature: &str) -> Result<usize, crate::stream::StreamClosed> {

@@ -80,13 +80,13 @@ fn request_tools_fold_up_to_the_last_removal_or_redeclaration() {
 }
 
 mod stream {
-    use super::super::response::{Reader, Step};
+    use super::super::response::{Reader, Step, TextChunk};
     use crate::host::AbortSignal;
     use crate::json::{json, to_string, Json};
     use crate::providers::output::{Output, MAX_TOOL_CALLS, MAX_TOOL_CALL_ARGUMENT_BYTES};
     use crate::providers::sse::SseEvent;
     use crate::providers::Call;
-    use crate::stream::channel;
+    use crate::stream::{channel, StreamOutput};
 
     fn call() -> Call {
         Call {
@@ -159,5 +159,125 @@ mod stream {
         let half = (0..pieces)
             .map(|i| tool_calls(json!([{"index": i % 2, "function": {"arguments": piece}}])));
         assert_eq!(first_failure(half), (pieces, None));
+    }
+
+    /// The events' kinds and partial messages, and the final message, of a reader fed `chunks`
+    /// with the borrowed views on or off.
+    fn transcript(views: bool, chunks: &[&str]) -> Vec<Json> {
+        let call = call();
+        let (sender, mut receiver) = channel(&call.model);
+        let mut reader = Reader::new(Output::new(sender, &call.model));
+        reader.views = views;
+        reader.out.start().unwrap();
+        let mut failure = None;
+        for data in chunks {
+            let event = SseEvent {
+                event: None,
+                data: data.to_string(),
+            };
+            if let Step::Fail(text) = reader.event(&call, event).unwrap() {
+                failure = Some(text);
+                break;
+            }
+        }
+        let _ = match failure {
+            Some(text) => reader.out.fail(false, &text),
+            None => reader
+                .out
+                .close_all()
+                .and_then(|()| reader.out.done("stop")),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut seen = Vec::new();
+            loop {
+                match receiver.next().await {
+                    StreamOutput::Start { mut partial } => {
+                        partial.as_object_mut().unwrap().remove("timestamp");
+                        seen.push(partial)
+                    }
+                    StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
+                    StreamOutput::Final { mut message, .. } => {
+                        let fields = message.as_object_mut().unwrap();
+                        fields.remove("timestamp");
+                        fields.remove("durationMs");
+                        seen.push(message);
+                        return seen;
+                    }
+                    StreamOutput::Ignored => {}
+                    StreamOutput::FunctionFailed(error) => panic!("{error}"),
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn chunks_read_through_views_give_what_the_general_path_gives() {
+        let text = |id: &str, content: &str| {
+            format!(
+                r#"{{"id":{id},"object":"chat.completion.chunk","model":"gpt-x","choices":[{{"index":0,"delta":{{"content":{content}}},"finish_reason":null}}]}}"#
+            )
+        };
+        let usual = [
+            text(r#""c1""#, r#""Hel""#),
+            text(r#""""#, r#""x""#),
+            text(r#""c1""#, r#""lo \n \u00e9 \ud83d\ude00""#),
+            r#" {"id":"c1","model":"m","choices":[{"delta":{"role":"assistant","content":""}}],"usage":null} "#.into(),
+            r#"{"id":"c1","choices":[]}"#.into(),
+            r#"{"id":"c1"}"#.into(),
+            r#"{"choices":[{"delta":null}],"error":null}"#.into(),
+            r#"{"id":"c1","choices":[{"delta":{"content":"a","content":"b","tool_calls":null}}]}"#.into(),
+        ];
+        for chunk in &usual {
+            assert!(TextChunk::read(chunk).is_some(), "{chunk}");
+        }
+        let unusual = [
+            text("null", r#""x""#),
+            text("7", r#""x""#),
+            text(r#""c2""#, "5"),
+            text(r#""c2""#, r#""\ud800 lone""#),
+            r#"{"id":"c2","choices":[{"delta":{"content":"x"},"finish_reason":"stop"}]}"#.into(),
+            r#"{"id":"c2","choices":[{"delta":{"content":"x"}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#.into(),
+            r#"{"id":"c2","choices":[{"delta":{"reasoning_content":"think"}}]}"#.into(),
+            r#"{"id":"c2","choices":[{"delta":{"content":"x","tool_calls":[{"index":0,"id":"t","function":{"name":"ls","arguments":"{}"}}]}}]}"#.into(),
+            r#"{"id":"c2","choices":[{"delta":"text"}]}"#.into(),
+            r#"{"id":"c2","choices":{"0":{"delta":{"content":"x"}}}}"#.into(),
+            r#"{"id":"c2","choices":[7]}"#.into(),
+            r#"{"id":"c2","error":false,"choices":[{"delta":{"content":"x"}}]}"#.into(),
+            r#"["id","choices"]"#.into(),
+        ];
+        for chunk in &unusual {
+            assert!(TextChunk::read(chunk).is_none(), "{chunk}");
+        }
+        // Every pair, and every rotation of the whole list both ways (ids, models and text blocks
+        // depend on what came before).
+        let all: Vec<&str> = usual.iter().chain(&unusual).map(String::as_str).collect();
+        for first in &all {
+            for second in &all {
+                let chunks = [*first, *second];
+                assert_eq!(
+                    transcript(true, &chunks),
+                    transcript(false, &chunks),
+                    "{chunks:?}"
+                );
+            }
+        }
+        for start in 0..all.len() {
+            let mut chunks = all[start..].to_vec();
+            chunks.extend(&all[..start]);
+            assert_eq!(
+                transcript(true, &chunks),
+                transcript(false, &chunks),
+                "from {start}"
+            );
+            chunks.reverse();
+            assert_eq!(
+                transcript(true, &chunks),
+                transcript(false, &chunks),
+                "from {start}, reversed"
+            );
+        }
     }
 }
