@@ -1,11 +1,14 @@
 //! The google-generative-ai response: HTTP error texts (kit README §8.12), the Google SDK's
 //! splitting of the body into events, and the mapping of each chunk onto the stream (§8.11).
 
+use std::borrow::Cow;
+
 use super::super::http::{self, Chunk, ErrorHead, Failure, RetryPolicy};
 use super::super::limits::truthy;
 use super::super::output::Stop;
 use super::super::output::{BlockKind, Output, Pushed, ToolCallLimits, Usage};
 use super::super::surrogates::SplitSurrogates;
+use super::super::wire::{self, Members};
 use super::super::Call;
 use super::request::{self, Thinking};
 use crate::json::{is_js_whitespace, to_string, Json, JsonMap};
@@ -59,6 +62,15 @@ pub(super) fn error_chunk(text: &str) -> Option<String> {
         return None;
     }
     error_text(&crate::json::parse(trimmed).ok()?)
+}
+
+/// Whether a read may be a JSON object once JavaScript's whitespace is trimmed: false when its
+/// first byte is an ASCII character that is neither whitespace nor `{` (a `data:` event).
+fn may_be_object(bytes: &[u8]) -> bool {
+    match bytes.first() {
+        Some(&b) if b.is_ascii() => matches!(b, b'{' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '),
+        _ => true,
+    }
 }
 
 /// [`error_chunk`] of parsed JSON.
@@ -115,8 +127,9 @@ impl Frames {
     /// become one.
     fn next_delimiter(&mut self) -> Option<(usize, usize)> {
         let bytes = &self.buffer;
-        while self.scan < bytes.len() {
-            let i = self.scan;
+        while let Some(offset) = memchr::memchr2(b'\n', b'\r', &bytes[self.scan..]) {
+            let i = self.scan + offset;
+            self.scan = i;
             let rest = &bytes[i..];
             match rest[0] {
                 b'\n' => match rest.get(1) {
@@ -124,7 +137,7 @@ impl Frames {
                     None => return None,
                     _ => {}
                 },
-                b'\r' => match (rest.get(1), rest.get(2), rest.get(3)) {
+                _ => match (rest.get(1), rest.get(2), rest.get(3)) {
                     (Some(b'\r'), _, _) => return Some((i, 2)),
                     (Some(b'\n'), Some(b'\r'), Some(b'\n')) => return Some((i, 4)),
                     (None, _, _) | (Some(b'\n'), None, _) | (Some(b'\n'), Some(b'\r'), None) => {
@@ -132,10 +145,10 @@ impl Frames {
                     }
                     _ => {}
                 },
-                _ => {}
             }
-            self.scan += 1;
+            self.scan = i + 1;
         }
+        self.scan = bytes.len();
         None
     }
 
@@ -185,9 +198,90 @@ struct Current {
     signature: Option<String>,
 }
 
+/// The members of a chunk of the usual shape, read through a borrowed view ([`wire`]): an
+/// object without `error`, whose `responseId` is a string or absent, whose first candidate has no
+/// `finishReason` and whose parts are text parts (a string `text`, `thought` a boolean or absent,
+/// `thoughtSignature` a string or absent, no `functionCall`). What the general path does with such
+/// a chunk is exactly: keep the id, append each part, take the usage.
+pub(super) struct TextChunk<'a> {
+    response_id: Option<Cow<'a, str>>,
+    parts: Vec<TextPart<'a>>,
+    /// `usageMetadata`, parsed (a few numbers).
+    usage: Option<Json>,
+}
+
+struct TextPart<'a> {
+    thought: bool,
+    text: Cow<'a, str>,
+    signature: Option<Cow<'a, str>>,
+}
+
+impl<'a> TextChunk<'a> {
+    pub(super) fn read(data: &'a str) -> Option<Self> {
+        let chunk = Members::parse(data)?;
+        if !chunk.absent_or_null("error") {
+            return None;
+        }
+        let string_or_absent = |members: &Members<'a>, key| match members.get(key) {
+            None => Some(None),
+            Some(value) => wire::string(value).map(Some),
+        };
+        let response_id = string_or_absent(&chunk, "responseId")?;
+        let mut parts = Vec::new();
+        if let Some(candidates) = chunk.get("candidates") {
+            if let Some(candidate) = wire::array(candidates)?.first() {
+                let candidate = Members::of(candidate)?;
+                if !candidate.absent_or_null("finishReason") {
+                    return None;
+                }
+                let content = candidate.get("content").filter(|c| !wire::is_null(c));
+                let list = match content {
+                    Some(content) => Members::of(content)?.get("parts"),
+                    None => None,
+                };
+                let list = match list.filter(|l| !wire::is_null(l)) {
+                    Some(list) => wire::array(list)?,
+                    None => Vec::new(),
+                };
+                for part in list {
+                    let part = Members::of(part)?;
+                    if !part.absent_or_null("functionCall") {
+                        return None;
+                    }
+                    let Some(text) = part.get("text") else {
+                        continue;
+                    };
+                    let thought = match part.get("thought").map(|t| t.get()) {
+                        None | Some("false") => false,
+                        Some("true") => true,
+                        Some(_) => return None,
+                    };
+                    parts.push(TextPart {
+                        thought,
+                        text: wire::string(text)?,
+                        signature: string_or_absent(&part, "thoughtSignature")?,
+                    });
+                }
+            }
+        }
+        let usage = match chunk.get("usageMetadata") {
+            Some(usage) if !wire::is_null(usage) => Some(crate::json::parse(usage.get()).ok()?),
+            _ => None,
+        };
+        Some(TextChunk {
+            response_id,
+            parts,
+            usage,
+        })
+    }
+}
+
 /// Per-response state: pi-ai's loop over the SDK's chunks.
-struct Reader {
-    out: Output,
+pub(super) struct Reader {
+    pub(super) out: Output,
+    /// Chunks of the usual shape read through a borrowed view ([`TextChunk`]); off only where a
+    /// test compares the view with the general path.
+    pub(super) views: bool,
     current: Option<Current>,
     /// Tool-call ids of the message so far (searched per call: at most the tool-call cap, 1000).
     tool_call_ids: Vec<String>,
@@ -226,16 +320,7 @@ pub(super) async fn run(call: Call, thinking: Thinking, out: Output) -> Pushed {
         }
         Err((Failure::Message(text), _)) => return out.fail(false, &fetch_text(text)),
     };
-    let mut reader = Reader {
-        out,
-        current: None,
-        tool_call_ids: Vec::new(),
-        limits: ToolCallLimits::default(),
-        response_id: None,
-        raw_stop_reason: None,
-        stop_reason: None,
-        surrogates: SplitSurrogates::default(),
-    };
+    let mut reader = Reader::new(out);
     reader.out.start()?;
     let mut frames = Frames::default();
     let failure = 'read: loop {
@@ -247,7 +332,10 @@ pub(super) async fn run(call: Call, thinking: Thinking, out: Output) -> Pushed {
             Chunk::Failed(text) => break Some(text),
         };
         // The SDK first checks the whole read for an error object.
-        if let Some(text) = error_chunk(&String::from_utf8_lossy(&bytes)) {
+        if let Some(text) = may_be_object(&bytes)
+            .then(|| error_chunk(&String::from_utf8_lossy(&bytes)))
+            .flatten()
+        {
             break Some(text);
         }
         for data in frames.feed(&bytes) {
@@ -320,9 +408,26 @@ fn count(value: Option<&Json>) -> f64 {
 }
 
 impl Reader {
+    pub(super) fn new(out: Output) -> Self {
+        Reader {
+            out,
+            views: true,
+            current: None,
+            tool_call_ids: Vec::new(),
+            limits: ToolCallLimits::default(),
+            response_id: None,
+            raw_stop_reason: None,
+            stop_reason: None,
+            surrogates: SplitSurrogates::default(),
+        }
+    }
+
     /// One event's JSON text.
-    fn event(&mut self, data: &str) -> Result<(), Stop> {
+    pub(super) fn event(&mut self, data: &str) -> Result<(), Stop> {
         let data = self.surrogates.rejoin(data);
+        if self.views && self.text_chunk(&data)? {
+            return Ok(());
+        }
         let chunk = crate::json::parse(&data).map_err(|e| {
             Stop::Fail(if e.contains("EOF while parsing") {
                 JSON_CUT_SHORT.into()
@@ -336,13 +441,37 @@ impl Reader {
         self.chunk(&chunk)
     }
 
-    fn chunk(&mut self, chunk: &Json) -> Result<(), Stop> {
-        // `responseId ||= chunk.responseId`: replaced while it is falsy.
+    /// A chunk of the usual shape ([`TextChunk`]) handled without parsing it into a tree;
+    /// `false` when it has another shape (nothing done then).
+    fn text_chunk(&mut self, data: &str) -> Result<bool, Stop> {
+        let Some(chunk) = TextChunk::read(data) else {
+            return Ok(false);
+        };
+        if let Some(id) = chunk.response_id {
+            self.note_response_id(|| Json::String(id.into_owned()))?;
+        }
+        for part in &chunk.parts {
+            self.text_delta(part.thought, &part.text, part.signature.as_deref())?;
+        }
+        if let Some(usage) = chunk.usage.filter(truthy) {
+            self.usage(&usage)?;
+        }
+        Ok(true)
+    }
+
+    /// `responseId ||= chunk.responseId`: replaced while it is falsy.
+    fn note_response_id(&mut self, id: impl FnOnce() -> Json) -> Result<(), StreamClosed> {
         if !self.response_id.as_ref().is_some_and(truthy) {
-            if let Some(id) = chunk.get("responseId") {
-                self.response_id = Some(id.clone());
-                self.out.set("responseId", id.clone())?;
-            }
+            let id = id();
+            self.response_id = Some(id.clone());
+            self.out.set("responseId", id)?;
+        }
+        Ok(())
+    }
+
+    fn chunk(&mut self, chunk: &Json) -> Result<(), Stop> {
+        if let Some(id) = chunk.get("responseId") {
+            self.note_response_id(|| id.clone())?;
         }
         let candidate = chunk
             .get("candidates")
@@ -354,7 +483,10 @@ impl Reader {
             .and_then(Json::as_array);
         for part in parts.into_iter().flatten() {
             if let Some(text) = part.get("text") {
-                self.text_part(part, text)?;
+                // pi-ai appends whatever came; only strings carry text.
+                let signature = part.get("thoughtSignature").and_then(Json::as_str);
+                let thought = part.get("thought") == Some(&Json::Bool(true));
+                self.text_delta(thought, text.as_str().unwrap_or(""), signature)?;
             }
             if let Some(call) = part.get("functionCall").filter(|c| truthy(c)) {
                 self.function_call(part, call)?;
@@ -380,34 +512,39 @@ impl Reader {
             self.out.set("stopReason", stop.into())?;
         }
         if let Some(usage) = chunk.get("usageMetadata").filter(|u| truthy(u)) {
-            let prompt = count(usage.get("promptTokenCount"));
-            let cached = count(usage.get("cachedContentTokenCount"));
-            let thoughts = count(usage.get("thoughtsTokenCount"));
-            let parsed = Usage {
-                input: prompt - cached,
-                output: count(usage.get("candidatesTokenCount")) + thoughts,
-                cache_read: cached,
-                cache_write: 0.0,
-                cache_write_1h: None,
-                reasoning: Some(thoughts),
-                total_tokens: count(usage.get("totalTokenCount")),
-            };
-            self.out.set_usage(&parsed, usage)?;
+            self.usage(usage)?;
         }
         Ok(())
     }
 
+    /// The chunk's `usageMetadata` (truthy).
+    fn usage(&mut self, usage: &Json) -> Result<(), StreamClosed> {
+        let prompt = count(usage.get("promptTokenCount"));
+        let cached = count(usage.get("cachedContentTokenCount"));
+        let thoughts = count(usage.get("thoughtsTokenCount"));
+        let parsed = Usage {
+            input: prompt - cached,
+            output: count(usage.get("candidatesTokenCount")) + thoughts,
+            cache_read: cached,
+            cache_write: 0.0,
+            cache_write_1h: None,
+            reasoning: Some(thoughts),
+            total_tokens: count(usage.get("totalTokenCount")),
+        };
+        self.out.set_usage(&parsed, usage)
+    }
+
     /// A text part (`thought: true` ones are thinking): a change of kind closes the open block.
-    fn text_part(&mut self, part: &Json, text: &Json) -> Result<(), Stop> {
-        let kind = if part.get("thought") == Some(&Json::Bool(true)) {
+    fn text_delta(
+        &mut self,
+        thought: bool,
+        delta: &str,
+        signature: Option<&str>,
+    ) -> Result<(), Stop> {
+        let kind = if thought {
             BlockKind::Thinking
         } else {
             BlockKind::Text
-        };
-        let delta = match text {
-            Json::String(text) => text.as_str(),
-            // pi-ai appends whatever came; only strings carry text.
-            _ => "",
         };
         if self.current.as_ref().is_none_or(|c| c.kind != kind) {
             self.close_current()?;
@@ -429,11 +566,7 @@ impl Reader {
         let Some(current) = self.current.as_mut() else {
             return Ok(());
         };
-        if let Some(signature) = part
-            .get("thoughtSignature")
-            .and_then(Json::as_str)
-            .filter(|s| !s.is_empty())
-        {
+        if let Some(signature) = signature.filter(|s| !s.is_empty()) {
             if current.signature.as_deref() != Some(signature) {
                 current.signature = Some(signature.to_string());
                 let key = if kind == BlockKind::Thinking {

@@ -128,3 +128,105 @@ fn model_families() {
         assert!(!uses_thinking_level(id), "{id}");
     }
 }
+
+mod stream {
+    use super::super::response::{Reader, TextChunk};
+    use crate::json::{json, Json};
+    use crate::providers::output::{Output, Stop};
+    use crate::stream::{channel, StreamOutput};
+
+    /// The events (the start as its partial) and the final message of a reader fed `chunks`,
+    /// with its borrowed views on or off; times removed.
+    fn transcript(views: bool, chunks: &[&str]) -> Vec<Json> {
+        let model = json!({"id": "gemini-x", "api": "google-generative-ai", "provider": "google",
+            "baseUrl": "http://127.0.0.1:9"});
+        let (sender, mut receiver) = channel(&model);
+        let mut reader = Reader::new(Output::new(sender, &model));
+        reader.views = views;
+        reader.out.start().unwrap();
+        let mut failure = None;
+        for data in chunks {
+            match reader.event(data) {
+                Ok(()) => {}
+                Err(Stop::Fail(text)) => {
+                    failure = Some(text);
+                    break;
+                }
+                Err(Stop::Closed(_)) => unreachable!(),
+            }
+        }
+        let _ = match failure {
+            Some(text) => reader.out.fail(false, &text),
+            None => reader
+                .out
+                .close_all()
+                .and_then(|()| reader.out.done("stop")),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut seen = Vec::new();
+            loop {
+                match receiver.next().await {
+                    StreamOutput::Start { mut partial } => {
+                        partial.as_object_mut().unwrap().remove("timestamp");
+                        seen.push(partial)
+                    }
+                    StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
+                    StreamOutput::Final { mut message, .. } => {
+                        let fields = message.as_object_mut().unwrap();
+                        fields.remove("timestamp");
+                        fields.remove("durationMs");
+                        seen.push(message);
+                        return seen;
+                    }
+                    StreamOutput::Ignored => {}
+                    StreamOutput::FunctionFailed(error) => panic!("{error}"),
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn chunks_read_through_views_give_what_the_general_path_gives() {
+        let usage = r#""usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":3,"totalTokenCount":15}"#;
+        let usual = [
+            format!(r#"{{"candidates":[{{"content":{{"parts":[{{"text":"Hi \u00e9"}}],"role":"model"}},"index":0}}],{usage},"modelVersion":"gemini-x","responseId":"r1"}}"#),
+            r#"{"candidates":[{"content":{"parts":[{"text":"think","thought":true,"thoughtSignature":"sig1"}]}}],"responseId":""}"#.into(),
+            r#"{"candidates":[{"content":{"parts":[{"text":"a","thought":false},{"text":"b","text":"c","thoughtSignature":""},{"inlineData":{}}]}}]}"#.into(),
+            r#" {"candidates":[{"content":null}],"usageMetadata":null,"error":null} "#.into(),
+            r#"{"candidates":[],"usageMetadata":{"promptTokenCount":"7"}}"#.into(),
+            r#"{"responseId":"r2"}"#.into(),
+        ];
+        for chunk in &usual {
+            assert!(TextChunk::read(chunk).is_some(), "{chunk}");
+        }
+        let unusual = [
+            r#"{"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP"}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"ls","args":{}}}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":5}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"x","thought":"yes"}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"\ud800"}]}}]}"#,
+            r#"{"responseId":7,"candidates":[{"content":{"parts":[{"text":"x"}]}}]}"#,
+            r#"{"error":{"code":500,"message":"boom","status":"INTERNAL"}}"#,
+            r#"{"candidates":{"0":{}}}"#,
+            r#"[{"candidates":[]}]"#,
+        ];
+        for chunk in &unusual {
+            assert!(TextChunk::read(chunk).is_none(), "{chunk}");
+        }
+        let all: Vec<&str> = usual.iter().map(String::as_str).chain(unusual).collect();
+        for first in &all {
+            for second in &all {
+                let chunks = [*first, *second];
+                assert_eq!(
+                    transcript(true, &chunks),
+                    transcript(false, &chunks),
+                    "{chunks:?}"
+                );
+            }
+        }
+        assert_eq!(transcript(true, &all), transcript(false, &all));
+    }
+}

@@ -3,6 +3,7 @@
 
 use super::super::output::js_string;
 use super::super::output::Stop;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::super::http::{self, Chunk, Failure, HttpRequest};
@@ -10,6 +11,7 @@ use super::super::limits::truthy;
 use super::super::output::{BlockKind, Output, Pushed, ToolCallLimits, Usage};
 use super::super::sse::{SseEvent, SseParser};
 use super::super::surrogates::SplitSurrogates;
+use super::super::wire::{self, Members};
 use super::super::Call;
 use super::grammar::{InputProperties, InputStream};
 use crate::json::{json, now_ms, number, to_string, Json, JsonMap};
@@ -178,7 +180,7 @@ fn fail(out: Output, aborted: bool, text: &str) -> Pushed {
     out.fail(aborted, &format!("{text}{hint}"))
 }
 
-enum Step {
+pub(super) enum Step {
     Continue,
     /// `data: [DONE]`: stop reading.
     Done,
@@ -193,9 +195,45 @@ struct Slot {
     custom: Option<InputStream>,
 }
 
+/// A text, reasoning or argument delta of the usual shape, read through a borrowed view
+/// ([`wire`]): an object without `error` whose `type` is one of those deltas', whose
+/// `output_index` is a plain integer and whose `delta` is a string. What the general path does
+/// with it is exactly: append the text to the item's block.
+pub(super) struct Delta<'a> {
+    output_index: &'a str,
+    /// The block kind of a text or reasoning delta; `None` for function-call arguments.
+    kind: Option<BlockKind>,
+    text: Cow<'a, str>,
+}
+
+impl<'a> Delta<'a> {
+    pub(super) fn read(data: &'a str) -> Option<Self> {
+        let event = Members::parse(data)?;
+        if !event.absent_or_null("error") {
+            return None;
+        }
+        let kind = match &*wire::string(event.get("type")?)? {
+            "response.output_text.delta" | "response.refusal.delta" => Some(BlockKind::Text),
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                Some(BlockKind::Thinking)
+            }
+            "response.function_call_arguments.delta" => None,
+            _ => return None,
+        };
+        Some(Delta {
+            output_index: wire::plain_index(event.get("output_index")?)?,
+            kind,
+            text: wire::string(event.get("delta")?)?,
+        })
+    }
+}
+
 /// Per-request stream state.
-struct Reader {
-    out: Output,
+pub(super) struct Reader {
+    pub(super) out: Output,
+    /// Deltas of the usual shape read through a borrowed view ([`Delta`]); off only where a test
+    /// compares the view with the general path.
+    pub(super) views: bool,
     model: Json,
     /// Grammar tools' input properties, by tool name.
     properties: InputProperties,
@@ -220,9 +258,10 @@ fn item_type(item: &Json) -> &str {
 }
 
 impl Reader {
-    fn new(out: Output, call: &Call, properties: InputProperties) -> Self {
+    pub(super) fn new(out: Output, call: &Call, properties: InputProperties) -> Self {
         Reader {
             out,
+            views: true,
             model: call.model.clone(),
             properties,
             slots: HashMap::new(),
@@ -238,11 +277,20 @@ impl Reader {
     }
 
     /// One server-sent event: the SDK's checks, then pi-ai's dispatch on `type`.
-    fn event(&mut self, event: SseEvent) -> Result<Step, Stop> {
+    pub(super) fn event(&mut self, event: SseEvent) -> Result<Step, Stop> {
         if event.data.starts_with("[DONE]") {
             return Ok(Step::Done);
         }
         let data = self.surrogates.rejoin(&event.data);
+        if self.views && event.event.as_deref() != Some("error") {
+            if let Some(delta) = Delta::read(&data) {
+                match delta.kind {
+                    Some(kind) => self.delta(delta.output_index, kind, &delta.text)?,
+                    None => self.arguments_delta(delta.output_index, &delta.text)?,
+                }
+                return Ok(Step::Continue);
+            }
+        }
         let Ok(data) = crate::json::parse(&data) else {
             return Err(Stop::Fail(MALFORMED.into()));
         };
@@ -795,7 +843,7 @@ impl Reader {
 
     /// The checks after the body: a terminal event must have come, tool calls must be complete,
     /// and an abort or an error stop fails the stream. `None`: the stream is done.
-    fn after_body(&mut self, aborted: bool) -> Option<String> {
+    pub(super) fn after_body(&mut self, aborted: bool) -> Option<String> {
         if !self.terminal {
             return Some(ENDED_EARLY.into());
         }

@@ -161,3 +161,134 @@ fn github_copilot_gets_its_initiator_intent_and_vision_headers() {
     // Copilot without a level sends no `reasoning` at all.
     assert!(!request.body.contains("\"reasoning\""), "{}", request.body);
 }
+
+mod stream {
+    use super::super::response::{Delta, Reader, Step};
+    use crate::host::AbortSignal;
+    use crate::json::{json, Json};
+    use crate::providers::output::{Output, Stop};
+    use crate::providers::sse::SseEvent;
+    use crate::providers::Call;
+    use crate::stream::{channel, StreamOutput};
+
+    /// The events (the start as its partial) and the final message of a reader fed `events`,
+    /// with its borrowed views on or off; times removed.
+    fn transcript(views: bool, events: &[String]) -> Vec<Json> {
+        let call = Call {
+            model: json!({"id": "m", "api": "openai-responses", "provider": "openai",
+                "baseUrl": "http://127.0.0.1:9/v1"}),
+            messages: Vec::new(),
+            options: json!({}),
+            signal: AbortSignal::new(),
+            api_key: Some("k".into()),
+            transport: Default::default(),
+        };
+        let (sender, mut receiver) = channel(&call.model);
+        let mut reader = Reader::new(Output::new(sender, &call.model), &call, Default::default());
+        reader.views = views;
+        reader.out.start().unwrap();
+        let mut failure = None;
+        for data in events {
+            let event = SseEvent {
+                event: None,
+                data: data.clone(),
+            };
+            match reader.event(event) {
+                Ok(Step::Continue) => {}
+                Ok(Step::Done) => break,
+                Err(Stop::Fail(text)) => {
+                    failure = Some(text);
+                    break;
+                }
+                Err(Stop::Closed(_)) => unreachable!(),
+            }
+        }
+        let failure = failure.or_else(|| reader.after_body(false));
+        let _ = match failure {
+            Some(text) => reader.out.fail(false, &text),
+            None => reader.out.done("stop"),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut seen = Vec::new();
+            loop {
+                match receiver.next().await {
+                    StreamOutput::Start { mut partial } => {
+                        partial.as_object_mut().unwrap().remove("timestamp");
+                        seen.push(partial)
+                    }
+                    StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
+                    StreamOutput::Final { mut message, .. } => {
+                        let fields = message.as_object_mut().unwrap();
+                        fields.remove("timestamp");
+                        fields.remove("durationMs");
+                        seen.push(message);
+                        return seen;
+                    }
+                    StreamOutput::Ignored => {}
+                    StreamOutput::FunctionFailed(error) => panic!("{error}"),
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn deltas_read_through_views_give_what_the_general_path_gives() {
+        let opening: Vec<String> = [
+            json!({"type": "response.created", "response": {"id": "resp_1"}}),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+            json!({"type": "response.output_item.added", "output_index": 1,
+                "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+            json!({"type": "response.output_item.added", "output_index": 2,
+                "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": ""}}),
+        ]
+        .iter()
+        .map(crate::json::to_string)
+        .collect();
+        let deltas = [
+            // Usual: each kind into its item, escapes, a repeated key, spaces.
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"hm"}"#,
+            r#"{"type":"response.reasoning_text.delta","output_index":0,"delta":"\u00e9"}"#,
+            r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi\n","logprobs":[]}"#,
+            r#"{"type":"response.refusal.delta","output_index":1,"delta":"no"}"#,
+            r#"{"type":"response.function_call_arguments.delta","output_index":2,"delta":"{\"a\":"}"#,
+            r#" { "type" : "response.output_text.delta" , "output_index" : 1 , "delta" : "a" , "delta" : "b" , "error" : null } "#,
+            // No item of that kind at that index, or no item at all: ignored.
+            r#"{"type":"response.output_text.delta","output_index":0,"delta":"x"}"#,
+            r#"{"type":"response.function_call_arguments.delta","output_index":7,"delta":"x"}"#,
+            // Unusual: the general path decides.
+            r#"{"type":"response.output_text.delta","output_index":1,"delta":5}"#,
+            r#"{"type":"response.output_text.delta","output_index":1}"#,
+            r#"{"type":"response.output_text.delta","output_index":"1","delta":"s"}"#,
+            r#"{"type":"response.output_text.delta","output_index":1.0,"delta":"f"}"#,
+            r#"{"type":"response.output_text.delta","delta":"u"}"#,
+            r#"{"type":"response.output_text.delta","output_index":1,"delta":"\udc00"}"#,
+            r#"{"type":"response.output_text.delta","output_index":1,"delta":"e","error":{"message":"boom"}}"#,
+            r#"{"type":"response.output_text.done","output_index":1,"text":"whole"}"#,
+        ];
+        for delta in &deltas[..8] {
+            assert!(Delta::read(delta).is_some(), "{delta}");
+        }
+        for delta in &deltas[8..] {
+            assert!(Delta::read(delta).is_none(), "{delta}");
+        }
+        let compare = |picked: &[&str]| {
+            let mut events = opening.clone();
+            events.extend(picked.iter().map(|d| d.to_string()));
+            assert_eq!(
+                transcript(true, &events),
+                transcript(false, &events),
+                "{picked:?}"
+            );
+        };
+        for first in &deltas {
+            for second in &deltas {
+                compare(&[first, second]);
+            }
+        }
+        compare(&deltas);
+    }
+}
