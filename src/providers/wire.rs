@@ -3,17 +3,20 @@
 //! ordered tree for each (`json::parse`) cost about half of a delta's instructions. A view keeps
 //! an object's members with their values as unparsed JSON text and decodes only the members
 //! read. It answers `None` for anything outside the shape a reader expects (a value of another
-//! type, escapes it cannot borrow, a lone surrogate), and the reader then takes the general path,
-//! which parses the event in full: a view never decides differently from the tree.
+//! type, a lone surrogate, invalid JSON), and the reader then takes the general path, which
+//! parses the event in full: a view never decides differently from the tree.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
+/// One JSON value, undecoded: its text (valid JSON, no whitespace around it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Raw<'a>(&'a str);
 
-/// One JSON value, undecoded (no whitespace around it).
-pub(crate) type Raw<'a> = &'a RawValue;
+impl<'a> Raw<'a> {
+    pub(crate) fn get(self) -> &'a str {
+        self.0
+    }
+}
 
 /// An object's members in document order, values undecoded.
 pub(crate) struct Members<'a>(Vec<(Cow<'a, str>, Raw<'a>)>);
@@ -22,12 +25,16 @@ impl<'a> Members<'a> {
     /// The members of `text` when it is exactly one JSON object (whitespace around it allowed);
     /// `None` for any other value and for invalid JSON.
     pub(crate) fn parse(text: &'a str) -> Option<Self> {
-        serde_json::from_str(text).ok()
+        let mut scan = Scan::new(text);
+        scan.space();
+        let members = scan.object()?;
+        scan.space();
+        scan.at_end().then_some(Members(members))
     }
 
     /// The members of an object value.
     pub(crate) fn of(value: Raw<'a>) -> Option<Self> {
-        Self::parse(value.get())
+        Self::parse(value.0)
     }
 
     /// The value of `key`: the last one when a key repeats, as `JSON.parse` keeps the last.
@@ -43,81 +50,218 @@ impl<'a> Members<'a> {
 
 /// Whether the value is `null`.
 pub(crate) fn is_null(value: Raw<'_>) -> bool {
-    value.get() == "null"
+    value.0 == "null"
 }
 
-/// The value as a string, when it is one (decoded; borrowed when it has no escapes).
-pub(crate) fn string<'a>(value: Raw<'a>) -> Option<Cow<'a, str>> {
-    let text = value.get();
-    if !text.starts_with('"') {
-        return None;
+/// The value as a string, when it is one (decoded; borrowed when it has no escapes). A lone
+/// surrogate escape, which a Rust string cannot hold, gives `None`.
+pub(crate) fn string(value: Raw<'_>) -> Option<Cow<'_, str>> {
+    let body = value.0.strip_prefix('"')?.strip_suffix('"')?;
+    if !body.contains('\\') {
+        return Some(Cow::Borrowed(body));
     }
-    match serde_json::from_str::<&'a str>(text) {
-        Ok(borrowed) => Some(Cow::Borrowed(borrowed)),
-        Err(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
-    }
+    serde_json::from_str::<String>(value.0).ok().map(Cow::Owned)
 }
 
 /// The elements of an array value.
-pub(crate) fn array<'a>(value: Raw<'a>) -> Option<Vec<Raw<'a>>> {
-    let text = value.get();
-    if !text.starts_with('[') {
-        return None;
-    }
-    serde_json::from_str(text).ok()
+pub(crate) fn array(value: Raw<'_>) -> Option<Vec<Raw<'_>>> {
+    let mut scan = Scan::new(value.0);
+    let items = scan.array()?;
+    scan.at_end().then_some(items)
 }
 
 /// The text of a non-negative integer in the form JavaScript prints it (`0`, `17`; no sign,
 /// fraction, exponent or leading zero, at most 15 digits), so the text is the number's key.
-pub(crate) fn plain_index<'a>(value: Raw<'a>) -> Option<&'a str> {
-    let text = value.get();
-    let digits = text.as_bytes();
+pub(crate) fn plain_index(value: Raw<'_>) -> Option<&str> {
+    let digits = value.0.as_bytes();
     let plain = !digits.is_empty()
         && digits.len() <= 15
         && digits.iter().all(u8::is_ascii_digit)
         && (digits[0] != b'0' || digits.len() == 1);
-    plain.then_some(text)
+    plain.then_some(value.0)
 }
 
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ObjectOnly;
-        impl<'de> Visitor<'de> for ObjectOnly {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(Key(key)) = map.next_key()? {
-                    members.push((key, map.next_value::<Raw<'de>>()?));
-                }
-                Ok(Members(members))
-            }
+/// Nesting deeper than this is left to the general path (serde_json's own default limit).
+const MAX_DEPTH: usize = 128;
+
+/// A validating scan of JSON text (RFC 8259, as `JSON.parse` reads it) that records where
+/// values start and end instead of building them: one pass, no allocation but the member lists.
+struct Scan<'a> {
+    text: &'a str,
+    at: usize,
+    depth: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(text: &'a str) -> Self {
+        Scan {
+            text,
+            at: 0,
+            depth: 0,
         }
-        deserializer.deserialize_map(ObjectOnly)
     }
-}
 
-/// A member name, borrowed from the text unless it has escapes.
-struct Key<'a>(Cow<'a, str>);
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
 
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyText;
-        impl<'de> Visitor<'de> for KeyText {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a member name")
+    fn at_end(&self) -> bool {
+        self.at == self.text.len()
+    }
+
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek() == Some(byte)).then(|| self.at += 1)
+    }
+
+    /// One value, whatever its kind; its text.
+    fn value(&mut self) -> Option<Raw<'a>> {
+        let start = self.at;
+        match self.peek()? {
+            b'{' => {
+                self.object()?;
             }
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(text)))
+            b'[' => {
+                self.array()?;
             }
-            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(text.to_string())))
+            b'"' => self.string()?,
+            b't' => self.word("true")?,
+            b'f' => self.word("false")?,
+            b'n' => self.word("null")?,
+            _ => self.number()?,
+        }
+        Some(Raw(&self.text[start..self.at]))
+    }
+
+    fn word(&mut self, word: &str) -> Option<()> {
+        self.text[self.at..]
+            .starts_with(word)
+            .then(|| self.at += word.len())
+    }
+
+    /// `{ members }`, the members' names decoded.
+    fn object(&mut self) -> Option<Vec<(Cow<'a, str>, Raw<'a>)>> {
+        self.eat(b'{')?;
+        self.nest()?;
+        let mut members = Vec::with_capacity(8);
+        self.space();
+        if self.eat(b'}').is_none() {
+            loop {
+                self.space();
+                let name = self.value().filter(|v| v.0.starts_with('"'))?;
+                self.space();
+                self.eat(b':')?;
+                self.space();
+                let value = self.value()?;
+                members.push((string(name)?, value));
+                self.space();
+                if self.eat(b',').is_none() {
+                    self.eat(b'}')?;
+                    break;
+                }
             }
         }
-        deserializer.deserialize_str(KeyText)
+        self.depth -= 1;
+        Some(members)
+    }
+
+    /// `[ elements ]`.
+    fn array(&mut self) -> Option<Vec<Raw<'a>>> {
+        self.eat(b'[')?;
+        self.nest()?;
+        let mut items = Vec::new();
+        self.space();
+        if self.eat(b']').is_none() {
+            loop {
+                self.space();
+                items.push(self.value()?);
+                self.space();
+                if self.eat(b',').is_none() {
+                    self.eat(b']')?;
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(items)
+    }
+
+    fn nest(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// A string: no control characters, only JSON's escapes.
+    fn string(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        self.at += 1;
+        loop {
+            // Plain bytes up to the next quote, backslash or control character.
+            let rest = &bytes[self.at..];
+            let plain = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+            self.at += plain;
+            match bytes[self.at] {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => {
+                    self.at += 1;
+                    match *bytes.get(self.at)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
+                        b'u' => {
+                            let hex = bytes.get(self.at + 1..self.at + 5)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.at += 5;
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+    fn number(&mut self) -> Option<()> {
+        let _ = self.eat(b'-');
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.eat(b'.').is_some() {
+            self.some_digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            self.some_digits()?;
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.at;
+        self.digits();
+        (self.at > start).then_some(())
     }
 }
 
@@ -162,5 +306,83 @@ mod tests {
         let key = |k| plain_index(m.get(k).unwrap());
         assert_eq!((key("a"), key("b")), (Some("0"), Some("17")));
         assert!(["c", "d", "f", "g"].iter().all(|k| key(k).is_none()));
+    }
+
+    /// Texts near valid JSON: each seed, and each with one character deleted, replaced or
+    /// inserted (characters that matter to JSON's grammar).
+    fn near_json() -> Vec<String> {
+        let seeds = [
+            r#"{"id":"c1","n":-0.5e+3,"a":[1,{"b":null},true,false,[]],"e":"x\n\u00e9\/","o":{}}"#,
+            r#" { "k" : [ 0 , 1.25 , -7 , 1E9 ] , "k" : "last" , "\u0061" : { "deep" : [ { } ] } } "#,
+            r#"{"choices":[{"index":0,"delta":{"content":"d0000001"},"finish_reason":null}]}"#,
+            "{\"t\":\"a\\\"b\",\"z\":0}",
+        ];
+        let alphabet = [
+            '{', '}', '[', ']', '"', ',', ':', '\\', ' ', '\n', '0', '1', '-', '+', '.', 'e', 'E',
+            't', 'n', 'u', 'l', 'x', '\u{1}', '\u{1f}', '\t', '\u{7f}', 'é',
+        ];
+        let mut texts = Vec::new();
+        for seed in seeds {
+            let chars: Vec<char> = seed.chars().collect();
+            texts.push(seed.to_string());
+            for at in 0..chars.len() {
+                let mut deleted = chars.clone();
+                deleted.remove(at);
+                texts.push(deleted.into_iter().collect());
+                for c in alphabet {
+                    let mut replaced = chars.clone();
+                    replaced[at] = c;
+                    texts.push(replaced.into_iter().collect());
+                    let mut inserted = chars.clone();
+                    inserted.insert(at, c);
+                    texts.push(inserted.into_iter().collect());
+                }
+            }
+        }
+        texts
+    }
+
+    #[test]
+    fn members_accept_exactly_the_objects_the_general_parse_accepts() {
+        let mut accepted = 0;
+        for text in near_json() {
+            let general = crate::json::parse(&text).ok().filter(|v| v.is_object());
+            let view = Members::parse(&text);
+            match (&general, &view) {
+                (Some(object), Some(members)) => {
+                    accepted += 1;
+                    let object = object.as_object().unwrap();
+                    // Each member (the last of a repeated name) is the general parse's value.
+                    for (key, value) in object {
+                        let raw = members
+                            .get(key)
+                            .unwrap_or_else(|| panic!("{key} in {text}"));
+                        assert_eq!(&crate::json::parse(raw.get()).unwrap(), value, "{text}");
+                    }
+                    let names: std::collections::HashSet<_> =
+                        members.0.iter().map(|(k, _)| k).collect();
+                    assert_eq!(names.len(), object.len(), "{text}");
+                }
+                (None, None) => {}
+                // A view may refuse what it cannot hold (a lone surrogate in a name), never more.
+                (Some(_), None) => assert!(text.contains("\\u"), "refused: {text}"),
+                (None, Some(_)) => panic!("accepted what the general parse refuses: {text}"),
+            }
+        }
+        assert!(accepted > 500, "{accepted}");
+    }
+
+    #[test]
+    fn nesting_past_the_limit_goes_to_the_general_path() {
+        let nested = |depth: usize| {
+            format!(
+                "{{\"a\":{}1{}}}",
+                "[".repeat(depth - 1),
+                "]".repeat(depth - 1)
+            )
+        };
+        assert!(Members::parse(&nested(MAX_DEPTH)).is_some());
+        assert!(Members::parse(&nested(MAX_DEPTH + 1)).is_none());
+        assert!(crate::json::parse(&nested(MAX_DEPTH + 1)).is_ok());
     }
 }

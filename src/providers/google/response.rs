@@ -230,16 +230,16 @@ impl<'a> TextChunk<'a> {
         let mut parts = Vec::new();
         if let Some(candidates) = chunk.get("candidates") {
             if let Some(candidate) = wire::array(candidates)?.first() {
-                let candidate = Members::of(candidate)?;
+                let candidate = Members::of(*candidate)?;
                 if !candidate.absent_or_null("finishReason") {
                     return None;
                 }
-                let content = candidate.get("content").filter(|c| !wire::is_null(c));
+                let content = candidate.get("content").filter(|c| !wire::is_null(*c));
                 let list = match content {
                     Some(content) => Members::of(content)?.get("parts"),
                     None => None,
                 };
-                let list = match list.filter(|l| !wire::is_null(l)) {
+                let list = match list.filter(|l| !wire::is_null(*l)) {
                     Some(list) => wire::array(list)?,
                     None => Vec::new(),
                 };

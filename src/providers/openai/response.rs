@@ -103,11 +103,11 @@ impl<'a> TextChunk<'a> {
         let mut content = None;
         if let Some(choices) = chunk.get("choices") {
             if let Some(choice) = wire::array(choices)?.first() {
-                let choice = Members::of(choice)?;
+                let choice = Members::of(*choice)?;
                 if !choice.absent_or_null("usage") || !choice.absent_or_null("finish_reason") {
                     return None;
                 }
-                if let Some(delta) = choice.get("delta").filter(|d| !wire::is_null(d)) {
+                if let Some(delta) = choice.get("delta").filter(|d| !wire::is_null(*d)) {
                     let delta = Members::of(delta)?;
                     let quiet = REASONING_FIELDS
                         .iter()
@@ -116,7 +116,7 @@ impl<'a> TextChunk<'a> {
                     if !quiet {
                         return None;
                     }
-                    if let Some(text) = delta.get("content").filter(|t| !wire::is_null(t)) {
+                    if let Some(text) = delta.get("content").filter(|t| !wire::is_null(*t)) {
                         content = Some(wire::string(text)?);
                     }
                 }
