@@ -153,6 +153,31 @@ async fn headers_then_silence_ends_at_the_idle_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn data_then_silence_ends_at_the_idle_timeout_counted_from_the_last_data() {
+    let server = serve("127.0.0.1", |mut socket| async move {
+        read_request(&mut socket).await;
+        socket.write_all(SSE_HEAD.as_bytes()).await.unwrap();
+        // A byte every 30 ms for 2.5 idle periods (the idle timer fires and moves on; a margin
+        // of 20 gaps for a loaded machine), then nothing.
+        for _ in 0..50 {
+            socket.write_all(b":").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        hold(socket).await;
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let text = error_of(openai(server.addr), json!({"idleTimeoutMs": 600})).await;
+    assert_eq!(text, "No data from the server for 600 ms (idleTimeoutMs).");
+    // 49 gaps of at least 30 ms, then the 600 ms of silence.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1470 + 600),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_trickling_server_ends_at_the_total_timeout() {
     let written = Arc::new(AtomicUsize::new(0));
     let count = written.clone();

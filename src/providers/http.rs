@@ -4,9 +4,10 @@
 //! limits. Transport failures that pi-ai's fixtures pin keep the texts of its runtime (Node's
 //! `fetch`); the others name their cause (`errors`).
 
+use std::pin::Pin;
 use std::time::Duration;
 
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use super::errors;
 use super::sse::SseLimits;
@@ -45,8 +46,14 @@ pub enum Failure {
 /// An open response whose body is read with [`Response::next_chunk`].
 pub struct Response {
     inner: reqwest::Response,
-    /// The end of the attempt's `timeoutMs`.
-    deadline: Option<Instant>,
+    /// Fires at the end of the attempt's `timeoutMs`.
+    total: Option<Pin<Box<Sleep>>>,
+    /// Fires `idleTimeoutMs` after a read began, at the earliest: the timer is set once and, when
+    /// it fires before the open read's own deadline, moved on to it (so a read costs no timer
+    /// registration, only a clock read).
+    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// When the open read began.
+    read_began: Instant,
     transport: Transport,
     limits: SseLimits,
 }
@@ -71,21 +78,49 @@ impl Response {
     /// The next piece of the body; an abort drops the connection at once. Fails past the
     /// total or idle timeout and past the SSE size limits.
     pub async fn next_chunk(&mut self, signal: &AbortSignal) -> Chunk {
-        let idle = self.transport.idle_timeout().map(|d| Instant::now() + d);
-        tokio::select! {
-            biased;
-            _ = signal.aborted() => Chunk::Aborted,
-            chunk = self.inner.chunk() => match chunk {
-                Ok(Some(bytes)) => match self.limits.check(&bytes) {
-                    Ok(()) => Chunk::Data(bytes),
-                    Err(text) => Chunk::Failed(text),
+        self.read_began = Instant::now();
+        loop {
+            tokio::select! {
+                biased;
+                _ = signal.aborted() => return Chunk::Aborted,
+                chunk = self.inner.chunk() => return match chunk {
+                    Ok(Some(bytes)) => match self.limits.check(&bytes) {
+                        Ok(()) => Chunk::Data(bytes),
+                        Err(text) => Chunk::Failed(text),
+                    },
+                    Ok(None) => Chunk::End,
+                    Err(_) => Chunk::Failed(CLOSED_IN_BODY.to_string()),
                 },
-                Ok(None) => Chunk::End,
-                Err(_) => Chunk::Failed(CLOSED_IN_BODY.to_string()),
-            },
-            _ = until(self.deadline) => Chunk::Failed(errors::total_timeout(&self.transport)),
-            _ = until(idle) => Chunk::Failed(errors::idle_timeout(&self.transport)),
+                _ = fired(&mut self.total) => {
+                    return Chunk::Failed(errors::total_timeout(&self.transport))
+                }
+                _ = fired_idle(&mut self.idle) => {
+                    if let Some((after, timer)) = &mut self.idle {
+                        let due = self.read_began + *after;
+                        if Instant::now() >= due {
+                            return Chunk::Failed(errors::idle_timeout(&self.transport));
+                        }
+                        timer.as_mut().reset(due);
+                    }
+                }
+            }
         }
+    }
+}
+
+/// Waits for the timer, or for ever without one.
+async fn fired(timer: &mut Option<Pin<Box<Sleep>>>) {
+    match timer {
+        Some(timer) => timer.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// [`fired`] for the idle timer.
+async fn fired_idle(timer: &mut Option<(Duration, Pin<Box<Sleep>>)>) {
+    match timer {
+        Some((_, timer)) => timer.as_mut().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -272,9 +307,14 @@ async fn send_once(
         if let Some(text) = errors::unexpected_content_type(response.headers()) {
             return Err(Attempt::Final(text));
         }
+        let now = Instant::now();
         return Ok(Response {
             inner: response,
-            deadline,
+            total: deadline.map(|at| Box::pin(tokio::time::sleep_until(at))),
+            idle: transport
+                .idle_timeout()
+                .map(|after| (after, Box::pin(tokio::time::sleep_until(now + after)))),
+            read_began: now,
             transport: transport.clone(),
             limits: SseLimits::default(),
         });
