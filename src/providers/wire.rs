@@ -26,8 +26,17 @@ impl<'a> Members<'a> {
     /// `None` for any other value and for invalid JSON.
     pub(crate) fn parse(text: &'a str) -> Option<Self> {
         let mut scan = Scan::new(text);
+        let mut members = Vec::with_capacity(8);
         scan.space();
-        let members = scan.object()?;
+        scan.object(|name, escaped, value| {
+            let body = &name.0[1..name.0.len() - 1];
+            let name = match escaped {
+                false => Cow::Borrowed(body),
+                true => string(name)?,
+            };
+            members.push((name, value));
+            Some(())
+        })?;
         scan.space();
         scan.at_end().then_some(Members(members))
     }
@@ -66,7 +75,8 @@ pub(crate) fn string(value: Raw<'_>) -> Option<Cow<'_, str>> {
 /// The elements of an array value.
 pub(crate) fn array(value: Raw<'_>) -> Option<Vec<Raw<'_>>> {
     let mut scan = Scan::new(value.0);
-    let items = scan.array()?;
+    let mut items = Vec::new();
+    scan.array(|item| items.push(item))?;
     scan.at_end().then_some(items)
 }
 
@@ -123,13 +133,11 @@ impl<'a> Scan<'a> {
     fn value(&mut self) -> Option<Raw<'a>> {
         let start = self.at;
         match self.peek()? {
-            b'{' => {
-                self.object()?;
+            b'{' => self.object(|_, _, _| Some(()))?,
+            b'[' => self.array(|_| {})?,
+            b'"' => {
+                self.string()?;
             }
-            b'[' => {
-                self.array()?;
-            }
-            b'"' => self.string()?,
             b't' => self.word("true")?,
             b'f' => self.word("false")?,
             b'n' => self.word("null")?,
@@ -144,21 +152,29 @@ impl<'a> Scan<'a> {
             .then(|| self.at += word.len())
     }
 
-    /// `{ members }`, the members' names decoded.
-    fn object(&mut self) -> Option<Vec<(Cow<'a, str>, Raw<'a>)>> {
+    /// `{ members }`: each member's name (its text, and whether it has escapes) and value go
+    /// to `member`, which may refuse it.
+    fn object(
+        &mut self,
+        mut member: impl FnMut(Raw<'a>, bool, Raw<'a>) -> Option<()>,
+    ) -> Option<()> {
         self.eat(b'{')?;
         self.nest()?;
-        let mut members = Vec::with_capacity(8);
         self.space();
         if self.eat(b'}').is_none() {
             loop {
                 self.space();
-                let name = self.value().filter(|v| v.0.starts_with('"'))?;
+                let start = self.at;
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                let escaped = self.string()?;
+                let name = Raw(&self.text[start..self.at]);
                 self.space();
                 self.eat(b':')?;
                 self.space();
                 let value = self.value()?;
-                members.push((string(name)?, value));
+                member(name, escaped, value)?;
                 self.space();
                 if self.eat(b',').is_none() {
                     self.eat(b'}')?;
@@ -167,19 +183,18 @@ impl<'a> Scan<'a> {
             }
         }
         self.depth -= 1;
-        Some(members)
+        Some(())
     }
 
-    /// `[ elements ]`.
-    fn array(&mut self) -> Option<Vec<Raw<'a>>> {
+    /// `[ elements ]`, each element to `item`.
+    fn array(&mut self, mut item: impl FnMut(Raw<'a>)) -> Option<()> {
         self.eat(b'[')?;
         self.nest()?;
-        let mut items = Vec::new();
         self.space();
         if self.eat(b']').is_none() {
             loop {
                 self.space();
-                items.push(self.value()?);
+                item(self.value()?);
                 self.space();
                 if self.eat(b',').is_none() {
                     self.eat(b']')?;
@@ -188,7 +203,7 @@ impl<'a> Scan<'a> {
             }
         }
         self.depth -= 1;
-        Some(items)
+        Some(())
     }
 
     fn nest(&mut self) -> Option<()> {
@@ -196,9 +211,10 @@ impl<'a> Scan<'a> {
         (self.depth <= MAX_DEPTH).then_some(())
     }
 
-    /// A string: no control characters, only JSON's escapes.
-    fn string(&mut self) -> Option<()> {
+    /// A string: no control characters, only JSON's escapes; whether it has any.
+    fn string(&mut self) -> Option<bool> {
         let bytes = self.text.as_bytes();
+        let mut escaped = false;
         self.at += 1;
         loop {
             // Plain bytes up to the next quote, backslash or control character.
@@ -210,9 +226,10 @@ impl<'a> Scan<'a> {
             match bytes[self.at] {
                 b'"' => {
                     self.at += 1;
-                    return Some(());
+                    return Some(escaped);
                 }
                 b'\\' => {
+                    escaped = true;
                     self.at += 1;
                     match *bytes.get(self.at)? {
                         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
