@@ -7,6 +7,7 @@
 use std::pin::Pin;
 use std::time::Duration;
 
+use futures::FutureExt;
 use tokio::time::{Instant, Sleep};
 
 use super::errors;
@@ -46,7 +47,8 @@ pub enum Failure {
 /// An open response whose body is read with [`Response::next_chunk`].
 pub struct Response {
     inner: reqwest::Response,
-    /// Fires at the end of the attempt's `timeoutMs`.
+    /// The end of the attempt's `timeoutMs`, and its timer.
+    deadline: Option<Instant>,
     total: Option<Pin<Box<Sleep>>>,
     /// Fires `idleTimeoutMs` after a read began, at the earliest: the timer is set once and, when
     /// it fires before the open read's own deadline, moved on to it (so a read costs no timer
@@ -78,19 +80,24 @@ impl Response {
     /// The next piece of the body; an abort drops the connection at once. Fails past the
     /// total or idle timeout and past the SSE size limits.
     pub async fn next_chunk(&mut self, signal: &AbortSignal) -> Chunk {
-        self.read_began = Instant::now();
+        let now = Instant::now();
+        self.read_began = now;
+        // Body already received is taken without arming the waits below (an abort and the total
+        // timeout still come first).
+        if signal.is_aborted() {
+            return Chunk::Aborted;
+        }
+        if self.deadline.is_some_and(|deadline| now >= deadline) {
+            return Chunk::Failed(errors::total_timeout(&self.transport));
+        }
+        if let Some(chunk) = self.inner.chunk().now_or_never() {
+            return self.take(chunk);
+        }
         loop {
             tokio::select! {
                 biased;
                 _ = signal.aborted() => return Chunk::Aborted,
-                chunk = self.inner.chunk() => return match chunk {
-                    Ok(Some(bytes)) => match self.limits.check(&bytes) {
-                        Ok(()) => Chunk::Data(bytes),
-                        Err(text) => Chunk::Failed(text),
-                    },
-                    Ok(None) => Chunk::End,
-                    Err(_) => Chunk::Failed(CLOSED_IN_BODY.to_string()),
-                },
+                chunk = self.inner.chunk() => return self.take(chunk),
                 _ = fired(&mut self.total) => {
                     return Chunk::Failed(errors::total_timeout(&self.transport))
                 }
@@ -104,6 +111,19 @@ impl Response {
                     }
                 }
             }
+        }
+    }
+}
+
+impl Response {
+    fn take(&mut self, chunk: reqwest::Result<Option<bytes::Bytes>>) -> Chunk {
+        match chunk {
+            Ok(Some(bytes)) => match self.limits.check(&bytes) {
+                Ok(()) => Chunk::Data(bytes),
+                Err(text) => Chunk::Failed(text),
+            },
+            Ok(None) => Chunk::End,
+            Err(_) => Chunk::Failed(CLOSED_IN_BODY.to_string()),
         }
     }
 }
@@ -310,6 +330,7 @@ async fn send_once(
         let now = Instant::now();
         return Ok(Response {
             inner: response,
+            deadline,
             total: deadline.map(|at| Box::pin(tokio::time::sleep_until(at))),
             idle: transport
                 .idle_timeout()

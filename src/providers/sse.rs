@@ -7,13 +7,15 @@
 //! once per line (quadratic when a read brings many lines) and drop the event open at the end of
 //! the body, which both SDKs dispatch. Each byte here is scanned once.
 
+use compact_str::CompactString;
+
 use crate::cost_canary::{cost_canary_on, Canary};
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
-    /// The `event:` name, if the event had one.
-    pub event: Option<String>,
+    /// The `event:` name, if the event had one (inline up to 24 bytes: no allocation per event).
+    pub event: Option<CompactString>,
     /// The `data:` lines joined with `\n`.
     pub data: String,
 }
@@ -27,7 +29,7 @@ pub struct SseParser {
     /// pi-ai's own Anthropic reader: a `\r` ending a read ends its line, so a `\n` starting the
     /// next read is an empty line (which dispatches the open event).
     cr_ends_read_line: bool,
-    event: Option<String>,
+    event: Option<CompactString>,
     data: Option<String>,
     /// Every byte fed so far, kept only for the cost test's canary (`Canary::Sse`).
     canary_body: Vec<u8>,
@@ -126,7 +128,7 @@ impl SseParser {
             None => (line, &b""[..]),
         };
         match field {
-            b"event" => self.event = Some(text(value).into_owned()),
+            b"event" => self.event = Some(CompactString::from(text(value))),
             b"data" => {
                 let value = text(value);
                 match &mut self.data {
@@ -250,7 +252,7 @@ mod tests {
 
     fn ev(event: Option<&str>, data: &str) -> SseEvent {
         SseEvent {
-            event: event.map(str::to_string),
+            event: event.map(CompactString::from),
             data: data.to_string(),
         }
     }

@@ -80,6 +80,18 @@ pub(crate) fn array(value: Raw<'_>) -> Option<Vec<Raw<'_>>> {
     scan.at_end().then_some(items)
 }
 
+/// The first element of an array value (`Some(None)` for an empty array). The rest is not read
+/// again: a `Raw` is valid JSON by construction.
+pub(crate) fn first(value: Raw<'_>) -> Option<Option<Raw<'_>>> {
+    let mut scan = Scan::new(value.0);
+    scan.eat(b'[')?;
+    scan.space();
+    if scan.peek()? == b']' {
+        return Some(None);
+    }
+    scan.value().map(Some)
+}
+
 /// The text of a non-negative integer in the form JavaScript prints it (`0`, `17`; no sign,
 /// fraction, exponent or leading zero, at most 15 digits), so the text is the number's key.
 pub(crate) fn plain_index(value: Raw<'_>) -> Option<&str> {
@@ -89,6 +101,34 @@ pub(crate) fn plain_index(value: Raw<'_>) -> Option<&str> {
         && digits.iter().all(u8::is_ascii_digit)
         && (digits[0] != b'0' || digits.len() == 1);
     plain.then_some(value.0)
+}
+
+/// Where the plain bytes of a string starting at `from` end: the first quote, backslash or
+/// control character. Eight bytes at a time (a word's bytes compared at once, as serde_json's
+/// own scan does), then byte by byte for the last few.
+fn plain_end(bytes: &[u8], mut from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(word) = bytes.get(from..from + 8) {
+        let word = u64::from_le_bytes(word.try_into().ok()?);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // A byte's high bit is set where the byte is zero (below 0x20 for `word` itself); a
+        // borrow may mark bytes after the first such byte too, never one before it.
+        let stops = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word);
+        let stops = stops & HIGH;
+        if stops != 0 {
+            return Some(from + stops.trailing_zeros() as usize / 8);
+        }
+        from += 8;
+    }
+    let rest = bytes.get(from..)?;
+    let plain = rest
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    Some(from + plain)
 }
 
 /// Nesting deeper than this is left to the general path (serde_json's own default limit).
@@ -217,12 +257,7 @@ impl<'a> Scan<'a> {
         let mut escaped = false;
         self.at += 1;
         loop {
-            // Plain bytes up to the next quote, backslash or control character.
-            let rest = &bytes[self.at..];
-            let plain = rest
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-            self.at += plain;
+            self.at = plain_end(bytes, self.at)?;
             match bytes[self.at] {
                 b'"' => {
                     self.at += 1;
@@ -295,6 +330,12 @@ mod tests {
         assert!(m.absent_or_null("ab") && m.absent_or_null("zz") && !m.absent_or_null("b"));
         let items = array(m.get("b").unwrap()).unwrap();
         assert_eq!(items.len(), 2);
+        assert_eq!(first(m.get("b").unwrap()), Some(Some(items[0])));
+        assert_eq!(
+            first(Members::parse(r#"{"e":[ ]}"#).unwrap().get("e").unwrap()),
+            Some(None)
+        );
+        assert_eq!(first(items[0]), None);
         assert_eq!(Members::of(items[1]).unwrap().get("c").unwrap().get(), "3");
         assert!(Members::of(items[0]).is_none());
         for not_an_object in ["[1]", "\"a\"", "null", "{\"a\":1", "{\"a\":1} x", "{'a':1}"] {
@@ -401,5 +442,29 @@ mod tests {
         assert!(Members::parse(&nested(MAX_DEPTH)).is_some());
         assert!(Members::parse(&nested(MAX_DEPTH + 1)).is_none());
         assert!(crate::json::parse(&nested(MAX_DEPTH + 1)).is_ok());
+    }
+
+    #[test]
+    fn the_plain_run_ends_at_the_first_stop_byte_at_any_offset() {
+        let stops = [b'"', b'\\', 0x00, 0x1f, b'\n'];
+        let fillers = [b'a', b' ', 0x7f, 0x80, 0xe9, 0xff, 0x21, 0x5b, 0x5d];
+        for len in 0..20 {
+            for &filler in &fillers {
+                for &stop in &stops {
+                    for at in 0..len {
+                        let mut bytes = vec![filler; len];
+                        bytes[at] = stop;
+                        // A second stop later must not hide the first one.
+                        if at + 1 < len {
+                            bytes[len - 1] = b'"';
+                        }
+                        for from in 0..=at {
+                            assert_eq!(plain_end(&bytes, from), Some(at), "{bytes:?} from {from}");
+                        }
+                    }
+                    assert_eq!(plain_end(&vec![filler; len], 0), None);
+                }
+            }
+        }
     }
 }

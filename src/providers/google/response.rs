@@ -229,8 +229,8 @@ impl<'a> TextChunk<'a> {
         let response_id = string_or_absent(&chunk, "responseId")?;
         let mut parts = Vec::new();
         if let Some(candidates) = chunk.get("candidates") {
-            if let Some(candidate) = wire::array(candidates)?.first() {
-                let candidate = Members::of(*candidate)?;
+            if let Some(candidate) = wire::first(candidates)? {
+                let candidate = Members::of(candidate)?;
                 if !candidate.absent_or_null("finishReason") {
                     return None;
                 }

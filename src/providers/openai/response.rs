@@ -102,8 +102,8 @@ impl<'a> TextChunk<'a> {
         }
         let mut content = None;
         if let Some(choices) = chunk.get("choices") {
-            if let Some(choice) = wire::array(choices)?.first() {
-                let choice = Members::of(*choice)?;
+            if let Some(choice) = wire::first(choices)? {
+                let choice = Members::of(choice)?;
                 if !choice.absent_or_null("usage") || !choice.absent_or_null("finish_reason") {
                     return None;
                 }
