@@ -8,8 +8,6 @@
 
 use std::borrow::Cow;
 
-use smallvec::SmallVec;
-
 /// One JSON value, undecoded: its text (valid JSON, no whitespace around it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Raw<'a>(&'a str);
@@ -20,15 +18,15 @@ impl<'a> Raw<'a> {
     }
 }
 
-/// An object's members in document order, values undecoded (the first few on the stack).
-pub(crate) struct Members<'a>(SmallVec<[(Cow<'a, str>, Raw<'a>); 8]>);
+/// An object's members in document order, values undecoded.
+pub(crate) struct Members<'a>(Vec<(Cow<'a, str>, Raw<'a>)>);
 
 impl<'a> Members<'a> {
     /// The members of `text` when it is exactly one JSON object (whitespace around it allowed);
     /// `None` for any other value and for invalid JSON.
     pub(crate) fn parse(text: &'a str) -> Option<Self> {
         let mut scan = Scan::new(text);
-        let mut members = SmallVec::new();
+        let mut members = Vec::with_capacity(8);
         scan.space();
         scan.object(|name, escaped, value| {
             let body = &name.0[1..name.0.len() - 1];
