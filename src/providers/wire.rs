@@ -26,19 +26,22 @@ impl<'a> Members<'a> {
     /// `None` for any other value and for invalid JSON.
     pub(crate) fn parse(text: &'a str) -> Option<Self> {
         let mut scan = Scan::new(text);
-        let mut members = Vec::with_capacity(8);
         scan.space();
-        scan.object(|name, escaped, value| {
-            let body = &name.0[1..name.0.len() - 1];
-            let name = match escaped {
-                false => Cow::Borrowed(body),
-                true => string(name)?,
-            };
-            members.push((name, value));
-            Some(())
-        })?;
+        let members = scan.members()?;
         scan.space();
-        scan.at_end().then_some(Members(members))
+        scan.at_end().then_some(members)
+    }
+
+    /// The members of the first element of an array value, when it is an object (`Some(None)`
+    /// for an empty array). The rest is not read again: a `Raw` is valid JSON by construction.
+    pub(crate) fn of_first(array: Raw<'a>) -> Option<Option<Self>> {
+        let mut scan = Scan::new(array.0);
+        scan.eat(b'[')?;
+        scan.space();
+        if scan.peek()? == b']' {
+            return Some(None);
+        }
+        scan.members().map(Some)
     }
 
     /// The members of an object value.
@@ -78,18 +81,6 @@ pub(crate) fn array(value: Raw<'_>) -> Option<Vec<Raw<'_>>> {
     let mut items = Vec::new();
     scan.array(|item| items.push(item))?;
     scan.at_end().then_some(items)
-}
-
-/// The first element of an array value (`Some(None)` for an empty array). The rest is not read
-/// again: a `Raw` is valid JSON by construction.
-pub(crate) fn first(value: Raw<'_>) -> Option<Option<Raw<'_>>> {
-    let mut scan = Scan::new(value.0);
-    scan.eat(b'[')?;
-    scan.space();
-    if scan.peek()? == b']' {
-        return Some(None);
-    }
-    scan.value().map(Some)
 }
 
 /// The text of a non-negative integer in the form JavaScript prints it (`0`, `17`; no sign,
@@ -190,6 +181,21 @@ impl<'a> Scan<'a> {
         self.text[self.at..]
             .starts_with(word)
             .then(|| self.at += word.len())
+    }
+
+    /// An object, its members listed with their names decoded.
+    fn members(&mut self) -> Option<Members<'a>> {
+        let mut members = Vec::with_capacity(8);
+        self.object(|name, escaped, value| {
+            let body = &name.0[1..name.0.len() - 1];
+            let name = match escaped {
+                false => Cow::Borrowed(body),
+                true => string(name)?,
+            };
+            members.push((name, value));
+            Some(())
+        })?;
+        Some(Members(members))
     }
 
     /// `{ members }`: each member's name (its text, and whether it has escapes) and value go
@@ -330,12 +336,19 @@ mod tests {
         assert!(m.absent_or_null("ab") && m.absent_or_null("zz") && !m.absent_or_null("b"));
         let items = array(m.get("b").unwrap()).unwrap();
         assert_eq!(items.len(), 2);
-        assert_eq!(first(m.get("b").unwrap()), Some(Some(items[0])));
-        assert_eq!(
-            first(Members::parse(r#"{"e":[ ]}"#).unwrap().get("e").unwrap()),
-            Some(None)
+        let objects = Members::parse(r#"{"o":[ {"c":4} , 5],"e":[ ]}"#).unwrap();
+        let first = Members::of_first(objects.get("o").unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.get("c").unwrap().get(), "4");
+        assert!(Members::of_first(objects.get("e").unwrap())
+            .unwrap()
+            .is_none());
+        assert!(
+            Members::of_first(m.get("b").unwrap()).is_none(),
+            "a first element that is no object"
         );
-        assert_eq!(first(items[0]), None);
+        assert!(Members::of_first(items[0]).is_none(), "not an array");
         assert_eq!(Members::of(items[1]).unwrap().get("c").unwrap().get(), "3");
         assert!(Members::of(items[0]).is_none());
         for not_an_object in ["[1]", "\"a\"", "null", "{\"a\":1", "{\"a\":1} x", "{'a':1}"] {

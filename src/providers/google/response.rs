@@ -229,8 +229,7 @@ impl<'a> TextChunk<'a> {
         let response_id = string_or_absent(&chunk, "responseId")?;
         let mut parts = Vec::new();
         if let Some(candidates) = chunk.get("candidates") {
-            if let Some(candidate) = wire::first(candidates)? {
-                let candidate = Members::of(candidate)?;
+            if let Some(candidate) = Members::of_first(candidates)? {
                 if !candidate.absent_or_null("finishReason") {
                     return None;
                 }

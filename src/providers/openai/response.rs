@@ -102,8 +102,7 @@ impl<'a> TextChunk<'a> {
         }
         let mut content = None;
         if let Some(choices) = chunk.get("choices") {
-            if let Some(choice) = wire::first(choices)? {
-                let choice = Members::of(choice)?;
+            if let Some(choice) = Members::of_first(choices)? {
                 if !choice.absent_or_null("usage") || !choice.absent_or_null("finish_reason") {
                     return None;
                 }
@@ -144,6 +143,8 @@ pub(super) struct Reader {
     surrogates: SplitSurrogates,
     response_id: bool,
     response_model: bool,
+    /// `model.id` of the call, once a chunk named a model.
+    asked_model: Option<Option<String>>,
     stop_reason: String,
     error_message: Option<String>,
     finished: bool,
@@ -242,6 +243,7 @@ impl Reader {
             surrogates: SplitSurrogates::default(),
             response_id: false,
             response_model: false,
+            asked_model: None,
             stop_reason: "pending".into(),
             error_message: None,
             finished: false,
@@ -372,10 +374,14 @@ impl Reader {
 
     /// The chunk's `model`, kept once when it differs from the model asked for.
     fn note_model(&mut self, call: &Call, model: &str) -> Result<(), StreamClosed> {
-        if !self.response_model
-            && !model.is_empty()
-            && Some(model) != call.model.get("id").and_then(Json::as_str)
-        {
+        if self.response_model || model.is_empty() {
+            return Ok(());
+        }
+        // The id asked for, looked up once (most chunks repeat the model).
+        let asked = self
+            .asked_model
+            .get_or_insert_with(|| call.model.get("id").and_then(Json::as_str).map(Into::into));
+        if Some(model) != asked.as_deref() {
             self.response_model = true;
             self.out.set("responseModel", model.into())?;
         }
