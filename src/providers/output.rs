@@ -401,3 +401,50 @@ pub(super) fn js_string(value: Option<&Json>) -> String {
         Some(other) => crate::json::to_string(other),
     }
 }
+
+/// Ends a reader's stream as `run` does (with `failure`, else closing the open blocks and done
+/// with `stop`) and returns what the receiver got ([`received`]).
+#[cfg(test)]
+pub(crate) fn ended(
+    out: Output,
+    failure: Option<String>,
+    receiver: crate::stream::StreamReceiver,
+) -> Vec<Json> {
+    let mut out = out;
+    let _ = match failure {
+        Some(text) => out.fail(false, &text),
+        None => out.close_all().and_then(|()| out.done("stop")),
+    };
+    received(receiver)
+}
+
+/// Everything a stream's receiver got, for the readers' tests: the start's partial and the final
+/// message without their clock fields (`timestamp`, `durationMs`), each update as its JSON.
+#[cfg(test)]
+pub(crate) fn received(mut receiver: crate::stream::StreamReceiver) -> Vec<Json> {
+    use crate::stream::StreamOutput;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut seen = Vec::new();
+        loop {
+            match receiver.next().await {
+                StreamOutput::Start { mut partial } => {
+                    partial.as_object_mut().unwrap().remove("timestamp");
+                    seen.push(partial)
+                }
+                StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
+                StreamOutput::Final { mut message, .. } => {
+                    let fields = message.as_object_mut().unwrap();
+                    fields.remove("timestamp");
+                    fields.remove("durationMs");
+                    seen.push(message);
+                    return seen;
+                }
+                StreamOutput::Ignored => {}
+                StreamOutput::FunctionFailed(error) => panic!("{error}"),
+            }
+        }
+    })
+}

@@ -132,15 +132,15 @@ fn model_families() {
 mod stream {
     use super::super::response::{Reader, TextChunk};
     use crate::json::{json, Json};
-    use crate::providers::output::{Output, Stop};
-    use crate::stream::{channel, StreamOutput};
+    use crate::providers::output::{ended, Output, Stop};
+    use crate::stream::channel;
 
     /// The events (the start as its partial) and the final message of a reader fed `chunks`,
     /// with its borrowed views on or off; times removed.
     fn transcript(views: bool, chunks: &[&str]) -> Vec<Json> {
         let model = json!({"id": "gemini-x", "api": "google-generative-ai", "provider": "google",
             "baseUrl": "http://127.0.0.1:9"});
-        let (sender, mut receiver) = channel(&model);
+        let (sender, receiver) = channel(&model);
         let mut reader = Reader::new(Output::new(sender, &model));
         reader.views = views;
         reader.out.start().unwrap();
@@ -155,37 +155,7 @@ mod stream {
                 Err(Stop::Closed(_)) => unreachable!(),
             }
         }
-        let _ = match failure {
-            Some(text) => reader.out.fail(false, &text),
-            None => reader
-                .out
-                .close_all()
-                .and_then(|()| reader.out.done("stop")),
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let mut seen = Vec::new();
-            loop {
-                match receiver.next().await {
-                    StreamOutput::Start { mut partial } => {
-                        partial.as_object_mut().unwrap().remove("timestamp");
-                        seen.push(partial)
-                    }
-                    StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
-                    StreamOutput::Final { mut message, .. } => {
-                        let fields = message.as_object_mut().unwrap();
-                        fields.remove("timestamp");
-                        fields.remove("durationMs");
-                        seen.push(message);
-                        return seen;
-                    }
-                    StreamOutput::Ignored => {}
-                    StreamOutput::FunctionFailed(error) => panic!("{error}"),
-                }
-            }
-        })
+        ended(reader.out, failure, receiver)
     }
 
     #[test]

@@ -83,10 +83,10 @@ mod stream {
     use super::super::response::{Reader, Step, TextChunk};
     use crate::host::AbortSignal;
     use crate::json::{json, to_string, Json};
-    use crate::providers::output::{Output, MAX_TOOL_CALLS, MAX_TOOL_CALL_ARGUMENT_BYTES};
+    use crate::providers::output::{ended, Output, MAX_TOOL_CALLS, MAX_TOOL_CALL_ARGUMENT_BYTES};
     use crate::providers::sse::SseEvent;
     use crate::providers::Call;
-    use crate::stream::{channel, StreamOutput};
+    use crate::stream::channel;
 
     fn call() -> Call {
         Call {
@@ -165,7 +165,7 @@ mod stream {
     /// with the borrowed views on or off.
     fn transcript(views: bool, chunks: &[&str]) -> Vec<Json> {
         let call = call();
-        let (sender, mut receiver) = channel(&call.model);
+        let (sender, receiver) = channel(&call.model);
         let mut reader = Reader::new(Output::new(sender, &call.model));
         reader.views = views;
         reader.out.start().unwrap();
@@ -180,37 +180,7 @@ mod stream {
                 break;
             }
         }
-        let _ = match failure {
-            Some(text) => reader.out.fail(false, &text),
-            None => reader
-                .out
-                .close_all()
-                .and_then(|()| reader.out.done("stop")),
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let mut seen = Vec::new();
-            loop {
-                match receiver.next().await {
-                    StreamOutput::Start { mut partial } => {
-                        partial.as_object_mut().unwrap().remove("timestamp");
-                        seen.push(partial)
-                    }
-                    StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
-                    StreamOutput::Final { mut message, .. } => {
-                        let fields = message.as_object_mut().unwrap();
-                        fields.remove("timestamp");
-                        fields.remove("durationMs");
-                        seen.push(message);
-                        return seen;
-                    }
-                    StreamOutput::Ignored => {}
-                    StreamOutput::FunctionFailed(error) => panic!("{error}"),
-                }
-            }
-        })
+        ended(reader.out, failure, receiver)
     }
 
     #[test]

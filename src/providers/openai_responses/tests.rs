@@ -166,10 +166,10 @@ mod stream {
     use super::super::response::{Delta, Reader, Step};
     use crate::host::AbortSignal;
     use crate::json::{json, Json};
-    use crate::providers::output::{Output, Stop};
+    use crate::providers::output::{received, Output, Stop};
     use crate::providers::sse::SseEvent;
     use crate::providers::Call;
-    use crate::stream::{channel, StreamOutput};
+    use crate::stream::channel;
 
     /// The events (the start as its partial) and the final message of a reader fed `events`,
     /// with its borrowed views on or off; times removed.
@@ -183,7 +183,7 @@ mod stream {
             api_key: Some("k".into()),
             transport: Default::default(),
         };
-        let (sender, mut receiver) = channel(&call.model);
+        let (sender, receiver) = channel(&call.model);
         let mut reader = Reader::new(Output::new(sender, &call.model), &call, Default::default());
         reader.views = views;
         reader.out.start().unwrap();
@@ -208,30 +208,7 @@ mod stream {
             Some(text) => reader.out.fail(false, &text),
             None => reader.out.done("stop"),
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let mut seen = Vec::new();
-            loop {
-                match receiver.next().await {
-                    StreamOutput::Start { mut partial } => {
-                        partial.as_object_mut().unwrap().remove("timestamp");
-                        seen.push(partial)
-                    }
-                    StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
-                    StreamOutput::Final { mut message, .. } => {
-                        let fields = message.as_object_mut().unwrap();
-                        fields.remove("timestamp");
-                        fields.remove("durationMs");
-                        seen.push(message);
-                        return seen;
-                    }
-                    StreamOutput::Ignored => {}
-                    StreamOutput::FunctionFailed(error) => panic!("{error}"),
-                }
-            }
-        })
+        received(receiver)
     }
 
     #[test]
