@@ -603,6 +603,9 @@ fn deltas_read_through_views_give_what_the_general_path_gives() {
         r#"{"type":"content_block_delta","index":0}"#,
         r#"{"type":"content_block_delta","index":0,"delta":null}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"text":"t"}}"#,
+        // Malformed JSON: pi-ai's repair, else its parse failure.
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"r"}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"r"}}}"#,
     ];
     let closing = [
         sse(

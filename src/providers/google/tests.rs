@@ -182,6 +182,8 @@ mod stream {
             r#"{"error":{"code":500,"message":"boom","status":"INTERNAL"}}"#,
             r#"{"candidates":{"0":{}}}"#,
             r#"[{"candidates":[]}]"#,
+            // Malformed JSON: the general path's failure.
+            r#"{"candidates":[{"content":{"parts":[{"text":"x"}]}}]"#,
         ];
         for chunk in &unusual {
             assert!(TextChunk::read(chunk).is_none(), "{chunk}");

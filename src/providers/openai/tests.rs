@@ -217,6 +217,8 @@ mod stream {
             r#"{"id":"c2","choices":[7]}"#.into(),
             r#"{"id":"c2","error":false,"choices":[{"delta":{"content":"x"}}]}"#.into(),
             r#"["id","choices"]"#.into(),
+            // Malformed JSON: the general path's failure.
+            r#"{"id":"c2","choices":[{"delta":{"content":"x"}}]"#.into(),
         ];
         for chunk in &unusual {
             assert!(TextChunk::read(chunk).is_none(), "{chunk}");

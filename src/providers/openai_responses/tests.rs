@@ -164,25 +164,19 @@ fn github_copilot_gets_its_initiator_intent_and_vision_headers() {
 
 mod stream {
     use super::super::response::{Delta, Reader, Step};
-    use crate::host::AbortSignal;
     use crate::json::{json, Json};
     use crate::providers::output::{received, Output, Stop};
     use crate::providers::sse::SseEvent;
-    use crate::providers::Call;
     use crate::stream::channel;
 
     /// The events (the start as its partial) and the final message of a reader fed `events`,
     /// with its borrowed views on or off; times removed.
     fn transcript(views: bool, events: &[String]) -> Vec<Json> {
-        let call = Call {
-            model: json!({"id": "m", "api": "openai-responses", "provider": "openai",
+        let call = super::call(
+            json!({"id": "m", "api": "openai-responses", "provider": "openai",
                 "baseUrl": "http://127.0.0.1:9/v1"}),
-            messages: Vec::new(),
-            options: json!({}),
-            signal: AbortSignal::new(),
-            api_key: Some("k".into()),
-            transport: Default::default(),
-        };
+            Vec::new(),
+        );
         let (sender, receiver) = channel(&call.model);
         let mut reader = Reader::new(Output::new(sender, &call.model), &call, Default::default());
         reader.views = views;
@@ -245,6 +239,8 @@ mod stream {
             r#"{"type":"response.output_text.delta","output_index":1,"delta":"\udc00"}"#,
             r#"{"type":"response.output_text.delta","output_index":1,"delta":"e","error":{"message":"boom"}}"#,
             r#"{"type":"response.output_text.done","output_index":1,"text":"whole"}"#,
+            // Malformed JSON: the general path's failure.
+            r#"{"type":"response.output_text.delta","output_index":1,"delta":"m""#,
         ];
         for delta in &deltas[..8] {
             assert!(Delta::read(delta).is_some(), "{delta}");
