@@ -10,11 +10,19 @@ make="${MAKE:-make}"
 start=$(date +%s)
 times=()
 
+# CPU seconds (user + system) of this script's finished children so far, from bash's `times`: on
+# two cores the tier is bound by its CPU total, so each step reports its own.
+child_cpu() {
+    times | awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+}
+
 summary() {
-    echo "---- make $tier: wall time per step (disk left after it)"
+    echo "---- make $tier: wall time per step, its CPU time (disk left after it)"
     for line in "${times[@]+"${times[@]}"}"; do echo "$line"; done
     local total=$(( $(date +%s) - start ))
-    printf '%6s  %s\n' "$(( total / 60 ))m$(( total % 60 ))s" "total"
+    local cpu; cpu=$(child_cpu)
+    printf '%6s  %-22s cpu %6s  (the background builds: build/prebuild.log)\n' \
+        "$(( total / 60 ))m$(( total % 60 ))s" "total" "$(( cpu / 60 ))m$(( cpu % 60 ))s"
 }
 
 # PREBUILD: make targets (builds) that later steps need, run one after another in the background
@@ -28,7 +36,10 @@ if [ -n "${PREBUILD:-}" ]; then
     mkdir -p build
     set -m # the background job in a process group of its own
     # shellcheck disable=SC2086 # a list of targets
-    nice -n 19 "$make" --no-print-directory $PREBUILD >build/prebuild.log 2>&1 &
+    # Each target's cumulative CPU time goes into the log (`times` after each).
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    nice -n 19 bash -c 'for t in $1; do "$0" --no-print-directory "$t"; echo "prebuild: after $t:"; times; done' \
+        "$make" "$PREBUILD" >build/prebuild.log 2>&1 &
     prebuild_pid=$!
     set +m
     stop_prebuild() { kill -TERM -- "-$prebuild_pid" 2>/dev/null; }
@@ -40,13 +51,13 @@ fi
 for spec in "$@"; do
     step="${spec%%:*}" limit="${spec##*:}"
     echo "==== make $tier: $step (time limit ${limit} s)"
-    t0=$(date +%s)
+    t0=$(date +%s) cpu0=$(child_cpu)
     # timeout signals its whole process group: make and everything it started.
     timeout --kill-after=30 "$limit" "$make" --no-print-directory "$step"
     status=$?
-    t=$(( $(date +%s) - t0 ))
+    t=$(( $(date +%s) - t0 )) cpu=$(( $(child_cpu) - cpu0 ))
     free=$(df -Pm . 2>/dev/null | awk 'NR == 2 { printf "%.1f GB free", $4 / 1024 }')
-    times+=("$(printf '%6s  %-22s %s' "$(( t / 60 ))m$(( t % 60 ))s" "$step" "$free")")
+    times+=("$(printf '%6s  %-22s cpu %6s  %s' "$(( t / 60 ))m$(( t % 60 ))s" "$step" "$(( cpu / 60 ))m$(( cpu % 60 ))s" "$free")")
     # CI (.ci/run sets STEPS_PRUNE=1) builds on a finite disk and uses each of these builds in one
     # step only: the sanitizers' and the fuzz replay's target dirs go once their step is done.
     if [ -n "${STEPS_PRUNE:-}" ]; then
