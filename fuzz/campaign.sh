@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")"
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(ffi_json partial_json schema_args stream_events api_sequences session_lines)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(ffi_json partial_json schema_args stream_events api_sequences session_lines provider_events)
 BIN=target/x86_64-unknown-linux-gnu/release
 ROOT="$PWD/../build/fuzz"
 status=0
@@ -16,7 +16,7 @@ for t in "${TARGETS[@]}"; do
     mkdir -p "$work/corpus" "$work/artifacts"
     dict=()
     case "$t" in
-        ffi_json|partial_json|schema_args|session_lines) dict=(-dict="$PWD/json.dict") ;;
+        ffi_json|partial_json|schema_args|session_lines|provider_events) dict=(-dict="$PWD/json.dict") ;;
         # Structured inputs: longer ones mean longer event/call sequences, so no slow ramp-up.
         stream_events|api_sequences) dict=(-len_control=0 -max_len=2048) ;;
     esac

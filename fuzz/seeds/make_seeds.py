@@ -200,4 +200,25 @@ sessions = [
 ]
 write("session_lines", [s.encode() for s in sessions] + [b"\xff\xfe" + CONVERSATION.encode(),
                                                           entry(1, None, MSG).encode() + b"\n\xc3(\xa0"])
+
+# provider_events: an API byte (0 openai-completions, 1 anthropic-messages, 2 openai-responses,
+# 3 google-generative-ai), a read-size byte, then a response body: the successful bodies of the
+# provider kits' fixtures (../shared/providers, SHARED to override), each read whole and 7 bytes
+# at a time.
+APIS = {"openai-completions": 0, "anthropic-messages": 1, "openai-responses": 2, "google-generative-ai": 3}
+shared = os.environ.get("SHARED", os.path.join("..", "..", "shared"))
+bodies = []
+for folder in ("providers/fixtures", "providers/more/fixtures"):
+    directory = os.path.join(shared, folder)
+    for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        with open(os.path.join(directory, name)) as f:
+            fixture = json.load(f)
+        api = APIS.get(fixture["request"]["model"].get("api"))
+        for response in fixture["responses"]:
+            if api is not None and response.get("status") == 200 and response.get("chunks"):
+                body = "".join(response["chunks"]).encode()
+                bodies += [bytes([api, 255]) + body, bytes([api, 7]) + body]
+if not bodies:
+    raise SystemExit(f"no provider fixtures under {shared}: set SHARED")
+write("provider_events", bodies)
 print("seeds written")

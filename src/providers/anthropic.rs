@@ -6,6 +6,8 @@
 
 mod request;
 mod response;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(super) use response::read_body;
 pub(super) mod strict;
 pub(super) use strict::resolve_with as strict_schema;
 mod threads;

@@ -12,6 +12,8 @@
 mod anthropic;
 mod env;
 mod errors;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod google;
 mod http;
 mod limits;

@@ -12,6 +12,8 @@ use crate::json::Json;
 use crate::stream::StreamSender;
 use request::build_request;
 pub(super) use request::HeaderList;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(super) use response::read_body;
 use response::run;
 
 /// The delta fields reasoning text streams in (first non-empty wins), also replayed by name.

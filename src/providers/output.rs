@@ -404,7 +404,7 @@ pub(super) fn js_string(value: Option<&Json>) -> String {
 
 /// Ends a reader's stream as `run` does (with `failure`, else closing the open blocks and done
 /// with `stop`) and returns what the receiver got ([`received`]).
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn ended(
     out: Output,
     failure: Option<String>,
@@ -420,7 +420,7 @@ pub(crate) fn ended(
 
 /// Everything a stream's receiver got, for the readers' tests: the start's partial and the final
 /// message without their clock fields (`timestamp`, `durationMs`), each update as its JSON.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn received(mut receiver: crate::stream::StreamReceiver) -> Vec<Json> {
     use crate::stream::StreamOutput;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -94,6 +94,26 @@ pub(crate) fn plain_index(value: Raw<'_>) -> Option<&str> {
     plain.then_some(value.0)
 }
 
+/// The index and the string of `text` when it is exactly `prefix`, a plain index (as
+/// [`plain_index`] reads one), `middle`, a string without escapes or control characters, and
+/// `suffix`: the fixed form a server writes its commonest event in, read without a scan of its
+/// members. `middle` ends with the string's opening quote and `suffix` starts after its closing
+/// one; the caller's template must make such a text a JSON object whose names each appear once.
+pub(crate) fn fixed_form<'a>(
+    text: &'a str,
+    prefix: &str,
+    middle: &str,
+    suffix: &str,
+) -> Option<(&'a str, &'a str)> {
+    let rest = text.strip_prefix(prefix)?;
+    let digits = rest.bytes().position(|b| !b.is_ascii_digit())?;
+    let (index, rest) = rest.split_at(digits);
+    let index = plain_index(Raw(index))?;
+    let rest = rest.strip_prefix(middle)?;
+    let (body, tail) = rest.split_at(plain_end(rest.as_bytes(), 0)?);
+    (tail.strip_prefix('"')? == suffix).then_some((index, body))
+}
+
 /// Where the plain bytes of a string starting at `from` end: the first quote, backslash or
 /// control character. Eight bytes at a time (a word's bytes compared at once, as serde_json's
 /// own scan does), then byte by byte for the last few.
@@ -411,6 +431,39 @@ mod tests {
             }
         }
         texts
+    }
+
+    #[test]
+    fn a_fixed_form_is_read_only_when_the_text_is_exactly_it() {
+        fn read(text: &str) -> Option<(&str, &str)> {
+            fixed_form(text, r#"{"i":"#, r#","s":""#, "}")
+        }
+        assert_eq!(read(r#"{"i":0,"s":"ab c"}"#), Some(("0", "ab c")));
+        assert_eq!(read(r#"{"i":42,"s":""}"#), Some(("42", "")));
+        assert_eq!(read(r#"{"i":7,"s":"\u00e9 é"}"#), None, "an escape");
+        assert_eq!(
+            read("{\"i\":7,\"s\":\"a\tb\"}"),
+            None,
+            "a control character"
+        );
+        for text in [
+            r#"{"i":01,"s":"a"}"#,
+            r#"{"i":,"s":"a"}"#,
+            r#"{"i":1.0,"s":"a"}"#,
+            r#"{"i":1,"s":"a"} "#,
+            r#"{"i":1,"s":"a","t":1}"#,
+            r#"{"i":1,"s":"a"#,
+            r#"{"i":1,"s":"a\"}"#,
+            r#"{"i":1, "s":"a"}"#,
+        ] {
+            assert_eq!(read(text), None, "{text}");
+        }
+        for text in [r#"{"i":0,"s":"ab c"}"#, r#"{"i":42,"s":""}"#] {
+            assert!(
+                Members::parse(text).is_some(),
+                "a fixed form is JSON: {text}"
+            );
+        }
     }
 
     #[test]

@@ -52,6 +52,17 @@ const MESSAGE_EVENTS: [&str; 6] = [
     "content_block_stop",
 ];
 
+/// The exact text of the text and thinking deltas Anthropic's API sends (a plain text, no
+/// escapes), before and after the block's index: read without a scan of the event's members.
+const FIXED_DELTA_PREFIX: &str = r#"{"type":"content_block_delta","index":"#;
+const FIXED_DELTAS: [(&str, &str); 2] = [
+    ("text_delta", r#","delta":{"type":"text_delta","text":""#),
+    (
+        "thinking_delta",
+        r#","delta":{"type":"thinking_delta","thinking":""#,
+    ),
+];
+
 /// The state of one response: pi-ai's loop over `iterateAnthropicEvents`.
 pub(super) struct Reader {
     /// Text deltas read through a borrowed view ([`Reader::view_block_delta`]); off only where a
@@ -286,6 +297,15 @@ impl Reader {
     /// kind, the member holding the text are all of the usual types; `None` (nothing done) for
     /// any other event.
     fn view_block_delta(&mut self, data: &str, out: &mut Output) -> Option<Result<(), Stop>> {
+        for (kind, middle) in FIXED_DELTAS {
+            if let Some((index, text)) = wire::fixed_form(data, FIXED_DELTA_PREFIX, middle, "}}") {
+                let open = self.open.get(index).copied();
+                return Some(match delta_target(open, Some(kind), out) {
+                    Some((i, key, _)) => self.append_delta(i, key, text, out),
+                    None => Ok(()),
+                });
+            }
+        }
         let event = Members::parse(data)?;
         if wire::string(event.get("type")?)? != "content_block_delta" {
             return None;
@@ -551,4 +571,39 @@ fn parse_event(name: &str, sse: &SseEvent, data: &str) -> Result<Json, Stop> {
         Ok(event) => Ok(event),
         Err(message) => Err(failure(message)),
     }
+}
+
+/// This API's reader fed `body` ([`crate::providers::fuzzing::read`]).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(in crate::providers) fn read_body(body: &[u8], piece: usize, views: bool) -> Vec<Json> {
+    let call = super::super::fuzzing::call("anthropic-messages", "anthropic");
+    read_body_with(&call, body, piece, views)
+}
+
+/// [`read_body`] for `call`'s model.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(super) fn read_body_with(call: &Call, body: &[u8], piece: usize, views: bool) -> Vec<Json> {
+    use std::ops::ControlFlow::{Break, Continue};
+    let (sender, receiver) = crate::stream::channel(&call.model);
+    let mut out = Output::new(sender, &call.model);
+    out.start().unwrap();
+    let mut reader = Reader::new(call, false, Vec::new());
+    reader.views = views;
+    let failure = super::super::fuzzing::each_sse_event(
+        super::super::sse::SseParser::split_crlf_across_reads(),
+        body,
+        piece,
+        |event| match reader.handle(&event, &mut out) {
+            Ok(()) => Continue(()),
+            Err(Stop::Fail(text)) => Break(Some(text)),
+            Err(Stop::Closed) => unreachable!("the receiver is read after the body"),
+        },
+    );
+    let _ = match failure.map_or_else(|| reader.end(false, &mut out), |text| Err(Stop::Fail(text)))
+    {
+        Ok(reason) => out.done(&reason),
+        Err(Stop::Fail(text)) => out.fail(false, &text),
+        Err(Stop::Closed) => unreachable!("the receiver is read after the body"),
+    };
+    super::super::output::received(receiver)
 }

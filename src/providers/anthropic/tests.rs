@@ -3,10 +3,10 @@
 //! and streams against pi-ai; these pin the pieces.
 
 use super::request::{build, Built};
+use super::response::read_body_with;
 use super::*;
 use crate::host::AbortSignal;
 use crate::providers::output::openrouter_total;
-use crate::providers::output::received;
 use crate::stream::{channel, StreamOutput};
 
 fn model() -> Json {
@@ -186,34 +186,10 @@ fn read_in_pieces(body: &str, size: usize) -> (Vec<String>, Json) {
     (kinds.collect(), message)
 }
 
-/// What the receiver got ([`received`]: the start's partial, each update, the final message)
-/// from a reader fed `body` in reads of `size` bytes, with its borrowed views on or off.
+/// What the receiver got from a reader fed `body` in reads of `size` bytes (views on or off).
 fn read_events(body: &str, size: usize, views: bool) -> Vec<Json> {
     let c = call(model(), vec![user("hi")], json!({"apiKey": "k"}));
-    let (sender, receiver) = channel(&c.model);
-    let mut out = Output::new(sender, &c.model);
-    out.start().unwrap();
-    let mut reader = Reader::new(&c, false, Vec::new());
-    reader.views = views;
-    let mut parser = SseParser::new();
-    let mut outcome = Ok(());
-    // The reader must not depend on how the body is cut.
-    for byte in body.as_bytes().chunks(size) {
-        for event in parser.feed(byte) {
-            if outcome.is_ok() {
-                outcome = reader.handle(&event, &mut out);
-            }
-        }
-    }
-    if let (Ok(()), Some(event)) = (&outcome, parser.finish()) {
-        outcome = reader.handle(&event, &mut out);
-    }
-    let _ = match outcome.and_then(|()| reader.end(false, &mut out)) {
-        Ok(reason) => out.done(&reason),
-        Err(Stop::Fail(message)) => out.fail(false, &message),
-        Err(Stop::Closed) => unreachable!(),
-    };
-    received(receiver)
+    read_body_with(&c, body.as_bytes(), size, views)
 }
 
 fn sse(name: &str, data: Json) -> String {
@@ -603,6 +579,14 @@ fn deltas_read_through_views_give_what_the_general_path_gives() {
         r#"{"type":"content_block_delta","index":0}"#,
         r#"{"type":"content_block_delta","index":0,"delta":null}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"text":"t"}}"#,
+        // Near the fixed form the view reads without a scan: the general path or the scan.
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}} "#,
+        r#"{"type":"content_block_delta","index":00,"delta":{"type":"text_delta","text":"z"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"t	ab"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"q\"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"k"},"x":1}"#,
+        r#"{"type":"content_block_delta","index":12,"delta":{"type":"thinking_delta","thinking":"n"}}"#,
         // Malformed JSON: pi-ai's repair, else its parse failure.
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"r"}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"r"}}}"#,

@@ -628,3 +628,31 @@ impl Reader {
         Ok(self.out.close(index)?)
     }
 }
+
+/// This API's reader fed `body` ([`crate::providers::fuzzing::read`]).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(in crate::providers) fn read_body(body: &[u8], piece: usize, views: bool) -> Vec<Json> {
+    let call = super::super::fuzzing::call("google-generative-ai", "google");
+    let (sender, receiver) = crate::stream::channel(&call.model);
+    let mut reader = Reader::new(Output::new(sender, &call.model));
+    reader.views = views;
+    reader.out.start().unwrap();
+    let mut frames = Frames::default();
+    let mut failure = None;
+    'read: for bytes in body.chunks(piece) {
+        for data in frames.feed(bytes) {
+            match reader.event(&data) {
+                Ok(()) => {}
+                Err(Stop::Fail(text)) => {
+                    failure = Some(text);
+                    break 'read;
+                }
+                Err(Stop::Closed(_)) => unreachable!("the receiver is read after the body"),
+            }
+        }
+    }
+    if failure.is_none() && frames.leftover() {
+        failure = Some(INCOMPLETE.to_string());
+    }
+    super::super::output::ended(reader.out, failure, receiver)
+}

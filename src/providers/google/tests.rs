@@ -130,32 +130,14 @@ fn model_families() {
 }
 
 mod stream {
-    use super::super::response::{Reader, TextChunk};
-    use crate::json::{json, Json};
-    use crate::providers::output::{ended, Output, Stop};
-    use crate::stream::channel;
+    use super::super::response::TextChunk;
+    use crate::json::Json;
 
-    /// The events (the start as its partial) and the final message of a reader fed `chunks`,
-    /// with its borrowed views on or off; times removed.
+    use crate::providers::fuzzing::{read, sse_body, Api};
+
+    /// What the receiver got from a reader fed `chunks` as data events, views on or off.
     fn transcript(views: bool, chunks: &[&str]) -> Vec<Json> {
-        let model = json!({"id": "gemini-x", "api": "google-generative-ai", "provider": "google",
-            "baseUrl": "http://127.0.0.1:9"});
-        let (sender, receiver) = channel(&model);
-        let mut reader = Reader::new(Output::new(sender, &model));
-        reader.views = views;
-        reader.out.start().unwrap();
-        let mut failure = None;
-        for data in chunks {
-            match reader.event(data) {
-                Ok(()) => {}
-                Err(Stop::Fail(text)) => {
-                    failure = Some(text);
-                    break;
-                }
-                Err(Stop::Closed(_)) => unreachable!(),
-            }
-        }
-        ended(reader.out, failure, receiver)
+        read(Api::GoogleGenerativeAi, &sse_body(chunks), 1 << 20, views)
     }
 
     #[test]

@@ -612,3 +612,24 @@ fn parse_usage(raw: &Json) -> Usage {
         total_tokens: input + output + cache_read + cache_write,
     }
 }
+
+/// This API's reader fed `body` ([`crate::providers::fuzzing::read`]).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(in crate::providers) fn read_body(body: &[u8], piece: usize, views: bool) -> Vec<Json> {
+    use super::super::fuzzing::{call, each_sse_event};
+    use std::ops::ControlFlow::{Break, Continue};
+    let call = call("openai-completions", "vllm");
+    let (sender, receiver) = crate::stream::channel(&call.model);
+    let mut reader = Reader::new(Output::new(sender, &call.model));
+    reader.views = views;
+    reader.out.start().unwrap();
+    let failure = each_sse_event(SseParser::new(), body, piece, |event| {
+        match reader.event(&call, event) {
+            Ok(Step::Continue) => Continue(()),
+            Ok(Step::Done) => Break(None),
+            Ok(Step::Fail(text)) => Break(Some(text)),
+            Err(StreamClosed) => unreachable!("the receiver is read after the body"),
+        }
+    });
+    super::super::output::ended(reader.out, failure, receiver)
+}

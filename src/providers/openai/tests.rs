@@ -83,7 +83,7 @@ mod stream {
     use super::super::response::{Reader, Step, TextChunk};
     use crate::host::AbortSignal;
     use crate::json::{json, to_string, Json};
-    use crate::providers::output::{ended, Output, MAX_TOOL_CALLS, MAX_TOOL_CALL_ARGUMENT_BYTES};
+    use crate::providers::output::{Output, MAX_TOOL_CALLS, MAX_TOOL_CALL_ARGUMENT_BYTES};
     use crate::providers::sse::SseEvent;
     use crate::providers::Call;
     use crate::stream::channel;
@@ -161,26 +161,11 @@ mod stream {
         assert_eq!(first_failure(half), (pieces, None));
     }
 
-    /// The events' kinds and partial messages, and the final message, of a reader fed `chunks`
-    /// with the borrowed views on or off.
+    use crate::providers::fuzzing::{read, sse_body, Api};
+
+    /// What the receiver got from a reader fed `chunks` as data events, views on or off.
     fn transcript(views: bool, chunks: &[&str]) -> Vec<Json> {
-        let call = call();
-        let (sender, receiver) = channel(&call.model);
-        let mut reader = Reader::new(Output::new(sender, &call.model));
-        reader.views = views;
-        reader.out.start().unwrap();
-        let mut failure = None;
-        for data in chunks {
-            let event = SseEvent {
-                event: None,
-                data: data.to_string(),
-            };
-            if let Step::Fail(text) = reader.event(&call, event).unwrap() {
-                failure = Some(text);
-                break;
-            }
-        }
-        ended(reader.out, failure, receiver)
+        read(Api::OpenAiCompletions, &sse_body(chunks), 1 << 20, views)
     }
 
     #[test]

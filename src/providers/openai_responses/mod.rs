@@ -6,6 +6,8 @@
 mod grammar;
 mod request;
 mod response;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(super) use response::read_body;
 
 use super::output::Output;
 use super::{require_api_key, Call};

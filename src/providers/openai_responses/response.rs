@@ -892,3 +892,29 @@ fn parse_usage(raw: &Json) -> Usage {
         total_tokens: n(raw.get("total_tokens")),
     }
 }
+
+/// This API's reader fed `body` ([`crate::providers::fuzzing::read`]).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(in crate::providers) fn read_body(body: &[u8], piece: usize, views: bool) -> Vec<Json> {
+    use super::super::fuzzing::{call, each_sse_event};
+    use std::ops::ControlFlow::{Break, Continue};
+    let call = call("openai-responses", "openai");
+    let (sender, receiver) = crate::stream::channel(&call.model);
+    let mut reader = Reader::new(Output::new(sender, &call.model), &call, Default::default());
+    reader.views = views;
+    reader.out.start().unwrap();
+    let failure = each_sse_event(SseParser::new(), body, piece, |event| {
+        match reader.event(event) {
+            Ok(Step::Continue) => Continue(()),
+            Ok(Step::Done) => Break(None),
+            Err(Stop::Fail(text)) => Break(Some(text)),
+            Err(Stop::Closed(_)) => unreachable!("the receiver is read after the body"),
+        }
+    });
+    let failure = failure.or_else(|| reader.after_body(false));
+    let _ = match failure {
+        Some(text) => reader.out.fail(false, &text),
+        None => reader.out.done("stop"),
+    };
+    super::super::output::received(receiver)
+}

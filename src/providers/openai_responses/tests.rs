@@ -163,46 +163,14 @@ fn github_copilot_gets_its_initiator_intent_and_vision_headers() {
 }
 
 mod stream {
-    use super::super::response::{Delta, Reader, Step};
+    use super::super::response::Delta;
     use crate::json::{json, Json};
-    use crate::providers::output::{received, Output, Stop};
-    use crate::providers::sse::SseEvent;
-    use crate::stream::channel;
 
-    /// The events (the start as its partial) and the final message of a reader fed `events`,
-    /// with its borrowed views on or off; times removed.
+    use crate::providers::fuzzing::{read, sse_body, Api};
+
+    /// What the receiver got from a reader fed `events` as data events, views on or off.
     fn transcript(views: bool, events: &[String]) -> Vec<Json> {
-        let call = super::call(
-            json!({"id": "m", "api": "openai-responses", "provider": "openai",
-                "baseUrl": "http://127.0.0.1:9/v1"}),
-            Vec::new(),
-        );
-        let (sender, receiver) = channel(&call.model);
-        let mut reader = Reader::new(Output::new(sender, &call.model), &call, Default::default());
-        reader.views = views;
-        reader.out.start().unwrap();
-        let mut failure = None;
-        for data in events {
-            let event = SseEvent {
-                event: None,
-                data: data.clone(),
-            };
-            match reader.event(event) {
-                Ok(Step::Continue) => {}
-                Ok(Step::Done) => break,
-                Err(Stop::Fail(text)) => {
-                    failure = Some(text);
-                    break;
-                }
-                Err(Stop::Closed(_)) => unreachable!(),
-            }
-        }
-        let failure = failure.or_else(|| reader.after_body(false));
-        let _ = match failure {
-            Some(text) => reader.out.fail(false, &text),
-            None => reader.out.done("stop"),
-        };
-        received(receiver)
+        read(Api::OpenAiResponses, &sse_body(events), 1 << 20, views)
     }
 
     #[test]
