@@ -311,12 +311,15 @@ impl<'a> Scan<'a> {
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
     fn number(&mut self) -> Option<()> {
+        let start = self.at;
         let _ = self.eat(b'-');
         match self.peek()? {
             b'0' => self.at += 1,
             b'1'..=b'9' => self.digits(),
             _ => return None,
         }
+        // Beyond f64's range (the general parse refuses it) only with an exponent or 309 digits.
+        let mut may_overflow = self.at - start > 300;
         if self.eat(b'.').is_some() {
             self.some_digits()?;
         }
@@ -326,6 +329,11 @@ impl<'a> Scan<'a> {
                 self.at += 1;
             }
             self.some_digits()?;
+            may_overflow = true;
+        }
+        if may_overflow {
+            let number: f64 = self.text[start..self.at].parse().ok()?;
+            number.is_finite().then_some(())?;
         }
         Some(())
     }
@@ -431,6 +439,30 @@ mod tests {
             }
         }
         texts
+    }
+
+    #[test]
+    fn numbers_beyond_f64_are_refused_as_the_general_parse_refuses_them() {
+        let big = format!("{{\"n\":{}}}", "9".repeat(309));
+        let bigger = format!("{{\"n\":-{}.5}}", "9".repeat(400));
+        let texts = [
+            r#"{"n":1e400}"#,
+            r#"{"n":-1E+400}"#,
+            r#"{"t":{"x":[443.6413538634661e4007]},"n":1}"#,
+            r#"{"n":1.7976931348623157e308}"#,
+            r#"{"n":1.7976931348623159e308}"#,
+            r#"{"n":0e999999999999999999}"#,
+            r#"{"n":1e-400}"#,
+            r#"{"n":123456789012345678901234567890}"#,
+            &big,
+            &bigger,
+        ];
+        for text in texts {
+            let general = crate::json::parse(text).is_ok();
+            assert_eq!(Members::parse(text).is_some(), general, "{text}");
+        }
+        assert!(Members::parse(r#"{"n":1e400}"#).is_none());
+        assert!(Members::parse(r#"{"n":1e-400}"#).is_some());
     }
 
     #[test]
