@@ -10,19 +10,24 @@ make="${MAKE:-make}"
 start=$(date +%s)
 times=()
 
-# CPU seconds (user + system) of this script's finished children so far, from bash's `times`: on
-# two cores the tier is bound by its CPU total, so each step reports its own.
-child_cpu() {
-    times | awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+# CPU seconds (user + system) of this script's finished children so far, into `cpu_total`, from
+# bash's `times` (run in this shell: in a command substitution it would report the subshell's):
+# on two cores the tier is bound by its CPU total, so each step reports its own.
+times_file=$(mktemp)
+cpu_now() {
+    times >"$times_file"
+    cpu_total=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$times_file")
 }
 
 summary() {
     echo "---- make $tier: wall time per step, its CPU time (disk left after it)"
     for line in "${times[@]+"${times[@]}"}"; do echo "$line"; done
     local total=$(( $(date +%s) - start ))
-    local cpu; cpu=$(child_cpu)
+    cpu_now
+    local cpu=$cpu_total
     printf '%6s  %-22s cpu %6s  (the background builds: build/prebuild.log)\n' \
         "$(( total / 60 ))m$(( total % 60 ))s" "total" "$(( cpu / 60 ))m$(( cpu % 60 ))s"
+    rm -f "$times_file"
 }
 
 # PREBUILD: make targets (builds) that later steps need, run one after another in the background
@@ -51,11 +56,13 @@ fi
 for spec in "$@"; do
     step="${spec%%:*}" limit="${spec##*:}"
     echo "==== make $tier: $step (time limit ${limit} s)"
-    t0=$(date +%s) cpu0=$(child_cpu)
+    cpu_now
+    t0=$(date +%s) cpu0=$cpu_total
     # timeout signals its whole process group: make and everything it started.
     timeout --kill-after=30 "$limit" "$make" --no-print-directory "$step"
     status=$?
-    t=$(( $(date +%s) - t0 )) cpu=$(( $(child_cpu) - cpu0 ))
+    cpu_now
+    t=$(( $(date +%s) - t0 )) cpu=$(( cpu_total - cpu0 ))
     free=$(df -Pm . 2>/dev/null | awk 'NR == 2 { printf "%.1f GB free", $4 / 1024 }')
     times+=("$(printf '%6s  %-22s cpu %6s  %s' "$(( t / 60 ))m$(( t % 60 ))s" "$step" "$(( cpu / 60 ))m$(( cpu % 60 ))s" "$free")")
     # CI (.ci/run sets STEPS_PRUNE=1) builds on a finite disk and uses each of these builds in one
