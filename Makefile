@@ -28,9 +28,9 @@ RELEASE_FEATURES ?= mimalloc
 CARGO_RELEASE = cargo build --release --features "$(RELEASE_FEATURES)"
 RELEASE_LIBDIR := $(CURDIR)/target/release
 # The suite's optimized library: the shipped code and features under Cargo.toml's `suite` profile
-# (thin LTO over 16 codegen units: 4 min cold on 2 cores instead of fat LTO's single-threaded
-# link). Every test target that wants an optimized library uses this one, so `make py-test` alone
-# never starts the fat-LTO build.
+# (16 codegen units, no LTO: the cheapest optimized build, Cargo.toml says why). Every test
+# target that wants an optimized library uses this one, so `make py-test` alone never starts the
+# fat-LTO build.
 CARGO_SUITE = cargo build --profile suite --features "$(RELEASE_FEATURES)"
 SUITE_LIBDIR := $(CURDIR)/target/suite
 # The nightly toolchain of the sanitizer builds, fuzzing and the Windows cross build, pinned by its
@@ -91,7 +91,7 @@ build: ## the debug library (target/debug), which most tests link
 release: ## the library as shipped (fat LTO, target/release): demo, install, examples, bench
 	$(CARGO_RELEASE)
 
-suite-lib: ## the suite's optimized library (thin LTO, target/suite): Python, wheel, cost
+suite-lib: ## the suite's optimized library (no LTO, target/suite): Python, wheel, cost
 	$(CARGO_SUITE)
 
 # Not a test step: it needs two fat-LTO release builds (minutes each). SIZE_SETS="default" or

@@ -44,7 +44,7 @@ FILES_PER_DIR = 50  # grep walks sorted directories: small ones keep sorting out
 # The loopback server is reached directly, whatever proxy the machine names.
 base_env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# The suite profile's library (`make suite-lib`): the shipped code and features, thin LTO.
+# The suite profile's library (`make suite-lib`): the shipped code and features, optimized.
 lib = os.environ.get("COST_LIBDIR", os.path.join(root, "target", "suite"))
 out = os.path.join(root, "build", "cost")
 trees = os.path.join(out, "trees")
