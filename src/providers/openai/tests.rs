@@ -81,7 +81,6 @@ fn request_tools_fold_up_to_the_last_removal_or_redeclaration() {
 
 mod stream {
     use super::super::response::{Reader, Step, TextChunk};
-    use crate::host::AbortSignal;
     use crate::json::{json, to_string, Json};
     use crate::providers::output::{Output, MAX_TOOL_CALLS, MAX_TOOL_CALL_ARGUMENT_BYTES};
     use crate::providers::sse::SseEvent;
@@ -89,15 +88,7 @@ mod stream {
     use crate::stream::channel;
 
     fn call() -> Call {
-        Call {
-            model: json!({"id": "m", "api": "openai-completions", "provider": "vllm",
-                "baseUrl": "http://127.0.0.1:9/v1"}),
-            messages: Vec::new(),
-            options: json!({}),
-            signal: AbortSignal::new(),
-            api_key: Some("k".into()),
-            transport: Default::default(),
-        }
+        crate::providers::fuzzing::call("openai-completions", "vllm")
     }
 
     fn tool_calls(entries: Json) -> SseEvent {
