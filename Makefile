@@ -585,7 +585,7 @@ fuzz-replay-build:
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
 	bash tests/nightly.sh
-	cd fuzz && cargo +$(NIGHTLY) fuzz build -O
+	cd fuzz && cargo +$(NIGHTLY) fuzz build -O --features providers
 
 fuzz: fuzz-build ## each cargo-fuzz target for FUZZ_SECONDS (not in make test)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/campaign.sh
