@@ -305,7 +305,7 @@ impl Agent {
         if state
             .messages
             .last()
-            .is_some_and(|m| role(m) == "assistant")
+            .is_some_and(|m| role(m.json()) == "assistant")
         {
             let steering_mode = state.settings.steering_mode.clone();
             let steering = state.steering.drain(&steering_mode);
@@ -670,7 +670,7 @@ impl Agent {
         };
         // The session line is written before any listener sees the message committed.
         if let (Some(link), AgentEvent::MessageEnd { message }) = (&self.inner.session, event) {
-            if let Err(error) = link.record_message(message) {
+            if let Err(error) = link.record_message(message.json()) {
                 return Delivery::Now(Err(error));
             }
         }

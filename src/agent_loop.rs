@@ -367,6 +367,7 @@ impl Run {
                 self.new_messages.push(message.clone());
 
                 let stop_reason = message
+                    .json()
                     .get("stopReason")
                     .and_then(Json::as_str)
                     .unwrap_or("");
@@ -390,7 +391,7 @@ impl Run {
                         .await;
                 }
 
-                let calls = tool_calls(&message);
+                let calls = tool_calls(message.json());
                 let mut tool_results = Vec::new();
                 has_more_tool_calls = false;
                 if !calls.is_empty() {

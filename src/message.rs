@@ -345,6 +345,9 @@ impl Message {
         self.0.llm
     }
 
+    /// The message as a tree, parsed back from its text on first use for a stored message.
+    /// There is no `Deref` to the tree: every reader of fields calls this, so each place that
+    /// forces a parse is visible.
     pub fn json(&self) -> &Json {
         self.0.json.get_or_init(|| {
             // The text is this library's own rendering of a tree within the depth limit.
@@ -400,13 +403,6 @@ pub fn from_json_vec(messages: Vec<Json>) -> Vec<Message> {
 /// Wraps plain JSON values as stored messages (text form, for a transcript kept between runs).
 pub fn stored_vec(messages: Vec<Json>) -> Vec<Message> {
     messages.into_iter().map(Message::stored).collect()
-}
-
-impl std::ops::Deref for Message {
-    type Target = Json;
-    fn deref(&self) -> &Json {
-        self.json()
-    }
 }
 
 impl std::borrow::Borrow<Json> for Message {

@@ -39,7 +39,11 @@ fn usage(input: u64, output: u64) -> Json {
 
 /// The estimated tokens of a request's messages.
 fn request_tokens(request: &StreamRequest) -> u64 {
-    request.messages.iter().map(|m| estimate_message(m)).sum()
+    request
+        .messages
+        .iter()
+        .map(|m| estimate_message(m.json()))
+        .sum()
 }
 
 /// A stream function answering each request with `answer(request)`.
@@ -167,7 +171,7 @@ fn long_conversation_model(largest: Arc<Mutex<u64>>) -> StreamFn {
             *largest = (*largest).max(tokens);
         }
         let last = request.messages.last().unwrap();
-        if last["role"] == "toolResult" {
+        if last.json()["role"] == "toolResult" {
             text_answer("Read it.", usage(tokens, 3))
         } else {
             json!({"content": [{"type": "toolCall", "id": format!("c{tokens}"), "name": "read", "arguments": {}}],
@@ -362,8 +366,11 @@ fn an_overflow_and_two_overloads_recover_with_one_compaction_and_two_retries() {
     let requests = requests.lock().unwrap();
     assert_eq!(requests.len(), 4);
     for request in &requests[1..] {
-        assert!(request.messages.iter().all(|m| m["stopReason"] != "error"));
-        assert_eq!(request.messages.last().unwrap()["role"], "user");
+        assert!(request
+            .messages
+            .iter()
+            .all(|m| m.json()["stopReason"] != "error"));
+        assert_eq!(request.messages.last().unwrap().json()["role"], "user");
     }
     assert!(requests[1].messages.len() < requests[0].messages.len());
     // The transcript: system, summary, what was kept, the prompt and the answer.
@@ -848,5 +855,5 @@ fn before_a_prompt_the_last_response_past_the_threshold_compacts_first() {
         "the summary is sent as user text"
     );
     assert!(sent.contains("second"));
-    assert_eq!(requests[1].messages.last().unwrap()["role"], "user");
+    assert_eq!(requests[1].messages.last().unwrap().json()["role"], "user");
 }

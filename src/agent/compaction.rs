@@ -324,13 +324,13 @@ fn transcript_session(messages: &[Message]) -> Session {
     let mut session = Session::in_memory("");
     let summary_at = messages
         .iter()
-        .rposition(|m| role(m) == "compactionSummary");
+        .rposition(|m| role(m.json()) == "compactionSummary");
     let mut rest = messages;
     if let Some(at) = summary_at {
         let summary = &messages[at];
         let mut entry = json!({"type": "compaction"});
         for key in ["summary", "tokensBefore", "details"] {
-            if let Some(value) = summary.get(key) {
+            if let Some(value) = summary.json().get(key) {
                 entry[key] = value.clone();
             }
         }
@@ -342,7 +342,7 @@ fn transcript_session(messages: &[Message]) -> Session {
         rest = &messages[at + 1..];
     }
     for message in rest {
-        let _ = session.append_message(message);
+        let _ = session.append_message(message.json());
     }
     session
 }

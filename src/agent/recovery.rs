@@ -96,7 +96,7 @@ impl Agent {
             .messages
             .iter()
             .rev()
-            .find(|m| role(m) == "assistant")
+            .find(|m| role(m.json()) == "assistant")
             .cloned()
     }
 
@@ -148,10 +148,10 @@ impl Agent {
     ) -> Result<Next, String> {
         let policy = self.context_policy();
         let last = self.state().messages.last().cloned();
-        let Some(message) = last.filter(|m| role(m) == "assistant") else {
+        let Some(message) = last.filter(|m| role(m.json()) == "assistant") else {
             return Ok(Next::Done);
         };
-        let stop = stop_reason(&message);
+        let stop = stop_reason(message.json());
         if stop == "aborted" || signal.is_aborted() {
             if recovery.retry_attempt > 0 {
                 let end = AgentEvent::AutoRetryEnd {
@@ -177,8 +177,8 @@ impl Agent {
         }
         let retryable = stop == "error"
             && policy.retry.enabled
-            && is_retryable_error(&message)
-            && !is_context_overflow(&message, Some(policy.context_window));
+            && is_retryable_error(message.json())
+            && !is_context_overflow(message.json(), Some(policy.context_window));
         if retryable && recovery.retry_attempt < u64::from(policy.retry.max_retries) {
             return self
                 .retry(run_id, &message, recovery, &policy, signal)
@@ -188,7 +188,9 @@ impl Agent {
             let end = AgentEvent::AutoRetryEnd {
                 success: false,
                 attempt: std::mem::take(&mut recovery.retry_attempt),
-                final_error: Some(error_text(&message).unwrap_or_else(|| "Unknown error".into())),
+                final_error: Some(
+                    error_text(message.json()).unwrap_or_else(|| "Unknown error".into()),
+                ),
             };
             self.emit_run_event(run_id, end).await?;
         }
@@ -222,7 +224,7 @@ impl Agent {
             attempt,
             max_attempts: u64::from(settings.max_retries),
             delay_ms,
-            error_message: error_text(message).unwrap_or_else(|| "Unknown error".into()),
+            error_message: error_text(message.json()).unwrap_or_else(|| "Unknown error".into()),
         };
         self.emit_run_event(run_id, start).await?;
         self.hide_attempt(message)?;
@@ -280,7 +282,7 @@ impl Agent {
         policy: &ContextPolicy,
         signal: &AbortSignal,
     ) -> Result<Next, String> {
-        let stop = stop_reason(message);
+        let stop = stop_reason(message.json());
         if skip_aborted && stop == "aborted" {
             return Ok(Next::Done);
         }
@@ -288,14 +290,15 @@ impl Agent {
             let state = self.state();
             let index = state.messages.iter().rposition(|m| m.ptr_eq(message));
             let stale = index.is_some_and(|i| state.kept_by_compaction(i));
-            (stale, from_model(message, &state.model))
+            (stale, from_model(message.json(), &state.model))
         };
         // A response from before the latest compaction describes a context that is gone.
         if stale {
             return Ok(Next::Done);
         }
-        let overflow = same_model && is_context_overflow(message, Some(policy.context_window));
-        let cut_short = same_model && is_recoverable_length(message, policy.max_tokens);
+        let overflow =
+            same_model && is_context_overflow(message.json(), Some(policy.context_window));
+        let cut_short = same_model && is_recoverable_length(message.json(), policy.max_tokens);
         if overflow || cut_short {
             if stop == "stop" {
                 // The response is complete: compact, nothing to retry.
@@ -345,6 +348,7 @@ impl Agent {
             });
         }
         let reported = message
+            .json()
             .get("usage")
             .map(usage_context_tokens)
             .filter(|tokens| tokens.is_finite())

@@ -351,14 +351,15 @@ pub(super) fn reduce(state: &mut State, event: &AgentEvent) {
         }
         AgentEvent::TurnEnd { message, .. } => {
             let error = message
+                .json()
                 .get("errorMessage")
                 .and_then(Json::as_str)
                 .filter(|e| !e.is_empty());
-            if let (Some(error), "assistant") = (error, role(message)) {
+            if let (Some(error), "assistant") = (error, role(message.json())) {
                 state.error_message = Some(error.to_string());
             }
-            if role(message) == "assistant" {
-                state.run_ending = super::completion::turn_result(message);
+            if role(message.json()) == "assistant" {
+                state.run_ending = super::completion::turn_result(message.json());
             }
         }
         AgentEvent::AgentEnd { .. } => state.streaming_message = None,
