@@ -586,7 +586,7 @@ impl Agent {
             Box::pin(async move { Ok(messages) }) as HostFuture<_>
         });
         LoopConfig {
-            model: (*state.model).clone(),
+            model: Arc::clone(&state.model),
             reasoning: (state.thinking_level != "off").then(|| state.thinking_level.clone()),
             tool_execution: Some(settings.tool_execution.clone()),
             convert_to_llm: hooks.convert_to_llm.clone(),

@@ -29,7 +29,8 @@ pub type Emit = Arc<dyn for<'a> Fn(&'a AgentEvent) -> Delivery<'a> + Send + Sync
 /// `AgentLoopConfig` (SPEC §6.1).
 #[derive(Clone, Default)]
 pub struct LoopConfig {
-    pub model: Json,
+    /// Shared with the agent's state and each request: never deep-copied per run or request.
+    pub model: Arc<Json>,
     /// The requested reasoning level; `None` = off.
     pub reasoning: Option<String>,
     /// `"sequential"` runs every batch sequentially; anything else is parallel.
@@ -352,7 +353,7 @@ impl Run {
                 if let Some(hook) = self.config.prepare_request.clone() {
                     let input = object([
                         ("context", self.context.to_json()),
-                        ("model", self.config.model.clone()),
+                        ("model", (*self.config.model).clone()),
                         ("thinkingLevel", Json::String(self.thinking_level())),
                     ]);
                     if let Some(update) = call_hook(&hook, input, &self.signal)
@@ -494,7 +495,7 @@ impl Run {
             self.context.tools = self.resolve_tools(&names);
         }
         if let Some(model) = update.get("model").filter(|m| !m.is_null()) {
-            self.config.model = model.clone();
+            self.config.model = Arc::new(model.clone());
         }
         match update.get("thinkingLevel").and_then(Json::as_str) {
             Some("off") => self.config.reasoning = None,

@@ -205,7 +205,8 @@ impl std::fmt::Debug for AbortSignal {
 /// One request to a stream function (SPEC §3.1, §6.5).
 #[derive(Debug, Clone)]
 pub struct StreamRequest {
-    pub model: Json,
+    /// The run's model, shared (a stream function reads it; nothing copies it per request).
+    pub model: Arc<Json>,
     /// The context's messages: exactly the `convertToLlm` output (shared, not copied).
     pub messages: Vec<Message>,
     /// reasoning, sessionId, transport, thinkingBudgets, maxRetryDelayMs, apiKey, identity, ...
@@ -492,13 +493,13 @@ mod request_text_tests {
             Message::new(json!({"role": "assistant", "content": [], "x": {"2": 1, "a": null}})),
         ];
         let request = StreamRequest {
-            model: json!({"id": "m", "cost": {"input": 0.1}}),
+            model: Arc::new(json!({"id": "m", "cost": {"input": 0.1}})),
             messages: messages.clone(),
             options: json!({"identity": {}}),
             signal: AbortSignal::new(),
         };
         let whole = object([
-            ("model", request.model.clone()),
+            ("model", (*request.model).clone()),
             ("context", request.context()),
             ("options", request.options.clone()),
         ]);
@@ -510,7 +511,7 @@ mod request_text_tests {
             ..request
         };
         let whole = object([
-            ("model", empty.model.clone()),
+            ("model", (*empty.model).clone()),
             ("context", empty.context()),
             ("options", empty.options.clone()),
         ]);

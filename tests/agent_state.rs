@@ -532,7 +532,7 @@ async fn c213_model_and_thinking_changes_apply_to_later_runs() {
     agent.prompt_text("one").await.unwrap();
     agent.prompt_text("two").await.unwrap();
     let requests = requests.lock().unwrap();
-    assert_eq!(requests[1].model, model());
+    assert_eq!(*requests[1].model, model());
     assert!(requests[1].options.get("reasoning").is_none());
     assert_eq!(requests[2].model["id"], "m2");
     assert_eq!(requests[2].options["reasoning"], "high");

@@ -273,11 +273,11 @@ async fn c136_model_and_thinking_updates_apply_to_this_and_later_requests() {
     ];
     let out = run_with(vec![umsg("p")], ctx, config, scripted(responses)).await;
     let requests = out.requests.lock().unwrap();
-    assert_eq!(requests[0].model, model());
+    assert_eq!(*requests[0].model, model());
     assert_eq!(requests[0].options["reasoning"], "low");
-    assert_eq!(requests[1].model, m2);
+    assert_eq!(*requests[1].model, m2);
     assert_eq!(requests[1].options["reasoning"], "high");
-    assert_eq!(requests[2].model, m2);
+    assert_eq!(*requests[2].model, m2);
     assert!(requests[2].options.get("reasoning").is_none());
     let levels: Vec<Json> = out
         .result

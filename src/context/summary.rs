@@ -293,7 +293,7 @@ async fn request(
         ),
     ];
     let request = StreamRequest {
-        model: model.clone(),
+        model: std::sync::Arc::new(model.clone()),
         messages,
         options: Json::Object(options),
         signal: signal.clone(),

@@ -57,8 +57,8 @@ pub fn views_agree(data: &[u8]) {
 /// A call to a loopback model of `api` (nothing is sent).
 pub(super) fn call(api: &str, provider: &str) -> Call {
     Call {
-        model: json!({"id": "m", "api": api, "provider": provider,
-            "baseUrl": "http://127.0.0.1:9/v1"}),
+        model: std::sync::Arc::new(json!({"id": "m", "api": api, "provider": provider,
+            "baseUrl": "http://127.0.0.1:9/v1"})),
         messages: Vec::new(),
         options: json!({}),
         signal: AbortSignal::new(),

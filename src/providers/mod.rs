@@ -70,7 +70,7 @@ pub fn set_as_default() {
 
 /// One request, as both APIs read it.
 pub(crate) struct Call {
-    pub model: Json,
+    pub model: Arc<Json>,
     pub messages: Vec<Json>,
     pub options: Json,
     pub signal: AbortSignal,

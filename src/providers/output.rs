@@ -3,6 +3,7 @@
 //! is the one the agent assembles (SPEC §3.4).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::json::{json, now_ms, number, Json, JsonMap};
 use crate::message::zero_usage;
@@ -182,7 +183,7 @@ impl ToolCallLimits {
 /// The message being streamed to the agent.
 pub struct Output {
     sender: StreamSender,
-    model: Json,
+    model: Arc<Json>,
     started: bool,
     /// Kind of each block, and whether its `*_end` is still due.
     blocks: Vec<(BlockKind, bool)>,
@@ -191,10 +192,10 @@ pub struct Output {
 }
 
 impl Output {
-    pub fn new(sender: StreamSender, model: &Json) -> Self {
+    pub fn new(sender: StreamSender, model: &Arc<Json>) -> Self {
         Output {
             sender,
-            model: model.clone(),
+            model: Arc::clone(model),
             started: false,
             blocks: Vec::new(),
             preset: Vec::new(),

@@ -54,10 +54,15 @@ pub const ENDED_WITHOUT_TERMINAL: &str = "Stream ended without a done or error e
 /// Most `null` holes a `*_start` beyond the end may create.
 const MAX_PADDING: usize = 1024;
 
+/// The members of a base partial taken from the request's model: (partial's name, model's name).
+const MODEL_FIELDS: [(&str, &str); 3] = [("api", "api"), ("provider", "provider"), ("model", "id")];
+
 /// Assembles one request's stream. `model` is the request's model (for delta-form `start`).
 #[derive(Debug)]
 pub struct Assembler {
-    model: Json,
+    /// The request model's `api`, `provider` and `id` (what a base partial copies), not the
+    /// whole model: a model is a tree of a dozen members, cloned per request otherwise.
+    model_fields: [Option<Json>; 3],
     /// The current partial message P (an object once started).
     partial: Partial,
     started: bool,
@@ -85,7 +90,7 @@ enum Extra {
 impl Assembler {
     pub fn new(model: &Json) -> Self {
         Self {
-            model: model.clone(),
+            model_fields: MODEL_FIELDS.map(|(_, source)| model.get(source).cloned()),
             partial: Partial::default(),
             started: false,
             complete: false,
@@ -268,9 +273,9 @@ impl Assembler {
         p.insert("stopReason".into(), "pending".into());
         p.insert("content".into(), Json::Array(Vec::new()));
         // A model field the host left out stays absent (JavaScript `undefined`).
-        for (target, source) in [("api", "api"), ("provider", "provider"), ("model", "id")] {
-            if let Some(value) = self.model.get(source) {
-                p.insert(target.into(), value.clone());
+        for ((target, _), value) in MODEL_FIELDS.iter().zip(&self.model_fields) {
+            if let Some(value) = value {
+                p.insert((*target).into(), value.clone());
             }
         }
         p.insert("usage".into(), zero_usage());

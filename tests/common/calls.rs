@@ -30,7 +30,7 @@ pub async fn run_go(
         tools,
     };
     let config = LoopConfig {
-        model: model(),
+        model: model().into(),
         ..config
     };
     let messages = run_agent_loop(vec![umsg("go")], context, config, emit, signal, Some(f))

@@ -462,7 +462,7 @@ pub fn collect_emit() -> (Emit, Arc<Mutex<Vec<Json>>>) {
 /// A loop config with the test model and nothing else.
 pub fn loop_config() -> LoopConfig {
     LoopConfig {
-        model: model(),
+        model: model().into(),
         ..Default::default()
     }
 }

@@ -132,7 +132,7 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
     }
     let (sender, mut receiver) = channel(&model);
     let request = StreamRequest {
-        model,
+        model: model.into(),
         messages: messages.into_iter().map(Message::new).collect(),
         options: fixture.options.clone(),
         signal: signal.clone(),

@@ -3,6 +3,7 @@
 
 use super::super::output::js_string;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::json::{json, now_ms, str_field, to_string, Json, JsonMap};
 
@@ -68,9 +69,9 @@ pub(super) struct Reader {
     /// Text deltas read through a borrowed view ([`Reader::view_block_delta`]); off only where a
     /// test compares the view with the general path.
     pub(super) views: bool,
-    model: Json,
+    model: Arc<Json>,
     /// The model whose prices apply (a fallback model's, when it answered).
-    usage_model: Json,
+    usage_model: Arc<Json>,
     oauth: bool,
     tools: Vec<Json>,
     fallbacks: Vec<Json>,
@@ -183,8 +184,9 @@ impl Reader {
                     .filter(|c| truthy(c))
                 });
                 if let Some(cost) = fallback_cost {
-                    self.usage_model["id"] = response_model.clone();
-                    self.usage_model["cost"] = cost.clone();
+                    let usage_model = Arc::make_mut(&mut self.usage_model);
+                    usage_model["id"] = response_model.clone();
+                    usage_model["cost"] = cost.clone();
                 }
             }
         }

@@ -22,7 +22,7 @@ fn call(model: Json, messages: Vec<Json>, options: Json) -> Call {
         .and_then(Json::as_str)
         .map(str::to_string);
     Call {
-        model,
+        model: model.into(),
         messages,
         options,
         signal: AbortSignal::new(),

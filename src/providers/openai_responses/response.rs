@@ -5,6 +5,7 @@ use super::super::output::js_string;
 use super::super::output::Stop;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::super::http::{self, Chunk, Failure, HttpRequest};
 use super::super::limits::truthy;
@@ -234,7 +235,7 @@ pub(super) struct Reader {
     /// Deltas of the usual shape read through a borrowed view ([`Delta`]); off only where a test
     /// compares the view with the general path.
     pub(super) views: bool,
-    model: Json,
+    model: Arc<Json>,
     /// Grammar tools' input properties, by tool name.
     properties: InputProperties,
     /// Open output items by `output_index` (its JSON text: the key as JavaScript's `Map` sees it).

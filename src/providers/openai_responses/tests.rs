@@ -114,7 +114,7 @@ fn http_error_texts() {
 
 fn call(model: crate::json::Json, messages: Vec<crate::json::Json>) -> super::super::Call {
     super::super::Call {
-        model,
+        model: model.into(),
         messages,
         options: json!({}),
         signal: crate::host::AbortSignal::new(),
