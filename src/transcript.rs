@@ -5,6 +5,7 @@
 //! not an object, ...) are skipped; nothing panics. Only messages whose `role` is `"system"` are
 //! interpreted; every other role (custom ones included) is treated as non-system.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 use crate::json::{
@@ -137,8 +138,11 @@ fn replay_tools<'a>(messages: impl Iterator<Item = &'a Json>) -> Vec<&'a Json> {
 }
 
 /// §4.3: the tool declarations in effect after replaying every system message.
-pub fn get_current_tools(messages: &[Json]) -> Vec<Json> {
-    replay_tools(messages.iter()).into_iter().cloned().collect()
+pub fn get_current_tools<M: Borrow<Json>>(messages: &[M]) -> Vec<Json> {
+    replay_tools(messages.iter().map(Borrow::borrow))
+        .into_iter()
+        .cloned()
+        .collect()
 }
 
 /// §4.4: the effective system message (merged content, sections and tools), or nothing when

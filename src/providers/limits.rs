@@ -2,6 +2,8 @@
 //! tokens clamped to the context window, the reasoning level clamped to the model, thinking
 //! budgets. Every length is counted in UTF-16 code units, as JavaScript's `.length`.
 
+use std::borrow::Borrow;
+
 use crate::json::{to_string, Json};
 use crate::transcript::{content_text, get_system_message_text};
 
@@ -107,10 +109,10 @@ fn js_max(a: f64, b: f64) -> f64 {
 
 /// pi-ai's `estimateContextTokens`: the newest applicable assistant usage, plus estimates of
 /// what follows it (or estimates of everything).
-pub fn estimate_context_tokens(messages: &[Json]) -> f64 {
+pub fn estimate_context_tokens<M: Borrow<Json>>(messages: &[M]) -> f64 {
     let mut latest = f64::NEG_INFINITY;
     let mut with_usage = None;
-    for (i, message) in messages.iter().enumerate() {
+    for (i, message) in messages.iter().map(Borrow::borrow).enumerate() {
         let timestamp = message
             .get("timestamp")
             .and_then(Json::as_f64)
@@ -133,15 +135,15 @@ pub fn estimate_context_tokens(messages: &[Json]) -> f64 {
             usage
                 + messages[index + 1..]
                     .iter()
-                    .map(message_tokens)
+                    .map(|m| message_tokens(m.borrow()))
                     .sum::<f64>()
         }
-        None => messages.iter().map(message_tokens).sum(),
+        None => messages.iter().map(|m| message_tokens(m.borrow())).sum(),
     }
 }
 
 /// `clampMaxTokensToContext(model, context, maxTokens)`.
-pub fn clamp_max_tokens(model: &Json, messages: &[Json], max_tokens: f64) -> f64 {
+pub fn clamp_max_tokens<M: Borrow<Json>>(model: &Json, messages: &[M], max_tokens: f64) -> f64 {
     let window = num(model.get("contextWindow"));
     if window <= 0.0 {
         return max_tokens.max(1.0);
@@ -156,7 +158,7 @@ pub fn clamp_max_tokens(model: &Json, messages: &[Json], max_tokens: f64) -> f64
 }
 
 /// The max tokens of a request: `options.maxTokens ?? model.maxTokens`, clamped to the context.
-pub fn max_tokens(model: &Json, messages: &[Json], options: &Json) -> f64 {
+pub fn max_tokens<M: Borrow<Json>>(model: &Json, messages: &[M], options: &Json) -> f64 {
     let requested = options
         .get("maxTokens")
         .and_then(Json::as_f64)

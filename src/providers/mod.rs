@@ -30,6 +30,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::host::{set_default_stream_fn, AbortSignal, StreamFn, StreamRequest};
 use crate::json::{str_field, Json};
+use crate::message::Message;
 use crate::stream::StreamSender;
 
 pub use env::api_key_env_vars;
@@ -71,7 +72,8 @@ pub fn set_as_default() {
 /// One request, as both APIs read it.
 pub(crate) struct Call {
     pub model: Arc<Json>,
-    pub messages: Vec<Json>,
+    /// The request's messages, shared with the transcript (read, never copied).
+    pub messages: Vec<Message>,
     pub options: Json,
     pub signal: AbortSignal,
     /// `options.apiKey`, else the provider's environment variable.
@@ -131,7 +133,7 @@ fn start(request: StreamRequest, sender: StreamSender, key_hint: bool) {
     let provider = str_field(&request.model, "provider").unwrap_or("");
     let api_key = explicit_key.or_else(|| env::api_key(provider, options.get("env")));
     let call = Call {
-        messages: request.messages.iter().map(|m| m.json().clone()).collect(),
+        messages: request.messages,
         model: request.model,
         options,
         signal: request.signal,

@@ -3,9 +3,11 @@
 //! calls given a synthetic result, other models' thinking dropped, tool-call ids normalized,
 //! images replaced for text-only models.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 
 use crate::json::{json, now_ms, Json};
+use crate::message::Message;
 use crate::transcript::{current_system_message, get_current_tools};
 
 use super::limits::truthy;
@@ -15,18 +17,40 @@ const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not suppor
 
 /// `resolveTranscript`: unless `compat.supportsMidConvoSystemMessages`, every system message is
 /// replayed into one leading system message.
-pub fn resolve(messages: &[Json], keep_system_in_place: bool) -> Vec<Json> {
+/// The messages are borrowed; only the merged system message is new.
+pub fn resolve(messages: &[Message], keep_system_in_place: bool) -> Resolved<'_> {
+    let trees = messages.iter().map(Message::json);
     if keep_system_in_place {
-        return messages.to_vec();
+        return Resolved {
+            head: None,
+            messages: trees.collect(),
+        };
     }
-    let head = current_system_message(messages.iter());
-    head.into_iter()
-        .chain(messages.iter().filter(|m| !is_role(m, "system")).cloned())
-        .collect()
+    Resolved {
+        head: current_system_message(trees.clone()),
+        messages: trees.filter(|m| !is_role(m, "system")).collect(),
+    }
+}
+
+/// A resolved transcript: the merged system message (when system messages were merged), then
+/// the request's other messages, borrowed.
+pub struct Resolved<'a> {
+    head: Option<Json>,
+    messages: Vec<&'a Json>,
+}
+
+impl Resolved<'_> {
+    /// Every message in order, the merged system message first.
+    pub fn refs(&self) -> Vec<&Json> {
+        self.head
+            .iter()
+            .chain(self.messages.iter().copied())
+            .collect()
+    }
 }
 
 /// The tools in effect after every system message.
-pub fn tools(messages: &[Json]) -> Vec<Json> {
+pub fn tools<M: Borrow<Json>>(messages: &[M]) -> Vec<Json> {
     get_current_tools(messages)
 }
 
@@ -35,9 +59,10 @@ pub fn tools(messages: &[Json]) -> Vec<Json> {
 /// a removal or a redeclared name cannot be sent in place, so the top-level tools are the state
 /// after the last such change and only later additions stay in place; otherwise every system
 /// message is folded into the top-level tools.
-pub fn request_tools(messages: &[Json], additions: bool) -> (Vec<Json>, usize) {
+pub fn request_tools<M: Borrow<Json>>(messages: &[M], additions: bool) -> (Vec<Json>, usize) {
     let systems: Vec<(usize, &Json)> = messages
         .iter()
+        .map(Borrow::borrow)
         .enumerate()
         .filter(|(_, m)| is_role(m, "system"))
         .collect();
@@ -58,7 +83,11 @@ pub fn request_tools(messages: &[Json], additions: bool) -> (Vec<Json>, usize) {
             }
         }
     }
-    let leading = usize::from(messages.first().is_some_and(|m| is_role(m, "system")));
+    let leading = usize::from(
+        messages
+            .first()
+            .is_some_and(|m| is_role(m.borrow(), "system")),
+    );
     let folded = leading.max(last_change.map_or(0, |i| i + 1));
     // The messages up to the last folded system message hold exactly the folded tool changes.
     let end = folded
@@ -122,7 +151,11 @@ fn with_content(message: &Json, content: Vec<Json>) -> Json {
 pub type NormalizeId = fn(&str) -> String;
 
 /// `transformMessages(messages, model, normalizeToolCallId)`.
-pub fn transform(messages: &[Json], model: &Json, normalize_id: Option<NormalizeId>) -> Vec<Json> {
+pub fn transform<M: Borrow<Json>>(
+    messages: &[M],
+    model: &Json,
+    normalize_id: Option<NormalizeId>,
+) -> Vec<Json> {
     match normalize_id {
         Some(normalize) => {
             transform_with(messages, model, Some(&|id: &str, _: &Json| normalize(id)))
@@ -136,8 +169,8 @@ pub type NormalizeIdFrom<'a> = &'a dyn Fn(&str, &Json) -> String;
 
 /// [`transform`] with a normalizer that sees the call's source message (pi-ai passes it, and the
 /// Responses API tells its own earlier item ids from other providers' by it).
-pub fn transform_with(
-    messages: &[Json],
+pub fn transform_with<M: Borrow<Json>>(
+    messages: &[M],
     model: &Json,
     normalize_id: Option<NormalizeIdFrom>,
 ) -> Vec<Json> {
@@ -154,7 +187,7 @@ pub fn transform_with(
     let mut id_map: HashMap<String, String> = HashMap::new();
     let mut transformed = Vec::with_capacity(messages.len());
     for message in messages {
-        let mut message = message.clone();
+        let mut message = message.borrow().clone();
         if let Some(map) = message.as_object_mut() {
             if map.get("content").is_none_or(Json::is_null) {
                 map.insert("content".into(), Json::Array(Vec::new()));

@@ -7,9 +7,7 @@ mod headers;
 use std::collections::HashMap;
 
 use crate::json::{is_js_whitespace, json, number, str_field, Json, JsonMap};
-use crate::transcript::{
-    get_initial_system_message, get_system_message_text, render_system_message_update,
-};
+use crate::transcript::{get_system_message_text, render_system_message_update};
 
 use super::super::env;
 use super::super::http::HttpRequest;
@@ -267,7 +265,8 @@ fn cache_control(call: &Call, compat: &Compat) -> (String, Option<Json>) {
 pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, String> {
     let compat = Compat::of(call);
     let thinking = thinking(call);
-    let messages = tr::resolve(&call.messages, compat.mid_convo_system_messages);
+    let resolved = tr::resolve(&call.messages, compat.mid_convo_system_messages);
+    let messages = resolved.refs();
     let tools = tr::tools(&messages);
     let api_key = call.api_key.clone();
     let oauth = call.model_str("provider") != "github-copilot"
@@ -280,7 +279,10 @@ pub fn build(call: &Call, disable_preferred_strict: bool) -> Result<Built, Strin
     };
     let thread_session = session_id.filter(|_| compat.message_threads);
 
-    let initial = get_initial_system_message(&messages);
+    let initial = messages
+        .first()
+        .copied()
+        .filter(|m| tr::is_role(m, "system"));
     let system_text = initial.map(get_system_message_text).unwrap_or_default();
     let transformed = tr::transform(&messages, &call.model, Some(normalize_tool_call_id));
     let conversation = if initial.is_some() && !transformed.is_empty() {

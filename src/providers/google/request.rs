@@ -184,7 +184,8 @@ fn headers(call: &Call) -> Vec<(String, String)> {
 }
 
 fn build_body(call: &Call, thinking: &Thinking) -> Result<Json, String> {
-    let messages = resolve(&call.messages, false);
+    let resolved = resolve(&call.messages, false);
+    let messages = resolved.refs();
     let current_tools = tools(&call.messages);
     let strict_supported = gemini_major_version(model_id(&call.model)).is_some_and(|v| v >= 3);
     let mut body = JsonMap::new();
@@ -195,7 +196,7 @@ fn build_body(call: &Call, thinking: &Thinking) -> Result<Json, String> {
     let system = messages
         .first()
         .filter(|m| is_role(m, "system"))
-        .map(get_system_message_text)
+        .map(|m| get_system_message_text(m))
         .unwrap_or_default();
     if !system.is_empty() {
         body.insert(
@@ -423,14 +424,14 @@ fn content_blocks(message: &Json) -> &[Json] {
 }
 
 /// The collapsed transcript (leading system message excluded) as Gemini `contents`.
-pub(super) fn convert_messages(model: &Json, messages: &[Json]) -> Vec<Json> {
+pub(super) fn convert_messages(model: &Json, messages: &[&Json]) -> Vec<Json> {
     let id = model_id(model);
     let send_ids = requires_tool_call_id(id);
-    let conversation: Vec<Json> = messages
+    let conversation: Vec<&Json> = messages
         .iter()
         .enumerate()
         .filter(|(i, m)| !(*i == 0 && is_role(m, "system")))
-        .map(|(_, m)| m.clone())
+        .map(|(_, m)| *m)
         .collect();
     let normalize = if send_ids {
         normalize_id_for_ids

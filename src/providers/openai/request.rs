@@ -7,6 +7,7 @@ use super::super::transcript::{is_role, request_tools, resolve, transform};
 use super::super::Call;
 use super::{is_reasoning_detail, Compat, REASONING_FIELDS};
 use crate::json::{json, number, to_string, Json, JsonMap};
+use crate::message::Message;
 use crate::transcript::{get_system_message_text, render_system_message_update};
 
 /// `PI_CACHE_RETENTION=long` (options.env or the process) makes `long` the default.
@@ -102,7 +103,8 @@ impl HeaderList {
 }
 
 fn build_body(call: &Call, compat: &Compat, retention: &str) -> Json {
-    let messages = resolve(&call.messages, compat.mid_convo_system_messages);
+    let resolved = resolve(&call.messages, compat.mid_convo_system_messages);
+    let messages = resolved.refs();
     let mut body = JsonMap::new();
     body.insert(
         "model".into(),
@@ -343,8 +345,8 @@ fn add_reasoning(call: &Call, compat: &Compat, body: &mut JsonMap) {
     }
 }
 
-fn has_tool_history(messages: &[Json]) -> bool {
-    messages.iter().any(|m| {
+fn has_tool_history(messages: &[Message]) -> bool {
+    messages.iter().map(Message::json).any(|m| {
         is_role(m, "toolResult")
             || (is_role(m, "assistant")
                 && m.get("content")
@@ -470,7 +472,7 @@ fn image_url(block: &Json) -> Json {
 
 /// The request's messages; tools added by system messages past the first `folded` ones go out in
 /// place, as a `{"role": "system", "tools": [...]}` message.
-fn convert_messages(call: &Call, compat: &Compat, messages: &[Json], folded: usize) -> Vec<Json> {
+fn convert_messages(call: &Call, compat: &Compat, messages: &[&Json], folded: usize) -> Vec<Json> {
     let normalize = if call.model_str("provider") == "openai" {
         normalize_id_openai
     } else {

@@ -95,7 +95,7 @@ fn input_property(tool: &Json) -> Result<String, String> {
 /// The input property of every grammar tool declared anywhere in the transcript (a later
 /// declaration of a name wins), by tool name.
 pub(super) fn input_properties(
-    messages: &[Json],
+    messages: &[&Json],
     supported: bool,
 ) -> Result<InputProperties, String> {
     let mut declared: Vec<&Json> = Vec::new();

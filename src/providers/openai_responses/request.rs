@@ -22,7 +22,8 @@ pub(super) fn build_request(
     call: &Call,
     compat: &Compat,
 ) -> Result<(HttpRequest, InputProperties), String> {
-    let messages = resolve(&call.messages, compat.supports_mid_convo_system_messages);
+    let resolved = resolve(&call.messages, compat.supports_mid_convo_system_messages);
+    let messages = resolved.refs();
     let properties = grammar::input_properties(&messages, compat.supports_grammar_tools)?;
     let retention = cache_retention(call);
     let session = call
@@ -81,7 +82,7 @@ const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
 
 /// GitHub Copilot's per-request headers: who started the turn (the user, or the agent after a
 /// tool result) and whether images are in the conversation.
-fn copilot_headers(messages: &[Json]) -> Vec<(&'static str, &'static str)> {
+fn copilot_headers(messages: &[&Json]) -> Vec<(&'static str, &'static str)> {
     let initiator = match messages.last() {
         Some(last) if !is_role(last, "user") => "agent",
         _ => "user",
@@ -116,7 +117,7 @@ fn build_body(
     call: &Call,
     compat: &Compat,
     retention: &str,
-    messages: &[Json],
+    messages: &[&Json],
     properties: &InputProperties,
 ) -> Result<Json, String> {
     // Tools added mid-conversation stay in place (as tool-search items) only with tool search.
@@ -339,7 +340,7 @@ fn image_part(block: &Json) -> Json {
 fn input_items(
     call: &Call,
     compat: &Compat,
-    messages: &[Json],
+    messages: &[&Json],
     properties: &InputProperties,
     folded: usize,
 ) -> Result<Vec<Json>, String> {

@@ -169,7 +169,7 @@ pub(super) fn headers(
     oauth: bool,
     session_id: Option<&str>,
     betas: &[String],
-    messages: &[Json],
+    messages: &[&Json],
 ) -> Vec<(String, String)> {
     let mut set = HeaderSet::default();
     set.set_str("accept", "application/json");
@@ -237,7 +237,7 @@ pub(super) fn headers(
 }
 
 /// `buildCopilotDynamicHeaders`.
-fn copilot_headers(messages: &[Json]) -> Json {
+fn copilot_headers(messages: &[&Json]) -> Json {
     let initiator = match messages.last() {
         Some(last) if !tr::is_role(last, "user") => "agent",
         _ => "user",
