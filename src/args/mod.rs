@@ -83,12 +83,27 @@ fn validate_arguments(
     compiled: impl Into<Arc<schema::Compiled>>,
     arguments: &Json,
 ) -> Result<Json, String> {
-    let schema = schema::Schema::with_compiled(parameters, compiled.into());
-    let coerced = coerce::coerce(&schema, arguments);
+    let compiled = compiled.into();
+    // Most calls are valid already; for a flat schema coercing those changes nothing.
+    let flat = compiled.is_flat();
+    let schema = schema::Schema::with_compiled(parameters, compiled);
+    if flat && schema.is_valid(arguments) {
+        return Ok(arguments.clone());
+    }
+    coerce_and_validate(tool_name, &schema, arguments)
+}
+
+/// The coercion passes, then validation (SPEC §5.4, §5.5).
+fn coerce_and_validate(
+    tool_name: &str,
+    schema: &schema::Schema<'_>,
+    arguments: &Json,
+) -> Result<Json, String> {
+    let coerced = coerce::coerce(schema, arguments);
     if schema.is_valid(&coerced) {
         return Ok(coerced);
     }
-    let lines: Vec<String> = schema::explain(&schema, &coerced)
+    let lines: Vec<String> = schema::explain(schema, &coerced)
         .iter()
         .map(|e| format!("  - {}: {}", schema::format_path(&e.path), e.message))
         .collect();
@@ -97,4 +112,115 @@ fn validate_arguments(
         lines.join("\n"),
         crate::json::to_string_pretty(arguments)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{json, to_string};
+
+    fn flat_schemas() -> Vec<Json> {
+        vec![
+            json!({"type": "object", "properties": {"text": {"type": "string"}},
+                "required": ["text"]}),
+            json!({"type": "object", "description": "adds", "properties": {
+                "a": {"type": "number", "description": "first"}, "b": {"type": "integer"},
+                "c": {"type": "boolean", "title": "flag"}}, "required": ["a"],
+                "additionalProperties": false}),
+            json!({"type": "object", "properties": {}, "additionalProperties": true}),
+        ]
+    }
+
+    fn values() -> Vec<Json> {
+        let mut values = vec![
+            json!({}),
+            json!(null),
+            json!([1]),
+            json!("x"),
+            json!({"text": "hello", "extra": null, "n": [1, {"b": 2}]}),
+        ];
+        let samples = [
+            json!("hi"),
+            json!("12"),
+            json!("1.5"),
+            json!(""),
+            json!("true"),
+            json!(3),
+            json!(2.5),
+            json!(-0.0),
+            json!(true),
+            json!(false),
+            json!(null),
+            json!([]),
+            json!(["7"]),
+            json!({"k": 1}),
+        ];
+        for key in ["text", "a", "b", "c"] {
+            for sample in &samples {
+                values.push(json!({ key: sample.clone() }));
+                values.push(json!({ key: sample.clone(), "text": "t", "a": 1, "z": null }));
+                values.push(json!({ "a": 1, key: sample.clone() }));
+            }
+        }
+        values
+    }
+
+    #[test]
+    fn flat_schemas_are_told_apart_from_those_whose_coercion_may_change_a_valid_value() {
+        for schema in flat_schemas() {
+            assert!(
+                schema::Compiled::new(&schema).unwrap().is_flat(),
+                "{schema}"
+            );
+        }
+        for schema in [
+            json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "number"},
+                {"type": "string"}]}}}),
+            json!({"type": "object", "properties": {"a": {"type": ["number", "string"]}}}),
+            json!({"type": "object", "properties": {"a": {"type": "number", "default": 1}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}}}),
+            json!({"type": "object", "properties": {"a": {"type": "object"}}}),
+            json!({"type": "object", "properties": {"a": {"description": "any"}}}),
+            json!({"type": "object", "additionalProperties": {"type": "number"}}),
+            json!({"properties": {"a": {"type": "string"}}}),
+            json!({"type": "array"}),
+            json!(true),
+        ] {
+            assert!(
+                !schema::Compiled::new(&schema).unwrap().is_flat(),
+                "{schema}"
+            );
+        }
+    }
+
+    /// The shortcut's premise, checked pass by pass: under a flat schema, coercing a value the
+    /// schema accepts gives that value back, key order included; and the outcome (value or error
+    /// text) with the shortcut is the outcome of coercing then validating.
+    #[test]
+    fn a_valid_value_of_a_flat_schema_comes_back_unchanged() {
+        let mut valid = 0;
+        for parameters in flat_schemas() {
+            let compiled = Arc::new(schema::Compiled::new(&parameters).unwrap());
+            let schema = schema::Schema::with_compiled(&parameters, compiled.clone());
+            for value in values() {
+                if schema.is_valid(&value) {
+                    valid += 1;
+                    let coerced = coerce::coerce(&schema, &value);
+                    assert_eq!(
+                        to_string(&coerced),
+                        to_string(&value),
+                        "{parameters} {value}"
+                    );
+                }
+                let shortcut = validate_arguments("t", &parameters, compiled.clone(), &value);
+                let full = coerce_and_validate("t", &schema, &value);
+                assert_eq!(
+                    shortcut.as_ref().map(to_string),
+                    full.as_ref().map(to_string),
+                    "{parameters} {value}"
+                );
+            }
+        }
+        assert!(valid > 20, "only {valid} valid pairs");
+    }
 }

@@ -32,6 +32,8 @@ pub struct Compiled {
     patterns: HashMap<String, Pattern>,
     /// The document has a `$dynamicRef`: results depend on the dynamic scope (no memo).
     dynamic: bool,
+    /// See [`Compiled::is_flat`].
+    flat: bool,
 }
 
 /// What a schema node refers to, resolved at compile time.
@@ -90,11 +92,18 @@ impl Compiled {
         }
         Ok(Compiled {
             index,
+            flat: is_flat(&doc),
             doc,
             links,
             patterns,
             dynamic,
         })
+    }
+
+    /// The schema is an object of primitive-typed properties and nothing else that coerces
+    /// (see [`is_flat`]): the coercion passes leave a value it accepts unchanged.
+    pub fn is_flat(&self) -> bool {
+        self.flat
     }
 
     /// A compiled pattern matches `text` (an undecidable match counts as no match).
@@ -245,4 +254,36 @@ impl<'a> Schema<'a> {
     pub fn format_ok(&self, name: &str, text: &str) -> bool {
         formats::format_ok(name, text)
     }
+}
+
+/// An object schema whose members are only `type: "object"`, `properties`, `required`, a boolean
+/// `additionalProperties` and annotations, each property being `{type: string|number|integer|
+/// boolean}` with annotations: most tools' parameters. Every coercion pass (SPEC §5.4) changes
+/// only a member whose value the property's type rejects, or a `null` it rejects, and a value
+/// such a schema accepts has neither; so coercing it is the identity.
+fn is_flat(doc: &Json) -> bool {
+    const ANNOTATIONS: [&str; 3] = ["description", "title", "$schema"];
+    let Some(root) = doc.as_object() else {
+        return false;
+    };
+    let root_member_ok = |(key, value): (&String, &Json)| match key.as_str() {
+        "type" => value == "object",
+        "properties" => value.as_object().is_some_and(|properties| {
+            properties.values().all(|property| {
+                property.as_object().is_some_and(|property| {
+                    property.iter().all(|(key, value)| match key.as_str() {
+                        "type" => matches!(
+                            value.as_str(),
+                            Some("string" | "number" | "integer" | "boolean")
+                        ),
+                        key => ANNOTATIONS.contains(&key),
+                    }) && property.contains_key("type")
+                })
+            })
+        }),
+        "required" => value.is_array(),
+        "additionalProperties" => value.is_boolean(),
+        key => ANNOTATIONS.contains(&key),
+    };
+    root.get("type").is_some_and(|t| t == "object") && root.iter().all(root_member_ok)
 }
