@@ -92,7 +92,7 @@ impl Compiled {
         }
         Ok(Compiled {
             index,
-            flat: is_flat(&doc),
+            flat: flat_schema(&doc),
             doc,
             links,
             patterns,
@@ -101,7 +101,7 @@ impl Compiled {
     }
 
     /// The schema is an object of primitive-typed properties and nothing else that coerces
-    /// (see [`is_flat`]): the coercion passes leave a value it accepts unchanged.
+    /// (most tools' parameters): the coercion passes leave a value it accepts unchanged.
     pub fn is_flat(&self) -> bool {
         self.flat
     }
@@ -261,7 +261,7 @@ impl<'a> Schema<'a> {
 /// boolean}` with annotations: most tools' parameters. Every coercion pass (SPEC §5.4) changes
 /// only a member whose value the property's type rejects, or a `null` it rejects, and a value
 /// such a schema accepts has neither; so coercing it is the identity.
-fn is_flat(doc: &Json) -> bool {
+fn flat_schema(doc: &Json) -> bool {
     const ANNOTATIONS: [&str; 3] = ["description", "title", "$schema"];
     let Some(root) = doc.as_object() else {
         return false;
