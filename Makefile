@@ -630,7 +630,7 @@ sessions-append-cost: suite-lib tools ## an append costs the same at 1 000 and 1
 	python3 tests/sessions/append_cost.py
 
 # ==== Cost and benchmarks (BENCHMARKS.md) =======================================================
-.PHONY: cost-test bench bench-quick coding-bench bench-sessions
+.PHONY: cost-test bench bench-quick bench-instructions coding-bench bench-sessions
 # The suite's optimized library under callgrind: N, 2N and 4N deltas of each kind through the C
 # ABI, a transcript of N tool-change cycles, N SSE deltas through the openai-completions and
 # anthropic-messages providers, grep over N files and read of N lines; instructions, not time.
@@ -651,6 +651,8 @@ bench-sessions: ## open + context of a 100 000-entry session file, libagent besi
 	RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/sessions.sh
 bench-quick: ## the benchmark table on small sizes, in under a minute
 	QUICK=1 RELEASE_FEATURES="$(RELEASE_FEATURES)" bash bench/run.sh
+bench-instructions: release tools ## callgrind instruction counts of libagent's side of the cells
+	bash bench/instructions.sh
 
 # ==== Windows cross build (../shared/platforms/WINDOWS.md) =====================================
 # windows: agent.dll, its import library libagent.dll.a and libagent.a for x86_64-pc-windows-gnu,
