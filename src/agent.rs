@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 use futures::FutureExt;
 use std::time::Duration;
 
-use crate::agent_loop::{self, check_continue, Emit, LoopConfig, LoopContext, QueueSource};
+use crate::agent_loop::{
+    self, check_continue, DeclaredTools, Emit, LoopConfig, LoopContext, QueueSource,
+};
 use crate::dispatch::{Executor, TaskHandle};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
@@ -129,6 +131,8 @@ struct State {
     tool_registry: Vec<AgentTool>,
     /// Interned: agents given the same model share it.
     model: Arc<Json>,
+    /// The tools the initial system message declares (`None` once the transcript is replaced).
+    declared_tools: Option<DeclaredTools>,
     thinking_level: String,
     streaming_message: Option<Streaming>,
     pending_tool_calls: Vec<String>,
@@ -218,19 +222,30 @@ impl Agent {
             .map(|t| tool_declaration(&t.definition))
             .collect();
         let starts_with_system = messages.first().is_some_and(|m| role(m) == "system");
+        let mut created_system = false;
         if !starts_with_system {
             if let Some(system) =
                 create_initial_system_message(initial.system_prompt.as_deref(), &declarations)
             {
                 messages.insert(0, system);
+                created_system = true;
             }
         }
         if let Some(link) = &session {
             link.record_initial(from_session, &messages)?;
         }
         let model = intern(initial.model.unwrap_or_else(placeholder_model));
+        let messages = stored_vec(messages);
+        let declared_tools = messages
+            .first()
+            .filter(|_| created_system)
+            .and_then(|system| {
+                let definitions = initial.tools.iter().map(|t| t.definition.clone()).collect();
+                DeclaredTools::new(system.clone(), definitions)
+            });
         let state = State {
-            messages: stored_vec(messages),
+            messages,
+            declared_tools,
             tool_registry: initial.tools.clone(),
             tools: initial.tools,
             model,
@@ -604,6 +619,7 @@ impl Agent {
             stream_options: settings.stream_options(),
             tool_registry: state.tool_registry.clone(),
             tool_sets: settings.tool_sets.clone(),
+            declared_tools: state.declared_tools.clone(),
             // A session's messages (summaries among them) become user messages; so does a
             // compaction's summary in an agent without a session.
             session_messages: self.inner.session.is_some()
@@ -951,10 +967,13 @@ impl Agent {
         if state.run.is_some() {
             return Err(Error::new(ErrorKind::Busy, errors::RESET_WHILE_RUNNING));
         }
-        state.messages = current_system_message(state.messages.iter().map(Message::json))
+        // Only system messages are read (a stored message is parsed when read).
+        let systems = state.messages.iter().filter(|m| m.is_system());
+        state.messages = current_system_message(systems.map(Message::json))
             .map(Message::stored)
             .into_iter()
             .collect();
+        state.declared_tools = None;
         state.compacted_len = None;
         state.streaming_message = None;
         state.pending_tool_calls = Vec::new();

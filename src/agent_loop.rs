@@ -59,6 +59,60 @@ pub struct LoopConfig {
     pub tool_registry: Vec<AgentTool>,
     /// Sets whose current tools join the context's tools at the start of each turn.
     pub tool_sets: Vec<Arc<dyn ToolSet>>,
+    /// What the agent's own initial system message declares, known without parsing it.
+    pub declared_tools: Option<DeclaredTools>,
+}
+
+/// A system message whose tool declarations are known without reading it: the one an agent
+/// creates from its tools declares exactly their definitions, in order. While a run's context
+/// holds that message as its only system message and the same definitions (the same `Arc`s)
+/// as its tools, there is no tool change to declare, and the stored message is not parsed.
+#[derive(Clone)]
+pub struct DeclaredTools {
+    message: Message,
+    definitions: Arc<[Arc<Json>]>,
+}
+
+impl DeclaredTools {
+    /// `message` declares exactly `definitions` (as `create_initial_system_message` writes
+    /// them); `None` when a name is missing or repeated, which replaying would not keep as is.
+    pub fn new(message: Message, definitions: Vec<Arc<Json>>) -> Option<DeclaredTools> {
+        let mut names = std::collections::HashSet::new();
+        let distinct = definitions.iter().all(|definition| {
+            definition
+                .get("name")
+                .and_then(Json::as_str)
+                .is_some_and(|name| names.insert(name))
+        });
+        distinct.then(|| DeclaredTools {
+            message,
+            definitions: definitions.into(),
+        })
+    }
+
+    /// Nothing to declare: `context`'s only system message is this one, its tools are these
+    /// definitions, and `pending` brings no system message.
+    fn unchanged(&self, context: &LoopContext, pending: &[Json]) -> bool {
+        let mut systems = context.messages.iter().filter(|m| m.is_system());
+        let only_this =
+            systems.next().is_some_and(|m| m.ptr_eq(&self.message)) && systems.next().is_none();
+        only_this
+            && context.tools.len() == self.definitions.len()
+            && context
+                .tools
+                .iter()
+                .zip(self.definitions.iter())
+                .all(|(tool, definition)| Arc::ptr_eq(&tool.definition, definition))
+            && !pending.iter().any(|m| role(m) == "system")
+    }
+}
+
+impl std::fmt::Debug for DeclaredTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeclaredTools")
+            .field("definitions", &self.definitions.len())
+            .finish()
+    }
 }
 
 /// `{ messages, tools }`: the transcript the loop works on plus the executable tools.
@@ -339,11 +393,20 @@ impl Run {
                     self.emit(AgentEvent::TurnStart).await?;
                 }
                 prepared.append(&mut pending);
-                let batch = declare_tool_changes_in(
-                    system_messages(&self.context.messages),
-                    &self.context.tool_definition_refs(),
-                    prepared,
-                );
+                let unchanged = self
+                    .config
+                    .declared_tools
+                    .as_ref()
+                    .is_some_and(|declared| declared.unchanged(&self.context, &prepared));
+                let batch = if unchanged {
+                    prepared
+                } else {
+                    declare_tool_changes_in(
+                        system_messages(&self.context.messages),
+                        &self.context.tool_definition_refs(),
+                        prepared,
+                    )
+                };
                 for message in from_json_vec(batch) {
                     self.emitter.emit_message(&message).await?;
                     self.context.messages.push(message.clone());
@@ -717,5 +780,63 @@ pub(crate) fn truthy(value: Option<&Json>) -> bool {
         Some(Json::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
         Some(Json::String(s)) => !s.is_empty(),
         Some(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{ToolBehavior, ToolInvocation};
+
+    struct Idle;
+    impl ToolBehavior for Idle {
+        fn execute(&self, _: ToolInvocation) -> HostFuture<Result<Option<Json>, String>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    fn tool(name: &str) -> AgentTool {
+        AgentTool::new(
+            json!({"name": name, "description": "d", "parameters": {"type": "object"}}),
+            Arc::new(Idle),
+        )
+    }
+
+    #[test]
+    fn declared_tools_stand_only_while_the_context_keeps_that_message_and_those_tools() {
+        let tools = vec![tool("a"), tool("b")];
+        let definitions: Vec<Arc<Json>> = tools.iter().map(|t| t.definition.clone()).collect();
+        let system = Message::stored(json!({"role": "system", "content": "p", "timestamp": 0}));
+        let declared = DeclaredTools::new(system.clone(), definitions.clone()).unwrap();
+        let user = Message::new(json!({"role": "user", "content": "hi", "timestamp": 1}));
+        let context =
+            |messages: Vec<Message>, tools: Vec<AgentTool>| LoopContext { messages, tools };
+        let prompt = [json!({"role": "user", "content": "go", "timestamp": 2})];
+
+        let same = context(vec![system.clone(), user.clone()], tools.clone());
+        assert!(declared.unchanged(&same, &prompt));
+        // A system message among the new ones, another one in the transcript, an equal copy
+        // of the message (not the same value), a tool with equal JSON but another definition,
+        // a missing or an extra tool: each is left to the general path.
+        let pending_system = [json!({"role": "system", "content": "x", "timestamp": 2})];
+        assert!(!declared.unchanged(&same, &pending_system));
+        let second = Message::new(json!({"role": "system", "content": "q", "timestamp": 3}));
+        assert!(!declared.unchanged(
+            &context(vec![system.clone(), second], tools.clone()),
+            &prompt
+        ));
+        let copy = Message::stored(system.json().clone());
+        assert!(!declared.unchanged(&context(vec![copy], tools.clone()), &prompt));
+        let equal = vec![tools[0].clone(), tool("b")];
+        assert!(!declared.unchanged(&context(vec![system.clone()], equal), &prompt));
+        assert!(!declared.unchanged(&context(vec![system.clone()], tools[..1].to_vec()), &prompt));
+        let extra = vec![tools[0].clone(), tools[1].clone(), tool("c")];
+        assert!(!declared.unchanged(&context(vec![system.clone()], extra), &prompt));
+
+        // A repeated or missing name is never taken as known.
+        let twice = vec![definitions[0].clone(), definitions[0].clone()];
+        assert!(DeclaredTools::new(system.clone(), twice).is_none());
+        let nameless = vec![Arc::new(json!({"description": "d"}))];
+        assert!(DeclaredTools::new(system, nameless).is_none());
     }
 }

@@ -208,6 +208,7 @@ impl Agent {
         {
             let mut state = self.state();
             state.messages = stored_vec(messages);
+            state.declared_tools = None;
             state.compacted_len = Some(state.messages.len());
         }
         let mut result = json!({

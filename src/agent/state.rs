@@ -105,6 +105,7 @@ impl Agent {
     pub fn set_messages(&self, messages: Vec<Json>) {
         let mut state = self.state();
         state.messages = stored_vec(messages);
+        state.declared_tools = None;
         state.compacted_len = None;
     }
 
