@@ -152,12 +152,7 @@ pub async fn run_agent_loop(
     signal: AbortSignal,
     stream_fn: Option<StreamFn>,
 ) -> Result<Vec<Message>, String> {
-    let initial = declare_tool_changes_in(
-        system_messages(&context.messages),
-        &context.tool_definition_refs(),
-        prompts,
-    );
-    let initial = from_json_vec(initial);
+    let initial = from_json_vec(declare_changes(&context, &config, prompts));
     let mut run = Run::new(context, config, emit, signal, stream_fn);
     run.new_messages = initial.clone();
     run.context.messages.extend(initial.iter().cloned());
@@ -393,20 +388,7 @@ impl Run {
                     self.emit(AgentEvent::TurnStart).await?;
                 }
                 prepared.append(&mut pending);
-                let unchanged = self
-                    .config
-                    .declared_tools
-                    .as_ref()
-                    .is_some_and(|declared| declared.unchanged(&self.context, &prepared));
-                let batch = if unchanged {
-                    prepared
-                } else {
-                    declare_tool_changes_in(
-                        system_messages(&self.context.messages),
-                        &self.context.tool_definition_refs(),
-                        prepared,
-                    )
-                };
+                let batch = declare_changes(&self.context, &self.config, prepared);
                 for message in from_json_vec(batch) {
                     self.emitter.emit_message(&message).await?;
                     self.context.messages.push(message.clone());
@@ -748,6 +730,23 @@ pub fn merged_identity(identity: Option<&Json>) -> Json {
         }
     }
     merged
+}
+
+/// `pending` with the context's tool changes declared (SPEC §4.7), read from the context's
+/// system messages unless the agent's own initial declarations still stand.
+fn declare_changes(context: &LoopContext, config: &LoopConfig, pending: Vec<Json>) -> Vec<Json> {
+    let unchanged = config
+        .declared_tools
+        .as_ref()
+        .is_some_and(|declared| declared.unchanged(context, &pending));
+    if unchanged {
+        return pending;
+    }
+    declare_tool_changes_in(
+        system_messages(&context.messages),
+        &context.tool_definition_refs(),
+        pending,
+    )
 }
 
 /// The system messages of a transcript: only they declare tools (SPEC §4.3).
