@@ -68,9 +68,12 @@ pub struct LoopConfig {
 /// holds that message as its only system message and the same definitions (the same `Arc`s)
 /// as its tools, there is no tool change to declare, and the stored message is not parsed.
 #[derive(Clone)]
-pub struct DeclaredTools {
+pub struct DeclaredTools(Arc<Declared>);
+
+/// One pointer in the agent's state (whose size class an idle agent pays).
+struct Declared {
     message: Message,
-    definitions: Arc<[Arc<Json>]>,
+    definitions: Box<[Arc<Json>]>,
 }
 
 impl DeclaredTools {
@@ -84,24 +87,30 @@ impl DeclaredTools {
                 .and_then(Json::as_str)
                 .is_some_and(|name| names.insert(name))
         });
-        distinct.then(|| DeclaredTools {
-            message,
-            definitions: definitions.into(),
+        distinct.then(|| {
+            DeclaredTools(Arc::new(Declared {
+                message,
+                definitions: definitions.into(),
+            }))
         })
     }
 
     /// Nothing to declare: `context`'s only system message is this one, its tools are these
     /// definitions, and `pending` brings no system message.
     fn unchanged(&self, context: &LoopContext, pending: &[Json]) -> bool {
+        let Declared {
+            message,
+            definitions,
+        } = &*self.0;
         let mut systems = context.messages.iter().filter(|m| m.is_system());
         let only_this =
-            systems.next().is_some_and(|m| m.ptr_eq(&self.message)) && systems.next().is_none();
+            systems.next().is_some_and(|m| m.ptr_eq(message)) && systems.next().is_none();
         only_this
-            && context.tools.len() == self.definitions.len()
+            && context.tools.len() == definitions.len()
             && context
                 .tools
                 .iter()
-                .zip(self.definitions.iter())
+                .zip(definitions.iter())
                 .all(|(tool, definition)| Arc::ptr_eq(&tool.definition, definition))
             && !pending.iter().any(|m| role(m) == "system")
     }
@@ -110,7 +119,7 @@ impl DeclaredTools {
 impl std::fmt::Debug for DeclaredTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeclaredTools")
-            .field("definitions", &self.definitions.len())
+            .field("definitions", &self.0.definitions.len())
             .finish()
     }
 }
