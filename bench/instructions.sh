@@ -16,14 +16,10 @@ command -v valgrind >/dev/null || { echo "valgrind is needed (make tools)" >&2; 
 cc -O2 -std=c11 -Wall -Wextra -Werror -Iinclude bench/bench.c -L"$LIBDIR" -lagent -lpthread \
     -Wl,-rpath,"$LIBDIR" -o "$OUT/bench"
 
-python3 bench/sse_server.py >"$OUT/sse-server.port" 2>"$OUT/sse-server.log" &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-    [ -s "$OUT/sse-server.port" ] && break
-    sleep 0.1
-done
-PORT=$(head -n1 "$OUT/sse-server.port")
+# W5's model (sets SERVER and PORT).
+# shellcheck source=bench/sse_server.sh
+. bench/sse_server.sh
+start_sse_server "$OUT"
 
 # count ARGS...: the instructions callgrind counts for one run of the bench program.
 count() {

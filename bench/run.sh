@@ -48,16 +48,10 @@ else
     W5N=(2000 20000); W5A=(1 200); IDLE="--agents 10000"
 fi
 
-# W5's model: the loopback SSE server, a process of its own (its CPU counts on neither side).
-python3 bench/sse_server.py >"$OUT/sse-server.port" 2>"$OUT/sse-server.log" &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-    [ -s "$OUT/sse-server.port" ] && break
-    sleep 0.1
-done
-PORT=$(head -n1 "$OUT/sse-server.port")
-[ -n "$PORT" ] || { echo "the SSE server did not start: $(cat "$OUT/sse-server.log")" >&2; exit 1; }
+# W5's model: the loopback SSE server (sets SERVER and PORT).
+# shellcheck source=bench/sse_server.sh
+. bench/sse_server.sh
+start_sse_server "$OUT"
 
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
