@@ -1047,3 +1047,49 @@ mod size {
         assert!(size <= 1536, "Inner is {size} bytes with the Arc's counts");
     }
 }
+
+#[cfg(test)]
+mod declarations {
+    use super::*;
+    use crate::agent_loop::tests::tool;
+    use crate::faux::scripted_stream_fn;
+    use crate::json::json;
+
+    fn agent(tools: Vec<AgentTool>) -> Agent {
+        let answer = json!({"content": [{"type": "text", "text": "ok"}]});
+        Agent::new(AgentOptions {
+            initial_state: InitialState {
+                system_prompt: Some("Be brief.".into()),
+                tools,
+                ..Default::default()
+            },
+            stream_fn: Some(scripted_stream_fn(vec![answer.clone(), answer])),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    /// Runs with the agent's own tools leave its stored initial system message unparsed and
+    /// declare nothing; other tools are declared as before.
+    #[test]
+    fn runs_with_the_initial_tools_do_not_parse_the_initial_system_message() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let agent = agent(vec![tool("a"), tool("b")]);
+        runtime.block_on(agent.prompt_text("one")).unwrap();
+        runtime.block_on(agent.prompt_text("two")).unwrap();
+        let messages = agent.state().messages.clone();
+        assert!(messages[0].is_system() && !messages[0].has_tree());
+        assert_eq!(messages.iter().filter(|m| m.is_system()).count(), 1);
+
+        let agent = self::agent(vec![tool("a")]);
+        agent.set_tools(vec![tool("a"), tool("c")]);
+        runtime.block_on(agent.prompt_text("one")).unwrap();
+        let messages = agent.messages();
+        let declared = messages
+            .iter()
+            .filter(|m| role(m) == "system")
+            .nth(1)
+            .unwrap();
+        assert_eq!(declared["toolsAdded"][0]["name"], "c");
+    }
+}

@@ -792,7 +792,7 @@ pub(crate) fn truthy(value: Option<&Json>) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::host::{ToolBehavior, ToolInvocation};
 
@@ -803,7 +803,8 @@ mod tests {
         }
     }
 
-    fn tool(name: &str) -> AgentTool {
+    /// A tool that answers nothing, named `name`.
+    pub(crate) fn tool(name: &str) -> AgentTool {
         AgentTool::new(
             json!({"name": name, "description": "d", "parameters": {"type": "object"}}),
             Arc::new(Idle),

@@ -355,6 +355,12 @@ impl Message {
         })
     }
 
+    /// Whether the tree exists yet (tests check what a path leaves unparsed).
+    #[cfg(test)]
+    pub(crate) fn has_tree(&self) -> bool {
+        self.0.json.get().is_some()
+    }
+
     /// `crate::json::to_string` of the message, rendered on first use and kept.
     pub fn text(&self) -> &str {
         self.0

@@ -223,4 +223,38 @@ mod tests {
         }
         assert!(valid > 20, "only {valid} valid pairs");
     }
+
+    /// The passes run for everything but a flat schema's valid arguments.
+    #[test]
+    fn only_a_flat_schemas_valid_arguments_skip_the_coercion_passes() {
+        let runs = || coerce::RUNS.with(std::cell::Cell::get);
+        let definition = Arc::new(json!({"name": "echo", "parameters": flat_schemas()[0]}));
+        let call = |arguments: Json| json!({"id": "c", "name": "echo", "arguments": arguments});
+        let before = runs();
+        assert_eq!(
+            validate_tool_call("echo", &definition, &call(json!({"text": "hi"}))).unwrap(),
+            json!({"text": "hi"})
+        );
+        assert_eq!(
+            runs(),
+            before,
+            "valid arguments of a flat schema were coerced"
+        );
+        // A number where a string is declared needs the passes (it becomes "12").
+        assert_eq!(
+            validate_tool_call("echo", &definition, &call(json!({"text": 12}))).unwrap(),
+            json!({"text": "12"})
+        );
+        assert_eq!(runs(), before + 1);
+        let union = Arc::new(
+            json!({"name": "u", "parameters": {"type": "object", "properties":
+            {"a": {"anyOf": [{"type": "number"}, {"type": "string"}]}}}}),
+        );
+        validate_tool_call("u", &union, &call(json!({"a": "1"}))).unwrap();
+        assert_eq!(
+            runs(),
+            before + 2,
+            "a union schema's arguments skipped the passes"
+        );
+    }
 }
