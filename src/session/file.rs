@@ -77,13 +77,7 @@ pub(crate) enum Line {
 
 pub(crate) fn read_line(line: &str) -> Line {
     if let Some(found) = scan::message_line(line) {
-        let text = |range: Option<Range<usize>>| range.map(|range| line[range].into());
-        return Line::Entry(Found::Message {
-            id: text(found.id),
-            parent: text(found.parent),
-            role: found.role,
-            message: found.message,
-        });
+        return Line::Entry(message_found(line, found));
     }
     if line.trim_matches(crate::json::is_js_whitespace).is_empty() {
         return Line::Blank;
@@ -91,6 +85,17 @@ pub(crate) fn read_line(line: &str) -> Line {
     match crate::json::parse(line) {
         Ok(entry @ Json::Object(_)) => Line::Entry(Found::Parsed(skeleton(entry))),
         _ => Line::Skipped,
+    }
+}
+
+/// What the store keeps of a message line the scan recognized as `found`.
+pub(crate) fn message_found(line: &str, found: scan::MessageLine) -> Found {
+    let text = |range: Option<Range<usize>>| range.map(|range| line[range].into());
+    Found::Message {
+        id: text(found.id),
+        parent: text(found.parent),
+        role: found.role,
+        message: found.message,
     }
 }
 

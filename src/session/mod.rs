@@ -16,6 +16,7 @@ mod llm;
 mod migrate;
 mod read;
 mod scan;
+mod shapes;
 
 use std::borrow::Cow;
 use std::cell::OnceCell;

@@ -11,7 +11,8 @@ use std::hash::BuildHasher;
 use std::io;
 use std::path::Path;
 
-use super::file::{io_error, read_line, Found, Line, MAX_FILE_BYTES};
+use super::file::{io_error, message_found, read_line, Found, Line, MAX_FILE_BYTES};
+use super::scan;
 use super::{SessionError, SessionErrorKind};
 
 /// The streaming buffer (grown for a longer line), and the window entries are read back through.
@@ -71,25 +72,59 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
     }
 }
 
-/// One line (without its newline) at `offset`. Invalid UTF-8 becomes U+FFFD, as the whole text
-/// did before: a newline always ends an invalid sequence.
-fn read_one(bytes: &[u8], offset: u64) -> ReadLine {
-    let (text, valid) = match simdutf8::basic::from_utf8(bytes) {
-        Ok(text) => (Cow::Borrowed(text), true),
-        Err(_) => (String::from_utf8_lossy(bytes), false),
+/// One line (without its newline) at `offset`; `valid` when it is known to be UTF-8. Invalid
+/// UTF-8 becomes U+FFFD, as the whole text did before: a newline always ends an invalid sequence.
+fn read_one(bytes: &[u8], offset: u64, valid: bool) -> ReadLine {
+    let (text, valid) = if valid {
+        // SAFETY: the caller checked these bytes are UTF-8.
+        (
+            Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(bytes) }),
+            true,
+        )
+    } else {
+        match simdutf8::basic::from_utf8(bytes) {
+            Ok(text) => (Cow::Borrowed(text), true),
+            Err(_) => (String::from_utf8_lossy(bytes), false),
+        }
     };
     match read_line(&text) {
         Line::Blank => ReadLine::Blank,
         Line::Skipped => ReadLine::Skipped,
         Line::Entry(found @ Found::Message { .. }) if valid => {
-            let span = FileSpan {
-                offset,
-                len: bytes.len() as u32,
-                hash: hash(bytes),
-            };
-            ReadLine::Entry(Text::File(span), found)
+            message_in_file(bytes, offset, found)
         }
         Line::Entry(found) => ReadLine::Entry(Text::Own(text.into()), found),
+    }
+}
+
+/// A message line left in the file (read back when needed).
+fn message_in_file(bytes: &[u8], offset: u64, found: Found) -> ReadLine {
+    let span = FileSpan {
+        offset,
+        len: bytes.len() as u32,
+        hash: hash(bytes),
+    };
+    ReadLine::Entry(Text::File(span), found)
+}
+
+/// The message line at the start of `bytes` (which ends with a newline, all UTF-8), if it is of
+/// a shape the thread has learned, and its length: found without looking for its end first.
+fn shaped_message(bytes: &[u8], offset: u64) -> Option<(ReadLine, usize)> {
+    let (found, len) = scan::message_line_at_start(bytes)?;
+    // SAFETY: the caller checked `bytes` are UTF-8, and the line ends at a newline (ASCII).
+    let line = unsafe { std::str::from_utf8_unchecked(&bytes[..len]) };
+    let found = message_found(line, found);
+    Some((message_in_file(line.as_bytes(), offset, found), len))
+}
+
+/// Where the lines of `bytes` from `from` that are known to be UTF-8 end: up to its last newline
+/// when all of that is (one check for many lines), else `from` (each line is checked alone).
+fn utf8_lines_end(bytes: &[u8], from: usize) -> usize {
+    match memchr::memrchr(b'\n', bytes) {
+        Some(last) if last >= from && simdutf8::basic::from_utf8(&bytes[from..last]).is_ok() => {
+            last
+        }
+        _ => from,
     }
 }
 
@@ -124,7 +159,7 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::R
         let read = read_at(file, &mut buffer[filled..], base + filled as u64)?;
         if read == 0 {
             if !seeking && filled > 0 && base < until {
-                part.lines.push(read_one(&buffer[..filled], base));
+                part.lines.push(read_one(&buffer[..filled], base, false));
             }
             part.end = Some((base + filled as u64, last_byte));
             return Ok(part);
@@ -136,15 +171,34 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::R
             return Ok(part);
         }
         let mut consumed = 0;
-        while let Some(newline) = memchr::memchr(b'\n', &buffer[consumed..filled]) {
+        let mut valid_until = if seeking {
+            0
+        } else {
+            utf8_lines_end(&buffer[..filled], 0)
+        };
+        loop {
+            if !seeking && consumed < valid_until && base + (consumed as u64) < until {
+                // A line of a known shape is read without looking for its end first.
+                let lines = &buffer[consumed..=valid_until];
+                if let Some((line, len)) = shaped_message(lines, base + consumed as u64) {
+                    part.lines.push(line);
+                    consumed += len + 1;
+                    continue;
+                }
+            }
+            let Some(newline) = memchr::memchr(b'\n', &buffer[consumed..filled]) else {
+                break;
+            };
             let end = consumed + newline;
             if seeking {
                 seeking = false;
+                valid_until = utf8_lines_end(&buffer[..filled], end + 1);
             } else if base + consumed as u64 >= until {
                 return Ok(part);
             } else {
+                let line = &buffer[consumed..end];
                 part.lines
-                    .push(read_one(&buffer[consumed..end], base + consumed as u64));
+                    .push(read_one(line, base + consumed as u64, end <= valid_until));
             }
             consumed = end + 1;
         }
@@ -225,6 +279,8 @@ pub(crate) struct SpanReader<'a> {
     window: Vec<u8>,
     filled: usize,
     start: u64,
+    /// `window[..valid_until]` is known to be UTF-8.
+    valid_until: usize,
 }
 
 impl<'a> SpanReader<'a> {
@@ -238,6 +294,7 @@ impl<'a> SpanReader<'a> {
             window: Vec::new(),
             filled: 0,
             start: 0,
+            valid_until: 0,
         }
     }
 
@@ -254,10 +311,14 @@ impl<'a> SpanReader<'a> {
         let bytes = self.window[..self.filled]
             .get(at..at + len)
             .unwrap_or_default();
-        match simdutf8::basic::from_utf8(bytes) {
-            Ok(text) if bytes.len() == len && hash(bytes) == span.hash => Ok(text),
-            _ => Err(self.changed()),
+        if bytes.len() != len || hash(bytes) != span.hash {
+            return Err(self.changed());
         }
+        if at + len <= self.valid_until {
+            // SAFETY: `window[..valid_until]` was checked to be UTF-8 when it was read.
+            return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+        }
+        simdutf8::basic::from_utf8(bytes).map_err(|_| self.changed())
     }
 
     /// Reads up to `len` bytes at `offset` into the window (fewer at the file's end).
@@ -269,6 +330,7 @@ impl<'a> SpanReader<'a> {
             self.window.resize(len, 0);
         }
         self.filled = 0;
+        self.valid_until = 0;
         self.start = offset;
         while self.filled < len {
             let buffer = &mut self.window[self.filled..len];
@@ -278,6 +340,7 @@ impl<'a> SpanReader<'a> {
                 Err(e) => return Err(io_error("read", self.path, &e)),
             }
         }
+        self.valid_until = utf8_lines_end(&self.window[..self.filled], 0);
         Ok(())
     }
 

@@ -3,9 +3,12 @@
 //! Such a line is valid JSON, and its `message` member's bytes are that message's JSON text, so
 //! the context can be spliced from them. Anything else (whitespace, other escapes, numbers in
 //! another form, duplicate or array-index keys, deep nesting, other entry types) is left to the
-//! full parser, which then decides as it always did.
+//! full parser, which then decides as it always did. A line of a shape already recognized on this
+//! thread is checked against that shape (`shapes`) instead of scanned token by token.
 
 use std::ops::Range;
+
+use super::shapes::Shapes;
 
 /// What the context needs of a message's role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,10 +34,34 @@ pub(crate) struct MessageLine {
 /// and content; `None` means "parse it fully" (it may still be valid JSON, or not).
 pub(crate) fn message_line(line: &str) -> Option<MessageLine> {
     SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut keys) => message_line_with(line, &mut keys),
+        Ok(mut scratch) => {
+            let Scratch { keys, shapes } = &mut *scratch;
+            if let Some(found) = shapes.find(line) {
+                return Some(found);
+            }
+            let (found, fixed) = message_line_with(line, keys)?;
+            shapes.learn(line, &found, fixed);
+            Some(found)
+        }
         // Never expected (the scan calls nothing that scans): a fresh buffer then.
-        Err(_) => message_line_with(line, &mut Vec::new()),
+        Err(_) => message_line_with(line, &mut Vec::new()).map(|(found, _)| found),
     })
+}
+
+/// The line at the start of `bytes` (up to its first newline), if it is of a shape this thread
+/// learned (see `message_line`), with its length. The line's bytes must be UTF-8.
+pub(crate) fn message_line_at_start(bytes: &[u8]) -> Option<(MessageLine, usize)> {
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.try_borrow_mut().ok()?;
+        scratch.shapes.find_at_start(bytes)
+    })
+}
+
+/// `message_line` without the shapes learned: the scan, token by token; with the ranges (with
+/// quotes) of the line's `type` and `role` values, which a shape keeps as they are.
+#[cfg(test)]
+pub(crate) fn message_line_scanned(line: &str) -> Option<(MessageLine, [Range<usize>; 2])> {
+    message_line_with(line, &mut Vec::new())
 }
 
 /// The value ranges of the members the context needs (of the entry, or of its message).
@@ -63,12 +90,20 @@ impl Members {
     }
 }
 
-thread_local! {
-    /// The keys a scan has seen, kept per thread so a line costs no allocation.
-    static SCRATCH: std::cell::RefCell<Vec<Key>> = const { std::cell::RefCell::new(Vec::new()) };
+/// What a thread keeps between lines: the keys a scan has seen (so a line costs no allocation)
+/// and the shapes of the lines it recognized.
+#[derive(Default)]
+struct Scratch {
+    keys: Vec<Key>,
+    shapes: Shapes,
 }
 
-fn message_line_with(line: &str, keys: &mut Vec<Key>) -> Option<MessageLine> {
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// A recognized line, and the ranges of its `type` and `role` values (with their quotes).
+fn message_line_with(line: &str, keys: &mut Vec<Key>) -> Option<(MessageLine, [Range<usize>; 2])> {
     keys.clear();
     let mut top = Members::default();
     let mut members = Members::default();
@@ -84,7 +119,7 @@ fn message_line_with(line: &str, keys: &mut Vec<Key>) -> Option<MessageLine> {
     if scanner.at != scanner.bytes.len() {
         return None;
     }
-    if top.kind.map(|r| &line[r]) != Some("\"message\"") {
+    if top.kind.clone().map(|r| &line[r]) != Some("\"message\"") {
         return None;
     }
     let id = plain_string_or_null(line, top.id)?;
@@ -93,6 +128,7 @@ fn message_line_with(line: &str, keys: &mut Vec<Key>) -> Option<MessageLine> {
     if line.as_bytes()[message.start] != b'{' {
         return None;
     }
+    let role_value = members.role.clone()?;
     let role = plain_string_or_null(line, members.role)??;
     let content = members.content?;
     if &line[content] == "null" {
@@ -105,12 +141,16 @@ fn message_line_with(line: &str, keys: &mut Vec<Key>) -> Option<MessageLine> {
         "toolResult" => Role::ToolResult,
         _ => Role::Other,
     };
-    Some(MessageLine {
-        id,
-        parent,
-        role,
-        message,
-    })
+    let kind = top.kind?;
+    Some((
+        MessageLine {
+            id,
+            parent,
+            role,
+            message,
+        },
+        [kind, role_value],
+    ))
 }
 
 /// A member that is absent or null (`Some(None)`), or a string without escapes (`Some(Some(the
@@ -280,115 +320,153 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// `string`, with a short plain string (most keys and many values) settled in one block,
-    /// inline.
     #[inline(always)]
     fn short_string(&mut self) -> Option<Range<usize>> {
-        #[cfg(target_arch = "x86_64")]
-        if self.peek() == Some(b'"') {
-            if let Some(Ok(end)) = sse2::first_special_in_block(self.bytes, self.at + 1) {
-                if self.bytes[end] == b'"' {
-                    let start = self.at + 1;
-                    self.at = end + 1;
-                    return Some(start..end);
-                }
-            }
-        }
-        self.string()
+        let end = string_end(self.bytes, self.at)?;
+        let start = self.at + 1;
+        self.at = end;
+        Some(start..end - 1)
     }
 
-    /// A string with only the escapes `JSON.stringify` writes; returns the range between its
-    /// quotes.
-    fn string(&mut self) -> Option<Range<usize>> {
-        self.eat(b'"')?;
-        let start = self.at;
-        let bytes = self.bytes;
-        loop {
-            self.at = plain_run_end(bytes, self.at);
-            let byte = self.peek()?;
-            self.at += 1;
-            match byte {
-                b'"' => return Some(start..self.at - 1),
-                b'\\' => {
-                    let escape = self.peek()?;
-                    self.at += 1;
-                    match escape {
-                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {}
-                        b'u' => {
-                            // Only the control characters without a short escape, in lower case.
-                            let hex = bytes.get(self.at..self.at + 4)?;
-                            let low = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
-                            let code = u8::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16);
-                            if &hex[..2] != b"00"
-                                || !hex[2..].iter().all(|&b| low(b))
-                                || !matches!(code, Ok(c) if c < 0x20 && !matches!(c, 0x08..=0x0a | 0x0c | 0x0d))
-                            {
-                                return None;
-                            }
-                            self.at += 4;
-                        }
-                        _ => return None,
-                    }
-                }
-                0..=0x1f => return None,
-                _ => {}
-            }
-        }
-    }
-
-    /// A number in the form JavaScript prints it.
     fn number(&mut self) -> Option<()> {
-        let start = self.at;
-        let bytes = self.bytes;
-        let digits = |at: &mut usize| {
-            let from = *at;
-            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
-                *at += 1;
+        self.at = number_end(self.bytes, self.at)?;
+        Some(())
+    }
+}
+
+/// Where the string whose opening quote is at `at` ends (past its closing quote), if it has only
+/// the escapes `JSON.stringify` writes; a short plain string (most keys and many values) is
+/// settled in one block, inline.
+#[inline(always)]
+pub(super) fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.get(at) == Some(&b'"') {
+        if let Some(Ok(end)) = sse2::first_special_in_block(bytes, at + 1) {
+            if bytes[end] == b'"' {
+                return Some(end + 1);
             }
-            *at - from
-        };
-        let mut at = self.at;
-        if bytes[at] == b'-' {
-            at += 1;
         }
-        let integer_start = at;
-        let integer_digits = digits(&mut at);
-        if integer_digits == 0 || (integer_digits > 1 && bytes[integer_start] == b'0') {
+    }
+    long_string_end(bytes, at)
+}
+
+fn long_string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    at += 1;
+    loop {
+        at = plain_run_end(bytes, at);
+        let byte = *bytes.get(at)?;
+        at += 1;
+        match byte {
+            b'"' => return Some(at),
+            b'\\' => {
+                let escape = *bytes.get(at)?;
+                at += 1;
+                match escape {
+                    b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    b'u' => {
+                        // Only the control characters without a short escape, in lower case.
+                        let hex = bytes.get(at..at + 4)?;
+                        let low = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
+                        let code = u8::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16);
+                        if &hex[..2] != b"00"
+                            || !hex[2..].iter().all(|&b| low(b))
+                            || !matches!(code, Ok(c) if c < 0x20 && !matches!(c, 0x08..=0x0a | 0x0c | 0x0d))
+                        {
+                            return None;
+                        }
+                        at += 4;
+                    }
+                    _ => return None,
+                }
+            }
+            0..=0x1f => return None,
+            _ => {}
+        }
+    }
+}
+
+/// Where the number at `start` ends, if it is in the form JavaScript prints it.
+#[inline(always)]
+pub(super) fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let digits = |at: &mut usize| {
+        let from = *at;
+        *at = digit_run_end(bytes, from);
+        *at - from
+    };
+    let mut at = start;
+    if bytes.get(at) == Some(&b'-') {
+        at += 1;
+    }
+    let integer_start = at;
+    let integer_digits = digits(&mut at);
+    if integer_digits == 0 || (integer_digits > 1 && bytes[integer_start] == b'0') {
+        return None;
+    }
+    let mut plain = true;
+    if bytes.get(at) == Some(&b'.') {
+        at += 1;
+        if digits(&mut at) == 0 {
             return None;
         }
-        let mut plain = true;
-        if bytes.get(at) == Some(&b'.') {
-            at += 1;
-            if digits(&mut at) == 0 {
-                return None;
-            }
-            plain = false;
-        }
-        if matches!(bytes.get(at), Some(b'e' | b'E')) {
-            at += 1;
-            if matches!(bytes.get(at), Some(b'+' | b'-')) {
-                at += 1;
-            }
-            if digits(&mut at) == 0 {
-                return None;
-            }
-            plain = false;
-        }
-        self.at = at;
-        let number = &bytes[start..at];
-        // Short integers print as themselves (but `-0` prints as `0`); anything else must be
-        // what JavaScript prints for its double.
-        if plain && integer_digits <= 15 && number != b"-0" {
-            return Some(());
-        }
-        if prints_as_itself(number) {
-            return Some(());
-        }
-        // ASCII digits, signs, `.` and exponent letters only.
-        let text = std::str::from_utf8(number).ok()?;
-        let value: f64 = text.parse().ok()?;
-        (value.is_finite() && crate::json::number_to_string(value) == text).then_some(())
+        plain = false;
     }
+    if matches!(bytes.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(bytes.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        if digits(&mut at) == 0 {
+            return None;
+        }
+        plain = false;
+    }
+    let number = &bytes[start..at];
+    // Short integers print as themselves (but `-0` prints as `0`); anything else must be
+    // what JavaScript prints for its double.
+    if plain && integer_digits <= 15 && number != b"-0" {
+        return Some(at);
+    }
+    prints_as_javascript_does(number).then_some(at)
+}
+
+/// Whether `number` (digits, signs, `.` and exponent letters only) is what JavaScript prints
+/// for its double. Out of line: the common numbers never come here.
+#[inline(never)]
+fn prints_as_javascript_does(number: &[u8]) -> bool {
+    if prints_as_itself(number) {
+        return true;
+    }
+    let Ok(text) = std::str::from_utf8(number) else {
+        return false;
+    };
+    text.parse::<f64>()
+        .is_ok_and(|value| value.is_finite() && crate::json::number_to_string(value) == text)
+}
+
+/// The first index from `at` whose byte is not an ASCII digit: a word at a time.
+#[inline(always)]
+fn digit_run_end(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        // A byte is a digit when its high nibble is 3 both as it is and with 6 added (the low
+        // nibble at most 9). A carry out of a byte (only from 0xfa and up, not a digit) spoils
+        // the bytes above it only, so the lowest non-digit is found exactly.
+        let high = |v: u64| (v & (ONES * 0xf0)) ^ (ONES * 0x30);
+        let off = high(word) | high(word.wrapping_add(ONES * 0x06));
+        let nonzero = (((off & (ONES * 0x7f)) + ONES * 0x7f) | off) & (ONES * 0x80);
+        if nonzero != 0 {
+            return at + (nonzero.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+        at += 1;
+    }
+    at
 }
 
 /// Whether a decimal without exponent is what JavaScript prints for its double, without
@@ -592,6 +670,28 @@ mod tests {
                 let plain = vec![0x7fu8; len];
                 assert!(len - plain_run_end(&plain, 0) < 8);
                 assert!(!plain[plain_run_end(&plain, 0)..].contains(&b'"'));
+            }
+        }
+    }
+
+    /// The word-at-a-time run of digits ends where a byte-at-a-time one does, for every byte
+    /// value at every offset of a run.
+    #[test]
+    fn digit_runs_end_at_the_first_other_byte() {
+        for len in 0..20 {
+            for other in 0..=255u8 {
+                for at in 0..len {
+                    let mut bytes = vec![b'7'; len];
+                    bytes[at] = other;
+                    if let Some(after) = bytes.get_mut(at + 1) {
+                        *after = 0xff;
+                    }
+                    let expected = bytes
+                        .iter()
+                        .position(|b| !b.is_ascii_digit())
+                        .unwrap_or(len);
+                    assert_eq!(digit_run_end(&bytes, 0), expected, "{len} {other} {at}");
+                }
             }
         }
     }

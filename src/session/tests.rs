@@ -634,6 +634,119 @@ fn every_line_is_read_whatever_its_length_and_place() {
     );
 }
 
+/// UTF-8 is checked for many lines at once where it can be: a file of multi-byte text (characters
+/// across every buffer's end and the middle) with invalid bytes in lines here and there (the
+/// first line of a buffer, the last, the line the second thread starts at) reads every line as
+/// the line decoded alone, and its context is the same whether spliced or built.
+#[test]
+fn multi_byte_and_invalid_text_read_as_each_line_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("utf8.jsonl");
+    let mut text = message_lines(&[]);
+    let words = ["é", "✓", "😀", "a", "ß"];
+    let mut parent = "null".to_string();
+    for i in 0..6000 {
+        let content: String = (0..120 + i % 37)
+            .map(|k| words[(i + k) % words.len()])
+            .collect();
+        let entry = json!({"type": "message", "id": format!("m{i}"), "parentId": crate::json::parse(&parent).unwrap(),
+                           "message": {"role": "user", "content": content, "timestamp": 1}});
+        let mut line = crate::json::to_string(&entry).into_bytes();
+        if i % 401 == 7 || i == 3000 {
+            // An invalid byte inside the content.
+            let at = line.len() - 30;
+            line[at] = 0xff;
+        }
+        text.extend_from_slice(&line);
+        text.push(b'\n');
+        parent = format!("\"m{i}\"");
+    }
+    assert!(text.len() > 2 * (1 << 20), "{}", text.len());
+    std::fs::write(&path, &text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    let expected: Vec<Json> = text
+        .split(|&b| b == b'\n')
+        .skip(1)
+        .filter(|line| !line.is_empty())
+        .map(|line| crate::json::parse(&String::from_utf8_lossy(line)).unwrap())
+        .collect();
+    assert_eq!(session.entries().unwrap(), expected.as_slice());
+    let context = session.context().unwrap();
+    assert_eq!(context.messages.len(), 6000);
+    assert_eq!(
+        session.context_text().unwrap(),
+        crate::json::to_string(&context.to_json())
+    );
+}
+
+/// Lines of a shape the reading thread has learned are read without looking for their end
+/// first: a file of a few shapes repeated, a quarter of its lines changed a byte or two (many
+/// then of no shape, or not JSON, or another entry), reads every line as the line read alone.
+#[test]
+fn lines_of_learned_shapes_read_as_each_line_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shapes.jsonl");
+    let messages = [
+        json!({"role": "user", "content": [{"type": "text", "text": "fix the bug in the parser"}], "timestamp": 1}),
+        json!({"role": "assistant", "content": [{"type": "text", "text": "reading it"},
+               {"type": "toolCall", "id": "t1", "name": "read", "arguments": {"path": "src/a.rs"}}],
+               "usage": {"input": 10, "output": 2.5}, "stopReason": "toolUse", "timestamp": 2}),
+        json!({"role": "toolResult", "toolCallId": "t1", "toolName": "read",
+               "content": [{"type": "text", "text": "fn main() {}\n"}], "isError": false, "timestamp": 3}),
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let alphabet = b"{}[]\":,\\ 0123456789.-etrufalsnx\t";
+    let mut text = message_lines(&[]);
+    for i in 0..9000 {
+        let parent = if i == 0 {
+            Json::Null
+        } else {
+            json!(format!("m{}", i - 1))
+        };
+        let entry = json!({"type": "message", "id": format!("m{i}"), "parentId": parent,
+                           "timestamp": "2026-01-01T00:00:00.000Z", "message": messages[i % 3].clone()});
+        let mut line = crate::json::to_string(&entry).into_bytes();
+        if next(4) == 0 {
+            for _ in 0..1 + next(2) {
+                let at = next(line.len());
+                let byte = alphabet[next(alphabet.len())];
+                match next(3) {
+                    0 => drop(line.remove(at)),
+                    1 => line[at] = byte,
+                    _ => line.insert(at, byte),
+                }
+            }
+        }
+        if i % 50 == 7 {
+            // A whole line of a learned shape, and more after it.
+            line.extend_from_slice([&b"x"[..], b" ", b"}", b",", b"\t", b"{}"][(i / 50) % 6]);
+        }
+        text.extend_from_slice(&line);
+        text.push(b'\n');
+    }
+    assert!(text.len() > 2 * (1 << 20), "{}", text.len());
+    std::fs::write(&path, &text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    let expected: Vec<Json> = text
+        .split(|&b| b == b'\n')
+        .skip(1)
+        .filter_map(|line| crate::json::parse(std::str::from_utf8(line).unwrap()).ok())
+        .filter(Json::is_object)
+        .collect();
+    assert_eq!(session.entries().unwrap(), expected.as_slice());
+    let context = session.context().unwrap();
+    assert_eq!(
+        session.context_text().unwrap(),
+        crate::json::to_string(&context.to_json())
+    );
+}
+
 /// Entries are read back from the file when asked for: a file another program changed since
 /// (a line rewritten in place, the file cut short) is reported, never read as something else.
 #[test]
