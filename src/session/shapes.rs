@@ -55,6 +55,8 @@ const NONE: u32 = u32::MAX;
 /// string or a number (or the line's end). The nodes of a shape learned at once follow each
 /// other, so a walk reads them in order.
 struct Node {
+    /// The literal's first 16 bytes (zeros after a shorter one): compared without the pool.
+    head: [u8; 16],
     start: u32,
     len: u32,
     hole: Hole,
@@ -72,12 +74,22 @@ pub(crate) struct Shapes {
     pool: Vec<u8>,
     /// Where each step of the line being matched starts (kept: no fresh array per line).
     starts: Vec<u32>,
+    /// The siblings a walk has yet to try (kept likewise; one per depth at most).
+    untried: Vec<Untried>,
+}
+
+/// Siblings to try when the walk comes back: from `node` on, at `depth`, from `at` in the line.
+struct Untried {
+    node: u32,
+    depth: u32,
+    at: u32,
 }
 
 impl Default for Shapes {
     fn default() -> Self {
         Shapes {
             nodes: vec![Node {
+                head: [0; 16],
                 start: 0,
                 len: 0,
                 hole: Hole::End,
@@ -88,6 +100,7 @@ impl Default for Shapes {
             endings: Vec::new(),
             pool: Vec::new(),
             starts: vec![0; MAX_STEPS + 2],
+            untried: Vec::with_capacity(MAX_STEPS + 1),
         }
     }
 }
@@ -111,8 +124,10 @@ impl Shapes {
             return None;
         }
         let mut starts = std::mem::take(&mut self.starts);
+        let mut untried = std::mem::take(&mut self.untried);
         let mut budget = Budget::default();
-        let ending = self.walk(0, 0, 0, bytes, &mut starts, &mut budget);
+        let ending = self.walk(bytes, &mut starts, &mut untried, &mut budget);
+        self.untried = untried;
         let found = ending.and_then(|(ending, len)| {
             let found = self.read(&bytes[..len], &starts, ending)?;
             Some((found, len))
@@ -133,7 +148,7 @@ impl Shapes {
         let plain = |range: &Option<Range<usize>>| {
             range
                 .as_ref()
-                .is_none_or(|r| !bytes[r.clone()].contains(&b'\\'))
+                .is_none_or(|r| bytes[r.clone()].iter().all(|&byte| byte != b'\\'))
         };
         if !plain(&id) || !plain(&parent) {
             return None;
@@ -146,58 +161,61 @@ impl Shapes {
         })
     }
 
-    /// Matches the rest of the line, from `at`, against the shapes below `node` (at `depth`);
-    /// the index of the ending found and where the line ends (at a newline or the end of
-    /// `bytes`: no step takes a newline).
+    /// Matches the line against the shapes, depth first (a branch that fails goes back to the
+    /// last sibling not tried); the index of the ending found and where the line ends (at a
+    /// newline or the end of `bytes`: no step takes a newline).
     fn walk(
         &self,
-        mut node: usize,
-        mut depth: usize,
-        mut at: usize,
         bytes: &[u8],
         starts: &mut Starts,
+        untried: &mut Vec<Untried>,
         budget: &mut Budget,
     ) -> Option<(u32, usize)> {
-        loop {
+        untried.clear();
+        let (mut node, mut depth, mut at) = (0, 0, 0);
+        'found: loop {
+            // `node`'s step has been taken (it ended at `at`); its children come next.
             starts[depth + 1] = at as u32;
             let here = &self.nodes[node];
+            let mut child = NONE;
             if bytes.get(at).is_none_or(|&byte| byte == b'\n') {
-                return (here.ending != NONE).then_some((here.ending, at));
-            }
-            let child = here.first_child;
-            if child == NONE {
-                return None;
-            }
-            let next = &self.nodes[child as usize];
-            if next.next_sibling == NONE {
-                // One way on: no branch to come back to.
-                at = self.step(next, bytes, at, budget)?;
-                node = child as usize;
-                depth += 1;
-                continue;
-            }
-            let mut child = child;
-            while child != NONE {
-                let next = &self.nodes[child as usize];
-                if let Some(after) = self.step(next, bytes, at, budget) {
-                    let found = self.walk(child as usize, depth + 1, after, bytes, starts, budget);
-                    if found.is_some() {
-                        return found;
-                    }
+                if here.ending != NONE {
+                    return Some((here.ending, at));
                 }
-                child = next.next_sibling;
+            } else {
+                child = here.first_child;
             }
-            return None;
+            let mut from = (depth, at);
+            loop {
+                while child != NONE {
+                    let next = &self.nodes[child as usize];
+                    if let Some(after) = self.step(next, bytes, from.1, budget) {
+                        if next.next_sibling != NONE {
+                            untried.push(Untried {
+                                node: next.next_sibling,
+                                depth: from.0 as u32,
+                                at: from.1 as u32,
+                            });
+                        }
+                        (node, depth, at) = (child as usize, from.0 + 1, after);
+                        continue 'found;
+                    }
+                    child = next.next_sibling;
+                }
+                let back = untried.pop()?;
+                child = back.node;
+                from = (back.depth as usize, back.at as usize);
+            }
         }
     }
 
     /// Where `node`'s step ends when taken at `at`, if the line matches it there.
     #[inline(always)]
     fn step(&self, node: &Node, bytes: &[u8], at: usize, budget: &mut Budget) -> Option<usize> {
-        let (start, len) = (node.start as usize, node.len as usize);
-        if !same_bytes(bytes, at, &self.pool[start..start + len + 16], len) {
+        if !self.same_bytes(node, bytes, at) {
             return None;
         }
+        let len = node.len as usize;
         let hole = at + len;
         let end = match node.hole {
             Hole::String => string_end(bytes, hole)?,
@@ -209,6 +227,45 @@ impl Shapes {
         };
         budget.spend(at, end)?;
         Some(end)
+    }
+
+    /// Whether `bytes[at..]` starts with `node`'s literal.
+    #[inline(always)]
+    fn same_bytes(&self, node: &Node, bytes: &[u8], at: usize) -> bool {
+        let len = node.len as usize;
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            // SAFETY (every block): SSE2 is part of every x86-64 CPU; each load reads 16 bytes
+            // inside its array or slice (checked before it; the pool has 16 bytes past each
+            // literal).
+            let block_mask = |line_at: usize, literal: *const u8| unsafe {
+                let line = _mm_loadu_si128(bytes.as_ptr().add(line_at).cast::<__m128i>());
+                let want = _mm_loadu_si128(literal.cast::<__m128i>());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(line, want)) as u32
+            };
+            if len <= 16 {
+                if at + 16 <= bytes.len() {
+                    let wanted = (1u32 << len) - 1;
+                    return block_mask(at, node.head.as_ptr()) & wanted == wanted;
+                }
+            } else if at + len <= bytes.len() {
+                let literal = &self.pool[node.start as usize..node.start as usize + len + 16];
+                // Whole blocks, the last one ending where the literal ends (overlapping).
+                let mut offset = 0;
+                while offset + 16 < len {
+                    if block_mask(at + offset, literal[offset..].as_ptr()) != 0xffff {
+                        return false;
+                    }
+                    offset += 16;
+                }
+                return block_mask(at + len - 16, literal[len - 16..].as_ptr()) == 0xffff;
+            } else {
+                return false;
+            }
+        }
+        let literal = &self.pool[node.start as usize..node.start as usize + len];
+        bytes.get(at..at + len) == Some(literal)
     }
 
     /// Learns the shape of `line`, which the scanner recognized as `found`; `fixed` are the
@@ -290,7 +347,11 @@ impl Shapes {
         self.pool.extend_from_slice(literal);
         self.pool.extend_from_slice(&[0; 16]);
         let added = self.nodes.len() as u32;
+        let mut head = [0; 16];
+        let shown = literal.len().min(16);
+        head[..shown].copy_from_slice(&literal[..shown]);
         self.nodes.push(Node {
+            head,
             start,
             len: literal.len() as u32,
             hole,
@@ -370,44 +431,6 @@ fn steps_of(bytes: &[u8], fixed: &[Range<usize>; 2]) -> Option<Vec<LineStep>> {
         hole: Hole::End,
     });
     Some(steps)
-}
-
-/// Whether `bytes[at..]` starts with the `len` bytes of `literal` (which has 16 more after them).
-#[inline(always)]
-fn same_bytes(bytes: &[u8], at: usize, literal: &[u8], len: usize) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY (both blocks): SSE2 is part of every x86-64 CPU; every load reads 16 bytes
-        // inside its slice (checked before it; `literal` has 16 bytes past `len`).
-        let block_mask = |line_at: usize, literal_at: usize| unsafe {
-            let line = _mm_loadu_si128(bytes.as_ptr().add(line_at).cast::<__m128i>());
-            let want = _mm_loadu_si128(literal.as_ptr().add(literal_at).cast::<__m128i>());
-            _mm_movemask_epi8(_mm_cmpeq_epi8(line, want)) as u32
-        };
-        if len <= 16 {
-            if at + 16 <= bytes.len() {
-                let wanted = (1u32 << len) - 1;
-                return block_mask(at, 0) & wanted == wanted;
-            }
-        } else if at + len <= bytes.len() {
-            // Whole blocks, the last one ending where the literal ends (overlapping).
-            let mut offset = 0;
-            while offset + 16 < len {
-                if block_mask(at + offset, offset) != 0xffff {
-                    return false;
-                }
-                offset += 16;
-            }
-            return block_mask(at + len - 16, len - 16) == 0xffff;
-        } else {
-            return false;
-        }
-    }
-    match bytes.get(at..at + len) {
-        Some(there) => there.iter().zip(literal).all(|(a, b)| a == b),
-        None => false,
-    }
 }
 
 #[cfg(test)]
