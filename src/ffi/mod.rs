@@ -328,10 +328,21 @@ pub(crate) fn write_owned_json(out: *mut *mut c_char, out_len: *mut usize, text:
     if memchr::memchr(0, text.as_bytes()).is_some() {
         return write_owned_text(out, out_len, &text);
     }
+    write_owned_json_without_nul(out, out_len, text);
+}
+
+/// `write_owned_json` for text whose maker saw every byte, as it wrote it, not to be NUL (no
+/// second pass over a large text).
+pub(crate) fn write_owned_json_without_nul(
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+    text: String,
+) {
+    debug_assert!(memchr::memchr(0, text.as_bytes()).is_none());
     if !out_len.is_null() {
         write_out(out_len, text.len());
     }
-    // SAFETY: `text` holds no NUL byte (checked just above).
+    // SAFETY: `text` holds no NUL byte (its maker checked every byte).
     let owned = unsafe { CString::from_vec_unchecked(text.into_bytes()) };
     write_out(out, owned.into_raw());
 }

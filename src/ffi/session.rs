@@ -371,13 +371,17 @@ pub unsafe extern "C" fn agent_session_get(
             let session = lock(&shared);
             // The context's text is made from the entries' texts, without values in between.
             let text = match part {
-                AGENT_SESSION_CONTEXT => Some(session.context_text()?),
-                AGENT_SESSION_LLM => Some(session.llm_text()?),
+                AGENT_SESSION_CONTEXT => Some(session.context_json(false)?),
+                AGENT_SESSION_LLM => Some(session.context_json(true)?),
                 _ => None,
             };
-            if let Some(text) = text {
+            if let Some(context) = text {
                 drop(session);
-                write_owned_json(out_json, out_json_len, text);
+                if context.without_nul {
+                    write_owned_json_without_nul(out_json, out_json_len, context.text);
+                } else {
+                    write_owned_json(out_json, out_json_len, context.text);
+                }
                 return Ok(());
             }
             match part {

@@ -332,7 +332,7 @@ pub fn project<'a>(path: &[&'a Json]) -> Vec<ProjectedEntry<'a>> {
 /// `build`'s values. A `message` entry read in `JSON.stringify`'s form and not edited is
 /// spliced from its text; only the entries the projection changes (and those read in another
 /// form) are parsed.
-pub(crate) fn build_text(session: &Session, llm: bool) -> Result<String, SessionError> {
+pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, SessionError> {
     let indices = session.path_indices(session.leaf_id());
     let spliced = |position: usize| session.entries[indices[position]].message.as_ref();
     let mut reader = session.text_reader(true);
@@ -426,6 +426,14 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<String, Session
     assemble(session, head, &pieces, &tail)
 }
 
+/// The context's JSON text.
+pub(crate) struct ContextText {
+    pub text: String,
+    /// Every byte was seen, as it was written, not to be NUL (so the text is a C string as it
+    /// is, without another pass over it).
+    pub without_nul: bool,
+}
+
 /// A message of the context text: the range of an entry's line, or its rendering.
 enum Piece<'s> {
     Splice(&'s Text, std::ops::Range<usize>),
@@ -453,7 +461,7 @@ fn assemble(
     head: &str,
     pieces: &[Piece],
     tail: &str,
-) -> Result<String, SessionError> {
+) -> Result<ContextText, SessionError> {
     let commas = pieces.len().saturating_sub(1);
     let total = head.len() + pieces.iter().map(Piece::len).sum::<usize>() + commas + tail.len();
     // Not zeroed here: each thread's first write to its half takes that half's page faults.
@@ -492,8 +500,8 @@ fn assemble(
             tail,
         )
     };
-    if second_pieces.is_empty() {
-        write(first, head, first_pieces, true, tail)?;
+    let without_nul = if second_pieces.is_empty() {
+        write(first, head, first_pieces, true, tail)?
     } else {
         // Behind a lock so this thread can write it when no other thread is to be had.
         let second = std::sync::Mutex::new(second);
@@ -510,22 +518,23 @@ fn assemble(
             let other = std::thread::Builder::new()
                 .name("libagent-session-context".into())
                 .spawn_scoped(scope, write_second);
-            let mine = write(first, head, first_pieces, true, "");
-            match other.map(|thread| thread.join()) {
+            let mine = write(first, head, first_pieces, true, "")?;
+            let other = match other.map(|thread| thread.join()) {
                 Ok(Ok(result)) => result?,
                 // No thread to be had (or, never expected, it panicked): this one writes it.
                 _ => write_second()?,
-            }
-            mine
-        })?;
-    }
+            };
+            Ok::<_, SessionError>(mine && other)
+        })?
+    };
     // SAFETY: `write_pieces` wrote every byte of both halves, `total` in all (it checks that it
     // filled its half), and from `&str`s (whole lines' ranges that start and end at ASCII
     // delimiters, renderings, ASCII separators), so `out` is valid UTF-8.
-    unsafe {
+    let text = unsafe {
         out.set_len(total);
-        Ok(String::from_utf8_unchecked(out))
-    }
+        String::from_utf8_unchecked(out)
+    };
+    Ok(ContextText { text, without_nul })
 }
 
 /// Asks Linux to back `buffer`'s whole 2 MiB pages with transparent huge pages: writing a fresh
@@ -548,7 +557,8 @@ fn advise_huge_pages(buffer: &mut [MaybeUninit<u8>]) {
 }
 
 /// Writes `head`, `pieces` (each after a comma, but for the very first piece of the text) and
-/// `tail` into `out`, which they fill exactly (checked: `assemble` relies on it).
+/// `tail` into `out`, which they fill exactly (checked: `assemble` relies on it); whether no
+/// byte written was NUL (each piece checked while it is in the cache).
 fn write_pieces(
     mut reader: SpanReader<'_>,
     out: &mut [MaybeUninit<u8>],
@@ -556,11 +566,13 @@ fn write_pieces(
     pieces: &[Piece],
     starts_text: bool,
     tail: &str,
-) -> Result<(), SessionError> {
+) -> Result<bool, SessionError> {
     let mut at = 0;
+    let mut without_nul = true;
     let mut put = |bytes: &[u8]| {
         out[at..at + bytes.len()].write_copy_of_slice(bytes);
         at += bytes.len();
+        without_nul &= memchr::memchr(0, bytes).is_none();
     };
     put(head.as_bytes());
     for (index, piece) in pieces.iter().enumerate() {
@@ -581,5 +593,33 @@ fn write_pieces(
         out.len(),
         "the context's pieces fill their part exactly"
     );
-    Ok(())
+    Ok(without_nul)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writing the pieces reports a NUL byte among them (so the text then goes through the C
+    /// string's own check), and only then.
+    #[test]
+    fn writing_the_pieces_sees_a_nul_byte() {
+        let write = |text: &str| {
+            let pieces = [Piece::Text("[1]".into()), Piece::Text(text.into())];
+            let mut out = vec![MaybeUninit::uninit(); 3 + 1 + text.len() + 2];
+            let path = std::path::Path::new("unused");
+            write_pieces(
+                SpanReader::new(None, path, false),
+                &mut out,
+                "[",
+                &pieces,
+                true,
+                "]",
+            )
+            .unwrap()
+        };
+        assert!(write("\"a\""));
+        assert!(!write("\"a\0\""));
+        assert!(!write("\0"));
+    }
 }

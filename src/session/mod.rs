@@ -553,13 +553,21 @@ impl Session {
 
     /// `context().to_json()` as text, made without parsing most entries (what the C ABI hands
     /// out).
+    #[cfg(test)]
     pub(crate) fn context_text(&self) -> Result<String, SessionError> {
-        context::build_text(self, false)
+        Ok(context::build_text(self, false)?.text)
     }
 
     /// `convert_to_llm(&context().messages)` as JSON text (see `context_text`).
+    #[cfg(test)]
     pub(crate) fn llm_text(&self) -> Result<String, SessionError> {
-        context::build_text(self, true)
+        Ok(context::build_text(self, true)?.text)
+    }
+
+    /// `context_text` (or, with `llm`, `llm_text`), with whether it was seen to hold no NUL
+    /// byte as it was written.
+    pub(crate) fn context_json(&self, llm: bool) -> Result<context::ContextText, SessionError> {
+        context::build_text(self, llm)
     }
 
     /// Appends an entry as a child of the leaf and makes it the leaf; returns its id. `entry`
