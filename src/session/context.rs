@@ -81,17 +81,19 @@ pub(crate) struct Selected {
     pub silent: bool,
 }
 
-/// The path's context entries (pi `buildSessionProjection`'s choice): without a compaction the
+/// The context entries of a path of `len` entries, each told by `path(position)` (pi
+/// `buildSessionProjection`'s choice): without a compaction the
 /// whole path; else the latest compaction, the entries from its `firstKeptEntryId` up to it
 /// (system messages left out), and every entry after it; each with the edit that applies.
-pub(crate) fn select(path: &[Facts]) -> Vec<Selected> {
-    let positions: Vec<usize> = match path.iter().rposition(|e| e.kind == Some("compaction")) {
-        None => (0..path.len()).collect(),
+pub(crate) fn select<'a>(len: usize, path: impl Fn(usize) -> Facts<'a>) -> Vec<Selected> {
+    let positions: Vec<usize> = match (0..len).rev().find(|&p| path(p).kind == Some("compaction")) {
+        None => (0..len).collect(),
         Some(at) => {
-            let first_kept = path[at].first_kept;
+            let first_kept = path(at).first_kept;
             let mut positions = vec![at];
             let mut keeping = false;
-            for (position, entry) in path[..at].iter().enumerate() {
+            for position in 0..at {
+                let entry = path(position);
                 if first_kept.is_some() && entry.id == first_kept {
                     keeping = true;
                 }
@@ -99,14 +101,14 @@ pub(crate) fn select(path: &[Facts]) -> Vec<Selected> {
                     positions.push(position);
                 }
             }
-            positions.extend(at + 1..path.len());
+            positions.extend(at + 1..len);
             positions
         }
     };
     // The last edit of a target on the selected range wins.
     let mut edits: HashMap<&str, usize> = HashMap::new();
     for &position in &positions {
-        if let Some(target) = path[position].edit_target {
+        if let Some(target) = path(position).edit_target {
             edits.insert(target, position);
         }
     }
@@ -114,7 +116,7 @@ pub(crate) fn select(path: &[Facts]) -> Vec<Selected> {
         .iter()
         .enumerate()
         .map(|(index, &position)| {
-            let entry = &path[position];
+            let entry = path(position);
             let silent = index > 0 && entry.kind == Some("compaction");
             let edit = entry.id.and_then(|id| edits.get(id).copied());
             Selected {
@@ -312,8 +314,7 @@ pub struct ProjectedEntry<'a> {
 /// context's messages are the concatenation of the entries' messages. Compaction and retry
 /// logic needs to know which entry each message came from.
 pub fn project<'a>(path: &[&'a Json]) -> Vec<ProjectedEntry<'a>> {
-    let facts: Vec<Facts> = path.iter().map(|entry| Facts::of(entry)).collect();
-    select(&facts)
+    select(path.len(), |position| Facts::of(path[position]))
         .into_iter()
         .map(|selected| {
             let entry = path[selected.position];
@@ -336,24 +337,29 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, Se
     let indices = session.path_indices(session.leaf_id());
     let spliced = |position: usize| session.entries[indices[position]].message.as_ref();
     let mut reader = session.text_reader(true);
-    let parsed: Vec<Option<Json>> = (0..indices.len())
-        .map(|position| match spliced(position) {
-            None => reader.parse(indices[position]).map(Some),
-            Some(_) => Ok(None),
-        })
-        .collect::<Result<_, _>>()?;
-    let facts: Vec<Facts> = (0..indices.len())
-        .map(|position| match (&parsed[position], spliced(position)) {
-            (Some(entry), _) => Facts::of(entry),
-            (None, role) => Facts {
-                kind: Some("message"),
-                id: session.entries[indices[position]].id.as_deref(),
-                system_message: role.is_some_and(|(role, _)| *role == Role::System),
-                ..Facts::default()
-            },
-        })
-        .collect();
-    let selected = select(&facts);
+    // Only the entries that are not spliced are parsed (a few among many messages): kept by
+    // position, in order, so nothing the size of the path is allocated per entry.
+    let mut parsed_entries: Vec<(usize, Json)> = Vec::new();
+    for (position, &index) in indices.iter().enumerate() {
+        if session.entries[index].message.is_none() {
+            parsed_entries.push((position, reader.parse(index)?));
+        }
+    }
+    let parsed = |position: usize| {
+        parsed_entries
+            .binary_search_by_key(&position, |(at, _)| *at)
+            .ok()
+            .map(|at| &parsed_entries[at].1)
+    };
+    let selected = select(indices.len(), |position| match spliced(position) {
+        None => parsed(position).map(Facts::of).unwrap_or_default(),
+        Some((role, _)) => Facts {
+            kind: Some("message"),
+            id: session.entries[indices[position]].id.as_deref(),
+            system_message: *role == Role::System,
+            ..Facts::default()
+        },
+    });
     // Spliced as it is: any message of the context; for a model, the roles it passes unchanged.
     let splice = |selected: &Selected| match spliced(selected.position) {
         Some((role, message)) if selected.edit.is_none() && !selected.silent => {
@@ -379,7 +385,7 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, Se
             continue;
         }
         let own;
-        let entry = match &parsed[selected.position] {
+        let entry = match parsed(selected.position) {
             Some(entry) => entry,
             None => {
                 own = reader.parse(indices[selected.position])?;
@@ -387,7 +393,7 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, Se
             }
         };
         // An edit is a context_edit entry: never spliced, so parsed.
-        let edit = selected.edit.and_then(|position| parsed[position].as_ref());
+        let edit = selected.edit.and_then(parsed);
         let mut messages = edited_messages(entry, edit);
         if llm {
             messages = super::convert_to_llm(&messages);
@@ -409,13 +415,15 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, Se
         let assistant = last_assistant
             .map(|position| session.parse_at(indices[position]))
             .transpose()?;
-        let relevant: Vec<&Json> = (0..indices.len())
-            .filter_map(|position| match &parsed[position] {
-                Some(entry) => Some(entry),
-                None if Some(position) == last_assistant => assistant.as_ref(),
-                None => None,
-            })
+        let mut relevant: Vec<(usize, &Json)> = parsed_entries
+            .iter()
+            .map(|(at, entry)| (*at, entry))
             .collect();
+        if let (Some(position), Some(assistant)) = (last_assistant, &assistant) {
+            let at = relevant.partition_point(|(other, _)| *other < position);
+            relevant.insert(at, (position, assistant));
+        }
+        let relevant: Vec<&Json> = relevant.into_iter().map(|(_, entry)| entry).collect();
         let (thinking_level, model) = settings(&relevant);
         tail.push_str(",\"thinkingLevel\":");
         crate::json::write_string(&mut tail, &thinking_level);
