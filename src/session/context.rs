@@ -351,15 +351,30 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, Se
             .ok()
             .map(|at| &parsed_entries[at].1)
     };
-    let selected = select(indices.len(), |position| match spliced(position) {
-        None => parsed(position).map(Facts::of).unwrap_or_default(),
-        Some((role, _)) => Facts {
-            kind: Some("message"),
-            id: session.entries[indices[position]].id.as_deref(),
-            system_message: *role == Role::System,
-            ..Facts::default()
-        },
-    });
+    // Only a compaction or a context edit (never spliced: parsed) makes the choice more than
+    // the whole path.
+    let whole_path = parsed_entries
+        .iter()
+        .all(|(_, entry)| !matches!(kind(entry), Some("compaction" | "context_edit")));
+    let selected = if whole_path {
+        (0..indices.len())
+            .map(|position| Selected {
+                position,
+                edit: None,
+                silent: false,
+            })
+            .collect()
+    } else {
+        select(indices.len(), |position| match spliced(position) {
+            None => parsed(position).map(Facts::of).unwrap_or_default(),
+            Some((role, _)) => Facts {
+                kind: Some("message"),
+                id: session.entries[indices[position]].id.as_deref(),
+                system_message: *role == Role::System,
+                ..Facts::default()
+            },
+        })
+    };
     // Spliced as it is: any message of the context; for a model, the roles it passes unchanged.
     let splice = |selected: &Selected| match spliced(selected.position) {
         Some((role, message)) if selected.edit.is_none() && !selected.silent => {

@@ -4,6 +4,8 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{BufRead, BufReader, Write};
 use std::ops::Range;
+
+use compact_str::CompactString;
 use std::path::{Path, PathBuf};
 
 use super::read::{self, ReadLine, Text};
@@ -58,8 +60,8 @@ pub(crate) enum Found {
     /// A `message` entry as `JSON.stringify` writes it: its links, its message's role and the
     /// message's range in the line.
     Message {
-        id: Option<Box<str>>,
-        parent: Option<Box<str>>,
+        id: Option<CompactString>,
+        parent: Option<CompactString>,
         role: Role,
         message: Range<usize>,
     },

@@ -26,6 +26,8 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use compact_str::CompactString;
+
 use crate::json::{Json, JsonMap};
 
 pub use context::{entry_messages, project, ProjectedEntry, SessionContext};
@@ -98,8 +100,10 @@ impl std::error::Error for SessionError {}
 /// than its file; values are parsed when asked for.
 struct Stored {
     text: Text,
-    id: Option<Box<str>>,
-    parent: Option<Box<str>>,
+    /// Ids held inline (pi's are 8 characters): no allocation per entry, no pointer to follow
+    /// when they are indexed.
+    id: Option<CompactString>,
+    parent: Option<CompactString>,
     /// For a `message` entry in `JSON.stringify`'s form: its role and its message's text (a
     /// range of `text`), which the context splices without parsing.
     message: Option<(Role, Range<usize>)>,
