@@ -436,6 +436,7 @@ fn steps_of(bytes: &[u8], fixed: &[Range<usize>; 2]) -> Option<Vec<LineStep>> {
 #[cfg(test)]
 mod tests {
     use super::super::scan::{message_line, message_line_scanned};
+    use super::super::tests::{mutate, numbers};
     use super::*;
 
     /// Lines of the shapes a session has (and a few odd ones): roles, null and absent links,
@@ -490,26 +491,13 @@ mod tests {
             let scanned = message_line_scanned(line).map(|(found, _)| found);
             assert_eq!(shapes.find(line), scanned, "{line}");
         }
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let alphabet = b"{}[]\":,\\ 0123456789.-+eEtrufalsn\nxu\t\x01";
         let (mut through_shapes, mut compared) = (0, 0);
         for round in 0..40_000 {
             let mut bytes = lines[next(lines.len())].clone().into_bytes();
-            for _ in 0..1 + next(3) {
-                let at = next(bytes.len());
-                let byte = alphabet[next(alphabet.len())];
-                match next(3) {
-                    0 => drop(bytes.remove(at)),
-                    1 => bytes[at] = byte,
-                    _ => bytes.insert(at, byte),
-                }
-            }
+            let changes = 1 + next(3);
+            mutate(&mut bytes, changes, alphabet, &mut next);
             if round % 7 == 0 {
                 bytes.truncate(next(bytes.len()));
             }

@@ -570,6 +570,47 @@ fn the_context_text_is_the_rendering_of_the_context_values() {
 }
 
 /// A header and stringified user messages `m0`, `m1`, ... chained, of `sizes[i]` content bytes.
+/// A deterministic source of small numbers for the tests' mutations: `next(n)` is in `0..n`.
+pub(super) fn numbers(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}
+
+/// Changes `bytes` in `changes` places (a byte removed, replaced or inserted from `alphabet`).
+pub(super) fn mutate(
+    bytes: &mut Vec<u8>,
+    changes: usize,
+    alphabet: &[u8],
+    next: &mut impl FnMut(usize) -> usize,
+) {
+    for _ in 0..changes {
+        let at = next(bytes.len());
+        let byte = alphabet[next(alphabet.len())];
+        match next(3) {
+            0 => drop(bytes.remove(at)),
+            1 => bytes[at] = byte,
+            _ => bytes.insert(at, byte),
+        }
+    }
+}
+
+/// Opens the session file at `path` and checks that its entries are `expected` (each line read
+/// alone) and that the context's text (spliced) is the context's rendering.
+fn assert_reads_as_each_line_alone(path: &Path, expected: &[Json]) -> SessionContext {
+    let session = Session::open(path, "/w", Durability::Flush).unwrap();
+    assert_eq!(session.entries().unwrap(), expected);
+    let context = session.context().unwrap();
+    assert_eq!(
+        session.context_text().unwrap(),
+        crate::json::to_string(&context.to_json())
+    );
+    context
+}
+
 fn message_lines(sizes: &[usize]) -> Vec<u8> {
     let mut text = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_vec();
     text.push(b'\n');
@@ -663,20 +704,14 @@ fn multi_byte_and_invalid_text_read_as_each_line_alone() {
     }
     assert!(text.len() > 2 * (1 << 20), "{}", text.len());
     std::fs::write(&path, &text).unwrap();
-    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
     let expected: Vec<Json> = text
         .split(|&b| b == b'\n')
         .skip(1)
         .filter(|line| !line.is_empty())
         .map(|line| crate::json::parse(&String::from_utf8_lossy(line)).unwrap())
         .collect();
-    assert_eq!(session.entries().unwrap(), expected.as_slice());
-    let context = session.context().unwrap();
+    let context = assert_reads_as_each_line_alone(&path, &expected);
     assert_eq!(context.messages.len(), 6000);
-    assert_eq!(
-        session.context_text().unwrap(),
-        crate::json::to_string(&context.to_json())
-    );
 }
 
 /// Lines of a shape the reading thread has learned are read without looking for their end
@@ -694,13 +729,7 @@ fn lines_of_learned_shapes_read_as_each_line_alone() {
         json!({"role": "toolResult", "toolCallId": "t1", "toolName": "read",
                "content": [{"type": "text", "text": "fn main() {}\n"}], "isError": false, "timestamp": 3}),
     ];
-    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = numbers(0x9e37_79b9_7f4a_7c15);
     let alphabet = b"{}[]\":,\\ 0123456789.-etrufalsnx\t";
     let mut text = message_lines(&[]);
     for i in 0..9000 {
@@ -713,15 +742,8 @@ fn lines_of_learned_shapes_read_as_each_line_alone() {
                            "timestamp": "2026-01-01T00:00:00.000Z", "message": messages[i % 3].clone()});
         let mut line = crate::json::to_string(&entry).into_bytes();
         if next(4) == 0 {
-            for _ in 0..1 + next(2) {
-                let at = next(line.len());
-                let byte = alphabet[next(alphabet.len())];
-                match next(3) {
-                    0 => drop(line.remove(at)),
-                    1 => line[at] = byte,
-                    _ => line.insert(at, byte),
-                }
-            }
+            let changes = 1 + next(2);
+            mutate(&mut line, changes, alphabet, &mut next);
         }
         if i % 50 == 7 {
             // A whole line of a learned shape, and more after it.
@@ -732,19 +754,13 @@ fn lines_of_learned_shapes_read_as_each_line_alone() {
     }
     assert!(text.len() > 2 * (1 << 20), "{}", text.len());
     std::fs::write(&path, &text).unwrap();
-    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
     let expected: Vec<Json> = text
         .split(|&b| b == b'\n')
         .skip(1)
         .filter_map(|line| crate::json::parse(std::str::from_utf8(line).unwrap()).ok())
         .filter(Json::is_object)
         .collect();
-    assert_eq!(session.entries().unwrap(), expected.as_slice());
-    let context = session.context().unwrap();
-    assert_eq!(
-        session.context_text().unwrap(),
-        crate::json::to_string(&context.to_json())
-    );
+    assert_reads_as_each_line_alone(&path, &expected);
 }
 
 /// Entries are read back from the file when asked for: a file another program changed since
