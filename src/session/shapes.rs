@@ -17,6 +17,9 @@ use super::scan::{number_end, string_end, MessageLine, Role};
 const MAX_SHAPES: usize = 64;
 /// Steps per shape, at most (a line with more strings and numbers is not learned).
 const MAX_STEPS: usize = 256;
+/// The literals' bytes a thread keeps, at most (a line of long keys is not learned): the shapes
+/// live as long as the thread.
+const MAX_LITERAL_BYTES: usize = 256 << 10;
 
 /// What a step ends with, after its literal bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -277,6 +280,10 @@ impl Shapes {
         let Some(steps) = steps_of(line.as_bytes(), &fixed) else {
             return;
         };
+        let literal_bytes: usize = steps.iter().map(|s| s.literal.len() + 16).sum();
+        if self.pool.len() + literal_bytes > MAX_LITERAL_BYTES {
+            return;
+        }
         // The step whose hole is the string `content` (its range without quotes).
         let hole_of = |content: &Option<Range<usize>>| match content {
             None => Some(None),
@@ -527,8 +534,9 @@ mod tests {
         }
     }
 
-    /// A thread learns at most `MAX_SHAPES` shapes (a file of ever-new shapes stops teaching),
-    /// and a line of a shape not learned is still read, by the scan.
+    /// A thread learns at most `MAX_SHAPES` shapes (a file of ever-new shapes stops teaching)
+    /// and keeps at most `MAX_LITERAL_BYTES` of their literals; a line of a shape not learned is
+    /// still read, by the scan.
     #[test]
     fn learning_stops_at_the_limit() {
         let line = |i: usize| {
