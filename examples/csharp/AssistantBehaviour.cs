@@ -27,6 +27,8 @@ public class AssistantBehaviour : MonoBehaviour
     public int FrameBudgetMs = 2;
     /// <summary>Whether the player allows a write, edit or bash call (null: refuse them all).</summary>
     public Func<ConsentRequest, bool> AskUser;
+    /// <summary>The scene's own reaction to each event (a UI refresh, a sound), if any.</summary>
+    public Action<Event> ShowEvent;
 
     Dispatcher dispatcher;
     Agent agent;
@@ -40,13 +42,14 @@ public class AssistantBehaviour : MonoBehaviour
     public Outcome Outcome { get; private set; }
     /// <summary>Callbacks that came on another thread than Start's (must stay 0).</summary>
     public int OffThreadCallbacks { get; private set; }
-    /// <summary>Callbacks that started after their frame's budget was spent, beyond the one a
-    /// dispatch may overrun it by (libagent checks the budget before each callback: must stay 0;
-    /// the one may start late when the thread was preempted after the check).</summary>
+    /// <summary>Callbacks that started although the budget was spent before the previous one
+    /// returned (libagent checks the budget before each callback after a dispatch's first: must
+    /// stay 0). The budget is counted from the frame's first callback, which libagent's own
+    /// clock cannot follow, so a preempted thread never makes a callback look late.</summary>
     public int ExtraLateCallbacks { get; private set; }
 
     readonly Stopwatch frameClock = new Stopwatch();
-    int lateThisFrame;
+    double firstCallbackStart = -1, lastCallbackEnd;
 
     void Start()
     {
@@ -74,12 +77,13 @@ public class AssistantBehaviour : MonoBehaviour
     {
         if (e.Update == UpdateType.TextDelta) Answer.Append(e.Delta); // show it in a text field
         else if (e.Type == EventType.ToolExecutionStart) ToolsRun.Add(e.ToolName);
+        if (ShowEvent != null) ShowEvent(e);
     }
 
     void Update()
     {
         frameClock.Restart();
-        lateThisFrame = 0;
+        firstCallbackStart = -1;
         dispatcher.Dispatch(FrameBudgetMs);
     }
 
@@ -94,7 +98,10 @@ public class AssistantBehaviour : MonoBehaviour
     T Timed<T>(Func<T> callback)
     {
         if (Thread.CurrentThread.ManagedThreadId != mainThread) OffThreadCallbacks++;
-        if (frameClock.Elapsed.TotalMilliseconds > FrameBudgetMs && ++lateThisFrame > 1) ExtraLateCallbacks++;
-        return callback();
+        double now = frameClock.Elapsed.TotalMilliseconds;
+        if (firstCallbackStart < 0) firstCallbackStart = now;
+        else if (lastCallbackEnd - firstCallbackStart > FrameBudgetMs) ExtraLateCallbacks++;
+        try { return callback(); }
+        finally { lastCallbackEnd = frameClock.Elapsed.TotalMilliseconds; }
     }
 }
