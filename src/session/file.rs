@@ -2,16 +2,18 @@
 //! one whole line per entry (a failed write is cut back so no partial line remains).
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::hash::BuildHasher;
 use std::io::{BufRead, BufReader, Write};
 use std::ops::Range;
 
 use compact_str::CompactString;
 use std::path::{Path, PathBuf};
 
-use super::read::{self, ReadLine, Text};
+use super::index::IdHasher;
+use super::read::{self, ReadLine};
 use super::scan::{self, Role};
 
-use super::{Durability, SessionError, SessionErrorKind, CURRENT_VERSION};
+use super::{Durability, SessionError, SessionErrorKind, Stored, CURRENT_VERSION};
 use crate::json::Json;
 
 /// The largest file `open` reads: entries are held in memory, and a larger file is far more
@@ -44,15 +46,91 @@ pub(crate) enum LoadedFile {
     Read {
         file: SessionFile,
         header: Json,
-        entries: Entries,
+        entries: Vec<PartEntries>,
         skipped_lines: Vec<usize>,
     },
 }
 
-/// One entry line of a read file: its text (where it is) and what the reading found.
-pub(crate) struct ReadEntry {
-    pub text: Text,
-    pub found: Found,
+/// The lines one reading thread read, made ready to be stored: the session joins the parts,
+/// indexes the ids hashed here and notes the entries parsed here, without going over each
+/// entry again.
+pub(crate) struct PartEntries {
+    /// Whether the part starts the file: its first entry is the header.
+    first_part: bool,
+    /// The part's first entry line, the header if no part before has an entry (a message: null).
+    first: Option<Json>,
+    /// The part's entries (the header and later header lines left out).
+    pub entries: Vec<Stored>,
+    /// The position in `entries` of each entry with an id, and its hash by the session's index.
+    pub id_hashes: Vec<(usize, u64)>,
+    hasher: IdHasher,
+    /// The entries that are not messages in `JSON.stringify`'s form, parsed, in order.
+    pub parsed: Vec<Json>,
+    /// Whether a message entry holds a user or assistant message.
+    pub has_conversation: bool,
+    /// The part's lines so far, and the numbers (from 1 within the part) of those skipped.
+    lines: usize,
+    skipped: Vec<usize>,
+}
+
+impl PartEntries {
+    fn new(first_part: bool, hasher: IdHasher) -> PartEntries {
+        PartEntries {
+            first_part,
+            first: None,
+            entries: Vec::new(),
+            id_hashes: Vec::new(),
+            hasher,
+            parsed: Vec::new(),
+            has_conversation: false,
+            lines: 0,
+            skipped: Vec::new(),
+        }
+    }
+}
+
+impl read::Lines for PartEntries {
+    fn push(&mut self, line: ReadLine) {
+        self.lines += 1;
+        let (text, found) = match line {
+            ReadLine::Blank => return,
+            ReadLine::Skipped => return self.skipped.push(self.lines),
+            ReadLine::Entry(text, found) => (text, found),
+        };
+        if self.first.is_none() {
+            self.first = Some(match &found {
+                Found::Parsed(entry) => entry.clone(),
+                Found::Message { .. } => Json::Null,
+            });
+            if self.first_part {
+                return;
+            }
+        }
+        if is_header(&found) {
+            return;
+        }
+        if let Found::Message { role, .. } = &found {
+            self.has_conversation |= matches!(role, Role::User | Role::Assistant);
+        }
+        let (stored, parsed) = Stored::read(text, found);
+        if let Some(id) = stored.id.as_deref() {
+            let hash = self.hasher.hash_one(id);
+            self.id_hashes.push((self.entries.len(), hash));
+        }
+        self.entries.push(stored);
+        self.parsed.extend(parsed);
+    }
+
+    fn held(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn try_reserve(&mut self, more: usize) {
+        let _ = self.entries.try_reserve(more);
+        let _ = self.id_hashes.try_reserve(more);
+    }
+
+    const LINE_BYTES: usize = std::mem::size_of::<Stored>() + std::mem::size_of::<(usize, u64)>();
 }
 
 /// A line's content.
@@ -172,7 +250,12 @@ fn open_locked(path: &Path, create: bool) -> Result<File, SessionError> {
 
 /// Reads the session file at `path` and locks it (see `LoadedFile`). A file that is not a session, of
 /// an unknown version or too large is refused and left untouched.
-pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, SessionError> {
+/// Loads the session file at `path`; its entries' ids are hashed with `hasher` (the index's).
+pub(crate) fn load(
+    path: &Path,
+    durability: Durability,
+    hasher: IdHasher,
+) -> Result<LoadedFile, SessionError> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -206,52 +289,30 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
         bytes_written: 0,
     };
     // Streamed, not held: entries read in `JSON.stringify`'s form are read back when needed.
-    let read = read::read_file(&handle, path, metadata.len())?;
+    let read = read::read_file(&handle, path, metadata.len(), |first_part| {
+        PartEntries::new(first_part, hasher.clone())
+    })?;
     file.bytes_read = read.len;
     file.len = read.len;
     file.handle = Some(handle);
     if read.len == 0 {
         return Ok(LoadedFile::Empty(file));
     }
-    // A first pass, by reference: the header, the skipped lines and how many entries follow;
-    // the lines are moved into the session once, by `Entries`.
-    let mut header: Option<Json> = None;
-    let mut after_header = 0;
-    let mut count = 0;
+    let mut header = None;
+    let mut lines_before = 0;
     let mut skipped_lines = Vec::new();
-    for (index, line) in read.parts.iter().flatten().enumerate() {
-        let found = match line {
-            ReadLine::Blank => continue,
-            ReadLine::Skipped => {
-                skipped_lines.push(index + 1);
-                continue;
-            }
-            ReadLine::Entry(_, found) => found,
-        };
-        if header.is_none() {
-            // A message entry is no header.
-            let entry = match found {
-                Found::Parsed(entry) => entry.clone(),
-                Found::Message { .. } => Json::Null,
-            };
-            check_header(path, &entry)?;
-            header = Some(entry);
-            after_header = index + 1;
-        } else if !is_header(found) {
-            count += 1;
-        }
+    for part in &read.parts {
+        header = header.or_else(|| part.first.clone());
+        skipped_lines.extend(part.skipped.iter().map(|line| lines_before + line));
+        lines_before += part.lines;
     }
-    let entries = Entries {
-        parts: read.parts,
-        after_header,
-        count,
-    };
     let Some(header) = header else {
         return Err(not_a_session(format!(
             "{} is not a session file: none of its lines is a JSON object.",
             path.display()
         )));
     };
+    check_header(path, &header)?;
     if !read.ends_with_newline {
         // The last line was cut off (or just lacks its newline): the next entry starts its own.
         file.write(b"\n")?;
@@ -259,7 +320,7 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
     Ok(LoadedFile::Read {
         file,
         header,
-        entries,
+        entries: read.parts,
         skipped_lines,
     })
 }
@@ -267,31 +328,6 @@ pub(crate) fn load(path: &Path, durability: Durability) -> Result<LoadedFile, Se
 /// A header line after the first: the reference drops it.
 fn is_header(found: &Found) -> bool {
     matches!(found, Found::Parsed(entry) if entry.get("type").and_then(Json::as_str) == Some("session"))
-}
-
-/// The entries of a file read, in file order (the header and other header lines left out), moved
-/// out of the lines the reading threads made.
-pub(crate) struct Entries {
-    parts: Vec<Vec<ReadLine>>,
-    /// Lines up to the header's (included) are no entries.
-    after_header: usize,
-    /// How many entries there are.
-    pub count: usize,
-}
-
-impl Entries {
-    pub fn into_entries(self) -> impl Iterator<Item = ReadEntry> {
-        self.parts
-            .into_iter()
-            .flatten()
-            .skip(self.after_header)
-            .filter_map(|line| match line {
-                ReadLine::Entry(text, found) if !is_header(&found) => {
-                    Some(ReadEntry { text, found })
-                }
-                _ => None,
-            })
-    }
 }
 
 /// A header the reader accepts: `{"type": "session", "id": string}` of version 1 to 3.

@@ -6,11 +6,13 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
+/// Randomly seeded: ids come from files, which may be hostile.
+pub(crate) type IdHasher = foldhash::quality::RandomState;
+
 #[derive(Default)]
 pub(crate) struct IdIndex {
     table: HashTable<usize>,
-    /// Randomly seeded: ids come from files, which may be hostile.
-    hasher: foldhash::quality::RandomState,
+    hasher: IdHasher,
 }
 
 impl IdIndex {
@@ -21,13 +23,30 @@ impl IdIndex {
             .copied()
     }
 
-    /// Indexes the entry at `at`, whose id is `id`; an entry indexed before with the same id is
-    /// replaced (the later one wins, as in the reference). Returns whether there was one.
-    pub fn insert<'a>(&mut self, id: &str, at: usize, id_of: impl Fn(usize) -> &'a str) -> bool {
+    /// The hasher ids are indexed with (ids may be hashed on other threads, with a copy).
+    pub fn hasher(&self) -> IdHasher {
+        self.hasher.clone()
+    }
+
+    /// Indexes the entry at `at`; an entry indexed before with the same id is replaced (the later
+    /// one wins, as in the reference). Returns whether there was one.
+    pub fn insert<'a>(&mut self, at: usize, id_of: impl Fn(usize) -> &'a str) -> bool {
+        let hash = self.hasher.hash_one(id_of(at));
+        self.insert_hashed(hash, at, id_of)
+    }
+
+    /// `insert`, with the id's hash made by `hasher()` (the id is read only when another one
+    /// hashes alike).
+    pub fn insert_hashed<'a>(
+        &mut self,
+        hash: u64,
+        at: usize,
+        id_of: impl Fn(usize) -> &'a str,
+    ) -> bool {
         let hasher = &self.hasher;
         match self.table.entry(
-            hasher.hash_one(id),
-            |&other| id_of(other) == id,
+            hash,
+            |&other| id_of(other) == id_of(at),
             |&other| hasher.hash_one(id_of(other)),
         ) {
             hashbrown::hash_table::Entry::Occupied(mut slot) => {
@@ -65,16 +84,22 @@ impl IdIndex {
 mod tests {
     use super::*;
 
-    /// Lookups, a repeated id taken by the later entry, removal, and growth past the
-    /// reservation (the table rehashes through the ids).
+    /// Lookups, a repeated id taken by the later entry (ids hashed here or by a copy of the
+    /// hasher), removal, and growth past the reservation (the table rehashes through the ids).
     #[test]
     fn indexes_ids_by_position() {
         let ids: Vec<String> = (0..5000).map(|i| format!("id{}", i % 4000)).collect();
         let id_of = |i: usize| ids[i].as_str();
         let mut index = IdIndex::default();
         index.reserve(10, id_of);
+        let hasher = index.hasher();
         for (at, id) in ids.iter().enumerate() {
-            assert_eq!(index.insert(id, at, id_of), at >= 4000, "{id}");
+            let repeated = if at % 2 == 0 {
+                index.insert(at, id_of)
+            } else {
+                index.insert_hashed(hasher.hash_one(id), at, id_of)
+            };
+            assert_eq!(repeated, at >= 4000, "{id}");
         }
         assert_eq!(index.get("id3", id_of), Some(4003));
         assert_eq!(index.get("id3999", id_of), Some(3999));

@@ -31,7 +31,7 @@ use compact_str::CompactString;
 use crate::json::{Json, JsonMap};
 
 pub use context::{entry_messages, project, ProjectedEntry, SessionContext};
-use file::{Found, LoadedFile, ReadEntry, SessionFile};
+use file::{Found, LoadedFile, PartEntries, SessionFile};
 use index::IdIndex;
 pub use llm::convert_to_llm;
 use read::{SpanReader, Text};
@@ -109,6 +109,41 @@ struct Stored {
     message: Option<(Role, Range<usize>)>,
 }
 
+impl Stored {
+    /// An entry as stored, from its text and what reading it found; an entry that is not a
+    /// message in `JSON.stringify`'s form is returned too, for `Session::note`.
+    fn read(text: Text, found: Found) -> (Stored, Option<Json>) {
+        match found {
+            Found::Parsed(entry) => (Stored::parsed(text, &entry), Some(entry)),
+            Found::Message {
+                id,
+                parent,
+                role,
+                message,
+            } => (
+                Stored {
+                    text,
+                    id,
+                    parent,
+                    message: Some((role, message)),
+                },
+                None,
+            ),
+        }
+    }
+
+    /// An entry as stored, from its text and its value.
+    fn parsed(text: Text, entry: &Json) -> Stored {
+        let link = |key| entry.get(key).and_then(Json::as_str).map(Into::into);
+        Stored {
+            text,
+            id: link("id"),
+            parent: link("parentId"),
+            message: None,
+        }
+    }
+}
+
 /// The id of the entry at `index` (an indexed entry has one).
 fn id_at(entries: &[Stored], index: usize) -> &str {
     entries[index].id.as_deref().unwrap_or_default()
@@ -165,7 +200,7 @@ impl Session {
     /// once it holds a conversation. The leaf is the file's last entry.
     pub fn open(path: &Path, cwd: &str, durability: Durability) -> Result<Session, SessionError> {
         let mut session = Session::empty(cwd);
-        match file::load(path, durability)? {
+        match file::load(path, durability, session.by_id.hasher())? {
             LoadedFile::Missing(file) => {
                 session.header = session.new_header(None);
                 session.file = Some(file);
@@ -183,11 +218,7 @@ impl Session {
             } => {
                 let size = file.size();
                 session.file = Some(file);
-                session.entries.reserve_exact(entries.count);
-                session.by_id.reserve(entries.count, |_| "");
-                for entry in entries.into_entries() {
-                    session.store_read(entry);
-                }
+                session.store_parts(entries);
                 // The leaf is the last entry (set here once, not for every message read).
                 session.leaf = session
                     .entries
@@ -311,26 +342,26 @@ impl Session {
         }
     }
 
-    /// Adds an entry read from the file (the leaf is set by the caller once all are read).
-    fn store_read(&mut self, entry: ReadEntry) {
-        match entry.found {
-            Found::Parsed(value) => self.store(entry.text, &value),
-            Found::Message {
-                id,
-                parent,
-                role,
-                message,
-            } => {
-                if matches!(role, Role::User | Role::Assistant) {
-                    self.has_conversation = true;
+    /// Stores the entries the reading threads made ready, in file order.
+    fn store_parts(&mut self, parts: Vec<PartEntries>) {
+        let count = parts.iter().map(|part| part.entries.len()).sum();
+        self.entries.reserve_exact(count);
+        self.by_id.reserve(count, |_| "");
+        for mut part in parts {
+            let offset = self.entries.len();
+            self.entries.append(&mut part.entries);
+            self.has_conversation |= part.has_conversation;
+            let entries = &self.entries;
+            for (at, hash) in part.id_hashes {
+                if self
+                    .by_id
+                    .insert_hashed(hash, offset + at, |i| id_at(entries, i))
+                {
+                    self.repeated_ids = true;
                 }
-                self.entries.push(Stored {
-                    text: entry.text,
-                    id,
-                    parent,
-                    message: Some((role, message)),
-                });
-                self.index_last();
+            }
+            for entry in &part.parsed {
+                self.note(entry);
             }
         }
     }
@@ -339,10 +370,8 @@ impl Session {
     fn index_last(&mut self) {
         let at = self.entries.len() - 1;
         let entries = &self.entries;
-        if let Some(id) = entries[at].id.as_deref() {
-            if self.by_id.insert(id, at, |i| id_at(entries, i)) {
-                self.repeated_ids = true;
-            }
+        if entries[at].id.is_some() && self.by_id.insert(at, |i| id_at(entries, i)) {
+            self.repeated_ids = true;
         }
     }
 
@@ -367,19 +396,19 @@ impl Session {
 
     /// Adds an entry (`text` is its JSON, `entry` its value), indexes it and makes it the leaf.
     fn store(&mut self, text: Text, entry: &Json) {
-        let id = entry.get("id").and_then(Json::as_str);
-        let parent = entry.get("parentId").and_then(Json::as_str);
-        self.leaf = id.map(str::to_string);
-        self.entries.push(Stored {
-            text,
-            id: id.map(Into::into),
-            parent: parent.map(Into::into),
-            message: None,
-        });
+        let stored = Stored::parsed(text, entry);
+        self.leaf = stored.id.as_deref().map(str::to_string);
+        self.entries.push(stored);
         self.index_last();
         if let Some(parsed) = self.parsed.get_mut() {
             parsed.push(entry.clone());
         }
+        self.note(entry);
+    }
+
+    /// What an entry other than a message in `JSON.stringify`'s form changes beyond the entries:
+    /// the conversation flag and the labels.
+    fn note(&mut self, entry: &Json) {
         if is_conversation(entry) {
             self.has_conversation = true;
         }

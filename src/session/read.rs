@@ -45,10 +45,9 @@ pub(crate) enum ReadLine {
 }
 
 /// What reading the whole file found.
-pub(crate) struct ReadFile {
-    /// Every line in order (its number is its index + 1), in the parts the threads read (not
-    /// copied into one vector).
-    pub parts: Vec<Vec<ReadLine>>,
+pub(crate) struct ReadFile<L> {
+    /// Every line in order, in the parts the threads read (not copied into one).
+    pub parts: Vec<L>,
     /// The bytes read (the file's length as read).
     pub len: u64,
     pub ends_with_newline: bool,
@@ -128,9 +127,20 @@ fn utf8_lines_end(bytes: &[u8], from: usize) -> usize {
     }
 }
 
+/// Where a reading thread puts the lines it reads, in file order.
+pub(crate) trait Lines: Send {
+    fn push(&mut self, line: ReadLine);
+    /// How many lines are held (the reservation after the first buffer is made from it).
+    fn held(&self) -> usize;
+    /// Room for `more` lines, if the memory is to be had.
+    fn try_reserve(&mut self, more: usize);
+    /// The memory one held line takes.
+    const LINE_BYTES: usize;
+}
+
 /// The lines one thread reads.
-struct Part {
-    lines: Vec<ReadLine>,
+struct Part<L> {
+    lines: L,
     /// The file's length and last byte, when this part read to its end.
     end: Option<(u64, Option<u8>)>,
     too_large: bool,
@@ -139,9 +149,16 @@ struct Part {
 /// Reads the lines that start at `from` or later and before `until` (`from` a line start, or with
 /// `seek` any offset: the line it falls in is left to the part before); `size` is the file's
 /// length when it was opened.
-fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::Result<Part> {
+fn read_part<L: Lines>(
+    file: &File,
+    from: u64,
+    seek: bool,
+    until: u64,
+    size: u64,
+    lines: L,
+) -> io::Result<Part<L>> {
     let mut part = Part {
-        lines: Vec::new(),
+        lines,
         end: None,
         too_large: false,
     };
@@ -208,10 +225,9 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::R
             // the rest of the part's size in bytes, and only if the memory is to be had: a file
             // that starts with short lines and goes on with a huge one must not reserve more.
             let rest = until.min(size).saturating_sub(from + consumed as u64);
-            let estimate = (part.lines.len() as u64).saturating_mul(rest) / consumed as u64;
-            let bound = rest / std::mem::size_of::<ReadLine>() as u64;
-            let _ = part
-                .lines
+            let estimate = (part.lines.held() as u64).saturating_mul(rest) / consumed as u64;
+            let bound = rest / L::LINE_BYTES as u64;
+            part.lines
                 .try_reserve((estimate + estimate / 8).min(bound) as usize);
         }
         if !seeking && base + consumed as u64 >= until {
@@ -225,22 +241,29 @@ fn read_part(file: &File, from: u64, seek: bool, until: u64, size: u64) -> io::R
 
 /// Reads every line of `file`, `size` bytes long when it was opened (it is read to its end
 /// whatever its length now; over `MAX_FILE_BYTES` is refused).
-pub(crate) fn read_file(file: &File, path: &Path, size: u64) -> Result<ReadFile, SessionError> {
+/// `lines(first)` makes the place a part's lines go (`first`: the part that starts the file).
+pub(crate) fn read_file<L: Lines>(
+    file: &File,
+    path: &Path,
+    size: u64,
+    lines: impl Fn(bool) -> L + Sync,
+) -> Result<ReadFile<L>, SessionError> {
     let failed = |e: io::Error| io_error("read", path, &e);
     let parts = if size < SPLIT_BYTES {
-        vec![read_part(file, 0, false, u64::MAX, size).map_err(failed)?]
+        vec![read_part(file, 0, false, u64::MAX, size, lines(true)).map_err(failed)?]
     } else {
         // The first thread reads the lines starting in the first half, the second the rest.
         let middle = size / 2;
+        let rest = || read_part(file, middle - 1, true, u64::MAX, size, lines(false));
         std::thread::scope(|scope| {
             let second = std::thread::Builder::new()
                 .name("libagent-session-read".into())
-                .spawn_scoped(scope, || read_part(file, middle - 1, true, u64::MAX, size));
-            let first = read_part(file, 0, false, middle, size);
+                .spawn_scoped(scope, &rest);
+            let first = read_part(file, 0, false, middle, size, lines(true));
             let second = match second.map(|thread| thread.join()) {
                 Ok(Ok(rest)) => rest,
                 // No thread to be had (or, never expected, it panicked): this one reads that half.
-                _ => read_part(file, middle - 1, true, u64::MAX, size),
+                _ => rest(),
             };
             Ok::<_, SessionError>(vec![first.map_err(failed)?, second.map_err(failed)?])
         })?
@@ -359,6 +382,19 @@ impl<'a> SpanReader<'a> {
 mod tests {
     use super::*;
 
+    impl Lines for Vec<ReadLine> {
+        fn push(&mut self, line: ReadLine) {
+            Vec::push(self, line);
+        }
+        fn held(&self) -> usize {
+            self.len()
+        }
+        fn try_reserve(&mut self, more: usize) {
+            let _ = Vec::try_reserve(self, more);
+        }
+        const LINE_BYTES: usize = std::mem::size_of::<ReadLine>();
+    }
+
     /// The room reserved from the first buffer's lines is bounded by the bytes left: a file
     /// that starts with a megabyte of short lines and goes on with one long line reserves no
     /// more than the file's size beyond what its lines take (not a short line's worth of entries
@@ -373,7 +409,7 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let file = File::open(&path).unwrap();
         let size = text.len();
-        let part = read_part(&file, 0, false, u64::MAX, size as u64).unwrap();
+        let part = read_part(&file, 0, false, u64::MAX, size as u64, Vec::new()).unwrap();
         assert_eq!(part.lines.len(), BUFFER_BYTES / 16 + 1);
         let entry = std::mem::size_of::<ReadLine>();
         let reserved = part.lines.capacity() * entry;

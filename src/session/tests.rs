@@ -833,3 +833,95 @@ fn a_repeated_id_resolves_to_its_later_entry() {
     );
     assert!(!text.contains("one"), "{text}");
 }
+
+/// Opens `text` as a session file and checks it against the same entries stored in memory: the
+/// lines, the header, the skipped lines' numbers, the index (the later of two entries with one
+/// id), the labels, the conversation flag and the leaf, however the reading threads split it.
+fn assert_opens_as_its_lines(text: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("split.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let session = Session::open(&path, "/w", Durability::Flush).unwrap();
+    let mut header = None;
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        match crate::json::parse(line) {
+            Ok(entry @ Json::Object(_)) if header.is_none() => header = Some(entry),
+            Ok(entry @ Json::Object(_)) => {
+                if entry.get("type").and_then(Json::as_str) != Some("session") {
+                    entries.push(entry);
+                }
+            }
+            _ if line.trim().is_empty() => {}
+            _ => skipped.push(index + 1),
+        }
+    }
+    let expected = Session::from_entries("/w", entries.clone()).unwrap();
+    assert_eq!(session.header(), header.as_ref().unwrap());
+    assert_eq!(session.skipped_lines(), skipped);
+    assert_eq!(session.entries().unwrap(), entries);
+    assert_eq!(session.labels, expected.labels);
+    assert_eq!(session.has_conversation, expected.has_conversation);
+    assert_eq!(session.repeated_ids, expected.repeated_ids);
+    assert_eq!(session.leaf_id(), expected.leaf_id());
+    for entry in &entries {
+        let id = entry.get("id").and_then(Json::as_str).unwrap();
+        assert_eq!(session.entry(id).unwrap(), expected.entry(id).unwrap(), "{id}");
+    }
+}
+
+/// Lines of the same length (`width` bytes with the newline): message, label and model entries,
+/// one id given twice.
+fn even_lines(count: usize, width: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| {
+            let id = if i == count - 3 { "e5".to_string() } else { format!("e{i}") };
+            let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+            let body = match i % 7 {
+                3 => format!(r#""type":"label","id":"{id}","parentId":{parent},"targetId":"e{}","label":"l{}","#, i / 2, i % 3),
+                5 => format!(r#""type":"label","id":"{id}","parentId":{parent},"targetId":"e{}","#, i / 3),
+                6 => format!(r#""type":"model_change","id":"{id}","parentId":{parent},"provider":"p","modelId":"m","#),
+                _ => format!(r#""type":"message","id":"{id}","parentId":{parent},"message":{{"role":"{}","content":"x"}},"#,
+                             if i % 2 == 0 { "custom" } else { "user" }),
+            };
+            let pad = width - 1 - body.len() - r#"{"pad":""}"#.len();
+            format!(r#"{{{body}"pad":"{}"}}"#, "p".repeat(pad))
+        })
+        .collect()
+}
+
+/// A large file is read by two threads, each storing its half: the header may be in the second
+/// half (the first holds no entry), a header line may start the second half (it is dropped), and
+/// labels, repeated ids and skipped lines fall on both sides.
+#[test]
+fn the_halves_of_a_file_store_as_its_lines() {
+    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    let width = 200;
+    let count = 3 * read::SPLIT_BYTES as usize / width;
+
+    // Junk first: the half where the header is holds the second thread's lines only.
+    let mut text = String::new();
+    for i in 0..(read::SPLIT_BYTES as usize / 4) {
+        text.push_str(if i % 3 == 0 { "nope\n" } else { "   \n" });
+    }
+    text.push_str(header);
+    text.push('\n');
+    for line in even_lines(count / 8, width) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    assert!(text.len() as u64 > read::SPLIT_BYTES && text.find(header).unwrap() > text.len() / 2);
+    assert_opens_as_its_lines(&text);
+
+    // The header first, and another header line where the second half starts.
+    let mut lines = even_lines(count, width);
+    let total = header.len() + 1 + count * width;
+    let second_half = (total / 2 - header.len() - 1).div_ceil(width);
+    let repeat = r#"{"type":"session","version":3,"id":"again","pad":""}"#;
+    lines[second_half] = repeat.replace(r#""pad":"""#, &format!(r#""pad":"{}""#, "q".repeat(width - 1 - repeat.len())));
+    lines[second_half + 1] = format!("{:<1$}", "[not, an, entry", width - 1);
+    let text = format!("{header}\n{}\n", lines.join("\n"));
+    assert_eq!(text.len(), total);
+    assert_opens_as_its_lines(&text);
+}
