@@ -336,79 +336,14 @@ pub fn project<'a>(path: &[&'a Json]) -> Vec<ProjectedEntry<'a>> {
 pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, SessionError> {
     let indices = session.path_indices(session.leaf_id());
     let spliced = |position: usize| session.entries[indices[position]].message.as_ref();
-    let mut reader = session.text_reader(true);
-    // Only the entries that are not spliced are parsed (a few among many messages): kept by
-    // position, in order, so nothing the size of the path is allocated per entry.
-    let mut parsed_entries: Vec<(usize, Json)> = Vec::new();
-    for (position, &index) in indices.iter().enumerate() {
-        if session.entries[index].message.is_none() {
-            parsed_entries.push((position, reader.parse(index)?));
-        }
-    }
-    let parsed = |position: usize| {
-        parsed_entries
-            .binary_search_by_key(&position, |(at, _)| *at)
-            .ok()
-            .map(|at| &parsed_entries[at].1)
-    };
-    // Only a compaction or a context edit (never spliced: parsed) makes the choice more than
-    // the whole path.
-    let whole_path = parsed_entries
-        .iter()
-        .all(|(_, entry)| !matches!(kind(entry), Some("compaction" | "context_edit")));
-    let selected = if whole_path {
-        (0..indices.len())
-            .map(|position| Selected {
-                position,
-                edit: None,
-                silent: false,
-            })
-            .collect()
-    } else {
-        select(indices.len(), |position| match spliced(position) {
-            None => parsed(position).map(Facts::of).unwrap_or_default(),
-            Some((role, _)) => Facts {
-                kind: Some("message"),
-                id: session.entries[indices[position]].id.as_deref(),
-                system_message: *role == Role::System,
-                ..Facts::default()
-            },
-        })
-    };
     // Spliced as it is: any message of the context; for a model, the roles it passes unchanged.
-    let splice = |selected: &Selected| match spliced(selected.position) {
-        Some((role, message)) if selected.edit.is_none() && !selected.silent => {
-            let passes = matches!(
-                role,
-                Role::System | Role::User | Role::Assistant | Role::ToolResult
-            );
-            (!llm || passes).then(|| message.clone())
-        }
-        _ => None,
+    let splices = |role: &Role| {
+        !llm || matches!(
+            role,
+            Role::System | Role::User | Role::Assistant | Role::ToolResult
+        )
     };
-    // The messages in order: spliced from their lines (read back when written) or rendered.
-    let mut pieces = Vec::new();
-    for selected in &selected {
-        if let Some(message) = splice(selected) {
-            pieces.push(Piece::Splice(
-                &session.entries[indices[selected.position]].text,
-                message,
-            ));
-            continue;
-        }
-        if selected.silent {
-            continue;
-        }
-        let own;
-        let entry = match parsed(selected.position) {
-            Some(entry) => entry,
-            None => {
-                own = reader.parse(indices[selected.position])?;
-                &own
-            }
-        };
-        // An edit is a context_edit entry: never spliced, so parsed.
-        let edit = selected.edit.and_then(parsed);
+    let render = |pieces: &mut Vec<Piece>, entry: &Json, edit: Option<&Json>| {
         let mut messages = edited_messages(entry, edit);
         if llm {
             messages = super::convert_to_llm(&messages);
@@ -418,6 +353,74 @@ pub(crate) fn build_text(session: &Session, llm: bool) -> Result<ContextText, Se
                 .iter()
                 .map(|m| Piece::Text(crate::json::to_string(m))),
         );
+    };
+    let mut reader = session.text_reader(true);
+    // One pass over the path makes the pieces of the whole path, unless a compaction or a
+    // context edit (never spliced: parsed) makes the choice more than that. Only the entries
+    // that are not spliced are parsed (a few among many messages): kept by position, in order,
+    // so nothing the size of the path is allocated per entry.
+    let mut parsed_entries: Vec<(usize, Json)> = Vec::new();
+    let mut pieces = Vec::with_capacity(indices.len());
+    let mut whole_path = true;
+    for (position, &index) in indices.iter().enumerate() {
+        let stored = &session.entries[index];
+        match &stored.message {
+            Some((role, message)) if whole_path && splices(role) => {
+                pieces.push(Piece::Splice(&stored.text, message.clone()));
+            }
+            Some(_) if whole_path => render(&mut pieces, &reader.parse(index)?, None),
+            Some(_) => {}
+            None => {
+                let entry = reader.parse(index)?;
+                if matches!(kind(&entry), Some("compaction" | "context_edit")) {
+                    whole_path = false;
+                } else if whole_path {
+                    render(&mut pieces, &entry, None);
+                }
+                parsed_entries.push((position, entry));
+            }
+        }
+    }
+    let parsed = |position: usize| {
+        parsed_entries
+            .binary_search_by_key(&position, |(at, _)| *at)
+            .ok()
+            .map(|at| &parsed_entries[at].1)
+    };
+    if !whole_path {
+        let selected = select(indices.len(), |position| match spliced(position) {
+            None => parsed(position).map(Facts::of).unwrap_or_default(),
+            Some((role, _)) => Facts {
+                kind: Some("message"),
+                id: session.entries[indices[position]].id.as_deref(),
+                system_message: *role == Role::System,
+                ..Facts::default()
+            },
+        });
+        pieces.clear();
+        for selected in &selected {
+            let stored = &session.entries[indices[selected.position]];
+            match &stored.message {
+                Some((role, message))
+                    if selected.edit.is_none() && !selected.silent && splices(role) =>
+                {
+                    pieces.push(Piece::Splice(&stored.text, message.clone()));
+                    continue;
+                }
+                _ if selected.silent => continue,
+                _ => {}
+            }
+            let own;
+            let entry = match parsed(selected.position) {
+                Some(entry) => entry,
+                None => {
+                    own = reader.parse(indices[selected.position])?;
+                    &own
+                }
+            };
+            // An edit is a context_edit entry: never spliced, so parsed.
+            render(&mut pieces, entry, selected.edit.and_then(parsed));
+        }
     }
     let head = if llm { "[" } else { "{\"messages\":[" };
     let mut tail = String::from("]");

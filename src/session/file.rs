@@ -125,8 +125,11 @@ impl read::Lines for PartEntries {
         self.entries.len()
     }
 
-    fn try_reserve(&mut self, more: usize) {
-        let _ = self.entries.try_reserve(more);
+    fn try_reserve(&mut self, more: usize, more_in_file: usize) {
+        // The first part's entries become the session's, which the other parts' join: room for
+        // them too saves copying the first part.
+        let entries = if self.first_part { more_in_file } else { more };
+        let _ = self.entries.try_reserve(entries);
         let _ = self.id_hashes.try_reserve(more);
     }
 

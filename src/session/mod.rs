@@ -345,10 +345,14 @@ impl Session {
     /// Stores the entries the reading threads made ready, in file order.
     fn store_parts(&mut self, parts: Vec<PartEntries>) {
         let count = parts.iter().map(|part| part.entries.len()).sum();
-        self.entries.reserve_exact(count);
         self.by_id.reserve(count, |_| "");
         for mut part in parts {
             let offset = self.entries.len();
+            if offset == 0 {
+                // Taken, not copied (the first part reserved room for the others).
+                self.entries = std::mem::take(&mut part.entries);
+            }
+            self.entries.reserve_exact(count - self.entries.len());
             self.entries.append(&mut part.entries);
             self.has_conversation |= part.has_conversation;
             let entries = &self.entries;

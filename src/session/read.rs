@@ -132,8 +132,9 @@ pub(crate) trait Lines: Send {
     fn push(&mut self, line: ReadLine);
     /// How many lines are held (the reservation after the first buffer is made from it).
     fn held(&self) -> usize;
-    /// Room for `more` lines, if the memory is to be had.
-    fn try_reserve(&mut self, more: usize);
+    /// Room for about `more` lines (`more_in_file`: to the file's end), if the memory is to be
+    /// had.
+    fn try_reserve(&mut self, more: usize, more_in_file: usize);
     /// The memory one held line takes.
     const LINE_BYTES: usize;
 }
@@ -224,11 +225,12 @@ fn read_part<L: Lines>(
             // list is not copied as it grows (a few per cent of a large file's open). At most
             // the rest of the part's size in bytes, and only if the memory is to be had: a file
             // that starts with short lines and goes on with a huge one must not reserve more.
-            let rest = until.min(size).saturating_sub(from + consumed as u64);
-            let estimate = (part.lines.held() as u64).saturating_mul(rest) / consumed as u64;
-            let bound = rest / L::LINE_BYTES as u64;
-            part.lines
-                .try_reserve((estimate + estimate / 8).min(bound) as usize);
+            let lines_in = |until: u64| {
+                let rest = until.min(size).saturating_sub(from + consumed as u64);
+                let estimate = (part.lines.held() as u64).saturating_mul(rest) / consumed as u64;
+                (estimate + estimate / 8).min(rest / L::LINE_BYTES as u64) as usize
+            };
+            part.lines.try_reserve(lines_in(until), lines_in(size));
         }
         if !seeking && base + consumed as u64 >= until {
             return Ok(part);
@@ -389,7 +391,7 @@ mod tests {
         fn held(&self) -> usize {
             self.len()
         }
-        fn try_reserve(&mut self, more: usize) {
+        fn try_reserve(&mut self, more: usize, _: usize) {
             let _ = Vec::try_reserve(self, more);
         }
         const LINE_BYTES: usize = std::mem::size_of::<ReadLine>();

@@ -867,7 +867,11 @@ fn assert_opens_as_its_lines(text: &str) {
     assert_eq!(session.leaf_id(), expected.leaf_id());
     for entry in &entries {
         let id = entry.get("id").and_then(Json::as_str).unwrap();
-        assert_eq!(session.entry(id).unwrap(), expected.entry(id).unwrap(), "{id}");
+        assert_eq!(
+            session.entry(id).unwrap(),
+            expected.entry(id).unwrap(),
+            "{id}"
+        );
     }
 }
 
@@ -919,7 +923,10 @@ fn the_halves_of_a_file_store_as_its_lines() {
     let total = header.len() + 1 + count * width;
     let second_half = (total / 2 - header.len() - 1).div_ceil(width);
     let repeat = r#"{"type":"session","version":3,"id":"again","pad":""}"#;
-    lines[second_half] = repeat.replace(r#""pad":"""#, &format!(r#""pad":"{}""#, "q".repeat(width - 1 - repeat.len())));
+    lines[second_half] = repeat.replace(
+        r#""pad":"""#,
+        &format!(r#""pad":"{}""#, "q".repeat(width - 1 - repeat.len())),
+    );
     lines[second_half + 1] = format!("{:<1$}", "[not, an, entry", width - 1);
     let text = format!("{header}\n{}\n", lines.join("\n"));
     assert_eq!(text.len(), total);
