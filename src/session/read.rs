@@ -260,7 +260,7 @@ pub(crate) fn read_file<L: Lines>(
         std::thread::scope(|scope| {
             let second = std::thread::Builder::new()
                 .name("libagent-session-read".into())
-                .spawn_scoped(scope, &rest);
+                .spawn_scoped(scope, rest);
             let first = read_part(file, 0, false, middle, size, lines(true));
             let second = match second.map(|thread| thread.join()) {
                 Ok(Ok(rest)) => rest,
