@@ -4,7 +4,7 @@
 # calls and results) and building the context at its leaf:
 #   libagent   agent_session_open + agent_session_get(CONTEXT) (bench/session_open.c, release build)
 #   reference  pi-coding-agent 1.6.0's SessionManager.open + buildSessionContext (bench/session_open.mjs)
-# Prints each side's JSON line (best of REPEAT, default 3, by total time), then the ratios: time
+# Prints each side's JSON line (best of REPEAT, default 10, by total time), then the ratios: time
 # (reference / libagent, target >= 10x) and libagent's memory while open over the file's size
 # (target <= 2x).
 #
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=$ROOT/build/bench
 ENTRIES=${ENTRIES:-100000}
-REPEAT=${REPEAT:-3}
+REPEAT=${REPEAT:-10}
 mkdir -p "$OUT"
 
 if [ -n "${LIBAGENT_PREBUILT:-}" ]; then
@@ -61,7 +61,13 @@ for side, r in (("reference (pi 1.6.0, Node)", ref), ("libagent", lib)):
           f"| {r['rss_after_open_bytes'] / 1e6:.0f} MB ({r['rss_after_open_bytes'] / size:.2f}x the file) "
           f"| {r['rss_open_bytes'] / 1e6:.0f} MB ({r['rss_open_bytes'] / size:.2f}x) "
           f"| {r['peak_rss_bytes'] / 1e6:.0f} MB | {ratio} |")
+# Each repeat runs the two sides back to back: their ratio compares them on the machine as it was
+# then (a shared machine's speed drifts over seconds).
+pairs = sorted(r["total_ms"] / l["total_ms"] for l, r in zip(
+    [r for r in rows if r["side"] == "libagent"], [r for r in rows if r["side"] == "reference"]))
 print()
+print(f"each repeat's ratio (reference / libagent, back to back): "
+      f"{', '.join(f'{p:.2f}x' for p in pairs)}; median {pairs[len(pairs) // 2]:.2f}x")
 speed = ref["total_ms"] / lib["total_ms"]
 memory = max(lib["rss_after_open_bytes"], lib["rss_open_bytes"]) / size
 print(f"open + context: the reference takes {speed:.2f}x libagent's time (target >= 10x): "
