@@ -6,6 +6,7 @@ under callgrind, each scenario at N, 2N and 4N units of work, each run's instruc
   provider_work.c  a streamed text read over HTTP by the openai-completions and anthropic-messages
                    providers from sse_server.py (a process of its own: callgrind counts the client)
   coding_work.c    the coding pack's grep over a tree of N files, read of a file of N lines
+  session_work.c   a session file of N entries opened, and the context at its leaf built
 
 and fails when work is superlinear: the instructions each unit of work costs between 2N and 4N
 (the marginal cost) must stay within MARGINAL_LIMIT of what each cost between N and 2N. Linear
@@ -14,7 +15,7 @@ work gives 1.00; work that re-reads or re-copies what came before grows with N a
 Then the canaries (src/cost_canary.rs, switched on by LIBAGENT_COST_CANARY): the same measurement
 with a quadratic copy in the SSE parser and in streamed text must fail, else the cost test fails
 with "the canary was not caught". Environment: COST_STREAM_DELTAS, COST_TRANSCRIPT_CYCLES,
-COST_SSE_DELTAS, COST_GREP_FILES, COST_READ_LINES set N per family (defaults below); sizes much
+COST_SSE_DELTAS, COST_GREP_FILES, COST_READ_LINES, COST_SESSION_ENTRIES set N per family (defaults below); sizes much
 smaller than the defaults are noisier (0.95-1.06 on linear scenarios at N = 400 deltas)."""
 import concurrent.futures
 import glob
@@ -38,6 +39,8 @@ TRANSCRIPT_CYCLES = int(os.environ.get("COST_TRANSCRIPT_CYCLES", "1000"))
 SSE_DELTAS = int(os.environ.get("COST_SSE_DELTAS", "2000"))
 GREP_FILES = int(os.environ.get("COST_GREP_FILES", "400"))
 READ_LINES = int(os.environ.get("COST_READ_LINES", "40000"))
+# ~1 KB per entry: 2 MB at N, read by two threads at every size (the split is at 1 MiB).
+SESSION_ENTRIES = int(os.environ.get("COST_SESSION_ENTRIES", "2000"))
 TIMEOUT_SECONDS = 600  # one callgrind process; the whole test takes ~2 minutes
 FILES_PER_DIR = 50  # grep walks sorted directories: small ones keep sorting out of the count
 
@@ -63,7 +66,8 @@ def build(name):
 
 
 def lay_out_trees():
-    """grep-<files>/dNNNN/fNN.txt (one `needle` line, in the middle file) and read-<lines>/big.txt."""
+    """grep-<files>/dNNNN/fNN.txt (one `needle` line, in the middle file), session-<entries>.jsonl
+    and read-<lines>/big.txt."""
     for files in (GREP_FILES, 2 * GREP_FILES, 4 * GREP_FILES):
         tree = os.path.join(trees, f"grep-{files}")
         if os.path.exists(os.path.join(tree, ".complete")):
@@ -78,6 +82,12 @@ def lay_out_trees():
             with open(os.path.join(directory, f"f{i % FILES_PER_DIR:02d}.txt"), "w") as f:
                 f.writelines(lines)
         open(os.path.join(tree, ".complete"), "w").close()
+    os.makedirs(trees, exist_ok=True)
+    for entries in (SESSION_ENTRIES, 2 * SESSION_ENTRIES, 4 * SESSION_ENTRIES):
+        # Kept when it already holds that many entries (the generator's own .meta check).
+        subprocess.run([sys.executable, os.path.join(root, "tests", "sessions", "generate.py"),
+                        os.path.join(trees, f"session-{entries}.jsonl"), str(entries)], check=True,
+                       stdout=subprocess.DEVNULL)
     for lines in (READ_LINES, 2 * READ_LINES, 4 * READ_LINES):
         tree = os.path.join(trees, f"read-{lines}")
         os.makedirs(tree, exist_ok=True)
@@ -147,7 +157,8 @@ def main():
     if not os.path.exists(os.path.join(lib, "libagent.so")):
         fail(f"no {lib}/libagent.so: run `make suite-lib` first")
     os.makedirs(out, exist_ok=True)
-    stream_work, provider_work, coding_work = (build(n) for n in ("stream_work", "provider_work", "coding_work"))
+    stream_work, provider_work, coding_work, session_work = (
+        build(n) for n in ("stream_work", "provider_work", "coding_work", "session_work"))
     lay_out_trees()
     server = subprocess.Popen([sys.executable, os.path.join(root, "tests", "cost", "sse_server.py")],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -171,6 +182,8 @@ def main():
                           ["openai", "anthropic"], SSE_DELTAS, "delta", None),
             "grep": ([coding_work, trees, f"grep={GREP_FILES}"], None, "coding", ["grep"], GREP_FILES, "file", None),
             "read": ([coding_work, trees, f"read={READ_LINES}"], None, "coding", ["read"], READ_LINES, "line", None),
+            "session": ([session_work, trees, str(SESSION_ENTRIES)], None, "sessions", ["session"], SESSION_ENTRIES,
+                        "entry", None),
             "canary-sse": ([provider_work, port, str(sse_canary), "openai"], {"LIBAGENT_COST_CANARY": "sse"},
                            "providers", ["openai"], sse_canary, "delta", "sse"),
             "canary-text": ([stream_work, str(text_canary), "text-typed"], {"LIBAGENT_COST_CANARY": "text"},
