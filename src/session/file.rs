@@ -251,9 +251,9 @@ fn open_locked(path: &Path, create: bool) -> Result<File, SessionError> {
     }
 }
 
-/// Reads the session file at `path` and locks it (see `LoadedFile`). A file that is not a session, of
-/// an unknown version or too large is refused and left untouched.
-/// Loads the session file at `path`; its entries' ids are hashed with `hasher` (the index's).
+/// Reads the session file at `path` and locks it (see `LoadedFile`); the entries' ids are hashed
+/// with `hasher` (the session index's). A file that is not a session, of an unknown version or too
+/// large is refused and left untouched.
 pub(crate) fn load(
     path: &Path,
     durability: Durability,
