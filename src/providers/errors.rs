@@ -4,6 +4,9 @@
 
 use std::error::Error as StdError;
 
+use hyper::header::{HeaderMap, CONTENT_TYPE, LOCATION};
+
+use super::client::{ConnectTimedOut, SendError, READ_BUFFER_BYTES};
 use super::http::CLOSED_BEFORE_HEADERS;
 use super::transport::Transport;
 
@@ -21,9 +24,14 @@ pub fn idle_timeout(transport: &Transport) -> String {
     )
 }
 
-/// The text for a request that got no response.
-pub fn describe(error: &reqwest::Error, transport: &Transport) -> String {
-    let url = error.url();
+/// The text for a request to `url` that got no response.
+pub fn describe(error: &SendError, url: &str, transport: &Transport) -> String {
+    let error = match error {
+        SendError::Build(why) => return format!("The request could not be built: {why}."),
+        SendError::Failed(error) => error,
+    };
+    let url = url::Url::parse(url).ok();
+    let url = url.as_ref();
     let host = url
         .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)))
         .unwrap_or_default();
@@ -38,11 +46,18 @@ pub fn describe(error: &reqwest::Error, transport: &Transport) -> String {
         if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
             return tls_failure(tls, &host);
         }
+        if cause.is::<ConnectTimedOut>() {
+            return format!(
+                "Could not connect to {host} within {} ms (connectTimeoutMs).",
+                transport.connect_timeout_ms
+            );
+        }
         let text = cause.to_string();
         // hyper's text for a head over its size or header-count limit.
         if text.contains("message head is too large") {
             return format!(
-                "The response head from {host} is too large (more than about 400 KB or 100 headers)."
+                "The response head from {host} is too large (more than {} KB or 100 headers).",
+                READ_BUFFER_BYTES / 1024
             );
         }
         if text.starts_with("dns error") {
@@ -53,12 +68,6 @@ pub fn describe(error: &reqwest::Error, transport: &Transport) -> String {
             );
         }
     }
-    if error.is_connect() && error.is_timeout() {
-        return format!(
-            "Could not connect to {host} within {} ms (connectTimeoutMs).",
-            transport.connect_timeout_ms
-        );
-    }
     let eof = chain.iter().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
@@ -67,9 +76,6 @@ pub fn describe(error: &reqwest::Error, transport: &Transport) -> String {
         return format!(
             "TLS handshake with {host} failed: the server closed the connection (is it a plain-HTTP port? Then use http://)."
         );
-    }
-    if error.is_builder() {
-        return format!("The request could not be built: {error}.");
     }
     CLOSED_BEFORE_HEADERS.to_string()
 }
@@ -113,8 +119,8 @@ fn tls_failure(error: &rustls::Error, host: &str) -> String {
 
 /// A 2xx response that is not an event stream fails at once instead of being read to its end.
 /// No content type, `text/event-stream` and `text/plain` (which some proxies put on streams) pass.
-pub fn unexpected_content_type(headers: &reqwest::header::HeaderMap) -> Option<String> {
-    let value = headers.get(reqwest::header::CONTENT_TYPE)?;
+pub fn unexpected_content_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?;
     let text = String::from_utf8_lossy(value.as_bytes());
     let essence = text
         .split(';')
@@ -132,15 +138,14 @@ pub fn unexpected_content_type(headers: &reqwest::header::HeaderMap) -> Option<S
 }
 
 /// A redirect is refused: following it could carry the key and the conversation elsewhere.
-pub fn redirect_refused(response: &reqwest::Response) -> String {
-    let location = response
-        .headers()
-        .get(reqwest::header::LOCATION)
+pub fn redirect_refused(status: u16, headers: &HeaderMap) -> String {
+    let location = headers
+        .get(LOCATION)
         .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned());
     let to = location.map_or(String::new(), |l| format!(" to {}", cut(&l, 200)));
     format!(
         "The server redirected the request ({}{to}); provider requests do not follow redirects. Set the model's baseUrl to the final address.",
-        response.status().as_u16()
+        status
     )
 }
 

@@ -10,6 +10,10 @@ use std::time::Duration;
 use futures::FutureExt;
 use tokio::time::{Instant, Sleep};
 
+use hyper::body::Incoming;
+use hyper::header::HeaderMap;
+
+use super::client::{next_data, Client};
 use super::errors;
 use super::sse::SseLimits;
 pub use super::transport::Transport;
@@ -46,7 +50,7 @@ pub enum Failure {
 
 /// An open response whose body is read with [`Response::next_chunk`].
 pub struct Response {
-    inner: reqwest::Response,
+    body: Incoming,
     /// The end of the attempt's `timeoutMs`, and its timer.
     deadline: Option<Instant>,
     total: Option<Pin<Box<Sleep>>>,
@@ -90,14 +94,14 @@ impl Response {
         if self.deadline.is_some_and(|deadline| now >= deadline) {
             return Chunk::Failed(errors::total_timeout(&self.transport));
         }
-        if let Some(chunk) = self.inner.chunk().now_or_never() {
+        if let Some(chunk) = next_data(&mut self.body).now_or_never() {
             return self.take(chunk);
         }
         loop {
             tokio::select! {
                 biased;
                 _ = signal.aborted() => return Chunk::Aborted,
-                chunk = self.inner.chunk() => return self.take(chunk),
+                chunk = next_data(&mut self.body) => return self.take(chunk),
                 _ = fired(&mut self.total) => {
                     return Chunk::Failed(errors::total_timeout(&self.transport))
                 }
@@ -116,14 +120,14 @@ impl Response {
 }
 
 impl Response {
-    fn take(&mut self, chunk: reqwest::Result<Option<bytes::Bytes>>) -> Chunk {
+    fn take(&mut self, chunk: Option<Result<bytes::Bytes, hyper::Error>>) -> Chunk {
         match chunk {
-            Ok(Some(bytes)) => match self.limits.check(&bytes) {
+            Some(Ok(bytes)) => match self.limits.check(&bytes) {
                 Ok(()) => Chunk::Data(bytes),
                 Err(text) => Chunk::Failed(text),
             },
-            Ok(None) => Chunk::End,
-            Err(_) => Chunk::Failed(CLOSED_IN_BODY.to_string()),
+            None => Chunk::End,
+            Some(Err(_)) => Chunk::Failed(CLOSED_IN_BODY.to_string()),
         }
     }
 }
@@ -269,7 +273,7 @@ enum Attempt {
     Final(String),
     Status {
         status: u16,
-        headers: reqwest::header::HeaderMap,
+        headers: HeaderMap,
         body: String,
     },
 }
@@ -285,13 +289,13 @@ impl Attempt {
                 body,
             } => {
                 let head = ErrorHead {
-                    reason: reqwest::StatusCode::from_u16(status)
+                    reason: hyper::StatusCode::from_u16(status)
                         .ok()
                         .and_then(|s| s.canonical_reason())
                         .unwrap_or("")
                         .to_string(),
                     content_type: headers
-                        .get(reqwest::header::CONTENT_TYPE)
+                        .get(hyper::header::CONTENT_TYPE)
                         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
                 };
                 (Failure::Status { status, body }, Some(head))
@@ -301,7 +305,7 @@ impl Attempt {
 }
 
 async fn send_once(
-    client: &reqwest::Client,
+    client: &Client,
     request: &HttpRequest,
     signal: &AbortSignal,
 ) -> Result<Response, Attempt> {
@@ -310,26 +314,23 @@ async fn send_once(
     let deadline = transport.timeout().map(|d| now + d);
     // Until the head arrives the idle timer runs from the start (connecting included).
     let idle = transport.idle_timeout().map(|d| now + d);
-    let mut builder = client.post(&request.url);
-    for (name, value) in &request.headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    let sent = builder.body(request.body.clone()).send();
-    let mut response = tokio::select! {
+    let sent = client.post(&request.url, &request.headers, request.body.clone());
+    let response = tokio::select! {
         biased;
         _ = signal.aborted() => return Err(Attempt::Aborted),
-        response = sent => response.map_err(|e| Attempt::Connection(errors::describe(&e, transport)))?,
+        response = sent => response.map_err(|e| Attempt::Connection(errors::describe(&e, &request.url, transport)))?,
         _ = until(deadline) => return Err(Attempt::Connection(errors::total_timeout(transport))),
         _ = until(idle) => return Err(Attempt::Connection(errors::idle_timeout(transport))),
     };
-    let status = response.status().as_u16();
+    let (head, mut body) = response.into_parts();
+    let status = head.status.as_u16();
     if (200..300).contains(&status) {
-        if let Some(text) = errors::unexpected_content_type(response.headers()) {
+        if let Some(text) = errors::unexpected_content_type(&head.headers) {
             return Err(Attempt::Final(text));
         }
         let now = Instant::now();
         return Ok(Response {
-            inner: response,
+            body,
             deadline,
             total: deadline.map(|at| Box::pin(tokio::time::sleep_until(at))),
             idle: transport
@@ -341,13 +342,15 @@ async fn send_once(
         });
     }
     if (300..400).contains(&status) {
-        return Err(Attempt::Final(errors::redirect_refused(&response)));
+        return Err(Attempt::Final(errors::redirect_refused(
+            status,
+            &head.headers,
+        )));
     }
-    let headers = response.headers().clone();
-    let body = read_error_body(&mut response, signal, deadline, transport).await?;
+    let body = read_error_body(&mut body, signal, deadline, transport).await?;
     Err(Attempt::Status {
         status,
-        headers,
+        headers: head.headers,
         body,
     })
 }
@@ -356,7 +359,7 @@ async fn send_once(
 /// naming the limit). A body that stops arriving (idle or total timeout, a dropped connection)
 /// gives what came so far.
 async fn read_error_body(
-    response: &mut reqwest::Response,
+    response: &mut Incoming,
     signal: &AbortSignal,
     deadline: Option<Instant>,
     transport: &Transport,
@@ -368,12 +371,12 @@ async fn read_error_body(
         let chunk = tokio::select! {
             biased;
             _ = signal.aborted() => return Err(Attempt::Aborted),
-            chunk = response.chunk() => chunk,
+            chunk = next_data(response) => chunk,
             _ = until(deadline) => break,
             _ = until(idle) => break,
         };
         match chunk {
-            Ok(Some(bytes)) => {
+            Some(Ok(bytes)) => {
                 let room = MAX_ERROR_BODY_BYTES - body.len();
                 body.extend_from_slice(&bytes[..bytes.len().min(room)]);
                 if bytes.len() > room {
@@ -381,7 +384,7 @@ async fn read_error_body(
                     break;
                 }
             }
-            Ok(None) | Err(_) => break,
+            None | Some(Err(_)) => break,
         }
     }
     if !cut {
@@ -401,7 +404,7 @@ async fn read_error_body(
 }
 
 /// `x-should-retry` decides when present; otherwise 408, 409, 429 and 5xx are retried.
-fn is_retryable(status: u16, headers: &reqwest::header::HeaderMap) -> bool {
+fn is_retryable(status: u16, headers: &HeaderMap) -> bool {
     match headers.get("x-should-retry").and_then(|v| v.to_str().ok()) {
         Some("true") => true,
         Some("false") => false,
@@ -415,7 +418,7 @@ fn is_retryable_status(status: u16) -> bool {
 }
 
 /// The delay the server asked for: `retry-after-ms`, else `retry-after` (seconds or a date).
-fn server_delay_ms(headers: &reqwest::header::HeaderMap) -> Option<f64> {
+fn server_delay_ms(headers: &HeaderMap) -> Option<f64> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(ms) = header("retry-after-ms").and_then(parse_float) {
         return Some(ms);
@@ -456,7 +459,7 @@ fn parse_float(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::{HeaderMap, HeaderValue};
+    use hyper::header::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -10,6 +10,7 @@
 //! here blocks the runtime thread; an abort drops the connection at once.
 
 mod anthropic;
+mod client;
 mod env;
 mod errors;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -215,7 +216,7 @@ pub fn check_model(model: &Json) -> Result<(), String> {
         }
         other => other?,
     };
-    match reqwest::Url::parse(base_url) {
+    match url::Url::parse(base_url) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => Ok(()),
         Ok(url) => Err(format!(
             "The model's baseUrl \"{base_url}\" must be an http:// or https:// URL (got scheme \"{}\").",
@@ -267,7 +268,7 @@ pub(crate) fn attribution_headers(call: &Call) -> Vec<(String, String)> {
     let text = |key: &str| str_field(attribution, key).unwrap_or("").to_string();
     let provider = call.model_str("provider");
     let base_url = call.model_str("baseUrl");
-    let host = reqwest::Url::parse(base_url)
+    let host = url::Url::parse(base_url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_string));
     if provider == "openrouter" || base_url.contains("openrouter.ai") {

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use super::client::Client;
 use crate::json::Json;
 use crate::sync::lock;
 
@@ -139,7 +140,7 @@ impl Transport {
 
 /// At least one PEM certificate in `pem`, else an error starting with `what`.
 fn check_pem(pem: &str, what: &str) -> Result<(), String> {
-    match reqwest::Certificate::from_pem_bundle(pem.as_bytes()) {
+    match super::client::pem_certificates(pem) {
         Ok(certificates) if !certificates.is_empty() => Ok(()),
         _ => Err(format!(
             "{what} holds no PEM certificate (-----BEGIN CERTIFICATE----- ...)."
@@ -158,8 +159,8 @@ struct ClientKey {
 
 /// The client for a request to `url` (clients are kept: each has its connection pool). Building
 /// one loads the system's root certificates, so it runs off the runtime thread.
-pub async fn client(url: &str, transport: &Transport) -> Result<reqwest::Client, String> {
-    static CLIENTS: OnceLock<Mutex<HashMap<ClientKey, reqwest::Client>>> = OnceLock::new();
+pub async fn client(url: &str, transport: &Transport) -> Result<Client, String> {
+    static CLIENTS: OnceLock<Mutex<HashMap<ClientKey, Client>>> = OnceLock::new();
     let clients = CLIENTS.get_or_init(Default::default);
     let key = ClientKey {
         direct: is_loopback(url),
@@ -171,36 +172,23 @@ pub async fn client(url: &str, transport: &Transport) -> Result<reqwest::Client,
     }
     let built = {
         let key = key.clone();
-        tokio::task::spawn_blocking(move || build(&key)).await
+        tokio::task::spawn_blocking(move || {
+            let connect_timeout =
+                (key.connect_timeout_ms > 0).then(|| Duration::from_millis(key.connect_timeout_ms));
+            Client::new(
+                key.direct,
+                connect_timeout,
+                key.extra_ca_pem.as_deref().map(|p| p.as_str()),
+            )
+        })
+        .await
     };
     let client = built.map_err(|_| "The HTTP client could not be built.".to_string())??;
     Ok(lock(clients).entry(key).or_insert(client).clone())
 }
 
-fn build(key: &ClientKey) -> Result<reqwest::Client, String> {
-    // Redirects are never followed: a redirect could carry the API key and the conversation to
-    // a host the model was not configured with.
-    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
-    if key.direct {
-        builder = builder.no_proxy();
-    }
-    if key.connect_timeout_ms > 0 {
-        builder = builder.connect_timeout(Duration::from_millis(key.connect_timeout_ms));
-    }
-    if let Some(pem) = &key.extra_ca_pem {
-        let certificates = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
-            .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))?;
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    builder
-        .build()
-        .map_err(|e| format!("The HTTP client could not be built: {e}."))
-}
-
 fn is_loopback(url: &str) -> bool {
-    reqwest::Url::parse(url).ok().is_some_and(|u| {
+    url::Url::parse(url).ok().is_some_and(|u| {
         matches!(
             u.host_str(),
             Some("localhost" | "127.0.0.1" | "[::1]" | "::1")

@@ -1,0 +1,353 @@
+//! The providers' HTTP client: HTTP/1.1 on hyper's pooled client, TLS by rustls (the bundled
+//! Mozilla roots, the system's roots and any CAs the options add), proxies from the environment
+//! (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`; never for a loopback URL), and a read
+//! buffer of at most [`READ_BUFFER_BYTES`] per connection. (hyper's default lets each connection's
+//! buffer grow to ~400 KB, so 200 streaming agents held ~80 MB of it; a higher-level client does
+//! not expose the bound.)
+
+use std::error::Error as StdError;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue, PROXY_AUTHORIZATION};
+use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper::{Request, Response, Uri};
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use hyper_util::client::legacy::connect::proxy::Tunnel;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use tokio::net::TcpStream;
+use tower_service::Service;
+
+/// The most a connection's read buffer holds. A response head must fit in it; SSE events of any
+/// size still stream through it (the SSE limits bound those).
+pub const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// A pooled HTTP/1.1 client; clones share the pool.
+#[derive(Clone)]
+pub struct Client {
+    http: hyper_util::client::legacy::Client<Connector, Full<Bytes>>,
+    proxies: Option<Arc<Matcher>>,
+}
+
+/// Why a request got no response.
+#[derive(Debug)]
+pub enum SendError {
+    /// The request could not be made from the URL and headers given.
+    Build(String),
+    /// Connecting, the TLS handshake, sending or reading the response head failed.
+    Failed(hyper_util::client::legacy::Error),
+}
+
+/// Connecting (TCP, a proxy's tunnel, TLS) took longer than `connectTimeoutMs`.
+#[derive(Debug)]
+pub struct ConnectTimedOut;
+
+impl std::fmt::Display for ConnectTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connect timed out")
+    }
+}
+
+impl StdError for ConnectTimedOut {}
+
+impl Client {
+    /// A client; `direct` bypasses proxies. Loads the system's roots: call it off the runtime
+    /// thread.
+    pub fn new(
+        direct: bool,
+        connect_timeout: Option<Duration>,
+        extra_ca_pem: Option<&str>,
+    ) -> Result<Client, String> {
+        // hyper-rustls sets the ALPN protocol itself (http/1.1); the tunnel's TLS is ours to set.
+        let tls = tls_config(extra_ca_pem)?;
+        let mut tunnel_tls = tls.clone();
+        tunnel_tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false);
+        tcp.set_nodelay(true);
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(tcp);
+        let proxies = (!direct).then(|| Arc::new(Matcher::from_env()));
+        let connector = Connector {
+            https,
+            tls: tokio_rustls::TlsConnector::from(Arc::new(tunnel_tls)),
+            proxies: proxies.clone(),
+            timeout: connect_timeout,
+        };
+        let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .http1_max_buf_size(READ_BUFFER_BYTES)
+            .build(connector);
+        Ok(Client { http, proxies })
+    }
+
+    /// POSTs `body` to `url` with `headers` (in order); the response once its head arrived.
+    pub async fn post(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        body: String,
+    ) -> Result<Response<Incoming>, SendError> {
+        let request = self.request(url, headers, body)?;
+        self.http.request(request).await.map_err(SendError::Failed)
+    }
+
+    fn request(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        body: String,
+    ) -> Result<Request<Full<Bytes>>, SendError> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| SendError::Build(format!("the URL {url} cannot be used ({e})")))?;
+        let mut request = Request::post(uri.clone())
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| SendError::Build(e.to_string()))?;
+        let map = request.headers_mut();
+        for (name, value) in headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| SendError::Build(format!("the header name \"{name}\" is invalid")))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                SendError::Build(format!("the value of header \"{name}\" is invalid"))
+            })?;
+            map.append(name, value);
+        }
+        // Plain HTTP through a proxy: the proxy reads the credentials from the request itself
+        // (an HTTPS request gives them to the proxy's tunnel instead).
+        if uri.scheme() == Some(&hyper::http::uri::Scheme::HTTP)
+            && !map.contains_key(PROXY_AUTHORIZATION)
+        {
+            let auth = self.proxies.as_ref().and_then(|m| m.intercept(&uri));
+            if let Some(auth) = auth.as_ref().and_then(|p| p.basic_auth()) {
+                map.insert(PROXY_AUTHORIZATION, auth.clone());
+            }
+        }
+        Ok(request)
+    }
+}
+
+/// The next piece of a response body (trailers skipped); `None` at its end.
+pub async fn next_data(body: &mut Incoming) -> Option<Result<Bytes, hyper::Error>> {
+    loop {
+        match body.frame().await? {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data() {
+                    return Some(Ok(data));
+                }
+            }
+            Err(e) => return Some(Err(e)),
+        }
+    }
+}
+
+/// TLS 1.2 and 1.3 with ring; the bundled roots, the system's, then the extra PEM CAs.
+fn tls_config(extra_ca_pem: Option<&str>) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    // A system root rustls cannot use is skipped, as browsers do.
+    for certificate in rustls_native_certs::load_native_certs().certs {
+        let _ = roots.add(certificate);
+    }
+    if let Some(pem) = extra_ca_pem {
+        for certificate in pem_certificates(pem)? {
+            roots
+                .add(certificate)
+                .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("The TLS configuration cannot be built: {e}."))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+/// The certificates of a PEM bundle (other PEM sections are ignored).
+pub fn pem_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))
+}
+
+/// Opens connections: to the destination, or through the proxy the environment names for it
+/// (HTTPS through a CONNECT tunnel, plain HTTP forwarded by the proxy), within the connect timeout.
+#[derive(Clone)]
+struct Connector {
+    /// TCP, then TLS for an https:// address (a destination or an HTTPS proxy).
+    https: HttpsConnector<HttpConnector>,
+    /// TLS to the destination inside a proxy's tunnel.
+    tls: tokio_rustls::TlsConnector,
+    proxies: Option<Arc<Matcher>>,
+    timeout: Option<Duration>,
+}
+
+impl Service<Uri> for Connector {
+    type Response = Conn;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Conn, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, destination: Uri) -> Self::Future {
+        let connector = self.clone();
+        Box::pin(async move {
+            let timeout = connector.timeout;
+            let connecting = connector.connect(destination);
+            match timeout {
+                Some(limit) => tokio::time::timeout(limit, connecting)
+                    .await
+                    .map_err(|_| Box::new(ConnectTimedOut) as BoxError)?,
+                None => connecting.await,
+            }
+        })
+    }
+}
+
+impl Connector {
+    async fn connect(mut self, destination: Uri) -> Result<Conn, BoxError> {
+        let proxy = self
+            .proxies
+            .as_ref()
+            .and_then(|m| m.intercept(&destination));
+        let Some(proxy) = proxy else {
+            return Ok(Conn::Direct(self.https.call(destination).await?));
+        };
+        if destination.scheme() != Some(&hyper::http::uri::Scheme::HTTPS) {
+            return Ok(Conn::Forwarded(self.https.call(proxy.uri().clone()).await?));
+        }
+        let mut tunnel = Tunnel::new(proxy.uri().clone(), self.https.clone());
+        if let Some(auth) = proxy.basic_auth() {
+            tunnel = tunnel.with_auth(auth.clone());
+        }
+        let tunneled = tunnel.call(destination.clone()).await?;
+        let host = destination.host().ok_or("the URL has no host")?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let name = ServerName::try_from(host.to_string())?;
+        let tls = self.tls.connect(name, TokioIo::new(tunneled)).await?;
+        Ok(Conn::Tunneled(Box::new(TokioIo::new(tls))))
+    }
+}
+
+type Stream = MaybeHttpsStream<TokioIo<TcpStream>>;
+
+/// An open connection.
+enum Conn {
+    /// To the destination (TLS for https://).
+    Direct(Stream),
+    /// To a proxy that forwards plain-HTTP requests (sent in absolute form).
+    Forwarded(Stream),
+    /// TLS to the destination through a proxy's CONNECT tunnel (boxed: ~1 KB of TLS state).
+    Tunneled(Box<TokioIo<tokio_rustls::client::TlsStream<TokioIo<Stream>>>>),
+}
+
+impl Connection for Conn {
+    fn connected(&self) -> Connected {
+        match self {
+            Conn::Direct(stream) => stream.connected(),
+            Conn::Forwarded(stream) => stream.connected().proxy(true),
+            Conn::Tunneled(_) => Connected::new(),
+        }
+    }
+}
+
+impl Read for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Conn::Direct(s) | Conn::Forwarded(s) => Pin::new(s).poll_read(cx, buf),
+            Conn::Tunneled(s) => Pin::new(&mut **s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Direct(s) | Conn::Forwarded(s) => Pin::new(s).poll_write(cx, buf),
+            Conn::Tunneled(s) => Pin::new(&mut **s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Conn::Direct(s) | Conn::Forwarded(s) => Pin::new(s).poll_flush(cx),
+            Conn::Tunneled(s) => Pin::new(&mut **s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Conn::Direct(s) | Conn::Forwarded(s) => Pin::new(s).poll_shutdown(cx),
+            Conn::Tunneled(s) => Pin::new(&mut **s).poll_shutdown(cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A body far larger than the buffer, read slowly so the socket always has more waiting:
+    /// every piece hyper hands out fits the bounded buffer (with hyper's default they grow to
+    /// hundreds of KB).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_connection_reads_through_a_bounded_buffer() {
+        const BODY: usize = 8 << 20;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {BODY}\r\n\r\n");
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(&vec![b'x'; BODY]).await;
+        });
+        let client = Client::new(true, None, None).unwrap();
+        let mut body = client
+            .post(&url, &[], String::new())
+            .await
+            .unwrap()
+            .into_body();
+        let (mut total, mut largest) = (0, 0);
+        while let Some(piece) = next_data(&mut body).await {
+            let piece = piece.unwrap();
+            total += piece.len();
+            largest = largest.max(piece.len());
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        assert_eq!(total, BODY);
+        assert!(
+            largest <= READ_BUFFER_BYTES,
+            "a piece of {largest} bytes was read at once"
+        );
+    }
+}
