@@ -255,6 +255,13 @@ pub(crate) fn str_arg<'a>(ptr: *const c_char, len: usize, name: &str) -> FfiResu
         // SAFETY: the caller passes `len` readable bytes that live for the call.
         unsafe { std::slice::from_raw_parts(ptr as *const u8, len) }
     };
+    // Most text crossing the boundary is ASCII, which a word-at-a-time check proves valid UTF-8
+    // several times faster than a full validation of a short string (a typed delta's 8 bytes:
+    // ~15 instructions instead of ~65).
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is valid UTF-8.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
     std::str::from_utf8(bytes).map_err(|e| FfiError {
         status: AGENT_ERR_INVALID_UTF8,
         message: format!("{name} is not valid UTF-8: {e}."),
@@ -512,4 +519,41 @@ pub extern "C" fn agent_runtime_configure(workers: u32) -> *mut AgentError {
             message: m,
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(bytes: &[u8]) -> Result<&str, u32> {
+        str_arg(bytes.as_ptr() as *const c_char, bytes.len(), "text").map_err(|e| e.status as u32)
+    }
+
+    /// The ASCII shortcut and the full check agree: ASCII and multi-byte text pass as they are,
+    /// and a non-ASCII byte anywhere (short strings, long ones, at either end) is still checked.
+    #[test]
+    fn text_arguments_are_utf8_checked_with_or_without_the_ascii_shortcut() {
+        assert_eq!(check(b"d0000001"), Ok("d0000001"));
+        assert_eq!(check("é€😀 and ascii".as_bytes()), Ok("é€😀 and ascii"));
+        let long = "x".repeat(100);
+        for at in [0, 1, 7, 8, 15, 16, 50, 99] {
+            for bad in [0xffu8, 0x80, 0xc3] {
+                let mut bytes = long.clone().into_bytes();
+                bytes[at] = bad;
+                assert_eq!(
+                    check(&bytes),
+                    Err(AGENT_ERR_INVALID_UTF8 as u32),
+                    "{at} {bad}"
+                );
+                assert_eq!(
+                    check(&bytes[..at + 1]),
+                    Err(AGENT_ERR_INVALID_UTF8 as u32),
+                    "{at} {bad}"
+                );
+            }
+        }
+        let mut valid = long.into_bytes();
+        valid.splice(40..41, "é".bytes());
+        assert!(check(&valid).is_ok());
+    }
 }
