@@ -30,7 +30,7 @@ use tower_service::Service;
 
 /// The most a connection's read buffer holds. A response head must fit in it; SSE events of any
 /// size still stream through it (the SSE limits bound those).
-pub const READ_BUFFER_BYTES: usize = 64 * 1024;
+pub(crate) const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 type BoxError = Box<dyn StdError + Send + Sync>;
 
