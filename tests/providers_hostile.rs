@@ -944,3 +944,25 @@ async fn responses_endless_arguments_stop_at_the_argument_cap() {
         "The model sent more than 8388608 bytes of arguments for one tool call (limit for one tool call's arguments)."
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_that_cannot_be_sent_fails_at_once_without_showing_it() {
+    let server = serve("127.0.0.1", |socket| async move { hold(socket).await }).await;
+    let mut options = AgentOptions::from_json(json!({"maxRetries": 3})).unwrap();
+    options.initial_state.model = Some(openai(server.addr));
+    options.stream_fn = Some(agent::providers::stream_fn());
+    let _ = options.settings.hooks.set(
+        agent::agent::HookKind::GetApiKey,
+        Some(common::key_hook("sk-secret\nrest")),
+    );
+    let started = Instant::now();
+    let last = run(&Agent::new(options).unwrap()).await;
+    assert_eq!(
+        last["errorMessage"],
+        "The request could not be built: the value of header \"authorization\" is invalid.",
+        "{last}"
+    );
+    // Not retried (three retries would wait 3.5 s) and never sent.
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 0);
+}

@@ -315,6 +315,30 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    /// A header the request cannot carry is named, without its value (it may be a key).
+    #[tokio::test]
+    async fn a_header_that_cannot_be_sent_is_named_without_its_value() {
+        let client = Client::new(true, None, None).unwrap();
+        let headers = [("authorization".to_string(), "Bearer sk-1\nx".to_string())];
+        let error = client
+            .post("http://127.0.0.1:9/v1", &headers, String::new())
+            .await
+            .unwrap_err();
+        let SendError::Build(text) = error else {
+            panic!("{error:?}")
+        };
+        assert_eq!(text, "the value of header \"authorization\" is invalid");
+        let headers = [("bad name".to_string(), "v".to_string())];
+        let SendError::Build(text) = client
+            .post("http://127.0.0.1:9/v1", &headers, String::new())
+            .await
+            .unwrap_err()
+        else {
+            panic!()
+        };
+        assert_eq!(text, "the header name \"bad name\" is invalid");
+    }
+
     /// A body far larger than the buffer, read slowly so the socket always has more waiting:
     /// every piece hyper hands out fits the bounded buffer (with hyper's default they grow to
     /// hundreds of KB).

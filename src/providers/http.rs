@@ -13,7 +13,7 @@ use tokio::time::{Instant, Sleep};
 use hyper::body::Incoming;
 use hyper::header::HeaderMap;
 
-use super::client::{next_data, Client};
+use super::client::{next_data, Client, SendError};
 use super::errors;
 use super::sse::SseLimits;
 pub use super::transport::Transport;
@@ -318,7 +318,14 @@ async fn send_once(
     let response = tokio::select! {
         biased;
         _ = signal.aborted() => return Err(Attempt::Aborted),
-        response = sent => response.map_err(|e| Attempt::Connection(errors::describe(&e, &request.url, transport)))?,
+        response = sent => response.map_err(|e| {
+            let text = errors::describe(&e, &request.url, transport);
+            // A request that cannot be made fails the same way on every attempt.
+            match e {
+                SendError::Build(_) => Attempt::Final(text),
+                SendError::Failed(_) => Attempt::Connection(text),
+            }
+        })?,
         _ = until(deadline) => return Err(Attempt::Connection(errors::total_timeout(transport))),
         _ = until(idle) => return Err(Attempt::Connection(errors::idle_timeout(transport))),
     };
