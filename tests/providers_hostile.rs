@@ -6,17 +6,11 @@
 //! clock is a generous watchdog per run that turns a hang into a failure.
 #![cfg(feature = "providers")]
 
-#[path = "providers/common.rs"]
-#[allow(dead_code)]
-mod common;
-#[path = "providers/loopback.rs"]
-#[allow(dead_code)]
-mod loopback;
-#[path = "providers/mock.rs"]
-#[allow(dead_code)]
-mod mock;
+#[path = "providers/support.rs"]
+mod support;
 
-use loopback::*;
+use support::common;
+use support::loopback::*;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

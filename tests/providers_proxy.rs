@@ -4,20 +4,13 @@
 //! A test binary of its own: the proxy variables are process-wide.
 #![cfg(feature = "providers")]
 
-#[path = "providers/common.rs"]
-#[allow(dead_code)]
-mod common;
-#[path = "providers/loopback.rs"]
-#[allow(dead_code)]
-mod loopback;
-#[path = "providers/mock.rs"]
-#[allow(dead_code)]
-mod mock;
+#[path = "providers/support.rs"]
+mod support;
 
 use std::sync::{Arc, Mutex};
 
 use agent::json::json;
-use loopback::*;
+use support::loopback::*;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
