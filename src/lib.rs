@@ -168,6 +168,8 @@ pub mod event; // AgentEvent and its JSON shapes
 pub mod faux; // the scripted stream function (demo, tests, deterministic hosts)
 pub mod ffi; // the C ABI only: handles, strings, status codes, callbacks, builders
 pub mod host; // what the host plugs in: signal, stream functions, tools, hooks, listeners
+#[cfg(feature = "http")]
+mod http_client; // HTTP/1.1 for the providers and MCP: pooled, TLS, proxies, 64 KB read buffers
 pub mod json; // the order-preserving JSON value and JavaScript rendering rules
 #[cfg(feature = "mcp")]
 pub mod mcp; // MCP servers' tools as agent tools (stdio, streamable HTTP)

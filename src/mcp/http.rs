@@ -1,4 +1,4 @@
-//! A streamable-HTTP server: rmcp's client transport over libagent's reqwest, with the server's
+//! A streamable-HTTP server: rmcp's client transport over libagent's HTTP client, with the server's
 //! configured headers on every request, redirects refused (they could carry the headers
 //! elsewhere), transient failures (408, 429, 5xx) retried twice, and every message capped at
 //! `MAX_MESSAGE_BYTES` (a JSON body, or a line of an event stream).
@@ -6,8 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
+use hyper::{Method, Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -17,62 +21,71 @@ use rmcp::transport::StreamableHttpClientTransport;
 use sse_stream::{Sse, SseStream};
 
 use super::stdio::MAX_MESSAGE_BYTES;
+use crate::http_client::{self, body_stream, next_data, Client, SendError};
 
 const SESSION_HEADER: &str = "Mcp-Session-Id";
 const LAST_EVENT_HEADER: &str = "Last-Event-Id";
 const ACCEPT: &str = "text/event-stream, application/json";
 /// Attempts of a request that failed with a transient status: the first and two retries.
 const ATTEMPTS: u32 = 3;
+/// Connecting (TCP, a proxy's tunnel, TLS) to a server.
+const CONNECT_TIMEOUT_MS: u64 = 10_000;
 
-/// The reqwest client of one server (its headers are default headers).
+/// The HTTP client of one server, with the headers its configuration gives every request.
 #[derive(Clone)]
-pub struct HttpClient(reqwest::Client);
+pub struct HttpClient {
+    client: Client,
+    headers: Arc<Vec<(String, String)>>,
+}
 
 /// The transport to `url`.
-pub fn transport(
+pub async fn transport(
     url: &str,
     headers: &[(String, String)],
 ) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
-    let mut map = reqwest::header::HeaderMap::new();
     for (name, value) in headers {
-        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+        HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("The header name \"{name}\" is not valid."))?;
-        let value = reqwest::header::HeaderValue::from_str(value)
+        HeaderValue::from_str(value)
             .map_err(|_| format!("The value of header \"{name}\" is not valid."))?;
-        map.insert(name, value);
     }
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(10))
-        .default_headers(map)
-        .build()
-        .map_err(|e| format!("The HTTP client could not be built: {e}."))?;
+    let client =
+        http_client::shared(http_client::is_loopback(url), CONNECT_TIMEOUT_MS, None).await?;
     Ok(StreamableHttpClientTransport::with_client(
-        HttpClient(client),
+        HttpClient {
+            client,
+            headers: Arc::new(headers.to_vec()),
+        },
         StreamableHttpClientTransportConfig::with_uri(url),
     ))
 }
 
-type Error = StreamableHttpError<reqwest::Error>;
+type Error = StreamableHttpError<SendError>;
 
-fn transient(status: reqwest::StatusCode) -> bool {
+fn transient(status: StatusCode) -> bool {
     matches!(status.as_u16(), 408 | 429 | 500..=599)
 }
 
-fn status_error(status: reqwest::StatusCode) -> Error {
+fn status_error(status: StatusCode) -> Error {
     StreamableHttpError::UnexpectedServerResponse(format!("HTTP status {status}").into())
 }
 
 impl HttpClient {
-    /// Sends the request built by `build`, again after 0.5 s and 1 s when the status is transient.
+    /// Sends a request with the configured headers (a header of `own` replaces a configured one
+    /// of the same name), again after 0.5 s and 1 s when the status is transient.
     async fn send(
         &self,
-        build: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, Error> {
+        method: Method,
+        uri: &str,
+        own: &[(String, String)],
+        body: Bytes,
+    ) -> Result<Response<Incoming>, Error> {
+        let headers = self.with_configured(own);
         let mut attempt = 1;
         loop {
-            let response = build(&self.0)
-                .send()
+            let response = self
+                .client
+                .send(method.clone(), uri, &headers, body.clone())
                 .await
                 .map_err(StreamableHttpError::Client)?;
             if !transient(response.status()) || attempt == ATTEMPTS {
@@ -84,10 +97,31 @@ impl HttpClient {
     }
 }
 
+impl HttpClient {
+    /// The configured headers, less those `own` sets, then `own`.
+    fn with_configured(&self, own: &[(String, String)]) -> Vec<(String, String)> {
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .filter(|(name, _)| !own.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
+            .cloned()
+            .collect();
+        headers.extend_from_slice(own);
+        headers
+    }
+}
+
+/// `Authorization: Bearer <token>` when there is a token.
+fn bearer(headers: &mut Vec<(String, String)>, token: Option<&str>) {
+    if let Some(token) = token {
+        headers.push(("authorization".into(), format!("Bearer {token}")));
+    }
+}
+
 /// An event stream whose lines are capped.
-fn events(response: reqwest::Response) -> BoxStream<'static, Result<Sse, SseError>> {
+fn events(response: Response<Incoming>) -> BoxStream<'static, Result<Sse, SseError>> {
     let mut since_newline = 0usize;
-    let bytes = response.bytes_stream().map(move |chunk| {
+    let bytes = body_stream(response.into_body()).map(move |chunk| {
         let chunk = chunk.map_err(std::io::Error::other)?;
         since_newline = match memchr::memrchr(b'\n', &chunk) {
             Some(index) => chunk.len() - index - 1,
@@ -111,11 +145,15 @@ fn events(response: reqwest::Response) -> BoxStream<'static, Result<Sse, SseErro
 }
 
 /// A JSON body of at most `MAX_MESSAGE_BYTES`.
-async fn json_body(response: reqwest::Response) -> Result<ServerJsonRpcMessage, Error> {
+async fn json_body(response: Response<Incoming>) -> Result<ServerJsonRpcMessage, Error> {
     let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(StreamableHttpError::Client)?;
+    let mut incoming = response.into_body();
+    while let Some(chunk) = next_data(&mut incoming).await {
+        let chunk = chunk.map_err(|e| {
+            StreamableHttpError::UnexpectedServerResponse(
+                format!("the body could not be read: {e}").into(),
+            )
+        })?;
         if body.len() + chunk.len() > MAX_MESSAGE_BYTES {
             return Err(StreamableHttpError::UnexpectedServerResponse(
                 format!(
@@ -130,17 +168,17 @@ async fn json_body(response: reqwest::Response) -> Result<ServerJsonRpcMessage, 
     Ok(serde_json::from_slice(&body)?)
 }
 
-fn content_type(response: &reqwest::Response) -> String {
+fn content_type(response: &Response<Incoming>) -> String {
     response
         .headers()
-        .get(reqwest::header::CONTENT_TYPE)
+        .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string()
 }
 
 impl StreamableHttpClient for HttpClient {
-    type Error = reqwest::Error;
+    type Error = SendError;
 
     async fn post_message(
         &self,
@@ -149,23 +187,16 @@ impl StreamableHttpClient for HttpClient {
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let body = serde_json::to_vec(&message)?;
-        let response = self
-            .send(|client| {
-                let mut request = client
-                    .post(uri.as_ref())
-                    .header(reqwest::header::ACCEPT, ACCEPT)
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(body.clone());
-                if let Some(session) = &session_id {
-                    request = request.header(SESSION_HEADER, session.as_ref());
-                }
-                if let Some(token) = &auth_header {
-                    request = request.bearer_auth(token);
-                }
-                request
-            })
-            .await?;
+        let body = Bytes::from(serde_json::to_vec(&message)?);
+        let mut headers = vec![
+            ("accept".to_string(), ACCEPT.to_string()),
+            ("content-type".to_string(), "application/json".to_string()),
+        ];
+        if let Some(session) = &session_id {
+            headers.push((SESSION_HEADER.into(), session.to_string()));
+        }
+        bearer(&mut headers, auth_header.as_deref());
+        let response = self.send(Method::POST, &uri, &headers, body).await?;
         let status = response.status();
         if matches!(status.as_u16(), 202 | 204) {
             return Ok(StreamableHttpPostResponse::Accepted);
@@ -197,15 +228,14 @@ impl StreamableHttpClient for HttpClient {
         session_id: Arc<str>,
         auth_header: Option<String>,
     ) -> Result<(), Error> {
-        let mut request = self
-            .0
-            .delete(uri.as_ref())
-            .header(SESSION_HEADER, session_id.as_ref());
-        if let Some(token) = auth_header {
-            request = request.bearer_auth(token);
-        }
+        let mut headers = vec![(SESSION_HEADER.to_string(), session_id.to_string())];
+        bearer(&mut headers, auth_header.as_deref());
         // A server that keeps no sessions answers 405; either way the session is over for us.
-        let _ = request.send().await;
+        let headers = self.with_configured(&headers);
+        let _ = self
+            .client
+            .send(Method::DELETE, &uri, &headers, Bytes::new())
+            .await;
         Ok(())
     }
 
@@ -216,22 +246,16 @@ impl StreamableHttpClient for HttpClient {
         last_event_id: Option<String>,
         auth_header: Option<String>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
-        let response = self
-            .send(|client| {
-                let mut request = client
-                    .get(uri.as_ref())
-                    .header(reqwest::header::ACCEPT, ACCEPT)
-                    .header(SESSION_HEADER, session_id.as_ref());
-                if let Some(id) = &last_event_id {
-                    request = request.header(LAST_EVENT_HEADER, id);
-                }
-                if let Some(token) = &auth_header {
-                    request = request.bearer_auth(token);
-                }
-                request
-            })
-            .await?;
-        if response.status() == reqwest::StatusCode::METHOD_NOT_ALLOWED {
+        let mut headers = vec![
+            ("accept".to_string(), ACCEPT.to_string()),
+            (SESSION_HEADER.to_string(), session_id.to_string()),
+        ];
+        if let Some(id) = &last_event_id {
+            headers.push((LAST_EVENT_HEADER.into(), id.clone()));
+        }
+        bearer(&mut headers, auth_header.as_deref());
+        let response = self.send(Method::GET, &uri, &headers, Bytes::new()).await?;
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }
         if !response.status().is_success() {

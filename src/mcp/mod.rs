@@ -440,6 +440,7 @@ impl Server {
             }
             Transport::Http { url, headers } => {
                 let transport = http::transport(url, headers)
+                    .await
                     .map_err(|e| format!("MCP server \"{name}\": {e}"))?;
                 (
                     tokio::time::timeout(limit, handler.serve(transport)).await,

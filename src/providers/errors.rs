@@ -6,9 +6,9 @@ use std::error::Error as StdError;
 
 use hyper::header::{HeaderMap, CONTENT_TYPE, LOCATION};
 
-use super::client::{ConnectTimedOut, SendError, READ_BUFFER_BYTES};
 use super::http::CLOSED_BEFORE_HEADERS;
 use super::transport::Transport;
+use crate::http_client::{ConnectTimedOut, SendError, READ_BUFFER_BYTES};
 
 pub fn total_timeout(transport: &Transport) -> String {
     format!(

@@ -13,11 +13,11 @@ use tokio::time::{Instant, Sleep};
 use hyper::body::Incoming;
 use hyper::header::HeaderMap;
 
-use super::client::{next_data, Client, SendError};
 use super::errors;
 use super::sse::SseLimits;
 pub use super::transport::Transport;
 use crate::host::AbortSignal;
+use crate::http_client::{next_data, Client, SendError};
 
 /// Node's text for a connection closed before the response headers.
 pub const CLOSED_BEFORE_HEADERS: &str = "Connection error.: other side closed (UND_ERR_SOCKET)";

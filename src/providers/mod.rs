@@ -10,7 +10,6 @@
 //! here blocks the runtime thread; an abort drops the connection at once.
 
 mod anthropic;
-mod client;
 mod env;
 mod errors;
 #[cfg(any(test, feature = "fuzzing"))]

@@ -16,13 +16,11 @@
 //!   at 10 min, one request's total timeout: a longer retry-after is a quota reset that waiting
 //!   would not help, and must not park a run.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::client::Client;
+use crate::http_client::Client;
 use crate::json::Json;
-use crate::sync::lock;
 
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 pub(crate) const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 30_000;
@@ -140,7 +138,7 @@ impl Transport {
 
 /// At least one PEM certificate in `pem`, else an error starting with `what`.
 fn check_pem(pem: &str, what: &str) -> Result<(), String> {
-    match super::client::pem_certificates(pem) {
+    match crate::http_client::pem_certificates(pem) {
         Ok(certificates) if !certificates.is_empty() => Ok(()),
         _ => Err(format!(
             "{what} holds no PEM certificate (-----BEGIN CERTIFICATE----- ...)."
@@ -148,52 +146,14 @@ fn check_pem(pem: &str, what: &str) -> Result<(), String> {
     }
 }
 
-/// What makes two clients differ (everything else is set per request).
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct ClientKey {
-    /// Loopback: never through a proxy.
-    direct: bool,
-    connect_timeout_ms: u64,
-    extra_ca_pem: Option<Arc<String>>,
-}
-
-/// The client for a request to `url` (clients are kept: each has its connection pool). Building
-/// one loads the system's root certificates, so it runs off the runtime thread.
+/// The client for a request to `url` (shared: each client has its connection pool).
 pub async fn client(url: &str, transport: &Transport) -> Result<Client, String> {
-    static CLIENTS: OnceLock<Mutex<HashMap<ClientKey, Client>>> = OnceLock::new();
-    let clients = CLIENTS.get_or_init(Default::default);
-    let key = ClientKey {
-        direct: is_loopback(url),
-        connect_timeout_ms: transport.connect_timeout_ms,
-        extra_ca_pem: transport.extra_ca_pem.clone(),
-    };
-    if let Some(client) = lock(clients).get(&key) {
-        return Ok(client.clone());
-    }
-    let built = {
-        let key = key.clone();
-        tokio::task::spawn_blocking(move || {
-            let connect_timeout =
-                (key.connect_timeout_ms > 0).then(|| Duration::from_millis(key.connect_timeout_ms));
-            Client::new(
-                key.direct,
-                connect_timeout,
-                key.extra_ca_pem.as_deref().map(|p| p.as_str()),
-            )
-        })
-        .await
-    };
-    let client = built.map_err(|_| "The HTTP client could not be built.".to_string())??;
-    Ok(lock(clients).entry(key).or_insert(client).clone())
-}
-
-fn is_loopback(url: &str) -> bool {
-    url::Url::parse(url).ok().is_some_and(|u| {
-        matches!(
-            u.host_str(),
-            Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
-        )
-    })
+    crate::http_client::shared(
+        crate::http_client::is_loopback(url),
+        transport.connect_timeout_ms,
+        transport.extra_ca_pem.clone(),
+    )
+    .await
 }
 
 #[cfg(test)]

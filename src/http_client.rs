@@ -1,14 +1,16 @@
-//! The providers' HTTP client: HTTP/1.1 on hyper's pooled client, TLS by rustls (the bundled
-//! Mozilla roots, the system's roots and any CAs the options add), proxies from the environment
-//! (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`; never for a loopback URL), and a read
-//! buffer of at most [`READ_BUFFER_BYTES`] per connection. (hyper's default lets each connection's
+//! The HTTP client of the providers and of MCP servers reached over HTTP: HTTP/1.1 on hyper's
+//! pooled client, TLS by rustls (the bundled Mozilla roots, the system's roots and any CAs the
+//! options add), proxies from the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`,
+//! `NO_PROXY`; never for a loopback URL), redirects never followed, and a read buffer of at most
+//! [`READ_BUFFER_BYTES`] per connection. (hyper's default lets each connection's
 //! buffer grow to ~400 KB, so 200 streaming agents held ~80 MB of it; a higher-level client does
 //! not expose the bound.)
 
+use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,7 +19,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue, PROXY_AUTHORIZATION};
 use hyper::rt::{Read, ReadBufCursor, Write};
-use hyper::{Request, Response, Uri};
+use hyper::{Method, Request, Response, Uri};
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
@@ -27,6 +29,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::net::TcpStream;
 use tower_service::Service;
+
+use crate::sync::lock;
 
 /// The most a connection's read buffer holds. A response head must fit in it; SSE events of any
 /// size still stream through it (the SSE limits bound those).
@@ -98,27 +102,43 @@ impl Client {
     }
 
     /// POSTs `body` to `url` with `headers` (in order); the response once its head arrived.
+    #[cfg(feature = "providers")]
     pub async fn post(
         &self,
         url: &str,
         headers: &[(String, String)],
         body: String,
     ) -> Result<Response<Incoming>, SendError> {
-        let request = self.request(url, headers, body)?;
+        self.send(Method::POST, url, headers, Bytes::from(body))
+            .await
+    }
+
+    /// Sends a `method` request; the response once its head arrived.
+    pub async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(String, String)],
+        body: Bytes,
+    ) -> Result<Response<Incoming>, SendError> {
+        let request = self.request(method, url, headers, body)?;
         self.http.request(request).await.map_err(SendError::Failed)
     }
 
     fn request(
         &self,
+        method: Method,
         url: &str,
         headers: &[(String, String)],
-        body: String,
+        body: Bytes,
     ) -> Result<Request<Full<Bytes>>, SendError> {
         let uri: Uri = url
             .parse()
             .map_err(|e| SendError::Build(format!("the URL {url} cannot be used ({e})")))?;
-        let mut request = Request::post(uri.clone())
-            .body(Full::new(Bytes::from(body)))
+        let mut request = Request::builder()
+            .method(method)
+            .uri(uri.clone())
+            .body(Full::new(body))
             .map_err(|e| SendError::Build(e.to_string()))?;
         let map = request.headers_mut();
         for (name, value) in headers {
@@ -141,6 +161,90 @@ impl Client {
         }
         Ok(request)
     }
+}
+
+/// The text of an error: the error and its causes, from the outside in.
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Build(why) => write!(f, "the request could not be built: {why}"),
+            SendError::Failed(error) => {
+                write!(f, "{error}")?;
+                let mut cause = error.source();
+                while let Some(inner) = cause {
+                    write!(f, ": {inner}")?;
+                    cause = inner.source();
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl StdError for SendError {}
+
+/// What makes two clients differ (everything else is set per request).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct ClientKey {
+    /// Loopback: never through a proxy.
+    direct: bool,
+    connect_timeout_ms: u64,
+    extra_ca_pem: Option<Arc<String>>,
+}
+
+/// The shared client for these settings (kept: each has its connection pool); `connect_timeout_ms`
+/// 0 is no limit. Building one loads the system's root certificates, so it runs off the runtime
+/// thread.
+pub async fn shared(
+    direct: bool,
+    connect_timeout_ms: u64,
+    extra_ca_pem: Option<Arc<String>>,
+) -> Result<Client, String> {
+    static CLIENTS: OnceLock<Mutex<HashMap<ClientKey, Client>>> = OnceLock::new();
+    let clients = CLIENTS.get_or_init(Default::default);
+    let key = ClientKey {
+        direct,
+        connect_timeout_ms,
+        extra_ca_pem,
+    };
+    if let Some(client) = lock(clients).get(&key) {
+        return Ok(client.clone());
+    }
+    let built = {
+        let key = key.clone();
+        tokio::task::spawn_blocking(move || {
+            let connect_timeout =
+                (key.connect_timeout_ms > 0).then(|| Duration::from_millis(key.connect_timeout_ms));
+            Client::new(
+                key.direct,
+                connect_timeout,
+                key.extra_ca_pem.as_deref().map(|p| p.as_str()),
+            )
+        })
+        .await
+    };
+    let client = built.map_err(|_| "The HTTP client could not be built.".to_string())??;
+    Ok(lock(clients).entry(key).or_insert(client).clone())
+}
+
+/// Whether `url` names this machine by its loopback name or address (never proxied).
+pub fn is_loopback(url: &str) -> bool {
+    url::Url::parse(url).ok().is_some_and(|u| {
+        matches!(
+            u.host_str(),
+            Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
+        )
+    })
+}
+
+/// A response body as a stream of its pieces.
+#[cfg(feature = "mcp")]
+pub fn body_stream(
+    body: Incoming,
+) -> impl futures::Stream<Item = Result<Bytes, hyper::Error>> + Send + 'static {
+    futures::stream::unfold(body, |mut body| async move {
+        next_data(&mut body).await.map(|piece| (piece, body))
+    })
 }
 
 /// The next piece of a response body (trailers skipped); `None` at its end.
@@ -321,7 +425,12 @@ mod tests {
         let client = Client::new(true, None, None).unwrap();
         let headers = [("authorization".to_string(), "Bearer sk-1\nx".to_string())];
         let error = client
-            .post("http://127.0.0.1:9/v1", &headers, String::new())
+            .send(
+                Method::POST,
+                "http://127.0.0.1:9/v1",
+                &headers,
+                Bytes::new(),
+            )
             .await
             .unwrap_err();
         let SendError::Build(text) = error else {
@@ -330,7 +439,12 @@ mod tests {
         assert_eq!(text, "the value of header \"authorization\" is invalid");
         let headers = [("bad name".to_string(), "v".to_string())];
         let SendError::Build(text) = client
-            .post("http://127.0.0.1:9/v1", &headers, String::new())
+            .send(
+                Method::POST,
+                "http://127.0.0.1:9/v1",
+                &headers,
+                Bytes::new(),
+            )
             .await
             .unwrap_err()
         else {
@@ -357,7 +471,7 @@ mod tests {
         });
         let client = Client::new(true, None, None).unwrap();
         let mut body = client
-            .post(&url, &[], String::new())
+            .send(Method::POST, &url, &[], Bytes::new())
             .await
             .unwrap()
             .into_body();
