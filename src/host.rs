@@ -225,7 +225,7 @@ impl StreamRequest {
     /// whole object with `crate::json::to_string`, but built by concatenation: each committed
     /// message renders its text once and keeps it.
     pub fn json_text(&self) -> String {
-        let model = crate::json::to_string(&self.model);
+        let model = model_text(&self.model);
         let options = crate::json::to_string(&self.options);
         let messages: usize = self.messages.iter().map(|m| m.text().len() + 1).sum();
         // One extra byte: the C string's terminator is pushed without reallocating.
@@ -239,6 +239,28 @@ impl StreamRequest {
         out.push('}');
         out
     }
+}
+
+/// The text of `model`, rendered once per model value: agents hold their model interned (one
+/// shared value for equal models), so consecutive requests, of one agent or of many, name the
+/// same value. The last one is kept per thread; its weak reference keeps the value's address from
+/// being reused and the value from being changed in place, so the same address is the same text.
+fn model_text(model: &Arc<Json>) -> Arc<str> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(std::sync::Weak<Json>, Arc<str>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((weak, text)) = last.as_ref() {
+            if std::ptr::eq(weak.as_ptr(), Arc::as_ptr(model)) {
+                return text.clone();
+            }
+        }
+        let text: Arc<str> = crate::json::to_string(model).into();
+        *last = Some((Arc::downgrade(model), text.clone()));
+        text
+    })
 }
 
 /// A stream function: performs one request by pushing assistant stream events into `sink`
@@ -483,6 +505,25 @@ mod request_text_tests {
     use super::*;
     use crate::json::{json, object, to_string};
     use crate::message::Message;
+
+    #[test]
+    fn the_model_text_follows_the_model_value() {
+        let first = Arc::new(json!({"id": "a"}));
+        let second = Arc::new(json!({"id": "b"}));
+        assert_eq!(&*model_text(&first), r#"{"id":"a"}"#);
+        assert_eq!(&*model_text(&first), r#"{"id":"a"}"#);
+        assert_eq!(&*model_text(&second), r#"{"id":"b"}"#);
+        assert_eq!(&*model_text(&first), r#"{"id":"a"}"#);
+        // A value changed in place moves to a new address (the kept weak reference sees to it).
+        let _ = model_text(&first);
+        let mut changed = first;
+        Arc::make_mut(&mut changed)["id"] = json!("c");
+        assert_eq!(&*model_text(&changed), r#"{"id":"c"}"#);
+        // A value dropped and another made: never mistaken for the old one.
+        drop(changed);
+        let fresh = Arc::new(json!({"id": "d"}));
+        assert_eq!(&*model_text(&fresh), r#"{"id":"d"}"#);
+    }
 
     #[test]
     fn request_text_is_the_rendering_of_the_whole_request() {

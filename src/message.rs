@@ -7,10 +7,16 @@ pub mod types;
 
 use crate::json::{json, now_ms, Json, JsonMap};
 
-/// The zero usage of SPEC §2.2.
+/// The zero usage of SPEC §2.2: a copy of one built once (a copy reuses the maps' hashes and
+/// index tables, where building hashes every key again: ~2.5 k instructions against ~6 k, and
+/// every assistant message the core makes holds one).
 pub fn zero_usage() -> Json {
-    json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+    static ZERO: std::sync::OnceLock<Json> = std::sync::OnceLock::new();
+    ZERO.get_or_init(|| {
+        json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+    })
+    .clone()
 }
 
 /// The placeholder model of an Agent created without a model (SPEC §2.4).
