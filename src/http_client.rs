@@ -2,9 +2,9 @@
 //! pooled client, TLS by rustls (the bundled Mozilla roots, the system's roots and any CAs the
 //! options add), proxies from the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`,
 //! `NO_PROXY`; never for a loopback URL), redirects never followed, and a read buffer of at most
-//! [`READ_BUFFER_BYTES`] per connection. (hyper's default lets each connection's
-//! buffer grow to ~400 KB, so 200 streaming agents held ~80 MB of it; a higher-level client does
-//! not expose the bound.)
+//! [`READ_BUFFER_BYTES`] per connection: hyper's default lets each buffer grow to ~400 KB (200
+//! streaming agents peaked ~55 MB higher with it, BENCHMARKS.md), and reqwest does not expose
+//! the bound.
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
@@ -54,7 +54,7 @@ pub enum SendError {
     Failed(hyper_util::client::legacy::Error),
 }
 
-/// Connecting (TCP, a proxy's tunnel, TLS) took longer than `connectTimeoutMs`.
+/// Connecting (TCP, a proxy's tunnel, TLS) took longer than the client's connect timeout.
 #[derive(Debug)]
 pub struct ConnectTimedOut;
 
