@@ -227,14 +227,18 @@ pub async fn shared(
     Ok(lock(clients).entry(key).or_insert(client).clone())
 }
 
-/// Whether `url` names this machine by its loopback name or address (never proxied).
+/// Whether `url` names this machine: `localhost` or a loopback address (127.0.0.0/8, `::1`),
+/// which is never reached through a proxy.
 pub fn is_loopback(url: &str) -> bool {
-    url::Url::parse(url).ok().is_some_and(|u| {
-        matches!(
-            u.host_str(),
-            Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
-        )
-    })
+    match url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host().map(|h| h.to_owned()))
+    {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 /// A response body as a stream of its pieces.
@@ -418,6 +422,28 @@ impl Write for Conn {
 mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn loopback_urls_are_told_apart() {
+        for url in [
+            "http://localhost:8080/v1",
+            "http://LOCALHOST/v1",
+            "http://127.0.0.1:1234",
+            "http://127.0.0.2/v1",
+            "https://[::1]:8443/v1",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "http://localhost.example/v1",
+            "http://10.0.0.1/v1",
+            "https://api.openai.com/v1",
+            "http://[::2]/",
+            "not a url",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
+    }
 
     /// A header the request cannot carry is named, without its value (it may be a key).
     #[tokio::test]
