@@ -95,9 +95,7 @@ impl HttpClient {
             attempt += 1;
         }
     }
-}
 
-impl HttpClient {
     /// The configured headers, less those `own` sets, then `own`.
     fn with_configured(&self, own: &[(String, String)]) -> Vec<(String, String)> {
         let mut headers: Vec<(String, String)> = self
@@ -267,5 +265,33 @@ impl StreamableHttpClient for HttpClient {
             )));
         }
         Ok(events(response))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// A request's own header replaces a configured one of the same name, whatever its case.
+    #[test]
+    fn configured_headers_go_on_every_request_unless_the_request_sets_them() {
+        let client = HttpClient {
+            client: Client::new(true, None, None).unwrap(),
+            headers: Arc::new(pairs(&[("Authorization", "Bearer a"), ("X-Test", "1")])),
+        };
+        assert_eq!(
+            client.with_configured(&pairs(&[("authorization", "Bearer b")])),
+            pairs(&[("X-Test", "1"), ("authorization", "Bearer b")])
+        );
+        assert_eq!(
+            client.with_configured(&[]),
+            pairs(&[("Authorization", "Bearer a"), ("X-Test", "1")])
+        );
     }
 }
