@@ -66,6 +66,26 @@ impl std::fmt::Display for ConnectTimedOut {
 
 impl StdError for ConnectTimedOut {}
 
+/// Reaching the proxy the environment names, or opening its tunnel, failed.
+#[derive(Debug)]
+pub struct ProxyFailed {
+    /// The proxy's address (credentials are never part of it).
+    pub proxy: String,
+    source: BoxError,
+}
+
+impl std::fmt::Display for ProxyFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "proxy {}", self.proxy)
+    }
+}
+
+impl StdError for ProxyFailed {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        Some(&*self.source)
+    }
+}
+
 impl Client {
     /// A client; `direct` bypasses proxies. Loads the system's roots: call it off the runtime
     /// thread.
@@ -340,14 +360,24 @@ impl Connector {
         let Some(proxy) = proxy else {
             return Ok(Conn::Direct(self.https.call(destination).await?));
         };
+        let failed = |source: BoxError| -> BoxError {
+            Box::new(ProxyFailed {
+                proxy: proxy.uri().to_string(),
+                source,
+            })
+        };
         if destination.scheme() != Some(&hyper::http::uri::Scheme::HTTPS) {
-            return Ok(Conn::Forwarded(self.https.call(proxy.uri().clone()).await?));
+            let forwarding = self.https.call(proxy.uri().clone()).await.map_err(failed)?;
+            return Ok(Conn::Forwarded(forwarding));
         }
         let mut tunnel = Tunnel::new(proxy.uri().clone(), self.https.clone());
         if let Some(auth) = proxy.basic_auth() {
             tunnel = tunnel.with_auth(auth.clone());
         }
-        let tunneled = tunnel.call(destination.clone()).await?;
+        let tunneled = tunnel
+            .call(destination.clone())
+            .await
+            .map_err(|e| failed(Box::new(e)))?;
         let host = destination.host().ok_or("the URL has no host")?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(host.to_string())?;

@@ -111,4 +111,20 @@ async fn requests_go_through_the_proxy_the_environment_names() {
         1
     );
     assert_eq!(heads.lock().unwrap().len(), 2);
+
+    // A proxy that cannot be reached is named as the cause, not the model's host. (Another
+    // connect timeout makes another client, which reads the environment again.)
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    std::env::set_var("HTTPS_PROXY", format!("http://127.0.0.1:{port}"));
+    let error = error_of(
+        model("https://model.example/v1", "openai-completions"),
+        json!({"connectTimeoutMs": 12345}),
+    )
+    .await;
+    assert_eq!(
+        error,
+        format!("Could not reach model.example:443 through the proxy http://127.0.0.1:{port}/ (named by HTTPS_PROXY, HTTP_PROXY or ALL_PROXY): Connection refused (os error 111).")
+    );
 }

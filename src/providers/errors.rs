@@ -8,7 +8,7 @@ use hyper::header::{HeaderMap, CONTENT_TYPE, LOCATION};
 
 use super::http::CLOSED_BEFORE_HEADERS;
 use super::transport::Transport;
-use crate::http_client::{ConnectTimedOut, SendError, READ_BUFFER_BYTES};
+use crate::http_client::{ConnectTimedOut, ProxyFailed, SendError, READ_BUFFER_BYTES};
 
 pub fn total_timeout(transport: &Transport) -> String {
     format!(
@@ -38,6 +38,13 @@ pub fn describe(error: &SendError, url: &str, transport: &Transport) -> String {
     let https = url.is_some_and(|u| u.scheme() == "https");
     let chain = causes(error);
     for cause in &chain {
+        if let Some(proxy) = cause.downcast_ref::<ProxyFailed>() {
+            let detail = chain.last().map(|c| c.to_string()).unwrap_or_default();
+            return format!(
+                "Could not reach {host} through the proxy {} (named by HTTPS_PROXY, HTTP_PROXY or ALL_PROXY): {detail}.",
+                proxy.proxy
+            );
+        }
         if let Some(io) = cause.downcast_ref::<std::io::Error>() {
             if io.kind() == std::io::ErrorKind::ConnectionRefused {
                 return format!("Connection error.: connect ECONNREFUSED {host}");
