@@ -183,14 +183,18 @@ impl Client {
     }
 }
 
-/// The text of an error: the error and its causes, from the outside in.
+/// The text of an error: its causes from the outside in ("tcp connect error: Connection refused
+/// (os error 111)"); the client's own wrapper ("client error (Connect)") only when it has none.
 impl std::fmt::Display for SendError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SendError::Build(why) => write!(f, "the request could not be built: {why}"),
             SendError::Failed(error) => {
-                write!(f, "{error}")?;
-                let mut cause = error.source();
+                let Some(first) = error.source() else {
+                    return write!(f, "{error}");
+                };
+                write!(f, "{first}")?;
+                let mut cause = first.source();
                 while let Some(inner) = cause {
                     write!(f, ": {inner}")?;
                     cause = inner.source();
@@ -498,6 +502,33 @@ mod tests {
             refused("bad name", "v").await,
             "the header name \"bad name\" is invalid"
         );
+    }
+
+    /// A failure's text is its causes (what MCP servers' errors show), not the wrapper alone.
+    #[tokio::test]
+    async fn a_failed_request_names_its_cause() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", closed.local_addr().unwrap());
+        drop(closed);
+        let client = Client::new(true, None, None).unwrap();
+        let error = client
+            .send(Method::POST, &url, &[], Bytes::new())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "tcp connect error: Connection refused (os error 111)"
+        );
+        // A TLS handshake that never gets an answer (the kernel takes the connection, nothing
+        // reads it): the connect timeout, which covers TLS, ends it.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("https://{}/", silent.local_addr().unwrap());
+        let timed_out = Client::new(true, Some(Duration::from_millis(200)), None).unwrap();
+        let error = timed_out
+            .send(Method::GET, &url, &[], Bytes::new())
+            .await
+            .unwrap_err();
+        assert_eq!(error.to_string(), "connect timed out");
     }
 
     /// A body far larger than the buffer, read slowly so the socket always has more waiting:
