@@ -34,6 +34,7 @@ use crate::message::{
     Message,
 };
 use crate::pending::Pending;
+use crate::request_text::RequestTextCache;
 use crate::sync::lock;
 use crate::transcript::{create_initial_system_message, current_system_message};
 
@@ -179,7 +180,10 @@ struct Inner {
     tasks: Pending,
     /// Where runs and abort callbacks run.
     executor: Executor,
-    session: Option<session_link::SessionLink>,
+    /// Boxed: most agents have none, and every agent's `Inner` must fit its size class.
+    session: Option<Box<session_link::SessionLink>>,
+    /// The text of the last request to a host stream function, which the next one builds on.
+    request_text: Arc<RequestTextCache>,
 }
 
 /// The stateful agent. Cheap to clone; clones share the same agent.
@@ -209,7 +213,8 @@ impl Agent {
         let session = options
             .session
             .map(session_link::SessionLink::attach)
-            .transpose()?;
+            .transpose()?
+            .map(Box::new);
         let mut from_session = 0;
         if let Some(link) = &session {
             let resumed = link.resume(&mut messages, initial.model.as_ref(), thinking_level)?;
@@ -276,6 +281,7 @@ impl Agent {
                 .dispatcher
                 .map_or(Executor::Runtime, Executor::Dispatcher),
             session,
+            request_text: Arc::default(),
         };
         Ok(Agent {
             inner: Arc::new(inner),
@@ -450,9 +456,7 @@ impl Agent {
             let outcome = match result {
                 Ok(_) => Ok(()),
                 Err(error) => {
-                    agent
-                        .handle_run_failure(id, &error, signal.is_aborted())
-                        .await
+                    Box::pin(agent.handle_run_failure(id, &error, signal.is_aborted())).await
                 }
             };
             // Abort callbacks scheduled during the run have run before it settles (the reference
@@ -486,9 +490,16 @@ impl Agent {
         let mut first = Some(first);
         let mut prompt = match kind {
             RunKind::Compact(focus) => {
-                return match self
-                    .run_compaction(id, CompactReason::Manual, false, focus, &signal)
-                    .await?
+                // Boxed, as the other rare steps here: a run's future, moved as a whole when it is
+                // spawned, holds inline only the state of the loop it always runs.
+                return match Box::pin(self.run_compaction(
+                    id,
+                    CompactReason::Manual,
+                    false,
+                    focus,
+                    &signal,
+                ))
+                .await?
                 {
                     CompactOutcome::Applied => Ok(()),
                     CompactOutcome::NothingToCompact => {
@@ -548,30 +559,28 @@ impl Agent {
                 }
             };
             let (emit, pass_signal, stream_fn) = (emit.clone(), signal.clone(), stream_fn.clone());
-            match prompt.take() {
-                Some(messages) => {
-                    agent_loop::run_agent_loop(
-                        messages,
-                        context,
-                        config,
-                        emit,
-                        pass_signal,
-                        stream_fn,
-                    )
-                    .await?
-                }
-                None => {
-                    agent_loop::run_agent_loop_continue(
-                        context,
-                        config,
-                        emit,
-                        pass_signal,
-                        stream_fn,
-                    )
-                    .await?
-                }
+            // Boxed: the loop's state is large, and held inline it would be copied twice with
+            // the run's whole future when that is spawned (5-11 KB).
+            let pass: HostFuture<Result<Vec<Message>, String>> = match prompt.take() {
+                Some(messages) => Box::pin(agent_loop::run_agent_loop(
+                    messages,
+                    context,
+                    config,
+                    emit,
+                    pass_signal,
+                    stream_fn,
+                )),
+                None => Box::pin(agent_loop::run_agent_loop_continue(
+                    context,
+                    config,
+                    emit,
+                    pass_signal,
+                    stream_fn,
+                )),
             };
-            if self.after_attempt(id, &mut recovery, &signal).await? == recovery::Next::Done {
+            pass.await?;
+            let next = self.after_attempt(id, &mut recovery, &signal).await?;
+            if next == recovery::Next::Done {
                 return Ok(());
             }
         }
@@ -620,6 +629,7 @@ impl Agent {
             tool_registry: state.tool_registry.clone(),
             tool_sets: settings.tool_sets.clone(),
             declared_tools: state.declared_tools.clone(),
+            request_text: Some(Arc::clone(&self.inner.request_text)),
             // A session's messages (summaries among them) become user messages; so does a
             // compaction's summary in an agent without a session.
             session_messages: self.inner.session.is_some()

@@ -13,6 +13,7 @@ use crate::host::{
 };
 use crate::json::{json, object, set_key, Json, JsonMap};
 use crate::message::{default_identity, from_json_vec, role, to_json_vec, tool_calls, Message};
+use crate::request_text::RequestTextCache;
 use crate::stream::{self, StreamOutput};
 use crate::transcript::declare_tool_changes_in;
 
@@ -61,6 +62,8 @@ pub struct LoopConfig {
     pub tool_sets: Vec<Arc<dyn ToolSet>>,
     /// What the agent's own initial system message declares, known without parsing it.
     pub declared_tools: Option<DeclaredTools>,
+    /// The agent's last request text, which each request's text builds on.
+    pub request_text: Option<Arc<RequestTextCache>>,
 }
 
 /// A system message whose tool declarations are known without reading it: the one an agent
@@ -635,6 +638,7 @@ impl Run {
             messages: llm_messages,
             options: self.stream_options(api_key),
             signal: self.signal.clone(),
+            text_cache: self.config.request_text.clone(),
         };
         let stream_fn = match &self.stream_fn {
             Some(stream_fn) => stream_fn.clone(),

@@ -212,6 +212,8 @@ pub struct StreamRequest {
     /// reasoning, sessionId, transport, thinkingBudgets, maxRetryDelayMs, apiKey, identity, ...
     pub options: Json,
     pub signal: AbortSignal,
+    /// The agent's last request text, for [`Self::lend_json_text`] to build on.
+    pub text_cache: Option<Arc<crate::request_text::RequestTextCache>>,
 }
 
 impl StreamRequest {
@@ -225,42 +227,21 @@ impl StreamRequest {
     /// whole object with `crate::json::to_string`, but built by concatenation: each committed
     /// message renders its text once and keeps it.
     pub fn json_text(&self) -> String {
-        let model = model_text(&self.model);
-        let options = crate::json::to_string(&self.options);
-        let messages: usize = self.messages.iter().map(|m| m.text().len() + 1).sum();
-        // One extra byte: the C string's terminator is pushed without reallocating.
-        let mut out = String::with_capacity(model.len() + options.len() + messages + 49);
-        out.push_str("{\"model\":");
-        out.push_str(&model);
-        out.push_str(",\"context\":{\"messages\":");
-        crate::message::write_json_array(&mut out, &self.messages);
-        out.push_str("},\"options\":");
-        out.push_str(&options);
-        out.push('}');
-        out
+        crate::request_text::json_text(self)
     }
-}
 
-/// The text of `model`, rendered once per model value: agents hold their model interned (one
-/// shared value for equal models), so consecutive requests, of one agent or of many, name the
-/// same value. The last one is kept per thread; its weak reference keeps the value's address from
-/// being reused and the value from being changed in place, so the same address is the same text.
-fn model_text(model: &Arc<Json>) -> Arc<str> {
-    thread_local! {
-        static LAST: std::cell::RefCell<Option<(std::sync::Weak<Json>, Arc<str>)>> =
-            const { std::cell::RefCell::new(None) };
-    }
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((weak, text)) = last.as_ref() {
-            if std::ptr::eq(weak.as_ptr(), Arc::as_ptr(model)) {
-                return text.clone();
+    /// Lends [`Self::json_text`], NUL-terminated, to `lend`: built on the agent's last request
+    /// when it has a [`Self::text_cache`] (only the messages added since are copied).
+    pub fn lend_json_text<R>(&self, lend: impl FnOnce(&[u8]) -> R) -> R {
+        match &self.text_cache {
+            Some(cache) => cache.lend(self, lend),
+            None => {
+                let mut text = self.json_text();
+                text.push('\0');
+                lend(text.as_bytes())
             }
         }
-        let text: Arc<str> = crate::json::to_string(model).into();
-        *last = Some((Arc::downgrade(model), text.clone()));
-        text
-    })
+    }
 }
 
 /// A stream function: performs one request by pushing assistant stream events into `sink`
@@ -498,64 +479,4 @@ pub fn default_stream_fn() -> Result<StreamFn, String> {
     lock(&DEFAULT_STREAM_FN)
         .clone()
         .ok_or_else(|| NO_DEFAULT_STREAM_FN.to_string())
-}
-
-#[cfg(test)]
-mod request_text_tests {
-    use super::*;
-    use crate::json::{json, object, to_string};
-    use crate::message::Message;
-
-    #[test]
-    fn the_model_text_follows_the_model_value() {
-        let first = Arc::new(json!({"id": "a"}));
-        let second = Arc::new(json!({"id": "b"}));
-        assert_eq!(&*model_text(&first), r#"{"id":"a"}"#);
-        assert_eq!(&*model_text(&first), r#"{"id":"a"}"#);
-        assert_eq!(&*model_text(&second), r#"{"id":"b"}"#);
-        assert_eq!(&*model_text(&first), r#"{"id":"a"}"#);
-        // A value changed in place moves to a new address (the kept weak reference sees to it).
-        let _ = model_text(&first);
-        let mut changed = first;
-        Arc::make_mut(&mut changed)["id"] = json!("c");
-        assert_eq!(&*model_text(&changed), r#"{"id":"c"}"#);
-        // A value dropped and another made: never mistaken for the old one.
-        drop(changed);
-        let fresh = Arc::new(json!({"id": "d"}));
-        assert_eq!(&*model_text(&fresh), r#"{"id":"d"}"#);
-    }
-
-    #[test]
-    fn request_text_is_the_rendering_of_the_whole_request() {
-        let messages = vec![
-            Message::new(
-                json!({"role": "user", "content": "h\u{0}i \"q\" \u{2028}", "n": 1.5e300}),
-            ),
-            Message::new(json!({"role": "assistant", "content": [], "x": {"2": 1, "a": null}})),
-        ];
-        let request = StreamRequest {
-            model: Arc::new(json!({"id": "m", "cost": {"input": 0.1}})),
-            messages: messages.clone(),
-            options: json!({"identity": {}}),
-            signal: AbortSignal::new(),
-        };
-        let whole = object([
-            ("model", (*request.model).clone()),
-            ("context", request.context()),
-            ("options", request.options.clone()),
-        ]);
-        assert_eq!(request.json_text(), to_string(&whole));
-        // The cached texts are reused by the next request.
-        assert_eq!(request.json_text(), to_string(&whole));
-        let empty = StreamRequest {
-            messages: Vec::new(),
-            ..request
-        };
-        let whole = object([
-            ("model", (*empty.model).clone()),
-            ("context", empty.context()),
-            ("options", empty.options.clone()),
-        ]);
-        assert_eq!(empty.json_text(), to_string(&whole));
-    }
 }

@@ -179,6 +179,7 @@ pub mod models; // the model catalogue: pi-ai 1.6.0's models by "provider/id"
 pub mod pending; // work in flight, waited for by done, waits and frees
 #[cfg(feature = "providers")]
 pub mod providers; // built-in model providers (HTTP + SSE), dispatching on model.api
+pub mod request_text; // a stream request's JSON text, built on the agent's last one
 pub mod runtime; // the runtime thread
 pub mod session; // session files (pi's JSONL v3): store, migration, context at a leaf
 pub mod stream; // assistant stream: host events to partial/final messages

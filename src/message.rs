@@ -387,6 +387,29 @@ impl Message {
     pub fn ptr_eq(&self, other: &Message) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
+
+    /// This message's identity, kept without keeping its content.
+    pub fn identity(&self) -> MessageIdentity {
+        MessageIdentity(std::sync::Arc::downgrade(&self.0))
+    }
+}
+
+/// Which message a value is, held without its content (a weak reference: the content goes when
+/// the last message holding it goes, and the address is not reused while this lives, so it
+/// names no other message).
+pub struct MessageIdentity(std::sync::Weak<MessageInner>);
+
+impl MessageIdentity {
+    /// True for the message this identity was taken from (or a clone of it).
+    pub fn is(&self, message: &Message) -> bool {
+        std::ptr::eq(self.0.as_ptr(), std::sync::Arc::as_ptr(&message.0))
+    }
+
+    /// Whether a message still holds the content (tests check that an identity keeps none).
+    #[cfg(test)]
+    pub(crate) fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
 }
 
 /// Copies of a message list as plain JSON values.

@@ -132,7 +132,9 @@ impl Agent {
             return Ok(());
         }
         if let Some(message) = self.last_assistant() {
-            self.check_compaction(run_id, &message, false, recovery, &policy, signal)
+            // Boxed (as the retry and the check after an attempt): compaction's state is large
+            // and rarely entered; inline, every run's future would carry it.
+            Box::pin(self.check_compaction(run_id, &message, false, recovery, &policy, signal))
                 .await?;
         }
         Ok(())
@@ -180,9 +182,7 @@ impl Agent {
             && is_retryable_error(message.json())
             && !is_context_overflow(message.json(), Some(policy.context_window));
         if retryable && recovery.retry_attempt < u64::from(policy.retry.max_retries) {
-            return self
-                .retry(run_id, &message, recovery, &policy, signal)
-                .await;
+            return Box::pin(self.retry(run_id, &message, recovery, &policy, signal)).await;
         }
         if stop == "error" && recovery.retry_attempt > 0 {
             let end = AgentEvent::AutoRetryEnd {
@@ -198,8 +198,7 @@ impl Agent {
         if !policy.compaction.enabled {
             return Ok(Next::Done);
         }
-        self.check_compaction(run_id, &message, true, recovery, &policy, signal)
-            .await
+        Box::pin(self.check_compaction(run_id, &message, true, recovery, &policy, signal)).await
     }
 
     /// Announces the retry, hides the failed attempt and waits the backoff (an abort ends the

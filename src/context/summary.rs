@@ -297,6 +297,7 @@ async fn request(
         messages,
         options: Json::Object(options),
         signal: signal.clone(),
+        text_cache: None,
     };
     crate::dispatch::before_callback().await;
     if signal.is_aborted() {

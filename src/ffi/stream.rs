@@ -31,24 +31,19 @@ pub(crate) fn host_stream_fn(callback: AgentStreamFn, data: Arc<HostData>) -> Op
     Some(Arc::new(
         move |request: StreamRequest, sender: StreamSender| {
             let stream = new_stream_call(sender, &request.signal);
-            let text = request_c_string(&request);
-            // SAFETY: the host registered this callback for this user_data.
-            guard_callback(|| unsafe {
-                callback(data.user_data, text.as_ptr(), text.as_bytes().len(), stream)
+            request.lend_json_text(|text| {
+                // JSON text never holds a NUL byte (the renderer escapes it as \u0000): the only
+                // one is the terminator. Checked in debug builds; skipping the scan matters in
+                // release (a request holds the whole transcript).
+                debug_assert!(text.iter().position(|&b| b == 0) == Some(text.len() - 1));
+                // SAFETY: the host registered this callback for this user_data; the text is
+                // NUL-terminated and lives until the call returns.
+                guard_callback(|| unsafe {
+                    callback(data.user_data, text.as_ptr().cast(), text.len() - 1, stream)
+                })
             });
         },
     ))
-}
-
-fn request_c_string(request: &StreamRequest) -> std::ffi::CString {
-    let mut bytes = request.json_text().into_bytes();
-    bytes.push(0);
-    // JSON text never holds a NUL byte (the renderer escapes it as \u0000), so the only NUL is
-    // the terminator pushed here. Checked in debug builds; skipping the scan matters in release
-    // (a request holds the whole transcript: the scan was 12 % of a long chat's CPU).
-    debug_assert!(!bytes[..bytes.len() - 1].contains(&0));
-    // SAFETY: `bytes` ends with its only NUL byte (see above).
-    unsafe { std::ffi::CString::from_vec_with_nul_unchecked(bytes) }
 }
 
 /// The built-in scripted model from a JSON script (see `agent_options_set_scripted_model`).

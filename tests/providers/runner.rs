@@ -136,6 +136,7 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
         messages: messages.into_iter().map(Message::new).collect(),
         options: fixture.options.clone(),
         signal: signal.clone(),
+        text_cache: None,
     };
     agent::providers::stream_simple(request, sender);
     let mut lines = Vec::new();
