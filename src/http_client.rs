@@ -43,6 +43,9 @@ type BoxError = Box<dyn StdError + Send + Sync>;
 pub struct Client {
     http: hyper_util::client::legacy::Client<Connector, Full<Bytes>>,
     proxies: Option<Arc<Matcher>>,
+    /// The connector's TLS side (tests check when it is set up).
+    #[cfg(test)]
+    tls: Arc<tokio::sync::OnceCell<Tls>>,
 }
 
 /// Why a request got no response.
@@ -87,29 +90,35 @@ impl StdError for ProxyFailed {
 }
 
 impl Client {
-    /// A client; `direct` bypasses proxies. Loads the system's roots: call it off the runtime
-    /// thread.
+    /// A client; `direct` bypasses proxies. The extra CAs are checked now; TLS itself (the
+    /// system's roots, read from files) is set up on the first connection that needs it.
     pub fn new(
         direct: bool,
         connect_timeout: Option<Duration>,
         extra_ca_pem: Option<&str>,
     ) -> Result<Client, String> {
-        // hyper-rustls sets the ALPN protocol itself (http/1.1); the tunnel's TLS is ours to set.
-        let tls = tls_config(extra_ca_pem)?;
-        let mut tunnel_tls = tls.clone();
-        tunnel_tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let extra_ca = match extra_ca_pem {
+            Some(pem) => {
+                let certificates = pem_certificates(pem)?;
+                let mut store = rustls::RootCertStore::empty();
+                for certificate in &certificates {
+                    store
+                        .add(certificate.clone())
+                        .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))?;
+                }
+                Some(Arc::new(certificates))
+            }
+            None => None,
+        };
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);
         tcp.set_nodelay(true);
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(tcp);
         let proxies = (!direct).then(|| Arc::new(Matcher::from_env()));
+        let tls = Arc::<tokio::sync::OnceCell<Tls>>::default();
         let connector = Connector {
-            https,
-            tls: tokio_rustls::TlsConnector::from(Arc::new(tunnel_tls)),
+            tcp,
+            tls: tls.clone(),
+            extra_ca,
             proxies: proxies.clone(),
             timeout: connect_timeout,
         };
@@ -118,7 +127,14 @@ impl Client {
             .pool_idle_timeout(Duration::from_secs(90))
             .http1_max_buf_size(READ_BUFFER_BYTES)
             .build(connector);
-        Ok(Client { http, proxies })
+        #[cfg(not(test))]
+        let _ = tls;
+        Ok(Client {
+            http,
+            proxies,
+            #[cfg(test)]
+            tls,
+        })
     }
 
     /// POSTs `body` to `url` with `headers` (in order); the response once its head arrived.
@@ -217,9 +233,8 @@ struct ClientKey {
 }
 
 /// The shared client for these settings (kept: each has its connection pool); `connect_timeout_ms`
-/// 0 is no limit. Building one loads the system's root certificates, so it runs off the runtime
-/// thread.
-pub async fn shared(
+/// 0 is no limit.
+pub fn shared(
     direct: bool,
     connect_timeout_ms: u64,
     extra_ca_pem: Option<Arc<String>>,
@@ -234,20 +249,13 @@ pub async fn shared(
     if let Some(client) = lock(clients).get(&key) {
         return Ok(client.clone());
     }
-    let built = {
-        let key = key.clone();
-        tokio::task::spawn_blocking(move || {
-            let connect_timeout =
-                (key.connect_timeout_ms > 0).then(|| Duration::from_millis(key.connect_timeout_ms));
-            Client::new(
-                key.direct,
-                connect_timeout,
-                key.extra_ca_pem.as_deref().map(|p| p.as_str()),
-            )
-        })
-        .await
-    };
-    let client = built.map_err(|_| "The HTTP client could not be built.".to_string())??;
+    let connect_timeout =
+        (key.connect_timeout_ms > 0).then(|| Duration::from_millis(key.connect_timeout_ms));
+    let client = Client::new(
+        key.direct,
+        connect_timeout,
+        key.extra_ca_pem.as_deref().map(|p| p.as_str()),
+    )?;
     Ok(lock(clients).entry(key).or_insert(client).clone())
 }
 
@@ -289,20 +297,19 @@ pub async fn next_data(body: &mut Incoming) -> Option<Result<Bytes, hyper::Error
     }
 }
 
-/// TLS 1.2 and 1.3 with ring; the bundled roots, the system's, then the extra PEM CAs.
-fn tls_config(extra_ca_pem: Option<&str>) -> Result<rustls::ClientConfig, String> {
+/// TLS 1.2 and 1.3 with ring; the bundled roots, the system's, then the extra CAs (checked when
+/// the client was made).
+fn tls_config(extra_ca: &[CertificateDer<'static>]) -> Result<rustls::ClientConfig, String> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     // A system root rustls cannot use is skipped, as browsers do.
     for certificate in rustls_native_certs::load_native_certs().certs {
         let _ = roots.add(certificate);
     }
-    if let Some(pem) = extra_ca_pem {
-        for certificate in pem_certificates(pem)? {
-            roots
-                .add(certificate)
-                .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))?;
-        }
+    for certificate in extra_ca {
+        roots
+            .add(certificate.clone())
+            .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
@@ -323,12 +330,23 @@ pub fn pem_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, Strin
 /// (HTTPS through a CONNECT tunnel, plain HTTP forwarded by the proxy), within the connect timeout.
 #[derive(Clone)]
 struct Connector {
+    tcp: HttpConnector,
+    /// TLS, set up on the first connection that needs it: loading the system's roots reads files
+    /// and parses every certificate (~14 M instructions), which a client that only reaches
+    /// http:// addresses (a model on this machine) never needs.
+    tls: Arc<tokio::sync::OnceCell<Tls>>,
+    extra_ca: Option<Arc<Vec<CertificateDer<'static>>>>,
+    proxies: Option<Arc<Matcher>>,
+    timeout: Option<Duration>,
+}
+
+/// The TLS side of a connector.
+#[derive(Clone)]
+struct Tls {
     /// TCP, then TLS for an https:// address (a destination or an HTTPS proxy).
     https: HttpsConnector<HttpConnector>,
     /// TLS to the destination inside a proxy's tunnel.
-    tls: tokio_rustls::TlsConnector,
-    proxies: Option<Arc<Matcher>>,
-    timeout: Option<Duration>,
+    tunnel: tokio_rustls::TlsConnector,
 }
 
 impl Service<Uri> for Connector {
@@ -362,7 +380,7 @@ impl Connector {
             .as_ref()
             .and_then(|m| m.intercept(&destination));
         let Some(proxy) = proxy else {
-            return Ok(Conn::Direct(self.https.call(destination).await?));
+            return Ok(Conn::Direct(self.open(destination).await?));
         };
         let failed = |source: BoxError| -> BoxError {
             Box::new(ProxyFailed {
@@ -371,10 +389,11 @@ impl Connector {
             })
         };
         if destination.scheme() != Some(&hyper::http::uri::Scheme::HTTPS) {
-            let forwarding = self.https.call(proxy.uri().clone()).await.map_err(failed)?;
+            let forwarding = self.open(proxy.uri().clone()).await.map_err(failed)?;
             return Ok(Conn::Forwarded(forwarding));
         }
-        let mut tunnel = Tunnel::new(proxy.uri().clone(), self.https.clone());
+        let tls = self.tls().await?;
+        let mut tunnel = Tunnel::new(proxy.uri().clone(), tls.https);
         if let Some(auth) = proxy.basic_auth() {
             tunnel = tunnel.with_auth(auth.clone());
         }
@@ -385,8 +404,53 @@ impl Connector {
         let host = destination.host().ok_or("the URL has no host")?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(host.to_string())?;
-        let tls = self.tls.connect(name, TokioIo::new(tunneled)).await?;
+        let tls = tls.tunnel.connect(name, TokioIo::new(tunneled)).await?;
         Ok(Conn::Tunneled(Box::new(TokioIo::new(tls))))
+    }
+
+    /// A connection to `address`: TCP, then TLS for https://.
+    async fn open(&mut self, address: Uri) -> Result<Stream, BoxError> {
+        if address.scheme() == Some(&hyper::http::uri::Scheme::HTTPS) {
+            self.tls().await?.https.call(address).await
+        } else {
+            Ok(MaybeHttpsStream::Http(self.tcp.call(address).await?))
+        }
+    }
+
+    /// The TLS side, set up (off the runtime thread: it reads files) on first use.
+    async fn tls(&self) -> Result<Tls, BoxError> {
+        let tls = self
+            .tls
+            .get_or_try_init(|| {
+                let tcp = self.tcp.clone();
+                let extra_ca = self.extra_ca.clone();
+                async move {
+                    let built = tokio::task::spawn_blocking(move || {
+                        let extra_ca = extra_ca.as_deref().map_or(&[][..], Vec::as_slice);
+                        let tls = tls_config(extra_ca)?;
+                        // hyper-rustls sets the ALPN protocol itself (http/1.1); the tunnel's TLS
+                        // is ours to set.
+                        let mut tunnel = tls.clone();
+                        tunnel.alpn_protocols = vec![b"http/1.1".to_vec()];
+                        let https = hyper_rustls::HttpsConnectorBuilder::new()
+                            .with_tls_config(tls)
+                            .https_or_http()
+                            .enable_http1()
+                            .wrap_connector(tcp);
+                        Ok::<_, String>(Tls {
+                            https,
+                            tunnel: tokio_rustls::TlsConnector::from(Arc::new(tunnel)),
+                        })
+                    })
+                    .await;
+                    match built {
+                        Ok(tls) => tls,
+                        Err(_) => Err("The TLS configuration could not be built.".to_string()),
+                    }
+                }
+            })
+            .await?;
+        Ok(tls.clone())
     }
 }
 
@@ -515,6 +579,23 @@ mod tests {
             .send(Method::POST, &url, &[], Bytes::new())
             .await
             .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "tcp connect error: Connection refused (os error 111)"
+        );
+        // A client that reached only http:// addresses never loaded TLS roots; one https://
+        // address sets TLS up (then its connection is refused as the other was).
+        assert!(!client.tls.initialized());
+        let error = client
+            .send(
+                Method::POST,
+                &url.replace("http:", "https:"),
+                &[],
+                Bytes::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(client.tls.initialized());
         assert_eq!(
             error.to_string(),
             "tcp connect error: Connection refused (os error 111)"

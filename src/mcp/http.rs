@@ -49,8 +49,7 @@ pub async fn transport(
         HeaderValue::from_str(value)
             .map_err(|_| format!("The value of header \"{name}\" is not valid."))?;
     }
-    let client =
-        http_client::shared(http_client::is_loopback(url), CONNECT_TIMEOUT_MS, None).await?;
+    let client = http_client::shared(http_client::is_loopback(url), CONNECT_TIMEOUT_MS, None)?;
     Ok(StreamableHttpClientTransport::with_client(
         HttpClient {
             client,

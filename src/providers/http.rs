@@ -203,13 +203,11 @@ pub async fn send_with(
     policy: RetryPolicy,
     describe: impl Fn(u16, &str) -> String,
 ) -> Result<Response, (Failure, Option<ErrorHead>)> {
-    let client = tokio::select! {
-        biased;
-        _ = signal.aborted() => return Err((Failure::Aborted, None)),
-        client = super::transport::client(&request.url, &request.transport) => {
-            client.map_err(|text| (Failure::Message(text), None))?
-        }
-    };
+    if signal.is_aborted() {
+        return Err((Failure::Aborted, None));
+    }
+    let client = super::transport::client(&request.url, &request.transport)
+        .map_err(|text| (Failure::Message(text), None))?;
     let mut attempt = 0;
     loop {
         if signal.is_aborted() {

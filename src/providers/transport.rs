@@ -147,13 +147,12 @@ fn check_pem(pem: &str, what: &str) -> Result<(), String> {
 }
 
 /// The client for a request to `url` (shared: each client has its connection pool).
-pub async fn client(url: &str, transport: &Transport) -> Result<Client, String> {
+pub fn client(url: &str, transport: &Transport) -> Result<Client, String> {
     crate::http_client::shared(
         crate::http_client::is_loopback(url),
         transport.connect_timeout_ms,
         transport.extra_ca_pem.clone(),
     )
-    .await
 }
 
 #[cfg(test)]
