@@ -201,16 +201,8 @@ impl SseLimits {
         }
     }
 
-    /// Counts one read; past a limit, the text that names it.
-    pub fn check(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.body += bytes.len();
-        if self.body > self.max_body {
-            return Err(format!(
-                "The response body exceeded {} bytes (limit for one response).",
-                self.max_body
-            ));
-        }
-        // Runs of bytes between line ends are counted whole.
+    /// Counts `bytes` from the start, run by run (runs of bytes between line ends whole).
+    fn count_walk(&mut self, bytes: &[u8]) {
         let mut run_start = 0;
         for end in memchr::memchr2_iter(b'\n', b'\r', bytes) {
             self.count_run(end - run_start);
@@ -225,6 +217,58 @@ impl SseLimits {
             run_start = end + 1;
         }
         self.count_run(bytes.len() - run_start);
+    }
+
+    /// The counts after `bytes`, read from its end (a read of SSE nearly always ends with the
+    /// blank line of an event: its last two bytes settle them, where a walk reads every byte).
+    /// What follows the last line end is the open line; what follows the last line end that
+    /// ends an empty line (and so starts a new event) is the open event.
+    fn count_from_the_end(&mut self, bytes: &[u8]) {
+        let mut ends = memchr::memrchr2_iter(b'\n', b'\r', bytes);
+        let Some(last_end) = ends.next() else {
+            self.count_run(bytes.len());
+            return;
+        };
+        let is_end = |b: u8| b == b'\n' || b == b'\r';
+        // The line end at `at` ends an empty line: the byte before it is a line end too (or,
+        // at the start, the open line is empty), unless it is the `\n` of a `\r\n`.
+        let starts_event = |at: usize| match at {
+            0 => self.line == 0 && !(bytes[0] == b'\n' && self.after_cr),
+            _ => is_end(bytes[at - 1]) && !(bytes[at] == b'\n' && bytes[at - 1] == b'\r'),
+        };
+        // Line-end bytes from `at` to the end.
+        let (mut at, mut ends_after) = (last_end, 1);
+        let event = loop {
+            if starts_event(at) {
+                break bytes.len() - 1 - at - (ends_after - 1);
+            }
+            match ends.next() {
+                Some(end) => (at, ends_after) = (end, ends_after + 1),
+                // No event starts in this read: the open one goes on.
+                None => break self.event + bytes.len() - ends_after,
+            }
+        };
+        self.line = bytes.len() - 1 - last_end;
+        self.event = event;
+        self.after_cr = bytes[bytes.len() - 1] == b'\r';
+    }
+
+    /// Counts one read; past a limit, the text that names it.
+    pub fn check(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.body += bytes.len();
+        if self.body > self.max_body {
+            return Err(format!(
+                "The response body exceeded {} bytes (limit for one response).",
+                self.max_body
+            ));
+        }
+        if self.line + bytes.len() <= MAX_LINE_BYTES && self.event + bytes.len() <= MAX_EVENT_BYTES
+        {
+            // No limit can be passed within this read: only the counts at its end matter.
+            self.count_from_the_end(bytes);
+            return Ok(());
+        }
+        self.count_walk(bytes);
         if self.line > MAX_LINE_BYTES {
             return Err(format!(
                 "The server sent an event-stream line longer than {MAX_LINE_BYTES} bytes (limit for one SSE line)."
@@ -345,23 +389,27 @@ mod tests {
             seed
         };
         for _ in 0..2000 {
-            let len = (next() % 24) as usize;
+            let len = (next() % 40) as usize;
             let body: Vec<u8> = (0..len)
                 .map(|_| [b'a', b'\r', b'\n'][(next() % 3) as usize])
                 .collect();
-            let mut limits = SseLimits::default();
+            // Both ways of counting: from the end (far from the limits) and the walk.
+            let (mut from_end, mut walked) = (SseLimits::default(), SseLimits::default());
             let mut model = (0, 0, false);
             let mut rest = &body[..];
             while !rest.is_empty() {
                 let cut = 1 + (next() as usize % rest.len());
-                limits.check(&rest[..cut]).unwrap();
+                from_end.check(&rest[..cut]).unwrap();
+                walked.count_walk(&rest[..cut]);
                 walk(&mut model, &rest[..cut]);
                 rest = &rest[cut..];
-                assert_eq!(
-                    (limits.line, limits.event, limits.after_cr),
-                    model,
-                    "{body:?}"
-                );
+                for limits in [&from_end, &walked] {
+                    assert_eq!(
+                        (limits.line, limits.event, limits.after_cr),
+                        model,
+                        "{body:?}"
+                    );
+                }
             }
         }
     }

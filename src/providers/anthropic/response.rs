@@ -76,7 +76,8 @@ pub(super) struct Reader {
     tools: Vec<Json>,
     fallbacks: Vec<Json>,
     /// Content index of each open block, by the wire `index` (as JavaScript map keys compare).
-    open: HashMap<String, usize>,
+    /// Looked up per delta: hashed with foldhash (seeded per map), a fraction of SipHash's cost.
+    open: HashMap<String, usize, foldhash::fast::RandomState>,
     usage: Usage,
     saw_message_start: bool,
     saw_message_stop: bool,
@@ -105,7 +106,7 @@ impl Reader {
             oauth,
             tools,
             fallbacks: request::fallback_models(call).cloned().unwrap_or_default(),
-            open: HashMap::new(),
+            open: HashMap::default(),
             usage: Usage::default(),
             saw_message_start: false,
             saw_message_stop: false,
