@@ -55,24 +55,47 @@ start_sse_server "$OUT"
 
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
-# run SIDE LABEL CMD...: best (lowest wall) of REPEAT runs; appends {"side","label",...figures}.
-run() {
-    local side=$1 label=$2
-    shift 2
-    local best="" line
-    for _ in $(seq "$REPEAT"); do
-        line=$("$@")
-        best=$(printf '%s\n%s\n' "$best" "$line" | python3 -c '
+# best ROW_A ROW_B: the better of two result lines (lowest wall; W4: the run's wall; IDLE: the
+# empty dispatch's CPU; LAT: the p99). An empty line loses.
+best() {
+    printf '%s\n%s\n' "$1" "$2" | python3 -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
 key = lambda r: {"W4": r.get("run_wall_ms"), "IDLE": r.get("dispatch_cpu_us")}.get(
     r["workload"], r.get("p99_us", r.get("wall_ms")))
-print(json.dumps(min(rows, key=key)))')
+print(json.dumps(min(rows, key=key)))'
+}
+# run LABEL SIDE CMD [SIDE CMD ...]: REPEAT rounds of every side's command (a shell command line);
+# appends each side's best as {"side","label",...figures}. The sides take turns, in reverse order
+# every other round: a program run right after another one is slower for a while (the memory the
+# other freed is the kernel's to zero again, its caches cold), so no side always runs second.
+run() {
+    local label=$1
+    shift
+    local -a sides=() cmds=() bests=() order
+    while [ $# -gt 0 ]; do
+        sides+=("$1")
+        cmds+=("$2")
+        bests+=("")
+        shift 2
     done
-    echo "$best" | python3 -c '
+    local round i line
+    for round in $(seq "$REPEAT"); do
+        order=($(seq 0 $((${#sides[@]} - 1))))
+        if [ $((round % 2)) -eq 0 ]; then
+            order=($(seq $((${#sides[@]} - 1)) -1 0))
+        fi
+        for i in "${order[@]}"; do
+            line=$(bash -c "${cmds[i]}")
+            bests[i]=$(best "${bests[i]}" "$line")
+        done
+    done
+    for i in "${!sides[@]}"; do
+        echo "${bests[i]}" | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read()); r = {"side": sys.argv[1], "label": sys.argv[2], **r}
-print(json.dumps(r))' "$side" "$label" | tee -a "$RESULTS" >&2
+print(json.dumps(r))' "${sides[i]}" "$label" | tee -a "$RESULTS" >&2
+    done
 }
 
 cells=(
@@ -86,26 +109,22 @@ for cell in "${cells[@]}"; do
     w=${cell%%|*}
     params=${cell#*|}
     label="$w $params"
-    # shellcheck disable=SC2086
-    run reference "$label" bash -c "cd '$REF' && node --expose-gc bench.mjs $w $params"
+    sides=(reference "cd '$REF' && node --expose-gc bench.mjs $w $params")
     if [ "$w" = W4 ]; then
         # The default runtime (one thread), then multi-thread runtimes with 2 and 4 workers.
-        # shellcheck disable=SC2086
-        run libagent "$label" "$OUT/bench" $w $params --workers 1
+        sides+=(libagent "'$OUT/bench' $w $params --workers 1")
         for workers in 2 4; do
-            # shellcheck disable=SC2086
-            run "libagent-${workers}workers" "$label" "$OUT/bench" $w $params --workers $workers
+            sides+=("libagent-${workers}workers" "'$OUT/bench' $w $params --workers $workers")
         done
     else
         # The model pushes through the typed pushes (agent_stream_push_text_delta & co.);
         # `type-jsonpush` is the type-mode listener with every event pushed as JSON text.
         for mode in type lean full; do
-            # shellcheck disable=SC2086
-            run "libagent-$mode" "$label" "$OUT/bench" $w $params --mode $mode
+            sides+=("libagent-$mode" "'$OUT/bench' $w $params --mode $mode")
         done
-        # shellcheck disable=SC2086
-        run libagent-type-jsonpush "$label" "$OUT/bench" $w $params --mode type --push json
+        sides+=(libagent-type-jsonpush "'$OUT/bench' $w $params --mode type --push json")
     fi
+    run "$label" "${sides[@]}"
 done
 # W5, the real-model path: the built-in providers (libagent) and pi-ai's streamSimple (reference)
 # against the SSE server; the type-mode listener; A agents prompted at once.
@@ -113,10 +132,9 @@ for api in openai-completions anthropic-messages; do
     for n in "${W5N[@]}"; do
         for a in "${W5A[@]}"; do
             params="--api $api --deltas $n --agents $a"
-            # shellcheck disable=SC2086
-            run reference "W5 $params" bash -c "cd '$REF' && node --expose-gc w5.mjs W5 $params --port $PORT"
-            # shellcheck disable=SC2086
-            run libagent "W5 $params" "$OUT/bench" W5 $params --port "$PORT"
+            run "W5 $params" \
+                reference "cd '$REF' && node --expose-gc w5.mjs W5 $params --port $PORT" \
+                libagent "'$OUT/bench' W5 $params --port $PORT"
         done
     done
 done
@@ -126,13 +144,11 @@ for threading in runtime pumped; do
     for push in typed json; do
         side="libagent-$push"
         [ "$threading" = pumped ] && side="$side-pumped"
-        # shellcheck disable=SC2086
-        run "$side" "LAT $LAT" "$OUT/bench" LAT $LAT --push $push --threading $threading
+        run "LAT $LAT" "$side" "'$OUT/bench' LAT $LAT --push $push --threading $threading"
     done
 done
 # Idle agents on one dispatcher (libagent only): memory and an empty agent_dispatch's cost.
-# shellcheck disable=SC2086
-run libagent "IDLE $IDLE" "$OUT/bench" IDLE $IDLE
+run "IDLE $IDLE" libagent "'$OUT/bench' IDLE $IDLE"
 
 # The server must never be the bottleneck: its own CPU time over the whole run, for the record.
 python3 -c '

@@ -182,8 +182,9 @@ struct Inner {
     executor: Executor,
     /// Boxed: most agents have none, and every agent's `Inner` must fit its size class.
     session: Option<Box<session_link::SessionLink>>,
-    /// The text of the last request to a host stream function, which the next one builds on.
-    request_text: Arc<RequestTextCache>,
+    /// The text of the last request to a host stream function, which the next one builds on
+    /// (made at the first run: an idle agent holds none).
+    request_text: std::sync::OnceLock<Arc<RequestTextCache>>,
 }
 
 /// The stateful agent. Cheap to clone; clones share the same agent.
@@ -281,7 +282,7 @@ impl Agent {
                 .dispatcher
                 .map_or(Executor::Runtime, Executor::Dispatcher),
             session,
-            request_text: Arc::default(),
+            request_text: std::sync::OnceLock::new(),
         };
         Ok(Agent {
             inner: Arc::new(inner),
@@ -629,7 +630,9 @@ impl Agent {
             tool_registry: state.tool_registry.clone(),
             tool_sets: settings.tool_sets.clone(),
             declared_tools: state.declared_tools.clone(),
-            request_text: Some(Arc::clone(&self.inner.request_text)),
+            request_text: Some(Arc::clone(
+                self.inner.request_text.get_or_init(Arc::default),
+            )),
             // A session's messages (summaries among them) become user messages; so does a
             // compaction's summary in an agent without a session.
             session_messages: self.inner.session.is_some()
