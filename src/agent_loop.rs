@@ -245,20 +245,32 @@ impl Emitter {
 
     /// `emit` of an event the caller keeps in place until delivered.
     pub(crate) async fn emit_ref(&self, event: &AgentEvent) -> Result<(), String> {
+        self.deliver(event).resolve().await
+    }
+
+    /// Starts delivering `event`: when nothing is in flight and every listener answers at once
+    /// (a delta's usual case) it is delivered here, with no future built; otherwise what is left
+    /// to wait for.
+    pub(crate) fn deliver<'a>(&'a self, event: &'a AgentEvent) -> Delivery<'a> {
         if self.in_flight.load(Ordering::Relaxed) == 0 {
-            match (self.emit)(event) {
-                Delivery::Now(result) => return result,
+            return match (self.emit)(event) {
+                Delivery::Now(result) => Delivery::Now(result),
                 Delivery::Later(rest) => {
-                    let _in_flight = InFlight::enter(&self.in_flight);
+                    let in_flight = InFlight::enter(&self.in_flight);
                     // Free: nothing was in flight, and no await came between.
-                    let _turn = self.gate.try_lock();
-                    return rest.await;
+                    let turn = self.gate.try_lock();
+                    Delivery::Later(Box::pin(async move {
+                        let _held = (in_flight, turn);
+                        rest.await
+                    }))
                 }
-            }
+            };
         }
-        let _in_flight = InFlight::enter(&self.in_flight);
-        let _turn = self.gate.lock().await;
-        (self.emit)(event).resolve().await
+        Delivery::Later(Box::pin(async move {
+            let _in_flight = InFlight::enter(&self.in_flight);
+            let _turn = self.gate.lock().await;
+            (self.emit)(event).resolve().await
+        }))
     }
 
     /// `message_start` then `message_end` for a message committed whole.
@@ -675,7 +687,10 @@ impl Run {
                 StreamOutput::Update { event, partial } => {
                     // Built in place and lent: the event is not moved into the emit's future.
                     let event = AgentEvent::MessageUpdate { event, partial };
-                    self.emitter.emit_ref(&event).await?;
+                    match self.emitter.deliver(&event) {
+                        Delivery::Now(result) => result?,
+                        Delivery::Later(rest) => rest.await?,
+                    }
                     receiver.notify_consumed().await;
                 }
                 StreamOutput::Final {

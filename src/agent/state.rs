@@ -333,9 +333,11 @@ pub(super) fn reduce(state: &mut State, event: &AgentEvent) {
         AgentEvent::MessageStart { message } => {
             state.streaming_message = Some(Streaming::Message(message.clone()));
         }
-        AgentEvent::MessageUpdate { partial, .. } => {
-            state.streaming_message = Some(Streaming::Partial(partial.clone()));
-        }
+        AgentEvent::MessageUpdate { partial, .. } => match &mut state.streaming_message {
+            // The previous delta's snapshot becomes this one in place (see `clone_from`).
+            Some(Streaming::Partial(streaming)) => streaming.clone_from(partial),
+            slot => *slot = Some(Streaming::Partial(partial.clone())),
+        },
         AgentEvent::MessageEnd { message } => {
             state.streaming_message = None;
             state.messages.push(message.clone());

@@ -295,12 +295,13 @@ async fn guarded_preparation(
     tool: &AgentTool,
     tool_call: &Json,
 ) -> Result<Result<Json, Json>, String> {
-    let mut prepared_call = tool_call.clone();
+    // The call as validated: a copy only when `prepareArguments` changes its arguments.
+    let mut prepared_call = std::borrow::Cow::Borrowed(tool_call);
     if tool.behavior.has_prepare_arguments() {
         crate::dispatch::before_callback().await;
         let raw = tool_call.get("arguments").cloned().unwrap_or(Json::Null);
         let prepared = tool.behavior.prepare_arguments(raw)?;
-        if let Some(object) = prepared_call.as_object_mut() {
+        if let Some(object) = prepared_call.to_mut().as_object_mut() {
             set_key(object, "arguments", prepared);
         }
     }

@@ -13,11 +13,29 @@ use super::{Json, JsonMap};
 use crate::cost_canary::{cost_canary_on, Canary};
 
 /// An append-only text shared by the writer and its snapshots.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct SharedText {
     buffer: Arc<RwLock<String>>,
     /// The length this value sees (a char boundary: only whole strings are appended).
     len: usize,
+}
+
+impl Clone for SharedText {
+    fn clone(&self) -> Self {
+        SharedText {
+            buffer: self.buffer.clone(),
+            len: self.len,
+        }
+    }
+
+    /// A snapshot of the same buffer takes the newer length alone.
+    fn clone_from(&mut self, source: &Self) {
+        if Arc::ptr_eq(&self.buffer, &source.buffer) {
+            self.len = source.len;
+        } else {
+            *self = source.clone();
+        }
+    }
 }
 
 impl SharedText {
@@ -119,13 +137,32 @@ impl SharedObject {
 }
 
 /// A JSON value with O(1) clone.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub enum SharedValue {
     /// `null`, a boolean or a number.
     Scalar(Json),
     String(SharedText),
     Array(Arc<Vec<SharedValue>>),
     Object(Arc<SharedObject>),
+}
+
+impl Clone for SharedValue {
+    fn clone(&self) -> Self {
+        match self {
+            SharedValue::Scalar(value) => SharedValue::Scalar(value.clone()),
+            SharedValue::String(text) => SharedValue::String(text.clone()),
+            SharedValue::Array(items) => SharedValue::Array(items.clone()),
+            SharedValue::Object(members) => SharedValue::Object(members.clone()),
+        }
+    }
+
+    /// A text takes a newer snapshot of its own buffer in place (see [`SharedText`]).
+    fn clone_from(&mut self, source: &Self) {
+        match (self, source) {
+            (SharedValue::String(text), SharedValue::String(from)) => text.clone_from(from),
+            (this, from) => *this = from.clone(),
+        }
+    }
 }
 
 impl SharedValue {

@@ -429,8 +429,28 @@ impl Partial {
 }
 
 /// The partial message at one event; immutable, O(1) to clone.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PartialSnapshot(Partial);
+
+impl Clone for PartialSnapshot {
+    fn clone(&self) -> Self {
+        PartialSnapshot(self.0.clone())
+    }
+
+    /// Shares what it already shares with `source`: consecutive snapshots of a stream differ
+    /// in their hot value's length only (no reference counts change, nothing is dropped).
+    fn clone_from(&mut self, source: &Self) {
+        if !Arc::ptr_eq(&self.0.frozen, &source.0.frozen) {
+            self.0.frozen = source.0.frozen.clone();
+        }
+        match (&mut self.0.hot, &source.0.hot) {
+            (Some(hot), Some(from)) if hot.index == from.index && hot.field == from.field => {
+                hot.value.clone_from(&from.value)
+            }
+            (hot, from) => *hot = from.clone(),
+        }
+    }
+}
 
 impl PartialSnapshot {
     /// Builds the message JSON (O(message size)).
@@ -489,6 +509,51 @@ mod tests {
         let mut out = String::new();
         snapshot.write_text(&mut out);
         out
+    }
+
+    /// A snapshot assigned from a later one (`clone_from`, as the agent's state slot is at each
+    /// delta) reads exactly as that one, whatever changed between them, and an older snapshot
+    /// it was cloned from keeps its own moment.
+    #[test]
+    fn a_snapshot_assigned_from_a_later_one_reads_as_it() {
+        let map = json!({"role": "assistant", "content": [], "api": "a"});
+        let mut partial = Partial::from_map(map.as_object().unwrap().clone());
+        let block = |json: Json| json.as_object().unwrap().clone();
+        let mut slot = partial.snapshot();
+        let (mut snapshots, mut moments) = (vec![slot.clone()], vec![text(&slot)]);
+        type Step<'a> = Box<dyn Fn(&mut Partial) + 'a>;
+        let steps: Vec<Step> = vec![
+            Box::new(|p| p.place_block(0, block(json!({"type": "text", "text": ""})))),
+            Box::new(|p| p.append_text(0, "text", "one ")),
+            Box::new(|p| p.append_text(0, "text", "two ")),
+            Box::new(|p| p.set_field("usage", json!({"input": 2}))),
+            Box::new(|p| p.append_text(0, "text", "three")),
+            Box::new(|p| p.place_block(1, block(json!({"type": "thinking", "thinking": ""})))),
+            Box::new(|p| p.append_text(1, "thinking", "hm")),
+            Box::new(|p| p.append_text(0, "text", " four")),
+            Box::new(|p| p.set_text(0, "text", "replaced")),
+            Box::new(|p| {
+                p.place_block(
+                    2,
+                    block(json!({"type": "toolCall", "id": "c", "arguments": {}})),
+                )
+            }),
+            Box::new(|p| p.set_arguments(2, SharedValue::empty_object())),
+            Box::new(|p| p.append_text(1, "thinking", "m")),
+        ];
+        for step in steps {
+            step(&mut partial);
+            let now = partial.snapshot();
+            slot.clone_from(&now);
+            assert_eq!(slot.to_json(), now.to_json());
+            assert_eq!(text(&slot), text(&now));
+            snapshots.push(slot.clone());
+            moments.push(text(&now));
+        }
+        // Every kept copy still reads as the moment it was taken at.
+        let texts: Vec<String> = snapshots.iter().map(text).collect();
+        assert_eq!(texts, moments);
+        assert!(texts[2].contains("one ") && !texts[2].contains("two"));
     }
 
     /// The fields' cached text follows every change, and an older snapshot keeps the text of its
