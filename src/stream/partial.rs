@@ -184,6 +184,12 @@ impl BlockKind {
     }
 }
 
+/// Whether two live-field names are the same: they are the literals `text`, `thinking` and
+/// `arguments`, so nearly always the same address (checked first: a delta costs no `memcmp`).
+fn same_field(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
 /// The live value of the block being streamed: deltas change only this.
 #[derive(Debug, Clone)]
 struct Hot {
@@ -294,7 +300,7 @@ impl Partial {
         if let Some(hot) = self
             .hot
             .as_mut()
-            .filter(|h| h.index == index && h.field == field)
+            .filter(|h| h.index == index && same_field(h.field, field))
         {
             hot.value = value;
             return;
@@ -369,7 +375,7 @@ impl Partial {
         }) = self
             .hot
             .as_mut()
-            .filter(|h| h.index == index && h.field == field)
+            .filter(|h| h.index == index && same_field(h.field, field))
         {
             text.push_str(delta);
             return;
@@ -444,7 +450,9 @@ impl Clone for PartialSnapshot {
             self.0.frozen = source.0.frozen.clone();
         }
         match (&mut self.0.hot, &source.0.hot) {
-            (Some(hot), Some(from)) if hot.index == from.index && hot.field == from.field => {
+            (Some(hot), Some(from))
+                if hot.index == from.index && same_field(hot.field, from.field) =>
+            {
                 hot.value.clone_from(&from.value)
             }
             (hot, from) => *hot = from.clone(),
