@@ -266,6 +266,30 @@ mod tests {
         assert_eq!(lent(&cache, &rebuilt), whole(&rebuilt));
     }
 
+    /// Lent from several threads at once (one agent's requests never overlap, but nothing must
+    /// break if they did): each call gets its own request's whole text.
+    #[test]
+    fn concurrent_lends_each_get_their_own_request() {
+        let cache = Arc::new(RequestTextCache::default());
+        let model = Arc::new(json!({"id": "m"}));
+        let all: Arc<Vec<Message>> = Arc::new((0..8).map(message).collect());
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (cache, model, all) = (cache.clone(), model.clone(), all.clone());
+                std::thread::spawn(move || {
+                    for round in 0..200 {
+                        let len = (round * (t + 1)) % (all.len() + 1);
+                        let request = request(&model, &all[..len], json!({"t": t}));
+                        assert_eq!(lent(&cache, &request), whole(&request));
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+    }
+
     #[test]
     fn kept_identities_do_not_keep_messages() {
         let cache = RequestTextCache::default();
