@@ -127,10 +127,15 @@ pub fn tool_declaration(tool: &Json) -> Json {
 /// A tool result message for an outcome, fields in the loop's order (SPEC §2.3, §6.10).
 pub fn tool_result_message(
     tool_call: &Json,
-    result: &Json,
+    result: Json,
     is_error: bool,
     duration_ms: Option<u64>,
 ) -> Json {
+    // The result is consumed: its content and details move into the message.
+    let mut result = match result {
+        Json::Object(result) => result,
+        _ => JsonMap::new(),
+    };
     let mut m = JsonMap::new();
     m.insert("role".into(), json!("toolResult"));
     m.insert(
@@ -141,13 +146,13 @@ pub fn tool_result_message(
         "toolName".into(),
         tool_call.get("name").cloned().unwrap_or(json!("")),
     );
-    let content = result.get("content").filter(|c| !c.is_null()).cloned();
+    let content = result.swap_remove("content").filter(|c| !c.is_null());
     m.insert("content".into(), content.unwrap_or_else(|| json!([])));
-    if let Some(details) = result.get("details") {
-        m.insert("details".into(), details.clone());
+    if let Some(details) = result.swap_remove("details") {
+        m.insert("details".into(), details);
     }
-    if let Some(usage) = result.get("usage") {
-        m.insert("usage".into(), usage.clone());
+    if let Some(usage) = result.swap_remove("usage") {
+        m.insert("usage".into(), usage);
     }
     m.insert("isError".into(), json!(is_error));
     if let Some(ms) = duration_ms {
@@ -248,7 +253,7 @@ mod tests {
     fn tool_result_message_key_order_and_absent_fields() {
         let call = json!({"type": "toolCall", "id": "c1", "name": "t", "arguments": {}});
         let result = json!({"usage": {"input": 1}, "extra": 1, "content": [], "terminate": true});
-        let m = tool_result_message(&call, &result, false, Some(5));
+        let m = tool_result_message(&call, result, false, Some(5));
         let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
@@ -263,7 +268,7 @@ mod tests {
                 "timestamp"
             ]
         );
-        let m = tool_result_message(&call, &json!({"details": null}), true, None);
+        let m = tool_result_message(&call, json!({"details": null}), true, None);
         assert_eq!(m["content"], json!([]));
         assert_eq!(m["details"], Json::Null);
         assert!(m.get("durationMs").is_none());

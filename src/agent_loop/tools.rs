@@ -59,13 +59,17 @@ impl ToolCallOutcome {
         }
     }
 
-    fn message(&self) -> Message {
-        Message::new(tool_result_message(
+    /// The result message, made from the outcome (its result's content and details are moved,
+    /// not copied), and whether the result asks to end the batch's continuation.
+    fn into_message(self) -> (Message, bool) {
+        let terminates = self.terminates();
+        let message = tool_result_message(
             &self.tool_call,
-            &self.result,
+            self.result,
             self.is_error,
             self.duration_ms,
-        ))
+        );
+        (Message::new(message), terminates)
     }
 
     fn terminates(&self) -> bool {
@@ -126,7 +130,8 @@ pub(super) async fn fail_truncated_tool_calls(
         );
         let outcome = ToolCallOutcome::immediate(&call, error_tool_result(&text));
         emitter.emit(outcome.end_event()).await?;
-        messages.push(emit_result_message(emitter, &outcome).await?);
+        let (message, _) = emit_result_message(emitter, outcome).await?;
+        messages.push(message);
     }
     Ok(Batch {
         messages,
@@ -163,28 +168,29 @@ pub(super) async fn execute_tool_calls(
     } else {
         run_parallel(&site, calls, emitter).await?
     };
-    let terminate = !outcomes.is_empty() && outcomes.iter().all(|(o, _)| o.terminates());
+    let terminate = !outcomes.is_empty() && outcomes.iter().all(|(_, terminates)| *terminates);
     Ok(Batch {
-        messages: outcomes.into_iter().map(|(_, message)| message).collect(),
+        messages: outcomes.into_iter().map(|(message, _)| message).collect(),
         terminate,
     })
 }
 
-/// Emits an outcome's result message; the same shared message goes into the transcript.
+/// Emits an outcome's result message; the same shared message goes into the transcript (with
+/// whether the outcome ends the batch's continuation).
 async fn emit_result_message(
     emitter: &Emitter,
-    outcome: &ToolCallOutcome,
-) -> Result<Message, String> {
-    let message = outcome.message();
+    outcome: ToolCallOutcome,
+) -> Result<(Message, bool), String> {
+    let (message, terminates) = outcome.into_message();
     emitter.emit_message(&message).await?;
-    Ok(message)
+    Ok((message, terminates))
 }
 
 async fn run_sequential(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<(ToolCallOutcome, Message)>, String> {
+) -> Result<Vec<(Message, bool)>, String> {
     let mut outcomes = Vec::new();
     for call in calls {
         emitter.emit(start_event(&call)).await?;
@@ -198,8 +204,7 @@ async fn run_sequential(
             }
         };
         emitter.emit(outcome.end_event()).await?;
-        let message = emit_result_message(emitter, &outcome).await?;
-        outcomes.push((outcome, message));
+        outcomes.push(emit_result_message(emitter, outcome).await?);
     }
     Ok(outcomes)
 }
@@ -208,7 +213,7 @@ async fn run_parallel(
     site: &CallSite<'_>,
     calls: Vec<Json>,
     emitter: &Emitter,
-) -> Result<Vec<(ToolCallOutcome, Message)>, String> {
+) -> Result<Vec<(Message, bool)>, String> {
     // Preparation is sequential, in source order (SPEC §6.6.3 step 1).
     let mut slots: Vec<Result<ToolCallOutcome, Prepared>> = Vec::new();
     for call in &calls {
@@ -256,8 +261,7 @@ async fn run_parallel(
     let outcomes: Vec<ToolCallOutcome> = outcomes.into_iter().map(|(_, outcome)| outcome).collect();
     let mut done = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
-        let message = emit_result_message(emitter, &outcome).await?;
-        done.push((outcome, message));
+        done.push(emit_result_message(emitter, outcome).await?);
     }
     Ok(done)
 }
