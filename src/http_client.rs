@@ -102,9 +102,7 @@ impl Client {
                 let certificates = pem_certificates(pem)?;
                 let mut store = rustls::RootCertStore::empty();
                 for certificate in &certificates {
-                    store
-                        .add(certificate.clone())
-                        .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))?;
+                    store.add(certificate.clone()).map_err(unusable_ca)?;
                 }
                 Some(Arc::new(certificates))
             }
@@ -127,8 +125,6 @@ impl Client {
             .pool_idle_timeout(Duration::from_secs(90))
             .http1_max_buf_size(READ_BUFFER_BYTES)
             .build(connector);
-        #[cfg(not(test))]
-        let _ = tls;
         Ok(Client {
             http,
             proxies,
@@ -307,9 +303,7 @@ fn tls_config(extra_ca: &[CertificateDer<'static>]) -> Result<rustls::ClientConf
         let _ = roots.add(certificate);
     }
     for certificate in extra_ca {
-        roots
-            .add(certificate.clone())
-            .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))?;
+        roots.add(certificate.clone()).map_err(unusable_ca)?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
@@ -319,11 +313,16 @@ fn tls_config(extra_ca: &[CertificateDer<'static>]) -> Result<rustls::ClientConf
         .with_no_client_auth())
 }
 
+/// Why the extra CAs cannot be used.
+fn unusable_ca(cause: impl std::fmt::Display) -> String {
+    format!("The extra CA certificates cannot be used: {cause}.")
+}
+
 /// The certificates of a PEM bundle (other PEM sections are ignored).
 pub fn pem_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     CertificateDer::pem_slice_iter(pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("The extra CA certificates cannot be used: {e}."))
+        .map_err(unusable_ca)
 }
 
 /// Opens connections: to the destination, or through the proxy the environment names for it
@@ -610,6 +609,28 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(error.to_string(), "connect timed out");
+    }
+
+    /// Extra CAs are checked when the client is made, though TLS is set up only when first
+    /// needed: a bundle rustls cannot use fails at once, naming the cause.
+    #[test]
+    fn unusable_extra_cas_fail_when_the_client_is_made() {
+        // A PEM certificate block whose bytes are not a certificate ("hello").
+        let not_der = "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n";
+        let error = Client::new(true, None, Some(not_der)).err().unwrap();
+        assert!(
+            error.starts_with("The extra CA certificates cannot be used: "),
+            "{error}"
+        );
+        let bad_base64 = "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+        let error = Client::new(true, None, Some(bad_base64)).err().unwrap();
+        assert!(
+            error.starts_with("The extra CA certificates cannot be used: "),
+            "{error}"
+        );
+        // Text without any PEM section adds nothing (the options reject it before this).
+        let client = Client::new(true, None, Some("no certificates here")).unwrap();
+        assert!(!client.tls.initialized());
     }
 
     /// A body far larger than the buffer, read slowly so the socket always has more waiting:
