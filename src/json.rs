@@ -388,40 +388,56 @@ pub fn write_string(out: &mut String, text: &str) {
     let mut start = 0;
     let mut i = 0;
     // Every byte that needs escaping is ASCII, and no byte of a multi-byte UTF-8 sequence is
-    // ASCII: a byte scan finds them and always cuts `text` at character boundaries.
+    // ASCII: a scan by 8-byte words finds them and always cuts `text` at character boundaries.
     while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            if !needs_escape_in(u64::from_le_bytes(chunk.try_into().unwrap_or_default())) {
-                i += 8;
-                continue;
-            }
+        if !needs_escape_in(word_at(bytes, i)) {
+            i += 8;
+            continue;
         }
-        let byte = bytes[i];
-        let escape = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => {
-                i += 1;
-                continue;
+        // A word holds one: it is found byte by byte within these 8.
+        let end = bytes.len().min(i + 8);
+        while i < end {
+            let byte = bytes[i];
+            let escape = match byte {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0..=0x1f => "",
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.push_str(&text[start..i]);
+            if escape.is_empty() {
+                let _ = write!(out, "\\u{:04x}", byte);
+            } else {
+                out.push_str(escape);
             }
-        };
-        out.push_str(&text[start..i]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{:04x}", byte);
-        } else {
-            out.push_str(escape);
+            i += 1;
+            start = i;
         }
-        i += 1;
-        start = i;
     }
     out.push_str(&text[start..]);
     out.push('"');
+}
+
+/// The 8 bytes of `bytes` from `at`, padded with spaces (which need no escape) past the end.
+#[inline]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    match bytes.get(at..at + 8) {
+        Some(chunk) => u64::from_le_bytes(chunk.try_into().unwrap_or_default()),
+        None => {
+            let mut word = [b' '; 8];
+            let tail = &bytes[at.min(bytes.len())..];
+            word[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(word)
+        }
+    }
 }
 
 /// Whether any of the 8 bytes of `word` is a control character, `"` or `\` (exact: the
@@ -438,7 +454,7 @@ fn needs_escape_in(word: u64) -> bool {
 /// through a temporary string.
 fn write_number(out: &mut String, n: f64) {
     if n == n.trunc() && n.abs() < 1e15 {
-        let _ = write!(out, "{}", n as i64);
+        out.push_str(itoa::Buffer::new().format(n as i64));
     } else {
         out.push_str(ryu_js::Buffer::new().format_finite(n));
     }
@@ -497,6 +513,7 @@ fn write_value(out: &mut String, value: &Json, indent: Option<usize>, depth: usi
     }
 }
 
+#[inline]
 fn newline(out: &mut String, indent: Option<usize>, depth: usize) {
     if let Some(width) = indent {
         out.push('\n');
