@@ -434,7 +434,7 @@ impl Agent {
             tools: state.tools.clone(),
         };
         let stream_fn = state.stream_fn.clone();
-        let emit = self.emitter(id);
+        let emit = self.emitter(id, signal.clone());
         let first = FirstPass { context, config };
         let future = self
             .clone()
@@ -456,9 +456,7 @@ impl Agent {
             };
             let outcome = match result {
                 Ok(_) => Ok(()),
-                Err(error) => {
-                    Box::pin(agent.handle_run_failure(id, &error, signal.is_aborted())).await
-                }
+                Err(error) => Box::pin(agent.handle_run_failure(id, &error, &signal)).await,
             };
             // Abort callbacks scheduled during the run have run before it settles (the reference
             // calls abort listeners inside abort()).
@@ -678,13 +676,19 @@ impl Agent {
 
     /// The emit sink of run `id`: `processEvents` (SPEC §7.11). Synchronous while every
     /// listener answers at once: no future per event.
-    fn emitter(&self, id: u64) -> Emit {
+    /// The emit of run `id`, whose signal is `signal` (held here: an event does not clone it).
+    fn emitter(&self, id: u64, signal: AbortSignal) -> Emit {
         let agent = self.clone();
-        Arc::new(move |event: &AgentEvent| agent.process_event(id, event))
+        Arc::new(move |event: &AgentEvent| agent.process_event(id, &signal, event))
     }
 
-    fn process_event<'a>(&self, run_id: u64, event: &'a AgentEvent) -> Delivery<'a> {
-        let signal = {
+    fn process_event<'a>(
+        &self,
+        run_id: u64,
+        signal: &AbortSignal,
+        event: &'a AgentEvent,
+    ) -> Delivery<'a> {
+        {
             let mut state = self.state();
             reduce(&mut state, event);
             match state.run.as_ref().filter(|run| run.id == run_id) {
@@ -692,11 +696,10 @@ impl Agent {
                     if let AgentEvent::MessageEnd { message } = event {
                         run.completion.record_message(message);
                     }
-                    run.signal.clone()
                 }
                 None => return Delivery::Now(Err(errors::OUTSIDE_RUN.into())),
             }
-        };
+        }
         // The session line is written before any listener sees the message committed.
         if let (Some(link), AgentEvent::MessageEnd { message }) = (&self.inner.session, event) {
             if let Err(error) = link.record_message(message.json()) {
@@ -718,7 +721,7 @@ impl Agent {
     fn dispatch<'a>(
         &self,
         event: EventRef<'a>,
-        signal: AbortSignal,
+        signal: &AbortSignal,
         after: u64,
         mut may_start: bool,
     ) -> Delivery<'a> {
@@ -736,10 +739,10 @@ impl Agent {
             }
             if !std::mem::take(&mut may_start) && !crate::dispatch::may_start_callback() {
                 // A host-pumped run gives the host its frame back before the next listener.
-                let agent = self.clone();
+                let (agent, signal) = (self.clone(), signal.clone());
                 return Delivery::Later(Box::pin(async move {
                     crate::dispatch::before_callback().await;
-                    agent.dispatch(event, signal, last, true).resolve().await
+                    agent.dispatch(event, &signal, last, true).resolve().await
                 }));
             }
             last = *id;
@@ -748,19 +751,19 @@ impl Agent {
                     let shared = shared.get_or_insert_with(|| Arc::new(event.event.clone()));
                     Delivery::Later(listener(shared.clone(), signal.clone()))
                 }
-                Subscriber::Immediate(listener) => listener(event, &signal),
+                Subscriber::Immediate(listener) => listener(event, signal),
             };
             match delivery {
                 Delivery::Now(Ok(())) => {}
                 Delivery::Now(Err(error)) => return Delivery::Now(Err(error)),
                 Delivery::Later(delivery) => {
-                    let agent = self.clone();
+                    let (agent, signal) = (self.clone(), signal.clone());
                     return Delivery::Later(Box::pin(async move {
                         signal
                             .within_grace(delivery)
                             .await
                             .unwrap_or_else(|()| Err(crate::host::OPERATION_ABORTED.into()))?;
-                        agent.dispatch(event, signal, last, false).resolve().await
+                        agent.dispatch(event, &signal, last, false).resolve().await
                     }));
                 }
             }
@@ -778,8 +781,9 @@ impl Agent {
         &self,
         run_id: u64,
         error: &str,
-        aborted: bool,
+        signal: &AbortSignal,
     ) -> Result<(), String> {
+        let aborted = signal.is_aborted();
         let model = Arc::clone(&self.state().model);
         let failure = failure_message(&model, error, aborted);
         let failure = Message::new(failure);
@@ -799,7 +803,7 @@ impl Agent {
             },
         ];
         for event in events {
-            self.process_event(run_id, &event).resolve().await?;
+            self.process_event(run_id, signal, &event).resolve().await?;
         }
         Ok(())
     }

@@ -466,13 +466,15 @@ mod tests {
         assembler.accept(json!({"type": "start"}));
         let start = |kind: BlockKind, index| StreamOp::StartBlock {
             index,
-            block: match kind {
-                BlockKind::Text => json!({"type": "text", "text": ""}),
-                _ => json!({"type": "thinking", "thinking": ""}),
-            }
-            .as_object()
-            .unwrap()
-            .clone(),
+            block: Box::new(
+                match kind {
+                    BlockKind::Text => json!({"type": "text", "text": ""}),
+                    _ => json!({"type": "thinking", "thinking": ""}),
+                }
+                .as_object()
+                .unwrap()
+                .clone(),
+            ),
         };
         assembler.apply(start(BlockKind::Text, 0));
         assembler.apply(start(BlockKind::Thinking, 1));

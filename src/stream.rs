@@ -22,21 +22,16 @@ use assemble::{Assembled, Assembler};
 pub use partial::{BlockKind, PartialSnapshot};
 pub use update::UpdateEvent;
 
-/// What a producer pushes.
+/// What a producer pushes, with the time a terminal item was pushed (the response's end for
+/// `durationMs`; other pushes do not read the clock). Large payloads are boxed: every item is
+/// moved through the channel, and a delta's must stay small.
 #[derive(Debug)]
-enum Item {
-    Event(Json),
+enum Pushed {
+    /// A stream event; the time when it is terminal (`done` or `error`).
+    Event(Box<Json>, Option<Instant>),
     Op(StreamOp),
-    End(Option<Json>),
-    Fail(String),
-}
-
-#[derive(Debug)]
-struct Pushed {
-    item: Item,
-    /// When a terminal item was pushed (the response's end for `durationMs`); other pushes do
-    /// not read the clock.
-    at: Option<Instant>,
+    End(Option<Box<Json>>, Instant),
+    Fail(String, Instant),
 }
 
 type ConsumedFn = Arc<dyn Fn() + Send + Sync>;
@@ -75,18 +70,18 @@ pub enum StreamOp {
     SetBlockField {
         index: usize,
         key: &'static str,
-        value: Json,
+        value: Box<Json>,
     },
     /// Appends `text` to the string field `key` of block `index` (a signature streamed in
     /// pieces; O(piece) each). No event.
     AppendBlockField {
         index: usize,
         key: &'static str,
-        text: String,
+        text: Box<str>,
     },
     /// Places `block` (a text, thinking or toolCall object, possibly with extra fields such as a
     /// signature) at `index` and emits its `*_start`.
-    StartBlock { index: usize, block: JsonMap },
+    StartBlock { index: usize, block: Box<JsonMap> },
     /// `text_delta`, `thinking_delta` or `toolcall_delta`, chosen by the block's type.
     Delta { index: usize, delta: CompactString },
     /// `text_end`, `thinking_end` or `toolcall_end` (arguments finalised per SPEC §3.9).
@@ -148,15 +143,10 @@ impl Drop for StreamSender {
 }
 
 impl StreamSender {
-    /// `terminal`: the item ends the response (its push time is the response's end).
-    fn send(&self, item: Item, terminal: bool) -> Result<(), StreamClosed> {
+    fn send(&self, pushed: Pushed) -> Result<(), StreamClosed> {
         if self.is_closed() {
             return Err(StreamClosed);
         }
-        let pushed = Pushed {
-            item,
-            at: terminal.then(Instant::now),
-        };
         self.shared.queued.fetch_add(1, Ordering::Relaxed);
         let waker = {
             let mut channel = lock(&self.shared.channel);
@@ -192,24 +182,24 @@ impl StreamSender {
             event.get("type").and_then(Json::as_str),
             Some("done" | "error")
         );
-        self.send(Item::Event(event), terminal)
+        self.send(Pushed::Event(Box::new(event), terminal.then(Instant::now)))
     }
 
     /// Applies one change to the partial message (see [`StreamOp`]).
     pub fn push_op(&self, op: StreamOp) -> Result<(), StreamClosed> {
-        self.send(Item::Op(op), false)
+        self.send(Pushed::Op(op))
     }
 
     /// Ends the stream without a terminal event; `final_message` is the explicit final message
     /// (SPEC §3.5), `None` applies the libagent rule.
     pub fn end(&self, final_message: Option<Json>) -> Result<(), StreamClosed> {
-        self.send(Item::End(final_message), true)
+        self.send(Pushed::End(final_message.map(Box::new), Instant::now()))
     }
 
     /// Before any push: the stream function failed with `message` (SPEC §6.12). After a push:
     /// an `error` event with `errorMessage` = `message`.
     pub fn fail(&self, message: &str) -> Result<(), StreamClosed> {
-        self.send(Item::Fail(message.to_string()), true)
+        self.send(Pushed::Fail(message.to_string(), Instant::now()))
     }
 
     /// Registers the consumed notification: called on the runtime thread each time a pushed
@@ -383,16 +373,22 @@ impl StreamReceiver {
 
     fn interpret(&mut self, pushed: Option<Pushed>) -> StreamOutput {
         // A response ended by a non-terminal item (a failing delta, the senders gone) ends now.
-        let at = pushed.as_ref().and_then(|p| p.at);
+        let at = match &pushed {
+            Some(Pushed::Event(_, at)) => *at,
+            Some(Pushed::End(_, at) | Pushed::Fail(_, at)) => Some(*at),
+            Some(Pushed::Op(_)) | None => None,
+        };
         let at = move || at.unwrap_or_else(Instant::now);
         let first = !self.received_any;
         self.received_any = true;
-        let assembled = match pushed.map(|p| p.item) {
-            Some(Item::Event(event)) => self.assembler.accept(event),
-            Some(Item::Op(op)) => self.assembler.apply(op),
-            Some(Item::End(message)) => self.assembler.end(message),
-            Some(Item::Fail(message)) if first => return StreamOutput::FunctionFailed(message),
-            Some(Item::Fail(message)) => self
+        let assembled = match pushed {
+            Some(Pushed::Event(event, _)) => self.assembler.accept(*event),
+            Some(Pushed::Op(op)) => self.assembler.apply(op),
+            Some(Pushed::End(message, _)) => self.assembler.end(message.map(|m| *m)),
+            Some(Pushed::Fail(message, _)) if first => {
+                return StreamOutput::FunctionFailed(message)
+            }
+            Some(Pushed::Fail(message, _)) => self
                 .assembler
                 .accept(json!({"type": "error", "reason": "error", "errorMessage": message})),
             // Every sender is gone without a terminal event (SPEC §3.5 [libagent]).

@@ -87,7 +87,16 @@ impl Agent {
         run_id: u64,
         event: AgentEvent,
     ) -> Result<(), String> {
-        self.process_event(run_id, &event).resolve().await
+        let signal = self
+            .state()
+            .run
+            .as_ref()
+            .filter(|run| run.id == run_id)
+            .map(|run| run.signal.clone());
+        let Some(signal) = signal else {
+            return Err(super::errors::OUTSIDE_RUN.into());
+        };
+        self.process_event(run_id, &signal, &event).resolve().await
     }
 
     fn last_assistant(&self) -> Option<Message> {

@@ -136,11 +136,38 @@ impl SharedObject {
     }
 }
 
+/// `null`, a boolean or a number: a third of a whole `Json`'s size, which a snapshot per event
+/// moves around.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+}
+
+impl Scalar {
+    /// The scalar `value` is (`null` for a string or container, which are not scalars).
+    pub fn of(value: Json) -> Self {
+        match value {
+            Json::Bool(b) => Scalar::Bool(b),
+            Json::Number(n) => Scalar::Number(n),
+            _ => Scalar::Null,
+        }
+    }
+
+    pub fn to_json(&self) -> Json {
+        match self {
+            Scalar::Null => Json::Null,
+            Scalar::Bool(b) => Json::Bool(*b),
+            Scalar::Number(n) => Json::Number(n.clone()),
+        }
+    }
+}
+
 /// A JSON value with O(1) clone.
 #[derive(Debug, PartialEq)]
 pub enum SharedValue {
-    /// `null`, a boolean or a number.
-    Scalar(Json),
+    Scalar(Scalar),
     String(SharedText),
     Array(Arc<Vec<SharedValue>>),
     Object(Arc<SharedObject>),
@@ -177,7 +204,7 @@ impl SharedValue {
     /// Appends the text of `to_json()`; a string or scalar without building it.
     pub fn write_text(&self, out: &mut String) {
         match self {
-            SharedValue::Scalar(value) => super::write_json(out, value),
+            SharedValue::Scalar(value) => super::write_json(out, &value.to_json()),
             SharedValue::String(text) => text.with_str(|s| super::write_string(out, s)),
             _ => super::write_json(out, &self.to_json()),
         }
@@ -186,7 +213,7 @@ impl SharedValue {
     /// The value as JSON (O(size)).
     pub fn to_json(&self) -> Json {
         match self {
-            SharedValue::Scalar(value) => value.clone(),
+            SharedValue::Scalar(value) => value.to_json(),
             SharedValue::String(text) => Json::String(text.to_string()),
             SharedValue::Array(items) => Json::Array(items.iter().map(Self::to_json).collect()),
             SharedValue::Object(object) => Json::Object(object.to_json()),

@@ -261,7 +261,7 @@ impl Output {
         self.sender.push_op(StreamOp::AppendBlockField {
             index,
             key,
-            text: text.to_string(),
+            text: text.into(),
         })
     }
 
@@ -269,7 +269,10 @@ impl Output {
     pub fn open(&mut self, kind: BlockKind, block: JsonMap) -> Result<usize, StreamClosed> {
         let index = self.blocks.len();
         self.blocks.push((kind, true));
-        self.sender.push_op(StreamOp::StartBlock { index, block })?;
+        self.sender.push_op(StreamOp::StartBlock {
+            index,
+            block: Box::new(block),
+        })?;
         Ok(index)
     }
 
@@ -298,14 +301,17 @@ impl Output {
     pub fn replace_arguments(&mut self, index: usize, text: &str) -> Pushed {
         self.sender.push_op(StreamOp::ReplaceArguments {
             index,
-            text: text.to_string(),
+            text: text.into(),
         })
     }
 
     /// Sets a field of block `index` (no event).
     pub fn set_block_field(&mut self, index: usize, key: &'static str, value: Json) -> Pushed {
-        self.sender
-            .push_op(StreamOp::SetBlockField { index, key, value })
+        self.sender.push_op(StreamOp::SetBlockField {
+            index,
+            key,
+            value: Box::new(value),
+        })
     }
 
     /// Emits block `index`'s `*_end` (once).

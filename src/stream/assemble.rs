@@ -153,7 +153,7 @@ impl Assembler {
                 Assembled::Ignored
             }
             StreamOp::SetBlockField { index, key, value } => {
-                self.partial.set_block_field(index, key, value);
+                self.partial.set_block_field(index, key, *value);
                 Assembled::Ignored
             }
             StreamOp::AppendBlockField { index, key, text } => {
@@ -169,7 +169,7 @@ impl Assembler {
                     return Assembled::Ignored;
                 };
                 let event = op_event(kind.start_event(), index);
-                if self.place_block(&event, block).is_none() {
+                if self.place_block(&event, *block).is_none() {
                     return Assembled::Ignored;
                 }
                 if kind == BlockKind::ToolCall {

@@ -78,7 +78,7 @@ pub fn start_block_op(
 ) -> StreamOp {
     StreamOp::StartBlock {
         index,
-        block: start_block(kind, id, tool_name),
+        block: Box::new(start_block(kind, id, tool_name)),
     }
 }
 

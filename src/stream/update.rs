@@ -15,14 +15,14 @@ use crate::json::{set_key, write_json, write_object_with, write_string, Json, Js
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateEvent {
     fields: Fields,
-    from_partial: Option<FromPartial>,
 }
 
 /// The event's own fields.
 #[derive(Debug, Clone, PartialEq)]
 enum Fields {
-    /// As a host pushed them (a `null` placeholder at the key filled from the partial).
-    Json(Json),
+    /// As a host pushed them. Boxed: a delta's event, moved from the stream to every listener,
+    /// stays small.
+    Json(Box<JsonFields>),
     /// A typed delta (no JSON until asked): `{"type", "contentIndex", "delta"}`.
     Delta {
         kind: BlockKind,
@@ -30,6 +30,13 @@ enum Fields {
         /// Inline up to 24 bytes: a small delta allocates nothing.
         delta: CompactString,
     },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct JsonFields {
+    /// A `null` placeholder at the key filled from the partial.
+    json: Json,
+    from_partial: Option<FromPartial>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,8 +55,10 @@ impl UpdateEvent {
     /// An event forwarded as it is.
     pub fn new(json: Json) -> Self {
         UpdateEvent {
-            fields: Fields::Json(json),
-            from_partial: None,
+            fields: Fields::Json(Box::new(JsonFields {
+                json,
+                from_partial: None,
+            })),
         }
     }
 
@@ -57,7 +66,6 @@ impl UpdateEvent {
     pub(crate) fn delta(kind: BlockKind, index: usize, delta: CompactString) -> Self {
         UpdateEvent {
             fields: Fields::Delta { kind, index, delta },
-            from_partial: None,
         }
     }
 
@@ -66,8 +74,10 @@ impl UpdateEvent {
             set_key(map, key, Json::Null);
         }
         UpdateEvent {
-            fields: Fields::Json(json),
-            from_partial: Some(from_partial),
+            fields: Fields::Json(Box::new(JsonFields {
+                json,
+                from_partial: Some(from_partial),
+            })),
         }
     }
 
@@ -89,7 +99,7 @@ impl UpdateEvent {
     /// The assistant stream event type (`text_delta`, ...), if it is a string.
     pub fn kind(&self) -> Option<&str> {
         match &self.fields {
-            Fields::Json(json) => json.get("type").and_then(Json::as_str),
+            Fields::Json(fields) => fields.json.get("type").and_then(Json::as_str),
             Fields::Delta { kind, .. } => Some(kind.delta_event()),
         }
     }
@@ -97,23 +107,24 @@ impl UpdateEvent {
     /// The `delta` text, if the event has a string one.
     pub fn delta_text(&self) -> Option<&str> {
         match &self.fields {
-            Fields::Json(json) => json.get("delta").and_then(Json::as_str),
+            Fields::Json(fields) => fields.json.get("delta").and_then(Json::as_str),
             Fields::Delta { delta, .. } => Some(delta),
         }
     }
 
     /// A delta kept typed (pushed without JSON): its block kind, content index and text.
     pub(crate) fn typed_delta(&self) -> Option<(BlockKind, usize, &str)> {
-        match (&self.fields, self.from_partial) {
-            (Fields::Delta { kind, index, delta }, None) => Some((*kind, *index, delta)),
-            _ => None,
+        match &self.fields {
+            Fields::Delta { kind, index, delta } => Some((*kind, *index, delta)),
+            Fields::Json(_) => None,
         }
     }
 
     /// The `contentIndex`, if it is a non-negative integer.
     pub fn content_index(&self) -> Option<usize> {
         match &self.fields {
-            Fields::Json(json) => json
+            Fields::Json(fields) => fields
+                .json
                 .get("contentIndex")
                 .and_then(Json::as_u64)
                 .map(|i| i as usize),
@@ -150,17 +161,17 @@ impl UpdateEvent {
     /// The event as JSON, `partial` being the partial message of the same event (O(size of the
     /// field taken from it)).
     pub fn to_json(&self, partial: &PartialSnapshot) -> Json {
-        let mut json = match &self.fields {
-            Fields::Json(json) => json.clone(),
+        let (mut json, from_partial) = match &self.fields {
+            Fields::Json(fields) => (fields.json.clone(), fields.from_partial),
             Fields::Delta { kind, index, delta } => {
                 let mut map = JsonMap::new();
                 map.insert("type".into(), kind.delta_event().into());
                 map.insert("contentIndex".into(), (*index).into());
                 map.insert("delta".into(), delta.as_str().into());
-                Json::Object(map)
+                return Json::Object(map);
             }
         };
-        let filled = match self.from_partial {
+        let filled = match from_partial {
             None => return json,
             Some(FromPartial::Text { key, index, field }) => {
                 let text = partial.block_field(index, field);

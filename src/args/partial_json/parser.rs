@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::json::shared::{SharedObject, SharedText, SharedValue};
+use crate::json::shared::{Scalar, SharedObject, SharedText, SharedValue};
 use crate::json::{is_array_index, number, Json};
 
 /// Credit granted per appended piece, plus `PER_UNIT` per UTF-16 code unit (§3.8.3 step 1).
@@ -229,7 +229,10 @@ impl PartialJsonParser {
         // The innermost visible extra value: the pending scalar, or the open value string's text
         // (which the reference holds live inside its container).
         let mut carry: Option<(Slot, SharedValue)> = match (&self.string, pending) {
-            (_, Some(value)) => Some((self.scalar_slot.clone(), SharedValue::Scalar(value))),
+            (_, Some(value)) => Some((
+                self.scalar_slot.clone(),
+                SharedValue::Scalar(Scalar::of(value)),
+            )),
             (Some(s), None) if !s.is_key && s.slot != Slot::None => {
                 Some((s.slot.clone(), SharedValue::String(s.text.clone())))
             }
@@ -610,7 +613,7 @@ impl PartialJsonParser {
             _ => parse_number(&token),
         };
         if let Some(value) = value {
-            self.place(&slot, SharedValue::Scalar(value));
+            self.place(&slot, SharedValue::Scalar(Scalar::of(value)));
         }
         self.value_ended();
     }
