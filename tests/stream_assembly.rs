@@ -831,8 +831,8 @@ fn stream_ops_match_their_delta_form_events() {
     use agent::json::JsonMap;
     use agent::stream::{BlockKind, StreamOp};
 
-    fn block(value: Json) -> JsonMap {
-        value.as_object().cloned().unwrap()
+    fn block(value: Json) -> Box<JsonMap> {
+        Box::new(value.as_object().cloned().unwrap())
     }
     // (op, the JSON event it stands for)
     let steps: Vec<(StreamOp, Json)> = vec![
