@@ -339,8 +339,8 @@ fn shape_of(shape: AgentEventShape) -> FfiResult<EventShape> {
 
 /// The event a listener on this thread is being called with: inside its callback the event stays
 /// readable even when another thread frees the agent meanwhile (the handle lookup would fail;
-/// the delivery itself is alive). The pointers are valid for the callback's duration.
-#[derive(Clone, Copy)]
+/// the delivery itself is alive). It lives in `host_listener`'s frame during the callback; the
+/// thread's `DELIVERING` points to it then (one pointer set and restored per call).
 struct Delivering {
     source: u64,
     sequence: u64,
@@ -348,11 +348,12 @@ struct Delivering {
     cache: *const EventCache,
     signal: *const AbortSignal,
     /// Set by `agent_event_defer` during the callback.
-    deferred: bool,
+    deferred: std::cell::Cell<bool>,
 }
 
 thread_local! {
-    static DELIVERING: std::cell::Cell<Option<Delivering>> = const { std::cell::Cell::new(None) };
+    static DELIVERING: std::cell::Cell<*const Delivering> =
+        const { std::cell::Cell::new(std::ptr::null()) };
 }
 
 /// What a host wants to do with an event struct.
@@ -363,9 +364,9 @@ enum EventUse {
 }
 
 /// The event an event struct refers to, and its view.
-enum Found {
+enum Found<'a> {
     /// A listener's event during its callback on this thread (borrowed from the delivery).
-    Delivering(Delivering),
+    Delivering(&'a Delivering),
     /// A queue's event, or a deferred listener's event until its reply is answered.
     Kept(Arc<EventView>),
 }
@@ -374,14 +375,16 @@ enum Found {
 /// with, the event a queue returned last, or (to read it) an event whose deferring listener has
 /// not answered yet. Anything else (a copy kept after its callback, or used from another thread
 /// during it) is refused: its run may have moved on.
-fn find(event: *const AgentEvent, purpose: EventUse) -> FfiResult<Found> {
+fn find<'a>(event: *const AgentEvent, purpose: EventUse) -> FfiResult<Found<'a>> {
     // SAFETY: the caller passes NULL or a readable event struct.
     let Some(event) = (unsafe { event.as_ref() }) else {
         return err(AGENT_ERR_NULL, "event is NULL.");
     };
-    if let Some(delivering) = DELIVERING
-        .get()
-        .filter(|d| d.source == event.source && d.sequence == event.sequence)
+    // SAFETY: non-null only while `host_listener` calls a callback on this thread, which the
+    // caller (a function the host calls) is inside of: the frame outlives this call.
+    let delivering = unsafe { DELIVERING.get().as_ref() };
+    if let Some(delivering) =
+        delivering.filter(|d| d.source == event.source && d.sequence == event.sequence)
     {
         return Ok(Found::Delivering(delivering));
     }
@@ -449,13 +452,14 @@ fn host_listener(
             event: delivered.event,
             cache: &*cache,
             signal,
-            deferred: false,
+            deferred: std::cell::Cell::new(false),
         };
         // Restored after the call: a listener's callback may run another agent's listeners.
-        let outer = DELIVERING.replace(Some(delivering));
+        let outer = DELIVERING.replace(&delivering);
         // SAFETY: the host registered this callback for this user_data.
         guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
-        let deferred_during = DELIVERING.replace(outer).is_some_and(|d| d.deferred);
+        DELIVERING.set(outer);
+        let deferred_during = delivering.deferred.get();
         if !deferred_during {
             return match answer_given {
                 AGENT_LISTENER_LATER => Delivery::Now(Err(
@@ -614,10 +618,7 @@ pub unsafe extern "C" fn agent_event_defer(
         view.owned
             .get_or_init(|| Arc::new(delivering.event().clone()));
         view.awaiting_reply.store(true, Ordering::SeqCst);
-        DELIVERING.set(Some(Delivering {
-            deferred: true,
-            ..delivering
-        }));
+        delivering.deferred.set(true);
         Ok(())
     })
 }
