@@ -682,6 +682,7 @@ impl Agent {
         Arc::new(move |event: &AgentEvent| agent.process_event(id, &signal, event))
     }
 
+    #[inline]
     fn process_event<'a>(
         &self,
         run_id: u64,

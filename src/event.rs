@@ -362,7 +362,7 @@ fn lean_tool_arguments(event: &UpdateEvent, partial: &PartialSnapshot) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stream::assemble::{Assembled, Assembler};
+    use crate::stream::assemble::{Assembler, StreamOutput};
     use crate::stream::StreamOp;
 
     /// Every event's text, in both shapes, is the rendering of its JSON: messages from their
@@ -493,7 +493,7 @@ mod tests {
                     index,
                     delta: delta.into(),
                 };
-                let Assembled::Update { event, partial } = assembler.apply(op) else {
+                let StreamOutput::Update { event, partial } = assembler.apply(op) else {
                     panic!("a delta is an update");
                 };
                 assert!(event.typed_delta().is_some(), "the direct path applies");

@@ -18,7 +18,8 @@ use compact_str::CompactString;
 
 use crate::json::{json, number_value, Json, JsonMap};
 use crate::sync::lock;
-use assemble::{Assembled, Assembler};
+use assemble::Assembler;
+pub use assemble::StreamOutput;
 pub use partial::{BlockKind, PartialSnapshot};
 pub use update::UpdateEvent;
 
@@ -229,27 +230,6 @@ impl StreamSender {
     }
 }
 
-/// What the loop gets from the stream for one pushed item.
-#[derive(Debug)]
-pub enum StreamOutput {
-    /// Nothing to emit for this item.
-    Ignored,
-    Start {
-        partial: Json,
-    },
-    Update {
-        event: UpdateEvent,
-        partial: PartialSnapshot,
-    },
-    /// The final message, with `durationMs` applied per SPEC §3.5 (not the thinking stamp).
-    Final {
-        message: Json,
-        started: bool,
-    },
-    /// The stream function failed before producing anything.
-    FunctionFailed(String),
-}
-
 /// The consumer side, owned by the loop for one request.
 pub struct StreamReceiver {
     /// Chunks taken from the channel in one go, and the one being read: not processed yet.
@@ -395,10 +375,7 @@ impl StreamReceiver {
             None => self.assembler.end(None),
         };
         match assembled {
-            Assembled::Ignored => StreamOutput::Ignored,
-            Assembled::Start { partial } => StreamOutput::Start { partial },
-            Assembled::Update { event, partial } => StreamOutput::Update { event, partial },
-            Assembled::Final {
+            StreamOutput::Final {
                 mut message,
                 started,
             } => {
@@ -406,6 +383,7 @@ impl StreamReceiver {
                 self.apply_duration(&mut message, at());
                 StreamOutput::Final { message, started }
             }
+            other => other,
         }
     }
 
@@ -415,7 +393,7 @@ impl StreamReceiver {
         let event =
             json!({"type": "error", "reason": "aborted", "errorMessage": "Request was aborted"});
         match self.assembler.accept(event) {
-            Assembled::Final {
+            StreamOutput::Final {
                 mut message,
                 started,
             } => {

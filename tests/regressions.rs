@@ -1,12 +1,12 @@
 //! Regressions found by the conformance runner (tests/conformance) against the reference traces.
 
 use agent::json::{json, Json};
-use agent::stream::assemble::{Assembled, Assembler};
+use agent::stream::assemble::{Assembler, StreamOutput};
 
 fn forwarded(assembler: &mut Assembler, event: Json) -> Json {
     match assembler.accept(event) {
         // The event's `partial` is a placeholder; the snapshot is its value.
-        Assembled::Update { event, partial } => {
+        StreamOutput::Update { event, partial } => {
             let mut event = event.to_json(&partial);
             event["partial"] = partial.to_json();
             event
@@ -31,7 +31,7 @@ fn delta_form_input_fields_are_not_forwarded() {
     let mut a = Assembler::new(&model);
     assert!(matches!(
         a.accept(json!({"type": "start"})),
-        Assembled::Start { .. }
+        StreamOutput::Start { .. }
     ));
     forwarded(&mut a, json!({"type": "thinking_start", "contentIndex": 0}));
     let end = forwarded(

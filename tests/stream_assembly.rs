@@ -3,7 +3,7 @@
 
 use agent::json::{json, to_string, Json};
 use agent::message::zero_usage;
-use agent::stream::assemble::{Assembled, Assembler};
+use agent::stream::assemble::{Assembler, StreamOutput};
 
 fn model() -> Json {
     json!({"id": "m1", "name": "Model", "api": "test-api", "provider": "test-prov"})
@@ -13,14 +13,14 @@ fn started() -> Assembler {
     let mut a = Assembler::new(&model());
     assert!(matches!(
         a.accept(json!({"type": "start"})),
-        Assembled::Start { .. }
+        StreamOutput::Start { .. }
     ));
     a
 }
 
-fn update(result: Assembled) -> (Json, Json) {
+fn update(result: StreamOutput) -> (Json, Json) {
     match result {
-        Assembled::Update { event, partial } => {
+        StreamOutput::Update { event, partial } => {
             // The event's `partial` is a placeholder; the snapshot is its value.
             let mut event = event.to_json(&partial);
             let partial = partial.to_json();
@@ -31,9 +31,9 @@ fn update(result: Assembled) -> (Json, Json) {
     }
 }
 
-fn final_message(result: Assembled) -> (Json, bool) {
+fn final_message(result: StreamOutput) -> (Json, bool) {
     match result {
-        Assembled::Final { message, started } => (message, started),
+        StreamOutput::Final { message, started } => (message, started),
         other => panic!("expected Final, got {other:?}"),
     }
 }
@@ -45,7 +45,7 @@ fn content(partial: &Json) -> String {
 #[test]
 fn worked_example_rows() {
     let mut a = Assembler::new(&model());
-    let Assembled::Start { partial } = a.accept(json!({"type": "start"})) else {
+    let StreamOutput::Start { partial } = a.accept(json!({"type": "start"})) else {
         panic!("start")
     };
     assert_eq!(content(&partial), "[]");
@@ -140,15 +140,15 @@ fn c013_updates_before_start_ignored() {
     let mut a = Assembler::new(&model());
     assert_eq!(
         a.accept(json!({"type": "text_start", "contentIndex": 0})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     assert_eq!(
         a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "x"})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     let full = json!({"type": "text_start", "contentIndex": 0, "partial": {"role": "assistant", "content": [{"type": "text", "text": ""}]}});
-    assert_eq!(a.accept(full), Assembled::Ignored);
-    let Assembled::Start { partial } = a.accept(json!({"type": "start"})) else {
+    assert_eq!(a.accept(full), StreamOutput::Ignored);
+    let StreamOutput::Start { partial } = a.accept(json!({"type": "start"})) else {
         panic!("start")
     };
     assert_eq!(content(&partial), "[]");
@@ -160,14 +160,14 @@ fn c016_events_after_terminal_ignored() {
     let _ = final_message(a.accept(json!({"type": "done", "reason": "stop"})));
     assert_eq!(
         a.accept(json!({"type": "text_start", "contentIndex": 0})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     assert_eq!(
         a.accept(json!({"type": "error", "reason": "error", "errorMessage": "x"})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
-    assert_eq!(a.accept(json!({"type": "start"})), Assembled::Ignored);
-    assert_eq!(a.end(None), Assembled::Ignored);
+    assert_eq!(a.accept(json!({"type": "start"})), StreamOutput::Ignored);
+    assert_eq!(a.end(None), StreamOutput::Ignored);
 }
 
 #[test]
@@ -176,7 +176,7 @@ fn c017_second_start_ignored() {
     let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
     assert_eq!(
         a.accept(json!({"type": "start", "partial": {"role": "assistant", "content": []}})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     let (_, partial) =
         update(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "hi"})));
@@ -220,7 +220,7 @@ fn end_with_explicit_final_message() {
         final_message(a.end(Some(explicit.clone()))),
         (explicit, true)
     );
-    assert_eq!(a.end(None), Assembled::Ignored);
+    assert_eq!(a.end(None), StreamOutput::Ignored);
 }
 
 #[test]
@@ -228,18 +228,18 @@ fn c025_unknown_event_types_ignored() {
     let mut a = started();
     assert_eq!(
         a.accept(json!({"type": "mystery", "contentIndex": 0})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
-    assert_eq!(a.accept(json!({"no": "type"})), Assembled::Ignored);
-    assert_eq!(a.accept(json!([1, 2])), Assembled::Ignored);
-    assert_eq!(a.accept(json!("text_start")), Assembled::Ignored);
+    assert_eq!(a.accept(json!({"no": "type"})), StreamOutput::Ignored);
+    assert_eq!(a.accept(json!([1, 2])), StreamOutput::Ignored);
+    assert_eq!(a.accept(json!("text_start")), StreamOutput::Ignored);
     assert!(!a.is_complete());
 }
 
 #[test]
 fn c026_delta_start_builds_base_partial() {
     let mut a = Assembler::new(&model());
-    let Assembled::Start { partial } = a.accept(json!({"type": "start"})) else {
+    let StreamOutput::Start { partial } = a.accept(json!({"type": "start"})) else {
         panic!("start")
     };
     let keys: Vec<&str> = partial
@@ -274,7 +274,7 @@ fn c026_delta_start_builds_base_partial() {
     let given = json!({"role": "assistant", "content": [], "api": "x", "stopReason": "pending", "timestamp": 3});
     assert_eq!(
         b.accept(json!({"type": "start", "partial": given.clone()})),
-        Assembled::Start { partial: given }
+        StreamOutput::Start { partial: given }
     );
 }
 
@@ -430,7 +430,7 @@ fn c034_text_delta_on_non_text_block_fails() {
     assert!(a.is_complete());
     assert_eq!(
         a.accept(json!({"type": "done", "reason": "stop"})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
 }
 
@@ -491,15 +491,15 @@ fn toolcall_end_on_non_tool_call_block_ignored() {
     let _ = update(a.accept(json!({"type": "text_start", "contentIndex": 0})));
     assert_eq!(
         a.accept(json!({"type": "toolcall_end", "contentIndex": 0})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     assert_eq!(
         a.accept(json!({"type": "toolcall_end", "contentIndex": 4})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     assert_eq!(
         a.accept(json!({"type": "toolcall_end"})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     assert!(!a.is_complete());
 }
@@ -606,7 +606,7 @@ fn full_form_events_forwarded_as_given() {
     let p0 = json!({"role": "assistant", "content": [], "stopReason": "pending", "timestamp": 9});
     assert_eq!(
         a.accept(json!({"type": "start", "partial": p0.clone()})),
-        Assembled::Start { partial: p0 }
+        StreamOutput::Start { partial: p0 }
     );
     let p1 = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "t", "arguments": {}}],
         "stopReason": "pending", "timestamp": 9});
@@ -648,15 +648,15 @@ fn start_beyond_end_pads_and_bad_indexes_do_not_panic() {
     );
     assert_eq!(
         a.accept(json!({"type": "text_start", "contentIndex": 1_000_000_000u64})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     assert_eq!(
         a.accept(json!({"type": "text_start", "contentIndex": -1})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     assert_eq!(
         a.accept(json!({"type": "text_start", "contentIndex": "0"})),
-        Assembled::Ignored
+        StreamOutput::Ignored
     );
     let (_, partial) =
         update(a.accept(json!({"type": "text_delta", "contentIndex": 2.0, "delta": 5})));
@@ -791,7 +791,7 @@ fn kept_partials_never_change() {
     let mut delivered = Vec::new();
     let mut kept: Vec<(Json, Json)> = Vec::new();
     for event in events {
-        let Assembled::Update { event, partial } = a.accept(event) else {
+        let StreamOutput::Update { event, partial } = a.accept(event) else {
             panic!("expected an update")
         };
         kept.push((event.to_json(&partial), partial.to_json()));

@@ -184,6 +184,7 @@ impl Clone for SharedValue {
     }
 
     /// A text takes a newer snapshot of its own buffer in place (see [`SharedText`]).
+    #[inline]
     fn clone_from(&mut self, source: &Self) {
         match (self, source) {
             (SharedValue::String(text), SharedValue::String(from)) => text.clone_from(from),

@@ -26,9 +26,10 @@ use crate::args::ArgumentStream;
 use crate::json::{now_ms, set_key, Json, JsonMap};
 use crate::message::zero_usage;
 
-/// What one host event means for the loop after assembly.
+/// What one pushed item means for the loop: what assembly makes of it, and the stream's own
+/// failure. One type from the assembler to the loop: an update is not moved between two.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Assembled {
+pub enum StreamOutput {
     /// Nothing to report (unknown type, update before `start`, second `start`, an ignored
     /// `toolcall_end` on a non-toolCall block, anything after the terminal event).
     Ignored,
@@ -43,9 +44,12 @@ pub enum Assembled {
         partial: PartialSnapshot,
     },
     /// The stream is over (a terminal event, or a delta-form failure such as
-    /// `Received text_delta for non-text content`): the final message, before timing and the
-    /// thinking-level stamp. `started` tells whether a `start` had been seen.
+    /// `Received text_delta for non-text content`): the final message, before the thinking-level
+    /// stamp (the stream adds `durationMs` per SPEC §3.5). `started` tells whether a `start` had
+    /// been seen.
     Final { message: Json, started: bool },
+    /// The stream function failed before producing anything (the stream's, never assembly's).
+    FunctionFailed(String),
 }
 
 /// The final error text of a stream ended with neither a terminal event nor a final message.
@@ -99,28 +103,28 @@ impl Assembler {
     }
 
     /// Feeds one event pushed by the host.
-    pub fn accept(&mut self, event: Json) -> Assembled {
+    pub fn accept(&mut self, event: Json) -> StreamOutput {
         if self.complete {
-            return Assembled::Ignored;
+            return StreamOutput::Ignored;
         }
         let Json::Object(mut event) = event else {
-            return Assembled::Ignored;
+            return StreamOutput::Ignored;
         };
         let Some(kind) = event.get("type").and_then(Json::as_str).map(str::to_owned) else {
-            return Assembled::Ignored;
+            return StreamOutput::Ignored;
         };
         let full_form = matches!(event.get("partial"), Some(Json::Object(_)));
         match kind.as_str() {
             "start" => {
                 if self.started {
-                    return Assembled::Ignored;
+                    return StreamOutput::Ignored;
                 }
                 self.started = true;
                 self.partial = Partial::from_map(match event.remove("partial") {
                     Some(Json::Object(partial)) => partial,
                     _ => self.base_partial(),
                 });
-                Assembled::Start {
+                StreamOutput::Start {
                     partial: self.partial.to_json(),
                 }
             }
@@ -128,7 +132,7 @@ impl Assembler {
             "text_start" | "text_delta" | "text_end" | "thinking_start" | "thinking_delta"
             | "thinking_end" | "toolcall_start" | "toolcall_delta" | "toolcall_end" => {
                 if !self.started {
-                    return Assembled::Ignored;
+                    return StreamOutput::Ignored;
                 }
                 if full_form {
                     self.full_form_update(&kind, event)
@@ -136,29 +140,29 @@ impl Assembler {
                     self.delta_form_update(&kind, event)
                 }
             }
-            _ => Assembled::Ignored,
+            _ => StreamOutput::Ignored,
         }
     }
 
     /// Applies a typed change (see [`StreamOp`]); same rules as the matching delta-form event.
-    pub fn apply(&mut self, op: StreamOp) -> Assembled {
+    pub fn apply(&mut self, op: StreamOp) -> StreamOutput {
         if self.complete || !self.started {
-            return Assembled::Ignored;
+            return StreamOutput::Ignored;
         }
         match op {
             StreamOp::SetFields(fields) => {
                 for (key, value) in fields {
                     self.partial.set_field(key, value);
                 }
-                Assembled::Ignored
+                StreamOutput::Ignored
             }
             StreamOp::SetBlockField { index, key, value } => {
                 self.partial.set_block_field(index, key, *value);
-                Assembled::Ignored
+                StreamOutput::Ignored
             }
             StreamOp::AppendBlockField { index, key, text } => {
                 self.partial.append_text(index, key, &text);
-                Assembled::Ignored
+                StreamOutput::Ignored
             }
             StreamOp::StartBlock { index, block } => {
                 let Some(kind) = block
@@ -166,11 +170,11 @@ impl Assembler {
                     .and_then(Json::as_str)
                     .and_then(BlockKind::from_type)
                 else {
-                    return Assembled::Ignored;
+                    return StreamOutput::Ignored;
                 };
                 let event = op_event(kind.start_event(), index);
                 if self.place_block(&event, *block).is_none() {
-                    return Assembled::Ignored;
+                    return StreamOutput::Ignored;
                 }
                 if kind == BlockKind::ToolCall {
                     self.streams.insert(index, ArgumentStream::new());
@@ -179,11 +183,11 @@ impl Assembler {
             }
             StreamOp::Delta { index, delta } => match self.partial.block_kind(index) {
                 Some(kind) => self.kind_delta(kind, index, delta),
-                None => Assembled::Ignored,
+                None => StreamOutput::Ignored,
             },
             StreamOp::EndBlock { index } => match self.partial.block_kind(index) {
                 Some(kind) => self.kind_end(kind, index),
-                None => Assembled::Ignored,
+                None => StreamOutput::Ignored,
             },
             StreamOp::ReplaceArguments { index, text } => {
                 if let Some(stream) = self.streams.get_mut(&index) {
@@ -192,7 +196,7 @@ impl Assembler {
                         self.partial.set_arguments(index, arguments);
                     }
                 }
-                Assembled::Ignored
+                StreamOutput::Ignored
             }
             StreamOp::KindDelta { kind, index, delta } => self.kind_delta(kind, index, delta),
             StreamOp::KindEnd { kind, index } => self.kind_end(kind, index),
@@ -201,7 +205,8 @@ impl Assembler {
 
     /// The delta-form `{kind}_delta` at `index` without building its JSON (the hot path of
     /// streaming): the same steps as `append_text`/`append_arguments`.
-    fn kind_delta(&mut self, kind: BlockKind, index: usize, delta: CompactString) -> Assembled {
+    #[inline]
+    fn kind_delta(&mut self, kind: BlockKind, index: usize, delta: CompactString) -> StreamOutput {
         let step = match kind {
             BlockKind::Text | BlockKind::Thinking => {
                 if self.partial.block_kind(index) == Some(kind) {
@@ -223,7 +228,7 @@ impl Assembler {
             },
         };
         match step {
-            Step::Forward(_) => Assembled::Update {
+            Step::Forward(_) => StreamOutput::Update {
                 event: UpdateEvent::delta(kind, index, delta),
                 partial: self.partial.snapshot(),
             },
@@ -231,23 +236,23 @@ impl Assembler {
                 let message = self.failed(text);
                 self.finish(message)
             }
-            Step::Ignore => Assembled::Ignored,
+            Step::Ignore => StreamOutput::Ignored,
         }
     }
 
     /// The delta-form `{kind}_end` at `index` (once per block: its small JSON is fine).
-    fn kind_end(&mut self, kind: BlockKind, index: usize) -> Assembled {
+    fn kind_end(&mut self, kind: BlockKind, index: usize) -> StreamOutput {
         let name = kind.end_event();
         self.delta_form_update(name, op_event(name, index))
     }
 
     /// Ends the stream without a terminal event: `final_message` is the host's explicit final
     /// message, if any; otherwise the libagent rule of SPEC §3.5 applies
-    /// (`Stream ended without a done or error event`). Returns `Assembled::Final`, or `Ignored`
+    /// (`Stream ended without a done or error event`). Returns `StreamOutput::Final`, or `Ignored`
     /// if the stream was already complete.
-    pub fn end(&mut self, final_message: Option<Json>) -> Assembled {
+    pub fn end(&mut self, final_message: Option<Json>) -> StreamOutput {
         if self.complete {
-            return Assembled::Ignored;
+            return StreamOutput::Ignored;
         }
         let message = match final_message {
             Some(message) => message,
@@ -303,17 +308,17 @@ impl Assembler {
         Json::Object(message)
     }
 
-    fn finish(&mut self, message: Json) -> Assembled {
+    fn finish(&mut self, message: Json) -> StreamOutput {
         self.complete = true;
         self.streams.clear();
-        Assembled::Final {
+        StreamOutput::Final {
             message,
             started: self.started,
         }
     }
 
     /// `done` / `error` (rules 11, 12 and 14).
-    fn terminal(&mut self, kind: &str, mut event: JsonMap) -> Assembled {
+    fn terminal(&mut self, kind: &str, mut event: JsonMap) -> StreamOutput {
         let carried = if kind == "done" { "message" } else { "error" };
         if let Some(message @ Json::Object(_)) = event.remove(carried) {
             return self.finish(message);
@@ -330,7 +335,7 @@ impl Assembler {
         self.finish_from(kind, &event, base)
     }
 
-    fn finish_from(&mut self, kind: &str, event: &JsonMap, mut message: JsonMap) -> Assembled {
+    fn finish_from(&mut self, kind: &str, event: &JsonMap, mut message: JsonMap) -> StreamOutput {
         let default_reason = if kind == "done" { "stop" } else { "error" };
         let reason = event
             .get("reason")
@@ -353,7 +358,7 @@ impl Assembler {
 
     /// An update carrying `partial`: P becomes a copy of it; the event is forwarded as given.
     /// Argument streams are still kept per index so later delta-form deltas work (rule 14).
-    fn full_form_update(&mut self, kind: &str, mut event: JsonMap) -> Assembled {
+    fn full_form_update(&mut self, kind: &str, mut event: JsonMap) -> StreamOutput {
         if let Some(Json::Object(partial)) = event.get_mut("partial").map(std::mem::take) {
             self.partial = Partial::from_map(partial);
         }
@@ -376,14 +381,14 @@ impl Assembler {
                 _ => {}
             }
         }
-        Assembled::Update {
+        StreamOutput::Update {
             event: UpdateEvent::new(Json::Object(event)),
             partial: self.partial.snapshot(),
         }
     }
 
     /// Rules 2–10 of §3.7.
-    fn delta_form_update(&mut self, kind: &str, event: JsonMap) -> Assembled {
+    fn delta_form_update(&mut self, kind: &str, event: JsonMap) -> StreamOutput {
         let step = match kind {
             "text_start" => self.start_block(&event, text_block("text", "text")),
             "thinking_start" => self.start_block(&event, text_block("thinking", "thinking")),
@@ -416,7 +421,7 @@ impl Assembler {
             _ => self.end_tool_call(&event),
         };
         match step {
-            Step::Ignore => Assembled::Ignored,
+            Step::Ignore => StreamOutput::Ignored,
             Step::Fail(text) => {
                 let message = self.failed(text);
                 self.finish(message)
@@ -431,7 +436,7 @@ impl Assembler {
         kind: &str,
         mut event: JsonMap,
         extra: Option<Extra>,
-    ) -> Assembled {
+    ) -> StreamOutput {
         // The delta form's input-only fields are consumed here: the forwarded event has the
         // reference shape (§3.7, last paragraph).
         let input_only: &[&str] = match kind {
@@ -450,7 +455,7 @@ impl Assembler {
             }
             Some(Extra::ToolCall { index }) => UpdateEvent::with_block(event, "toolCall", index),
         };
-        Assembled::Update {
+        StreamOutput::Update {
             event,
             partial: self.partial.snapshot(),
         }

@@ -196,6 +196,10 @@ struct Hot {
     index: usize,
     field: &'static str,
     value: SharedValue,
+    /// The block's streamed kind: every change to a block other than its live field stores the
+    /// hot value first, so while hot the block keeps this kind (a delta reads it here, not from
+    /// the vector).
+    kind: Option<BlockKind>,
 }
 
 /// What a partial shares with its snapshots: the message's fields and its content blocks
@@ -305,9 +309,9 @@ impl Partial {
             hot.value = value;
             return;
         }
-        if self.stored_block(index).is_none() {
+        let Some(kind) = self.stored_block(index).map(|block| block.kind) else {
             return;
-        }
+        };
         self.flush_hot();
         if let Some(block) = self.frozen_block_mut(index) {
             // The frozen block gets the placeholder at the field's key; `hot` has the value.
@@ -317,6 +321,7 @@ impl Partial {
             index,
             field,
             value,
+            kind,
         });
     }
 
@@ -348,7 +353,10 @@ impl Partial {
 
     /// The streamed kind of block `index`, if it is one.
     pub fn block_kind(&self, index: usize) -> Option<BlockKind> {
-        self.stored_block(index)?.kind
+        match &self.hot {
+            Some(hot) if hot.index == index => hot.kind,
+            _ => self.stored_block(index)?.kind,
+        }
     }
 
     /// `P.content[index] = block`, padding with `null` up to `index` (the content array is
@@ -368,6 +376,7 @@ impl Partial {
     }
 
     /// Appends to block `index`'s text `field` (amortized O(len(delta))).
+    #[inline]
     pub fn append_text(&mut self, index: usize, field: &'static str, delta: &str) {
         if let Some(Hot {
             value: SharedValue::String(text),
@@ -445,6 +454,7 @@ impl Clone for PartialSnapshot {
 
     /// Shares what it already shares with `source`: consecutive snapshots of a stream differ
     /// in their hot value's length only (no reference counts change, nothing is dropped).
+    #[inline]
     fn clone_from(&mut self, source: &Self) {
         if !Arc::ptr_eq(&self.0.frozen, &source.0.frozen) {
             self.0.frozen = source.0.frozen.clone();
@@ -453,7 +463,8 @@ impl Clone for PartialSnapshot {
             (Some(hot), Some(from))
                 if hot.index == from.index && same_field(hot.field, from.field) =>
             {
-                hot.value.clone_from(&from.value)
+                hot.value.clone_from(&from.value);
+                hot.kind = from.kind;
             }
             (hot, from) => *hot = from.clone(),
         }
