@@ -662,6 +662,7 @@ impl Run {
         }
         let (sender, mut receiver) = stream::channel(&self.config.model);
         stream_fn(request, sender);
+        let mut last_update: Option<AgentEvent> = None;
 
         loop {
             // An item pushed already is taken without building a future.
@@ -684,12 +685,28 @@ impl Run {
                     .await?;
                     receiver.notify_consumed().await;
                 }
-                StreamOutput::Update { event, partial } => {
-                    // Built in place and lent: the event is not moved into the emit's future.
-                    let event = AgentEvent::MessageUpdate { event, partial };
-                    match self.emitter.deliver(&event) {
-                        Delivery::Now(result) => result?,
-                        Delivery::Later(rest) => rest.await?,
+                StreamOutput::Update { event } => {
+                    // The last update's event becomes this one in place and is lent: its
+                    // snapshot takes the newer length of what it shares with the partial (no
+                    // snapshot made and dropped per delta, nothing moved into a future).
+                    if let Some(AgentEvent::MessageUpdate {
+                        event: slot,
+                        partial,
+                    }) = &mut last_update
+                    {
+                        *slot = event;
+                        partial.assign(receiver.partial());
+                    } else {
+                        last_update = Some(AgentEvent::MessageUpdate {
+                            event,
+                            partial: receiver.partial().snapshot(),
+                        });
+                    }
+                    if let Some(update) = &last_update {
+                        match self.emitter.deliver(update) {
+                            Delivery::Now(result) => result?,
+                            Delivery::Later(rest) => rest.await?,
+                        }
                     }
                     receiver.notify_consumed().await;
                 }

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
@@ -121,8 +121,18 @@ thread_local! {
     static CALLBACK_STARTED: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Dispatches running on any thread: while none is, no thread is inside one, and the checks
+/// before every callback read no thread-local (a thread sees its own increment).
+static ANY_DISPATCHING: AtomicUsize = AtomicUsize::new(0);
+
 /// True inside `dispatch` (in a callback of a host-pumped agent).
 pub fn is_dispatching() -> bool {
+    ANY_DISPATCHING.load(Ordering::Relaxed) > 0 && dispatching_here()
+}
+
+/// Out of line: the thread-local's address is then not computed where no dispatch runs.
+#[inline(never)]
+fn dispatching_here() -> bool {
     DISPATCHING.with(Cell::get) > 0
 }
 
@@ -138,9 +148,12 @@ pub fn budget_spent() -> bool {
 /// and that already started a callback: the task must give the thread back first. Otherwise
 /// true, and the callback counts as started.
 pub fn may_start_callback() -> bool {
-    if !is_dispatching() {
-        return true;
-    }
+    !is_dispatching() || may_start_in_dispatch()
+}
+
+/// `may_start_callback` inside a dispatch (out of line, as `dispatching_here`).
+#[inline(never)]
+fn may_start_in_dispatch() -> bool {
     // The flag first: the first callback of a dispatch reads no clock.
     if CALLBACK_STARTED.with(Cell::get) && budget_spent() {
         return false;
@@ -349,6 +362,7 @@ struct DispatchScope {
 
 impl DispatchScope {
     fn enter(dispatcher: &Dispatcher, deadline: Option<Instant>) -> Self {
+        ANY_DISPATCHING.fetch_add(1, Ordering::Relaxed);
         DISPATCHING.with(|d| d.set(d.get() + 1));
         DispatchScope {
             outer_deadline: DEADLINE.with(|d| d.replace(deadline)),
@@ -364,6 +378,7 @@ impl Drop for DispatchScope {
         CURRENT.with(|c| c.set(self.outer_current));
         CALLBACK_STARTED.with(|s| s.set(self.outer_started));
         DISPATCHING.with(|d| d.set(d.get() - 1));
+        ANY_DISPATCHING.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

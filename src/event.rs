@@ -493,9 +493,10 @@ mod tests {
                     index,
                     delta: delta.into(),
                 };
-                let StreamOutput::Update { event, partial } = assembler.apply(op) else {
+                let StreamOutput::Update { event } = assembler.apply(op) else {
                     panic!("a delta is an update");
                 };
+                let partial = assembler.snapshot();
                 assert!(event.typed_delta().is_some(), "the direct path applies");
                 let event = AgentEvent::MessageUpdate { event, partial };
                 assert!(event

@@ -387,6 +387,11 @@ impl StreamReceiver {
         }
     }
 
+    /// The partial message as of the last update.
+    pub fn partial(&self) -> &partial::Partial {
+        self.assembler.partial()
+    }
+
     /// Gives up on an unanswered stream (`abortGraceMs` passed after an abort): the final
     /// message is the current partial, aborted with `Request was aborted`.
     pub fn give_up(&mut self) -> StreamOutput {

@@ -6,7 +6,8 @@ use agent::stream::assemble::{Assembler, StreamOutput};
 fn forwarded(assembler: &mut Assembler, event: Json) -> Json {
     match assembler.accept(event) {
         // The event's `partial` is a placeholder; the snapshot is its value.
-        StreamOutput::Update { event, partial } => {
+        StreamOutput::Update { event } => {
+            let partial = assembler.snapshot();
             let mut event = event.to_json(&partial);
             event["partial"] = partial.to_json();
             event

@@ -441,7 +441,9 @@ pub(crate) fn received(mut receiver: crate::stream::StreamReceiver) -> Vec<Json>
                     partial.as_object_mut().unwrap().remove("timestamp");
                     seen.push(partial)
                 }
-                StreamOutput::Update { event, partial } => seen.push(event.to_json(&partial)),
+                StreamOutput::Update { event } => {
+                    seen.push(event.to_json(&receiver.partial().snapshot()))
+                }
                 StreamOutput::Final { mut message, .. } => {
                     let fields = message.as_object_mut().unwrap();
                     fields.remove("timestamp");

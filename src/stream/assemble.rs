@@ -35,14 +35,12 @@ pub enum StreamOutput {
     Ignored,
     /// The first `start`: the partial message as of this event.
     Start { partial: Json },
-    /// An update event in full form (`content`/`toolCall` of `*_end` read from `partial` by
+    /// An update event in full form (`content`/`toolCall` of `*_end` read from the partial by
     /// `UpdateEvent::to_json`) without its `partial` value (a host's full-form event keeps a
-    /// `null` placeholder at its key's position), and the partial message as of this event:
-    /// `partial` goes at the key's place, or last.
-    Update {
-        event: UpdateEvent,
-        partial: PartialSnapshot,
-    },
+    /// `null` placeholder at its key's position): `partial` goes at the key's place, or last.
+    /// The partial message as of this event is the assembler's now (`partial`, `snapshot`), so
+    /// a delta makes no snapshot the loop does not keep.
+    Update { event: UpdateEvent },
     /// The stream is over (a terminal event, or a delta-form failure such as
     /// `Received text_delta for non-text content`): the final message, before the thinking-level
     /// stamp (the stream adds `durationMs` per SPEC §3.5). `started` tells whether a `start` had
@@ -230,7 +228,6 @@ impl Assembler {
         match step {
             Step::Forward(_) => StreamOutput::Update {
                 event: UpdateEvent::delta(kind, index, delta),
-                partial: self.partial.snapshot(),
             },
             Step::Fail(text) => {
                 let message = self.failed(text);
@@ -259,6 +256,16 @@ impl Assembler {
             None => self.failed(ENDED_WITHOUT_TERMINAL),
         };
         self.finish(message)
+    }
+
+    /// The partial message now (as of the last update).
+    pub fn partial(&self) -> &Partial {
+        &self.partial
+    }
+
+    /// A snapshot of the partial message now (O(1)).
+    pub fn snapshot(&self) -> PartialSnapshot {
+        self.partial.snapshot()
     }
 
     /// True once a terminal event or `end` has been processed.
@@ -383,7 +390,6 @@ impl Assembler {
         }
         StreamOutput::Update {
             event: UpdateEvent::new(Json::Object(event)),
-            partial: self.partial.snapshot(),
         }
     }
 
@@ -455,10 +461,7 @@ impl Assembler {
             }
             Some(Extra::ToolCall { index }) => UpdateEvent::with_block(event, "toolCall", index),
         };
-        StreamOutput::Update {
-            event,
-            partial: self.partial.snapshot(),
-        }
+        StreamOutput::Update { event }
     }
 
     /// Whether the block at `contentIndex` is an object of type `kind`.

@@ -452,26 +452,34 @@ impl Clone for PartialSnapshot {
         PartialSnapshot(self.0.clone())
     }
 
-    /// Shares what it already shares with `source`: consecutive snapshots of a stream differ
-    /// in their hot value's length only (no reference counts change, nothing is dropped).
+    /// Shares what it already shares with `source` (see [`PartialSnapshot::assign`]).
     #[inline]
     fn clone_from(&mut self, source: &Self) {
-        if !Arc::ptr_eq(&self.0.frozen, &source.0.frozen) {
-            self.0.frozen = source.0.frozen.clone();
-        }
-        match (&mut self.0.hot, &source.0.hot) {
-            (Some(hot), Some(from))
-                if hot.index == from.index && same_field(hot.field, from.field) =>
-            {
-                hot.value.clone_from(&from.value);
-                hot.kind = from.kind;
-            }
-            (hot, from) => *hot = from.clone(),
-        }
+        self.assign(&source.0)
     }
 }
 
 impl PartialSnapshot {
+    /// Becomes a snapshot of `partial` now, sharing what it already shares with it: consecutive
+    /// snapshots of a stream differ in their hot value's length only (no reference counts
+    /// change, nothing is dropped).
+    #[inline]
+    pub fn assign(&mut self, partial: &Partial) {
+        if !Arc::ptr_eq(&self.0.frozen, &partial.frozen) {
+            self.0.frozen = partial.frozen.clone();
+        }
+        match (&mut self.0.hot, &partial.hot) {
+            // Field by field: the value keeps its buffer when it is the same text's.
+            (Some(hot), Some(from)) => {
+                hot.index = from.index;
+                hot.field = from.field;
+                hot.kind = from.kind;
+                hot.value.clone_from(&from.value);
+            }
+            (hot, from) => *hot = from.clone(),
+        }
+    }
+
     /// Builds the message JSON (O(message size)).
     pub fn to_json(&self) -> Json {
         self.0.to_json()

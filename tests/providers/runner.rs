@@ -152,7 +152,8 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
                 StreamOutput::Start { partial } => {
                     object([("type", "start".into()), ("partial", partial)])
                 }
-                StreamOutput::Update { event, partial } => {
+                StreamOutput::Update { event } => {
+                    let partial = receiver.partial().snapshot();
                     let mut json = event.to_json(&partial);
                     if let Some(map) = json.as_object_mut() {
                         map.insert("partial".into(), partial.to_json());
