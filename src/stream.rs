@@ -144,6 +144,7 @@ impl Drop for StreamSender {
 }
 
 impl StreamSender {
+    #[inline]
     fn send(&self, pushed: Pushed) -> Result<(), StreamClosed> {
         if self.is_closed() {
             return Err(StreamClosed);
@@ -187,6 +188,7 @@ impl StreamSender {
     }
 
     /// Applies one change to the partial message (see [`StreamOp`]).
+    #[inline]
     pub fn push_op(&self, op: StreamOp) -> Result<(), StreamClosed> {
         self.send(Pushed::Op(op))
     }
@@ -352,27 +354,23 @@ impl StreamReceiver {
     }
 
     fn interpret(&mut self, pushed: Option<Pushed>) -> StreamOutput {
-        // A response ended by a non-terminal item (a failing delta, the senders gone) ends now.
-        let at = match &pushed {
-            Some(Pushed::Event(_, at)) => *at,
-            Some(Pushed::End(_, at) | Pushed::Fail(_, at)) => Some(*at),
-            Some(Pushed::Op(_)) | None => None,
-        };
-        let at = move || at.unwrap_or_else(Instant::now);
         let first = !self.received_any;
         self.received_any = true;
-        let assembled = match pushed {
-            Some(Pushed::Event(event, _)) => self.assembler.accept(*event),
-            Some(Pushed::Op(op)) => self.assembler.apply(op),
-            Some(Pushed::End(message, _)) => self.assembler.end(message.map(|m| *m)),
+        // A response ended by a non-terminal item (a failing delta, the senders gone) ends now.
+        let (assembled, at) = match pushed {
+            Some(Pushed::Op(op)) => (self.assembler.apply(op), None),
+            Some(Pushed::Event(event, at)) => (self.assembler.accept(*event), at),
+            Some(Pushed::End(message, at)) => (self.assembler.end(message.map(|m| *m)), Some(at)),
             Some(Pushed::Fail(message, _)) if first => {
                 return StreamOutput::FunctionFailed(message)
             }
-            Some(Pushed::Fail(message, _)) => self
-                .assembler
-                .accept(json!({"type": "error", "reason": "error", "errorMessage": message})),
+            Some(Pushed::Fail(message, at)) => (
+                self.assembler
+                    .accept(json!({"type": "error", "reason": "error", "errorMessage": message})),
+                Some(at),
+            ),
             // Every sender is gone without a terminal event (SPEC §3.5 [libagent]).
-            None => self.assembler.end(None),
+            None => (self.assembler.end(None), None),
         };
         match assembled {
             StreamOutput::Final {
@@ -380,7 +378,7 @@ impl StreamReceiver {
                 started,
             } => {
                 self.close();
-                self.apply_duration(&mut message, at());
+                self.apply_duration(&mut message, at.unwrap_or_else(Instant::now));
                 StreamOutput::Final { message, started }
             }
             other => other,

@@ -207,7 +207,9 @@ impl Assembler {
     fn kind_delta(&mut self, kind: BlockKind, index: usize, delta: CompactString) -> StreamOutput {
         let step = match kind {
             BlockKind::Text | BlockKind::Thinking => {
-                if self.partial.block_kind(index) == Some(kind) {
+                if self.partial.append_to_hot_text(kind, index, &delta) {
+                    Step::Forward(None)
+                } else if self.partial.block_kind(index) == Some(kind) {
                     self.partial.append_text(index, kind.block_type(), &delta);
                     Step::Forward(None)
                 } else if kind == BlockKind::Text {

@@ -375,6 +375,28 @@ impl Partial {
         }
     }
 
+    /// Appends `delta` to the text of block `index` when it is the hot block, of `kind`, and
+    /// its live value is a text: a delta's usual case, decided without looking into the vector.
+    /// False (nothing changed) otherwise.
+    #[inline]
+    pub fn append_to_hot_text(&mut self, kind: BlockKind, index: usize, delta: &str) -> bool {
+        match &mut self.hot {
+            Some(Hot {
+                index: hot_index,
+                kind: Some(hot_kind),
+                field,
+                value: SharedValue::String(text),
+            }) if *hot_index == index
+                && *hot_kind == kind
+                && same_field(field, kind.block_type()) =>
+            {
+                text.push_str(delta);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Appends to block `index`'s text `field` (amortized O(len(delta))).
     #[inline]
     pub fn append_text(&mut self, index: usize, field: &'static str, delta: &str) {
