@@ -328,16 +328,27 @@ impl Streaming {
 }
 
 /// The state reduction of SPEC §7.11 step 1.
+#[inline(always)]
 pub(super) fn reduce(state: &mut State, event: &AgentEvent) {
+    // A delta's case first, inline: the previous delta's snapshot becomes this one in place.
+    if let (AgentEvent::MessageUpdate { partial, .. }, Some(Streaming::Partial(streaming))) =
+        (event, &mut state.streaming_message)
+    {
+        streaming.clone_from(partial);
+        return;
+    }
+    reduce_other(state, event);
+}
+
+#[inline(never)]
+fn reduce_other(state: &mut State, event: &AgentEvent) {
     match event {
         AgentEvent::MessageStart { message } => {
             state.streaming_message = Some(Streaming::Message(message.clone()));
         }
-        AgentEvent::MessageUpdate { partial, .. } => match &mut state.streaming_message {
-            // The previous delta's snapshot becomes this one in place (see `clone_from`).
-            Some(Streaming::Partial(streaming)) => streaming.clone_from(partial),
-            slot => *slot = Some(Streaming::Partial(partial.clone())),
-        },
+        AgentEvent::MessageUpdate { partial, .. } => {
+            state.streaming_message = Some(Streaming::Partial(partial.clone()))
+        }
         AgentEvent::MessageEnd { message } => {
             state.streaming_message = None;
             state.messages.push(message.clone());

@@ -183,17 +183,27 @@ impl Clone for SharedValue {
         }
     }
 
-    /// A text takes a newer snapshot of its own buffer in place (see [`SharedText`]).
-    #[inline]
+    /// A text takes a newer snapshot of its own buffer in place (see [`SharedText`]): the
+    /// streaming case, inlined; anything else is a clone.
+    #[inline(always)]
     fn clone_from(&mut self, source: &Self) {
-        match (self, source) {
-            (SharedValue::String(text), SharedValue::String(from)) => text.clone_from(from),
-            (this, from) => *this = from.clone(),
+        if let (SharedValue::String(text), SharedValue::String(from)) = (&mut *self, source) {
+            if Arc::ptr_eq(&text.buffer, &from.buffer) {
+                text.len = from.len;
+                return;
+            }
         }
+        self.clone_from_other(source);
     }
 }
 
 impl SharedValue {
+    #[cold]
+    #[inline(never)]
+    fn clone_from_other(&mut self, source: &Self) {
+        *self = source.clone();
+    }
+
     pub fn empty_object() -> Self {
         SharedValue::Object(Arc::default())
     }
