@@ -356,33 +356,36 @@ impl StreamReceiver {
     fn interpret(&mut self, pushed: Option<Pushed>) -> StreamOutput {
         let first = !self.received_any;
         self.received_any = true;
-        // A response ended by a non-terminal item (a failing delta, the senders gone) ends now.
-        let (assembled, at) = match pushed {
-            Some(Pushed::Op(op)) => (self.assembler.apply(op), None),
-            Some(Pushed::Event(event, at)) => (self.assembler.accept(*event), at),
-            Some(Pushed::End(message, at)) => (self.assembler.end(message.map(|m| *m)), Some(at)),
+        // When a terminal item was pushed; a response ended by a non-terminal item (a failing
+        // delta, the senders gone) ends now.
+        let mut at = None;
+        // Built in place and changed there when final (no copy of an update on its way out).
+        let mut output = match pushed {
+            Some(Pushed::Op(op)) => self.assembler.apply(op),
+            Some(Pushed::Event(event, pushed_at)) => {
+                at = pushed_at;
+                self.assembler.accept(*event)
+            }
+            Some(Pushed::End(message, pushed_at)) => {
+                at = Some(pushed_at);
+                self.assembler.end(message.map(|m| *m))
+            }
             Some(Pushed::Fail(message, _)) if first => {
                 return StreamOutput::FunctionFailed(message)
             }
-            Some(Pushed::Fail(message, at)) => (
-                self.assembler
-                    .accept(json!({"type": "error", "reason": "error", "errorMessage": message})),
-                Some(at),
-            ),
-            // Every sender is gone without a terminal event (SPEC §3.5 [libagent]).
-            None => (self.assembler.end(None), None),
-        };
-        match assembled {
-            StreamOutput::Final {
-                mut message,
-                started,
-            } => {
-                self.close();
-                self.apply_duration(&mut message, at.unwrap_or_else(Instant::now));
-                StreamOutput::Final { message, started }
+            Some(Pushed::Fail(message, pushed_at)) => {
+                at = Some(pushed_at);
+                let event = json!({"type": "error", "reason": "error", "errorMessage": message});
+                self.assembler.accept(event)
             }
-            other => other,
+            // Every sender is gone without a terminal event (SPEC §3.5 [libagent]).
+            None => self.assembler.end(None),
+        };
+        if let StreamOutput::Final { message, .. } = &mut output {
+            self.close();
+            self.apply_duration(message, at.unwrap_or_else(Instant::now));
         }
+        output
     }
 
     /// The partial message as of the last update.

@@ -27,6 +27,7 @@ pub(super) struct ListenerSet {
 
 impl ListenerSet {
     /// The live set now and its generation (one lock).
+    #[inline]
     pub(super) fn current(&self) -> (Subscriptions, u64) {
         let list = lock(&self.list);
         (list.clone(), self.generation.load(Ordering::Relaxed))
