@@ -308,10 +308,32 @@ pub fn same_text(a: &Json, b: &Json) -> bool {
 
 /// `JSON.stringify(value)`: compact text.
 pub fn to_string(value: &Json) -> String {
-    // Most texts rendered per event are short: one allocation instead of a doubling series.
-    let mut out = String::with_capacity(128);
-    write_value(&mut out, value, None, 0);
-    out
+    thread_local! {
+        /// Where texts are written before they are copied out at their size: a message's first
+        /// rendering costs one allocation, not a doubling series of them.
+        static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    /// A larger scratch buffer is let go after use (a thread keeps at most this much).
+    const KEPT: usize = 16 * 1024;
+    let written = SCRATCH.try_with(|scratch| {
+        let mut out = scratch.try_borrow_mut().ok()?;
+        out.clear();
+        write_value(&mut out, value, None, 0);
+        let text = out.as_str().to_owned();
+        if out.capacity() > KEPT {
+            *out = String::new();
+        }
+        Some(text)
+    });
+    match written {
+        Ok(Some(text)) => text,
+        // A thread being torn down (its scratch gone): a buffer of its own.
+        _ => {
+            let mut out = String::with_capacity(128);
+            write_value(&mut out, value, None, 0);
+            out
+        }
+    }
 }
 
 /// `value.get(key)` that compares keys instead of hashing for small objects: a message, block,

@@ -282,7 +282,8 @@ impl Assembler {
 
     /// The base partial of §3.7 step 1 (request's model, zero usage, pending, now).
     fn base_partial(&self) -> JsonMap {
-        let mut p = JsonMap::new();
+        // Sized for its fields and the few the stream adds (no rehash while it is built).
+        let mut p = JsonMap::with_capacity(12);
         p.insert("role".into(), "assistant".into());
         p.insert("stopReason".into(), "pending".into());
         p.insert("content".into(), Json::Array(Vec::new()));
