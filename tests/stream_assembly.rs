@@ -34,6 +34,11 @@ fn update(a: &mut Assembler, step: impl FnOnce(&mut Assembler) -> StreamOutput) 
     }
 }
 
+/// `update` of an event the host pushed.
+fn accepted(a: &mut Assembler, event: Json) -> (Json, Json) {
+    update(a, |s| s.accept(event))
+}
+
 fn final_message(result: StreamOutput) -> (Json, bool) {
     match result {
         StreamOutput::Final { message, started } => (message, started),
@@ -123,7 +128,7 @@ fn worked_example_rows() {
         ),
     ];
     for (n, (event, expected)) in rows.into_iter().enumerate() {
-        let (forwarded, partial) = update(&mut a, |s| s.accept(event));
+        let (forwarded, partial) = accepted(&mut a, event);
         assert_eq!(content(&partial), expected, "row {}", n + 2);
         assert_eq!(forwarded["partial"], partial, "row {}", n + 2);
     }
@@ -176,28 +181,26 @@ fn c016_events_after_terminal_ignored() {
 #[test]
 fn c017_second_start_ignored() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
     assert_eq!(
         a.accept(json!({"type": "start", "partial": {"role": "assistant", "content": []}})),
         StreamOutput::Ignored
     );
-    let (_, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "hi"}))
-    });
+    let (_, partial) = accepted(
+        &mut a,
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "hi"}),
+    );
     assert_eq!(content(&partial), r#"[{"type":"text","text":"hi"}]"#);
 }
 
 #[test]
 fn c019_end_without_terminal_event() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "so far"}))
-    });
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
+    let _ = accepted(
+        &mut a,
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "so far"}),
+    );
     let (message, was_started) = final_message(a.end(None));
     assert!(was_started);
     assert_eq!(message["stopReason"], "error");
@@ -291,13 +294,12 @@ fn c026_delta_start_builds_base_partial() {
 #[test]
 fn c027_text_delta_appends() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
     for (delta, expected) in [("He", "He"), ("llo", "Hello"), ("", "Hello")] {
-        let (event, partial) = update(&mut a, |s| {
-            s.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": delta}))
-        });
+        let (event, partial) = accepted(
+            &mut a,
+            json!({"type": "text_delta", "contentIndex": 0, "delta": delta}),
+        );
         assert_eq!(partial["content"][0]["text"], expected);
         assert_eq!(event["delta"], delta);
     }
@@ -306,17 +308,15 @@ fn c027_text_delta_appends() {
 #[test]
 fn c028_text_end_content_and_signature() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "draft"}))
-    });
-    let (event, partial) = update(&mut a, |s| {
-        s.accept(
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
+    let _ = accepted(
+        &mut a,
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "draft"}),
+    );
+    let (event, partial) = accepted(
+        &mut a,
         json!({"type": "text_end", "contentIndex": 0, "content": "final", "contentSignature": "s"}),
-    )
-    });
+    );
     assert_eq!(
         content(&partial),
         r#"[{"type":"text","text":"final","textSignature":"s"}]"#
@@ -325,15 +325,12 @@ fn c028_text_end_content_and_signature() {
 
     // Without `content`, the forwarded content is the accumulated text.
     let mut b = started();
-    let _ = update(&mut b, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
-    let _ = update(&mut b, |s| {
-        s.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "abc"}))
-    });
-    let (event, _) = update(&mut b, |s| {
-        s.accept(json!({"type": "text_end", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut b, json!({"type": "text_start", "contentIndex": 0}));
+    let _ = accepted(
+        &mut b,
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "abc"}),
+    );
+    let (event, _) = accepted(&mut b, json!({"type": "text_end", "contentIndex": 0}));
     let expected = format!(
         r#"{{"type":"text_end","contentIndex":0,"content":"abc","partial":{}}}"#,
         to_string(&event["partial"])
@@ -344,17 +341,15 @@ fn c028_text_end_content_and_signature() {
 #[test]
 fn c029_thinking_end_signature_and_redacted() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "thinking_start", "contentIndex": 0}))
-    });
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "thinking_delta", "contentIndex": 0, "delta": "hmm"}))
-    });
-    let (event, partial) = update(&mut a, |s| {
-        s.accept(
+    let _ = accepted(&mut a, json!({"type": "thinking_start", "contentIndex": 0}));
+    let _ = accepted(
+        &mut a,
+        json!({"type": "thinking_delta", "contentIndex": 0, "delta": "hmm"}),
+    );
+    let (event, partial) = accepted(
+        &mut a,
         json!({"type": "thinking_end", "contentIndex": 0, "contentSignature": "sig", "redacted": true}),
-    )
-    });
+    );
     assert_eq!(
         content(&partial),
         r#"[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig","redacted":true}]"#
@@ -365,11 +360,10 @@ fn c029_thinking_end_signature_and_redacted() {
 #[test]
 fn c030_toolcall_start_block() {
     let mut a = started();
-    let (_, partial) = update(&mut a, |s| {
-        s.accept(
-            json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
-        )
-    });
+    let (_, partial) = accepted(
+        &mut a,
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    );
     assert_eq!(
         content(&partial),
         r#"[{"type":"toolCall","id":"c1","name":"read","arguments":{}}]"#
@@ -379,18 +373,19 @@ fn c030_toolcall_start_block() {
 #[test]
 fn c031_toolcall_delta_uses_partial_parser() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(
-            json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
-        )
-    });
-    let (_, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"pa"}))
-    });
+    let _ = accepted(
+        &mut a,
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    );
+    let (_, partial) = accepted(
+        &mut a,
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"pa"}),
+    );
     assert_eq!(partial["content"][0]["arguments"], json!({}));
-    let (_, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "th\": \"src/ma"}))
-    });
+    let (_, partial) = accepted(
+        &mut a,
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "th\": \"src/ma"}),
+    );
     assert_eq!(
         partial["content"][0]["arguments"],
         json!({"path": "src/ma"})
@@ -400,18 +395,19 @@ fn c031_toolcall_delta_uses_partial_parser() {
 #[test]
 fn c032_toolcall_end_copies_tool_call_fields() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(
-            json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
-        )
-    });
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":1"}))
-    });
-    let (event, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_end", "contentIndex": 0,
-        "toolCall": {"type": "toolCall", "id": "c1", "name": "read2", "arguments": {"b": 2}, "thoughtSignature": "t"}}))
-    });
+    let _ = accepted(
+        &mut a,
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    );
+    let _ = accepted(
+        &mut a,
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":1"}),
+    );
+    let (event, partial) = accepted(
+        &mut a,
+        json!({"type": "toolcall_end", "contentIndex": 0,
+        "toolCall": {"type": "toolCall", "id": "c1", "name": "read2", "arguments": {"b": 2}, "thoughtSignature": "t"}}),
+    );
     let expected = r#"{"type":"toolCall","id":"c1","name":"read2","arguments":{"b":2},"thoughtSignature":"t"}"#;
     assert_eq!(to_string(&partial["content"][0]), expected);
     assert_eq!(to_string(&event["toolCall"]), expected);
@@ -420,33 +416,29 @@ fn c032_toolcall_end_copies_tool_call_fields() {
 #[test]
 fn c033_toolcall_end_without_tool_call_uses_final_parse() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(
-            json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
-        )
-    });
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":\"x\\dy\"}"}))
-    });
-    let (event, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_end", "contentIndex": 0}))
-    });
+    let _ = accepted(
+        &mut a,
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    );
+    let _ = accepted(
+        &mut a,
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":\"x\\dy\"}"}),
+    );
+    let (event, partial) = accepted(&mut a, json!({"type": "toolcall_end", "contentIndex": 0}));
     assert_eq!(partial["content"][0]["arguments"], json!({"a": "x\\dy"}));
     assert!(partial["content"][0].get("argumentsError").is_none());
     assert_eq!(event["toolCall"], partial["content"][0]);
 
     let mut b = started();
-    let _ = update(&mut b, |s| {
-        s.accept(
-            json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
-        )
-    });
-    let _ = update(&mut b, |s| {
-        s.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":1"}))
-    });
-    let (event, partial) = update(&mut b, |s| {
-        s.accept(json!({"type": "toolcall_end", "contentIndex": 0}))
-    });
+    let _ = accepted(
+        &mut b,
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c1", "toolName": "read"}),
+    );
+    let _ = accepted(
+        &mut b,
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"a\":1"}),
+    );
+    let (event, partial) = accepted(&mut b, json!({"type": "toolcall_end", "contentIndex": 0}));
     let block = &partial["content"][0];
     assert_eq!(block["arguments"], json!({}));
     let error = block["argumentsError"].as_str().unwrap_or_default();
@@ -467,9 +459,7 @@ fn c033_toolcall_end_without_tool_call_uses_final_parse() {
 #[test]
 fn c034_text_delta_on_non_text_block_fails() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "thinking_start", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut a, json!({"type": "thinking_start", "contentIndex": 0}));
     let (message, was_started) =
         final_message(a.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "x"})));
     assert!(was_started);
@@ -489,9 +479,7 @@ fn c034_text_delta_on_non_text_block_fails() {
 #[test]
 fn c035_toolcall_delta_on_non_tool_call_block_fails() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
     let (message, _) =
         final_message(a.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{"})));
     assert_eq!(
@@ -516,11 +504,10 @@ fn other_failure_texts() {
     ];
     for (kind, text) in cases {
         let mut a = started();
-        let _ = update(&mut a, |s| {
-            s.accept(
-                json!({"type": "toolcall_start", "contentIndex": 0, "id": "c", "toolName": "t"}),
-            )
-        });
+        let _ = accepted(
+            &mut a,
+            json!({"type": "toolcall_start", "contentIndex": 0, "id": "c", "toolName": "t"}),
+        );
         let (message, _) =
             final_message(a.accept(json!({"type": kind, "contentIndex": 0, "delta": "x"})));
         assert_eq!(message["errorMessage"], text);
@@ -544,9 +531,7 @@ fn other_failure_texts() {
 #[test]
 fn toolcall_end_on_non_tool_call_block_ignored() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
     assert_eq!(
         a.accept(json!({"type": "toolcall_end", "contentIndex": 0})),
         StreamOutput::Ignored
@@ -565,9 +550,7 @@ fn toolcall_end_on_non_tool_call_block_ignored() {
 #[test]
 fn c036_done_without_message_uses_partial() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
     let usage = json!({"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
     let (message, _) = final_message(a.accept(
@@ -648,7 +631,7 @@ fn c038_forwarded_events_are_full_form() {
     ];
     for event in events {
         let kind = event["type"].as_str().unwrap_or_default().to_string();
-        let (forwarded, partial) = update(&mut a, |s| s.accept(event));
+        let (forwarded, partial) = accepted(&mut a, event);
         assert_eq!(forwarded["type"], kind.as_str());
         assert_eq!(forwarded["partial"], partial);
         match kind.as_str() {
@@ -671,13 +654,14 @@ fn full_form_events_forwarded_as_given() {
     let p1 = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "t", "arguments": {}}],
         "stopReason": "pending", "timestamp": 9});
     let event = json!({"type": "toolcall_start", "contentIndex": 0, "partial": p1.clone()});
-    let (forwarded, partial) = update(&mut a, |s| s.accept(event.clone()));
+    let (forwarded, partial) = accepted(&mut a, event.clone());
     assert_eq!(forwarded, event);
     assert_eq!(partial, p1);
     // A later delta-form delta still works: the full-form start created an argument stream.
-    let (forwarded, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"k\": 1"}))
-    });
+    let (forwarded, partial) = accepted(
+        &mut a,
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"k\": 1"}),
+    );
     assert_eq!(partial["content"][0]["arguments"], json!({"k": 1}));
     assert_eq!(forwarded["partial"], partial);
     assert_eq!(partial["timestamp"], 9);
@@ -686,18 +670,16 @@ fn full_form_events_forwarded_as_given() {
 #[test]
 fn mixed_stream_partial_replaces_p() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 0}))
-    });
+    let _ = accepted(&mut a, json!({"type": "text_start", "contentIndex": 0}));
     let replaced = json!({"role": "assistant", "content": [{"type": "text", "text": "abc"}], "stopReason": "pending", "timestamp": 2});
-    let _ = update(&mut a, |s| {
-        s.accept(
-            json!({"type": "text_delta", "contentIndex": 0, "delta": "c", "partial": replaced}),
-        )
-    });
-    let (_, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "text_delta", "contentIndex": 0, "delta": "d"}))
-    });
+    let _ = accepted(
+        &mut a,
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "c", "partial": replaced}),
+    );
+    let (_, partial) = accepted(
+        &mut a,
+        json!({"type": "text_delta", "contentIndex": 0, "delta": "d"}),
+    );
     assert_eq!(content(&partial), r#"[{"type":"text","text":"abcd"}]"#);
     let (message, _) = final_message(a.accept(json!({"type": "done", "reason": "stop"})));
     assert_eq!(message["timestamp"], 2);
@@ -706,9 +688,7 @@ fn mixed_stream_partial_replaces_p() {
 #[test]
 fn start_beyond_end_pads_and_bad_indexes_do_not_panic() {
     let mut a = started();
-    let (_, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "text_start", "contentIndex": 2}))
-    });
+    let (_, partial) = accepted(&mut a, json!({"type": "text_start", "contentIndex": 2}));
     assert_eq!(
         content(&partial),
         r#"[null,null,{"type":"text","text":""}]"#
@@ -725,9 +705,10 @@ fn start_beyond_end_pads_and_bad_indexes_do_not_panic() {
         a.accept(json!({"type": "text_start", "contentIndex": "0"})),
         StreamOutput::Ignored
     );
-    let (_, partial) = update(&mut a, |s| {
-        s.accept(json!({"type": "text_delta", "contentIndex": 2.0, "delta": 5}))
-    });
+    let (_, partial) = accepted(
+        &mut a,
+        json!({"type": "text_delta", "contentIndex": 2.0, "delta": 5}),
+    );
     assert_eq!(partial["content"][2]["text"], "");
     let (message, _) =
         final_message(a.accept(json!({"type": "text_delta", "contentIndex": 0.5, "delta": "x"})));
@@ -740,12 +721,14 @@ fn start_beyond_end_pads_and_bad_indexes_do_not_panic() {
 #[test]
 fn forwarded_field_order_keeps_host_fields() {
     let mut a = started();
-    let _ = update(&mut a, |s| {
-        s.accept(json!({"type": "toolcall_start", "contentIndex": 0, "id": "c", "toolName": "t"}))
-    });
-    let (event, _) = update(&mut a, |s| {
-        s.accept(json!({"contentIndex": 0, "type": "toolcall_end", "extra": 1}))
-    });
+    let _ = accepted(
+        &mut a,
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "c", "toolName": "t"}),
+    );
+    let (event, _) = accepted(
+        &mut a,
+        json!({"contentIndex": 0, "type": "toolcall_end", "extra": 1}),
+    );
     let keys: Vec<&str> = event
         .as_object()
         .map(|m| m.keys().map(String::as_str).collect())
@@ -985,7 +968,7 @@ fn stream_ops_match_their_delta_form_events() {
     }
     let (mut typed, mut json) = (started(), started());
     for (op, event) in steps {
-        let (expected_event, expected_partial) = update(&mut json, |s| s.accept(event));
+        let (expected_event, expected_partial) = accepted(&mut json, event);
         let (event, partial) = update(&mut typed, |s| s.apply(op));
         assert_eq!(untimed(event), untimed(expected_event));
         assert_eq!(untimed(partial), untimed(expected_partial));
