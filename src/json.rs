@@ -313,12 +313,17 @@ pub fn to_string(value: &Json) -> String {
         /// rendering costs one allocation, not a doubling series of them.
         static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
     }
-    /// A larger scratch buffer is let go after use (a thread keeps at most this much).
+    /// A larger text keeps the scratch buffer; a larger buffer is let go after use (a thread
+    /// keeps at most this much).
     const KEPT: usize = 16 * 1024;
     let written = SCRATCH.try_with(|scratch| {
         let mut out = scratch.try_borrow_mut().ok()?;
         out.clear();
         write_value(&mut out, value, None, 0);
+        if out.len() > KEPT {
+            // A large text (a request's body) is handed over as it is: no copy of it.
+            return Some(std::mem::take(&mut *out));
+        }
         let text = out.as_str().to_owned();
         if out.capacity() > KEPT {
             *out = String::new();

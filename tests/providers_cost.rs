@@ -463,8 +463,8 @@ fn a_request_copies_the_transcript_once() {
              {per_byte:.2} B per transcript byte"
         );
         assert!((large as f64 / small as f64) < 5.0, "{api}: superlinear");
-        // 16.7 (openai-completions) and 19.0 (anthropic-messages) when measured; 22.5 and 24.8
-        // when the call and the resolved transcript each held a deep copy.
+        // 18.5 (openai-completions) and 20.8 (anthropic-messages) when last measured; 22.5 and
+        // 24.8 when the call and the resolved transcript each held a deep copy.
         assert!(
             per_byte < 21.0,
             "{api}: {per_byte:.2} B allocated per transcript byte"
