@@ -356,6 +356,21 @@ thread_local! {
         const { std::cell::Cell::new(std::ptr::null()) };
 }
 
+/// Makes a delivery the thread's current one until dropped, then the one before it again.
+struct CurrentDelivery(*const Delivering);
+
+impl CurrentDelivery {
+    fn enter(delivering: &Delivering) -> Self {
+        CurrentDelivery(DELIVERING.replace(delivering))
+    }
+}
+
+impl Drop for CurrentDelivery {
+    fn drop(&mut self) {
+        DELIVERING.set(self.0);
+    }
+}
+
 /// What a host wants to do with an event struct.
 #[derive(PartialEq)]
 enum EventUse {
@@ -454,11 +469,13 @@ fn host_listener(
             signal,
             deferred: std::cell::Cell::new(false),
         };
-        // Restored after the call: a listener's callback may run another agent's listeners.
-        let outer = DELIVERING.replace(&delivering);
-        // SAFETY: the host registered this callback for this user_data.
-        guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
-        DELIVERING.set(outer);
+        {
+            // Restored when the call is over, however it ends (the frame must not outlive its
+            // pointer): a listener's callback may run another agent's listeners.
+            let _current = CurrentDelivery::enter(&delivering);
+            // SAFETY: the host registered this callback for this user_data.
+            guard_callback(|| answer_given = unsafe { callback(data.user_data, &c_event) });
+        }
         let deferred_during = delivering.deferred.get();
         if !deferred_during {
             return match answer_given {
