@@ -686,6 +686,19 @@ mod tests {
         }
     }
 
+    /// Texts written through the per-thread scratch buffer: small, one past its kept bound
+    /// (handed over), and small again after it, each exactly serde_json's text.
+    #[test]
+    fn texts_of_every_size_come_out_whole_through_the_scratch() {
+        let small = json!({"role": "user", "content": "hi \"there\"", "n": [1, 2.5, -3]});
+        let large = json!({"text": "x".repeat(20 * 1024), "more": ["é".repeat(3000)]});
+        for value in [&small, &large, &small, &large, &large, &small] {
+            let text = to_string(value);
+            assert_eq!(text, serde_json::to_string(value).unwrap());
+            assert_eq!(parse(&text).unwrap(), *value);
+        }
+    }
+
     #[test]
     fn same_text_agrees_with_comparing_rendered_texts() {
         let values = [

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use agent::agent::{Agent, PromptInput, Settings};
 use agent::error::{Error, ErrorKind};
 use agent::event::{AgentEvent, EventShape};
-use agent::host::{HostFuture, Listener};
+use agent::host::{AbortSignal, Delivery, EventRef, HostFuture, Listener};
 use agent::json::{json, to_string, Json};
 use common::*;
 
@@ -768,4 +768,43 @@ async fn a_listener_resubscribing_itself_during_dispatch_gets_the_event_twice() 
     let log = log.lock().unwrap();
     assert_eq!(log[..3], ["agent_start", "agent_start", "turn_start"]);
     assert_eq!(log.iter().filter(|t| *t == "agent_end").count(), 1);
+}
+
+/// The loop delivers each `message_update` from one event it updates in place: a listener that
+/// keeps a copy of every update reads, after the run, each partial as it was at its delta.
+#[tokio::test]
+async fn kept_update_events_keep_their_moment() {
+    let agent = agent_with(
+        vec![text_response("one two three four five six", 6)],
+        vec![],
+        None,
+    );
+    type Kept = Vec<(AgentEvent, String)>;
+    let kept: Arc<Mutex<Kept>> = Arc::new(Mutex::new(Vec::new()));
+    let log = kept.clone();
+    agent.subscribe_immediate(Arc::new(
+        move |delivered: EventRef, _signal: &AbortSignal| {
+            if let AgentEvent::MessageUpdate { .. } = delivered.event {
+                let then = to_string(&delivered.event.to_json(EventShape::Full));
+                log.lock().unwrap().push((delivered.event.clone(), then));
+            }
+            Delivery::Now(Ok(()))
+        },
+    ));
+    agent.prompt_text("hi").await.unwrap();
+    let kept = kept.lock().unwrap();
+    assert!(kept.len() >= 6, "{} updates", kept.len());
+    let texts: Vec<String> = kept
+        .iter()
+        .map(|(event, _)| to_string(&event.to_json(EventShape::Full)["message"]["content"]))
+        .collect();
+    for (event, then) in kept.iter() {
+        assert_eq!(&to_string(&event.to_json(EventShape::Full)), then);
+    }
+    // The partial grows from update to update: the first one does not read the last moment.
+    assert!(
+        texts.windows(2).all(|w| w[0].len() <= w[1].len()),
+        "{texts:?}"
+    );
+    assert!(texts[0].len() < texts[texts.len() - 1].len(), "{texts:?}");
 }
