@@ -3,6 +3,7 @@
 
 mod tools;
 
+use crate::json::Field;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -86,7 +87,7 @@ impl DeclaredTools {
         let mut names = std::collections::HashSet::new();
         let distinct = definitions.iter().all(|definition| {
             definition
-                .get("name")
+                .field("name")
                 .and_then(Json::as_str)
                 .is_some_and(|name| names.insert(name))
         });
@@ -399,7 +400,8 @@ impl Run {
                     if let Some(hook) = self.config.prepare_next_turn.clone() {
                         let update = call_hook(&hook, self.turn_json(turn), &self.signal).await?;
                         if let Some(update) = update.filter(Json::is_object) {
-                            if let Some(messages) = update.get("messages").and_then(Json::as_array)
+                            if let Some(messages) =
+                                update.field("messages").and_then(Json::as_array)
                             {
                                 prepared = messages.clone();
                             }
@@ -438,7 +440,7 @@ impl Run {
 
                 let stop_reason = message
                     .json()
-                    .get("stopReason")
+                    .field("stopReason")
                     .and_then(Json::as_str)
                     .unwrap_or("");
                 if stop_reason == "error" || stop_reason == "aborted" {
@@ -552,21 +554,21 @@ impl Run {
 
     /// Applies `context`, `model` and `thinkingLevel` of a hook update (SPEC §6.4 steps 4.2, 7).
     fn apply_update(&mut self, update: &Json) {
-        if let Some(context) = update.get("context").filter(|c| c.is_object()) {
-            if let Some(messages) = context.get("messages").and_then(Json::as_array) {
+        if let Some(context) = update.field("context").filter(|c| c.is_object()) {
+            if let Some(messages) = context.field("messages").and_then(Json::as_array) {
                 self.context.messages = from_json_vec(messages.clone());
             }
             let names = context
-                .get("tools")
+                .field("tools")
                 .and_then(Json::as_array)
                 .cloned()
                 .unwrap_or_default();
             self.context.tools = self.resolve_tools(&names);
         }
-        if let Some(model) = update.get("model").filter(|m| !m.is_null()) {
+        if let Some(model) = update.field("model").filter(|m| !m.is_null()) {
             self.config.model = Arc::new(model.clone());
         }
-        match update.get("thinkingLevel").and_then(Json::as_str) {
+        match update.field("thinkingLevel").and_then(Json::as_str) {
             Some("off") => self.config.reasoning = None,
             Some(level) => self.config.reasoning = Some(level.to_string()),
             None => {}
@@ -580,7 +582,7 @@ impl Run {
             .filter_map(|entry| {
                 entry
                     .as_str()
-                    .or_else(|| entry.get("name").and_then(Json::as_str))
+                    .or_else(|| entry.field("name").and_then(Json::as_str))
             })
             .filter_map(|name| {
                 self.context
@@ -637,7 +639,7 @@ impl Run {
             let provider = self
                 .config
                 .model
-                .get("provider")
+                .field("provider")
                 .cloned()
                 .unwrap_or(Json::Null);
             if let Some(Json::String(key)) = call_hook(&hook, provider, &self.signal).await? {
@@ -680,7 +682,7 @@ impl Run {
                     // it before the final message replaces it.
                     self.context.messages.push(Message::new(Json::Null));
                     self.emit(AgentEvent::MessageStart {
-                        message: Message::new(partial),
+                        message: Message::assembled(partial),
                     })
                     .await?;
                     receiver.notify_consumed().await;
@@ -743,7 +745,7 @@ impl Run {
 
     /// The stream options of SPEC §6.5 step 5.
     fn stream_options(&self, api_key: Option<String>) -> Json {
-        let mut options = JsonMap::new();
+        let mut options = JsonMap::with_capacity(self.config.stream_options.len() + 3);
         if let Some(reasoning) = &self.config.reasoning {
             options.insert("reasoning".into(), json!(reasoning));
         }
@@ -807,7 +809,7 @@ pub fn default_convert_to_llm(messages: &[Message]) -> Vec<Message> {
 fn decision_of(answer: Option<Json>) -> Decision {
     match answer
         .as_ref()
-        .and_then(|a| a.get("action"))
+        .and_then(|a| a.field("action"))
         .and_then(Json::as_str)
     {
         Some("continue") => Decision::Continue,

@@ -9,6 +9,7 @@ mod typed;
 #[cfg(feature = "typed")]
 pub use typed::{parameters_schema, text_result, typed_tool, ToolContext};
 
+use crate::json::Field;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -375,14 +376,17 @@ impl AgentTool {
 
     pub fn name(&self) -> &str {
         self.definition
-            .get("name")
+            .field("name")
             .and_then(Json::as_str)
             .unwrap_or("")
     }
 
     /// `executionMode: "sequential"` forces its batch to run sequentially (SPEC §6.6.1).
     pub fn is_sequential(&self) -> bool {
-        self.definition.get("executionMode").and_then(Json::as_str) == Some("sequential")
+        self.definition
+            .field("executionMode")
+            .and_then(Json::as_str)
+            == Some("sequential")
     }
 }
 

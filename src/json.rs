@@ -239,7 +239,13 @@ pub fn normalize_key_order(value: &mut Json) {
 /// Sets `key` on `map` with ECMAScript semantics: an existing key keeps its position, a new
 /// array-index key goes to its numeric place among the index keys, any other new key goes last.
 pub fn set_key(map: &mut JsonMap, key: &str, value: Json) {
-    if let Some(slot) = map.get_mut(key) {
+    let found = if map.len() <= SCANNED_KEYS {
+        map.iter_mut()
+            .find_map(|(name, slot)| (name == key).then_some(slot))
+    } else {
+        map.get_mut(key)
+    };
+    if let Some(slot) = found {
         *slot = value;
         return;
     }
@@ -343,6 +349,7 @@ pub fn to_string(value: &Json) -> String {
 
 /// `value.get(key)` that compares keys instead of hashing for small objects: a message, block,
 /// tool or schema object has a handful of keys, and SipHash costs more than scanning them.
+#[inline]
 pub fn field<'a>(value: &'a Json, key: &str) -> Option<&'a Json> {
     match value {
         Json::Object(map) => map_field(map, key),
@@ -351,12 +358,36 @@ pub fn field<'a>(value: &'a Json, key: &str) -> Option<&'a Json> {
 }
 
 /// `map.get(key)`, scanning the keys of a small map instead of hashing (see [`field`]).
+#[inline]
 pub fn map_field<'a>(map: &'a JsonMap, key: &str) -> Option<&'a Json> {
-    if map.len() <= 12 {
+    if map.len() <= SCANNED_KEYS {
         map.iter()
             .find_map(|(name, item)| (name == key).then_some(item))
     } else {
         map.get(key)
+    }
+}
+
+/// The most keys an object is scanned for instead of hashed.
+const SCANNED_KEYS: usize = 12;
+
+/// [`field`] as a method: `value.field("key")` where `value.get("key")` would hash the key.
+pub trait Field {
+    /// The member named `key` (an object's), found without hashing when the object is small.
+    fn field(&self, key: &str) -> Option<&Json>;
+}
+
+impl Field for Json {
+    #[inline]
+    fn field(&self, key: &str) -> Option<&Json> {
+        field(self, key)
+    }
+}
+
+impl Field for JsonMap {
+    #[inline]
+    fn field(&self, key: &str) -> Option<&Json> {
+        map_field(self, key)
     }
 }
 

@@ -5,7 +5,9 @@
 
 pub mod types;
 
-use crate::json::{json, now_ms, Json, JsonMap};
+use crate::json::Field;
+use crate::json::{json, now_ms, object, Json, JsonMap};
+use crate::stream::partial::PartialSnapshot;
 
 /// The zero usage of SPEC §2.2: a copy of one built once (a copy reuses the maps' hashes and
 /// index tables, where building hashes every key again: ~2.5 k instructions against ~6 k, and
@@ -27,9 +29,16 @@ pub fn placeholder_model() -> Json {
         "contextWindow": 0, "maxTokens": 0})
 }
 
-/// The default client identity merged under the configured one (SPEC §2.5).
+/// The default client identity merged under the configured one (SPEC §2.5): a copy of one built
+/// once (every request carries it; a copy does not hash its keys again).
 pub fn default_identity() -> Json {
-    json!({"attribution": {"name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"]}})
+    static DEFAULT: std::sync::OnceLock<Json> = std::sync::OnceLock::new();
+    DEFAULT
+        .get_or_init(|| {
+            json!({"attribution": {"name": "pi", "url": "https://pi.dev",
+                "categories": ["cli-agent"]}})
+        })
+        .clone()
 }
 
 /// An error tool result created by the loop (SPEC §2.7).
@@ -39,9 +48,14 @@ pub fn error_tool_result(text: &str) -> Json {
 
 /// A user message with array content: the text block, then the images (SPEC §7.6).
 pub fn user_text_message(text: &str, images: &[Json]) -> Json {
-    let mut content = vec![json!({"type": "text", "text": text})];
+    let mut content = Vec::with_capacity(1 + images.len());
+    content.push(object([("type", "text".into()), ("text", text.into())]));
     content.extend(images.iter().cloned());
-    json!({"role": "user", "content": content, "timestamp": now_ms()})
+    object([
+        ("role", "user".into()),
+        ("content", Json::Array(content)),
+        ("timestamp", now_ms()),
+    ])
 }
 
 /// The role of a message ("" when it has none).
@@ -54,7 +68,7 @@ pub fn role(message: &Json) -> &str {
 /// True for the four roles the default `convertToLlm` keeps.
 /// Checks the loosest message shape the reference accepts: an object with a string `role`.
 pub fn check_message(message: &Json, name: &str) -> Result<(), String> {
-    if message.get("role").is_some_and(Json::is_string) {
+    if message.field("role").is_some_and(Json::is_string) {
         Ok(())
     } else {
         Err(format!(
@@ -136,15 +150,16 @@ pub fn tool_result_message(
         Json::Object(result) => result,
         _ => JsonMap::new(),
     };
-    let mut m = JsonMap::new();
+    // Sized for every field: growing a map rehashes its keys and moves its entries.
+    let mut m = JsonMap::with_capacity(8);
     m.insert("role".into(), json!("toolResult"));
     m.insert(
         "toolCallId".into(),
-        tool_call.get("id").cloned().unwrap_or(json!("")),
+        tool_call.field("id").cloned().unwrap_or(json!("")),
     );
     m.insert(
         "toolName".into(),
-        tool_call.get("name").cloned().unwrap_or(json!("")),
+        tool_call.field("name").cloned().unwrap_or(json!("")),
     );
     let content = result.swap_remove("content").filter(|c| !c.is_null());
     m.insert("content".into(), content.unwrap_or_else(|| json!([])));
@@ -165,12 +180,12 @@ pub fn tool_result_message(
 /// The `toolCall` blocks of an assistant message, in order.
 pub fn tool_calls(message: &Json) -> Vec<Json> {
     message
-        .get("content")
+        .field("content")
         .and_then(Json::as_array)
         .map(|blocks| {
             blocks
                 .iter()
-                .filter(|b| b.get("type").and_then(Json::as_str) == Some("toolCall"))
+                .filter(|b| b.field("type").and_then(Json::as_str) == Some("toolCall"))
                 .cloned()
                 .collect()
         })
@@ -249,6 +264,29 @@ mod tests {
         assert!(crate::json::parse(stored.text()).is_err());
     }
 
+    /// A message taken from a stream's partial reads as that partial: its text without building
+    /// a tree, its tree on demand, its role from the partial's fields; later changes to the
+    /// partial do not reach it.
+    #[test]
+    fn an_assembled_message_reads_as_its_partial_did() {
+        use crate::stream::partial::Partial;
+        let map = json!({"role": "assistant", "content": [], "api": "a", "usage": {"input": 1}});
+        let mut partial = Partial::from_map(map.as_object().unwrap().clone());
+        let block = json!({"type": "text", "text": ""});
+        partial.place_block(0, block.as_object().unwrap().clone());
+        partial.append_text(0, "text", "he said \"hi\"");
+        let expected = partial.to_json();
+        let message = Message::assembled(partial.snapshot());
+        partial.append_text(0, "text", " and left");
+        partial.set_field("stopReason", json!("stop"));
+        assert!(message.is_llm() && !message.is_system());
+        assert_eq!(message.text(), to_string(&expected));
+        assert!(!message.has_tree(), "the text was written without a tree");
+        assert_eq!(*message.json(), expected);
+        let system = Partial::from_map(json!({"role": "system"}).as_object().unwrap().clone());
+        assert!(Message::assembled(system.snapshot()).is_system());
+    }
+
     #[test]
     fn tool_result_message_key_order_and_absent_fields() {
         let call = json!({"type": "toolCall", "id": "c1", "name": "t", "arguments": {}});
@@ -286,6 +324,9 @@ pub struct Message(std::sync::Arc<MessageInner>);
 struct MessageInner {
     json: std::sync::OnceLock<Json>,
     text: std::sync::OnceLock<String>,
+    /// The streamed partial message this one is, when it is one (`message_start`): its tree
+    /// and text are built from it on first use, when someone reads them.
+    partial: Option<PartialSnapshot>,
     /// `role` is `"system"` (read once: the per-request scans then cost a flag test).
     system: bool,
     /// `role` is one the default `convertToLlm` keeps.
@@ -300,7 +341,10 @@ struct Roles {
 
 impl Roles {
     fn of(message: &Json) -> Roles {
-        let role = role(message);
+        Roles::named(role(message))
+    }
+
+    fn named(role: &str) -> Roles {
         Roles {
             system: role == "system",
             llm: is_llm_role(role),
@@ -316,6 +360,20 @@ impl Message {
             std::sync::OnceLock::from(json),
             std::sync::OnceLock::new(),
         )
+    }
+
+    /// The partial message a stream has assembled so far, as a message whose tree and text are
+    /// built only when read.
+    pub fn assembled(partial: PartialSnapshot) -> Self {
+        let role = partial.field("role").and_then(Json::as_str).unwrap_or("");
+        let Roles { system, llm } = Roles::named(role);
+        Message(std::sync::Arc::new(MessageInner {
+            json: std::sync::OnceLock::new(),
+            text: std::sync::OnceLock::new(),
+            partial: Some(partial),
+            system,
+            llm,
+        }))
     }
 
     /// A message kept in text form: its tree is dropped now and parsed again only when read
@@ -341,6 +399,7 @@ impl Message {
         Message(std::sync::Arc::new(MessageInner {
             json,
             text,
+            partial: None,
             system,
             llm,
         }))
@@ -360,9 +419,10 @@ impl Message {
     /// There is no `Deref` to the tree: every reader of fields calls this, so each place that
     /// forces a parse is visible.
     pub fn json(&self) -> &Json {
-        self.0.json.get_or_init(|| {
+        self.0.json.get_or_init(|| match &self.0.partial {
+            Some(partial) => partial.to_json(),
             // The text is this library's own rendering of a tree within the depth limit.
-            crate::json::parse(self.text()).unwrap_or(Json::Null)
+            None => crate::json::parse(self.text()).unwrap_or(Json::Null),
         })
     }
 
@@ -374,9 +434,14 @@ impl Message {
 
     /// `crate::json::to_string` of the message, rendered on first use and kept.
     pub fn text(&self) -> &str {
-        self.0
-            .text
-            .get_or_init(|| crate::json::to_string(self.json()))
+        self.0.text.get_or_init(|| match &self.0.partial {
+            Some(partial) if self.0.json.get().is_none() => {
+                let mut text = String::new();
+                partial.write_text(&mut text);
+                text
+            }
+            _ => crate::json::to_string(self.json()),
+        })
     }
 
     /// The JSON value: moved out when this is the only holder, copied otherwise.

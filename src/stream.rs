@@ -8,6 +8,7 @@ pub mod partial;
 pub mod typed;
 pub mod update;
 
+use crate::json::Field;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -181,7 +182,7 @@ impl StreamSender {
     /// Pushes one assistant stream event (full or delta form, SPEC §3.2, §3.7).
     pub fn push(&self, event: Json) -> Result<(), StreamClosed> {
         let terminal = matches!(
-            event.get("type").and_then(Json::as_str),
+            event.field("type").and_then(Json::as_str),
             Some("done" | "error")
         );
         self.send(Pushed::Event(Box::new(event), terminal.then(Instant::now)))
@@ -416,11 +417,11 @@ impl StreamReceiver {
         let Some(object) = message.as_object_mut() else {
             return;
         };
-        if object.contains_key("durationMs") {
+        if object.field("durationMs").is_some() {
             return;
         }
         let timestamp = object
-            .get("timestamp")
+            .field("timestamp")
             .and_then(Json::as_number)
             .map(number_value);
         if timestamp.is_some_and(|t| t >= self.created_wall_ms) {

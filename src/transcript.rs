@@ -5,6 +5,7 @@
 //! not an object, ...) are skipped; nothing panics. Only messages whose `role` is `"system"` are
 //! interpreted; every other role (custom ones included) is treated as non-system.
 
+use crate::json::Field;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 
@@ -54,7 +55,7 @@ fn ecma_entries(map: &JsonMap) -> Vec<(&str, &Json)> {
 /// The `sections` of a message in key order, or nothing when it is not an object.
 fn section_entries(message: &Json) -> Vec<(&str, &Json)> {
     message
-        .get("sections")
+        .field("sections")
         .and_then(Json::as_object)
         .map(ecma_entries)
         .unwrap_or_default()
@@ -76,8 +77,8 @@ pub fn content_text(content: &Json, separator: &str) -> String {
         Json::String(s) => s.clone(),
         Json::Array(blocks) => blocks
             .iter()
-            .filter(|b| b.get("type").and_then(Json::as_str) == Some("text"))
-            .map(|b| block_text(b.get("text")))
+            .filter(|b| b.field("type").and_then(Json::as_str) == Some("text"))
+            .map(|b| block_text(b.field("text")))
             .collect::<Vec<_>>()
             .join(separator),
         _ => String::new(),
@@ -86,7 +87,7 @@ pub fn content_text(content: &Json, separator: &str) -> String {
 
 fn message_content_text(message: &Json) -> String {
     message
-        .get("content")
+        .field("content")
         .map_or_else(String::new, |c| content_text(c, "\n"))
 }
 
@@ -162,7 +163,7 @@ pub fn current_system_message<'a>(
     let mut timestamp: Option<&Json> = None;
     for message in messages.clone().filter(|m| is_system(m)) {
         if timestamp.is_none() {
-            timestamp = message.get("timestamp").filter(|t| !t.is_null());
+            timestamp = message.field("timestamp").filter(|t| !t.is_null());
         }
         let text = message_content_text(message);
         if !text.is_empty() {

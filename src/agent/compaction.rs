@@ -9,6 +9,7 @@ use super::Agent;
 use crate::context::{estimate_message, CompactionPreparation, CompactionSettings};
 use crate::event::AgentEvent;
 use crate::host::{call_hook, AbortSignal};
+use crate::json::Field;
 use crate::json::{json, Json};
 use crate::message::{role, stored_vec, Message};
 use crate::session::Session;
@@ -251,7 +252,7 @@ impl Agent {
             crate::agent_loop::merged_identity(identity.as_ref()),
         );
         if let Some(hook) = get_api_key {
-            let provider = model.get("provider").cloned().unwrap_or(Json::Null);
+            let provider = model.field("provider").cloned().unwrap_or(Json::Null);
             if let Ok(Some(Json::String(key))) = call_hook(&hook, provider, signal).await {
                 if !key.is_empty() {
                     options.insert("apiKey".into(), json!(key));
@@ -283,13 +284,13 @@ fn hook_summary(answer: crate::host::HookResult) -> Result<Option<Summary>, NoSu
         Ok(None | Some(Json::Null)) => return Ok(None),
         Ok(Some(answer)) => answer,
     };
-    if answer.get("cancel") == Some(&Json::Bool(true)) {
+    if answer.field("cancel") == Some(&Json::Bool(true)) {
         return Err(NoSummary::Cancelled);
     }
-    match answer.get("summary") {
+    match answer.field("summary") {
         Some(Json::String(text)) if !text.trim().is_empty() => Ok(Some(Summary {
             text: text.clone(),
-            details: answer.get("details").filter(|d| !d.is_null()).cloned(),
+            details: answer.field("details").filter(|d| !d.is_null()).cloned(),
             usage: None,
             from_hook: true,
         })),

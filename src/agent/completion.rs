@@ -1,5 +1,6 @@
 //! Completion of a run: what `prompt()`/`continue()` and `waitForIdle()` wait for.
 
+use crate::json::Field;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -134,11 +135,11 @@ pub type DoneFn = Box<dyn FnOnce(&Arc<RunCompletion>, Result<(), String>) + Send
 pub(super) fn turn_result(message: &Json) -> Result<(), Error> {
     let error_message = || {
         message
-            .get("errorMessage")
+            .field("errorMessage")
             .and_then(Json::as_str)
             .filter(|text| !text.is_empty())
     };
-    match message.get("stopReason").and_then(Json::as_str) {
+    match message.field("stopReason").and_then(Json::as_str) {
         Some("error") => Err(Error::new(
             ErrorKind::ModelError,
             error_message().unwrap_or("The model request failed."),

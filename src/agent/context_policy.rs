@@ -2,6 +2,7 @@
 //! both are off unless enabled; compaction also needs the model's context window.
 
 use crate::context::{CompactionSettings, RetrySettings};
+use crate::json::Field;
 use crate::json::{Json, JsonMap};
 
 const COMPACTION_MEMBERS: [&str; 3] = ["enabled", "reserveTokens", "keepRecentTokens"];
@@ -30,12 +31,18 @@ pub(super) fn check_retry(members: &JsonMap) -> Result<(), String> {
 }
 
 fn compaction_settings(members: &JsonMap) -> Result<CompactionSettings, String> {
+    if members.is_empty() {
+        return Ok(CompactionSettings::default());
+    }
     CompactionSettings::default()
         .with_overrides(&Json::Object(members.clone()))
         .map_err(|error| format!("Option \"compaction\": {error}"))
 }
 
 fn retry_settings(members: &JsonMap) -> Result<RetrySettings, String> {
+    if members.is_empty() {
+        return Ok(RetrySettings::default());
+    }
     // The sessions kit's (and pi's) name for the cap is `maxAgentDelayMs`.
     let mut renamed = members.clone();
     if let Some(cap) = renamed.shift_remove("maxDelayMs") {
@@ -68,14 +75,14 @@ impl ContextPolicy {
     pub fn of(compaction: &JsonMap, retry: &JsonMap, model: &Json) -> ContextPolicy {
         let number = |key: &str| {
             model
-                .get(key)
+                .field(key)
                 .and_then(Json::as_f64)
                 .filter(|n| n.is_finite() && *n > 0.0)
                 .unwrap_or(0.0)
         };
         let context_window = number("contextWindow");
         let has_window = context_window > 0.0;
-        let explicit = |members: &JsonMap| members.get("enabled").and_then(Json::as_bool);
+        let explicit = |members: &JsonMap| members.field("enabled").and_then(Json::as_bool);
         // Checked when set: a failure here cannot happen; the defaults stand in.
         let mut compaction_settings = compaction_settings(compaction).unwrap_or_default();
         let mut retry_settings = retry_settings(retry).unwrap_or_default();

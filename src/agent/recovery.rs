@@ -4,6 +4,7 @@
 //! and a context past the threshold is compacted. Before a prompt, the last response is checked
 //! against the threshold too. Each decision is made on the last assistant message.
 
+use crate::json::Field;
 use std::time::Duration;
 
 use super::compaction::CompactOutcome;
@@ -48,14 +49,14 @@ pub(super) enum Next {
 
 fn stop_reason(message: &Json) -> &str {
     message
-        .get("stopReason")
+        .field("stopReason")
         .and_then(Json::as_str)
         .unwrap_or("")
 }
 
 fn error_text(message: &Json) -> Option<String> {
     message
-        .get("errorMessage")
+        .field("errorMessage")
         .and_then(Json::as_str)
         .filter(|text| !text.is_empty())
         .map(str::to_string)
@@ -357,7 +358,7 @@ impl Agent {
         }
         let reported = message
             .json()
-            .get("usage")
+            .field("usage")
             .map(usage_context_tokens)
             .filter(|tokens| tokens.is_finite())
             .unwrap_or(0.0);

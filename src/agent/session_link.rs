@@ -2,6 +2,7 @@
 //! session's context, and every committed message, model change and thinking-level change
 //! appended as it happens (the way pi-coding-agent's session records a conversation).
 
+use crate::json::Field;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -58,7 +59,9 @@ impl SessionLink {
             .branch_path()
             .map_err(io)?
             .iter()
-            .any(|entry| entry.get("type").and_then(Json::as_str) == Some("thinking_level_change"))
+            .any(|entry| {
+                entry.field("type").and_then(Json::as_str) == Some("thinking_level_change")
+            })
             .then(|| context.thinking_level.clone());
         let from_session = context.messages.len();
         if resumed {
@@ -67,8 +70,8 @@ impl SessionLink {
         // As pi-coding-agent starts a session: the model, then the thinking level.
         if let Some((provider, id)) = model.and_then(provider_and_id) {
             let same = context.model.as_ref().is_some_and(|recorded| {
-                recorded.get("provider").and_then(Json::as_str) == Some(provider)
-                    && recorded.get("modelId").and_then(Json::as_str) == Some(id)
+                recorded.field("provider").and_then(Json::as_str) == Some(provider)
+                    && recorded.field("modelId").and_then(Json::as_str) == Some(id)
             });
             if !same {
                 session.append_model_change(provider, id).map_err(io)?;
@@ -197,8 +200,8 @@ fn io(error: crate::session::SessionError) -> Error {
 }
 
 fn provider_and_id(model: &Json) -> Option<(&str, &str)> {
-    let provider = model.get("provider").and_then(Json::as_str)?;
-    let id = model.get("id").and_then(Json::as_str)?;
+    let provider = model.field("provider").and_then(Json::as_str)?;
+    let id = model.field("id").and_then(Json::as_str)?;
     (!provider.is_empty() && !id.is_empty()).then_some((provider, id))
 }
 

@@ -1,6 +1,7 @@
 //! The Agent's queues and state: reads, writes and the per-event reduction (SPEC §7.3, §7.11,
 //! §7.13).
 
+use crate::json::Field;
 use std::collections::VecDeque;
 
 use super::settings::{check_choice, THINKING_LEVELS};
@@ -366,7 +367,7 @@ fn reduce_other(state: &mut State, event: &AgentEvent) {
         AgentEvent::TurnEnd { message, .. } => {
             let error = message
                 .json()
-                .get("errorMessage")
+                .field("errorMessage")
                 .and_then(Json::as_str)
                 .filter(|e| !e.is_empty());
             if let (Some(error), "assistant") = (error, role(message.json())) {
@@ -391,7 +392,7 @@ pub(crate) fn check_model_for(
 ) -> Result<(), String> {
     #[cfg(feature = "providers")]
     if stream_fn.is_some_and(crate::providers::is_providers) {
-        let other_api = match model.get("api") {
+        let other_api = match model.field("api") {
             Some(Json::String(api)) => {
                 !api.is_empty() && !crate::providers::APIS.contains(&api.as_str())
             }

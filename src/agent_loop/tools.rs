@@ -1,5 +1,6 @@
 //! Tool batches (SPEC §6.6–§6.10) and `runToolCall` (SPEC §6.13).
 
+use crate::json::Field;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -73,12 +74,12 @@ impl ToolCallOutcome {
     }
 
     fn terminates(&self) -> bool {
-        self.result.get("terminate") == Some(&Json::Bool(true))
+        self.result.field("terminate") == Some(&Json::Bool(true))
     }
 }
 
 fn field(value: &Json, key: &str) -> Json {
-    value.get(key).cloned().unwrap_or(Json::Null)
+    value.field(key).cloned().unwrap_or(Json::Null)
 }
 
 fn start_event(tool_call: &Json) -> AgentEvent {
@@ -124,7 +125,7 @@ pub(super) async fn fail_truncated_tool_calls(
     let mut messages = Vec::new();
     for call in calls {
         emitter.emit(start_event(&call)).await?;
-        let name = call.get("name").and_then(Json::as_str).unwrap_or("");
+        let name = call.field("name").and_then(Json::as_str).unwrap_or("");
         let text = format!(
             "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
         );
@@ -156,7 +157,7 @@ pub(super) async fn execute_tool_calls(
         signal,
     };
     let forced = calls.iter().any(|call| {
-        let name = call.get("name").and_then(Json::as_str).unwrap_or("");
+        let name = call.field("name").and_then(Json::as_str).unwrap_or("");
         context
             .tools
             .iter()
@@ -277,7 +278,7 @@ async fn prepare_tool_call(site: &CallSite<'_>, tool_call: &Json) -> Preparation
     if site.signal.is_aborted() {
         return immediate(OPERATION_ABORTED);
     }
-    let name = tool_call.get("name").and_then(Json::as_str).unwrap_or("");
+    let name = tool_call.field("name").and_then(Json::as_str).unwrap_or("");
     let Some(tool) = site.context.tools.iter().find(|t| t.name() == name) else {
         return immediate(&format!("Tool {name} not found"));
     };
@@ -303,7 +304,7 @@ async fn guarded_preparation(
     let mut prepared_call = std::borrow::Cow::Borrowed(tool_call);
     if tool.behavior.has_prepare_arguments() {
         crate::dispatch::before_callback().await;
-        let raw = tool_call.get("arguments").cloned().unwrap_or(Json::Null);
+        let raw = tool_call.field("arguments").cloned().unwrap_or(Json::Null);
         let prepared = tool.behavior.prepare_arguments(raw)?;
         if let Some(object) = prepared_call.to_mut().as_object_mut() {
             set_key(object, "arguments", prepared);
@@ -323,13 +324,13 @@ async fn guarded_preparation(
     if site.signal.is_aborted() {
         return Ok(Err(error_tool_result(OPERATION_ABORTED)));
     }
-    if let Some(decision) = decision.filter(|d| truthy(d.get("block"))) {
+    if let Some(decision) = decision.filter(|d| truthy(d.field("block"))) {
         let reason = decision
-            .get("reason")
+            .field("reason")
             .and_then(Json::as_str)
             .filter(|r| !r.is_empty());
         let mut result = error_tool_result(reason.unwrap_or("Tool execution was blocked"));
-        if decision.get("terminate") == Some(&Json::Bool(true)) {
+        if decision.field("terminate") == Some(&Json::Bool(true)) {
             if let Some(object) = result.as_object_mut() {
                 object.insert("terminate".into(), Json::Bool(true));
             }
@@ -410,7 +411,7 @@ fn start_execution(prepared: Prepared, signal: &AbortSignal) -> Running {
     let execution = prepared.tool.behavior.execute(ToolInvocation {
         tool_call_id: prepared
             .tool_call
-            .get("id")
+            .field("id")
             .and_then(Json::as_str)
             .unwrap_or("")
             .to_string(),
@@ -472,7 +473,7 @@ impl Running {
         }
         let (result, is_error) = match answer {
             Ok(Some(result)) if result.is_object() => {
-                let is_error = result.get("isError") == Some(&Json::Bool(true));
+                let is_error = result.field("isError") == Some(&Json::Bool(true));
                 (result, is_error)
             }
             // A15: a tool that answers nothing fails the call.

@@ -11,6 +11,7 @@ pub use partial_json::ArgumentStream;
 
 mod schema_cache;
 
+use crate::json::Field;
 use std::sync::Arc;
 
 use crate::json::Json;
@@ -43,7 +44,7 @@ pub fn validate_tool_call(
     definition: &Arc<Json>,
     tool_call: &Json,
 ) -> Result<Json, String> {
-    let parameters = definition.get("parameters").unwrap_or(&Json::Null);
+    let parameters = definition.field("parameters").unwrap_or(&Json::Null);
     validate_with(tool_name, tool_call, |arguments| {
         let compiled = schema_cache::compiled(definition, parameters)?;
         validate_arguments(tool_name, parameters, compiled, arguments)
@@ -56,7 +57,7 @@ fn validate_with(
     tool_call: &Json,
     validate: impl FnOnce(&Json) -> Result<Json, String>,
 ) -> Result<Json, String> {
-    if let Some(Json::String(error)) = tool_call.get("argumentsError") {
+    if let Some(Json::String(error)) = tool_call.field("argumentsError") {
         if !error.is_empty() {
             return Err(format!(
                 "Invalid arguments for tool \"{tool_name}\": {error}"
@@ -64,7 +65,7 @@ fn validate_with(
         }
     }
     let arguments = tool_call
-        .get("arguments")
+        .field("arguments")
         .cloned()
         .unwrap_or_else(|| Json::Object(Default::default()));
     // Schemas and arguments are untrusted: a panic inside a dependency must not escape.

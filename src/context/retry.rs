@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use regex::RegexSet;
 
 use super::overflow::case_insensitive_set;
-use crate::json::Json;
+use crate::json::{Field, Json};
 
 /// Limits that last hours or need a person: quota, billing, usage caps.
 const ACCOUNT_LIMITS: &[&str] = &[
@@ -142,14 +142,14 @@ impl RetrySettings {
             _ => return Err("The retry settings must be a JSON object or null.".into()),
         };
         let whole = |key: &str| -> Result<Option<u64>, String> {
-            match settings.get(key).filter(|v| !v.is_null()) {
+            match settings.field(key).filter(|v| !v.is_null()) {
                 None => Ok(None),
                 Some(v) => super::threshold::token_count(v).map(Some).ok_or_else(|| {
                     format!("The retry setting \"{key}\" must be a whole number (0 or more).")
                 }),
             }
         };
-        if let Some(value) = settings.get("enabled").filter(|v| !v.is_null()) {
+        if let Some(value) = settings.field("enabled").filter(|v| !v.is_null()) {
             self.enabled = value
                 .as_bool()
                 .ok_or("The retry setting \"enabled\" must be true or false.")?;

@@ -1,7 +1,7 @@
 //! When to compact (kit §4.4): once the context no longer leaves `reserveTokens` free in the
 //! model's window.
 
-use crate::json::Json;
+use crate::json::{Field, Json};
 
 /// Compaction settings (pi-coding-agent's `compaction` settings and defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl CompactionSettings {
             Json::Object(map) => map,
             _ => return Err("The compaction settings must be a JSON object or null.".into()),
         };
-        if let Some(value) = settings.get("enabled").filter(|v| !v.is_null()) {
+        if let Some(value) = settings.field("enabled").filter(|v| !v.is_null()) {
             self.enabled = value
                 .as_bool()
                 .ok_or("The compaction setting \"enabled\" must be true or false.")?;
@@ -43,7 +43,7 @@ impl CompactionSettings {
             ("reserveTokens", &mut self.reserve_tokens),
             ("keepRecentTokens", &mut self.keep_recent_tokens),
         ] {
-            if let Some(value) = settings.get(key).filter(|v| !v.is_null()) {
+            if let Some(value) = settings.field(key).filter(|v| !v.is_null()) {
                 *slot = token_count(value).ok_or_else(|| {
                     format!(
                         "The compaction setting \"{key}\" must be a whole number of tokens (0 or more)."

@@ -2,6 +2,7 @@
 //! `AgentHookCall`, `AgentStream`: distinct types, one registry) that the host answers exactly
 //! once, at once or later, from any thread.
 
+use crate::json::Field;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -327,7 +328,7 @@ pub(crate) fn push_event(call: u64, event_json: *const c_char, len: usize) -> Ff
         message: format!("event_json is not valid JSON: {e}."),
     })?;
     check_consumed(&state)?;
-    let Some(kind) = event.get("type").and_then(Json::as_str) else {
+    let Some(kind) = event.field("type").and_then(Json::as_str) else {
         return err(
             AGENT_ERR_INVALID_JSON,
             "event_json must be a JSON object with a string \"type\".",

@@ -1,5 +1,6 @@
 //! The coding tool pack from C: `agent_coding_tools_new` (see `crate::coding`).
 
+use crate::json::Field;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -109,11 +110,11 @@ fn consent_fn(hook: Hook) -> ConsentFn {
         Box::pin(async move {
             match answer.await? {
                 None | Some(Json::Bool(true)) => Ok(()),
-                Some(Json::Object(object)) if object.get("allow") != Some(&Json::Bool(false)) => {
+                Some(Json::Object(object)) if object.field("allow") != Some(&Json::Bool(false)) => {
                     Ok(())
                 }
                 Some(Json::Object(object)) => Err(object
-                    .get("reason")
+                    .field("reason")
                     .and_then(Json::as_str)
                     .unwrap_or_default()
                     .to_string()),

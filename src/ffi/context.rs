@@ -3,6 +3,7 @@
 //! delays. Pure JSON-in, JSON-out functions: a host with its own compaction or retry policy
 //! calls them, and the sessions kit's runner checks them. Nothing here runs a model.
 
+use crate::json::Field;
 use std::ffi::c_char;
 
 use super::session::{session_arg, AgentSession};
@@ -131,7 +132,7 @@ pub unsafe extern "C" fn agent_context_should_compact(
                 "input_json must be a JSON object: {\"contextTokens\" or \"usage\", \"contextWindow\", \"settings\"?}.",
             ));
         }
-        let tokens = match (number_member(&input, "contextTokens", "input_json")?, input.get("usage")) {
+        let tokens = match (number_member(&input, "contextTokens", "input_json")?, input.field("usage")) {
             (Some(tokens), _) => tokens,
             (None, Some(usage @ Json::Object(_))) => context::usage_context_tokens(usage),
             _ => {
@@ -144,7 +145,7 @@ pub unsafe extern "C" fn agent_context_should_compact(
             ill_shaped("input_json needs \"contextWindow\" (a number of tokens).")
         })?;
         let settings = CompactionSettings::default()
-            .with_overrides(input.get("settings").unwrap_or(&Json::Null))
+            .with_overrides(input.field("settings").unwrap_or(&Json::Null))
             .map_err(ill_shaped)?;
         let decision = context::should_compact(tokens, window, &settings);
         write_json_out(

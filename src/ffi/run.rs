@@ -1,6 +1,7 @@
 //! Run handles: one prompt or continue, named so that a host aborts, waits for and reads exactly
 //! that run (never a later one).
 
+use crate::json::Field;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -76,7 +77,7 @@ impl Recorded {
             .rev()
             .map(|m| m.json())
             .find(|m| crate::message::role(m) == "assistant")
-            .and_then(|m| m.get("stopReason"))
+            .and_then(|m| m.field("stopReason"))
             .and_then(Json::as_str)
             .unwrap_or("")
             .to_string();

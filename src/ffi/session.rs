@@ -1,6 +1,7 @@
 //! Sessions from C: pi's JSONL session files (see `crate::session`), opened, created or kept in
 //! memory, appended to, branched, and read back as JSON.
 
+use crate::json::Field;
 use std::ffi::c_char;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -78,7 +79,7 @@ fn options_arg(ptr: *const c_char, len: usize) -> FfiResult<SessionOptions> {
             "options_json must be an object: {\"cwd\"?: string, \"durability\"?: \"flush\"|\"fsync\"}.",
         ));
     }
-    let cwd = match value.get("cwd") {
+    let cwd = match value.field("cwd") {
         None | Some(Json::Null) => std::env::current_dir()
             .map(|dir| dir.to_string_lossy().into_owned())
             .map_err(|e| FfiError {
@@ -90,7 +91,7 @@ fn options_arg(ptr: *const c_char, len: usize) -> FfiResult<SessionOptions> {
         Some(Json::String(cwd)) => cwd.clone(),
         Some(_) => return Err(invalid("options_json's \"cwd\" must be a string.")),
     };
-    let durability = match value.get("durability") {
+    let durability = match value.field("durability") {
         None | Some(Json::Null) => Durability::Flush,
         Some(Json::String(text)) if text == "flush" => Durability::Flush,
         Some(Json::String(text)) if text == "fsync" => Durability::Fsync,

@@ -1,5 +1,6 @@
 //! Host tools: `agent_tool_new` and the adapters that run C execute/prepareArguments callbacks.
 
+use crate::json::Field;
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
@@ -171,7 +172,7 @@ pub unsafe extern "C" fn agent_tool_new(
             return err(AGENT_ERR_NULL, "execute is NULL.");
         };
         let definition = json_arg(definition_json, definition_json_len, "definition_json")?;
-        if !definition.get("name").is_some_and(Json::is_string) {
+        if !definition.field("name").is_some_and(Json::is_string) {
             return err(
                 AGENT_ERR_INVALID_JSON,
                 "definition_json must be a JSON object with a string \"name\".",

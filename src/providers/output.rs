@@ -437,7 +437,8 @@ pub(crate) fn received(mut receiver: crate::stream::StreamReceiver) -> Vec<Json>
         let mut seen = Vec::new();
         loop {
             match receiver.next().await {
-                StreamOutput::Start { mut partial } => {
+                StreamOutput::Start { partial } => {
+                    let mut partial = partial.to_json();
                     partial.as_object_mut().unwrap().remove("timestamp");
                     seen.push(partial)
                 }

@@ -15,6 +15,7 @@
 //! - a terminal event without a string `reason` uses `"stop"` (`done`) or `"error"` (`error`);
 //! - `toolcall_end` without `toolCall` on a block that has no argument stream keeps its arguments.
 
+use crate::json::Field;
 use std::collections::HashMap;
 
 use compact_str::CompactString;
@@ -34,7 +35,7 @@ pub enum StreamOutput {
     /// `toolcall_end` on a non-toolCall block, anything after the terminal event).
     Ignored,
     /// The first `start`: the partial message as of this event.
-    Start { partial: Json },
+    Start { partial: PartialSnapshot },
     /// An update event in full form (`content`/`toolCall` of `*_end` read from the partial by
     /// `UpdateEvent::to_json`) without its `partial` value (a host's full-form event keeps a
     /// `null` placeholder at its key's position): `partial` goes at the key's place, or last.
@@ -92,7 +93,7 @@ enum Extra {
 impl Assembler {
     pub fn new(model: &Json) -> Self {
         Self {
-            model_fields: MODEL_FIELDS.map(|(_, source)| model.get(source).cloned()),
+            model_fields: MODEL_FIELDS.map(|(_, source)| model.field(source).cloned()),
             partial: Partial::default(),
             started: false,
             complete: false,
@@ -108,10 +109,14 @@ impl Assembler {
         let Json::Object(mut event) = event else {
             return StreamOutput::Ignored;
         };
-        let Some(kind) = event.get("type").and_then(Json::as_str).map(str::to_owned) else {
+        let Some(kind) = event
+            .field("type")
+            .and_then(Json::as_str)
+            .map(str::to_owned)
+        else {
             return StreamOutput::Ignored;
         };
-        let full_form = matches!(event.get("partial"), Some(Json::Object(_)));
+        let full_form = matches!(event.field("partial"), Some(Json::Object(_)));
         match kind.as_str() {
             "start" => {
                 if self.started {
@@ -123,7 +128,7 @@ impl Assembler {
                     _ => self.base_partial(),
                 });
                 StreamOutput::Start {
-                    partial: self.partial.to_json(),
+                    partial: self.partial.snapshot(),
                 }
             }
             "done" | "error" => self.terminal(&kind, event),
@@ -164,7 +169,7 @@ impl Assembler {
             }
             StreamOp::StartBlock { index, block } => {
                 let Some(kind) = block
-                    .get("type")
+                    .field("type")
                     .and_then(Json::as_str)
                     .and_then(BlockKind::from_type)
                 else {
@@ -348,11 +353,11 @@ impl Assembler {
     fn finish_from(&mut self, kind: &str, event: &JsonMap, mut message: JsonMap) -> StreamOutput {
         let default_reason = if kind == "done" { "stop" } else { "error" };
         let reason = event
-            .get("reason")
+            .field("reason")
             .and_then(Json::as_str)
             .unwrap_or(default_reason);
         set_key(&mut message, "stopReason", reason.into());
-        let given = |key: &str| event.get(key).filter(|v| !v.is_null()).cloned();
+        let given = |key: &str| event.field(key).filter(|v| !v.is_null()).cloned();
         // [libagent] a delta-form `done` may carry `errorMessage` too (a finished response can
         // still report an error text, which the scripted model relies on).
         if let Some(text) = given("errorMessage") {
@@ -380,7 +385,7 @@ impl Assembler {
                 "toolcall_delta" => {
                     if let (Some(stream), Some(delta)) = (
                         self.streams.get_mut(&i),
-                        event.get("delta").and_then(Json::as_str),
+                        event.field("delta").and_then(Json::as_str),
                     ) {
                         stream.append(delta);
                     }
@@ -493,7 +498,7 @@ impl Assembler {
         let mut block = JsonMap::new();
         block.insert("type".into(), "toolCall".into());
         for (target, source) in [("id", "id"), ("name", "toolName")] {
-            if let Some(value) = event.get(source) {
+            if let Some(value) = event.field(source) {
                 block.insert(target.into(), value.clone());
             }
         }
@@ -514,7 +519,7 @@ impl Assembler {
         field: &'static str,
         failure: &'static str,
     ) -> Step {
-        let delta = event.get("delta").and_then(Json::as_str).unwrap_or("");
+        let delta = event.field("delta").and_then(Json::as_str).unwrap_or("");
         if !self.block_is(event, kind) {
             return Step::Fail(failure);
         }
@@ -537,15 +542,15 @@ impl Assembler {
         if !self.partial.block_is(i, kind) {
             return Step::Fail(failure);
         }
-        if let Some(Json::String(content)) = event.get("content") {
+        if let Some(Json::String(content)) = event.field("content") {
             self.partial.set_text(i, kind, content);
         }
-        if let Some(Json::String(sig)) = event.get("contentSignature") {
+        if let Some(Json::String(sig)) = event.field("contentSignature") {
             self.partial
                 .set_block_field(i, signature, sig.as_str().into());
         }
         if kind == "thinking" {
-            if let Some(Json::Bool(redacted)) = event.get("redacted") {
+            if let Some(Json::Bool(redacted)) = event.field("redacted") {
                 self.partial
                     .set_block_field(i, "redacted", (*redacted).into());
             }
@@ -567,7 +572,7 @@ impl Assembler {
         let Some(stream) = self.streams.get_mut(&i) else {
             return Step::Fail(FAILURE);
         };
-        let delta = event.get("delta").and_then(Json::as_str).unwrap_or("");
+        let delta = event.field("delta").and_then(Json::as_str).unwrap_or("");
         let arguments = stream.append(delta);
         self.partial.set_arguments(i, arguments);
         Step::Forward(None)
@@ -581,7 +586,7 @@ impl Assembler {
             return Step::Ignore;
         }
         let stream = self.streams.remove(&i);
-        match (event.get("toolCall"), stream) {
+        match (event.field("toolCall"), stream) {
             (Some(Json::Object(given)), _) => {
                 for (key, value) in given {
                     self.partial.set_block_field(i, key, value.clone());
@@ -604,7 +609,7 @@ impl Assembler {
 
 /// The delta-form event `{"type": kind, "contentIndex": index}` a [`StreamOp`] stands for.
 fn op_event(kind: &str, index: usize) -> JsonMap {
-    let mut event = JsonMap::new();
+    let mut event = JsonMap::with_capacity(2);
     event.insert("type".into(), kind.into());
     event.insert("contentIndex".into(), index.into());
     event
@@ -612,7 +617,7 @@ fn op_event(kind: &str, index: usize) -> JsonMap {
 
 /// `{ "type": kind, field: "" }`.
 fn text_block(kind: &str, field: &str) -> JsonMap {
-    let mut block = JsonMap::new();
+    let mut block = JsonMap::with_capacity(2);
     block.insert("type".into(), kind.into());
     block.insert(field.into(), "".into());
     block
@@ -620,7 +625,7 @@ fn text_block(kind: &str, field: &str) -> JsonMap {
 
 /// `contentIndex` as a usable index: a non-negative integer (integral doubles included).
 fn content_index(event: &JsonMap) -> Option<usize> {
-    let n = event.get("contentIndex")?.as_number()?;
+    let n = event.field("contentIndex")?.as_number()?;
     if let Some(i) = n.as_u64() {
         return usize::try_from(i).ok();
     }

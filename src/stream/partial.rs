@@ -17,6 +17,7 @@
 //!   placeholder at the live field's key, so the key keeps its position. The hot block's live
 //!   value is `hot`'s, which overrides the one stored in the frozen block.
 
+use crate::json::Field;
 use std::sync::{Arc, OnceLock};
 
 use imbl::Vector;
@@ -46,7 +47,7 @@ impl Block {
     fn is(&self, kind: &str) -> bool {
         match BlockKind::from_type(kind) {
             Some(streamed) => self.kind == Some(streamed),
-            None => self.json.get("type").and_then(Json::as_str) == Some(kind),
+            None => self.json.field("type").and_then(Json::as_str) == Some(kind),
         }
     }
 
@@ -144,7 +145,7 @@ impl BlockKind {
     }
 
     fn of(block: &Json) -> Option<Self> {
-        Self::from_type(block.get("type")?.as_str()?)
+        Self::from_type(block.field("type")?.as_str()?)
     }
 
     /// The block's `type` value.
@@ -540,6 +541,14 @@ impl PartialSnapshot {
         }
         out.push(']');
         out.push_str(after);
+    }
+
+    /// The message's top-level `key`, other than `content` (O(number of fields)).
+    pub fn field(&self, key: &str) -> Option<&Json> {
+        match key {
+            "content" => None,
+            _ => crate::json::map_field(&self.0.frozen.fields.json, key),
+        }
     }
 
     /// Field `field` of block `index` (O(size of that field)).

@@ -50,7 +50,7 @@ pub fn compact_delta_op(text: &str) -> Option<StreamOp> {
 
 /// The block a delta-form `*_start` event places (SPEC §3.7 rules 2, 5, 8).
 fn start_block(kind: BlockKind, id: Option<&str>, tool_name: Option<&str>) -> JsonMap {
-    let mut block = JsonMap::new();
+    let mut block = JsonMap::with_capacity(4);
     block.insert("type".into(), kind.block_type().into());
     match kind {
         BlockKind::Text | BlockKind::Thinking => {

@@ -1,6 +1,7 @@
 //! The update event a `message_update` carries: the assistant stream event as forwarded to
 //! listeners (SPEC §3.7), kept typed for deltas.
 
+use crate::json::Field;
 use std::fmt::Write;
 
 use compact_str::CompactString;
@@ -99,7 +100,7 @@ impl UpdateEvent {
     /// The assistant stream event type (`text_delta`, ...), if it is a string.
     pub fn kind(&self) -> Option<&str> {
         match &self.fields {
-            Fields::Json(fields) => fields.json.get("type").and_then(Json::as_str),
+            Fields::Json(fields) => fields.json.field("type").and_then(Json::as_str),
             Fields::Delta { kind, .. } => Some(kind.delta_event()),
         }
     }
@@ -107,7 +108,7 @@ impl UpdateEvent {
     /// The `delta` text, if the event has a string one.
     pub fn delta_text(&self) -> Option<&str> {
         match &self.fields {
-            Fields::Json(fields) => fields.json.get("delta").and_then(Json::as_str),
+            Fields::Json(fields) => fields.json.field("delta").and_then(Json::as_str),
             Fields::Delta { delta, .. } => Some(delta),
         }
     }
@@ -125,7 +126,7 @@ impl UpdateEvent {
         match &self.fields {
             Fields::Json(fields) => fields
                 .json
-                .get("contentIndex")
+                .field("contentIndex")
                 .and_then(Json::as_u64)
                 .map(|i| i as usize),
             Fields::Delta { index, .. } => Some(*index),

@@ -150,7 +150,7 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
                     return;
                 }
                 StreamOutput::Start { partial } => {
-                    object([("type", "start".into()), ("partial", partial)])
+                    object([("type", "start".into()), ("partial", partial.to_json())])
                 }
                 StreamOutput::Update { event } => {
                     let partial = receiver.partial().snapshot();
