@@ -299,6 +299,8 @@ struct Run {
     /// taken), and those tools' definitions (to tell them from the others when they change).
     tool_set_generations: Option<Vec<u64>>,
     tool_set_tools: Vec<Arc<Json>>,
+    /// The last request's messages under the default conversion, the next one's start.
+    llm_messages: Arc<Vec<Message>>,
 }
 
 /// The assistant message and tool results of the last turn (`lastTurn`).
@@ -333,6 +335,7 @@ impl Run {
             new_messages: Vec::new(),
             tool_set_generations: None,
             tool_set_tools: Vec::new(),
+            llm_messages: Arc::default(),
         }
     }
 
@@ -611,6 +614,34 @@ impl Run {
             .collect()
     }
 
+    /// The default conversion of the working context when it keeps every message (the usual
+    /// case), built on the last request's list: a run's next request sees the same messages and
+    /// a few more, so only those are added, and the list is shared with the request, not copied
+    /// (no reference count taken per message per request). The last list is a prefix when its
+    /// messages are the context's first ones, the same values (checked by address).
+    fn shared_conversion(&mut self) -> Arc<Vec<Message>> {
+        let messages = &self.context.messages;
+        let kept = &self.llm_messages;
+        let continues = kept.len() <= messages.len()
+            && kept.iter().zip(messages.iter()).all(|(k, m)| k.ptr_eq(m));
+        let new = if continues {
+            &messages[kept.len()..]
+        } else {
+            &messages[..]
+        };
+        if !new.iter().all(Message::is_llm) || self.config.session_messages {
+            self.llm_messages = Arc::default();
+            return Arc::new(self.default_conversion(messages));
+        }
+        // Copied only when the last request still holds the list (a stream still running).
+        let list = Arc::make_mut(&mut self.llm_messages);
+        if !continues {
+            list.clear();
+        }
+        list.extend(new.iter().cloned());
+        Arc::clone(&self.llm_messages)
+    }
+
     /// `streamAssistantResponse` (SPEC §6.5) and the stream consumption of SPEC §3.10.
     async fn stream_assistant_response(&mut self) -> Result<Message, String> {
         // The working transcript is copied only where a hook needs its own value.
@@ -626,13 +657,14 @@ impl Run {
         let llm_messages = match self.config.convert_to_llm.clone() {
             Some(hook) => {
                 let input = Json::Array(to_json_vec(messages));
-                match call_hook(&hook, input, &self.signal).await? {
+                Arc::new(match call_hook(&hook, input, &self.signal).await? {
                     Some(Json::Array(converted)) => from_json_vec(converted),
                     // A14: answering nothing applies the default conversion.
                     _ => self.default_conversion(messages),
-                }
+                })
             }
-            None => self.default_conversion(messages),
+            None if transformed.is_some() => Arc::new(self.default_conversion(messages)),
+            None => self.shared_conversion(),
         };
         let mut api_key = None;
         if let Some(hook) = self.config.get_api_key.clone() {

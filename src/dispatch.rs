@@ -9,7 +9,7 @@ use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ pub struct Dispatcher(Arc<Inner>);
 #[derive(Default)]
 struct Inner {
     ready: Mutex<VecDeque<Arc<Task>>>,
-    wakeup: Condvar,
+    wakeup: crate::sync::Signal,
     /// Set by `close` (the host freed its handle): confined callbacks then run where they are
     /// posted, since no dispatch may come any more.
     closed: AtomicBool,

@@ -208,8 +208,9 @@ impl std::fmt::Debug for AbortSignal {
 pub struct StreamRequest {
     /// The run's model, shared (a stream function reads it; nothing copies it per request).
     pub model: Arc<Json>,
-    /// The context's messages: exactly the `convertToLlm` output (shared, not copied).
-    pub messages: Vec<Message>,
+    /// The context's messages: exactly the `convertToLlm` output. Shared: a run's requests
+    /// build each list on the last one's, so a request costs no reference count per message.
+    pub messages: Arc<Vec<Message>>,
     /// reasoning, sessionId, transport, thinkingBudgets, maxRetryDelayMs, apiKey, identity, ...
     pub options: Json,
     pub signal: AbortSignal,

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use crate::sync::lock;
@@ -12,7 +12,7 @@ use crate::sync::lock;
 #[derive(Default)]
 struct Inner {
     count: Mutex<usize>,
-    idle: Condvar,
+    idle: crate::sync::Signal,
     notify: tokio::sync::Notify,
 }
 

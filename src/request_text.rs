@@ -61,7 +61,7 @@ fn render(kept: Option<Rendered>, request: &StreamRequest) -> Rendered {
             && kept
                 .messages
                 .iter()
-                .zip(&request.messages)
+                .zip(request.messages.iter())
                 .all(|(identity, message)| identity.is(message))
     };
     let mut rendered = match kept {
@@ -163,7 +163,7 @@ mod tests {
     fn request(model: &Arc<Json>, messages: &[Message], options: Json) -> StreamRequest {
         StreamRequest {
             model: model.clone(),
-            messages: messages.to_vec(),
+            messages: messages.to_vec().into(),
             options,
             signal: AbortSignal::new(),
             text_cache: None,
@@ -197,7 +197,7 @@ mod tests {
         // The cached texts are reused by the next request.
         assert_eq!(json_text(&request), whole(&request));
         let empty = StreamRequest {
-            messages: Vec::new(),
+            messages: Default::default(),
             ..request
         };
         assert_eq!(json_text(&empty), whole(&empty));

@@ -3,14 +3,17 @@
 
 use std::cell::Cell;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use tokio::runtime::Handle;
 
 static RUNTIME: OnceLock<Handle> = OnceLock::new();
 static WORKERS: OnceLock<usize> = OnceLock::new();
-/// The process that started the runtime: a child made by `fork()` has no runtime thread.
-static OWNER_PID: OnceLock<u32> = OnceLock::new();
+/// Set in a child made by `fork()` after the runtime started (a handler registered then): the
+/// child has no runtime thread. A flag, not a process id compared at every run: `getpid` is a
+/// system call.
+static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
 
 /// The text of every call that needs the runtime in a forked child.
 pub const FORKED: &str =
@@ -19,9 +22,23 @@ pub const FORKED: &str =
 /// Fails in a child process made by `fork()` after the runtime started in the parent (the
 /// child has no runtime thread, so a run would never progress).
 pub fn check_not_forked() -> Result<(), String> {
-    match OWNER_PID.get() {
-        Some(&pid) if pid != std::process::id() => Err(FORKED.into()),
-        _ => Ok(()),
+    match FORKED_CHILD.load(Ordering::Relaxed) {
+        true => Err(FORKED.into()),
+        false => Ok(()),
+    }
+}
+
+/// Marks the children `fork()` makes from now on.
+fn watch_forks() {
+    #[cfg(unix)]
+    {
+        extern "C" fn in_child() {
+            // Async-signal-safe: one atomic store.
+            FORKED_CHILD.store(true, Ordering::Relaxed);
+        }
+        // SAFETY: registers a handler that only stores to an atomic; it stays valid for the
+        // process's life (a static function).
+        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
     }
 }
 
@@ -46,7 +63,7 @@ pub fn handle() -> &'static Handle {
 }
 
 fn start() -> Handle {
-    let _ = OWNER_PID.set(std::process::id());
+    watch_forks();
     let workers = WORKERS.get().copied().unwrap_or(1);
     if workers > 1 {
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -1,7 +1,7 @@
 //! Completion of a run: what `prompt()`/`continue()` and `waitForIdle()` wait for.
 
 use crate::json::Field;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::dispatch::Executor;
@@ -23,7 +23,7 @@ pub struct RunCompletion {
     ending: Mutex<Option<Result<(), Error>>>,
     /// The messages the run added to the transcript (its `message_end` messages), in order.
     added: Mutex<Vec<Message>>,
-    condvar: Condvar,
+    condvar: crate::sync::Signal,
     notify: tokio::sync::Notify,
 }
 

@@ -2,7 +2,7 @@
 //! reads them on its own thread or task instead of in a listener.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures::stream::BoxStream;
@@ -23,7 +23,7 @@ struct Items {
 pub(super) struct Shared {
     items: Mutex<Items>,
     /// Wakes blocking readers.
-    ready: Condvar,
+    ready: crate::sync::Signal,
     /// Wakes async readers.
     readable: tokio::sync::Notify,
     /// Wakes the producer waiting for room.
@@ -106,7 +106,7 @@ impl Agent {
                 events: VecDeque::new(),
                 closed: false,
             }),
-            ready: Condvar::new(),
+            ready: crate::sync::Signal::default(),
             readable: tokio::sync::Notify::new(),
             space: tokio::sync::Notify::new(),
             capacity: capacity.max(1),

@@ -294,7 +294,7 @@ async fn request(
     ];
     let request = StreamRequest {
         model: std::sync::Arc::new(model.clone()),
-        messages,
+        messages: std::sync::Arc::new(messages),
         options: Json::Object(options),
         signal: signal.clone(),
         text_cache: None,

@@ -59,7 +59,7 @@ pub(super) fn call(api: &str, provider: &str) -> Call {
     Call {
         model: std::sync::Arc::new(json!({"id": "m", "api": api, "provider": provider,
             "baseUrl": "http://127.0.0.1:9/v1"})),
-        messages: Vec::new(),
+        messages: Default::default(),
         options: json!({}),
         signal: AbortSignal::new(),
         api_key: Some("k".into()),

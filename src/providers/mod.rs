@@ -73,7 +73,7 @@ pub fn set_as_default() {
 pub(crate) struct Call {
     pub model: Arc<Json>,
     /// The request's messages, shared with the transcript (read, never copied).
-    pub messages: Vec<Message>,
+    pub messages: Arc<Vec<Message>>,
     pub options: Json,
     pub signal: AbortSignal,
     /// `options.apiKey`, else the provider's environment variable.

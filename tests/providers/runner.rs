@@ -133,7 +133,7 @@ fn run_call(fixture: &Fixture, port: u16) -> Vec<Json> {
     let (sender, mut receiver) = channel(&model);
     let request = StreamRequest {
         model: model.into(),
-        messages: messages.into_iter().map(Message::new).collect(),
+        messages: std::sync::Arc::new(messages.into_iter().map(Message::new).collect()),
         options: fixture.options.clone(),
         signal: signal.clone(),
         text_cache: None,

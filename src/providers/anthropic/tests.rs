@@ -23,7 +23,7 @@ fn call(model: Json, messages: Vec<Json>, options: Json) -> Call {
         .map(str::to_string);
     Call {
         model: model.into(),
-        messages: crate::message::from_json_vec(messages),
+        messages: crate::message::from_json_vec(messages).into(),
         options,
         signal: AbortSignal::new(),
         api_key,

@@ -115,7 +115,7 @@ fn http_error_texts() {
 fn call(model: crate::json::Json, messages: Vec<crate::json::Json>) -> super::super::Call {
     super::super::Call {
         model: model.into(),
-        messages: crate::message::from_json_vec(messages),
+        messages: crate::message::from_json_vec(messages).into(),
         options: json!({}),
         signal: crate::host::AbortSignal::new(),
         api_key: Some("k".into()),
