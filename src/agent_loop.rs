@@ -620,6 +620,21 @@ impl Run {
     /// (no reference count taken per message per request). The last list is a prefix when its
     /// messages are the context's first ones, the same values (checked by address).
     fn shared_conversion(&mut self) -> Arc<Vec<Message>> {
+        // An agent keeps the list between runs (its next run's context starts with the same
+        // messages); a bare loop keeps it for its own run.
+        let agent_kept = self.config.request_text.clone();
+        if let Some(cache) = &agent_kept {
+            self.llm_messages = cache.take_messages();
+        }
+        let shared = self.convert_on_kept();
+        if let Some(cache) = &agent_kept {
+            cache.keep_messages(std::mem::take(&mut self.llm_messages));
+        }
+        shared
+    }
+
+    /// `shared_conversion` on the run's kept list.
+    fn convert_on_kept(&mut self) -> Arc<Vec<Message>> {
         let messages = &self.context.messages;
         let kept = &self.llm_messages;
         let continues = kept.len() <= messages.len()

@@ -7,12 +7,16 @@ use std::sync::{Arc, Mutex, Weak};
 
 use crate::host::StreamRequest;
 use crate::json::Json;
-use crate::message::MessageIdentity;
+use crate::message::{Message, MessageIdentity};
 use crate::sync::lock;
 
-/// The text of an agent's last request, kept for its next one.
+/// The text of an agent's last request, kept for its next one, and its messages under the
+/// default conversion (the next request's list is built on them: see `Run::shared_conversion`).
 #[derive(Default)]
-pub struct RequestTextCache(Mutex<Option<Box<Rendered>>>);
+pub struct RequestTextCache {
+    text: Mutex<Option<Box<Rendered>>>,
+    messages: Mutex<Arc<Vec<Message>>>,
+}
 
 /// A request's text, NUL-terminated, and what its messages part was made from.
 struct Rendered {
@@ -35,11 +39,21 @@ impl RequestTextCache {
     /// Lends `request`'s text (NUL-terminated) to `lend`, reusing the kept text as far as its
     /// messages begin the request's. No lock is held while `lend` runs (it runs host code).
     pub fn lend<R>(&self, request: &StreamRequest, lend: impl FnOnce(&[u8]) -> R) -> R {
-        let kept = lock(&self.0).take().map(|kept| *kept);
+        let kept = lock(&self.text).take().map(|kept| *kept);
         let rendered = render(kept, request);
         let result = lend(rendered.text.as_bytes());
-        *lock(&self.0) = Some(Box::new(rendered));
+        *lock(&self.text) = Some(Box::new(rendered));
         result
+    }
+
+    /// The last request's message list (taken: the caller puts the next one back).
+    pub fn take_messages(&self) -> Arc<Vec<Message>> {
+        std::mem::take(&mut *lock(&self.messages))
+    }
+
+    /// Keeps `messages` for the next request.
+    pub fn keep_messages(&self, messages: Arc<Vec<Message>>) {
+        *lock(&self.messages) = messages;
     }
 }
 
