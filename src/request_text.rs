@@ -269,7 +269,7 @@ mod tests {
         // Mark the kept text of the first message: a request that continues the transcript
         // shows the mark (its text was kept), one that does not shows the message again.
         {
-            let mut kept = lock(&cache.0);
+            let mut kept = lock(&cache.text);
             let text = &mut kept.as_mut().unwrap().text;
             let at = text.find("m0 ").unwrap();
             text.replace_range(at..at + 2, "M0");
@@ -314,7 +314,7 @@ mod tests {
             &request(&model, std::slice::from_ref(&held), json!({})),
         );
         drop(held);
-        let kept = lock(&cache.0);
+        let kept = lock(&cache.text);
         assert!(!kept.as_ref().unwrap().messages[0].is_alive());
     }
 }

@@ -607,3 +607,51 @@ async fn c217_reset_keeps_tools_model_level_and_listeners() {
     agent.prompt_text("two").await.unwrap();
     assert!(recorder.events().len() > before);
 }
+
+/// Each request carries exactly the default conversion of the transcript as it is then, while
+/// a run's requests and an agent's runs build their message lists on the last one: across
+/// prompts, with a custom message the conversion drops, after the transcript is replaced, and
+/// while the recorder still holds every earlier request (whose lists must not change).
+#[tokio::test]
+async fn requests_carry_the_transcript_as_it_is_then() {
+    let responses = ["a", "b", "c", "d"].map(|t| text_response(t, 1)).to_vec();
+    let (f, requests) = scripted(responses);
+    let agent = agent_from(f, vec![], None, Settings::default());
+    let expected = |agent: &Agent| -> Vec<Json> {
+        let keeps = |m: &Json| {
+            let role = m["role"].as_str().unwrap_or("");
+            matches!(role, "system" | "user" | "assistant" | "toolResult")
+        };
+        agent.messages().into_iter().filter(keeps).collect()
+    };
+    let mut seen = Vec::new();
+    for prompt in [
+        vec![umsg("one")],
+        vec![json!({"role": "note", "timestamp": 1}), umsg("two")],
+    ] {
+        agent.prompt(PromptInput::Messages(prompt)).await.unwrap();
+        // The request held the transcript up to the prompt (the answer came after it).
+        let mut now = expected(&agent);
+        now.pop();
+        seen.push(now);
+    }
+    agent.set_messages(vec![umsg("fresh")]);
+    for prompt in ["three", "four"] {
+        agent
+            .prompt(PromptInput::Messages(vec![umsg(prompt)]))
+            .await
+            .unwrap();
+        let mut now = expected(&agent);
+        now.pop();
+        seen.push(now);
+    }
+    let requests = requests.lock().unwrap();
+    let got: Vec<Vec<Json>> = requests.iter().map(request_messages).collect();
+    assert_eq!(got, seen);
+    assert_eq!(
+        got[2][0],
+        umsg("fresh"),
+        "the replaced transcript is not reused"
+    );
+    assert!(!got[1].iter().any(|m| m["role"] == "note"));
+}
