@@ -326,7 +326,8 @@ struct MessageInner {
     text: std::sync::OnceLock<String>,
     /// The streamed partial message this one is, when it is one (`message_start`): its tree
     /// and text are built from it on first use, when someone reads them.
-    partial: Option<PartialSnapshot>,
+    /// Boxed: every message pays for this field, and few are partials.
+    partial: Option<Box<PartialSnapshot>>,
     /// `role` is `"system"` (read once: the per-request scans then cost a flag test).
     system: bool,
     /// `role` is one the default `convertToLlm` keeps.
@@ -370,7 +371,7 @@ impl Message {
         Message(std::sync::Arc::new(MessageInner {
             json: std::sync::OnceLock::new(),
             text: std::sync::OnceLock::new(),
-            partial: Some(partial),
+            partial: Some(Box::new(partial)),
             system,
             llm,
         }))
