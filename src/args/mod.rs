@@ -64,12 +64,11 @@ fn validate_with(
             ));
         }
     }
-    let arguments = tool_call
-        .field("arguments")
-        .cloned()
-        .unwrap_or_else(|| Json::Object(Default::default()));
+    // Borrowed: `validate` copies the arguments it returns (once), not this.
+    let absent = Json::Object(Default::default());
+    let arguments = tool_call.field("arguments").unwrap_or(&absent);
     // Schemas and arguments are untrusted: a panic inside a dependency must not escape.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| validate(&arguments))).unwrap_or_else(
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| validate(arguments))).unwrap_or_else(
         |_| {
             Err(format!(
                 "Validation failed for tool \"{tool_name}\": internal error"

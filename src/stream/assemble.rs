@@ -175,14 +175,15 @@ impl Assembler {
                 else {
                     return StreamOutput::Ignored;
                 };
-                let event = op_event(kind.start_event(), index);
-                if self.place_block(&event, *block).is_none() {
+                if self.place_block_at(index, *block).is_none() {
                     return StreamOutput::Ignored;
                 }
                 if kind == BlockKind::ToolCall {
                     self.streams.insert(index, ArgumentStream::new());
                 }
-                self.delta_form_forward(kind.start_event(), event, None)
+                StreamOutput::Update {
+                    event: UpdateEvent::block_start(kind.start_event(), index),
+                }
             }
             StreamOp::Delta { index, delta } => match self.partial.block_kind(index) {
                 Some(kind) => self.kind_delta(kind, index, delta),
@@ -244,10 +245,34 @@ impl Assembler {
         }
     }
 
-    /// The delta-form `{kind}_end` at `index` (once per block: its small JSON is fine).
+    /// The delta-form `{kind}_end` at `index`, without building its JSON: the same steps as
+    /// `end_text`/`end_tool_call` on an event with no other field.
     fn kind_end(&mut self, kind: BlockKind, index: usize) -> StreamOutput {
-        let name = kind.end_event();
-        self.delta_form_update(name, op_event(name, index))
+        let step = match kind {
+            BlockKind::Text => self.end_text_at(Some(index), None, "text", TEXT_END_FAILURE),
+            BlockKind::Thinking => {
+                self.end_text_at(Some(index), None, "thinking", THINKING_END_FAILURE)
+            }
+            BlockKind::ToolCall => self.end_tool_call_at(Some(index), None),
+        };
+        match step {
+            Step::Ignore => StreamOutput::Ignored,
+            Step::Fail(text) => {
+                let message = self.failed(text);
+                self.finish(message)
+            }
+            Step::Forward(extra) => {
+                let name = kind.end_event();
+                let event = match extra {
+                    Some(Extra::Content { index, field }) => {
+                        UpdateEvent::text_end(name, index, field)
+                    }
+                    Some(Extra::ToolCall { index }) => UpdateEvent::tool_call_end(index),
+                    None => UpdateEvent::block_start(name, index),
+                };
+                StreamOutput::Update { event }
+            }
+        }
     }
 
     /// Ends the stream without a terminal event: `final_message` is the host's explicit final
@@ -419,20 +444,20 @@ impl Assembler {
                 "thinking",
                 "Received thinking_delta for non-thinking content",
             ),
-            "text_end" => self.end_text(
-                &event,
+            "text_end" => self.end_text_at(
+                content_index(&event),
+                Some(&event),
                 "text",
-                "textSignature",
-                "Received text_end for non-text content",
+                TEXT_END_FAILURE,
             ),
-            "thinking_end" => self.end_text(
-                &event,
+            "thinking_end" => self.end_text_at(
+                content_index(&event),
+                Some(&event),
                 "thinking",
-                "thinkingSignature",
-                "Received thinking_end for non-thinking content",
+                THINKING_END_FAILURE,
             ),
             "toolcall_delta" => self.append_arguments(&event),
-            _ => self.end_tool_call(&event),
+            _ => self.end_tool_call_at(content_index(&event), Some(&event)),
         };
         match step {
             Step::Ignore => StreamOutput::Ignored,
@@ -479,7 +504,11 @@ impl Assembler {
 
     /// `P.content[i] = block` (rules 2, 5, 8); returns the index used.
     fn place_block(&mut self, event: &JsonMap, block: JsonMap) -> Option<usize> {
-        let i = content_index(event)?;
+        self.place_block_at(content_index(event)?, block)
+    }
+
+    /// `place_block` at index `i`.
+    fn place_block_at(&mut self, i: usize, block: JsonMap) -> Option<usize> {
         if i > self.partial.block_count() + MAX_PADDING {
             return None;
         }
@@ -529,31 +558,23 @@ impl Assembler {
         Step::Forward(None)
     }
 
-    fn end_text(
+    /// `text_end`/`thinking_end` at `index` (`None`: no usable `contentIndex`), with the
+    /// fields of `event` when it is JSON.
+    fn end_text_at(
         &mut self,
-        event: &JsonMap,
+        index: Option<usize>,
+        event: Option<&JsonMap>,
         kind: &'static str,
-        signature: &str,
         failure: &'static str,
     ) -> Step {
-        let Some(i) = content_index(event) else {
+        let Some(i) = index else {
             return Step::Fail(failure);
         };
         if !self.partial.block_is(i, kind) {
             return Step::Fail(failure);
         }
-        if let Some(Json::String(content)) = event.field("content") {
-            self.partial.set_text(i, kind, content);
-        }
-        if let Some(Json::String(sig)) = event.field("contentSignature") {
-            self.partial
-                .set_block_field(i, signature, sig.as_str().into());
-        }
-        if kind == "thinking" {
-            if let Some(Json::Bool(redacted)) = event.field("redacted") {
-                self.partial
-                    .set_block_field(i, "redacted", (*redacted).into());
-            }
+        if let Some(event) = event {
+            self.end_text_fields(i, event, kind);
         }
         Step::Forward(Some(Extra::Content {
             index: i,
@@ -578,15 +599,40 @@ impl Assembler {
         Step::Forward(None)
     }
 
-    fn end_tool_call(&mut self, event: &JsonMap) -> Step {
-        let Some(i) = content_index(event) else {
+    /// What a JSON `text_end`/`thinking_end` may carry: the whole text, a signature, and
+    /// (thinking) whether it was redacted.
+    fn end_text_fields(&mut self, i: usize, event: &JsonMap, kind: &'static str) {
+        let signature = if kind == "text" {
+            "textSignature"
+        } else {
+            "thinkingSignature"
+        };
+        if let Some(Json::String(content)) = event.field("content") {
+            self.partial.set_text(i, kind, content);
+        }
+        if let Some(Json::String(sig)) = event.field("contentSignature") {
+            self.partial
+                .set_block_field(i, signature, sig.as_str().into());
+        }
+        if kind == "thinking" {
+            if let Some(Json::Bool(redacted)) = event.field("redacted") {
+                self.partial
+                    .set_block_field(i, "redacted", (*redacted).into());
+            }
+        }
+    }
+
+    /// `toolcall_end` at `index` (`None`: no usable `contentIndex`), with the `toolCall` of
+    /// `event` when it is JSON.
+    fn end_tool_call_at(&mut self, index: Option<usize>, event: Option<&JsonMap>) -> Step {
+        let Some(i) = index else {
             return Step::Ignore;
         };
         if !self.partial.block_is(i, "toolCall") {
             return Step::Ignore;
         }
         let stream = self.streams.remove(&i);
-        match (event.field("toolCall"), stream) {
+        match (event.and_then(|e| e.field("toolCall")), stream) {
             (Some(Json::Object(given)), _) => {
                 for (key, value) in given {
                     self.partial.set_block_field(i, key, value.clone());
@@ -607,13 +653,8 @@ impl Assembler {
     }
 }
 
-/// The delta-form event `{"type": kind, "contentIndex": index}` a [`StreamOp`] stands for.
-fn op_event(kind: &str, index: usize) -> JsonMap {
-    let mut event = JsonMap::with_capacity(2);
-    event.insert("type".into(), kind.into());
-    event.insert("contentIndex".into(), index.into());
-    event
-}
+const TEXT_END_FAILURE: &str = "Received text_end for non-text content";
+const THINKING_END_FAILURE: &str = "Received thinking_end for non-thinking content";
 
 /// `{ "type": kind, field: "" }`.
 fn text_block(kind: &str, field: &str) -> JsonMap {

@@ -31,6 +31,13 @@ enum Fields {
         /// Inline up to 24 bytes: a small delta allocates nothing.
         delta: CompactString,
     },
+    /// A typed block start or end (no JSON until asked): `{"type", "contentIndex"}`, and for an
+    /// end the field filled from the partial.
+    Op {
+        event: &'static str,
+        index: usize,
+        from_partial: Option<FromPartial>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +77,41 @@ impl UpdateEvent {
         }
     }
 
+    /// A typed block start: `{"type": event, "contentIndex": index}`.
+    pub(crate) fn block_start(event: &'static str, index: usize) -> Self {
+        UpdateEvent {
+            fields: Fields::Op {
+                event,
+                index,
+                from_partial: None,
+            },
+        }
+    }
+
+    /// A typed `text_end`/`thinking_end`: `content` = the text of block `index`'s `field`.
+    pub(crate) fn text_end(event: &'static str, index: usize, field: &'static str) -> Self {
+        let key = "content";
+        UpdateEvent {
+            fields: Fields::Op {
+                event,
+                index,
+                from_partial: Some(FromPartial::Text { key, index, field }),
+            },
+        }
+    }
+
+    /// A typed `toolcall_end`: `toolCall` = block `index`.
+    pub(crate) fn tool_call_end(index: usize) -> Self {
+        let key = "toolCall";
+        UpdateEvent {
+            fields: Fields::Op {
+                event: "toolcall_end",
+                index,
+                from_partial: Some(FromPartial::Block { key, index }),
+            },
+        }
+    }
+
     fn with_placeholder(mut json: Json, key: &'static str, from_partial: FromPartial) -> Self {
         if let Some(map) = json.as_object_mut() {
             set_key(map, key, Json::Null);
@@ -102,6 +144,7 @@ impl UpdateEvent {
         match &self.fields {
             Fields::Json(fields) => fields.json.field("type").and_then(Json::as_str),
             Fields::Delta { kind, .. } => Some(kind.delta_event()),
+            Fields::Op { event, .. } => Some(event),
         }
     }
 
@@ -110,6 +153,7 @@ impl UpdateEvent {
         match &self.fields {
             Fields::Json(fields) => fields.json.field("delta").and_then(Json::as_str),
             Fields::Delta { delta, .. } => Some(delta),
+            Fields::Op { .. } => None,
         }
     }
 
@@ -117,7 +161,7 @@ impl UpdateEvent {
     pub(crate) fn typed_delta(&self) -> Option<(BlockKind, usize, &str)> {
         match &self.fields {
             Fields::Delta { kind, index, delta } => Some((*kind, *index, delta)),
-            Fields::Json(_) => None,
+            Fields::Json(_) | Fields::Op { .. } => None,
         }
     }
 
@@ -129,7 +173,7 @@ impl UpdateEvent {
                 .field("contentIndex")
                 .and_then(Json::as_u64)
                 .map(|i| i as usize),
-            Fields::Delta { index, .. } => Some(*index),
+            Fields::Delta { index, .. } | Fields::Op { index, .. } => Some(*index),
         }
     }
 
@@ -170,6 +214,16 @@ impl UpdateEvent {
                 map.insert("contentIndex".into(), (*index).into());
                 map.insert("delta".into(), delta.as_str().into());
                 return Json::Object(map);
+            }
+            Fields::Op {
+                event,
+                index,
+                from_partial,
+            } => {
+                let mut map = JsonMap::with_capacity(3);
+                map.insert("type".into(), (*event).into());
+                map.insert("contentIndex".into(), (*index).into());
+                (Json::Object(map), *from_partial)
             }
         };
         let filled = match from_partial {

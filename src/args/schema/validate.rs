@@ -14,7 +14,7 @@ use super::refs::{is_draft7_tuple, MAX_DEPTH};
 use super::values::has_duplicates;
 use super::{Compiled, Links};
 use crate::args::schema::matches_type;
-use crate::json::{deep_equal, map_field, Json, JsonMap};
+use crate::json::{deep_equal, map_field, Field, Json, JsonMap};
 use std::collections::{HashMap, HashSet};
 
 /// The properties (by index in the object) and items an evaluation accepted.
@@ -123,8 +123,8 @@ impl<'c> Evaluator<'c> {
             self.scope.push(uri);
         }
         self.depth += 1;
-        let wants_own = (value.is_object() && map.contains_key("unevaluatedProperties"))
-            || (value.is_array() && map.contains_key("unevaluatedItems"));
+        let wants_own = (value.is_object() && map.field("unevaluatedProperties").is_some())
+            || (value.is_array() && map.field("unevaluatedItems").is_some());
         let ok = match seen {
             Some(seen) => self.with_unevaluated(links, map, value, seen),
             None if wants_own => {
@@ -195,7 +195,7 @@ impl<'c> Evaluator<'c> {
                     Some(Json::Array(keys)) => keys
                         .iter()
                         .filter_map(Json::as_str)
-                        .all(|k| object.contains_key(k)),
+                        .all(|k| object.field(k).is_some()),
                     _ => true,
                 };
                 required_ok
@@ -258,7 +258,7 @@ impl<'c> Evaluator<'c> {
         }
         for (i, (key, member)) in object.iter().enumerate() {
             let mut matched = false;
-            if let Some(schema) = properties.and_then(|p| p.get(key)) {
+            if let Some(schema) = properties.and_then(|p| p.field(key)) {
                 matched = true;
                 if is_schema(schema) && !self.node(schema, member, None) {
                     return false;
@@ -427,7 +427,7 @@ impl<'c> Evaluator<'c> {
             };
             for (key, schema) in entries {
                 if is_schema(schema)
-                    && object.contains_key(key)
+                    && object.field(key).is_some()
                     && !self.node(schema, value, collect.then_some(&mut *seen))
                 {
                     return false;
@@ -556,10 +556,10 @@ fn dependent_required(map: &JsonMap, object: &JsonMap) -> bool {
             return true;
         };
         entries.iter().all(|(key, listed)| match listed {
-            Json::Array(listed) if object.contains_key(key) => listed
+            Json::Array(listed) if object.field(key).is_some() => listed
                 .iter()
                 .filter_map(Json::as_str)
-                .all(|k| object.contains_key(k)),
+                .all(|k| object.field(k).is_some()),
             _ => true,
         })
     })
