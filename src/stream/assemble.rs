@@ -182,7 +182,7 @@ impl Assembler {
                     self.streams.insert(index, ArgumentStream::new());
                 }
                 StreamOutput::Update {
-                    event: UpdateEvent::block_start(kind.start_event(), index),
+                    event: UpdateEvent::block_start(kind, index),
                 }
             }
             StreamOp::Delta { index, delta } => match self.partial.block_kind(index) {
@@ -261,17 +261,10 @@ impl Assembler {
                 let message = self.failed(text);
                 self.finish(message)
             }
-            Step::Forward(extra) => {
-                let name = kind.end_event();
-                let event = match extra {
-                    Some(Extra::Content { index, field }) => {
-                        UpdateEvent::text_end(name, index, field)
-                    }
-                    Some(Extra::ToolCall { index }) => UpdateEvent::tool_call_end(index),
-                    None => UpdateEvent::block_start(name, index),
-                };
-                StreamOutput::Update { event }
-            }
+            // The end's extra field is the one its kind takes (`content`, `toolCall`).
+            Step::Forward(_) => StreamOutput::Update {
+                event: UpdateEvent::block_end(kind, index),
+            },
         }
     }
 

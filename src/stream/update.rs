@@ -32,11 +32,11 @@ enum Fields {
         delta: CompactString,
     },
     /// A typed block start or end (no JSON until asked): `{"type", "contentIndex"}`, and for an
-    /// end the field filled from the partial.
+    /// end the field filled from the partial. As small as a delta's: every delta moves this type.
     Op {
-        event: &'static str,
+        kind: BlockKind,
+        end: bool,
         index: usize,
-        from_partial: Option<FromPartial>,
     },
 }
 
@@ -77,37 +77,25 @@ impl UpdateEvent {
         }
     }
 
-    /// A typed block start: `{"type": event, "contentIndex": index}`.
-    pub(crate) fn block_start(event: &'static str, index: usize) -> Self {
+    /// A typed block start: `{"type": "{kind}_start", "contentIndex": index}`.
+    pub(crate) fn block_start(kind: BlockKind, index: usize) -> Self {
         UpdateEvent {
             fields: Fields::Op {
-                event,
+                kind,
+                end: false,
                 index,
-                from_partial: None,
             },
         }
     }
 
-    /// A typed `text_end`/`thinking_end`: `content` = the text of block `index`'s `field`.
-    pub(crate) fn text_end(event: &'static str, index: usize, field: &'static str) -> Self {
-        let key = "content";
+    /// A typed block end: `{"type": "{kind}_end", "contentIndex": index}` with `content` (the
+    /// block's text) for a text or thinking block, `toolCall` (the block) for a tool call.
+    pub(crate) fn block_end(kind: BlockKind, index: usize) -> Self {
         UpdateEvent {
             fields: Fields::Op {
-                event,
+                kind,
+                end: true,
                 index,
-                from_partial: Some(FromPartial::Text { key, index, field }),
-            },
-        }
-    }
-
-    /// A typed `toolcall_end`: `toolCall` = block `index`.
-    pub(crate) fn tool_call_end(index: usize) -> Self {
-        let key = "toolCall";
-        UpdateEvent {
-            fields: Fields::Op {
-                event: "toolcall_end",
-                index,
-                from_partial: Some(FromPartial::Block { key, index }),
             },
         }
     }
@@ -144,7 +132,7 @@ impl UpdateEvent {
         match &self.fields {
             Fields::Json(fields) => fields.json.field("type").and_then(Json::as_str),
             Fields::Delta { kind, .. } => Some(kind.delta_event()),
-            Fields::Op { event, .. } => Some(event),
+            Fields::Op { kind, end, .. } => Some(op_event(*kind, *end)),
         }
     }
 
@@ -215,15 +203,24 @@ impl UpdateEvent {
                 map.insert("delta".into(), delta.as_str().into());
                 return Json::Object(map);
             }
-            Fields::Op {
-                event,
-                index,
-                from_partial,
-            } => {
+            Fields::Op { kind, end, index } => {
                 let mut map = JsonMap::with_capacity(3);
-                map.insert("type".into(), (*event).into());
+                map.insert("type".into(), op_event(*kind, *end).into());
                 map.insert("contentIndex".into(), (*index).into());
-                (Json::Object(map), *from_partial)
+                let index = *index;
+                let filled = match (end, kind) {
+                    (false, _) => None,
+                    (true, BlockKind::ToolCall) => Some(FromPartial::Block {
+                        key: "toolCall",
+                        index,
+                    }),
+                    (true, text) => Some(FromPartial::Text {
+                        key: "content",
+                        index,
+                        field: text.block_type(),
+                    }),
+                };
+                (Json::Object(map), filled)
             }
         };
         let filled = match from_partial {
@@ -242,5 +239,14 @@ impl UpdateEvent {
             set_key(map, key, value);
         }
         json
+    }
+}
+
+/// The event type of a typed block start or end.
+fn op_event(kind: BlockKind, end: bool) -> &'static str {
+    if end {
+        kind.end_event()
+    } else {
+        kind.start_event()
     }
 }
