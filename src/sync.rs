@@ -63,3 +63,49 @@ impl Signal {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// No wake-up is lost while notifiers skip the call for an empty waiting count: waiters that
+    /// arrive at any moment (before, during or after a change) all see the state they wait for.
+    /// A lost wake-up would leave a waiter asleep past its generous timeout.
+    #[test]
+    fn waiters_see_every_change_under_contention() {
+        for round in 0..200 {
+            let shared = Arc::new((Mutex::new(0u32), Signal::default()));
+            let waiters: Vec<_> = (0..4)
+                .map(|i| {
+                    let shared = shared.clone();
+                    std::thread::spawn(move || {
+                        let target = 1 + (i + round) % 3;
+                        let (mutex, signal) = &*shared;
+                        let guard = lock(mutex);
+                        let (guard, timeout) = signal
+                            .wait_timeout_while(guard, Duration::from_secs(10), |n| *n < target)
+                            .unwrap();
+                        assert!(!timeout.timed_out() && *guard >= target, "lost wake-up");
+                    })
+                })
+                .collect();
+            for _ in 0..3 {
+                if round % 2 == 0 {
+                    std::thread::yield_now();
+                }
+                let (mutex, signal) = &*shared;
+                *lock(mutex) += 1;
+                signal.notify_all();
+            }
+            for waiter in waiters {
+                waiter.join().unwrap();
+            }
+            assert_eq!(
+                shared.1.waiting.load(std::sync::atomic::Ordering::SeqCst),
+                0
+            );
+        }
+    }
+}
