@@ -302,11 +302,16 @@ impl Agent {
         input: PromptInput,
         done: Option<DoneFn>,
     ) -> Result<Arc<RunCompletion>, Error> {
-        let state = self.startable_state()?;
+        let mut state = self.startable_state()?;
         if state.run.is_some() {
             return Err(Error::new(ErrorKind::Busy, errors::PROMPT_WHILE_RUNNING));
         }
-        Ok(self.start_run(state, RunKind::Prompt(input.into_messages()), false, done))
+        Ok(self.start_run(
+            &mut state,
+            RunKind::Prompt(input.into_messages()),
+            false,
+            done,
+        ))
     }
 
     /// Starts `continue()` (SPEC §7.7).
@@ -327,17 +332,17 @@ impl Agent {
             let steering_mode = state.settings.steering_mode.clone();
             let steering = state.steering.drain(&steering_mode);
             if !steering.is_empty() {
-                return Ok(self.start_run(state, RunKind::Prompt(steering), true, done));
+                return Ok(self.start_run(&mut state, RunKind::Prompt(steering), true, done));
             }
             let follow_up_mode = state.settings.follow_up_mode.clone();
             let follow_ups = state.follow_up.drain(&follow_up_mode);
             if !follow_ups.is_empty() {
-                return Ok(self.start_run(state, RunKind::Prompt(follow_ups), false, done));
+                return Ok(self.start_run(&mut state, RunKind::Prompt(follow_ups), false, done));
             }
             return Err(invalid(errors::CONTINUE_FROM_ASSISTANT.into()));
         }
         check_continue(&state.messages).map_err(invalid)?;
-        Ok(self.start_run(state, RunKind::Continue, false, done))
+        Ok(self.start_run(&mut state, RunKind::Continue, false, done))
     }
 
     /// The state, unless no run may start: the agent was shut down, or this is a forked child.
@@ -388,14 +393,14 @@ impl Agent {
         focus: Option<String>,
         done: Option<DoneFn>,
     ) -> Result<Arc<RunCompletion>, Error> {
-        let state = self.startable_state()?;
+        let mut state = self.startable_state()?;
         if state.run.is_some() {
             return Err(Error::new(
                 ErrorKind::Busy,
                 "Agent is already processing. Wait for completion before compacting.",
             ));
         }
-        Ok(self.start_run(state, RunKind::Compact(focus), false, done))
+        Ok(self.start_run(&mut state, RunKind::Compact(focus), false, done))
     }
 
     /// `compact(focus)`: starts a manual compaction and waits until it settled.
@@ -405,11 +410,9 @@ impl Agent {
     }
 
     /// The run lifecycle of SPEC §7.8 (the caller holds the state lock and checked for a run).
-    /// The lock is released before the run's task is spawned: on the runtime thread the task
-    /// starts at once and takes the lock first thing (a wait and a wake-up call per run).
     fn start_run(
         &self,
-        mut state: std::sync::MutexGuard<'_, State>,
+        state: &mut State,
         kind: RunKind,
         skip_initial_steering: bool,
         done: Option<DoneFn>,
@@ -425,7 +428,7 @@ impl Agent {
         state.error_message = None;
         state.run_ending = Ok(());
         state.last_run = None;
-        let config = self.loop_config(&state, skip_initial_steering);
+        let config = self.loop_config(state, skip_initial_steering);
         let context = LoopContext {
             messages: state.messages.clone(),
             tools: state.tools.clone(),
@@ -463,14 +466,12 @@ impl Agent {
         };
         // Counted until the task is dropped, with everything it holds (tools, hooks): a free
         // waits for that, so no finalizer runs after it returned.
-        let body = self.inner.tasks.track(body);
-        drop(state);
-        let task = self.inner.executor.spawn(body);
-        match self.state().run.as_mut().filter(|run| run.id == id) {
-            Some(run) => run.task = Some(task),
-            // Ended already (nothing to stop), or shut down meanwhile: stopped as a shutdown
-            // stops the task of the run it takes.
-            None => task.abort(),
+        // Spawned under the state lock: the task's first step waits for it, so the run is still
+        // active when the call that started it returns (a later call gets `Busy`), however fast
+        // the run is.
+        let task = self.inner.executor.spawn(self.inner.tasks.track(body));
+        if let Some(run) = state.run.as_mut().filter(|run| run.id == id) {
+            run.task = Some(task);
         }
         completion
     }
