@@ -1114,3 +1114,31 @@ mod declarations {
         assert_eq!(declared["toolsAdded"][0]["name"], "c");
     }
 }
+
+#[cfg(test)]
+mod kept_requests {
+    use super::*;
+    use crate::faux::scripted_stream_fn;
+    use crate::json::json;
+
+    /// The last request's message list (kept for the next request) lets go of a transcript the
+    /// host replaced: the old messages do not outlive the replacement.
+    #[test]
+    fn a_replaced_transcript_is_not_kept_alive() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let answer = json!({"content": [{"type": "text", "text": "ok"}]});
+        let agent = Agent::new(AgentOptions {
+            stream_fn: Some(scripted_stream_fn(vec![answer.clone(), answer])),
+            ..Default::default()
+        })
+        .unwrap();
+        runtime.block_on(agent.prompt_text("one")).unwrap();
+        let old = agent.state().messages[0].identity();
+        assert!(old.is_alive(), "the transcript holds it");
+        agent.set_messages(vec![
+            json!({"role": "user", "content": "fresh", "timestamp": 1}),
+        ]);
+        assert!(!old.is_alive(), "kept after the transcript was replaced");
+        runtime.block_on(agent.prompt_text("two")).unwrap();
+    }
+}

@@ -212,6 +212,7 @@ impl Agent {
             state.declared_tools = None;
             state.compacted_len = Some(state.messages.len());
         }
+        self.forget_replaced_messages();
         let mut result = json!({
             "summary": summary.text,
             "firstKeptEntryId": preparation.first_kept_entry_id,

@@ -108,6 +108,16 @@ impl Agent {
         state.messages = stored_vec(messages);
         state.declared_tools = None;
         state.compacted_len = None;
+        drop(state);
+        self.forget_replaced_messages();
+    }
+
+    /// Lets go of the last request's message list once the transcript was replaced: it would
+    /// keep the old messages alive until the next request (an idle agent's whole transcript).
+    pub(super) fn forget_replaced_messages(&self) {
+        if let Some(cache) = self.inner.request_text.get() {
+            drop(cache.take_messages());
+        }
     }
 
     /// Appends to the live transcript (the reference's in-place edit of `state.messages`).
