@@ -4,17 +4,22 @@
  * instrumentation (or the runtime it binds to) is not working. */
 #define _POSIX_C_SOURCE 200809L /* pthread barriers under -std=c11 */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <libagent/agent.h>
 
 static char options_text[4096];
 static pthread_barrier_t start;
+/* Relaxed: it orders nothing (no happens-before for TSan), it only keeps the writer writing
+ * until the parser is done, so the two always overlap, however the threads are scheduled. */
+static atomic_int parsed;
 
 static void *rewrite(void *arg) {
     (void)arg;
     pthread_barrier_wait(&start);
-    for (int i = 0; i < 200; i++) options_text[20] = (i & 1) ? ' ' : '\t'; /* racy on purpose */
+    for (long i = 0; i < 200 || (!atomic_load_explicit(&parsed, memory_order_relaxed) && i < 100000000); i++)
+        options_text[20] = (i & 1) ? ' ' : '\t'; /* racy on purpose */
     return NULL;
 }
 
@@ -27,6 +32,7 @@ static void *parse(void *arg) {
         if (!error) error = agent_options_free(options);
         agent_error_free(error);
     }
+    atomic_store_explicit(&parsed, 1, memory_order_relaxed);
     return NULL;
 }
 
