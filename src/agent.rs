@@ -1133,6 +1133,9 @@ mod kept_requests {
         })
         .unwrap();
         runtime.block_on(agent.prompt_text("one")).unwrap();
+        // The run's completion holds the run's messages until its task is dropped, which may
+        // be just after the waiter was released.
+        agent.inner.tasks.wait_idle_blocking();
         let old = agent.state().messages[0].identity();
         assert!(old.is_alive(), "the transcript holds it");
         agent.set_messages(vec![
