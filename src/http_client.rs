@@ -1,8 +1,8 @@
 //! The HTTP client of the providers and of MCP servers reached over HTTP: HTTP/1.1 on hyper's
 //! pooled client, TLS by rustls (the bundled Mozilla roots, the system's roots and any CAs the
 //! options add), proxies from the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`,
-//! `NO_PROXY`; never for a loopback URL), redirects never followed, and a read buffer of at most
-//! [`READ_BUFFER_BYTES`] per connection: hyper's default lets each buffer grow to ~400 KB (200
+//! `NO_PROXY`; never for a loopback URL), redirects never followed, and a read buffer bounded at
+//! [`READ_BUFFER_BYTES`] of data per connection: hyper's default lets each buffer grow to ~400 KB (200
 //! streaming agents peaked ~55 MB higher with it, BENCHMARKS.md), and reqwest does not expose
 //! the bound.
 
@@ -32,8 +32,10 @@ use tower_service::Service;
 
 use crate::sync::lock;
 
-/// The most a connection's read buffer holds. A response head must fit in it; SSE events of any
-/// size still stream through it (the SSE limits bound those).
+/// The most a connection's read buffer holds (hyper's `max_buf_size`). A response head must fit
+/// in it; SSE events of any size still stream through it (the SSE limits bound those). When the
+/// buffer must grow to take a read, the bytes crate may double its allocation, so a body piece
+/// can exceed this, though never twice it (hyper's default is ~400 KB).
 pub(crate) const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 type BoxError = Box<dyn StdError + Send + Sync>;
@@ -634,8 +636,9 @@ mod tests {
     }
 
     /// A body far larger than the buffer, read slowly so the socket always has more waiting:
-    /// every piece hyper hands out fits the bounded buffer (with hyper's default they grow to
-    /// hundreds of KB).
+    /// every piece hyper hands out is under twice the bound (bytes doubles a buffer it must grow,
+    /// rarely: once in ~20 loaded runs a piece exceeded the bound itself); with hyper's default
+    /// they grow to hundreds of KB.
     #[tokio::test(flavor = "multi_thread")]
     async fn a_connection_reads_through_a_bounded_buffer() {
         const BODY: usize = 8 << 20;
@@ -664,7 +667,7 @@ mod tests {
         }
         assert_eq!(total, BODY);
         assert!(
-            largest <= READ_BUFFER_BYTES,
+            largest < 2 * READ_BUFFER_BYTES,
             "a piece of {largest} bytes was read at once"
         );
     }
