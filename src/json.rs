@@ -20,17 +20,29 @@ pub type JsonMap = serde_json::Map<String, Json>;
 /// Duplicate keys: the last value wins and the key keeps its first position.
 /// Lone surrogate escapes (`\ud800` without a partner) become U+FFFD (SPEC §0.4.4).
 pub fn parse(text: &str) -> Result<Json, String> {
+    // Most texts parse at once. serde_json refuses the rest (nesting past its own limit of 128
+    // levels, lone surrogates, errors), which then take the careful path: no extra passes over
+    // every text.
+    let mut value = match parse_with(text, true) {
+        Ok(value) => value,
+        Err(_) => parse_carefully(text)?,
+    };
+    normalize_key_order(&mut value);
+    Ok(value)
+}
+
+/// `parse` without its key order: the nesting checked first (up to `MAX_PARSE_DEPTH`), lone
+/// surrogates replaced.
+fn parse_carefully(text: &str) -> Result<Json, String> {
     if nesting_depth(text) > MAX_PARSE_DEPTH {
         return Err(format!("nesting deeper than {MAX_PARSE_DEPTH} levels"));
     }
     let result = if text.contains("\\u") {
-        parse_unbounded(&replace_lone_surrogates(text))
+        parse_with(&replace_lone_surrogates(text), false)
     } else {
-        parse_unbounded(text)
+        parse_with(text, false)
     };
-    let mut value: Json = result.map_err(|e| e.to_string())?;
-    normalize_key_order(&mut value);
-    Ok(value)
+    result.map_err(|e| e.to_string())
 }
 
 /// JavaScript's `JSON.parse` has no nesting limit while serde_json stops at 128 levels; this
@@ -38,10 +50,14 @@ pub fn parse(text: &str) -> Result<Json, String> {
 /// inside a 2 MiB thread stack.
 pub const MAX_PARSE_DEPTH: usize = 512;
 
-fn parse_unbounded(text: &str) -> serde_json::Result<Json> {
+/// serde_json's parse into `Exact`, within serde_json's nesting limit or (`limited` false)
+/// without one (the caller bounds the depth).
+fn parse_with(text: &str, limited: bool) -> serde_json::Result<Json> {
     use serde::Deserialize;
     let mut de = serde_json::Deserializer::from_str(text);
-    de.disable_recursion_limit();
+    if !limited {
+        de.disable_recursion_limit();
+    }
     let value = Exact::deserialize(&mut de)?.0;
     de.end()?;
     Ok(value)
@@ -848,5 +864,30 @@ mod surrogate_tests {
         assert_eq!(parse(r#"["\ud83d\ude00"]"#).unwrap(), json!(["😀"]));
         // Escaped backslashes before `u` are not escapes.
         assert_eq!(parse(r#"["\\ud800"]"#).unwrap(), json!(["\\ud800"]));
+    }
+
+    /// serde_json's own limit (128 levels) sends deeper texts to the careful path, which takes
+    /// them up to `MAX_PARSE_DEPTH` and refuses deeper ones by name; errors read as serde_json's.
+    #[test]
+    fn texts_past_the_fast_path_parse_as_before() {
+        let nested = |depth: usize| "[".repeat(depth) + &"]".repeat(depth);
+        let mut value = parse(&nested(300)).unwrap();
+        let mut depth = 0;
+        while let Json::Array(mut items) = value {
+            depth += 1;
+            value = items.pop().unwrap_or(Json::Null);
+        }
+        assert_eq!(depth, 300);
+        assert_eq!(
+            parse(&nested(MAX_PARSE_DEPTH + 1)).unwrap_err(),
+            format!("nesting deeper than {MAX_PARSE_DEPTH} levels")
+        );
+        assert_eq!(
+            parse(r#"{"a":1"#).unwrap_err(),
+            "EOF while parsing an object at line 1 column 6"
+        );
+        // A lone surrogate deep in a text past serde_json's limit: both careful steps.
+        let deep = "[".repeat(200) + r#""\ud800""# + &"]".repeat(200);
+        assert!(parse(&deep).unwrap().to_string().contains('\u{FFFD}'));
     }
 }

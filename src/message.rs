@@ -145,11 +145,19 @@ pub fn tool_result_message(
     is_error: bool,
     duration_ms: Option<u64>,
 ) -> Json {
-    // The result is consumed: its content and details move into the message.
-    let mut result = match result {
-        Json::Object(result) => result,
-        _ => JsonMap::new(),
-    };
+    // The result is consumed: its content, details and usage move into the message (taken in
+    // one walk over its fields: removing each by key would hash it).
+    let (mut content, mut details, mut usage) = (None, None, None);
+    if let Json::Object(result) = result {
+        for (key, value) in result {
+            match key.as_str() {
+                "content" => content = Some(value),
+                "details" => details = Some(value),
+                "usage" => usage = Some(value),
+                _ => {}
+            }
+        }
+    }
     // Sized for every field: growing a map rehashes its keys and moves its entries.
     let mut m = JsonMap::with_capacity(8);
     m.insert("role".into(), json!("toolResult"));
@@ -161,12 +169,12 @@ pub fn tool_result_message(
         "toolName".into(),
         tool_call.field("name").cloned().unwrap_or(json!("")),
     );
-    let content = result.swap_remove("content").filter(|c| !c.is_null());
+    let content = content.filter(|c| !c.is_null());
     m.insert("content".into(), content.unwrap_or_else(|| json!([])));
-    if let Some(details) = result.swap_remove("details") {
+    if let Some(details) = details {
         m.insert("details".into(), details);
     }
-    if let Some(usage) = result.swap_remove("usage") {
+    if let Some(usage) = usage {
         m.insert("usage".into(), usage);
     }
     m.insert("isError".into(), json!(is_error));

@@ -29,9 +29,9 @@ pub struct ToolCallOutcome {
 }
 
 impl ToolCallOutcome {
-    fn immediate(tool_call: &Json, result: Json) -> Self {
+    fn immediate(tool_call: Json, result: Json) -> Self {
         Self {
-            tool_call: tool_call.clone(),
+            tool_call,
             result,
             is_error: true,
             duration_ms: None,
@@ -50,14 +50,21 @@ impl ToolCallOutcome {
         out
     }
 
-    fn end_event(&self) -> AgentEvent {
-        AgentEvent::ToolExecutionEnd {
+    /// Emits `tool_execution_end`. The result is lent to the event (events are delivered by
+    /// reference; a listener keeping one copies it) and taken back: not copied per call.
+    async fn emit_end(&mut self, emitter: &Emitter) -> Result<(), String> {
+        let event = AgentEvent::ToolExecutionEnd {
             tool_call_id: field(&self.tool_call, "id"),
             tool_name: field(&self.tool_call, "name"),
-            result: self.result.clone(),
+            result: std::mem::take(&mut self.result),
             is_error: self.is_error,
             duration_ms: self.duration_ms,
+        };
+        let delivered = emitter.emit_ref(&event).await;
+        if let AgentEvent::ToolExecutionEnd { result, .. } = event {
+            self.result = result;
         }
+        delivered
     }
 
     /// The result message, made from the outcome (its result's content and details are moved,
@@ -82,12 +89,28 @@ fn field(value: &Json, key: &str) -> Json {
     value.field(key).cloned().unwrap_or(Json::Null)
 }
 
-fn start_event(tool_call: &Json) -> AgentEvent {
-    AgentEvent::ToolExecutionStart {
+/// Emits `tool_execution_start`, the call's arguments lent to the event and put back.
+async fn emit_start(emitter: &Emitter, tool_call: &mut Json) -> Result<(), String> {
+    let args = arguments_of(tool_call).map(std::mem::take);
+    let event = AgentEvent::ToolExecutionStart {
         tool_call_id: field(tool_call, "id"),
         tool_name: field(tool_call, "name"),
-        args: field(tool_call, "arguments"),
+        args: args.unwrap_or(Json::Null),
+    };
+    let delivered = emitter.emit_ref(&event).await;
+    if let (AgentEvent::ToolExecutionStart { args, .. }, Some(slot)) =
+        (event, arguments_of(tool_call))
+    {
+        *slot = args;
     }
+    delivered
+}
+
+/// The call's `arguments` (found without hashing: a call has a handful of fields).
+fn arguments_of(tool_call: &mut Json) -> Option<&mut Json> {
+    let call = tool_call.as_object_mut()?;
+    call.iter_mut()
+        .find_map(|(key, value)| (key == "arguments").then_some(value))
 }
 
 /// The tool result messages of a batch and whether it terminates the automatic continuation.
@@ -123,14 +146,14 @@ pub(super) async fn fail_truncated_tool_calls(
     calls: Vec<Json>,
 ) -> Result<Batch, String> {
     let mut messages = Vec::new();
-    for call in calls {
-        emitter.emit(start_event(&call)).await?;
+    for mut call in calls {
+        emit_start(emitter, &mut call).await?;
         let name = call.field("name").and_then(Json::as_str).unwrap_or("");
         let text = format!(
             "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
         );
-        let outcome = ToolCallOutcome::immediate(&call, error_tool_result(&text));
-        emitter.emit(outcome.end_event()).await?;
+        let mut outcome = ToolCallOutcome::immediate(call, error_tool_result(&text));
+        outcome.emit_end(emitter).await?;
         let (message, _) = emit_result_message(emitter, outcome).await?;
         messages.push(message);
     }
@@ -193,18 +216,18 @@ async fn run_sequential(
     emitter: &Emitter,
 ) -> Result<Vec<(Message, bool)>, String> {
     let mut outcomes = Vec::new();
-    for call in calls {
-        emitter.emit(start_event(&call)).await?;
-        let outcome = match prepare_tool_call(site, &call).await {
+    for mut call in calls {
+        emit_start(emitter, &mut call).await?;
+        let mut outcome = match prepare_tool_call(site, call).await {
             Preparation::Immediate(outcome) => outcome,
             Preparation::Ready(prepared) => {
                 crate::dispatch::before_callback().await;
-                let running = start_execution(prepared, site.signal);
+                let running = start_execution(prepared, site.signal, site.after.is_some());
                 let executed = running.finish(&UpdateSink::Emit(emitter)).await?;
                 finalize(site, executed).await
             }
         };
-        emitter.emit(outcome.end_event()).await?;
+        outcome.emit_end(emitter).await?;
         outcomes.push(emit_result_message(emitter, outcome).await?);
     }
     Ok(outcomes)
@@ -216,12 +239,12 @@ async fn run_parallel(
     emitter: &Emitter,
 ) -> Result<Vec<(Message, bool)>, String> {
     // Preparation is sequential, in source order (SPEC §6.6.3 step 1).
-    let mut slots: Vec<Result<ToolCallOutcome, Prepared>> = Vec::new();
-    for call in &calls {
-        emitter.emit(start_event(call)).await?;
+    let mut slots: Vec<Result<ToolCallOutcome, Prepared>> = Vec::with_capacity(calls.len());
+    for mut call in calls {
+        emit_start(emitter, &mut call).await?;
         match prepare_tool_call(site, call).await {
-            Preparation::Immediate(outcome) => {
-                emitter.emit(outcome.end_event()).await?;
+            Preparation::Immediate(mut outcome) => {
+                outcome.emit_end(emitter).await?;
                 slots.push(Ok(outcome));
             }
             Preparation::Ready(prepared) => slots.push(Err(prepared)),
@@ -235,23 +258,23 @@ async fn run_parallel(
         match slot {
             Ok(outcome) => outcomes.push((index, outcome)),
             Err(prepared) if site.signal.is_aborted() => {
-                let outcome = ToolCallOutcome::immediate(
-                    &prepared.tool_call,
+                let mut outcome = ToolCallOutcome::immediate(
+                    prepared.tool_call,
                     error_tool_result(OPERATION_ABORTED),
                 );
                 runs.push(Box::pin(async move {
-                    emitter.emit(outcome.end_event()).await?;
+                    outcome.emit_end(emitter).await?;
                     Ok((index, outcome))
                 }));
             }
             Err(prepared) => {
                 crate::dispatch::before_callback().await;
-                let running = start_execution(prepared, site.signal);
+                let running = start_execution(prepared, site.signal, site.after.is_some());
                 let sink = &sink;
                 runs.push(Box::pin(async move {
                     let executed = running.finish(sink).await?;
-                    let outcome = finalize(site, executed).await;
-                    emitter.emit(outcome.end_event()).await?;
+                    let mut outcome = finalize(site, executed).await;
+                    outcome.emit_end(emitter).await?;
                     Ok((index, outcome))
                 }));
             }
@@ -267,29 +290,30 @@ async fn run_parallel(
     Ok(done)
 }
 
-/// `prepareToolCall` (SPEC §6.7).
-async fn prepare_tool_call(site: &CallSite<'_>, tool_call: &Json) -> Preparation {
-    let immediate = |text: &str| {
+/// `prepareToolCall` (SPEC §6.7). The call moves into what it returns.
+async fn prepare_tool_call(site: &CallSite<'_>, tool_call: Json) -> Preparation {
+    let immediate = |tool_call: Json, text: &str| {
         Preparation::Immediate(ToolCallOutcome::immediate(
             tool_call,
             error_tool_result(text),
         ))
     };
     if site.signal.is_aborted() {
-        return immediate(OPERATION_ABORTED);
+        return immediate(tool_call, OPERATION_ABORTED);
     }
     let name = tool_call.field("name").and_then(Json::as_str).unwrap_or("");
     let Some(tool) = site.context.tools.iter().find(|t| t.name() == name) else {
-        return immediate(&format!("Tool {name} not found"));
+        let text = format!("Tool {name} not found");
+        return immediate(tool_call, &text);
     };
-    match guarded_preparation(site, tool, tool_call).await {
+    match guarded_preparation(site, tool, &tool_call).await {
         Ok(Ok(args)) => Preparation::Ready(Prepared {
-            tool_call: tool_call.clone(),
+            tool_call,
             tool: tool.clone(),
             args,
         }),
         Ok(Err(blocked)) => Preparation::Immediate(ToolCallOutcome::immediate(tool_call, blocked)),
-        Err(message) => immediate(&message),
+        Err(message) => immediate(tool_call, &message),
     }
 }
 
@@ -387,8 +411,9 @@ struct Executed {
     duration_ms: u64,
 }
 
-/// Invokes `execute` now (SPEC §6.8 steps 1–2).
-fn start_execution(prepared: Prepared, signal: &AbortSignal) -> Running {
+/// Invokes `execute` now (SPEC §6.8 steps 1–2). The arguments move to `execute` unless
+/// `afterToolCall` will be shown them (`keep_args`).
+fn start_execution(mut prepared: Prepared, signal: &AbortSignal, keep_args: bool) -> Running {
     let (tx, updates) = mpsc::unbounded_channel();
     let open = Arc::new(AtomicBool::new(true));
     let gate = open.clone();
@@ -415,7 +440,10 @@ fn start_execution(prepared: Prepared, signal: &AbortSignal) -> Running {
             .and_then(Json::as_str)
             .unwrap_or("")
             .to_string(),
-        args: prepared.args.clone(),
+        args: match keep_args {
+            true => prepared.args.clone(),
+            false => std::mem::take(&mut prepared.args),
+        },
         signal: signal.clone(),
         on_update,
     });
@@ -569,17 +597,17 @@ pub async fn run_tool_call(tool_call: Json, options: RunToolCallOptions) -> Tool
         after: options.after_tool_call.as_ref(),
         signal: &options.signal,
     };
-    match prepare_tool_call(&site, &tool_call).await {
+    match prepare_tool_call(&site, tool_call.clone()).await {
         Preparation::Immediate(outcome) => outcome,
         Preparation::Ready(prepared) => {
-            let running = start_execution(prepared, &options.signal);
+            let running = start_execution(prepared, &options.signal, site.after.is_some());
             match running
                 .finish(&UpdateSink::Callback(options.on_update.clone()))
                 .await
             {
                 Ok(executed) => finalize(&site, executed).await,
                 // Callback delivery cannot fail.
-                Err(message) => ToolCallOutcome::immediate(&tool_call, error_tool_result(&message)),
+                Err(message) => ToolCallOutcome::immediate(tool_call, error_tool_result(&message)),
             }
         }
     }
