@@ -999,3 +999,40 @@ fn stream_ops_match_their_delta_form_events() {
     );
     assert_eq!(untimed(message), untimed(expected));
 }
+
+/// The base partial is copied from the last one built on the thread when the model's `api`,
+/// `provider` and `id` are the same: streams of different models, one after the other, each get
+/// their own, and every one its own timestamp, last.
+#[test]
+fn base_partials_follow_their_model_and_time() {
+    let other = json!({"id": "m2", "api": "other-api"});
+    let start = |model: &Json| {
+        let mut a = Assembler::new(model);
+        start_partial(a.accept(json!({"type": "start"})))
+    };
+    let first = start(&model());
+    let second = start(&other);
+    let third = start(&model());
+    for (partial, api, provider, id) in [
+        (&first, json!("test-api"), json!("test-prov"), json!("m1")),
+        (&second, json!("other-api"), Json::Null, json!("m2")),
+        (&third, json!("test-api"), json!("test-prov"), json!("m1")),
+    ] {
+        assert_eq!(partial["api"], api);
+        assert_eq!(partial["model"], id);
+        // A model field the host left out stays absent.
+        assert_eq!(
+            partial.get("provider").cloned().unwrap_or(Json::Null),
+            provider
+        );
+        let keys: Vec<&String> = partial.as_object().unwrap().keys().collect();
+        assert_eq!(keys.last().map(|k| k.as_str()), Some("timestamp"));
+        assert!(partial["timestamp"].as_f64().is_some_and(|t| t > 1.7e12));
+    }
+    assert_eq!(first["usage"], zero_usage());
+    assert_eq!(to_string(&first), {
+        let mut same = third.clone();
+        same["timestamp"] = first["timestamp"].clone();
+        to_string(&same)
+    });
+}

@@ -305,6 +305,30 @@ impl Assembler {
 
     /// The base partial of §3.7 step 1 (request's model, zero usage, pending, now).
     fn base_partial(&self) -> JsonMap {
+        // The base is the same for every stream of a model but its timestamp: it is copied from
+        // the last one built on this thread (a map's copy takes its hash index as it is; building
+        // it hashes every key).
+        thread_local! {
+            static LAST: std::cell::RefCell<Option<([Option<Json>; 3], JsonMap)>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let mut p = LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            match last.as_ref() {
+                Some((fields, base)) if *fields == self.model_fields => base.clone(),
+                _ => {
+                    let base = self.build_base_partial();
+                    *last = Some((self.model_fields.clone(), base.clone()));
+                    base
+                }
+            }
+        });
+        set_key(&mut p, "timestamp", now_ms());
+        p
+    }
+
+    /// The base partial with a `null` timestamp.
+    fn build_base_partial(&self) -> JsonMap {
         // Sized for its fields and the few the stream adds (no rehash while it is built).
         let mut p = JsonMap::with_capacity(12);
         p.insert("role".into(), "assistant".into());
@@ -317,7 +341,7 @@ impl Assembler {
             }
         }
         p.insert("usage".into(), zero_usage());
-        p.insert("timestamp".into(), now_ms());
+        p.insert("timestamp".into(), Json::Null);
         p
     }
 
