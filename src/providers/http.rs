@@ -62,6 +62,10 @@ pub struct Response {
     read_began: Instant,
     transport: Transport,
     limits: SseLimits,
+    /// The wait for the signal's abort, made by the first read that has to wait and kept for
+    /// the next ones: a wait made per read registered with the signal and left it again each
+    /// time (a lock each way, per SSE event).
+    abort_wait: Option<Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 }
 
 /// What one read of the body gave.
@@ -97,11 +101,15 @@ impl Response {
         if let Some(chunk) = next_data(&mut self.body).now_or_never() {
             return self.take(chunk);
         }
-        loop {
+        let mut abort_wait = self.abort_wait.take().unwrap_or_else(|| {
+            let signal = signal.clone();
+            Box::pin(async move { signal.aborted().await })
+        });
+        let chunk = loop {
             tokio::select! {
                 biased;
-                _ = signal.aborted() => return Chunk::Aborted,
-                chunk = next_data(&mut self.body) => return self.take(chunk),
+                _ = abort_wait.as_mut() => return Chunk::Aborted,
+                chunk = next_data(&mut self.body) => break chunk,
                 _ = fired(&mut self.total) => {
                     return Chunk::Failed(errors::total_timeout(&self.transport))
                 }
@@ -115,7 +123,9 @@ impl Response {
                     }
                 }
             }
-        }
+        };
+        self.abort_wait = Some(abort_wait);
+        self.take(chunk)
     }
 }
 
@@ -344,6 +354,7 @@ async fn send_once(
             read_began: now,
             transport: transport.clone(),
             limits: SseLimits::default(),
+            abort_wait: None,
         });
     }
     if (300..400).contains(&status) {
