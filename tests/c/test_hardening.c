@@ -36,8 +36,16 @@ static AgentHandle new_agent(const char *options_json) {
     return agent;
 }
 
+/* Frees `agent` after `delay_us`. */
+struct FreeLater {
+    AgentHandle agent;
+    long delay_us;
+};
+
 static void *free_soon(void *arg) {
-    CHECK_OK(agent_free(*(AgentHandle *)arg));
+    struct FreeLater *later = arg;
+    if (later->delay_us) sleep_us(later->delay_us);
+    CHECK_OK(agent_free(later->agent));
     return NULL;
 }
 
@@ -145,15 +153,19 @@ int main(void) {
 #endif
     CHECK_OK(agent_free(agent));
 
-    /* agent_events_open racing agent_free: every queue that opened is closed by the free. The
-     * open is delayed by a varying amount so that both outcomes happen; each must have been seen
-     * (more rounds until they were, within a bound), or the race was not exercised. */
+    /* agent_events_open racing agent_free: every queue that opened is closed by the free. In
+     * turn the open and the free are delayed by a varying amount so that both outcomes happen
+     * however fast either side is (under TSan on a loaded machine the free won 4000 rounds out
+     * of 4000 when only the open was delayed); each must have been seen (more rounds until they
+     * were, within a bound), or the race was not exercised. */
     int opened = 0, refused = 0;
     for (int i = 0; i < 200 || ((!opened || !refused) && i < 4000); i++) {
-        agent = new_agent(NULL);
+        long step = (i / 2) % 8;
+        struct FreeLater later = {new_agent(NULL), i % 2 ? step * 100 : 0};
+        agent = later.agent;
         pthread_t thread;
-        CHECK(pthread_create(&thread, NULL, free_soon, &agent) == 0);
-        if (i % 8) sleep_us((i % 8) * 25);
+        CHECK(pthread_create(&thread, NULL, free_soon, &later) == 0);
+        if (i % 2 == 0 && step) sleep_us(step * 25);
         AgentQueue queue = {0};
         AgentErrorCode status = code_of(agent_queue_open(agent, NULL, 0, &queue));
         CHECK(pthread_join(thread, NULL) == 0);
