@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::agent_loop::{
     self, check_continue, DeclaredTools, Emit, LoopConfig, LoopContext, QueueSource,
 };
+use crate::cost_canary::{cost_canary_on, Canary};
 use crate::dispatch::{Executor, TaskHandle};
 use crate::error::{Error, ErrorKind};
 use crate::event::AgentEvent;
@@ -31,7 +32,7 @@ use crate::host::{
 use crate::json::{intern::intern, Json};
 use crate::message::{
     failure_message, placeholder_model, role, stored_vec, tool_declaration, user_text_message,
-    Message,
+    Message, MessageList,
 };
 use crate::pending::Pending;
 use crate::request_text::RequestTextCache;
@@ -126,7 +127,7 @@ struct Settling {
 
 struct State {
     /// Shared committed messages: a run's snapshot copies references, not messages.
-    messages: Vec<Message>,
+    messages: MessageList,
     tools: Vec<AgentTool>,
     /// Every tool ever given to the agent: hook results may name them (SPEC A17).
     tool_registry: Vec<AgentTool>,
@@ -250,7 +251,7 @@ impl Agent {
                 DeclaredTools::new(system.clone(), definitions)
             });
         let state = State {
-            messages,
+            messages: messages.into(),
             declared_tools,
             tool_registry: initial.tools.clone(),
             tools: initial.tools,
@@ -430,7 +431,7 @@ impl Agent {
         state.last_run = None;
         let config = self.loop_config(state, skip_initial_steering);
         let context = LoopContext {
-            messages: state.messages.clone(),
+            messages: self.working_transcript(state),
             tools: state.tools.clone(),
         };
         let stream_fn = state.stream_fn.clone();
@@ -474,6 +475,25 @@ impl Agent {
             run.task = Some(task);
         }
         completion
+    }
+
+    /// A copy of the transcript for a run to work on: the last run's, when the transcript still
+    /// begins with it, with what the transcript gained since (O(new messages), where a copy of
+    /// the transcript costs O(its length) and so would every prompt of a long conversation).
+    fn working_transcript(&self, state: &State) -> MessageList {
+        let last = self
+            .inner
+            .request_text
+            .get()
+            .and_then(|cache| cache.take_context());
+        match last {
+            _ if cost_canary_on(Canary::Transcript) => state.messages.clone(),
+            Some(mut last) if state.messages.begins_with(&last.mark()) => {
+                last.extend(state.messages[last.len()..].iter().cloned());
+                last
+            }
+            _ => state.messages.clone(),
+        }
     }
 
     /// A run's passes of the low-level loop: the first with the context taken when the run
@@ -553,7 +573,7 @@ impl Agent {
                     state.error_message = None;
                     FirstPass {
                         context: LoopContext {
-                            messages: state.messages.clone(),
+                            messages: self.working_transcript(&state),
                             tools: state.tools.clone(),
                         },
                         config: self.loop_config(&state, false),
@@ -1143,5 +1163,83 @@ mod kept_requests {
         ]);
         assert!(!old.is_alive(), "kept after the transcript was replaced");
         runtime.block_on(agent.prompt_text("two")).unwrap();
+    }
+
+    /// Each run works on the transcript as it is when the run starts, however it changed since
+    /// the last run (a run builds on the last run's working copy when the transcript still
+    /// begins with it): its requests carry exactly the transcript's messages, as text too.
+    #[test]
+    fn every_run_works_on_the_transcript_as_it_is() {
+        use std::sync::Mutex;
+        type Seen = Arc<Mutex<Vec<(Vec<String>, String, String)>>>;
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let seen: Seen = Arc::default();
+        let during_run: Arc<Mutex<Option<Agent>>> = Arc::default();
+        let answer = json!({"content": [{"type": "text", "text": "ok"}]});
+        let (record, push_from) = (seen.clone(), during_run.clone());
+        let stream_fn: crate::host::StreamFn = Arc::new(move |request, sender| {
+            let texts = request
+                .messages
+                .iter()
+                .map(|m| m.text().to_string())
+                .collect();
+            let lent = request.lend_json_text(|text| String::from_utf8_lossy(text).into_owned());
+            record
+                .lock()
+                .unwrap()
+                .push((texts, lent, request.json_text() + "\0"));
+            if let Some(agent) = push_from.lock().unwrap().take() {
+                // The transcript gains a message the run's working copy does not have.
+                agent.push_message(json!({"role": "user", "content": "during", "timestamp": 2}));
+            }
+            crate::faux::respond(Some(&answer), request, sender);
+        });
+        let agent = Agent::new(AgentOptions {
+            stream_fn: Some(stream_fn),
+            ..Default::default()
+        })
+        .unwrap();
+        let texts = |agent: &Agent| -> Vec<String> {
+            let messages = agent.state().messages.to_vec();
+            messages.iter().map(|m| m.text().to_string()).collect()
+        };
+        let check = |agent: &Agent, step: &str| {
+            agent.inner.tasks.wait_idle_blocking();
+            let (sent, lent, whole) = seen.lock().unwrap().pop().unwrap();
+            let transcript = texts(agent);
+            // The request came before the answer the transcript ends with.
+            assert_eq!(sent[..], transcript[..transcript.len() - 1], "{step}");
+            assert_eq!(lent, whole, "{step}: the kept request text");
+        };
+        runtime.block_on(agent.prompt_text("one")).unwrap();
+        check(&agent, "first run");
+        runtime.block_on(agent.prompt_text("two")).unwrap();
+        check(&agent, "second run");
+        agent.push_message(json!({"role": "user", "content": "between", "timestamp": 1}));
+        runtime.block_on(agent.prompt_text("three")).unwrap();
+        check(&agent, "after a message pushed between runs");
+        *during_run.lock().unwrap() = Some(agent.clone());
+        runtime.block_on(agent.prompt_text("four")).unwrap();
+        agent.inner.tasks.wait_idle_blocking();
+        let (sent, _, _) = seen.lock().unwrap().pop().unwrap();
+        assert!(
+            !sent.iter().any(|m| m.contains("during")),
+            "pushed after the request"
+        );
+        assert!(texts(&agent).iter().any(|m| m.contains("during")));
+        runtime.block_on(agent.prompt_text("five")).unwrap();
+        check(&agent, "after a message pushed during a run");
+        agent.set_messages(vec![
+            json!({"role": "user", "content": "fresh", "timestamp": 3}),
+        ]);
+        runtime.block_on(agent.prompt_text("six")).unwrap();
+        check(&agent, "after the transcript was replaced");
+        let mut state = agent.state();
+        state
+            .messages
+            .edit(|m| m.insert(0, Message::new(json!({"role": "user", "content": "0"}))));
+        drop(state);
+        runtime.block_on(agent.prompt_text("seven")).unwrap();
+        check(&agent, "after a message was inserted");
     }
 }

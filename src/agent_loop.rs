@@ -13,7 +13,10 @@ use crate::host::{
     StreamRequest, ToolSet, CANCELLED,
 };
 use crate::json::{json, object, set_key, Json, JsonMap};
-use crate::message::{default_identity, from_json_vec, role, to_json_vec, tool_calls, Message};
+use crate::message::{
+    default_identity, from_json_vec, role, to_json_vec, tool_calls, Message, MessageList,
+};
+use crate::request_text::KeptList;
 use crate::request_text::RequestTextCache;
 use crate::stream::{self, StreamOutput};
 use crate::transcript::declare_tool_changes_in;
@@ -106,9 +109,10 @@ impl DeclaredTools {
             message,
             definitions,
         } = &*self.0;
-        let mut systems = context.messages.iter().filter(|m| m.is_system());
-        let only_this =
-            systems.next().is_some_and(|m| m.ptr_eq(message)) && systems.next().is_none();
+        let only_this = context
+            .messages
+            .only_system_message()
+            .is_some_and(|m| m.ptr_eq(message));
         only_this
             && context.tools.len() == definitions.len()
             && context
@@ -132,7 +136,7 @@ impl std::fmt::Debug for DeclaredTools {
 #[derive(Clone, Default, Debug)]
 pub struct LoopContext {
     /// Shared committed messages: copying the context copies references, not messages.
-    pub messages: Vec<Message>,
+    pub messages: MessageList,
     pub tools: Vec<AgentTool>,
 }
 
@@ -175,7 +179,7 @@ pub async fn run_agent_loop(
         run.emitter.emit_message(message).await?;
     }
     run.main_loop().await?;
-    Ok(run.new_messages)
+    Ok(std::mem::take(&mut run.new_messages))
 }
 
 /// The two checks `runAgentLoopContinue` makes before any event (SPEC §6.3).
@@ -202,7 +206,7 @@ pub async fn run_agent_loop_continue(
     run.emit(AgentEvent::AgentStart).await?;
     run.emit(AgentEvent::TurnStart).await?;
     run.main_loop().await?;
-    Ok(run.new_messages)
+    Ok(std::mem::take(&mut run.new_messages))
 }
 
 /// Serialises event delivery: parallel tools never overlap two emits (SPEC §1.3 item 2).
@@ -300,7 +304,17 @@ struct Run {
     tool_set_generations: Option<Vec<u64>>,
     tool_set_tools: Vec<Arc<Json>>,
     /// The last request's messages under the default conversion, the next one's start.
-    llm_messages: Arc<Vec<Message>>,
+    llm_messages: KeptList,
+}
+
+impl Drop for Run {
+    /// An agent's next run starts from the transcript this one worked on, plus what the agent's
+    /// transcript gained since: no copy of the whole.
+    fn drop(&mut self) {
+        if let Some(cache) = &self.config.request_text {
+            cache.keep_context(std::mem::take(&mut self.context.messages));
+        }
+    }
 }
 
 /// The assistant message and tool results of the last turn (`lastTurn`).
@@ -335,7 +349,7 @@ impl Run {
             new_messages: Vec::new(),
             tool_set_generations: None,
             tool_set_tools: Vec::new(),
-            llm_messages: Arc::default(),
+            llm_messages: KeptList::default(),
         }
     }
 
@@ -559,7 +573,7 @@ impl Run {
     fn apply_update(&mut self, update: &Json) {
         if let Some(context) = update.field("context").filter(|c| c.is_object()) {
             if let Some(messages) = context.field("messages").and_then(Json::as_array) {
-                self.context.messages = from_json_vec(messages.clone());
+                self.context.messages = from_json_vec(messages.clone()).into();
             }
             let names = context
                 .field("tools")
@@ -599,26 +613,35 @@ impl Run {
     }
 
     fn default_conversion(&self, messages: &[Message]) -> Vec<Message> {
-        if !self.config.session_messages {
-            return default_convert_to_llm(messages);
-        }
-        messages
-            .iter()
-            .flat_map(|message| match message.is_llm() {
-                true => vec![message.clone()],
-                false => crate::session::convert_to_llm(std::slice::from_ref(message.json()))
-                    .into_iter()
-                    .map(Message::new)
-                    .collect(),
-            })
-            .collect()
+        let mut converted = Vec::with_capacity(messages.len());
+        self.convert_into(messages, &mut converted);
+        converted
     }
 
-    /// The default conversion of the working context when it keeps every message (the usual
-    /// case), built on the last request's list: a run's next request sees the same messages and
-    /// a few more, so only those are added, and the list is shared with the request, not copied
-    /// (no reference count taken per message per request). The last list is a prefix when its
-    /// messages are the context's first ones, the same values (checked by address).
+    /// Appends the default conversion of `messages` to `into`: message by message, so the
+    /// conversion of a transcript is its start's followed by the rest's.
+    fn convert_into(&self, messages: &[Message], into: &mut Vec<Message>) {
+        if !self.config.session_messages {
+            into.extend(messages.iter().filter(|m| m.is_llm()).cloned());
+            return;
+        }
+        for message in messages {
+            match message.is_llm() {
+                true => into.push(message.clone()),
+                false => into.extend(
+                    crate::session::convert_to_llm(std::slice::from_ref(message.json()))
+                        .into_iter()
+                        .map(Message::new),
+                ),
+            }
+        }
+    }
+
+    /// The default conversion of the working context, built on the last request's list: a
+    /// run's next request sees the same transcript and a few messages more, so only those are
+    /// converted, and the list is shared with the request, not copied (no reference count taken
+    /// per message per request). The last list continues when the transcript it was converted
+    /// from begins this one (`MessageList::begins_with`, O(1)).
     fn shared_conversion(&mut self) -> Arc<Vec<Message>> {
         // An agent keeps the list between runs (its next run's context starts with the same
         // messages); a bare loop keeps it for its own run.
@@ -636,25 +659,20 @@ impl Run {
     /// `shared_conversion` on the run's kept list.
     fn convert_on_kept(&mut self) -> Arc<Vec<Message>> {
         let messages = &self.context.messages;
-        let kept = &self.llm_messages;
-        let continues = kept.len() <= messages.len()
-            && kept.iter().zip(messages.iter()).all(|(k, m)| k.ptr_eq(m));
-        let new = if continues {
-            &messages[kept.len()..]
-        } else {
-            &messages[..]
+        let kept = std::mem::take(&mut self.llm_messages);
+        let (mut list, new) = match &kept.source {
+            Some(source) if messages.begins_with(source) => {
+                (kept.messages, &messages[source.len()..])
+            }
+            _ => (Arc::default(), &messages[..]),
         };
-        if !new.iter().all(Message::is_llm) || self.config.session_messages {
-            self.llm_messages = Arc::default();
-            return Arc::new(self.default_conversion(messages));
-        }
         // Copied only when the last request still holds the list (a stream still running).
-        let list = Arc::make_mut(&mut self.llm_messages);
-        if !continues {
-            list.clear();
-        }
-        list.extend(new.iter().cloned());
-        Arc::clone(&self.llm_messages)
+        self.convert_into(new, Arc::make_mut(&mut list));
+        self.llm_messages = KeptList {
+            messages: list.clone(),
+            source: Some(messages.mark()),
+        };
+        list
     }
 
     /// `streamAssistantResponse` (SPEC §6.5) and the stream consumption of SPEC §3.10.
@@ -725,9 +743,9 @@ impl Run {
             match output {
                 StreamOutput::Ignored => receiver.notify_consumed().await,
                 StreamOutput::Start { partial } => {
-                    // The working context holds the partial only as a placeholder: nothing reads
-                    // it before the final message replaces it.
-                    self.context.messages.push(Message::new(Json::Null));
+                    // The working context gets the final message only: nothing reads it before
+                    // (the transcript then takes the same messages in the same order as the
+                    // agent's: see `MessageList`).
                     self.emit(AgentEvent::MessageStart {
                         message: Message::assembled(partial),
                     })
@@ -767,12 +785,8 @@ impl Run {
                         set_key(object, "thinkingLevel", json!(self.thinking_level()));
                     }
                     let message = Message::new(message);
-                    if started {
-                        if let Some(last) = self.context.messages.last_mut() {
-                            *last = message.clone();
-                        }
-                    } else {
-                        self.context.messages.push(message.clone());
+                    self.context.messages.push(message.clone());
+                    if !started {
                         self.emit(AgentEvent::MessageStart {
                             message: message.clone(),
                         })
@@ -903,8 +917,10 @@ pub(crate) mod tests {
         let system = Message::stored(json!({"role": "system", "content": "p", "timestamp": 0}));
         let declared = DeclaredTools::new(system.clone(), definitions.clone()).unwrap();
         let user = Message::new(json!({"role": "user", "content": "hi", "timestamp": 1}));
-        let context =
-            |messages: Vec<Message>, tools: Vec<AgentTool>| LoopContext { messages, tools };
+        let context = |messages: Vec<Message>, tools: Vec<AgentTool>| LoopContext {
+            messages: messages.into(),
+            tools,
+        };
         let prompt = [json!({"role": "user", "content": "go", "timestamp": 2})];
 
         let same = context(vec![system.clone(), user.clone()], tools.clone());

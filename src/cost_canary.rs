@@ -13,6 +13,9 @@ pub(crate) enum Canary {
     /// `LIBAGENT_COST_CANARY=text`: a streamed text (a block's text, thinking or tool arguments)
     /// is copied whole at each delta instead of appended in place.
     Text,
+    /// `LIBAGENT_COST_CANARY=transcript`: each run copies the agent's whole transcript, and each
+    /// request's text is rendered whole, instead of building on the last run's and request's.
+    Transcript,
 }
 
 /// Whether `canary` is switched on for this process (never in normal use: only the cost test
@@ -22,6 +25,7 @@ pub(crate) fn cost_canary_on(canary: Canary) -> bool {
     let chosen = CHOSEN.get_or_init(|| match std::env::var("LIBAGENT_COST_CANARY").as_deref() {
         Ok("sse") => Some(Canary::Sse),
         Ok("text") => Some(Canary::Text),
+        Ok("transcript") => Some(Canary::Transcript),
         _ => None,
     });
     *chosen == Some(canary)

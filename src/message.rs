@@ -3,11 +3,14 @@
 //! Messages are host JSON kept verbatim (custom roles and unknown fields round-trip); this
 //! module holds the fixed shapes the core creates itself and small accessors.
 
+pub mod list;
 pub mod types;
 
 use crate::json::Field;
 use crate::json::{json, now_ms, object, Json, JsonMap};
 use crate::stream::partial::PartialSnapshot;
+
+pub use list::{ListMark, MessageList};
 
 /// The zero usage of SPEC §2.2: a copy of one built once (a copy reuses the maps' hashes and
 /// index tables, where building hashes every key again: ~2.5 k instructions against ~6 k, and

@@ -5,23 +5,36 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
+use crate::cost_canary::{cost_canary_on, Canary};
 use crate::host::StreamRequest;
 use crate::json::Json;
-use crate::message::{Message, MessageIdentity};
+use crate::message::{ListMark, Message, MessageIdentity, MessageList};
 use crate::sync::lock;
 
-/// The text of an agent's last request, kept for its next one, and its messages under the
-/// default conversion (the next request's list is built on them: see `Run::shared_conversion`).
+/// The text of an agent's last request, kept for its next one, its messages under the default
+/// conversion (the next request's list is built on them: see `Run::shared_conversion`), and the
+/// last run's working transcript (the next run's is built on it: see `Agent::start_run`).
 #[derive(Default)]
 pub struct RequestTextCache {
     text: Mutex<Option<Box<Rendered>>>,
-    messages: Mutex<Arc<Vec<Message>>>,
+    messages: Mutex<KeptList>,
+    context: Mutex<Option<MessageList>>,
+}
+
+/// A request's messages under the default conversion, and the transcript they were converted
+/// from (`None`: not kept for a next request).
+#[derive(Default, Clone)]
+pub struct KeptList {
+    pub messages: Arc<Vec<Message>>,
+    pub source: Option<ListMark>,
 }
 
 /// A request's text, NUL-terminated, and what its messages part was made from.
 struct Rendered {
     /// The model rendered (its address is not reused while this is held).
     model: Weak<Json>,
+    /// The transcript the messages rendered were converted from, when the request said.
+    source: Option<ListMark>,
     /// The messages rendered, in order.
     messages: Vec<MessageIdentity>,
     /// Where the last message's text ends: what follows is the request's own tail.
@@ -40,43 +53,68 @@ impl RequestTextCache {
     /// messages begin the request's. No lock is held while `lend` runs (it runs host code).
     pub fn lend<R>(&self, request: &StreamRequest, lend: impl FnOnce(&[u8]) -> R) -> R {
         let kept = lock(&self.text).take().map(|kept| *kept);
-        let rendered = render(kept, request);
+        let kept = kept.filter(|_| !cost_canary_on(Canary::Transcript));
+        let source = {
+            let list = lock(&self.messages);
+            let same = Arc::ptr_eq(&list.messages, &request.messages);
+            same.then(|| list.source.clone()).flatten()
+        };
+        let rendered = render(kept, request, source);
         let result = lend(rendered.text.as_bytes());
         *lock(&self.text) = Some(Box::new(rendered));
         result
     }
 
     /// The last request's message list (taken: the caller puts the next one back).
-    pub fn take_messages(&self) -> Arc<Vec<Message>> {
+    pub fn take_messages(&self) -> KeptList {
         std::mem::take(&mut *lock(&self.messages))
     }
 
-    /// Keeps `messages` for the next request.
-    pub fn keep_messages(&self, messages: Arc<Vec<Message>>) {
-        *lock(&self.messages) = messages;
+    /// Keeps `list` for the next request.
+    pub fn keep_messages(&self, list: KeptList) {
+        let replaced = std::mem::replace(&mut *lock(&self.messages), list);
+        drop(replaced); // after the lock
+    }
+
+    /// Keeps a run's working transcript for the next run's to be built on.
+    pub fn keep_context(&self, messages: MessageList) {
+        let replaced = lock(&self.context).replace(messages);
+        drop(replaced);
+    }
+
+    /// The last run's working transcript (taken).
+    pub fn take_context(&self) -> Option<MessageList> {
+        lock(&self.context).take()
     }
 }
 
 /// The request's text without its terminator, built afresh.
 pub fn json_text(request: &StreamRequest) -> String {
-    let mut text = render(None, request).text;
+    let mut text = render(None, request, None).text;
     text.pop();
     text
 }
 
 /// `request`'s text, built on `kept`: its messages part is kept when the request's messages
-/// begin with the same ones under the same model; otherwise its buffer is reused.
-fn render(kept: Option<Rendered>, request: &StreamRequest) -> Rendered {
+/// begin with the same ones under the same model; otherwise its buffer is reused. `source` is
+/// the transcript the request's messages were converted from, when known: a kept text from the
+/// start of it is continued without comparing the messages.
+fn render(kept: Option<Rendered>, request: &StreamRequest, source: Option<ListMark>) -> Rendered {
     let model = model_text(&request.model);
     let options = crate::json::to_string(&request.options);
     let continues = |kept: &Rendered| {
+        let from_source = match (&kept.source, &source) {
+            (Some(before), Some(now)) => before.begins(now),
+            _ => false,
+        };
         std::ptr::eq(kept.model.as_ptr(), Arc::as_ptr(&request.model))
             && kept.messages.len() <= request.messages.len()
-            && kept
-                .messages
-                .iter()
-                .zip(request.messages.iter())
-                .all(|(identity, message)| identity.is(message))
+            && (from_source
+                || kept
+                    .messages
+                    .iter()
+                    .zip(request.messages.iter())
+                    .all(|(identity, message)| identity.is(message)))
     };
     let mut rendered = match kept {
         Some(mut kept) if continues(&kept) => {
@@ -100,6 +138,7 @@ fn render(kept: Option<Rendered>, request: &StreamRequest) -> Rendered {
             text.push_str(",\"context\":{\"messages\":[");
             Rendered {
                 model: Arc::downgrade(&request.model),
+                source: None,
                 messages: Vec::with_capacity(request.messages.len()),
                 messages_end: text.len(),
                 text,
@@ -118,6 +157,7 @@ fn render(kept: Option<Rendered>, request: &StreamRequest) -> Rendered {
         rendered.messages.push(message.identity());
     }
     rendered.messages_end = rendered.text.len();
+    rendered.source = source;
     rendered.text.push_str("]},\"options\":");
     rendered.text.push_str(&options);
     // The terminator of the C string the host receives: JSON text holds no other NUL (the

@@ -41,7 +41,7 @@ async fn c126_run_emits_start_events_then_prompt_messages() {
 #[tokio::test]
 async fn c127_run_returns_new_messages_including_prompts() {
     let context = LoopContext {
-        messages: vec![umsg("old").into()],
+        messages: vec![umsg("old").into()].into(),
         tools: vec![],
     };
     let out = run_with(
@@ -66,7 +66,7 @@ async fn continue_with(messages: Vec<Json>) -> Outcome {
     let (emit, events) = collect_emit();
     let (f, requests) = scripted(vec![text_response("a", 1)]);
     let context = LoopContext {
-        messages: from_json_vec(messages),
+        messages: from_json_vec(messages).into(),
         tools: vec![],
     };
     let result = run_agent_loop_continue(context, loop_config(), emit, AbortSignal::new(), Some(f))

@@ -53,7 +53,7 @@ async fn c170_finish_turn_receives_new_messages_and_full_context() {
         ..loop_config()
     };
     let ctx = LoopContext {
-        messages: vec![umsg("old").into()],
+        messages: vec![umsg("old").into()].into(),
         tools: vec![text_tool("read", "R", 0)],
     };
     let responses = read_then(&["a2"]);
@@ -119,7 +119,8 @@ async fn c175_tools_from_prepare_next_turn_are_declared_at_the_next_turn_start()
     let ctx = LoopContext {
         messages: vec![
             json!({"role": "system", "content": "Base", "toolsAdded": [decl("read")], "timestamp": 0}).into(),
-        ],
+        ]
+        .into(),
         tools: vec![read],
     };
     let responses = read_then(&["a2"]);

@@ -208,7 +208,7 @@ impl Agent {
         let estimated_after: u64 = messages.iter().map(estimate_message).sum();
         {
             let mut state = self.state();
-            state.messages = stored_vec(messages);
+            state.messages = stored_vec(messages).into();
             state.declared_tools = None;
             state.compacted_len = Some(state.messages.len());
         }

@@ -276,7 +276,7 @@ impl Agent {
         let mut state = self.state();
         let index = state.messages.iter().rposition(|m| m.ptr_eq(message));
         if let Some(index) = index {
-            state.messages.remove(index);
+            state.messages.edit(|messages| messages.remove(index));
         }
         Ok(index)
     }
@@ -345,7 +345,7 @@ impl Agent {
                     if let (None, Some(index)) = (&self.inner.session, hidden_at) {
                         let mut state = self.state();
                         let index = index.min(state.messages.len());
-                        state.messages.insert(index, message.clone());
+                        state.messages.edit(|m| m.insert(index, message.clone()));
                     }
                     Next::Done
                 }

@@ -86,7 +86,7 @@ impl Agent {
 
     /// The transcript's shared messages (no copy of any message).
     pub fn shared_messages(&self) -> Vec<Message> {
-        self.state().messages.clone()
+        self.state().messages.to_vec()
     }
 
     /// How many messages the transcript holds (O(1)).
@@ -105,7 +105,7 @@ impl Agent {
     /// Replaces the transcript with a copy of `messages`.
     pub fn set_messages(&self, messages: Vec<Json>) {
         let mut state = self.state();
-        state.messages = stored_vec(messages);
+        state.messages = stored_vec(messages).into();
         state.declared_tools = None;
         state.compacted_len = None;
         drop(state);
@@ -117,6 +117,7 @@ impl Agent {
     pub(super) fn forget_replaced_messages(&self) {
         if let Some(cache) = self.inner.request_text.get() {
             drop(cache.take_messages());
+            drop(cache.take_context());
         }
     }
 

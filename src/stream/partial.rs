@@ -221,10 +221,20 @@ pub struct Partial {
 /// The message's fields (with a placeholder at `content`), and their text around `content`:
 /// rendered by the first full-shape event after a change and reused while they stay the same
 /// (only `start`, full-form events and the end change them).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct MessageFields {
     json: JsonMap,
     text: OnceLock<(String, String)>,
+}
+
+impl Clone for MessageFields {
+    /// A copy is made to be changed (`Arc::make_mut`): the text it would copy is stale then.
+    fn clone(&self) -> Self {
+        MessageFields {
+            json: self.json.clone(),
+            text: OnceLock::new(),
+        }
+    }
 }
 
 impl Partial {

@@ -26,7 +26,7 @@ pub async fn run_go(
     f: StreamFn,
 ) -> Vec<Json> {
     let context = LoopContext {
-        messages: vec![],
+        messages: Default::default(),
         tools,
     };
     let config = LoopConfig {

@@ -73,7 +73,7 @@ pub fn logging_hook(log: &Log, name: &'static str, answer: Option<Json>) -> Hook
 /// A context holding only the tool `read` (answering `R`).
 pub fn read_context() -> LoopContext {
     LoopContext {
-        messages: vec![],
+        messages: Default::default(),
         tools: vec![text_tool("read", "R", 0)],
     }
 }

@@ -2,7 +2,8 @@
 """make cost-test: instructions, not time. Runs the optimized library (target/suite, `make suite-lib`)
 under callgrind, each scenario at N, 2N and 4N units of work, each run's instructions dumped apart:
 
-  stream_work.c    deltas of each kind pushed through the C ABI, and a transcript replay
+  stream_work.c    deltas of each kind pushed through the C ABI, a transcript replay, and prompts to
+                   one agent (its transcript growing)
   provider_work.c  a streamed text read over HTTP by the openai-completions and anthropic-messages
                    providers from sse_server.py (a process of its own: callgrind counts the client)
   coding_work.c    the coding pack's grep over a tree of N files, read of a file of N lines
@@ -13,9 +14,9 @@ and fails when work is superlinear: the instructions each unit of work costs bet
 work gives 1.00; work that re-reads or re-copies what came before grows with N and gives up to 2.
 
 Then the canaries (src/cost_canary.rs, switched on by LIBAGENT_COST_CANARY): the same measurement
-with a quadratic copy in the SSE parser and in streamed text must fail, else the cost test fails
-with "the canary was not caught". Environment: COST_STREAM_DELTAS, COST_TRANSCRIPT_CYCLES,
-COST_SSE_DELTAS, COST_GREP_FILES, COST_READ_LINES, COST_SESSION_ENTRIES set N per family (defaults below); sizes much
+with a quadratic copy in the SSE parser, in streamed text and of the transcript per prompt must
+fail, else the cost test fails with "the canary was not caught". Environment: COST_STREAM_DELTAS,
+COST_TRANSCRIPT_CYCLES, COST_PROMPTS, COST_SSE_DELTAS, COST_GREP_FILES, COST_READ_LINES, COST_SESSION_ENTRIES set N per family (defaults below); sizes much
 smaller than the defaults are noisier (0.95-1.06 on linear scenarios at N = 400 deltas)."""
 import concurrent.futures
 import glob
@@ -36,6 +37,7 @@ import sys
 MARGINAL_LIMIT = 1.06
 STREAM_DELTAS = int(os.environ.get("COST_STREAM_DELTAS", "4000"))
 TRANSCRIPT_CYCLES = int(os.environ.get("COST_TRANSCRIPT_CYCLES", "1000"))
+PROMPTS = int(os.environ.get("COST_PROMPTS", "250"))
 SSE_DELTAS = int(os.environ.get("COST_SSE_DELTAS", "2000"))
 GREP_FILES = int(os.environ.get("COST_GREP_FILES", "400"))
 READ_LINES = int(os.environ.get("COST_READ_LINES", "40000"))
@@ -178,6 +180,8 @@ def main():
                        STREAM_DELTAS, "delta", None),
             "transcript": ([stream_work, str(TRANSCRIPT_CYCLES), "transcript"], None, "stream", ["transcript"],
                            TRANSCRIPT_CYCLES, "cycle", None),
+            "prompts": ([stream_work, str(PROMPTS), "prompts"], None, "stream", ["prompts"], PROMPTS, "prompt",
+                        None),
             "providers": ([provider_work, port, str(SSE_DELTAS), "openai", "anthropic"], None, "providers",
                           ["openai", "anthropic"], SSE_DELTAS, "delta", None),
             "grep": ([coding_work, trees, f"grep={GREP_FILES}"], None, "coding", ["grep"], GREP_FILES, "file", None),
@@ -188,6 +192,9 @@ def main():
                            "providers", ["openai"], sse_canary, "delta", "sse"),
             "canary-text": ([stream_work, str(text_canary), "text-typed"], {"LIBAGENT_COST_CANARY": "text"},
                             "stream", ["text-typed"], text_canary, "delta", "text"),
+            # At full N: a prompt's own work is large beside one copy of a short transcript.
+            "canary-transcript": ([stream_work, str(PROMPTS), "prompts"], {"LIBAGENT_COST_CANARY": "transcript"},
+                                  "stream", ["prompts"], PROMPTS, "prompt", "transcript"),
         }
         # Two at a time (two cores); each process is measured alone, so running beside another
         # changes its time, not its instructions.

@@ -13,7 +13,9 @@
  *   toolcall      one tool call whose string argument grows by one delta at a time (typed)
  *   toolcall-json the same, pushed as JSON events
  *   transcript    no deltas: the agent starts from N remove/re-add cycles of tool declarations in
- *                 system messages, which the prompt replays to declare its own tools */
+ *                 system messages, which the prompt replays to declare its own tools
+ *   prompts       N prompts to one agent, each answered with one short text: a prompt must cost
+ *                 the same on a long transcript as on a short one */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,13 @@ static void check(AgentError *error, const char *what) {
 static void stream(void *ud, const char *request, size_t request_len, AgentStream s) {
     (void)ud, (void)request, (void)request_len;
     check(agent_stream_push(s, "{\"type\":\"start\"}", AGENT_NTS), "start");
+    if (!strcmp(scenario, "prompts")) {
+        check(agent_stream_push_block_start(s, AGENT_BLOCK_TEXT, 0), "block_start");
+        check(agent_stream_push_text_delta(s, 0, "abcdefgh", 8), "delta");
+        check(agent_stream_push_block_end(s, AGENT_BLOCK_TEXT, 0), "block_end");
+        check(agent_stream_push(s, "{\"type\":\"done\",\"reason\":\"stop\"}", AGENT_NTS), "done");
+        return;
+    }
     if (requests++ > 0 || !strcmp(scenario, "transcript")) { /* the turn after the tool call */
         check(agent_stream_push(s, "{\"type\":\"done\",\"reason\":\"stop\"}", AGENT_NTS), "done");
         return;
@@ -95,12 +104,12 @@ static char *options_json(int cycles) {
     return text;
 }
 
-/* One agent, one run of `n` deltas of `name` (or `n` transcript cycles), freed again: everything
- * the run costs. */
+/* One agent, one run of `n` deltas of `name` (or `n` transcript cycles, or `n` prompts), freed
+ * again: everything the runs cost. */
 static void run(const char *name, int n) {
     scenario = name;
-    int transcript = !strcmp(name, "transcript");
-    deltas = transcript ? 0 : n;
+    int transcript = !strcmp(name, "transcript"), prompts = !strcmp(name, "prompts");
+    deltas = transcript || prompts ? 0 : n;
     requests = 0;
     seen = 0;
     AgentOptions options;
@@ -117,9 +126,18 @@ static void run(const char *name, int n) {
     check(agent_new(options, &agent), "agent");
     uint64_t id;
     check(agent_subscribe(agent, listener, NULL, NULL, &id), "subscribe");
-    check(agent_prompt(agent, "\"go\"", AGENT_NTS, NULL, NULL, NULL), "prompt");
     AgentWaitResult waited;
-    check(agent_wait_for_idle(agent, -1, &waited), "wait");
+    size_t before = 0, messages = 0;
+    check(agent_get_message_count(agent, &before), "message count");
+    for (int i = 0; i < (prompts ? n : 1); i++) {
+        check(agent_prompt(agent, "\"go\"", AGENT_NTS, NULL, NULL, NULL), "prompt");
+        check(agent_wait_for_idle(agent, -1, &waited), "wait");
+    }
+    check(agent_get_message_count(agent, &messages), "message count");
+    if (prompts && messages - before != (size_t)n * 2) {
+        fprintf(stderr, "stream_work: prompts: the transcript gained %zu messages\n", messages - before);
+        exit(1);
+    }
     check(agent_free(agent), "free");
     if (seen < (size_t)deltas * 8) {
         fprintf(stderr, "stream_work: %s: the listener saw %zu bytes of deltas\n", name, seen);
@@ -128,7 +146,7 @@ static void run(const char *name, int n) {
 }
 
 int main(int argc, char **argv) {
-    static const char *all[] = {"text-json", "text-typed", "thinking", "toolcall", "toolcall-json", "transcript"};
+    static const char *all[] = {"text-json", "text-typed", "thinking", "toolcall", "toolcall-json", "transcript", "prompts"};
     int n = argc >= 2 ? atoi(argv[1]) : 0;
     if (n <= 0) {
         fprintf(stderr, "usage: stream_work N [SCENARIO...]\n");
