@@ -7,9 +7,10 @@
 //! the one any list of the lineage appended at that index first (the agent's state and a run's
 //! context receive the same messages in the same order). So two lists of one lineage agree on
 //! their common length, and a list seen before (a [`ListMark`]: its lineage and length) begins
-//! a list now when they share the lineage and it was not longer.
+//! a list now when they share the lineage and it was not longer. A list starts its lineage when
+//! it is first cloned or marked: one that never is (an idle agent's) costs nothing more.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Message, MessageIdentity};
 use crate::sync::lock;
@@ -91,41 +92,46 @@ impl Systems {
 
 /// A list of committed messages read as a slice; changed by [`push`](Self::push) and
 /// [`extend`](Self::extend) (appends) or [`edit`](Self::edit) (anything else).
-#[derive(Clone)]
 pub struct MessageList {
     messages: Vec<Message>,
-    lineage: Arc<Lineage>,
+    /// Started when the list is first cloned or marked, with the messages it has then.
+    lineage: OnceLock<Arc<Lineage>>,
     systems: Systems,
 }
 
 impl MessageList {
     pub fn new(messages: Vec<Message>) -> MessageList {
         MessageList {
-            lineage: Lineage::starting_at(messages.len()),
+            lineage: OnceLock::new(),
             systems: Systems::of(&messages),
             messages,
         }
     }
 
+    fn lineage(&self) -> &Arc<Lineage> {
+        self.lineage
+            .get_or_init(|| Lineage::starting_at(self.messages.len()))
+    }
+
     /// Appends `message` (O(1) amortized).
     pub fn push(&mut self, message: Message) {
         let index = self.messages.len();
-        let follows = {
-            let mut appended = lock(&self.lineage.appended);
-            let at = index - self.lineage.base;
-            match appended.get(at) {
+        let follows = self.lineage.get().is_none_or(|lineage| {
+            let mut appended = lock(&lineage.appended);
+            match appended.get(index - lineage.base) {
                 Some(first) => first.is(&message),
                 None => {
                     appended.push(message.identity());
                     true
                 }
             }
-        };
+        });
         self.systems.note(index, &message);
         self.messages.push(message);
         if !follows {
-            // Another list of the lineage appended another message here.
-            self.lineage = Lineage::starting_at(self.messages.len());
+            // Another list of the lineage appended another message here: this one starts its
+            // own when it is next cloned or marked.
+            self.lineage = OnceLock::new();
         }
     }
 
@@ -146,7 +152,7 @@ impl MessageList {
     /// Where the list stands now.
     pub fn mark(&self) -> ListMark {
         ListMark {
-            lineage: self.lineage.clone(),
+            lineage: self.lineage().clone(),
             len: self.messages.len(),
         }
     }
@@ -154,7 +160,11 @@ impl MessageList {
     /// True when the list marked by `mark` is the start of this one: the same messages, in
     /// order, as this list's first `mark.len()` (O(1)).
     pub fn begins_with(&self, mark: &ListMark) -> bool {
-        Arc::ptr_eq(&self.lineage, &mark.lineage) && mark.len <= self.messages.len()
+        // A list without a lineage yet was never marked, nor made from one that was.
+        self.lineage
+            .get()
+            .is_some_and(|lineage| Arc::ptr_eq(lineage, &mark.lineage))
+            && mark.len <= self.messages.len()
     }
 
     /// The list's only system message, when it has exactly one (O(1)).
@@ -170,6 +180,17 @@ impl MessageList {
 
     pub fn into_vec(self) -> Vec<Message> {
         self.messages
+    }
+}
+
+impl Clone for MessageList {
+    /// The copy shares the list's lineage (started now if it had none).
+    fn clone(&self) -> Self {
+        MessageList {
+            messages: self.messages.clone(),
+            lineage: OnceLock::from(self.lineage().clone()),
+            systems: self.systems,
+        }
     }
 }
 
