@@ -1009,7 +1009,7 @@ impl Agent {
             return Err(Error::new(ErrorKind::Busy, errors::RESET_WHILE_RUNNING));
         }
         // Only system messages are read (a stored message is parsed when read).
-        let systems = state.messages.iter().filter(|m| m.is_system());
+        let systems = state.messages.system_messages();
         state.messages = current_system_message(systems.map(Message::json))
             .map(Message::stored)
             .into_iter()

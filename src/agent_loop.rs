@@ -851,15 +851,10 @@ fn declare_changes(context: &LoopContext, config: &LoopConfig, pending: Vec<Json
         return pending;
     }
     declare_tool_changes_in(
-        system_messages(&context.messages),
+        context.messages.system_messages().map(Message::json),
         &context.tool_definition_refs(),
         pending,
     )
-}
-
-/// The system messages of a transcript: only they declare tools (SPEC §4.3).
-fn system_messages(messages: &[Message]) -> impl Iterator<Item = &Json> {
-    messages.iter().filter(|m| m.is_system()).map(Message::json)
 }
 
 /// The default `convertToLlm`: keep system, user, assistant and toolResult messages (SPEC §7.14).

@@ -65,12 +65,13 @@ impl std::fmt::Debug for ListMark {
     }
 }
 
-/// Where the system messages are (kept on every change: the per-request check of the agent's
-/// own tool declarations reads them without a walk).
-#[derive(Clone, Copy, Default, Debug, PartialEq)]
+/// Where the system messages are, kept on every change: each request reads the tool
+/// declarations they carry, and finds them without a walk over the transcript.
+#[derive(Clone, Default, Debug, PartialEq)]
 struct Systems {
-    count: usize,
     first: Option<usize>,
+    /// The others' (most transcripts have one system message at most: no allocation).
+    more: Vec<usize>,
 }
 
 impl Systems {
@@ -84,9 +85,15 @@ impl Systems {
 
     fn note(&mut self, index: usize, message: &Message) {
         if message.is_system() {
-            self.count += 1;
-            self.first.get_or_insert(index);
+            match self.first {
+                None => self.first = Some(index),
+                Some(_) => self.more.push(index),
+            }
         }
+    }
+
+    fn indices(&self) -> impl Iterator<Item = usize> + Clone + '_ {
+        self.first.into_iter().chain(self.more.iter().copied())
     }
 }
 
@@ -169,13 +176,17 @@ impl MessageList {
 
     /// The list's only system message, when it has exactly one (O(1)).
     pub fn only_system_message(&self) -> Option<&Message> {
-        match self.systems {
-            Systems {
-                count: 1,
-                first: Some(index),
-            } => self.messages.get(index),
+        match (self.systems.first, self.systems.more.is_empty()) {
+            (Some(index), true) => self.messages.get(index),
             _ => None,
         }
+    }
+
+    /// The system messages, in order (O(their number), not the list's length).
+    pub fn system_messages(&self) -> impl Iterator<Item = &Message> + Clone + '_ {
+        self.systems
+            .indices()
+            .filter_map(|index| self.messages.get(index))
     }
 
     pub fn into_vec(self) -> Vec<Message> {
@@ -189,7 +200,7 @@ impl Clone for MessageList {
         MessageList {
             messages: self.messages.clone(),
             lineage: OnceLock::from(self.lineage().clone()),
-            systems: self.systems,
+            systems: self.systems.clone(),
         }
     }
 }
@@ -307,6 +318,27 @@ mod tests {
         assert!(list.only_system_message().is_some_and(|m| m.ptr_eq(&s)));
         list.edit(|m| m.remove(1));
         assert!(list.only_system_message().is_none());
+    }
+
+    #[test]
+    fn the_system_messages_are_found_in_order_after_every_change() {
+        let texts = |list: &MessageList| -> Vec<String> {
+            list.system_messages()
+                .map(|m| m.text().to_string())
+                .collect()
+        };
+        let (s, t, u) = (system("s"), system("t"), system("u"));
+        let mut list = MessageList::new(vec![message("a"), s.clone(), message("b"), t.clone()]);
+        assert_eq!(texts(&list), [s.text(), t.text()]);
+        list.push(message("c"));
+        list.push(u.clone());
+        assert_eq!(texts(&list), [s.text(), t.text(), u.text()]);
+        list.edit(|m| m.remove(1));
+        assert_eq!(texts(&list), [t.text(), u.text()]);
+        let copy = list.clone();
+        assert_eq!(texts(&copy), [t.text(), u.text()]);
+        list.edit(|m| m.retain(|m| !m.is_system()));
+        assert!(texts(&list).is_empty() && list.only_system_message().is_none());
     }
 
     #[test]
