@@ -341,6 +341,53 @@ mod tests {
         assert!(texts(&list).is_empty() && list.only_system_message().is_none());
     }
 
+    /// Two lists of one lineage appended to on two threads at once (the state and a run's
+    /// copy): whatever one says begins it, message for message, is what the other holds.
+    #[test]
+    fn lists_appended_on_two_threads_agree_on_what_they_share() {
+        let messages: Vec<Message> = (0..2000).map(|i| message(&i.to_string())).collect();
+        for parting_at in [None, Some(700)] {
+            let start = MessageList::new(vec![system("s")]);
+            let (mut a, mut b) = (start.clone(), start.clone());
+            let ours = messages.clone();
+            let theirs: Vec<Message> = messages
+                .iter()
+                .enumerate()
+                .map(|(i, m)| match parting_at {
+                    Some(at) if i == at => message("other"),
+                    _ => m.clone(),
+                })
+                .collect();
+            let go = std::sync::Barrier::new(2);
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    go.wait();
+                    a.extend(ours)
+                });
+                scope.spawn(|| {
+                    go.wait();
+                    b.extend(theirs)
+                });
+            });
+            let same = |x: &MessageList, y: &MessageList, len: usize| {
+                x[..len].iter().zip(&y[..len]).all(|(m, n)| m.ptr_eq(n))
+            };
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                if x.begins_with(&y.mark()) {
+                    assert!(
+                        same(x, y, y.len()),
+                        "a mark that begins a list that differs"
+                    );
+                }
+            }
+            match parting_at {
+                None => assert!(a.begins_with(&b.mark()) && b.begins_with(&a.mark())),
+                Some(_) => assert!(!a.begins_with(&b.mark()) && !b.begins_with(&a.mark())),
+            }
+            assert!(a.begins_with(&start.mark()) || b.begins_with(&start.mark()));
+        }
+    }
+
     #[test]
     fn an_address_freed_and_reused_is_not_taken_for_the_message_that_had_it() {
         // The lineage holds the first message's identity: a message allocated after the list
