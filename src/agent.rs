@@ -1022,6 +1022,8 @@ impl Agent {
         state.last_run = None;
         state.steering.0.clear();
         state.follow_up.0.clear();
+        drop(state);
+        self.forget_replaced_messages();
         Ok(())
     }
 
@@ -1163,6 +1165,11 @@ mod kept_requests {
         ]);
         assert!(!old.is_alive(), "kept after the transcript was replaced");
         runtime.block_on(agent.prompt_text("two")).unwrap();
+        agent.inner.tasks.wait_idle_blocking();
+        let old = agent.state().messages[0].identity();
+        assert!(old.is_alive(), "the transcript holds it");
+        agent.reset().unwrap();
+        assert!(!old.is_alive(), "kept after a reset");
     }
 
     /// Each run works on the transcript as it is when the run starts, however it changed since

@@ -944,4 +944,68 @@ pub(crate) mod tests {
         let nameless = vec![Arc::new(json!({"description": "d"}))];
         assert!(DeclaredTools::new(system, nameless).is_none());
     }
+
+    /// A session agent's requests convert its transcript (a summary becomes a user message)
+    /// on the last request's list: the next request holds exactly the whole transcript's
+    /// conversion, and the messages converted before are the same values, not converted again.
+    #[test]
+    fn a_session_transcript_is_converted_on_the_last_requests_list() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let cache = Arc::new(RequestTextCache::default());
+        let seen: Arc<std::sync::Mutex<Vec<Arc<Vec<Message>>>>> = Arc::default();
+        let record = seen.clone();
+        let answer = json!({"content": [{"type": "text", "text": "ok"}]});
+        let stream_fn: StreamFn = Arc::new(move |request: StreamRequest, sender| {
+            record.lock().unwrap().push(request.messages.clone());
+            crate::faux::respond(Some(&answer), request, sender);
+        });
+        let config = LoopConfig {
+            model: Arc::new(json!({"id": "m", "api": "a", "provider": "p"})),
+            session_messages: true,
+            request_text: Some(cache.clone()),
+            ..Default::default()
+        };
+        let emit: Emit = Arc::new(|_: &AgentEvent| Delivery::Now(Ok(())));
+        let summary = json!({"role": "compactionSummary", "summary": "before", "tokensBefore": 9,
+            "timestamp": 0});
+        let context = LoopContext {
+            messages: vec![Message::new(summary)].into(),
+            tools: Vec::new(),
+        };
+        let prompt = |text: &str| vec![json!({"role": "user", "content": text, "timestamp": 1})];
+        let run = |context, text| {
+            let loop_run = run_agent_loop(
+                prompt(text),
+                context,
+                config.clone(),
+                emit.clone(),
+                AbortSignal::new(),
+                Some(stream_fn.clone()),
+            );
+            runtime.block_on(loop_run).unwrap();
+            // What the run worked on, kept for the next one.
+            cache.take_context().unwrap()
+        };
+        let after_first = run(context, "one");
+        let after_second = run(
+            LoopContext {
+                messages: after_first,
+                tools: Vec::new(),
+            },
+            "two",
+        );
+        let requests = seen.lock().unwrap().clone();
+        assert_eq!(requests.len(), 2);
+        let whole = crate::session::convert_to_llm(&to_json_vec(&after_second[..4]));
+        assert_eq!(to_json_vec(&requests[1]), whole);
+        assert_eq!(
+            role(requests[1][0].json()),
+            "user",
+            "the summary, converted"
+        );
+        assert!(
+            requests[1][0].ptr_eq(&requests[0][0]),
+            "the summary was converted again"
+        );
+    }
 }
