@@ -9,7 +9,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Method, Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -21,7 +20,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use sse_stream::{Sse, SseStream};
 
 use super::stdio::MAX_MESSAGE_BYTES;
-use crate::http_client::{self, body_stream, next_data, Client, SendError};
+use crate::http_client::{self, body_stream, Body, Client, SendError};
 
 const SESSION_HEADER: &str = "Mcp-Session-Id";
 const LAST_EVENT_HEADER: &str = "Last-Event-Id";
@@ -78,7 +77,7 @@ impl HttpClient {
         uri: &str,
         own: &[(String, String)],
         body: Bytes,
-    ) -> Result<Response<Incoming>, Error> {
+    ) -> Result<Response<Body>, Error> {
         let headers = self.with_configured(own);
         let mut attempt = 1;
         loop {
@@ -116,7 +115,7 @@ fn bearer(headers: &mut Vec<(String, String)>, token: Option<&str>) {
 }
 
 /// An event stream whose lines are capped.
-fn events(response: Response<Incoming>) -> BoxStream<'static, Result<Sse, SseError>> {
+fn events(response: Response<Body>) -> BoxStream<'static, Result<Sse, SseError>> {
     let mut since_newline = 0usize;
     let bytes = body_stream(response.into_body()).map(move |chunk| {
         let chunk = chunk.map_err(std::io::Error::other)?;
@@ -142,10 +141,10 @@ fn events(response: Response<Incoming>) -> BoxStream<'static, Result<Sse, SseErr
 }
 
 /// A JSON body of at most `MAX_MESSAGE_BYTES`.
-async fn json_body(response: Response<Incoming>) -> Result<ServerJsonRpcMessage, Error> {
+async fn json_body(response: Response<Body>) -> Result<ServerJsonRpcMessage, Error> {
     let mut body = Vec::new();
     let mut incoming = response.into_body();
-    while let Some(chunk) = next_data(&mut incoming).await {
+    while let Some(chunk) = incoming.data().await {
         let chunk = chunk.map_err(|e| {
             StreamableHttpError::UnexpectedServerResponse(
                 format!("the body could not be read: {e}").into(),
@@ -165,7 +164,7 @@ async fn json_body(response: Response<Incoming>) -> Result<ServerJsonRpcMessage,
     Ok(serde_json::from_slice(&body)?)
 }
 
-fn content_type(response: &Response<Incoming>) -> String {
+fn content_type(response: &Response<Body>) -> String {
     response
         .headers()
         .get(CONTENT_TYPE)

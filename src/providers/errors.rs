@@ -8,7 +8,9 @@ use hyper::header::{HeaderMap, CONTENT_TYPE, LOCATION};
 
 use super::http::CLOSED_BEFORE_HEADERS;
 use super::transport::Transport;
-use crate::http_client::{ConnectTimedOut, ProxyFailed, SendError, READ_BUFFER_BYTES};
+use crate::http_client::{
+    ConnectTimedOut, ExchangeError, ProxyFailed, SendError, READ_BUFFER_BYTES,
+};
 
 pub fn total_timeout(transport: &Transport) -> String {
     format!(
@@ -26,15 +28,22 @@ pub fn idle_timeout(transport: &Transport) -> String {
 
 /// The text for a request to `url` that got no response.
 pub fn describe(error: &SendError, url: &str, transport: &Transport) -> String {
-    let error = match error {
-        SendError::Build(why) => return format!("The request could not be built: {why}."),
-        SendError::Failed(error) => error,
-    };
     let url = url::Url::parse(url).ok();
     let url = url.as_ref();
     let host = url
         .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)))
         .unwrap_or_default();
+    let error = match error {
+        SendError::Build(why) => return format!("The request could not be built: {why}."),
+        SendError::Exchange(ExchangeError::HeadTooLarge) => {
+            return format!(
+                "The response head from {host} is too large (more than {} KB or 100 headers).",
+                READ_BUFFER_BYTES / 1024
+            )
+        }
+        SendError::Exchange(_) => return CLOSED_BEFORE_HEADERS.to_string(),
+        SendError::Connect(error) => &**error,
+    };
     let https = url.is_some_and(|u| u.scheme() == "https");
     let chain = causes(error);
     for cause in &chain {
@@ -60,13 +69,6 @@ pub fn describe(error: &SendError, url: &str, transport: &Transport) -> String {
             );
         }
         let text = cause.to_string();
-        // hyper's text for a head over its size or header-count limit.
-        if text.contains("message head is too large") {
-            return format!(
-                "The response head from {host} is too large (more than {} KB or 100 headers).",
-                READ_BUFFER_BYTES / 1024
-            );
-        }
         if text.starts_with("dns error") {
             let detail = chain.last().map(|c| c.to_string()).unwrap_or_default();
             let name = url.and_then(|u| u.host_str()).unwrap_or("");
@@ -79,7 +81,7 @@ pub fn describe(error: &SendError, url: &str, transport: &Transport) -> String {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
     });
-    if https && error.is_connect() && eof {
+    if https && eof {
         return format!(
             "TLS handshake with {host} failed: the server closed the connection (is it a plain-HTTP port? Then use http://)."
         );

@@ -10,14 +10,13 @@ use std::time::Duration;
 use futures::FutureExt;
 use tokio::time::{Instant, Sleep};
 
-use hyper::body::Incoming;
 use hyper::header::HeaderMap;
 
 use super::errors;
 use super::sse::SseLimits;
 pub use super::transport::Transport;
 use crate::host::AbortSignal;
-use crate::http_client::{next_data, Client, SendError};
+use crate::http_client::{Body, BodyError, Client, SendError};
 
 /// Node's text for a connection closed before the response headers.
 pub const CLOSED_BEFORE_HEADERS: &str = "Connection error.: other side closed (UND_ERR_SOCKET)";
@@ -50,7 +49,7 @@ pub enum Failure {
 
 /// An open response whose body is read with [`Response::next_chunk`].
 pub struct Response {
-    body: Incoming,
+    body: Body,
     /// The end of the attempt's `timeoutMs`, and its timer.
     deadline: Option<Instant>,
     total: Option<Pin<Box<Sleep>>>,
@@ -98,7 +97,7 @@ impl Response {
         if self.deadline.is_some_and(|deadline| now >= deadline) {
             return Chunk::Failed(errors::total_timeout(&self.transport));
         }
-        if let Some(chunk) = next_data(&mut self.body).now_or_never() {
+        if let Some(chunk) = self.body.data().now_or_never() {
             return self.take(chunk);
         }
         let mut abort_wait = self.abort_wait.take().unwrap_or_else(|| {
@@ -109,7 +108,7 @@ impl Response {
             tokio::select! {
                 biased;
                 _ = abort_wait.as_mut() => return Chunk::Aborted,
-                chunk = next_data(&mut self.body) => break chunk,
+                chunk = self.body.data() => break chunk,
                 _ = fired(&mut self.total) => {
                     return Chunk::Failed(errors::total_timeout(&self.transport))
                 }
@@ -130,7 +129,7 @@ impl Response {
 }
 
 impl Response {
-    fn take(&mut self, chunk: Option<Result<bytes::Bytes, hyper::Error>>) -> Chunk {
+    fn take(&mut self, chunk: Option<Result<bytes::Bytes, BodyError>>) -> Chunk {
         match chunk {
             Some(Ok(bytes)) => match self.limits.check(&bytes) {
                 Ok(()) => Chunk::Data(bytes),
@@ -331,7 +330,7 @@ async fn send_once(
             // A request that cannot be made fails the same way on every attempt.
             match e {
                 SendError::Build(_) => Attempt::Final(text),
-                SendError::Failed(_) => Attempt::Connection(text),
+                SendError::Connect(_) | SendError::Exchange(_) => Attempt::Connection(text),
             }
         })?,
         _ = until(deadline) => return Err(Attempt::Connection(errors::total_timeout(transport))),
@@ -375,7 +374,7 @@ async fn send_once(
 /// naming the limit). A body that stops arriving (idle or total timeout, a dropped connection)
 /// gives what came so far.
 async fn read_error_body(
-    response: &mut Incoming,
+    response: &mut Body,
     signal: &AbortSignal,
     deadline: Option<Instant>,
     transport: &Transport,
@@ -387,7 +386,7 @@ async fn read_error_body(
         let chunk = tokio::select! {
             biased;
             _ = signal.aborted() => return Err(Attempt::Aborted),
-            chunk = next_data(response) => chunk,
+            chunk = response.data() => chunk,
             _ = until(deadline) => break,
             _ = until(idle) => break,
         };
