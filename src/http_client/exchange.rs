@@ -9,7 +9,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use hyper::header::TRANSFER_ENCODING;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH};
 use hyper::{Method, StatusCode};
@@ -42,6 +42,13 @@ impl Connection {
             buffer: BytesMut::new(),
             read_size: FIRST_READ_BYTES,
         }
+    }
+
+    /// The connection without its read buffer (an idle connection holds no memory of its
+    /// last response; the next one starts a buffer of its size).
+    fn idle(mut self) -> Connection {
+        self.buffer = BytesMut::new();
+        self
     }
 
     /// Whether the request target must be the absolute URL (a forwarding proxy).
@@ -191,15 +198,20 @@ pub(super) async fn exchange(
     connection.io.flush().await.map_err(ExchangeError::Io)?;
     drop(request);
     loop {
-        let (status, headers, length) = read_head(&mut connection).await?;
+        let Head {
+            status,
+            headers,
+            length,
+            http10,
+        } = read_head(&mut connection).await?;
+        connection.buffer.advance(length);
         // An interim response (100 Continue, 103 Early Hints) is followed by the real one.
         if status.is_informational() && status != StatusCode::SWITCHING_PROTOCOLS {
-            connection.buffer.advance_to(length);
             continue;
         }
-        connection.buffer.advance_to(length);
         let framing = Framing::of(method, status, &headers)?;
-        let keep_alive = !matches!(framing, Framing::UntilClose)
+        let keep_alive = !http10
+            && !matches!(framing, Framing::UntilClose)
             && !headers
                 .get_all(CONNECTION)
                 .iter()
@@ -216,21 +228,8 @@ pub(super) async fn exchange(
     }
 }
 
-/// Consumes `n` bytes at the front of a buffer.
-trait AdvanceTo {
-    fn advance_to(&mut self, n: usize);
-}
-
-impl AdvanceTo for BytesMut {
-    fn advance_to(&mut self, n: usize) {
-        bytes::Buf::advance(self, n);
-    }
-}
-
-/// Reads until a whole head is buffered; its status, headers and length in bytes.
-async fn read_head(
-    connection: &mut Connection,
-) -> Result<(StatusCode, HeaderMap, usize), ExchangeError> {
+/// Reads until a whole head is buffered.
+async fn read_head(connection: &mut Connection) -> Result<Head, ExchangeError> {
     loop {
         if !connection.buffer.is_empty() {
             if let Some(head) = parse_head(&connection.buffer)? {
@@ -252,7 +251,7 @@ async fn read_head(
 }
 
 /// The head at the front of `bytes`, if it is all there.
-fn parse_head(bytes: &[u8]) -> Result<Option<(StatusCode, HeaderMap, usize)>, ExchangeError> {
+fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ExchangeError> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut parsed = httparse::Response::new(&mut slots);
     let length = match parsed.parse(bytes) {
@@ -273,7 +272,22 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(StatusCode, HeaderMap, usize)>, Ex
         })?;
         headers.append(name, value);
     }
-    Ok(Some((status, headers, length)))
+    Ok(Some(Head {
+        status,
+        headers,
+        length,
+        http10: parsed.version == Some(0),
+    }))
+}
+
+/// A response head.
+struct Head {
+    status: StatusCode,
+    headers: HeaderMap,
+    /// Its length in bytes.
+    length: usize,
+    /// An HTTP/1.0 response (its connection is not kept).
+    http10: bool,
 }
 
 /// How a response body's end is known (RFC 9112 §6.3).
@@ -385,7 +399,7 @@ impl Chunked {
             let Some(&byte) = buffer.first() else {
                 return Ok(Piece::More);
             };
-            bytes::Buf::advance(buffer, 1);
+            buffer.advance(1);
             *self = match (std::mem::take(self), byte) {
                 (Chunked::Start, _) => match hex(byte) {
                     Some(digit) => Chunked::Size {
@@ -550,7 +564,7 @@ impl Body {
         let connection = self.open.take();
         if let (Some(connection), Some((pool, key))) = (connection, self.pool.take()) {
             if connection.buffer.is_empty() {
-                pool.put(key, connection);
+                pool.put(key, connection.idle());
             }
         }
     }
@@ -608,6 +622,90 @@ mod tests {
             decode_in_steps(b"3\r\nabc\r\n", 4).unwrap(),
             (b"abc".to_vec(), false)
         );
+    }
+
+    /// A small deterministic generator (xorshift).
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n.max(1)
+        }
+    }
+
+    /// Any encoding of a body (chunk sizes, hex case, extensions, trailers) decodes to it, and
+    /// any bytes at all decode the same whatever the reads: the data, then the same end or error.
+    #[test]
+    fn decoding_does_not_depend_on_the_reads() {
+        let mut random = Random(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..500 {
+            let body: Vec<u8> = (0..random.below(300)).map(|i| i as u8).collect();
+            let mut wire = Vec::new();
+            let mut rest = &body[..];
+            while !rest.is_empty() {
+                let size = (1 + random.below(40) as usize).min(rest.len());
+                let hex = if random.below(2) == 0 {
+                    format!("{size:x}")
+                } else {
+                    format!("{size:X}")
+                };
+                wire.extend_from_slice(hex.as_bytes());
+                if random.below(4) == 0 {
+                    wire.extend_from_slice(b" ;ext=1");
+                }
+                wire.extend_from_slice(b"\r\n");
+                wire.extend_from_slice(&rest[..size]);
+                wire.extend_from_slice(b"\r\n");
+                rest = &rest[size..];
+            }
+            wire.extend_from_slice(b"0\r\n");
+            if random.below(2) == 0 {
+                wire.extend_from_slice(b"x-checksum: 1\r\n");
+            }
+            wire.extend_from_slice(b"\r\n");
+            let step = 1 + random.below(wire.len() as u64) as usize;
+            assert_eq!(decode_in_steps(&wire, step), Ok((body, true)));
+            // The same bytes mangled: one byte changed, or cut short.
+            let mut mangled = wire.clone();
+            let at = random.below(mangled.len() as u64) as usize;
+            if random.below(2) == 0 {
+                mangled[at] = random.below(256) as u8;
+            } else {
+                mangled.truncate(at);
+            }
+            let whole = decode_outcome(&mangled, mangled.len().max(1));
+            for step in [1, 2, 7, 64] {
+                assert_eq!(
+                    decode_outcome(&mangled, step),
+                    whole,
+                    "{:?}",
+                    String::from_utf8_lossy(&mangled)
+                );
+            }
+        }
+    }
+
+    /// The data decoded before an error or the end, and how decoding stopped.
+    fn decode_outcome(wire: &[u8], step: usize) -> (Vec<u8>, Result<bool, &'static str>) {
+        let mut state = Chunked::default();
+        let mut buffer = BytesMut::new();
+        let mut data = Vec::new();
+        let mut extras = 0;
+        for piece in wire.chunks(step) {
+            buffer.extend_from_slice(piece);
+            loop {
+                match state.decode(&mut buffer, &mut extras) {
+                    Ok(Piece::Data(bytes)) => data.extend_from_slice(&bytes),
+                    Ok(Piece::End) => return (data, Ok(true)),
+                    Ok(Piece::More) => break,
+                    Err(why) => return (data, Err(why)),
+                }
+            }
+        }
+        (data, Ok(false))
     }
 
     #[test]

@@ -435,6 +435,10 @@ mod tests {
         Close,
         /// Nothing: the connection closed once the request is read.
         Hangup,
+        /// `100 Continue`, then as `Chunked`.
+        Interim,
+        /// An HTTP/1.0 answer, the connection left open.
+        Http10,
     }
 
     /// A server answering each connection's requests as `plan(connection, request)` says; the
@@ -480,9 +484,11 @@ mod tests {
                             Answer::ThenClose => b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
                             Answer::Close => b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok",
                             Answer::Hangup => b"",
+                            Answer::Interim => b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+                            Answer::Http10 => b"HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok",
                         };
                         let _ = socket.write_all(text).await;
-                        if answer != Answer::Chunked {
+                        if !matches!(answer, Answer::Chunked | Answer::Interim | Answer::Http10) {
                             return;
                         }
                     }
@@ -524,6 +530,19 @@ mod tests {
         assert_eq!(client.pool.idle_count(), 0);
         assert_eq!(fetch(&client, &url).await, "ok");
         assert_eq!(*lock(&accepted), 2);
+    }
+
+    #[tokio::test]
+    async fn interim_answers_are_skipped_and_http_1_0_connections_not_kept() {
+        let client = Client::new(true, None, None).unwrap();
+        let (url, _) = server(|_, _| Answer::Interim).await;
+        assert_eq!(fetch(&client, &url).await, "ok");
+        assert_eq!(client.pool.idle_count(), 1);
+        let (url, accepted) = server(|_, _| Answer::Http10).await;
+        assert_eq!(fetch(&client, &url).await, "ok");
+        assert_eq!(fetch(&client, &url).await, "ok");
+        assert_eq!(*lock(&accepted), 2);
+        assert_eq!(client.pool.idle_count(), 1);
     }
 
     #[tokio::test]
