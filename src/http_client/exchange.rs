@@ -216,12 +216,17 @@ pub(super) async fn exchange(
                 .get_all(CONNECTION)
                 .iter()
                 .any(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
-        let mut response = hyper::Response::new(Body {
+        let mut body = Body {
             open: Some(connection),
             framing,
             extras: 0,
             pool: pool.filter(|_| keep_alive),
-        });
+        };
+        // No body to read (202, 204, HEAD): the connection is free already.
+        if let Framing::Length(0) = body.framing {
+            body.finish();
+        }
+        let mut response = hyper::Response::new(body);
         *response.status_mut() = status;
         *response.headers_mut() = headers;
         return Ok(response);

@@ -439,6 +439,8 @@ mod tests {
         Interim,
         /// An HTTP/1.0 answer, the connection left open.
         Http10,
+        /// `204 No Content`, the connection kept.
+        NoContent,
     }
 
     /// A server answering each connection's requests as `plan(connection, request)` says; the
@@ -486,9 +488,10 @@ mod tests {
                             Answer::Hangup => b"",
                             Answer::Interim => b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
                             Answer::Http10 => b"HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok",
+                            Answer::NoContent => b"HTTP/1.1 204 No Content\r\n\r\n",
                         };
                         let _ = socket.write_all(text).await;
-                        if !matches!(answer, Answer::Chunked | Answer::Interim | Answer::Http10) {
+                        if matches!(answer, Answer::ThenClose | Answer::Close | Answer::Hangup) {
                             return;
                         }
                     }
@@ -534,6 +537,18 @@ mod tests {
 
     #[tokio::test]
     async fn interim_answers_are_skipped_and_http_1_0_connections_not_kept() {
+        let client = Client::new(true, None, None).unwrap();
+        // A response without a body frees its connection at once, its body unread.
+        let (url, accepted) = server(|_, _| Answer::NoContent).await;
+        for _ in 0..2 {
+            let response = client
+                .send(Method::POST, &url, &[], Bytes::new())
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 204);
+            assert_eq!(client.pool.idle_count(), 1);
+        }
+        assert_eq!(*lock(&accepted), 1);
         let client = Client::new(true, None, None).unwrap();
         let (url, _) = server(|_, _| Answer::Interim).await;
         assert_eq!(fetch(&client, &url).await, "ok");
