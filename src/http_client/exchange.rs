@@ -93,7 +93,8 @@ impl std::fmt::Display for ExchangeError {
             ExchangeError::Closed { .. } => {
                 f.write_str("the connection closed before the response head")
             }
-            ExchangeError::Io(error) => write!(f, "{error}"),
+            // The error itself follows as the source.
+            ExchangeError::Io(_) => f.write_str("the connection failed"),
             ExchangeError::HeadTooLarge => write!(
                 f,
                 "the response head is too large (more than {} KB or {MAX_HEADERS} headers)",
@@ -197,16 +198,25 @@ pub(super) async fn exchange(
         .map_err(ExchangeError::Io)?;
     connection.io.flush().await.map_err(ExchangeError::Io)?;
     drop(request);
+    let mut interim = false;
     loop {
         let Head {
             status,
             headers,
             length,
             http10,
-        } = read_head(&mut connection).await?;
+        } = read_head(&mut connection)
+            .await
+            .map_err(|error| match error {
+                ExchangeError::Closed { began } => ExchangeError::Closed {
+                    began: began || interim,
+                },
+                other => other,
+            })?;
         connection.buffer.advance(length);
         // An interim response (100 Continue, 103 Early Hints) is followed by the real one.
         if status.is_informational() && status != StatusCode::SWITCHING_PROTOCOLS {
+            interim = true;
             continue;
         }
         let framing = Framing::of(method, status, &headers)?;

@@ -365,6 +365,19 @@ mod tests {
         assert_eq!(error.to_string(), "connect timed out");
     }
 
+    /// An exchange's failure reads as its cause once, after what failed.
+    #[test]
+    fn an_exchange_failure_names_its_cause_once() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let error = SendError::Exchange(ExchangeError::Io(reset));
+        assert_eq!(error.to_string(), "the connection failed: connection reset");
+        let error = SendError::Exchange(ExchangeError::Closed { began: false });
+        assert_eq!(
+            error.to_string(),
+            "the connection closed before the response head"
+        );
+    }
+
     /// Extra CAs are checked when the client is made, though TLS is set up only when first
     /// needed: a bundle rustls cannot use fails at once, naming the cause.
     #[test]
