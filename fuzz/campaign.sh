@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")"
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(ffi_json partial_json schema_args stream_events api_sequences session_lines provider_events)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(ffi_json partial_json schema_args stream_events api_sequences session_lines provider_events http_response)
 BIN=target/x86_64-unknown-linux-gnu/release
 ROOT="$PWD/../build/fuzz"
 status=0

@@ -201,6 +201,28 @@ sessions = [
 write("session_lines", [s.encode() for s in sessions] + [b"\xff\xfe" + CONVERSATION.encode(),
                                                           entry(1, None, MSG).encode() + b"\n\xc3(\xa0"])
 
+# http_response: a read-size byte, then what a server sends back: heads and bodies of every
+# framing (chunked with extensions and trailers, content-length, until close), interim answers,
+# and broken ones.
+SSE = b"event: ping\ndata: {}\n\n"
+responses = [
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    + b"%x\r\n" % len(SSE) + SSE + b"\r\n" + b"3;ext=1\r\nabc\r\n0\r\nx-trailer: 1\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello",
+    b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nuntil the end",
+    b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n"
+    + b"HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 2\r\n\r\n{}",
+    b"HTTP/1.0 204 No Content\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\nA \r\n0123456789\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\nab",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nfffffffffffffffff\r\n",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabcd\r\n",
+    b"HTTP/1.1 999 Odd\r\n\r\n",
+    b"HTTP/2 200\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\n" + b"x-pad: " + b"p" * 70000 + b"\r\n\r\n",
+]
+write("http_response", [bytes([size]) + r for r in responses for size in (255, 1, 7)])
+
 # provider_events: an API byte (0 openai-completions, 1 anthropic-messages, 2 openai-responses,
 # 3 google-generative-ai), a read-size byte, then a response body: the successful bodies of the
 # provider kits' fixtures (../shared/providers, SHARED to override), each read whole and 7 bytes

@@ -198,27 +198,13 @@ pub(super) async fn exchange(
         .map_err(ExchangeError::Io)?;
     connection.io.flush().await.map_err(ExchangeError::Io)?;
     drop(request);
-    let mut interim = false;
-    loop {
+    {
         let Head {
             status,
             headers,
-            length,
             http10,
-        } = read_head(&mut connection)
-            .await
-            .map_err(|error| match error {
-                ExchangeError::Closed { began } => ExchangeError::Closed {
-                    began: began || interim,
-                },
-                other => other,
-            })?;
-        connection.buffer.advance(length);
-        // An interim response (100 Continue, 103 Early Hints) is followed by the real one.
-        if status.is_informational() && status != StatusCode::SWITCHING_PROTOCOLS {
-            interim = true;
-            continue;
-        }
+            ..
+        } = read_head(&mut connection, &mut HeadReader::default()).await?;
         let framing = Framing::of(method, status, &headers)?;
         let keep_alive = !http10
             && !matches!(framing, Framing::UntilClose)
@@ -239,28 +225,83 @@ pub(super) async fn exchange(
         let mut response = hyper::Response::new(body);
         *response.status_mut() = status;
         *response.headers_mut() = headers;
-        return Ok(response);
+        Ok(response)
     }
 }
 
-/// Reads until a whole head is buffered.
-async fn read_head(connection: &mut Connection) -> Result<Head, ExchangeError> {
+/// Reads until the final head (past any interim ones) is buffered.
+async fn read_head(
+    connection: &mut Connection,
+    heads: &mut HeadReader,
+) -> Result<Head, ExchangeError> {
     loop {
-        if !connection.buffer.is_empty() {
-            if let Some(head) = parse_head(&connection.buffer)? {
-                return Ok(head);
-            }
-            if connection.buffer.len() >= READ_BUFFER_BYTES {
-                return Err(ExchangeError::HeadTooLarge);
-            }
+        if let Some(head) = heads.take(&mut connection.buffer)? {
+            return Ok(head);
         }
         let read = std::future::poll_fn(|cx| connection.poll_fill(cx))
             .await
             .map_err(ExchangeError::Io)?;
         if read == 0 {
             return Err(ExchangeError::Closed {
-                began: !connection.buffer.is_empty(),
+                began: heads.interim || !connection.buffer.is_empty(),
             });
+        }
+    }
+}
+
+/// Takes the response heads at the front of a connection's buffer as they arrive: interim ones
+/// (100 Continue, 103 Early Hints) are skipped, the final one is returned once all of it is
+/// there. A head is parsed only when a blank line (its end) has come, so one sent a byte at a
+/// time is scanned once rather than parsed again at every read; a head longer than
+/// [`READ_BUFFER_BYTES`] is refused whatever the reads that brought it.
+#[derive(Default)]
+pub(super) struct HeadReader {
+    /// How much of the buffer was searched for a blank line.
+    scanned: usize,
+    /// Whether an interim head came.
+    pub(super) interim: bool,
+    /// How many times a head was parsed.
+    #[cfg(test)]
+    parses: usize,
+}
+
+impl HeadReader {
+    pub(super) fn take(&mut self, buffer: &mut BytesMut) -> Result<Option<Head>, ExchangeError> {
+        loop {
+            // Empty lines before a status line are ignored (RFC 9112 §2.2).
+            let blank = buffer
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            if blank > 0 {
+                buffer.advance(blank);
+                self.scanned = 0;
+            }
+            let from = self.scanned.saturating_sub(2);
+            let ended = memchr::memmem::find(&buffer[from..], b"\n\r\n").is_some()
+                || memchr::memmem::find(&buffer[from..], b"\n\n").is_some();
+            self.scanned = buffer.len();
+            #[cfg(test)]
+            {
+                self.parses += usize::from(ended);
+            }
+            let head = if ended { parse_head(buffer)? } else { None };
+            let Some(head) = head else {
+                if buffer.len() >= READ_BUFFER_BYTES {
+                    return Err(ExchangeError::HeadTooLarge);
+                }
+                return Ok(None);
+            };
+            if head.length > READ_BUFFER_BYTES {
+                return Err(ExchangeError::HeadTooLarge);
+            }
+            buffer.advance(head.length);
+            self.scanned = 0;
+            if head.status.is_informational() && head.status != StatusCode::SWITCHING_PROTOCOLS {
+                self.interim = true;
+                continue;
+            }
+            return Ok(Some(head));
         }
     }
 }
@@ -296,9 +337,9 @@ fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ExchangeError> {
 }
 
 /// A response head.
-struct Head {
-    status: StatusCode,
-    headers: HeaderMap,
+pub(super) struct Head {
+    pub(super) status: StatusCode,
+    pub(super) headers: HeaderMap,
     /// Its length in bytes.
     length: usize,
     /// An HTTP/1.0 response (its connection is not kept).
@@ -307,7 +348,7 @@ struct Head {
 
 /// How a response body's end is known (RFC 9112 §6.3).
 #[derive(Debug)]
-enum Framing {
+pub(super) enum Framing {
     /// `content-length`: this many bytes are left.
     Length(u64),
     Chunked(Chunked),
@@ -316,7 +357,7 @@ enum Framing {
 }
 
 impl Framing {
-    fn of(
+    pub(super) fn of(
         method: &Method,
         status: StatusCode,
         headers: &HeaderMap,
@@ -354,9 +395,36 @@ impl Framing {
     }
 }
 
+impl Framing {
+    /// The next piece of the body from the front of `buffer` (`extras`: the bytes of chunk
+    /// extensions and trailers so far).
+    pub(super) fn next(
+        &mut self,
+        buffer: &mut BytesMut,
+        extras: &mut usize,
+    ) -> Result<Piece, &'static str> {
+        Ok(match self {
+            Framing::Length(0) => Piece::End,
+            Framing::Length(_) | Framing::UntilClose if buffer.is_empty() => Piece::More,
+            Framing::Length(left) => {
+                let take = (*left).min(buffer.len() as u64);
+                *left -= take;
+                Piece::Data(buffer.split_to(take as usize).freeze())
+            }
+            Framing::UntilClose => Piece::Data(buffer.split().freeze()),
+            Framing::Chunked(state) => return state.decode(buffer, extras),
+        })
+    }
+
+    /// Whether the connection's end is the body's end (rather than a cut).
+    pub(super) fn ends_at_close(&self) -> bool {
+        matches!(self, Framing::UntilClose)
+    }
+}
+
 /// Where a chunked body's decoding is.
 #[derive(Debug, Default)]
-enum Chunked {
+pub(super) enum Chunked {
     /// Reading a chunk's size (hex digits so far, and their value).
     #[default]
     Start,
@@ -384,7 +452,7 @@ enum Chunked {
 
 /// What the buffered bytes of a body gave.
 #[derive(Debug, PartialEq)]
-enum Piece {
+pub(super) enum Piece {
     Data(Bytes),
     End,
     /// More bytes are needed.
@@ -526,19 +594,7 @@ impl Body {
             let Some(connection) = self.open.as_mut() else {
                 return Poll::Ready(None);
             };
-            let buffer = &mut connection.buffer;
-            let piece = match &mut self.framing {
-                Framing::Length(0) => Ok(Piece::End),
-                Framing::Length(_) | Framing::UntilClose if buffer.is_empty() => Ok(Piece::More),
-                Framing::Length(left) => {
-                    let take = (*left).min(buffer.len() as u64);
-                    *left -= take;
-                    Ok(Piece::Data(buffer.split_to(take as usize).freeze()))
-                }
-                Framing::UntilClose => Ok(Piece::Data(buffer.split().freeze())),
-                Framing::Chunked(state) => state.decode(buffer, &mut self.extras),
-            };
-            match piece {
+            match self.framing.next(&mut connection.buffer, &mut self.extras) {
                 Ok(Piece::Data(data)) => return Poll::Ready(Some(Ok(data))),
                 Ok(Piece::End) => {
                     self.finish();
@@ -551,7 +607,7 @@ impl Body {
                 }
             }
             match ready!(connection.poll_fill(cx)) {
-                Ok(0) if matches!(self.framing, Framing::UntilClose) => {
+                Ok(0) if self.framing.ends_at_close() => {
                     self.open = None;
                     return Poll::Ready(None);
                 }
@@ -757,6 +813,37 @@ mod tests {
             decode_in_steps(&long_trailer, 4096),
             Err("the trailers are too long")
         );
+    }
+
+    /// A head sent a byte at a time is parsed once (its blank line), not at every read: the
+    /// work stays linear in its length.
+    #[test]
+    fn a_trickled_head_is_parsed_once() {
+        let mut wire = b"\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n".to_vec();
+        for n in 0..90 {
+            wire.extend_from_slice(format!("x-header-{n}: {}\r\n", "v".repeat(100)).as_bytes());
+        }
+        wire.extend_from_slice(b"\r\nbody");
+        let mut heads = HeadReader::default();
+        let mut buffer = BytesMut::new();
+        let mut found = None;
+        for byte in &wire {
+            buffer.extend_from_slice(&[*byte]);
+            if let Some(head) = heads
+                .take(&mut buffer)
+                .map_err(|e| e.to_string())
+                .ok()
+                .flatten()
+            {
+                found = Some(head);
+            }
+        }
+        let head = found.expect("the head");
+        assert_eq!((head.status, head.headers.len()), (StatusCode::OK, 90));
+        assert!(heads.interim);
+        assert_eq!(&buffer[..], b"body");
+        // The interim head's blank line, then the final head's.
+        assert_eq!(heads.parses, 2);
     }
 
     #[test]

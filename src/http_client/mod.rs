@@ -11,6 +11,8 @@
 
 mod connect;
 mod exchange;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod pool;
 
 use std::collections::HashMap;

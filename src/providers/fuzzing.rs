@@ -5,6 +5,8 @@
 
 use std::ops::ControlFlow;
 
+pub use crate::http_client::fuzzing::reads_agree as http_reads_agree;
+
 use super::sse::{SseEvent, SseParser};
 use super::Call;
 use crate::host::AbortSignal;
