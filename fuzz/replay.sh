@@ -39,7 +39,8 @@ for dir in "$fuzz_dir"/regressions/* "$fuzz_dir"/corpus/*; do
     [[ " ${targets[*]} ${skipped[*]-} " == *" $name "* ]] || fail "$dir names no fuzz target of $fuzz_dir/Cargo.toml; rename or remove it."
 done
 # A target that needs a feature is not built here; its inputs are replayed where its code is
-# built anyway (provider_events: `cargo test`, src/providers/fuzzing.rs).
+# built anyway (provider_events and http_response: `cargo test`, src/providers/fuzzing.rs and
+# src/http_client/fuzzing.rs).
 for target in "${skipped[@]+"${skipped[@]}"}"; do
     echo "fuzz-replay: $target needs a feature of the fuzz crate; its inputs are replayed by cargo test"
 done

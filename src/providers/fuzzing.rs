@@ -5,6 +5,8 @@
 
 use std::ops::ControlFlow;
 
+/// The fuzz target `http_response`'s check: the HTTP client decodes a response alike in reads of
+/// any size (`http_client::fuzzing`).
 pub use crate::http_client::fuzzing::reads_agree as http_reads_agree;
 
 use super::sse::{SseEvent, SseParser};
