@@ -277,19 +277,29 @@ impl HeadReader {
                 buffer.advance(blank);
                 self.scanned = 0;
             }
+            // Where the first blank line ends (the head's end), once it came.
             let from = self.scanned.saturating_sub(2);
-            let ended = memchr::memmem::find(&buffer[from..], b"\n\r\n").is_some()
-                || memchr::memmem::find(&buffer[from..], b"\n\n").is_some();
+            let window = &buffer[from..];
+            let crlf = memchr::memmem::find(window, b"\n\r\n").map(|at| at + 3);
+            let lf = memchr::memmem::find(window, b"\n\n").map(|at| at + 2);
+            let end = crlf.into_iter().chain(lf).min().map(|at| from + at);
             self.scanned = buffer.len();
+            // The bound first: what a longer head holds is not looked at.
+            if end.unwrap_or(buffer.len()) > READ_BUFFER_BYTES
+                || (end.is_none() && buffer.len() >= READ_BUFFER_BYTES)
+            {
+                return Err(ExchangeError::HeadTooLarge);
+            }
             #[cfg(test)]
             {
-                self.parses += usize::from(ended);
+                self.parses += usize::from(end.is_some());
             }
-            let head = if ended { parse_head(buffer)? } else { None };
+            let head = if end.is_some() {
+                parse_head(buffer)?
+            } else {
+                None
+            };
             let Some(head) = head else {
-                if buffer.len() >= READ_BUFFER_BYTES {
-                    return Err(ExchangeError::HeadTooLarge);
-                }
                 return Ok(None);
             };
             if head.length > READ_BUFFER_BYTES {
