@@ -667,21 +667,8 @@ mod tests {
 
     /// Decodes `wire` fed in pieces of `step` bytes: the data and whether the end came.
     fn decode_in_steps(wire: &[u8], step: usize) -> Result<(Vec<u8>, bool), &'static str> {
-        let mut state = Chunked::default();
-        let mut buffer = BytesMut::new();
-        let mut data = Vec::new();
-        let mut extras = 0;
-        for piece in wire.chunks(step) {
-            buffer.extend_from_slice(piece);
-            loop {
-                match state.decode(&mut buffer, &mut extras)? {
-                    Piece::Data(bytes) => data.extend_from_slice(&bytes),
-                    Piece::End => return Ok((data, true)),
-                    Piece::More => break,
-                }
-            }
-        }
-        Ok((data, false))
+        let (data, end) = decode_outcome(wire, step);
+        end.map(|ended| (data, ended))
     }
 
     #[test]
