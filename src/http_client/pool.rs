@@ -55,18 +55,17 @@ impl Pool {
 
     /// Keeps `connection` for the next request to `key`; connections idle too long go.
     pub(super) fn put(&self, key: PoolKey, connection: Connection) {
+        let now = Instant::now();
         let mut expired = Vec::new();
         {
             let mut idle = lock(&self.idle);
             for connections in idle.values_mut() {
-                let now_expired =
-                    connections.extract_if(.., |(_, since)| since.elapsed() >= IDLE_TIMEOUT);
+                let now_expired = connections
+                    .extract_if(.., |(_, since)| now.duration_since(*since) >= IDLE_TIMEOUT);
                 expired.extend(now_expired);
             }
             idle.retain(|_, connections| !connections.is_empty());
-            idle.entry(key)
-                .or_default()
-                .push((connection, Instant::now()));
+            idle.entry(key).or_default().push((connection, now));
         }
         drop(expired);
     }
