@@ -280,7 +280,7 @@ pub fn channel(model: &Json) -> (StreamSender, StreamReceiver) {
 
 /// Items processed in a row before the loop gives its thread back to the runtime's other tasks
 /// (a burst of pushed items must not starve them).
-const STREAK: u32 = 128;
+pub(crate) const STREAK: u32 = 128;
 
 impl StreamReceiver {
     /// The next pushed item already taken from the channel, if any.

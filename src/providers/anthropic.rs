@@ -167,6 +167,7 @@ async fn run(call: Call, sender: StreamSender) {
                 Chunk::Data(bytes) => {
                     for event in parser.feed(&bytes) {
                         reader.handle(&event, &mut out)?;
+                        out.keep_pace().await;
                     }
                 }
                 Chunk::End => {

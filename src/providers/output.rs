@@ -12,6 +12,10 @@ use super::limits::truthy;
 pub use crate::stream::BlockKind;
 use crate::stream::{StreamClosed, StreamOp, StreamSender};
 
+/// How far a provider may run ahead of the run's task (see [`Output::keep_pace`]): the items the
+/// run takes before it gives its thread back.
+const KEEP_PACE_ITEMS: usize = crate::stream::STREAK as usize;
+
 /// The agent stopped consuming (run over, agent freed): the provider gives up the request.
 pub type Pushed = Result<(), StreamClosed>;
 
@@ -208,6 +212,16 @@ impl Output {
         match self.preset.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
             None => self.preset.push((key, value)),
+        }
+    }
+
+    /// Lets the run's task take what was pushed once it is [`KEEP_PACE_ITEMS`] behind. Body
+    /// already received is read without waiting, so a server that sends a long answer at once
+    /// would otherwise have all of it decoded and queued before the run took the first event;
+    /// the run takes at most that many items before it lets this task on again.
+    pub async fn keep_pace(&self) {
+        if self.sender.backlog() >= KEEP_PACE_ITEMS {
+            tokio::task::yield_now().await;
         }
     }
 

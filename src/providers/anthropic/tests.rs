@@ -619,3 +619,60 @@ fn deltas_read_through_views_give_what_the_general_path_gives() {
     }
     compare(&deltas);
 }
+
+/// A long answer the server sends at once is not decoded far ahead of the run: the provider
+/// lets the run's task take what it pushed once the run is 128 items behind (both tasks on
+/// libagent's runtime thread, as in an agent). Decoded as fast as it was read, 3 500 of the
+/// 5 000 deltas were queued at once.
+#[test]
+fn a_long_answer_sent_at_once_is_not_decoded_far_ahead_of_the_run() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let deltas: String = (0..5000)
+        .map(|n| {
+            sse(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": format!("delta {n:07} ")}}),
+            )
+        })
+        .collect();
+    let body = answer("msg_A", "first ").replacen(
+        "event: content_block_stop",
+        &format!("{deltas}event: content_block_stop"),
+        1,
+    );
+    let (url, _) = serve(&runtime, vec![body]);
+    let mut model = model();
+    model["baseUrl"] = url.into();
+    let c = call(model, vec![user("hi")], json!({"apiKey": "k"}));
+    let (sender, mut receiver) = channel(&c.model);
+    let watch = sender.clone();
+    start(c, &sender).unwrap();
+    drop(sender);
+    let (done, most_queued) = std::sync::mpsc::channel();
+    crate::runtime::spawn(async move {
+        let mut most = 0;
+        loop {
+            most = most.max(watch.backlog());
+            if let StreamOutput::Final { message, .. } = receiver.next().await {
+                let _ = done.send((most, message));
+                return;
+            }
+        }
+    });
+    let (most, message) = most_queued
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(message["stopReason"], "stop", "{message}");
+    let text = message["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.ends_with("delta 0004999 "),
+        "{}",
+        &text[text.len() - 40..]
+    );
+    assert!(most <= 256, "{most} events were queued at once");
+}

@@ -339,7 +339,7 @@ pub(super) async fn run(call: Call, thinking: Thinking, out: Output) -> Pushed {
         }
         for data in frames.feed(&bytes) {
             match reader.event(&data) {
-                Ok(()) => {}
+                Ok(()) => reader.out.keep_pace().await,
                 Err(Stop::Fail(text)) => break 'read Some(text),
                 Err(Stop::Closed(closed)) => return Err(closed),
             }

@@ -174,7 +174,7 @@ pub(super) async fn run(call: Call, compat: Compat, request: HttpRequest, out: O
         };
         for event in events {
             match reader.event(&call, event)? {
-                Step::Continue => {}
+                Step::Continue => reader.out.keep_pace().await,
                 Step::Done => break 'read None,
                 Step::Fail(text) => break 'read Some(text),
             }

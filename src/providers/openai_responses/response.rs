@@ -142,7 +142,7 @@ pub(super) async fn run(
         };
         for event in events {
             match reader.event(event) {
-                Ok(Step::Continue) => {}
+                Ok(Step::Continue) => reader.out.keep_pace().await,
                 Ok(Step::Done) => break 'read None,
                 Err(Stop::Fail(text)) => break 'read Some(text),
                 Err(Stop::Closed(closed)) => return Err(closed),
