@@ -456,6 +456,8 @@ mod tests {
         Http10,
         /// `204 No Content`, the connection kept.
         NoContent,
+        /// Bytes that are not HTTP.
+        NotHttp,
     }
 
     /// A server answering each connection's requests as `plan(connection, request)` says; the
@@ -504,9 +506,13 @@ mod tests {
                             Answer::Interim => b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
                             Answer::Http10 => b"HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok",
                             Answer::NoContent => b"HTTP/1.1 204 No Content\r\n\r\n",
+                            Answer::NotHttp => b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
                         };
                         let _ = socket.write_all(text).await;
-                        if matches!(answer, Answer::ThenClose | Answer::Close | Answer::Hangup) {
+                        if matches!(
+                            answer,
+                            Answer::ThenClose | Answer::Close | Answer::Hangup | Answer::NotHttp
+                        ) {
                             return;
                         }
                     }
@@ -573,6 +579,45 @@ mod tests {
         assert_eq!(fetch(&client, &url).await, "ok");
         assert_eq!(*lock(&accepted), 2);
         assert_eq!(client.pool.idle_count(), 1);
+    }
+
+    /// Idle connections go after the pool's keeping time: the one taken, and the others when
+    /// a connection is kept.
+    #[tokio::test]
+    async fn idle_connections_are_kept_for_a_time_only() {
+        let mut client = Client::new(true, None, None).unwrap();
+        client.pool = Arc::new(Pool::keeping_for(Duration::from_millis(50)));
+        let (first, accepted) = server(|_, _| Answer::Chunked).await;
+        let (second, _) = server(|_, _| Answer::Chunked).await;
+        assert_eq!(fetch(&client, &first).await, "ok");
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        // Too old when taken: a new connection.
+        assert_eq!(fetch(&client, &first).await, "ok");
+        assert_eq!(*lock(&accepted), 2);
+        assert_eq!(client.pool.idle_count(), 1);
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        // Keeping one to the second server lets the first's expired one go.
+        assert_eq!(fetch(&client, &second).await, "ok");
+        assert_eq!(client.pool.idle_count(), 1);
+    }
+
+    /// An answer that is not HTTP is named as such (a provider reports it as a closed
+    /// connection, as Node's fetch does).
+    #[tokio::test]
+    async fn an_answer_that_is_not_http_is_named() {
+        let (url, _) = server(|_, _| Answer::NotHttp).await;
+        let client = Client::new(true, None, None).unwrap();
+        let error = client
+            .send(Method::POST, &url, &[], Bytes::new())
+            .await
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("the response head is invalid: "),
+            "{error}"
+        );
+        assert_eq!(client.pool.idle_count(), 0);
     }
 
     #[tokio::test]

@@ -36,18 +36,32 @@ impl PoolKey {
 }
 
 /// The idle connections of a client.
-#[derive(Default)]
 pub(super) struct Pool {
     idle: Mutex<HashMap<PoolKey, Vec<(Connection, Instant)>>>,
+    /// How long an idle connection is kept ([`IDLE_TIMEOUT`]; tests shorten it).
+    keep_for: Duration,
+}
+
+impl Default for Pool {
+    fn default() -> Pool {
+        Pool::keeping_for(IDLE_TIMEOUT)
+    }
 }
 
 impl Pool {
+    pub(super) fn keeping_for(keep_for: Duration) -> Pool {
+        Pool {
+            idle: Mutex::default(),
+            keep_for,
+        }
+    }
+
     /// The most recently used idle connection to `key` that is still open.
     pub(super) fn take(&self, key: &PoolKey) -> Option<Connection> {
         loop {
             let (mut connection, since) = lock(&self.idle).get_mut(key)?.pop()?;
             // Checked outside the lock; a closed one is dropped outside it too.
-            if since.elapsed() < IDLE_TIMEOUT && still_open(&mut connection) {
+            if since.elapsed() < self.keep_for && still_open(&mut connection) {
                 return Some(connection);
             }
         }
@@ -61,7 +75,7 @@ impl Pool {
             let mut idle = lock(&self.idle);
             for connections in idle.values_mut() {
                 let now_expired = connections
-                    .extract_if(.., |(_, since)| now.duration_since(*since) >= IDLE_TIMEOUT);
+                    .extract_if(.., |(_, since)| now.duration_since(*since) >= self.keep_for);
                 expired.extend(now_expired);
             }
             idle.retain(|_, connections| !connections.is_empty());
